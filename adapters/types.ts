@@ -1,0 +1,69 @@
+// The adapter interface: the one surface an agent implementation sees. Adapters never touch
+// Redis; everything they do goes through the context, which the turn runtime fences with the
+// task's lease so a replaced worker's adapter cannot write.
+import type { AgentSkill, Artifact, JsonObject, Message, Part } from '../src/protocol/types.ts';
+
+export interface ArtifactChunk {
+  /** Stable id; chunks with the same id and `append: true` extend one artifact. */
+  artifactId: string;
+  name?: string;
+  description?: string;
+  parts: Part[];
+  /** true: add these parts to the artifact with this id; false/absent: replace it. */
+  append?: boolean;
+  /** true on the final chunk of this artifact. */
+  lastChunk?: boolean;
+  metadata?: JsonObject;
+}
+
+export interface AdapterContext {
+  readonly taskId: string;
+  readonly contextId: string;
+  /** 1 for the task's first turn; each accepted follow-up input starts the next one. */
+  readonly turn: number;
+  /** 1 on the first execution of this turn; higher after a worker was lost mid-turn. */
+  readonly attempt: number;
+  /** The message(s) this turn answers, oldest first (several when follow-ups queued up). */
+  readonly input: readonly Message[];
+  /** The task's whole history before this turn's input, oldest first. */
+  readonly history: readonly Message[];
+  /** Artifacts the task holds so far (from earlier turns, or earlier attempts of this one). */
+  readonly artifacts: readonly Artifact[];
+  /** The skill the caller asked for (message metadata `skill`), if any. */
+  readonly requestedSkill: string | undefined;
+  /** Fires when the task is canceled, in whichever process runs the turn. */
+  readonly signal: AbortSignal;
+  /** Publish a progress status (TASK_STATE_WORKING) with an agent message. */
+  emitStatus(text: string, metadata?: JsonObject): Promise<void>;
+  /** Publish an artifact or one chunk of it; it is stored before it is announced. */
+  emitArtifact(chunk: ArtifactChunk): Promise<void>;
+  /** Record a step of this turn in the task's turn record (for operators, `tasks inspect`). */
+  recordStep(name: string, detail?: JsonObject): Promise<void>;
+}
+
+/** How a turn ends. The runtime turns it into the task's next status. */
+export type TurnOutcome =
+  | { state: 'completed'; message?: string }
+  | { state: 'input-required'; message: string }
+  | { state: 'auth-required'; message: string }
+  | { state: 'failed'; message: string }
+  | { state: 'rejected'; message: string };
+
+export interface Adapter {
+  /** Kind of adapter, e.g. "demo"; recorded on every task it runs. */
+  readonly name: string;
+  /** Version recorded on every task it runs (semver). */
+  readonly version: string;
+  /** Skills published on the agent card. */
+  readonly skills: AgentSkill[];
+  readonly defaultInputModes?: string[];
+  readonly defaultOutputModes?: string[];
+  /**
+   * Run one turn. Resolve with the outcome; throwing fails the turn with the error's message.
+   * When `ctx.signal` fires, stop promptly; the runtime records the task as canceled.
+   */
+  run(ctx: AdapterContext): Promise<TurnOutcome>;
+}
+
+/** A module named in configuration exports `createAdapter(options)` (or a default of it). */
+export type AdapterFactory = (options: JsonObject) => Adapter | Promise<Adapter>;

@@ -1,0 +1,22 @@
+import { A2AError } from '../protocol/errors.ts';
+
+/** Any thrown value as an A2AError: unknown failures become InternalError without leaking internals. */
+export function toA2AError(error: unknown): A2AError {
+  if (error instanceof A2AError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  // ioredis reports a lost connection this way; tell the client it is temporary.
+  if (/Connection is closed|ECONNREFUSED|ECONNRESET|MaxRetriesPerRequest|Stream isn't writeable/i.test(message)) {
+    return new A2AError('UNAVAILABLE', 'The task store (Redis) is unreachable right now; retry shortly.', {
+      retryAfterSeconds: 1,
+      cause: error,
+    });
+  }
+  return new A2AError('INTERNAL', 'Internal error; the gateway logged the details.', { cause: error });
+}
+
+/** application/json, application/a2a+json and other +json types (spec 9.1, 11.1). */
+export function isJsonContentType(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const type = header.split(';')[0]?.trim().toLowerCase() ?? '';
+  return type === 'application/json' || /^application\/[a-z0-9.+-]*\+json$/.test(type);
+}

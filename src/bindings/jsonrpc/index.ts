@@ -1,0 +1,141 @@
+// The JSON-RPC 2.0 binding (spec 9): one POST endpoint, PascalCase methods, SSE for the two
+// streaming methods. Translates envelopes and errors; the operations live in ../operations.ts.
+import type { HttpBindings } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { A2AError } from '../../protocol/errors.ts';
+import type { Logger } from '../../logging/logger.ts';
+import {
+  isStreamOperation,
+  isUnaryOperation,
+  runUnaryOperation,
+  startStreamOperation,
+  type OperationDeps,
+} from '../operations.ts';
+import { pipeTaskStream } from '../sse/task-stream.ts';
+import { checkProtocolVersion } from '../version.ts';
+import { isJsonContentType, toA2AError } from '../errors.ts';
+
+type JsonRpcId = string | number | null;
+
+export interface JsonRpcBindingOptions extends OperationDeps {
+  maxBodyBytes: number;
+  heartbeatMs: number;
+  logger: Logger;
+}
+
+const JSONRPC_MESSAGES: Partial<Record<A2AError['kind'], string>> = {
+  PARSE_ERROR: 'Invalid JSON payload',
+  INVALID_REQUEST: 'Request payload validation error',
+  METHOD_NOT_FOUND: 'Method not found',
+};
+
+export function jsonRpcErrorBody(id: JsonRpcId, error: A2AError): Record<string, unknown> {
+  const message = JSONRPC_MESSAGES[error.kind] === undefined ? error.message : `${JSONRPC_MESSAGES[error.kind]}: ${error.message}`;
+  return { jsonrpc: '2.0', id, error: { code: error.mapping.jsonRpcCode, message, data: error.details() } };
+}
+
+function respondError(c: Context, id: JsonRpcId, error: A2AError): Response {
+  // JSON-RPC errors travel in a 200 response; only transport-level refusals keep their HTTP status.
+  const status = error.httpStatus ?? (error.kind === 'UNAVAILABLE' ? 503 : 200);
+  const headers: Record<string, string> = {};
+  if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
+  return c.json(jsonRpcErrorBody(id, error), status as 200, headers);
+}
+
+function readEnvelope(body: unknown): { id: JsonRpcId; method: string; params: unknown } {
+  if (Array.isArray(body)) {
+    throw new A2AError('INVALID_REQUEST', 'batch requests are not supported; send one request per HTTP call');
+  }
+  if (body === null || typeof body !== 'object') throw new A2AError('INVALID_REQUEST', 'the request must be a JSON object');
+  const envelope = body as Record<string, unknown>;
+  const rawId = envelope.id;
+  const id: JsonRpcId = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
+  const violations = [];
+  if (envelope.jsonrpc !== '2.0') violations.push({ field: 'jsonrpc', description: 'must be exactly "2.0"' });
+  if (!('id' in envelope)) violations.push({ field: 'id', description: 'is required: every A2A method returns a result' });
+  else if (rawId !== null && typeof rawId !== 'string' && typeof rawId !== 'number') {
+    violations.push({ field: 'id', description: 'must be a string, a number or null' });
+  }
+  if (typeof envelope.method !== 'string') violations.push({ field: 'method', description: 'must be a string' });
+  if (envelope.params !== undefined && (envelope.params === null || typeof envelope.params !== 'object' || Array.isArray(envelope.params))) {
+    violations.push({ field: 'params', description: 'must be an object' });
+  }
+  if (violations.length > 0) {
+    const error = new A2AError('INVALID_REQUEST', violations.map((v) => `${v.field} ${v.description}`).join('; '), { violations });
+    throw Object.assign(error, { requestId: id });
+  }
+  return { id, method: envelope.method as string, params: envelope.params ?? {} };
+}
+
+export function jsonRpcBinding(options: JsonRpcBindingOptions): Hono<{ Bindings: HttpBindings }> {
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  app.post(
+    '/',
+    bodyLimit({
+      maxSize: options.maxBodyBytes,
+      onError: (c) =>
+        respondError(
+          c,
+          null,
+          new A2AError('INVALID_REQUEST', `the request body exceeds ${options.maxBodyBytes} bytes`, { httpStatus: 413 }),
+        ),
+    }),
+    async (c) => {
+      let id: JsonRpcId = null;
+      try {
+        if (!isJsonContentType(c.req.header('content-type'))) {
+          throw new A2AError('INVALID_REQUEST', 'Content-Type must be application/json', { httpStatus: 415 });
+        }
+        let body: unknown;
+        try {
+          body = JSON.parse(await c.req.text());
+        } catch {
+          throw new A2AError('PARSE_ERROR', 'the body is not valid JSON');
+        }
+        let envelope;
+        try {
+          envelope = readEnvelope(body);
+        } catch (error) {
+          id = (error as { requestId?: JsonRpcId }).requestId ?? null;
+          throw error;
+        }
+        id = envelope.id;
+        checkProtocolVersion(c.req.header('a2a-version'), c.req.query('A2A-Version'));
+        if (isUnaryOperation(envelope.method)) {
+          const result = await runUnaryOperation(envelope.method, envelope.params, options);
+          return c.json({ jsonrpc: '2.0', id, result });
+        }
+        if (isStreamOperation(envelope.method)) {
+          const plan = await startStreamOperation(envelope.method, envelope.params, c.req.header('last-event-id'), options);
+          const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
+          const requestId = id;
+          pipeTaskStream({
+            service: options.service,
+            response: c.env.outgoing,
+            heartbeatMs: options.heartbeatMs,
+            taskId: plan.taskId,
+            snapshot: plan.snapshot,
+            afterId: plan.afterId,
+            closesOn: plan.closesOn,
+            frame: (json) => `${prefix}${json}}`,
+            frameError: (error) => ({ data: JSON.stringify(jsonRpcErrorBody(requestId, toA2AError(error))) }),
+          });
+          return RESPONSE_ALREADY_SENT;
+        }
+        throw new A2AError('METHOD_NOT_FOUND', `"${envelope.method}" is not an A2A 1.0 method`, {
+          metadata: { method: envelope.method },
+        });
+      } catch (error) {
+        const a2a = toA2AError(error);
+        if (a2a.kind === 'INTERNAL') options.logger.error('JSON-RPC request failed', { error: String((error as Error).stack ?? error) });
+        return respondError(c, id, a2a);
+      }
+    },
+  );
+  app.all('/', (c) =>
+    respondError(c, null, new A2AError('INVALID_REQUEST', 'the JSON-RPC endpoint only accepts POST', { httpStatus: 405 })),
+  );
+  return app;
+}

@@ -1,0 +1,135 @@
+// The A2A operations as both bindings call them: validate params, resolve the caller, check
+// capabilities, call the task service. JSON-RPC and HTTP+JSON differ only in how they get
+// params in and results or errors out.
+import { resolveOwner } from '../auth/principal.ts';
+import { A2AError } from '../protocol/errors.ts';
+import {
+  cancelTaskRequestSchema,
+  createPushConfigRequestSchema,
+  extendedCardRequestSchema,
+  getPushConfigRequestSchema,
+  getTaskRequestSchema,
+  listPushConfigsRequestSchema,
+  listTasksRequestSchema,
+  parseParams,
+  sendMessageRequestSchema,
+  subscribeRequestSchema,
+} from '../protocol/schemas.ts';
+import { isTerminal, type SendMessageRequest, type Task, type TaskState } from '../protocol/types.ts';
+import type { TaskService } from '../tasks/service.ts';
+
+export const UNARY_OPERATIONS = [
+  'SendMessage',
+  'GetTask',
+  'ListTasks',
+  'CancelTask',
+  'CreateTaskPushNotificationConfig',
+  'GetTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfigs',
+  'DeleteTaskPushNotificationConfig',
+  'GetExtendedAgentCard',
+] as const;
+export const STREAM_OPERATIONS = ['SendStreamingMessage', 'SubscribeToTask'] as const;
+
+export type UnaryOperation = (typeof UNARY_OPERATIONS)[number];
+export type StreamOperation = (typeof STREAM_OPERATIONS)[number];
+
+export const isUnaryOperation = (name: string): name is UnaryOperation => (UNARY_OPERATIONS as readonly string[]).includes(name);
+export const isStreamOperation = (name: string): name is StreamOperation => (STREAM_OPERATIONS as readonly string[]).includes(name);
+
+export interface OperationDeps {
+  service: TaskService;
+  /** Media types the adapter accepts in message parts ('*\/*' accepts any). */
+  inputModes: readonly string[];
+}
+
+export interface StreamPlan {
+  taskId: string;
+  snapshot: { task: Task; eventId: string } | undefined;
+  afterId: string;
+  closesOn: (state: TaskState) => boolean;
+}
+
+const pushNotSupported = (): A2AError =>
+  new A2AError(
+    'PUSH_NOTIFICATION_NOT_SUPPORTED',
+    'This agent does not send push notifications (capabilities.pushNotifications is false). Use SubscribeToTask or GetTask to follow a task.',
+  );
+
+function checkSendRequest(request: SendMessageRequest, inputModes: readonly string[]): void {
+  if (request.configuration?.taskPushNotificationConfig !== undefined) throw pushNotSupported();
+  if (inputModes.includes('*/*')) return;
+  request.message.parts.forEach((part, index) => {
+    if (part.mediaType !== undefined && !inputModes.includes(part.mediaType)) {
+      throw new A2AError(
+        'CONTENT_TYPE_NOT_SUPPORTED',
+        `message.parts[${index}] has media type ${part.mediaType}, which this agent does not accept; it accepts ${inputModes.join(', ')}.`,
+        { metadata: { mediaType: part.mediaType, field: `message.parts[${index}].mediaType` } },
+      );
+    }
+  });
+}
+
+/** Runs an operation that answers with one JSON value. */
+export async function runUnaryOperation(operation: UnaryOperation, params: unknown, deps: OperationDeps): Promise<unknown> {
+  const { service } = deps;
+  switch (operation) {
+    case 'SendMessage': {
+      const request = parseParams(sendMessageRequestSchema, params) as SendMessageRequest;
+      checkSendRequest(request, deps.inputModes);
+      return service.sendMessage(resolveOwner(request.tenant), request);
+    }
+    case 'GetTask': {
+      const request = parseParams(getTaskRequestSchema, params);
+      return service.getTask(resolveOwner(request.tenant), request);
+    }
+    case 'ListTasks': {
+      const request = parseParams(listTasksRequestSchema, params);
+      return service.listTasks(resolveOwner(request.tenant), request);
+    }
+    case 'CancelTask': {
+      const request = parseParams(cancelTaskRequestSchema, params);
+      return service.cancelTask(resolveOwner(request.tenant), request);
+    }
+    case 'CreateTaskPushNotificationConfig':
+      parseParams(createPushConfigRequestSchema, params);
+      throw pushNotSupported();
+    case 'GetTaskPushNotificationConfig':
+    case 'DeleteTaskPushNotificationConfig':
+      parseParams(getPushConfigRequestSchema, params);
+      throw pushNotSupported();
+    case 'ListTaskPushNotificationConfigs':
+      parseParams(listPushConfigsRequestSchema, params);
+      throw pushNotSupported();
+    case 'GetExtendedAgentCard':
+      parseParams(extendedCardRequestSchema, params);
+      throw new A2AError(
+        'UNSUPPORTED_OPERATION',
+        'This agent has no extended agent card (capabilities.extendedAgentCard is false); the public card at /.well-known/agent-card.json is complete.',
+      );
+  }
+}
+
+/**
+ * Validates and starts a streaming operation. Errors thrown here happen before any SSE byte
+ * is written, so the binding can still answer with an ordinary error response.
+ */
+export async function startStreamOperation(
+  operation: StreamOperation,
+  params: unknown,
+  lastEventId: string | undefined,
+  deps: OperationDeps,
+): Promise<StreamPlan> {
+  const { service } = deps;
+  if (operation === 'SendStreamingMessage') {
+    const request = parseParams(sendMessageRequestSchema, params) as SendMessageRequest;
+    checkSendRequest(request, deps.inputModes);
+    const start = await service.startStreamingMessage(resolveOwner(request.tenant), request);
+    // The turn is over at a terminal state or when the agent waits for input (DESIGN.md);
+    // AUTH_REQUIRED keeps the stream open: the turn resumes after out-of-band credentials.
+    return { ...start, closesOn: (state) => isTerminal(state) || state === 'TASK_STATE_INPUT_REQUIRED' };
+  }
+  const request = parseParams(subscribeRequestSchema, params);
+  const plan = await service.subscribe(resolveOwner(request.tenant), request, lastEventId);
+  return { taskId: request.id, snapshot: plan.snapshot, afterId: plan.afterId, closesOn: isTerminal };
+}

@@ -1,0 +1,150 @@
+// The HTTP+JSON binding (spec 11): resource routes from ./routes.ts, google.rpc.Status errors,
+// SSE for streams. Translates wire shapes only; the operations live in ../operations.ts.
+import type { HttpBindings } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Logger } from '../../logging/logger.ts';
+import { A2AError } from '../../protocol/errors.ts';
+import { isJsonContentType, toA2AError } from '../errors.ts';
+import {
+  isStreamOperation,
+  isUnaryOperation,
+  runUnaryOperation,
+  startStreamOperation,
+  type OperationDeps,
+} from '../operations.ts';
+import { pipeTaskStream } from '../sse/task-stream.ts';
+import { checkProtocolVersion } from '../version.ts';
+import { matchRestRoute, REST_BASE_PATH, type RouteMatch } from './routes.ts';
+
+export interface RestBindingOptions extends OperationDeps {
+  maxBodyBytes: number;
+  heartbeatMs: number;
+  logger: Logger;
+}
+
+export function restErrorBody(error: A2AError): Record<string, unknown> {
+  const status = error.httpStatus ?? error.mapping.httpStatus;
+  return { error: { code: status, status: error.mapping.grpcStatus, message: error.message, details: error.details() } };
+}
+
+function respondError(c: Context, error: A2AError): Response {
+  const status = error.httpStatus ?? error.mapping.httpStatus;
+  const headers: Record<string, string> = {};
+  if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
+  return c.json(restErrorBody(error), status as 400, headers);
+}
+
+const NUMBER_QUERY = new Set(['historyLength', 'pageSize']);
+const BOOLEAN_QUERY = new Set(['includeArtifacts']);
+
+/** Query strings carry everything as text (spec 11.5); give the schemas typed values. */
+function queryParams(url: URL): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  for (const [name, value] of url.searchParams) {
+    if (name === 'A2A-Version') continue;
+    if (NUMBER_QUERY.has(name) && /^-?\d+$/.test(value)) params[name] = Number(value);
+    else if (BOOLEAN_QUERY.has(name) && (value === 'true' || value === 'false')) params[name] = value === 'true';
+    else params[name] = value;
+  }
+  return params;
+}
+
+async function readJsonBody(c: Context, required: boolean): Promise<Record<string, unknown>> {
+  const text = await c.req.text();
+  if (text.trim() === '') {
+    if (required) throw new A2AError('INVALID_PARAMS', 'the request body is empty; send a JSON object', { violations: [{ field: '(body)', description: 'is required' }] });
+    return {};
+  }
+  if (!isJsonContentType(c.req.header('content-type'))) {
+    throw new A2AError('INVALID_REQUEST', 'Content-Type must be application/json or application/a2a+json', { httpStatus: 415 });
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new A2AError('PARSE_ERROR', 'Invalid JSON payload: the body is not valid JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new A2AError('INVALID_REQUEST', 'the request body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
+}
+
+/** Builds the operation's params from path, query and body; path values win and must agree. */
+async function paramsFor(c: Context, match: RouteMatch): Promise<Record<string, unknown>> {
+  const { route } = match;
+  const fromBody =
+    route.method === 'POST' ? await readJsonBody(c, route.operation === 'SendMessage' || route.operation === 'SendStreamingMessage' || route.operation === 'CreateTaskPushNotificationConfig') : {};
+  const params: Record<string, unknown> = { ...queryParams(new URL(c.req.url)), ...fromBody };
+  for (const [name, value] of Object.entries(match.params)) {
+    // On push-config routes the path's {taskId} is the task and {id} the config.
+    if (params[name] !== undefined && params[name] !== value) {
+      throw new A2AError('INVALID_PARAMS', `${name} in the body differs from the URL`, {
+        violations: [{ field: name, description: `is "${String(params[name])}" in the body but "${value}" in the URL` }],
+      });
+    }
+    params[name] = value;
+  }
+  if (match.tenant !== undefined) {
+    if (params.tenant !== undefined && params.tenant !== match.tenant) {
+      throw new A2AError('INVALID_PARAMS', 'tenant in the body differs from the URL', {
+        violations: [{ field: 'tenant', description: 'must match the tenant in the URL path' }],
+      });
+    }
+    params.tenant = match.tenant;
+  }
+  return params;
+}
+
+export function restBinding(options: RestBindingOptions): Hono<{ Bindings: HttpBindings }> {
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: options.maxBodyBytes,
+      onError: (c) => respondError(c, new A2AError('INVALID_REQUEST', `the request body exceeds ${options.maxBodyBytes} bytes`, { httpStatus: 413 })),
+    }),
+  );
+  app.all('*', async (c) => {
+    try {
+      const path = new URL(c.req.url).pathname.slice(REST_BASE_PATH.length) || '/';
+      const match = matchRestRoute(c.req.method, path);
+      if (match === undefined) {
+        throw new A2AError('METHOD_NOT_FOUND', `No A2A operation at ${c.req.method} ${REST_BASE_PATH}${path}; see openapi.yaml for the routes.`);
+      }
+      if (match === 'method-not-allowed') {
+        throw new A2AError('METHOD_NOT_FOUND', `${c.req.method} is not allowed on ${REST_BASE_PATH}${path}`, { httpStatus: 405 });
+      }
+      checkProtocolVersion(c.req.header('a2a-version'), c.req.query('A2A-Version'));
+      const params = await paramsFor(c, match);
+      const operation = match.route.operation;
+      if (isUnaryOperation(operation)) {
+        const result = await runUnaryOperation(operation, params, options);
+        return c.json(result as Record<string, unknown>);
+      }
+      if (isStreamOperation(operation)) {
+        const plan = await startStreamOperation(operation, params, c.req.header('last-event-id'), options);
+        pipeTaskStream({
+          service: options.service,
+          response: c.env.outgoing,
+          heartbeatMs: options.heartbeatMs,
+          taskId: plan.taskId,
+          snapshot: plan.snapshot,
+          afterId: plan.afterId,
+          closesOn: plan.closesOn,
+          frame: (json) => json,
+          frameError: (error) => ({ event: 'error', data: JSON.stringify(restErrorBody(toA2AError(error))) }),
+        });
+        return RESPONSE_ALREADY_SENT;
+      }
+      throw new A2AError('METHOD_NOT_FOUND', `Operation ${operation} is not available`);
+    } catch (error) {
+      const a2a = toA2AError(error);
+      if (a2a.kind === 'INTERNAL') options.logger.error('HTTP+JSON request failed', { error: String((error as Error).stack ?? error) });
+      return respondError(c, a2a);
+    }
+  });
+  return app;
+}

@@ -1,0 +1,53 @@
+// Pipes one task's events into one SSE response, in order, and ends the response when the
+// stream's closing condition is met. Closing the response only drops this listener: the task
+// goes on (a connection is not a turn).
+import type { ServerResponse } from 'node:http';
+import { openTaskFeed } from '../../events/task-feed.ts';
+import type { Task, TaskState } from '../../protocol/types.ts';
+import { stateOf, type TaskService } from '../../tasks/service.ts';
+import { openSse } from './sse-writer.ts';
+
+export interface TaskStreamOptions {
+  service: TaskService;
+  response: ServerResponse;
+  heartbeatMs: number;
+  taskId: string;
+  snapshot: { task: Task; eventId: string } | undefined;
+  afterId: string;
+  /** The state that ends this stream (spec 3.1.2 vs 3.1.6). */
+  closesOn: (state: TaskState) => boolean;
+  /** Wraps a StreamResponse JSON into what the binding puts in `data:`. */
+  frame: (streamResponseJson: string) => string;
+  /** Frames a failure that happens after the stream started. */
+  frameError: (error: Error) => { data: string; event?: string };
+}
+
+export function pipeTaskStream(options: TaskStreamOptions): void {
+  const { service, response, snapshot, closesOn, frame } = options;
+  let feed: { close(): void } | undefined;
+  const sse = openSse(response, { heartbeatMs: options.heartbeatMs, onClose: () => feed?.close() });
+
+  if (snapshot !== undefined) {
+    sse.send(frame(JSON.stringify({ task: snapshot.task })), { id: snapshot.eventId });
+    if (closesOn(snapshot.task.status.state)) {
+      sse.end();
+      return;
+    }
+  }
+  feed = openTaskFeed({
+    hub: service.hub,
+    store: service.store,
+    taskId: options.taskId,
+    afterId: options.afterId,
+    onEvent: (event) => {
+      sse.send(frame(event.json), { id: event.id });
+      const state = stateOf(event.event);
+      if (state !== undefined && closesOn(state)) sse.end();
+    },
+    onError: (error) => {
+      sse.send(options.frameError(error).data, { event: options.frameError(error).event });
+      sse.end();
+    },
+  });
+  if (sse.closed) feed.close();
+}

@@ -1,0 +1,106 @@
+// a2a-gateway command line: `start` (gateway + workers in one process, the first-run default),
+// `serve` (gateway only), `worker` (workers only). Configuration: A2A_* variables and an
+// optional A2A_CONFIG file; see README.md.
+import { loadAdapter } from '../../adapters/module-loader.ts';
+import { ConfigError, loadConfig } from '../config/load.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import { startGatewayRole, type GatewayHandle } from '../gateway/server.ts';
+import { createLogger } from '../logging/logger.ts';
+import { checkRedisReachable } from '../redis/connection.ts';
+import { startWorkerRole, type WorkerHandle } from '../runtime/worker-role.ts';
+
+const USAGE = `Usage: a2a-gateway <command>
+
+  start    gateway, workers and the configured adapter in one process (default)
+  serve    the gateway only (HTTP, A2A bindings, streams)
+  worker   turn workers only
+
+Configuration comes from A2A_* environment variables and an optional A2A_CONFIG file (JSON or YAML); see README.md.`;
+
+function rolesFor(command: string): GatewayConfig['roles'] | undefined {
+  if (command === 'start') return { gateway: true, worker: true };
+  if (command === 'serve') return { gateway: true, worker: false };
+  if (command === 'worker') return { gateway: false, worker: true };
+  return undefined;
+}
+
+function fail(message: string): never {
+  process.stderr.write(`a2a-gateway: ${message}\n`);
+  process.exit(1);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const command = argv[0] ?? 'start';
+  if (command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const roles = rolesFor(command);
+  if (roles === undefined) fail(`unknown command "${command}".\n\n${USAGE}`);
+
+  let loaded;
+  try {
+    loaded = loadConfig(process.env, { roles });
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+  const { config, baseDir } = loaded;
+  const logger = createLogger(config.logLevel);
+
+  try {
+    await checkRedisReachable(config.redisUrl);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  let adapter;
+  try {
+    adapter = await loadAdapter(config.adapter, config.adapterOptions, baseDir);
+  } catch (error) {
+    fail(`could not load adapter "${config.adapter}": ${(error as Error).message}`);
+  }
+
+  let worker: WorkerHandle | undefined;
+  let gateway: GatewayHandle | undefined;
+  if (roles.worker) worker = await startWorkerRole(config, adapter, logger);
+  if (roles.gateway) gateway = await startGatewayRole(config, adapter, logger);
+
+  if (gateway !== undefined) {
+    const rpc = gateway.card.card.supportedInterfaces[0]?.url ?? `${gateway.url}/a2a/jsonrpc`;
+    process.stdout.write(
+      [
+        `a2a-gateway ${command}: ${roles.worker ? 'gateway + workers' : 'gateway'} with the "${adapter.name}" adapter, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")`,
+        `  agent card: ${gateway.url}/.well-known/agent-card.json`,
+        `  JSON-RPC:   ${rpc}`,
+        `  HTTP+JSON:  ${gateway.card.card.supportedInterfaces[1]?.url ?? ''}`,
+        `  try it:`,
+        `    curl -s ${rpc} -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \\`,
+        `      -d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"'$(date +%s%N)'","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'`,
+        '',
+      ].join('\n'),
+    );
+  } else {
+    process.stdout.write(
+      `a2a-gateway worker: ${config.workerConcurrency} concurrent turns with the "${adapter.name}" adapter, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")\n`,
+    );
+  }
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    const timer = setTimeout(() => process.exit(1), 30_000);
+    timer.unref();
+    await gateway?.close().catch((error: Error) => logger.error('gateway close failed', { error: error.message }));
+    await worker?.close().catch((error: Error) => logger.error('worker close failed', { error: error.message }));
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  process.stderr.write(`a2a-gateway: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { configSchema, ENV_KEYS, type GatewayConfig } from './schema.ts';
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadedConfig {
+  config: GatewayConfig;
+  /** Directory relative adapter paths are resolved against. */
+  baseDir: string;
+}
+
+/**
+ * Reads the optional config file (A2A_CONFIG, JSON or YAML), overlays A2A_* environment
+ * variables and validates the result. Any bad value is one ConfigError naming the setting.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<GatewayConfig> = {}): LoadedConfig {
+  const raw: Record<string, unknown> = {};
+  let baseDir = process.cwd();
+  const file = env.A2A_CONFIG;
+  if (file !== undefined && file !== '') {
+    const path = resolve(file);
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`A2A_CONFIG names ${path}, which cannot be read (${(error as Error).message}).`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = parseYaml(text); // YAML is a superset of JSON, so one parser reads both.
+    } catch (error) {
+      throw new ConfigError(`Config file ${path} is not valid JSON or YAML: ${(error as Error).message}`);
+    }
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) Object.assign(raw, parsed);
+    else if (parsed !== null) throw new ConfigError(`Config file ${path} must hold an object of settings.`);
+    baseDir = dirname(path);
+  }
+  for (const [name, key] of Object.entries(ENV_KEYS)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  if (env.A2A_ADAPTER_OPTIONS !== undefined && env.A2A_ADAPTER_OPTIONS !== '') {
+    try {
+      raw.adapterOptions = JSON.parse(env.A2A_ADAPTER_OPTIONS);
+    } catch {
+      throw new ConfigError('A2A_ADAPTER_OPTIONS must be a JSON object, e.g. {"stepMs":200}.');
+    }
+  }
+  Object.assign(raw, overrides);
+  const result = configSchema.strict().safeParse(raw);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const key = issue.path.join('.') || '(root)';
+      const envName = Object.entries(ENV_KEYS).find(([, k]) => k === issue.path[0])?.[0];
+      return `${key}${envName ? ` (${envName})` : ''}: ${issue.message}`;
+    });
+    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  return { config: result.data, baseDir };
+}
+
+export function publicUrlOf(config: GatewayConfig, boundPort?: number): string {
+  if (config.publicUrl !== undefined) return config.publicUrl.replace(/\/+$/, '');
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  return `http://${host}:${boundPort ?? config.port}`;
+}

@@ -1,0 +1,92 @@
+// The gateway role: HTTP server, task service and the Redis connections it needs. Its
+// connection count is fixed (commands, one event subscriber, the queue) whatever the load.
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import type { Adapter } from '../../adapters/types.ts';
+import { buildAgentCard, serveAgentCard, type ServedCard } from '../../agent-card/card.ts';
+import { createTurnQueue } from '../../queues/turns.ts';
+import { publicUrlOf } from '../config/load.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import { EventHub } from '../events/hub.ts';
+import type { Logger } from '../logging/logger.ts';
+import { openRedis } from '../redis/connection.ts';
+import { TaskStore } from '../store/task-store.ts';
+import { TaskService } from '../tasks/service.ts';
+import { createGatewayApp } from './app.ts';
+
+export interface GatewayHandle {
+  url: string;
+  port: number;
+  card: ServedCard;
+  service: TaskService;
+  hub: EventHub;
+  close(): Promise<void>;
+}
+
+export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, logger: Logger): Promise<GatewayHandle> {
+  const commands = openRedis(config.redisUrl, 'commands');
+  const subscriber = openRedis(config.redisUrl, 'events');
+  const queueConnection = openRedis(config.redisUrl, 'queue');
+  for (const [role, connection] of [['commands', commands], ['events', subscriber], ['queue', queueConnection]] as const) {
+    connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
+  }
+  const store = new TaskStore(commands, config.keyPrefix);
+  const hub = new EventHub(subscriber, store.keys);
+  await hub.start();
+  const queue = createTurnQueue(queueConnection, config.keyPrefix);
+  const service = new TaskService({
+    store,
+    hub,
+    queue,
+    blockingTimeoutMs: config.blockingTimeoutMs,
+    cancelWaitMs: config.cancelWaitMs,
+    idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+  });
+
+  let server: ServerType | undefined;
+  let cardRef: ServedCard | undefined;
+  const port = await new Promise<number>((resolve, reject) => {
+    // The card needs the bound port when port 0 asked for any free one, so the app is
+    // created once the port is known, through this indirection.
+    let app: ReturnType<typeof createGatewayApp> | undefined;
+    server = serve({ fetch: (request, env) => (app as NonNullable<typeof app>).fetch(request, env), port: config.port, hostname: config.host }, (info: AddressInfo) => {
+      const card = serveAgentCard(
+        buildAgentCard({
+          publicUrl: publicUrlOf(config, info.port),
+          name: config.agentName,
+          description: config.agentDescription,
+          version: config.agentVersion,
+          adapter,
+        }),
+      );
+      app = createGatewayApp({ service, card, redis: commands, logger, maxBodyBytes: config.maxBodyBytes, heartbeatMs: config.heartbeatMs });
+      cardRef = card;
+      resolve(info.port);
+    });
+    server.once('error', reject);
+  });
+  const httpServer = server as unknown as import('node:http').Server;
+  // Idle SSE clients must not be cut by Node's default timeouts; heartbeats keep proxies awake.
+  httpServer.requestTimeout = 0;
+  httpServer.headersTimeout = 60_000;
+  httpServer.keepAliveTimeout = 65_000;
+  httpServer.maxHeadersCount = 100;
+
+  return {
+    url: publicUrlOf(config, port),
+    port,
+    card: cardRef as ServedCard,
+    service,
+    hub,
+    async close() {
+      await new Promise<void>((resolve) => {
+        httpServer.close(() => resolve());
+        httpServer.closeAllConnections();
+      });
+      await queue.close();
+      subscriber.disconnect();
+      queueConnection.disconnect();
+      await commands.quit().catch(() => undefined);
+    },
+  };
+}

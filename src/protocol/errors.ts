@@ -1,0 +1,118 @@
+// The small set of errors every operation can end in. Bindings map them once each:
+// JSON-RPC in bindings/jsonrpc, HTTP+JSON in bindings/rest (spec 5.4, 9.5, 11.6).
+
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+export type A2AErrorKind =
+  | 'TASK_NOT_FOUND'
+  | 'TASK_NOT_CANCELABLE'
+  | 'PUSH_NOTIFICATION_NOT_SUPPORTED'
+  | 'UNSUPPORTED_OPERATION'
+  | 'CONTENT_TYPE_NOT_SUPPORTED'
+  | 'INVALID_AGENT_RESPONSE'
+  | 'EXTENDED_AGENT_CARD_NOT_CONFIGURED'
+  | 'EXTENSION_SUPPORT_REQUIRED'
+  | 'VERSION_NOT_SUPPORTED'
+  | 'PARSE_ERROR'
+  | 'INVALID_REQUEST'
+  | 'METHOD_NOT_FOUND'
+  | 'INVALID_PARAMS'
+  | 'INTERNAL'
+  | 'UNAVAILABLE';
+
+interface ErrorMapping {
+  jsonRpcCode: number;
+  httpStatus: number;
+  grpcStatus: string;
+  /** true for errors that are A2A-specific and carry a google.rpc.ErrorInfo */
+  a2a: boolean;
+}
+
+export const ERROR_MAPPINGS: Record<A2AErrorKind, ErrorMapping> = {
+  TASK_NOT_FOUND: { jsonRpcCode: -32001, httpStatus: 404, grpcStatus: 'NOT_FOUND', a2a: true },
+  TASK_NOT_CANCELABLE: { jsonRpcCode: -32002, httpStatus: 400, grpcStatus: 'FAILED_PRECONDITION', a2a: true },
+  PUSH_NOTIFICATION_NOT_SUPPORTED: { jsonRpcCode: -32003, httpStatus: 400, grpcStatus: 'FAILED_PRECONDITION', a2a: true },
+  UNSUPPORTED_OPERATION: { jsonRpcCode: -32004, httpStatus: 400, grpcStatus: 'FAILED_PRECONDITION', a2a: true },
+  CONTENT_TYPE_NOT_SUPPORTED: { jsonRpcCode: -32005, httpStatus: 400, grpcStatus: 'INVALID_ARGUMENT', a2a: true },
+  INVALID_AGENT_RESPONSE: { jsonRpcCode: -32006, httpStatus: 500, grpcStatus: 'INTERNAL', a2a: true },
+  EXTENDED_AGENT_CARD_NOT_CONFIGURED: { jsonRpcCode: -32007, httpStatus: 400, grpcStatus: 'FAILED_PRECONDITION', a2a: true },
+  EXTENSION_SUPPORT_REQUIRED: { jsonRpcCode: -32008, httpStatus: 400, grpcStatus: 'FAILED_PRECONDITION', a2a: true },
+  VERSION_NOT_SUPPORTED: { jsonRpcCode: -32009, httpStatus: 400, grpcStatus: 'FAILED_PRECONDITION', a2a: true },
+  PARSE_ERROR: { jsonRpcCode: -32700, httpStatus: 400, grpcStatus: 'INVALID_ARGUMENT', a2a: false },
+  INVALID_REQUEST: { jsonRpcCode: -32600, httpStatus: 400, grpcStatus: 'INVALID_ARGUMENT', a2a: false },
+  METHOD_NOT_FOUND: { jsonRpcCode: -32601, httpStatus: 404, grpcStatus: 'UNIMPLEMENTED', a2a: false },
+  INVALID_PARAMS: { jsonRpcCode: -32602, httpStatus: 400, grpcStatus: 'INVALID_ARGUMENT', a2a: false },
+  INTERNAL: { jsonRpcCode: -32603, httpStatus: 500, grpcStatus: 'INTERNAL', a2a: false },
+  UNAVAILABLE: { jsonRpcCode: -32603, httpStatus: 503, grpcStatus: 'UNAVAILABLE', a2a: false },
+};
+
+export class A2AError extends Error {
+  readonly kind: A2AErrorKind;
+  readonly metadata: Record<string, string>;
+  readonly violations: FieldViolation[];
+  /** HTTP status override, for transport-level refusals such as 413 and 415. */
+  readonly httpStatus: number | undefined;
+  /** Seconds a client should wait before retrying, when the refusal is temporary. */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    kind: A2AErrorKind,
+    message: string,
+    options: {
+      metadata?: Record<string, string>;
+      violations?: FieldViolation[];
+      httpStatus?: number;
+      retryAfterSeconds?: number;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'A2AError';
+    this.kind = kind;
+    this.metadata = options.metadata ?? {};
+    this.violations = options.violations ?? [];
+    this.httpStatus = options.httpStatus;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+
+  get mapping(): ErrorMapping {
+    return ERROR_MAPPINGS[this.kind];
+  }
+
+  /** ProtoJSON `Any` detail objects shared by both bindings. */
+  details(): Record<string, unknown>[] {
+    const details: Record<string, unknown>[] = [];
+    if (this.mapping.a2a || Object.keys(this.metadata).length > 0) {
+      details.push({
+        '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+        reason: this.kind,
+        domain: 'a2a-protocol.org',
+        metadata: { ...this.metadata, timestamp: new Date().toISOString() },
+      });
+    }
+    if (this.violations.length > 0) {
+      details.push({
+        '@type': 'type.googleapis.com/google.rpc.BadRequest',
+        fieldViolations: this.violations,
+      });
+    }
+    if (this.retryAfterSeconds !== undefined) {
+      details.push({
+        '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+        retryDelay: `${this.retryAfterSeconds}s`,
+      });
+    }
+    return details;
+  }
+}
+
+export const taskNotFound = (taskId: string): A2AError =>
+  new A2AError('TASK_NOT_FOUND', `Task ${taskId} was not found: it does not exist, has expired, or is not yours.`, {
+    metadata: { taskId },
+  });
+
+export const invalidParams = (violations: FieldViolation[], message = 'Invalid parameters'): A2AError =>
+  new A2AError('INVALID_PARAMS', message, { violations });

@@ -1,0 +1,116 @@
+// zod schemas for every request the gateway accepts. A failure becomes InvalidParams with one
+// field violation per problem (path in the request, what is wrong), never a partial write.
+import { z } from 'zod';
+import { invalidParams, type FieldViolation, A2AError } from './errors.ts';
+import { TASK_STATES, type JsonObject } from './types.ts';
+
+const jsonObject = z.record(z.string(), z.json()) as unknown as z.ZodType<JsonObject>;
+const id = (what: string) => z.string().min(1, `${what} must not be empty`).max(256, `${what} is longer than 256 characters`);
+
+export const partSchema = z
+  .object({
+    text: z.string().optional(),
+    raw: z.string().regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'raw must be base64').optional(),
+    url: z.string().url().optional(),
+    data: z.json().optional(),
+    metadata: jsonObject.optional(),
+    filename: z.string().optional(),
+    mediaType: z.string().optional(),
+  })
+  .superRefine((part, ctx) => {
+    const set = (['text', 'raw', 'url', 'data'] as const).filter((k) => part[k] !== undefined);
+    if (set.length !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          set.length === 0
+            ? 'a part needs exactly one of text, raw, url or data'
+            : `a part holds exactly one of text, raw, url or data, not ${set.join(' and ')}`,
+      });
+    }
+  });
+
+export const messageSchema = z.object({
+  messageId: id('messageId'),
+  contextId: id('contextId').optional(),
+  taskId: id('taskId').optional(),
+  role: z.literal('ROLE_USER', { message: 'role must be ROLE_USER for messages sent to the agent' }),
+  parts: z.array(partSchema).min(1, 'at least one part is required'),
+  metadata: jsonObject.optional(),
+  extensions: z.array(z.string()).optional(),
+  referenceTaskIds: z.array(z.string()).optional(),
+});
+
+const historyLength = z.number().int('historyLength must be an integer').min(0, 'historyLength must be 0 or more');
+const tenant = z.string().max(128).optional();
+const taskState = z.enum(TASK_STATES, { message: `must be one of ${TASK_STATES.join(', ')}` });
+
+export const pushConfigSchema = z.object({
+  tenant,
+  id: z.string().optional(),
+  taskId: z.string().optional(),
+  url: z.string().url(),
+  token: z.string().optional(),
+  authentication: z.object({ scheme: z.string().min(1), credentials: z.string().optional() }).optional(),
+});
+
+export const sendMessageRequestSchema = z.object({
+  tenant,
+  message: messageSchema,
+  configuration: z
+    .object({
+      acceptedOutputModes: z.array(z.string()).optional(),
+      taskPushNotificationConfig: pushConfigSchema.optional(),
+      historyLength: historyLength.optional(),
+      returnImmediately: z.boolean().optional(),
+    })
+    .optional(),
+  metadata: jsonObject.optional(),
+});
+
+export const getTaskRequestSchema = z.object({ tenant, id: id('id'), historyLength: historyLength.optional() });
+
+export const listTasksRequestSchema = z.object({
+  tenant,
+  contextId: z.string().optional(),
+  status: taskState.optional(),
+  pageSize: z.number().int().min(1, 'pageSize must be between 1 and 100').max(100, 'pageSize must be between 1 and 100').optional(),
+  pageToken: z.string().optional(),
+  historyLength: historyLength.optional(),
+  statusTimestampAfter: z.string().datetime({ offset: false, message: 'must be an ISO 8601 UTC timestamp like 2025-01-01T00:00:00Z' }).optional(),
+  includeArtifacts: z.boolean().optional(),
+});
+
+export const cancelTaskRequestSchema = z.object({ tenant, id: id('id'), metadata: jsonObject.optional() });
+export const subscribeRequestSchema = z.object({ tenant, id: id('id') });
+export const getPushConfigRequestSchema = z.object({ tenant, taskId: id('taskId'), id: id('id') });
+export const listPushConfigsRequestSchema = z.object({
+  tenant,
+  taskId: id('taskId'),
+  pageSize: z.number().int().min(0).optional(),
+  pageToken: z.string().optional(),
+});
+export const createPushConfigRequestSchema = pushConfigSchema.extend({ taskId: id('taskId') });
+export const extendedCardRequestSchema = z.object({ tenant }).optional();
+
+/** zod issues → spec field violations ("message.parts[0]" style paths). */
+export function toViolations(error: z.ZodError, prefix = ''): FieldViolation[] {
+  return error.issues.map((issue) => {
+    const path = issue.path
+      .map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`))
+      .join('');
+    const field = prefix === '' ? path : path === '' ? prefix : `${prefix}.${path}`;
+    let description = issue.message;
+    if (issue.code === 'invalid_type') description = `${issue.message}`;
+    return { field: field || '(request)', description };
+  });
+}
+
+/** Parses params with a schema or throws InvalidParams naming every failing field. */
+export function parseParams<T>(schema: z.ZodType<T>, params: unknown, prefix = ''): T {
+  const result = schema.safeParse(params ?? {});
+  if (!result.success) throw invalidParams(toViolations(result.error, prefix));
+  return result.data;
+}
+
+export { A2AError };

@@ -1,0 +1,143 @@
+// The adapter's context for one turn. It keeps the task's artifacts in memory for this
+// worker and writes every change through the store fenced by the lease generation, in the
+// order the adapter made them, even when the adapter does not await each call.
+import { ulid } from 'ulid';
+import type { AdapterContext, ArtifactChunk } from '../../adapters/types.ts';
+import type { Artifact, JsonObject, Message, StreamResponse, TaskStatus } from '../protocol/types.ts';
+import type { TaskStore, TurnRecord } from '../store/task-store.ts';
+
+export interface TurnLease {
+  taskId: string;
+  contextId: string;
+  ownerKey: string;
+  generation: number;
+}
+
+export function agentMessage(lease: TurnLease, text: string, metadata?: JsonObject): Message {
+  const message: Message = {
+    messageId: ulid(),
+    role: 'ROLE_AGENT',
+    parts: [{ text }],
+    taskId: lease.taskId,
+    contextId: lease.contextId,
+  };
+  if (metadata !== undefined) message.metadata = metadata;
+  return message;
+}
+
+/** Applies one chunk to the artifact list the way a client applying the events would. */
+export function applyArtifactChunk(artifacts: Artifact[], chunk: ArtifactChunk): Artifact {
+  const index = artifacts.findIndex((a) => a.artifactId === chunk.artifactId);
+  const previous = index >= 0 ? artifacts[index] : undefined;
+  const merged: Artifact = {
+    artifactId: chunk.artifactId,
+    parts: chunk.append === true && previous !== undefined ? [...previous.parts, ...chunk.parts] : [...chunk.parts],
+  };
+  const name = chunk.name ?? previous?.name;
+  if (name !== undefined) merged.name = name;
+  const description = chunk.description ?? previous?.description;
+  if (description !== undefined) merged.description = description;
+  const metadata = chunk.metadata ?? previous?.metadata;
+  if (metadata !== undefined) merged.metadata = metadata;
+  if (index >= 0) artifacts[index] = merged;
+  else artifacts.push(merged);
+  return merged;
+}
+
+export class TurnContext implements AdapterContext {
+  readonly taskId: string;
+  readonly contextId: string;
+  private writes: Promise<void> = Promise.resolve();
+  private writeError: Error | undefined;
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly lease: TurnLease,
+    readonly turn: number,
+    readonly attempt: number,
+    readonly input: readonly Message[],
+    readonly history: readonly Message[],
+    private readonly artifactState: Artifact[],
+    readonly requestedSkill: string | undefined,
+    readonly signal: AbortSignal,
+    readonly turnRecord: TurnRecord,
+  ) {
+    this.taskId = lease.taskId;
+    this.contextId = lease.contextId;
+  }
+
+  get artifacts(): readonly Artifact[] {
+    return this.artifactState;
+  }
+
+  emitStatus(text: string, metadata?: JsonObject): Promise<void> {
+    const status: TaskStatus = {
+      state: 'TASK_STATE_WORKING',
+      message: agentMessage(this.lease, text, metadata),
+      timestamp: new Date().toISOString(),
+    };
+    const event: StreamResponse = { statusUpdate: { taskId: this.taskId, contextId: this.contextId, status } };
+    return this.enqueue(() => this.append(undefined, status, event));
+  }
+
+  emitArtifact(chunk: ArtifactChunk): Promise<void> {
+    if (chunk.parts.length === 0) return Promise.reject(new Error('An artifact chunk needs at least one part.'));
+    return this.enqueue(async () => {
+      const merged = applyArtifactChunk(this.artifactState, chunk);
+      const artifact: Artifact = { ...merged, parts: chunk.parts };
+      const event: StreamResponse = {
+        artifactUpdate: {
+          taskId: this.taskId,
+          contextId: this.contextId,
+          artifact,
+          append: chunk.append === true,
+          lastChunk: chunk.lastChunk === true,
+        },
+      };
+      await this.append(this.artifactState, undefined, event);
+    });
+  }
+
+  recordStep(name: string, detail?: JsonObject): Promise<void> {
+    return this.enqueue(async () => {
+      const step: NonNullable<TurnRecord['steps']>[number] = { name, atMs: Date.now(), attempt: this.attempt };
+      if (detail !== undefined) step.detail = detail;
+      (this.turnRecord.steps ??= []).push(step);
+      await this.store.writeTurnRecord(this.taskId, this.lease.generation, this.turnRecord);
+    });
+  }
+
+  /** Waits for every write the adapter started; rethrows the first failure (e.g. a stale lease). */
+  async settle(): Promise<void> {
+    await this.writes;
+    if (this.writeError !== undefined) throw this.writeError;
+  }
+
+  private enqueue(write: () => Promise<void>): Promise<void> {
+    const next = this.writes.then(async () => {
+      if (this.writeError !== undefined) throw this.writeError;
+      try {
+        await write();
+      } catch (error) {
+        this.writeError ??= error as Error;
+        throw error;
+      }
+    });
+    // Keep the chain alive for later writes; the caller still sees this write's failure.
+    this.writes = next.catch(() => undefined);
+    return next;
+  }
+
+  private async append(artifacts: Artifact[] | undefined, status: TaskStatus | undefined, event: StreamResponse): Promise<void> {
+    await this.store.appendEvents({
+      taskId: this.taskId,
+      ownerKey: this.lease.ownerKey,
+      contextId: this.contextId,
+      generation: this.lease.generation,
+      artifacts,
+      status,
+      events: [event],
+      now: new Date(),
+    });
+  }
+}

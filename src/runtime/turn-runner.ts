@@ -1,0 +1,193 @@
+// Runs a task's open turn on a worker: take the lease, run the adapter with a fenced context,
+// store the outcome, and continue with queued follow-ups while the lease is ours.
+import { hostname } from 'node:os';
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { ulid } from 'ulid';
+import type { Adapter, TurnOutcome } from '../../adapters/types.ts';
+import type { TurnJobData } from '../../queues/turns.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { JsonValue, Message, TaskState, TaskStatus } from '../protocol/types.ts';
+import { StaleLeaseError, type TaskStore, type TurnRecord } from '../store/task-store.ts';
+import { agentMessage, TurnContext, type TurnLease } from './turn-context.ts';
+
+const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
+  completed: 'TASK_STATE_COMPLETED',
+  'input-required': 'TASK_STATE_INPUT_REQUIRED',
+  'auth-required': 'TASK_STATE_AUTH_REQUIRED',
+  failed: 'TASK_STATE_FAILED',
+  rejected: 'TASK_STATE_REJECTED',
+};
+
+/** Thrown so BullMQ retries later: another live worker holds the task's lease right now. */
+export class LeaseHeldError extends Error {
+  constructor(taskId: string, holder: string) {
+    super(`Task ${taskId} is leased by ${holder}; retrying once that lease ends.`);
+    this.name = 'LeaseHeldError';
+  }
+}
+
+export interface TurnRunnerOptions {
+  store: TaskStore;
+  adapter: Adapter;
+  logger: Logger;
+  maxTurnAttempts: number;
+  /** Lease time-to-live; kept below BullMQ's lock so a dead worker's lease is gone before its job is re-run. */
+  leaseTtlMs: number;
+}
+
+export class TurnRunner {
+  readonly workerId = `${hostname()}:${process.pid}:${ulid().slice(-6)}`;
+  /** Abort controllers of the turns running in this process, by task id. */
+  private readonly running = new Map<string, AbortController>();
+
+  constructor(private readonly options: TurnRunnerOptions) {}
+
+  /** Subscribes to cancel requests: whichever worker process runs the turn sees them. */
+  async listenForCancels(subscriber: Redis): Promise<void> {
+    const channel = this.options.store.keys.cancelChannel();
+    subscriber.on('message', (from: string, taskId: string) => {
+      if (from === channel) this.running.get(taskId)?.abort(new DOMException('Task canceled', 'AbortError'));
+    });
+    await subscriber.subscribe(channel);
+  }
+
+  runningTurns(): number {
+    return this.running.size;
+  }
+
+  /** BullMQ processor: advance the job's task until no turn is open or the lease is lost. */
+  async process(job: Job<TurnJobData>): Promise<void> {
+    const { taskId } = job.data;
+    // Registered before the lease is taken, so a cancel published right after is not missed.
+    const controller = new AbortController();
+    this.running.set(taskId, controller);
+    try {
+      for (;;) {
+        const more = await this.runOpenTurn(job.data, controller);
+        if (!more) return;
+      }
+    } finally {
+      if (this.running.get(taskId) === controller) this.running.delete(taskId);
+    }
+  }
+
+  /** Runs the open turn once; true when a queued follow-up opened the next turn. */
+  private async runOpenTurn(data: TurnJobData, controller: AbortController): Promise<boolean> {
+    const { store, logger } = this.options;
+    const lease = await store.acquireLease({
+      taskId: data.taskId,
+      ownerKey: data.ownerKey,
+      contextId: data.contextId,
+      workerId: this.workerId,
+      leaseTtlMs: this.options.leaseTtlMs,
+      now: new Date(),
+    });
+    if (lease.kind === 'gone' || lease.kind === 'closed') return false;
+    if (lease.kind === 'held') throw new LeaseHeldError(data.taskId, lease.holder);
+
+    const fence: TurnLease = {
+      taskId: data.taskId,
+      contextId: lease.contextId,
+      ownerKey: data.ownerKey,
+      generation: lease.generation,
+    };
+    const input = lease.history.slice(lease.turnInputStart);
+    const record: TurnRecord = {
+      ...(lease.turnRecord ?? { turn: lease.turn, inputMessageIds: input.map((m) => m.messageId), acceptedAtMs: Date.now() }),
+      attempts: lease.attempts,
+      startedAtMs: Date.now(),
+      workerId: this.workerId,
+    };
+    const renew = setInterval(() => {
+      store.renewLease(data.taskId, this.workerId, this.options.leaseTtlMs).catch(() => undefined);
+    }, Math.max(50, Math.floor(this.options.leaseTtlMs / 3)));
+    renew.unref();
+    try {
+      let outcome: { status: TaskStatus; message: Message | undefined; reason?: string };
+      if (lease.cancelRequestedAtMs !== undefined || controller.signal.aborted) {
+        outcome = this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled before the turn started.');
+      } else if (lease.attempts > this.options.maxTurnAttempts) {
+        const reason = `Turn ${lease.turn} exceeded its limit of ${this.options.maxTurnAttempts} attempts (maxTurnAttempts); the workers running it were lost each time.`;
+        outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
+      } else {
+        outcome = await this.runAdapter(fence, lease, input, record, controller);
+      }
+      record.finishedAtMs = Date.now();
+      record.outcome = outcome.status.state;
+      if (outcome.reason !== undefined) record.reason = outcome.reason;
+      const artifacts = lease.artifacts;
+      const finished = await store.finishTurn({
+        taskId: data.taskId,
+        ownerKey: data.ownerKey,
+        contextId: lease.contextId,
+        generation: lease.generation,
+        status: outcome.status,
+        agentMessage: outcome.message,
+        turnRecord: record,
+        artifacts,
+        now: new Date(),
+      });
+      if (finished.kind === 'stale') {
+        logger.warn('turn result discarded: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
+        return false;
+      }
+      return finished.kind === 'next';
+    } catch (error) {
+      if (error instanceof StaleLeaseError) {
+        logger.warn('turn stopped: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
+        return false;
+      }
+      throw error;
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  private async runAdapter(
+    fence: TurnLease,
+    lease: Extract<Awaited<ReturnType<TaskStore['acquireLease']>>, { kind: 'acquired' }>,
+    input: Message[],
+    record: TurnRecord,
+    controller: AbortController,
+  ): Promise<{ status: TaskStatus; message: Message | undefined; reason?: string }> {
+    const first = input[0];
+    const skill = first?.metadata?.skill;
+    const context = new TurnContext(
+      this.options.store,
+      fence,
+      lease.turn,
+      lease.attempts,
+      input,
+      lease.history.slice(0, lease.turnInputStart),
+      lease.artifacts,
+      typeof skill === 'string' ? skill : undefined,
+      controller.signal,
+      record,
+    );
+    await this.options.store.writeTurnRecord(fence.taskId, fence.generation, record);
+    let result: TurnOutcome | undefined;
+    let failure: Error | undefined;
+    try {
+      result = await this.options.adapter.run(context);
+    } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error as JsonValue));
+    }
+    // Everything the adapter emitted is stored before the final status is.
+    await context.settle();
+    if (failure !== undefined) {
+      if (controller.signal.aborted) return this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled while running.');
+      const reason = `The ${this.options.adapter.name} adapter failed: ${failure.message}`;
+      return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
+    }
+    const outcome = result as TurnOutcome;
+    return this.finalStatus(fence, OUTCOME_STATES[outcome.state], outcome.message);
+  }
+
+  private finalStatus(fence: TurnLease, state: TaskState, text: string | undefined): { status: TaskStatus; message: Message | undefined } {
+    const message = text === undefined || text === '' ? undefined : agentMessage(fence, text);
+    const status: TaskStatus = { state, timestamp: new Date().toISOString() };
+    if (message !== undefined) status.message = message;
+    return { status, message };
+  }
+}

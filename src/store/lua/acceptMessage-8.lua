@@ -1,0 +1,42 @@
+--[[
+  Accept a follow-up message for an existing task (spec 3.4).
+  KEYS[1] task hash   KEYS[2] history   KEYS[3] inbox   KEYS[4] messageIds
+  KEYS[5] events      KEYS[6] turns     KEYS[7] owner task index   KEYS[8] owner context index
+  ARGV[1] ownerKey   ARGV[2] contextId sent by the caller ('' if none)   ARGV[3] message JSON
+  ARGV[4] messageId  ARGV[5] now (ms)  ARGV[6] now (ISO)  ARGV[7] event channel  ARGV[8] taskId
+  Returns {'NOT_FOUND'} | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
+        | {'RESUMED', turn} (no turn ran: the message starts the next one; caller enqueues it)
+        | {'QUEUED', turn}  (a turn is running or queued: the message is the next turn's input)
+  Emits on RESUMED: a TASK_STATE_SUBMITTED status update.
+]]
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end
+local contextId = redis.call('HGET', KEYS[1], 'contextId')
+if ARGV[2] ~= '' and ARGV[2] ~= contextId then return {'CONTEXT_MISMATCH'} end
+if redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 1 then
+  return {'DUPLICATE', redis.call('HGET', KEYS[1], 'turn')}
+end
+local state = redis.call('HGET', KEYS[1], 'state')
+if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
+  or state == 'TASK_STATE_REJECTED' then
+  return {'TERMINAL', state}
+end
+redis.call('SADD', KEYS[4], ARGV[4])
+if state == 'TASK_STATE_INPUT_REQUIRED' or state == 'TASK_STATE_AUTH_REQUIRED' then
+  local start = redis.call('LLEN', KEYS[2])
+  redis.call('RPUSH', KEYS[2], ARGV[3])
+  local turn = redis.call('HINCRBY', KEYS[1], 'turn', 1)
+  local status = '{"state":"TASK_STATE_SUBMITTED","timestamp":' .. cjson.encode(ARGV[6]) .. '}'
+  redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_SUBMITTED', 'updatedAtMs', ARGV[5],
+    'turnInputStart', start, 'turnAttempts', 0)
+  redis.call('HSET', KEYS[6], turn, cjson.encode({turn = turn, acceptedAtMs = tonumber(ARGV[5]), inputMessageIds = {ARGV[4]}}))
+  redis.call('ZADD', KEYS[7], ARGV[5], ARGV[8])
+  redis.call('ZADD', KEYS[8], ARGV[5], ARGV[8])
+  local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[8]) .. ',"contextId":' .. cjson.encode(contextId)
+    .. ',"status":' .. status .. '}}'
+  local id = redis.call('XADD', KEYS[5], '*', 'r', event)
+  redis.call('PUBLISH', ARGV[7], id .. '\n' .. event)
+  return {'RESUMED', turn}
+end
+redis.call('RPUSH', KEYS[3], ARGV[3])
+return {'QUEUED', redis.call('HGET', KEYS[1], 'turn')}

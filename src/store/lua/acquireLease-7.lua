@@ -1,0 +1,38 @@
+--[[
+  Take a task's lease to run its open turn. Bumps the fencing generation: from now on only
+  writes carrying this generation are accepted, so a worker that lost the lease cannot write.
+  KEYS[1] task hash   KEYS[2] lease   KEYS[3] history   KEYS[4] events   KEYS[5] turns
+  KEYS[6] owner task index   KEYS[7] owner context index
+  ARGV[1] workerId   ARGV[2] lease TTL (ms)   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] event channel
+  Returns {'GONE'} | {'CLOSED', state} | {'HELD', holder}
+        | {'ACQUIRED', generation, turn, attempts, cancelRequestedAtMs|'', status, artifacts, metadata,
+           contextId, turnInputStart, turnRecord|'', history...}
+  Emits: a TASK_STATE_WORKING status update when the turn starts from SUBMITTED.
+]]
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'GONE'} end
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'TASK_STATE_SUBMITTED' and state ~= 'TASK_STATE_WORKING' then return {'CLOSED', state} end
+local holder = redis.call('GET', KEYS[2])
+if holder and holder ~= ARGV[1] then return {'HELD', holder} end
+local generation = redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+local attempts = redis.call('HINCRBY', KEYS[1], 'turnAttempts', 1)
+local cancelRequested = redis.call('HGET', KEYS[1], 'cancelRequestedAtMs') or ''
+local turn = redis.call('HGET', KEYS[1], 'turn')
+local taskId = redis.call('HGET', KEYS[1], 'id')
+local contextId = redis.call('HGET', KEYS[1], 'contextId')
+if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
+  local status = '{"state":"TASK_STATE_WORKING","timestamp":' .. cjson.encode(ARGV[4]) .. '}'
+  redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[3])
+  redis.call('ZADD', KEYS[6], ARGV[3], taskId)
+  redis.call('ZADD', KEYS[7], ARGV[3], taskId)
+  local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(contextId)
+    .. ',"status":' .. status .. '}}'
+  local id = redis.call('XADD', KEYS[4], '*', 'r', event)
+  redis.call('PUBLISH', ARGV[5], id .. '\n' .. event)
+end
+local fields = redis.call('HMGET', KEYS[1], 'status', 'artifacts', 'metadata', 'turnInputStart')
+local result = {'ACQUIRED', generation, turn, attempts, cancelRequested, fields[1], fields[2], fields[3],
+  contextId, fields[4], redis.call('HGET', KEYS[5], turn) or ''}
+for _, message in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do table.insert(result, message) end
+return result

@@ -1,0 +1,38 @@
+--[[
+  Cancel a task (spec 3.1.5). A task no turn is running for (queued and not yet leased, or
+  waiting for input) is canceled here at once and its lease generation bumped, so a worker
+  that picks up its queued turn later can neither start nor write. A running turn is asked
+  to stop over the cancel channel; its worker finalizes it as canceled.
+  KEYS[1] task hash   KEYS[2] events   KEYS[3] owner task index   KEYS[4] owner context index
+  KEYS[5] lease       KEYS[6] inbox    KEYS[7] history
+  ARGV[1] ownerKey   ARGV[2] now (ms)   ARGV[3] now (ISO)   ARGV[4] event channel
+  ARGV[5] cancel channel   ARGV[6] taskId
+  Returns {'NOT_FOUND'} | {'NOT_CANCELABLE', state} | {'CANCELED'} | {'REQUESTED'}
+]]
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end
+local state = redis.call('HGET', KEYS[1], 'state')
+if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
+  or state == 'TASK_STATE_REJECTED' then
+  return {'NOT_CANCELABLE', state}
+end
+redis.call('HSETNX', KEYS[1], 'cancelRequestedAtMs', ARGV[2])
+local running = state == 'TASK_STATE_WORKING' or redis.call('EXISTS', KEYS[5]) == 1
+if running then
+  redis.call('PUBLISH', ARGV[5], ARGV[6])
+  return {'REQUESTED'}
+end
+redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
+for _, message in ipairs(redis.call('LRANGE', KEYS[6], 0, -1)) do redis.call('RPUSH', KEYS[7], message) end
+redis.call('DEL', KEYS[6])
+local status = '{"state":"TASK_STATE_CANCELED","timestamp":' .. cjson.encode(ARGV[3]) .. '}'
+redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_CANCELED', 'updatedAtMs', ARGV[2],
+  'finishedAtMs', ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[6])
+redis.call('ZADD', KEYS[4], ARGV[2], ARGV[6])
+local contextId = redis.call('HGET', KEYS[1], 'contextId')
+local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[6]) .. ',"contextId":' .. cjson.encode(contextId)
+  .. ',"status":' .. status .. '}}'
+local id = redis.call('XADD', KEYS[2], '*', 'r', event)
+redis.call('PUBLISH', ARGV[4], id .. '\n' .. event)
+return {'CANCELED'}

@@ -1,0 +1,51 @@
+--[[
+  End a turn, fenced by the lease generation. Results (artifacts, agent message, turn record)
+  are stored before the final status event is published. If follow-up messages queued up
+  while the turn ran and the turn did not fail or get canceled, they become the next turn's
+  input at once and the lease is kept; otherwise the lease is released.
+  KEYS[1] task hash   KEYS[2] events   KEYS[3] owner task index   KEYS[4] owner context index
+  KEYS[5] history     KEYS[6] inbox    KEYS[7] lease              KEYS[8] turns
+  ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] taskId
+  ARGV[6] final state   ARGV[7] final status JSON   ARGV[8] agent message JSON ('' = none)
+  ARGV[9] turn record JSON   ARGV[10] artifacts JSON   ARGV[11] final event JSON
+  Returns {'STALE'} | {'DONE', eventId} | {'NEXT', turn, turnInputStart, message JSON...}
+  Emits: the final status update, or a TASK_STATE_WORKING status update for the next turn.
+]]
+if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+local turn = redis.call('HGET', KEYS[1], 'turn')
+redis.call('HSET', KEYS[8], turn, ARGV[9])
+redis.call('HSET', KEYS[1], 'artifacts', ARGV[10])
+if ARGV[8] ~= '' then redis.call('RPUSH', KEYS[5], ARGV[8]) end
+local state = ARGV[6]
+local continues = (state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_INPUT_REQUIRED'
+  or state == 'TASK_STATE_AUTH_REQUIRED') and redis.call('LLEN', KEYS[6]) > 0
+  and not redis.call('HGET', KEYS[1], 'cancelRequestedAtMs')
+local queued = redis.call('LRANGE', KEYS[6], 0, -1)
+redis.call('DEL', KEYS[6])
+local start = redis.call('LLEN', KEYS[5])
+for _, message in ipairs(queued) do redis.call('RPUSH', KEYS[5], message) end
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[5])
+redis.call('ZADD', KEYS[4], ARGV[3], ARGV[5])
+local contextId = redis.call('HGET', KEYS[1], 'contextId')
+if continues then
+  local nextTurn = redis.call('HINCRBY', KEYS[1], 'turn', 1)
+  local status = '{"state":"TASK_STATE_WORKING","timestamp":' .. cjson.encode(ARGV[4]) .. '}'
+  redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[3],
+    'turnInputStart', start, 'turnAttempts', 0)
+  local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[5]) .. ',"contextId":' .. cjson.encode(contextId)
+    .. ',"status":' .. status .. '}}'
+  local id = redis.call('XADD', KEYS[2], '*', 'r', event)
+  redis.call('PUBLISH', ARGV[2], id .. '\n' .. event)
+  local result = {'NEXT', nextTurn, start}
+  for _, message in ipairs(queued) do table.insert(result, message) end
+  return result
+end
+redis.call('HSET', KEYS[1], 'status', ARGV[7], 'state', state, 'updatedAtMs', ARGV[3])
+if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
+  or state == 'TASK_STATE_REJECTED' then
+  redis.call('HSET', KEYS[1], 'finishedAtMs', ARGV[3])
+end
+redis.call('DEL', KEYS[7])
+local id = redis.call('XADD', KEYS[2], '*', 'r', ARGV[11])
+redis.call('PUBLISH', ARGV[2], id .. '\n' .. ARGV[11])
+return {'DONE', id}

@@ -1,0 +1,20 @@
+--[[
+  Read one task for its owner, with the id of the last event it includes, atomically: a
+  subscriber that starts from this snapshot continues with exactly the events after that id.
+  KEYS[1] task hash   KEYS[2] history   KEYS[3] events
+  ARGV[1] ownerKey   ARGV[2] history length (-1 = all, 0 = none)
+  Returns {} when missing or foreign, else {id, contextId, status, artifacts, metadata, lastEventId, history...}
+]]
+local fields = redis.call('HMGET', KEYS[1], 'owner', 'id', 'contextId', 'status', 'artifacts', 'metadata')
+if (not fields[1]) or fields[1] ~= ARGV[1] then return {} end
+local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
+local lastId = ''
+if last[1] then lastId = last[1][1] end
+local result = {fields[2], fields[3], fields[4], fields[5], fields[6], lastId}
+local n = tonumber(ARGV[2])
+if n ~= 0 then
+  local from = 0
+  if n > 0 then from = -n end
+  for _, message in ipairs(redis.call('LRANGE', KEYS[2], from, -1)) do table.insert(result, message) end
+end
+return result

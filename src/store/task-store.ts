@@ -1,0 +1,482 @@
+// The task store: every read and write of task state in Redis goes through here, and every
+// multi-key write is one Lua script (src/store/lua), so a task's state, its replay buffer and
+// its live announcement never disagree.
+import type { Redis } from 'ioredis';
+import type {
+  Artifact,
+  JsonObject,
+  Message,
+  StreamResponse,
+  Task,
+  TaskState,
+  TaskStatus,
+} from '../protocol/types.ts';
+import { RedisKeys } from './keys.ts';
+import { defineScripts, type ScriptRunner } from './scripts.ts';
+
+export interface Owner {
+  /** Tenant the owner belongs to ('' when tenants are not used). */
+  tenant: string;
+  /** Principal id within the tenant. */
+  subject: string;
+}
+
+export const ownerKeyOf = (owner: Owner): string =>
+  `${encodeURIComponent(owner.tenant)}/${encodeURIComponent(owner.subject)}`;
+
+export interface TurnRecord {
+  turn: number;
+  inputMessageIds: string[];
+  acceptedAtMs: number;
+  attempts?: number;
+  startedAtMs?: number;
+  finishedAtMs?: number;
+  workerId?: string;
+  outcome?: TaskState;
+  reason?: string;
+  steps?: { name: string; atMs: number; attempt: number; detail?: JsonObject }[];
+}
+
+export type CreateResult =
+  | { kind: 'created'; task: Task; eventId: string }
+  | { kind: 'duplicate'; taskId: string }
+  | { kind: 'foreign-context' };
+
+export type AcceptResult =
+  | { kind: 'not-found' }
+  | { kind: 'context-mismatch' }
+  | { kind: 'duplicate'; turn: number }
+  | { kind: 'terminal'; state: TaskState }
+  | { kind: 'resumed'; turn: number }
+  | { kind: 'queued'; turn: number };
+
+export type CancelResult =
+  | { kind: 'not-found' }
+  | { kind: 'not-cancelable'; state: TaskState }
+  | { kind: 'canceled' }
+  | { kind: 'requested' };
+
+export interface TaskRead {
+  task: Task;
+  /** Id of the last event the snapshot includes ('' if the buffer is empty or expired). */
+  lastEventId: string;
+}
+
+export type LeaseResult =
+  | { kind: 'gone' }
+  | { kind: 'closed'; state: TaskState }
+  | { kind: 'held'; holder: string }
+  | {
+      kind: 'acquired';
+      generation: number;
+      turn: number;
+      attempts: number;
+      cancelRequestedAtMs: number | undefined;
+      status: TaskStatus;
+      artifacts: Artifact[];
+      metadata: JsonObject;
+      contextId: string;
+      turnInputStart: number;
+      turnRecord: TurnRecord | undefined;
+      history: Message[];
+    };
+
+export type FinishResult =
+  | { kind: 'stale' }
+  | { kind: 'done'; eventId: string }
+  | { kind: 'next'; turn: number; turnInputStart: number; input: Message[] };
+
+export interface StoredEvent {
+  id: string;
+  event: StreamResponse;
+}
+
+export interface ListPage {
+  taskIds: string[];
+  total: number;
+  nextCursor: { score: string; taskId: string } | undefined;
+}
+
+export class StaleLeaseError extends Error {
+  constructor(taskId: string) {
+    super(`Task ${taskId} is held by a newer lease generation; this worker's write was rejected.`);
+    this.name = 'StaleLeaseError';
+  }
+}
+
+const str = (value: string | number | null | undefined): string => (value === null || value === undefined ? '' : String(value));
+
+export class TaskStore {
+  readonly keys: RedisKeys;
+  private readonly run: ScriptRunner;
+
+  constructor(
+    readonly redis: Redis,
+    prefix: string,
+  ) {
+    this.keys = new RedisKeys(prefix);
+    this.run = defineScripts(redis);
+  }
+
+  async createTask(input: {
+    taskId: string;
+    owner: Owner;
+    contextId: string;
+    message: Message;
+    metadata: JsonObject;
+    idempotencyTtlSeconds: number;
+    now: Date;
+  }): Promise<CreateResult> {
+    const { taskId, owner, contextId, message, now } = input;
+    const ownerKey = ownerKeyOf(owner);
+    const k = this.keys.task(taskId);
+    const status: TaskStatus = { state: 'TASK_STATE_SUBMITTED', timestamp: now.toISOString() };
+    const task: Task = { id: taskId, contextId, status, artifacts: [], history: [message], metadata: input.metadata };
+    const turnRecord: TurnRecord = { turn: 1, inputMessageIds: [message.messageId], acceptedAtMs: now.getTime() };
+    const reply = await this.run(
+      'createTask',
+      [
+        k.task,
+        k.history,
+        k.events,
+        k.messageIds,
+        k.turns,
+        this.keys.ownerTasks(ownerKey),
+        this.keys.ownerContextTasks(ownerKey, contextId),
+        this.keys.contextOwner(contextId),
+        this.keys.idempotency(ownerKey, message.messageId),
+      ],
+      [
+        taskId,
+        ownerKey,
+        owner.tenant,
+        contextId,
+        JSON.stringify(status),
+        JSON.stringify(message),
+        message.messageId,
+        now.getTime(),
+        JSON.stringify({ task } satisfies StreamResponse),
+        JSON.stringify(turnRecord),
+        input.idempotencyTtlSeconds,
+        this.keys.eventChannel(taskId),
+        JSON.stringify(input.metadata),
+      ],
+    );
+    switch (reply[0]) {
+      case 'CREATED':
+        return { kind: 'created', task, eventId: str(reply[1]) };
+      case 'DUPLICATE':
+        return { kind: 'duplicate', taskId: str(reply[1]) };
+      default:
+        return { kind: 'foreign-context' };
+    }
+  }
+
+  async acceptMessage(input: {
+    taskId: string;
+    owner: Owner;
+    contextId: string | undefined;
+    message: Message;
+    now: Date;
+  }): Promise<AcceptResult> {
+    const { taskId, owner, message, now } = input;
+    const ownerKey = ownerKeyOf(owner);
+    const k = this.keys.task(taskId);
+    // The context index key must be known before the script runs; the caller's contextId is
+    // only trusted after the script checks it, so read the stored one first.
+    const contextId = await this.redis.hget(k.task, 'contextId');
+    if (contextId === null) return { kind: 'not-found' };
+    const reply = await this.run(
+      'acceptMessage',
+      [
+        k.task,
+        k.history,
+        k.inbox,
+        k.messageIds,
+        k.events,
+        k.turns,
+        this.keys.ownerTasks(ownerKey),
+        this.keys.ownerContextTasks(ownerKey, contextId),
+      ],
+      [
+        ownerKey,
+        input.contextId ?? '',
+        JSON.stringify(message),
+        message.messageId,
+        now.getTime(),
+        now.toISOString(),
+        this.keys.eventChannel(taskId),
+        taskId,
+      ],
+    );
+    switch (reply[0]) {
+      case 'NOT_FOUND':
+        return { kind: 'not-found' };
+      case 'CONTEXT_MISMATCH':
+        return { kind: 'context-mismatch' };
+      case 'DUPLICATE':
+        return { kind: 'duplicate', turn: Number(reply[1]) };
+      case 'TERMINAL':
+        return { kind: 'terminal', state: str(reply[1]) as TaskState };
+      case 'RESUMED':
+        return { kind: 'resumed', turn: Number(reply[1]) };
+      default:
+        return { kind: 'queued', turn: Number(reply[1]) };
+    }
+  }
+
+  /** The task as its owner may see it, or undefined when missing or not theirs. */
+  async readTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
+    const k = this.keys.task(taskId);
+    const reply = await this.run('readTask', [k.task, k.history, k.events], [ownerKeyOf(owner), historyLength ?? -1]);
+    if (reply.length === 0) return undefined;
+    const [id, contextId, status, artifacts, metadata, lastEventId, ...history] = reply.map(str);
+    const task: Task = {
+      id: id as string,
+      contextId: contextId as string,
+      status: JSON.parse(status as string) as TaskStatus,
+    };
+    const parsedArtifacts = JSON.parse(artifacts || '[]') as Artifact[];
+    if (parsedArtifacts.length > 0) task.artifacts = parsedArtifacts;
+    const parsedMetadata = JSON.parse(metadata || '{}') as JsonObject;
+    if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
+    if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
+    return { task, lastEventId: lastEventId as string };
+  }
+
+  async cancelTask(taskId: string, owner: Owner, now: Date): Promise<CancelResult> {
+    const ownerKey = ownerKeyOf(owner);
+    const k = this.keys.task(taskId);
+    const contextId = await this.redis.hget(k.task, 'contextId');
+    if (contextId === null) return { kind: 'not-found' };
+    const reply = await this.run(
+      'cancelTask',
+      [k.task, k.events, this.keys.ownerTasks(ownerKey), this.keys.ownerContextTasks(ownerKey, contextId), k.lease, k.inbox, k.history],
+      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId],
+    );
+    switch (reply[0]) {
+      case 'NOT_FOUND':
+        return { kind: 'not-found' };
+      case 'NOT_CANCELABLE':
+        return { kind: 'not-cancelable', state: str(reply[1]) as TaskState };
+      case 'CANCELED':
+        return { kind: 'canceled' };
+      default:
+        return { kind: 'requested' };
+    }
+  }
+
+  async listTasks(input: {
+    owner: Owner;
+    contextId: string | undefined;
+    state: TaskState | undefined;
+    pageSize: number;
+    cursor: { score: string; taskId: string } | undefined;
+    statusTimestampAfterMs: number | undefined;
+  }): Promise<ListPage> {
+    const ownerKey = ownerKeyOf(input.owner);
+    const index =
+      input.contextId === undefined ? this.keys.ownerTasks(ownerKey) : this.keys.ownerContextTasks(ownerKey, input.contextId);
+    const reply = await this.run(
+      'listTasks',
+      [index],
+      [
+        this.keys.prefix,
+        input.pageSize,
+        input.cursor?.score ?? '',
+        input.cursor?.taskId ?? '',
+        input.state ?? '',
+        input.statusTimestampAfterMs ?? '',
+      ],
+    );
+    const [total, score, lastId, ...taskIds] = reply.map(str);
+    return {
+      total: Number(total),
+      taskIds,
+      nextCursor: score ? { score, taskId: lastId as string } : undefined,
+    };
+  }
+
+  /** Events after `afterId` (exclusive), oldest first; all events when afterId is ''. */
+  async readEvents(taskId: string, afterId: string, count?: number): Promise<StoredEvent[]> {
+    const key = this.keys.task(taskId).events;
+    const start = afterId === '' ? '-' : `(${afterId}`;
+    const entries =
+      count === undefined
+        ? await this.redis.xrange(key, start, '+')
+        : await this.redis.xrange(key, start, '+', 'COUNT', count);
+    return entries.map(([id, fields]) => ({ id, event: JSON.parse(fields[1] ?? 'null') as StreamResponse }));
+  }
+
+  /** The stored owner key of a task, used where the caller is a worker, not a principal. */
+  async taskOwnerKey(taskId: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.task(taskId).task, 'owner')) ?? undefined;
+  }
+
+  // ---- worker side: every write below is fenced by the lease generation ----
+
+  async acquireLease(input: {
+    taskId: string;
+    ownerKey: string;
+    contextId: string;
+    workerId: string;
+    leaseTtlMs: number;
+    now: Date;
+  }): Promise<LeaseResult> {
+    const k = this.keys.task(input.taskId);
+    const reply = await this.run(
+      'acquireLease',
+      [
+        k.task,
+        k.lease,
+        k.history,
+        k.events,
+        k.turns,
+        this.keys.ownerTasks(input.ownerKey),
+        this.keys.ownerContextTasks(input.ownerKey, input.contextId),
+      ],
+      [input.workerId, input.leaseTtlMs, input.now.getTime(), input.now.toISOString(), this.keys.eventChannel(input.taskId)],
+    );
+    switch (reply[0]) {
+      case 'GONE':
+        return { kind: 'gone' };
+      case 'CLOSED':
+        return { kind: 'closed', state: str(reply[1]) as TaskState };
+      case 'HELD':
+        return { kind: 'held', holder: str(reply[1]) };
+      default: {
+        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, ...history] =
+          reply.map(str);
+        return {
+          kind: 'acquired',
+          generation: Number(generation),
+          turn: Number(turn),
+          attempts: Number(attempts),
+          cancelRequestedAtMs: cancelRequested ? Number(cancelRequested) : undefined,
+          status: JSON.parse(status as string) as TaskStatus,
+          artifacts: JSON.parse(artifacts || '[]') as Artifact[],
+          metadata: JSON.parse(metadata || '{}') as JsonObject,
+          contextId: contextId as string,
+          turnInputStart: Number(start),
+          turnRecord: turnRecord ? (JSON.parse(turnRecord) as TurnRecord) : undefined,
+          history: history.map((m) => JSON.parse(m) as Message),
+        };
+      }
+    }
+  }
+
+  async renewLease(taskId: string, workerId: string, leaseTtlMs: number): Promise<void> {
+    const key = this.keys.task(taskId).lease;
+    // Only extend a lease this worker still holds; a replaced worker must not revive it.
+    await this.redis.eval(
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0",
+      1,
+      key,
+      workerId,
+      leaseTtlMs,
+    );
+  }
+
+  async appendEvents(input: {
+    taskId: string;
+    ownerKey: string;
+    contextId: string;
+    generation: number;
+    artifacts: Artifact[] | undefined;
+    status: TaskStatus | undefined;
+    events: StreamResponse[];
+    now: Date;
+  }): Promise<string> {
+    const k = this.keys.task(input.taskId);
+    const reply = await this.run(
+      'appendEvents',
+      [k.task, k.events, this.keys.ownerTasks(input.ownerKey), this.keys.ownerContextTasks(input.ownerKey, input.contextId)],
+      [
+        input.generation,
+        this.keys.eventChannel(input.taskId),
+        input.now.getTime(),
+        input.taskId,
+        input.artifacts === undefined ? '' : JSON.stringify(input.artifacts),
+        input.status === undefined ? '' : JSON.stringify(input.status),
+        input.status?.state ?? '',
+        ...input.events.map((e) => JSON.stringify(e)),
+      ],
+    );
+    if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
+    return str(reply[1]);
+  }
+
+  async finishTurn(input: {
+    taskId: string;
+    ownerKey: string;
+    contextId: string;
+    generation: number;
+    status: TaskStatus;
+    agentMessage: Message | undefined;
+    turnRecord: TurnRecord;
+    artifacts: Artifact[];
+    now: Date;
+  }): Promise<FinishResult> {
+    const k = this.keys.task(input.taskId);
+    const finalEvent: StreamResponse = {
+      statusUpdate: { taskId: input.taskId, contextId: input.contextId, status: input.status },
+    };
+    const reply = await this.run(
+      'finishTurn',
+      [
+        k.task,
+        k.events,
+        this.keys.ownerTasks(input.ownerKey),
+        this.keys.ownerContextTasks(input.ownerKey, input.contextId),
+        k.history,
+        k.inbox,
+        k.lease,
+        k.turns,
+      ],
+      [
+        input.generation,
+        this.keys.eventChannel(input.taskId),
+        input.now.getTime(),
+        input.now.toISOString(),
+        input.taskId,
+        input.status.state,
+        JSON.stringify(input.status),
+        input.agentMessage === undefined ? '' : JSON.stringify(input.agentMessage),
+        JSON.stringify(input.turnRecord),
+        JSON.stringify(input.artifacts),
+        JSON.stringify(finalEvent),
+      ],
+    );
+    if (reply[0] === 'STALE') return { kind: 'stale' };
+    if (reply[0] === 'DONE') return { kind: 'done', eventId: str(reply[1]) };
+    const [, turn, start, ...messages] = reply.map(str);
+    return {
+      kind: 'next',
+      turn: Number(turn),
+      turnInputStart: Number(start),
+      input: messages.map((m) => JSON.parse(m) as Message),
+    };
+  }
+
+  /** Record the turn's progress (attempt, steps) without an event; fenced like every write. */
+  async writeTurnRecord(taskId: string, generation: number, record: TurnRecord): Promise<void> {
+    const k = this.keys.task(taskId);
+    const ok = await this.redis.eval(
+      "if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return 0 end redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) return 1",
+      2,
+      k.task,
+      k.turns,
+      generation,
+      record.turn,
+      JSON.stringify(record),
+    );
+    if (ok !== 1) throw new StaleLeaseError(taskId);
+  }
+
+  async readTurnRecords(taskId: string): Promise<TurnRecord[]> {
+    const all = await this.redis.hgetall(this.keys.task(taskId).turns);
+    return Object.values(all)
+      .map((json) => JSON.parse(json) as TurnRecord)
+      .sort((a, b) => a.turn - b.turn);
+  }
+}

@@ -1,0 +1,304 @@
+// The A2A operations, once, independent of any binding. Bindings translate wire shapes and
+// errors; everything that decides something about a task happens here or in the store.
+import type { Queue } from 'bullmq';
+import { ulid } from 'ulid';
+import { enqueueTurn, type TurnJobData } from '../../queues/turns.ts';
+import { compareEventIds, type EventHub, type LiveEvent } from '../events/hub.ts';
+import { openTaskFeed } from '../events/task-feed.ts';
+import { A2AError, invalidParams, taskNotFound } from '../protocol/errors.ts';
+import {
+  isInterrupted,
+  isTerminal,
+  type CancelTaskRequest,
+  type GetTaskRequest,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type Message,
+  type SendMessageRequest,
+  type SendMessageResponse,
+  type StreamResponse,
+  type SubscribeToTaskRequest,
+  type Task,
+  type TaskState,
+} from '../protocol/types.ts';
+import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
+
+export interface TaskServiceOptions {
+  store: TaskStore;
+  hub: EventHub;
+  queue: Queue<TurnJobData>;
+  blockingTimeoutMs: number;
+  cancelWaitMs: number;
+  idempotencyTtlSeconds: number;
+}
+
+/** Where a stream of a submitted message starts: its first event and the id to continue after. */
+export interface StreamStart {
+  taskId: string;
+  /** Sent first when set (a follow-up's Task snapshot); a new task starts from its stored creation event. */
+  snapshot: { task: Task; eventId: string } | undefined;
+  /** Deliver stored events strictly after this id ('' = from the first). */
+  afterId: string;
+}
+
+interface Submission {
+  taskId: string;
+  contextId: string;
+  afterId: string;
+  /** Set for a follow-up: the task as it stood right after the message was accepted. */
+  snapshot: { task: Task; eventId: string } | undefined;
+}
+
+const DEFAULT_PAGE_SIZE = 50;
+
+export class TaskService {
+  constructor(private readonly options: TaskServiceOptions) {}
+
+  get store(): TaskStore {
+    return this.options.store;
+  }
+
+  get hub(): EventHub {
+    return this.options.hub;
+  }
+
+  async sendMessage(owner: Owner, request: SendMessageRequest): Promise<SendMessageResponse> {
+    const submission = await this.submit(owner, request);
+    const historyLength = request.configuration?.historyLength;
+    if (request.configuration?.returnImmediately !== true) {
+      await this.waitForTurnEnd(submission.taskId, submission.afterId, this.options.blockingTimeoutMs, (state) =>
+        isTerminal(state) || isInterrupted(state),
+      );
+    }
+    return { task: await this.readOwnTask(submission.taskId, owner, historyLength) };
+  }
+
+  async startStreamingMessage(owner: Owner, request: SendMessageRequest): Promise<StreamStart> {
+    const submission = await this.submit(owner, request);
+    return { taskId: submission.taskId, snapshot: submission.snapshot, afterId: submission.afterId };
+  }
+
+  async getTask(owner: Owner, request: GetTaskRequest): Promise<Task> {
+    return this.readOwnTask(request.id, owner, request.historyLength);
+  }
+
+  async listTasks(owner: Owner, request: ListTasksRequest): Promise<ListTasksResponse> {
+    const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
+    const page = await this.options.store.listTasks({
+      owner,
+      contextId: request.contextId,
+      state: request.status,
+      pageSize,
+      cursor: request.pageToken ? decodePageToken(request.pageToken) : undefined,
+      statusTimestampAfterMs: request.statusTimestampAfter === undefined ? undefined : Date.parse(request.statusTimestampAfter),
+    });
+    // A task can expire between the index read and this read; it is then left out.
+    const reads = await Promise.all(page.taskIds.map((id) => this.options.store.readTask(id, owner, request.historyLength ?? 0)));
+    const tasks: Task[] = [];
+    for (const read of reads) {
+      if (read === undefined) continue;
+      const task = read.task;
+      if (request.includeArtifacts === true) task.artifacts ??= [];
+      else delete task.artifacts;
+      tasks.push(task);
+    }
+    return {
+      tasks,
+      nextPageToken: page.nextCursor === undefined ? '' : encodePageToken(page.nextCursor),
+      pageSize,
+      totalSize: page.total,
+    };
+  }
+
+  async cancelTask(owner: Owner, request: CancelTaskRequest): Promise<Task> {
+    const result = await this.options.store.cancelTask(request.id, owner, new Date());
+    if (result.kind === 'not-found') throw taskNotFound(request.id);
+    if (result.kind === 'not-cancelable') {
+      throw new A2AError(
+        'TASK_NOT_CANCELABLE',
+        `Task ${request.id} is already ${result.state} and can no longer be canceled.`,
+        { metadata: { taskId: request.id, state: result.state } },
+      );
+    }
+    if (result.kind === 'requested') {
+      const read = await this.options.store.readTask(request.id, owner, 0);
+      if (read !== undefined && !isTerminal(read.task.status.state)) {
+        await this.waitForTurnEnd(request.id, read.lastEventId, this.options.cancelWaitMs, isTerminal);
+      }
+    }
+    return this.readOwnTask(request.id, owner, undefined);
+  }
+
+  /**
+   * Where a subscription starts. Without `lastEventId`: the current Task snapshot, then what
+   * follows it (a terminal task is refused, spec 3.1.6). With it: exactly the events after
+   * that id, even if the task has since ended, so a dropped client misses nothing.
+   */
+  async subscribe(
+    owner: Owner,
+    request: SubscribeToTaskRequest,
+    lastEventId: string | undefined,
+  ): Promise<{ snapshot: { task: Task; eventId: string } | undefined; afterId: string; terminal: boolean }> {
+    const read = await this.options.store.readTask(request.id, owner, undefined);
+    if (read === undefined) throw taskNotFound(request.id);
+    const terminal = isTerminal(read.task.status.state);
+    if (lastEventId !== undefined) {
+      if (!/^\d+-\d+$/.test(lastEventId)) {
+        throw invalidParams([{ field: 'Last-Event-ID', description: 'must be an event id this gateway sent, like 1700000000000-0' }]);
+      }
+      const events = await this.options.store.readEvents(request.id, '', 1);
+      const oldest = events[0]?.id;
+      // The buffer no longer reaches back that far: start over from the snapshot instead.
+      if (oldest !== undefined && compareEventIds(lastEventId, oldest) < 0) {
+        return { snapshot: { task: read.task, eventId: read.lastEventId }, afterId: read.lastEventId, terminal };
+      }
+      return { snapshot: undefined, afterId: lastEventId, terminal: false };
+    }
+    if (terminal) {
+      throw new A2AError(
+        'UNSUPPORTED_OPERATION',
+        `Task ${request.id} is already ${read.task.status.state}; there is nothing left to subscribe to. Use GetTask to read it.`,
+        { metadata: { taskId: request.id, state: read.task.status.state } },
+      );
+    }
+    return { snapshot: { task: read.task, eventId: read.lastEventId }, afterId: read.lastEventId, terminal };
+  }
+
+  private async readOwnTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<Task> {
+    const read = await this.options.store.readTask(taskId, owner, historyLength);
+    if (read === undefined) throw taskNotFound(taskId);
+    return read.task;
+  }
+
+  /** Stores the message (a new task, or the next input of an existing one) and enqueues its turn. */
+  private async submit(owner: Owner, request: SendMessageRequest): Promise<Submission> {
+    const { message } = request;
+    if (message.taskId !== undefined) return this.submitFollowUp(owner, request, message.taskId);
+
+    const taskId = ulid();
+    const contextId = message.contextId ?? ulid();
+    const stored: Message = { ...message, taskId, contextId };
+    const created = await this.options.store.createTask({
+      taskId,
+      owner,
+      contextId,
+      message: stored,
+      metadata: request.metadata ?? {},
+      idempotencyTtlSeconds: this.options.idempotencyTtlSeconds,
+      now: new Date(),
+    });
+    if (created.kind === 'foreign-context') {
+      throw invalidParams([
+        { field: 'message.contextId', description: 'this contextId belongs to another caller; omit it to start a new context' },
+      ]);
+    }
+    if (created.kind === 'duplicate') {
+      // The same message again: same task, no second turn. Re-enqueueing the first turn is a
+      // no-op unless the first attempt stored the task but died before its job was added.
+      const read = await this.options.store.readTask(created.taskId, owner, 0);
+      if (read === undefined) throw taskNotFound(created.taskId);
+      if (read.task.status.state === 'TASK_STATE_SUBMITTED') {
+        await this.enqueue(owner, created.taskId, read.task.contextId, 1);
+      }
+      return { taskId: created.taskId, contextId: read.task.contextId, afterId: '', snapshot: undefined };
+    }
+    await this.enqueue(owner, taskId, contextId, 1);
+    return { taskId, contextId, afterId: '', snapshot: undefined };
+  }
+
+  private async submitFollowUp(owner: Owner, request: SendMessageRequest, taskId: string): Promise<Submission> {
+    const { message } = request;
+    const result = await this.options.store.acceptMessage({
+      taskId,
+      owner,
+      contextId: message.contextId,
+      message: { ...message, taskId },
+      now: new Date(),
+    });
+    switch (result.kind) {
+      case 'not-found':
+        throw taskNotFound(taskId);
+      case 'context-mismatch':
+        throw invalidParams([
+          { field: 'message.contextId', description: `does not match the contextId of task ${taskId}; omit it or send the task's own` },
+        ]);
+      case 'terminal':
+        throw new A2AError(
+          'UNSUPPORTED_OPERATION',
+          `Task ${taskId} is ${result.state}, a terminal state: it accepts no further messages. Send the message without taskId to start a new task.`,
+          { metadata: { taskId, state: result.state } },
+        );
+      default:
+        break;
+    }
+    const read = await this.options.store.readTask(taskId, owner, undefined);
+    if (read === undefined) throw taskNotFound(taskId);
+    if (result.kind === 'resumed' || (result.kind === 'duplicate' && read.task.status.state === 'TASK_STATE_SUBMITTED')) {
+      await this.enqueue(owner, taskId, read.task.contextId, result.turn);
+    }
+    return {
+      taskId,
+      contextId: read.task.contextId,
+      afterId: read.lastEventId,
+      snapshot: { task: read.task, eventId: read.lastEventId },
+    };
+  }
+
+  private async enqueue(owner: Owner, taskId: string, contextId: string, turn: number): Promise<void> {
+    try {
+      await enqueueTurn(this.options.queue, { taskId, turn, ownerKey: ownerKeyOf(owner), contextId });
+    } catch (error) {
+      throw new A2AError(
+        'UNAVAILABLE',
+        `Task ${taskId} is stored but its turn could not be queued (${(error as Error).message}). Send the same message (same messageId) again to retry; it will not start a second turn.`,
+        { metadata: { taskId }, retryAfterSeconds: 1, cause: error },
+      );
+    }
+  }
+
+  /** Resolves at the first status event after `afterId` whose state satisfies `done`, or at the timeout. */
+  waitForTurnEnd(taskId: string, afterId: string, timeoutMs: number, done: (state: TaskState) => boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const finish = (error?: Error): void => {
+        clearTimeout(timer);
+        feed.close();
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const timer = setTimeout(() => finish(), timeoutMs);
+      const feed = openTaskFeed({
+        hub: this.options.hub,
+        store: this.options.store,
+        taskId,
+        afterId,
+        onEvent: (event: LiveEvent) => {
+          const state = stateOf(event.event);
+          if (state !== undefined && done(state)) finish();
+        },
+        onError: (error) => finish(new A2AError('UNAVAILABLE', `Lost the task's event stream: ${error.message}`, { retryAfterSeconds: 1 })),
+      });
+    });
+  }
+}
+
+export function stateOf(event: StreamResponse): TaskState | undefined {
+  if ('statusUpdate' in event) return event.statusUpdate.status.state;
+  if ('task' in event) return event.task.status.state;
+  return undefined;
+}
+
+function encodePageToken(cursor: { score: string; taskId: string }): string {
+  return Buffer.from(JSON.stringify([cursor.score, cursor.taskId])).toString('base64url');
+}
+
+function decodePageToken(token: string): { score: string; taskId: string } {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(parsed) && parsed.length === 2 && /^\d+$/.test(String(parsed[0])) && typeof parsed[1] === 'string') {
+      return { score: String(parsed[0]), taskId: parsed[1] };
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw invalidParams([{ field: 'pageToken', description: 'is not a token this gateway issued; use nextPageToken from the previous page' }]);
+}
