@@ -131,7 +131,8 @@ export class TaskStore {
     const ownerKey = ownerKeyOf(owner);
     const k = this.keys.task(taskId);
     const status: TaskStatus = { state: 'TASK_STATE_SUBMITTED', timestamp: now.toISOString() };
-    const task: Task = { id: taskId, contextId, status, artifacts: [], history: [message], metadata: input.metadata };
+    const task: Task = { id: taskId, contextId, status, history: [message] };
+    if (Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
     const turnRecord: TurnRecord = { turn: 1, inputMessageIds: [message.messageId], acceptedAtMs: now.getTime() };
     const reply = await this.run(
       'createTask',

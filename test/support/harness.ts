@@ -1,0 +1,180 @@
+// Test harness: real Redis (127.0.0.1:6379 unless A2A_TEST_REDIS_URL), a distinct key prefix
+// per gateway, real HTTP on a free port, and real worker child processes where a test needs
+// to kill one. Nothing here stands in for Redis or BullMQ.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { loadAdapter } from '../../adapters/module-loader.ts';
+import { configSchema, type GatewayConfig } from '../../src/config/schema.ts';
+import { startGatewayRole, type GatewayHandle } from '../../src/gateway/server.ts';
+import { createLogger } from '../../src/logging/logger.ts';
+import { startWorkerRole, type WorkerHandle } from '../../src/runtime/worker-role.ts';
+
+export const REDIS_URL = process.env.A2A_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export function uniquePrefix(name: string): string {
+  return `t-${name}-${randomBytes(4).toString('hex')}`;
+}
+
+export interface TestGateway {
+  prefix: string;
+  config: GatewayConfig;
+  gateway: GatewayHandle;
+  /** In-process worker, when the test asked for one. */
+  worker: WorkerHandle | undefined;
+  url: string;
+  jsonRpcUrl: string;
+  restUrl: string;
+  /** A plain connection for assertions on what is (not) in Redis. */
+  redis: Redis;
+  /** Every key under this gateway's prefix with a fingerprint of its content. */
+  snapshotKeys(): Promise<Map<string, string>>;
+  close(): Promise<void>;
+}
+
+export async function startTestGateway(
+  options: { name: string; inProcessWorker?: boolean; config?: Partial<GatewayConfig>; adapterOptions?: Record<string, unknown> } = { name: 'gw' },
+): Promise<TestGateway> {
+  const prefix = uniquePrefix(options.name);
+  const config = configSchema.parse({
+    redisUrl: REDIS_URL,
+    keyPrefix: prefix,
+    port: 0,
+    logLevel: 'silent',
+    heartbeatMs: 1_000,
+    lockDurationMs: 2_000,
+    stalledIntervalMs: 1_000,
+    adapterOptions: { stepMs: 20, ...(options.adapterOptions ?? {}) },
+    ...(options.config ?? {}),
+  });
+  const logger = createLogger(config.logLevel);
+  const adapter = await loadAdapter(config.adapter, config.adapterOptions, ROOT);
+  const worker = options.inProcessWorker === false ? undefined : await startWorkerRole(config, adapter, logger);
+  const gateway = await startGatewayRole(config, adapter, logger);
+  const redis = new Redis(REDIS_URL);
+  return {
+    prefix,
+    config,
+    gateway,
+    worker,
+    url: gateway.url,
+    jsonRpcUrl: `${gateway.url}/a2a/jsonrpc`,
+    restUrl: `${gateway.url}/a2a/rest`,
+    redis,
+    snapshotKeys: () => snapshotKeys(redis, prefix),
+    async close() {
+      await gateway.close();
+      await worker?.close();
+      await deletePrefix(redis, prefix);
+      await redis.quit();
+    },
+  };
+}
+
+export async function snapshotKeys(redis: Redis, prefix: string): Promise<Map<string, string>> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
+  const result = new Map<string, string>();
+  for (const key of keys.sort()) {
+    const dump = await redis.dumpBuffer(key);
+    result.set(key, dump === null ? '' : dump.toString('base64'));
+  }
+  return result;
+}
+
+export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (batch.length > 0) await redis.unlink(...batch);
+  } while (cursor !== '0');
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  pid: number;
+  /** Resolves with the exit code or signal once the process ended. */
+  exited: Promise<string>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/** A real `a2a-gateway worker` process on the given prefix (for tests that SIGKILL one). */
+export async function spawnWorkerProcess(prefix: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'worker'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      A2A_REDIS_URL: REDIS_URL,
+      A2A_KEY_PREFIX: prefix,
+      A2A_LOG_LEVEL: 'warn',
+      A2A_LOCK_DURATION_MS: '2000',
+      A2A_STALLED_INTERVAL_MS: '1000',
+      A2A_ADAPTER_OPTIONS: '{"stepMs":20}',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    const onData = (chunk: Buffer): void => {
+      out += chunk.toString();
+      if (out.includes('a2a-gateway worker:')) {
+        child.stdout?.off('data', onData);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.once('exit', () => reject(new Error(`worker process exited before it was ready:\n${out}`)));
+    setTimeout(() => reject(new Error(`worker process not ready after 30 s:\n${out}`)), 30_000).unref();
+  });
+  return {
+    child,
+    pid: child.pid as number,
+    exited,
+    kill: (signal = 'SIGKILL') => {
+      child.kill(signal);
+    },
+  };
+}
+
+/** JSON-RPC call over raw HTTP (for error paths the official client would not send). */
+export async function rpc(
+  url: string,
+  method: string,
+  params: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+export function textMessage(text: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { messageId: `m-${randomBytes(8).toString('hex')}`, role: 'ROLE_USER', parts: [{ text }], ...extra };
+}
+
+export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
