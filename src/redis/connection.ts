@@ -26,13 +26,16 @@ export async function checkRedisReachable(url: string, timeoutMs = 3_000): Promi
     retryStrategy: () => null,
     connectTimeout: timeoutMs,
   });
-  probe.on('error', () => undefined);
+  let cause: Error | undefined;
+  probe.on('error', (error: Error) => {
+    cause ??= error;
+  });
   try {
     await probe.connect();
     await probe.ping();
   } catch (error) {
     throw new Error(
-      `Redis is not reachable at ${url} (${(error as Error).message}). Start it (e.g. \`redis-server --appendonly yes\`) or set A2A_REDIS_URL to a reachable Redis.`,
+      `Redis is not reachable at ${url} (${(cause ?? (error as Error)).message}). Start it (e.g. \`redis-server --appendonly yes\`) or set A2A_REDIS_URL to a reachable Redis.`,
     );
   } finally {
     probe.disconnect();

@@ -96,7 +96,6 @@ export class TurnRunner {
     const record: TurnRecord = {
       ...(lease.turnRecord ?? { turn: lease.turn, inputMessageIds: input.map((m) => m.messageId), acceptedAtMs: Date.now() }),
       attempts: lease.attempts,
-      startedAtMs: Date.now(),
       workerId: this.workerId,
     };
     const renew = setInterval(() => {
@@ -165,7 +164,9 @@ export class TurnRunner {
       controller.signal,
       record,
     );
-    await this.options.store.writeTurnRecord(fence.taskId, fence.generation, record);
+    // The lease script already recorded who runs which attempt; the record is written with
+    // the outcome (and by recordStep), so starting a turn costs no extra round trip.
+    record.startedAtMs = Date.now();
     let result: TurnOutcome | undefined;
     let failure: Error | undefined;
     try {

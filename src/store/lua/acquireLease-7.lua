@@ -17,6 +17,7 @@ if holder and holder ~= ARGV[1] then return {'HELD', holder} end
 local generation = redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 local attempts = redis.call('HINCRBY', KEYS[1], 'turnAttempts', 1)
+redis.call('HSET', KEYS[1], 'turnWorker', ARGV[1], 'turnLeasedAtMs', ARGV[3])
 local cancelRequested = redis.call('HGET', KEYS[1], 'cancelRequestedAtMs') or ''
 local turn = redis.call('HGET', KEYS[1], 'turn')
 local taskId = redis.call('HGET', KEYS[1], 'id')
