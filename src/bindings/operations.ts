@@ -48,6 +48,8 @@ export interface StreamPlan {
   snapshot: { task: Task; eventId: string } | undefined;
   afterId: string;
   closesOn: (state: TaskState) => boolean;
+  /** Nothing will follow: the client already holds the terminal event. */
+  alreadyEnded: boolean;
 }
 
 const pushNotSupported = (): A2AError =>
@@ -127,9 +129,9 @@ export async function startStreamOperation(
     const start = await service.startStreamingMessage(resolveOwner(request.tenant), request);
     // The turn is over at a terminal state or when the agent waits for input (DESIGN.md);
     // AUTH_REQUIRED keeps the stream open: the turn resumes after out-of-band credentials.
-    return { ...start, closesOn: (state) => isTerminal(state) || state === 'TASK_STATE_INPUT_REQUIRED' };
+    return { ...start, closesOn: (state) => isTerminal(state) || state === 'TASK_STATE_INPUT_REQUIRED', alreadyEnded: false };
   }
   const request = parseParams(subscribeRequestSchema, params);
   const plan = await service.subscribe(resolveOwner(request.tenant), request, lastEventId);
-  return { taskId: request.id, snapshot: plan.snapshot, afterId: plan.afterId, closesOn: isTerminal };
+  return { taskId: request.id, snapshot: plan.snapshot, afterId: plan.afterId, closesOn: isTerminal, alreadyEnded: plan.terminal };
 }

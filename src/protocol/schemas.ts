@@ -108,7 +108,17 @@ export function toViolations(error: z.ZodError, prefix = ''): FieldViolation[] {
 
 /** Parses params with a schema or throws InvalidParams naming every failing field. */
 export function parseParams<T>(schema: z.ZodType<T>, params: unknown, prefix = ''): T {
-  const result = schema.safeParse(params ?? {});
+  let result: ReturnType<typeof schema.safeParse>;
+  try {
+    result = schema.safeParse(params ?? {});
+  } catch (error) {
+    // zod validates recursively: a hostile, deeply nested value (metadata, data parts)
+    // overflows the stack. That is bad input (-32602 / 400), not an internal error.
+    if (error instanceof RangeError) {
+      throw invalidParams([{ field: prefix || '(request)', description: 'is nested too deeply' }]);
+    }
+    throw error;
+  }
   if (!result.success) throw invalidParams(toViolations(result.error, prefix));
   return result.data;
 }

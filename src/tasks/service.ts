@@ -65,7 +65,12 @@ export class TaskService {
   async sendMessage(owner: Owner, request: SendMessageRequest): Promise<SendMessageResponse> {
     const submission = await this.submit(owner, request);
     const historyLength = request.configuration?.historyLength;
-    if (request.configuration?.returnImmediately !== true) {
+    // A follow-up whose snapshot is already terminal or interrupted had its turn end before the
+    // snapshot was read (a re-sent message, or a queued turn that ran at once): no event after
+    // afterId will end it, so waiting would block until the timeout.
+    const snapshotState = submission.snapshot?.task.status.state;
+    const alreadyOver = snapshotState !== undefined && (isTerminal(snapshotState) || isInterrupted(snapshotState));
+    if (request.configuration?.returnImmediately !== true && !alreadyOver) {
       await this.waitForTurnEnd(submission.taskId, submission.afterId, this.options.blockingTimeoutMs, (state) =>
         isTerminal(state) || isInterrupted(state),
       );
@@ -125,6 +130,17 @@ export class TaskService {
       if (read !== undefined && !isTerminal(read.task.status.state)) {
         await this.waitForTurnEnd(request.id, read.lastEventId, this.options.cancelWaitMs, isTerminal);
       }
+      const after = await this.readOwnTask(request.id, owner, undefined);
+      // The running turn ended on its own before its worker saw the request: the task was not
+      // canceled, and answering with its COMPLETED (or FAILED) snapshot would read as success.
+      if (isTerminal(after.status.state) && after.status.state !== 'TASK_STATE_CANCELED') {
+        throw new A2AError(
+          'TASK_NOT_CANCELABLE',
+          `Task ${request.id} reached ${after.status.state} before the cancel request took effect; it was not canceled.`,
+          { metadata: { taskId: request.id, state: after.status.state } },
+        );
+      }
+      return after;
     }
     return this.readOwnTask(request.id, owner, undefined);
   }
@@ -138,7 +154,12 @@ export class TaskService {
     owner: Owner,
     request: SubscribeToTaskRequest,
     lastEventId: string | undefined,
-  ): Promise<{ snapshot: { task: Task; eventId: string } | undefined; afterId: string; terminal: boolean }> {
+  ): Promise<{
+    snapshot: { task: Task; eventId: string } | undefined;
+    afterId: string;
+    /** True when nothing can follow afterId: the stream should end right away. */
+    terminal: boolean;
+  }> {
     const read = await this.options.store.readTask(request.id, owner, undefined);
     if (read === undefined) throw taskNotFound(request.id);
     const terminal = isTerminal(read.task.status.state);
@@ -152,7 +173,13 @@ export class TaskService {
       if (oldest !== undefined && compareEventIds(lastEventId, oldest) < 0) {
         return { snapshot: { task: read.task, eventId: read.lastEventId }, afterId: read.lastEventId, terminal };
       }
-      return { snapshot: undefined, afterId: lastEventId, terminal: false };
+      const newest = read.lastEventId;
+      if (newest !== '' && compareEventIds(lastEventId, newest) > 0) {
+        throw invalidParams([{ field: 'Last-Event-ID', description: `is newer than the task's last event ${newest}` }]);
+      }
+      // The client already has the terminal event: nothing follows, so the stream ends at once.
+      const caughtUp = terminal && newest !== '' && compareEventIds(lastEventId, newest) === 0;
+      return { snapshot: undefined, afterId: lastEventId, terminal: caughtUp };
     }
     if (terminal) {
       throw new A2AError(

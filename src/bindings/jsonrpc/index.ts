@@ -75,12 +75,15 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): Hono<{ Bindings:
     '/',
     bodyLimit({
       maxSize: options.maxBodyBytes,
-      onError: (c) =>
-        respondError(
+      onError: (c) => {
+        // The unread rest of the body makes the connection unusable: tell the client not to reuse it.
+        c.header('Connection', 'close');
+        return respondError(
           c,
           null,
           new A2AError('INVALID_REQUEST', `the request body exceeds ${options.maxBodyBytes} bytes`, { httpStatus: 413 }),
-        ),
+        );
+      },
     }),
     async (c) => {
       let id: JsonRpcId = null;
@@ -118,6 +121,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): Hono<{ Bindings:
             taskId: plan.taskId,
             snapshot: plan.snapshot,
             afterId: plan.afterId,
+            alreadyEnded: plan.alreadyEnded,
             closesOn: plan.closesOn,
             frame: (json) => `${prefix}${json}}`,
             frameError: (error) => ({ data: JSON.stringify(jsonRpcErrorBody(requestId, toA2AError(error))) }),

@@ -104,13 +104,24 @@ export function restBinding(options: RestBindingOptions): Hono<{ Bindings: HttpB
     '*',
     bodyLimit({
       maxSize: options.maxBodyBytes,
-      onError: (c) => respondError(c, new A2AError('INVALID_REQUEST', `the request body exceeds ${options.maxBodyBytes} bytes`, { httpStatus: 413 })),
+      onError: (c) => {
+        // The unread rest of the body makes the connection unusable: tell the client not to reuse it.
+        c.header('Connection', 'close');
+        return respondError(c, new A2AError('INVALID_REQUEST', `the request body exceeds ${options.maxBodyBytes} bytes`, { httpStatus: 413 }));
+      },
     }),
   );
   app.all('*', async (c) => {
     try {
       const path = new URL(c.req.url).pathname.slice(REST_BASE_PATH.length) || '/';
-      const match = matchRestRoute(c.req.method, path);
+      let match: ReturnType<typeof matchRestRoute>;
+      try {
+        match = matchRestRoute(c.req.method, path);
+      } catch (error) {
+        // decodeURIComponent of a path segment such as "%E0%A4%A": the client's mistake, not ours.
+        if (error instanceof URIError) throw new A2AError('INVALID_REQUEST', `The path ${REST_BASE_PATH}${path} has malformed percent-encoding.`);
+        throw error;
+      }
       if (match === undefined) {
         throw new A2AError('METHOD_NOT_FOUND', `No A2A operation at ${c.req.method} ${REST_BASE_PATH}${path}; see openapi.yaml for the routes.`);
       }
@@ -133,6 +144,7 @@ export function restBinding(options: RestBindingOptions): Hono<{ Bindings: HttpB
           taskId: plan.taskId,
           snapshot: plan.snapshot,
           afterId: plan.afterId,
+          alreadyEnded: plan.alreadyEnded,
           closesOn: plan.closesOn,
           frame: (json) => json,
           frameError: (error) => ({ event: 'error', data: JSON.stringify(restErrorBody(toA2AError(error))) }),

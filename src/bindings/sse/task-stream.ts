@@ -14,6 +14,8 @@ export interface TaskStreamOptions {
   taskId: string;
   snapshot: { task: Task; eventId: string } | undefined;
   afterId: string;
+  /** End right after the snapshot (if any): nothing can follow. */
+  alreadyEnded?: boolean;
   /** The state that ends this stream (spec 3.1.2 vs 3.1.6). */
   closesOn: (state: TaskState) => boolean;
   /** Wraps a StreamResponse JSON into what the binding puts in `data:`. */
@@ -33,6 +35,10 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
       sse.end();
       return;
     }
+  }
+  if (options.alreadyEnded === true) {
+    sse.end();
+    return;
   }
   feed = openTaskFeed({
     hub: service.hub,
