@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { expect } from 'vitest';
 import { loadAdapter } from '../../adapters/module-loader.ts';
 import { configSchema, type GatewayConfig } from '../../src/config/schema.ts';
 import { startGatewayRole, type GatewayHandle } from '../../src/gateway/server.ts';
@@ -84,9 +85,22 @@ export async function snapshotKeys(redis: Redis, prefix: string): Promise<Map<st
   } while (cursor !== '0');
   const result = new Map<string, string>();
   for (const key of keys.sort()) {
-    const dump = await redis.dumpBuffer(key);
-    result.set(key, dump === null ? '' : dump.toString('base64'));
+    // Hashes and sets are compared by sorted content: a hashtable-encoded hash is rehashed
+    // incrementally by lookups, so a plain read can reorder its DUMP without changing it.
+    const type = await redis.type(key);
+    if (type === 'hash') result.set(key, `hash ${JSON.stringify(Object.entries(await redis.hgetall(key)).sort())}`);
+    else if (type === 'set') result.set(key, `set ${JSON.stringify((await redis.smembers(key)).sort())}`);
+    else result.set(key, `${type} ${(await redis.dumpBuffer(key))?.toString('base64') ?? ''}`);
   }
+  return result;
+}
+
+/** Runs a request and proves no key under the gateway's prefix appeared, vanished or changed. */
+export async function expectUnchanged<T>(gw: Pick<TestGateway, 'snapshotKeys'>, request: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(await gw.snapshotKeys());
+  expect(Object.keys(before).length).toBeGreaterThan(0);
+  const result = await request();
+  expect(Object.fromEntries(await gw.snapshotKeys())).toEqual(before);
   return result;
 }
 

@@ -88,12 +88,17 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): Hono<{ Bindings:
     async (c) => {
       let id: JsonRpcId = null;
       try {
+        // Read the body before any refusal, so an early error leaves the connection reusable.
+        const text = await c.req.text();
         if (!isJsonContentType(c.req.header('content-type'))) {
-          throw new A2AError('INVALID_REQUEST', 'Content-Type must be application/json', { httpStatus: 415 });
+          throw new A2AError('INVALID_REQUEST', 'Content-Type must be application/json', {
+            httpStatus: 415,
+            violations: [{ field: 'Content-Type', description: `is "${c.req.header('content-type') ?? ''}"; send application/json` }],
+          });
         }
         let body: unknown;
         try {
-          body = JSON.parse(await c.req.text());
+          body = JSON.parse(text);
         } catch {
           throw new A2AError('PARSE_ERROR', 'the body is not valid JSON');
         }

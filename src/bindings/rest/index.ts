@@ -16,7 +16,7 @@ import {
 } from '../operations.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
 import { checkProtocolVersion } from '../version.ts';
-import { matchRestRoute, REST_BASE_PATH, type RouteMatch } from './routes.ts';
+import { allowedMethods, matchRestRoute, REST_BASE_PATH, type RouteMatch } from './routes.ts';
 
 export interface RestBindingOptions extends OperationDeps {
   maxBodyBytes: number;
@@ -26,7 +26,9 @@ export interface RestBindingOptions extends OperationDeps {
 
 export function restErrorBody(error: A2AError): Record<string, unknown> {
   const status = error.httpStatus ?? error.mapping.httpStatus;
-  return { error: { code: status, status: error.mapping.grpcStatus, message: error.message, details: error.details() } };
+  // An unknown path is NOT_FOUND on the HTTP binding, whatever gRPC would call an unknown method.
+  const statusName = status === 404 ? 'NOT_FOUND' : status === 405 ? 'UNIMPLEMENTED' : error.mapping.grpcStatus;
+  return { error: { code: status, status: statusName, message: error.message, details: error.details() } };
 }
 
 function respondError(c: Context, error: A2AError): Response {
@@ -51,8 +53,7 @@ function queryParams(url: URL): Record<string, unknown> {
   return params;
 }
 
-async function readJsonBody(c: Context, required: boolean): Promise<Record<string, unknown>> {
-  const text = await c.req.text();
+function parseJsonBody(c: Context, text: string, required: boolean): Record<string, unknown> {
   if (text.trim() === '') {
     if (required) throw new A2AError('INVALID_PARAMS', 'the request body is empty; send a JSON object', { violations: [{ field: '(body)', description: 'is required' }] });
     return {};
@@ -73,10 +74,11 @@ async function readJsonBody(c: Context, required: boolean): Promise<Record<strin
 }
 
 /** Builds the operation's params from path, query and body; path values win and must agree. */
-async function paramsFor(c: Context, match: RouteMatch): Promise<Record<string, unknown>> {
+const BODY_REQUIRED = new Set(['SendMessage', 'SendStreamingMessage', 'CreateTaskPushNotificationConfig']);
+
+function paramsFor(c: Context, match: RouteMatch, bodyText: string): Record<string, unknown> {
   const { route } = match;
-  const fromBody =
-    route.method === 'POST' ? await readJsonBody(c, route.operation === 'SendMessage' || route.operation === 'SendStreamingMessage' || route.operation === 'CreateTaskPushNotificationConfig') : {};
+  const fromBody = route.method === 'POST' ? parseJsonBody(c, bodyText, BODY_REQUIRED.has(route.operation)) : {};
   const params: Record<string, unknown> = { ...queryParams(new URL(c.req.url)), ...fromBody };
   for (const [name, value] of Object.entries(match.params)) {
     // On push-config routes the path's {taskId} is the task and {id} the config.
@@ -113,6 +115,8 @@ export function restBinding(options: RestBindingOptions): Hono<{ Bindings: HttpB
   );
   app.all('*', async (c) => {
     try {
+      // Read the body before any refusal, so an early error leaves the connection reusable.
+      const bodyText = c.req.method === 'POST' || c.req.method === 'PUT' || c.req.method === 'PATCH' ? await c.req.text() : '';
       const path = new URL(c.req.url).pathname.slice(REST_BASE_PATH.length) || '/';
       let match: ReturnType<typeof matchRestRoute>;
       try {
@@ -126,10 +130,11 @@ export function restBinding(options: RestBindingOptions): Hono<{ Bindings: HttpB
         throw new A2AError('METHOD_NOT_FOUND', `No A2A operation at ${c.req.method} ${REST_BASE_PATH}${path}; see openapi.yaml for the routes.`);
       }
       if (match === 'method-not-allowed') {
+        c.header('Allow', allowedMethods(path).join(', '));
         throw new A2AError('METHOD_NOT_FOUND', `${c.req.method} is not allowed on ${REST_BASE_PATH}${path}`, { httpStatus: 405 });
       }
       checkProtocolVersion(c.req.header('a2a-version'), c.req.query('A2A-Version'));
-      const params = await paramsFor(c, match);
+      const params = paramsFor(c, match, bodyText);
       const operation = match.route.operation;
       if (isUnaryOperation(operation)) {
         const result = await runUnaryOperation(operation, params, options);

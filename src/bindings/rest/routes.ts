@@ -99,3 +99,13 @@ export function matchRestRoute(method: string, path: string): RouteMatch | 'meth
   }
   return pathMatched ? 'method-not-allowed' : undefined;
 }
+
+/** Methods served on a path (for the Allow header of a 405). */
+export function allowedMethods(path: string): string[] {
+  const methods = new Set<string>();
+  for (const method of ['GET', 'POST', 'DELETE']) {
+    const match = matchRestRoute(method, path);
+    if (match !== undefined && match !== 'method-not-allowed') methods.add(method);
+  }
+  return [...methods];
+}
