@@ -1,0 +1,423 @@
+/**
+ * `npm run bench` — the gateway against the official @a2a-js/sdk, under the same load.
+ *
+ * What it measures, for both servers, over JSON-RPC with `A2A-Version: 1.0`:
+ *   1. SendMessage, blocking (32 connections): requests/s, latency p50/p99.
+ *   2. SendMessage with returnImmediately: requests/s, p50/p99. The gateway's figure of merit is
+ *      this against the SDK's *blocking* throughput — the SDK has no durable queue to hand off to.
+ *   3. SendStreamingMessage: 200 workers looping "open stream, read to the end": time to first
+ *      and to last SSE event (p50/p99), completed streams/s.
+ *   4. Idle SubscribeToTask streams on one parked `long` task: server RSS growth per subscriber.
+ * Throughput tests run in alternating rounds (gateway, sdk, gateway, sdk, ...) and report the
+ * median round, so slow drift of the machine (thermal, noisy neighbours) hits both sides alike.
+ *
+ * Why the SDK server is a child process too: measuring it in-process would let it share the
+ * load generator's event loop and heap, which both slows it down (autocannon and the SSE parsers
+ * compete for the same thread) and makes its RSS unmeasurable. As children, both servers get
+ * their own process, their own RSS from /proc, and the same loopback path from the client.
+ *
+ * Both servers run the same agent work: the gateway's demo adapter (echo: task, WORKING, artifact
+ * of the input parts, COMPLETED) and bench/sdk-echo-server.ts mirroring it event for event. The
+ * gateway is started exactly like `npm start` (A2A_PORT/HOST/KEY_PREFIX/LOG_LEVEL), plus
+ * A2A_ADAPTER_OPTIONS={"stepMs":600000} so its `long` task really idles (see gateway-process.ts).
+ *
+ * The idle-subscriber test runs first, before any load, because per-subscriber RSS is a small
+ * delta on top of the heap; thousands of finished tasks in the SDK's in-memory store (and a GC
+ * returning memory mid-test) would otherwise swamp it.
+ *
+ * Flags: --only sdk | --only gateway.
+ * Env: BENCH_SECONDS (10), BENCH_ROUNDS (3, min 2), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
+ *      BENCH_SUBSCRIBERS (10000), BENCH_WARMUP_SECONDS (2), A2A_REDIS_URL (redis://127.0.0.1:6379).
+ * Output: a table on stdout, full data in bench/results/latest.json, server logs in
+ * bench/results/{gateway,sdk}.log.
+ */
+
+import { cpus, loadavg } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  DEFAULT_REDIS_URL,
+  cleanupAll,
+  killAllChildrenSync,
+  redisUsedMemoryKb,
+  rssKb,
+  startGateway,
+  startSdkServer,
+  waitForQuiet,
+  type ServerChild,
+  type ServerName,
+} from './gateway-process.ts';
+import { runIdleSubscribers, type IdleSubscriberResult } from './load/idle-subscribers.ts';
+import { runSendMessageLoad, type SendMessageLoadResult } from './load/send-message.ts';
+import { runStreamLoad, type StreamLoadResult } from './load/streams.ts';
+import { ratio, round } from './stats.ts';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
+
+// ---------- configuration ----------
+
+function envInt(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number.parseInt(raw, 10);
+  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`${name} must be an integer in [${min}, ${max}], got "${raw}"`);
+  return n;
+}
+
+function parseOnly(argv: readonly string[]): ServerName | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const value = arg === '--only' ? argv[i + 1] : arg.startsWith('--only=') ? arg.slice('--only='.length) : undefined;
+    if (value === undefined) continue;
+    if (value === 'sdk' || value === 'gateway') return value;
+    throw new Error(`--only expects "sdk" or "gateway", got "${value}"`);
+  }
+  return undefined;
+}
+
+// Bounds keep a typo from turning into an hour-long run or a fork bomb of sockets.
+const config = {
+  seconds: envInt('BENCH_SECONDS', 10, 1, 300),
+  rounds: envInt('BENCH_ROUNDS', 3, 2, 10),
+  connections: envInt('BENCH_CONNECTIONS', 32, 1, 1024),
+  streams: envInt('BENCH_STREAMS', 200, 1, 2000),
+  subscribers: envInt('BENCH_SUBSCRIBERS', 10_000, 10, 15_000),
+  warmupSeconds: envInt('BENCH_WARMUP_SECONDS', 2, 0, 60),
+  redisUrl: process.env.A2A_REDIS_URL ?? DEFAULT_REDIS_URL,
+  only: parseOnly(process.argv.slice(2)),
+};
+
+const log = (msg: string): void => {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+};
+
+// ---------- lifecycle ----------
+
+const servers: Partial<Record<ServerName, ServerChild>> = {};
+let shuttingDown = false;
+
+async function stopAll(): Promise<void> {
+  const all = Object.values(servers);
+  await Promise.all(
+    all.map((s) =>
+      s.stop().catch((err: unknown) => log(`stopping ${s.name} failed: ${(err as Error).message}`)),
+    ),
+  );
+  await cleanupAll(); // anything spawned but never returned (e.g. interrupted mid-start)
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  log(`${signal}: stopping servers and cleaning up`);
+  const hardExit = setTimeout(() => process.exit(130), 15_000);
+  hardExit.unref();
+  void stopAll().finally(() => process.exit(130));
+}
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+process.on('exit', () => killAllChildrenSync());
+
+// ---------- measurement helpers ----------
+
+type Order = ServerName[];
+
+/** Before each timed run both servers must be idle: the machine's cores are shared. */
+async function quiesce(): Promise<void> {
+  for (const s of Object.values(servers)) {
+    const waited = await waitForQuiet(s.pid);
+    if (waited > 5000) log(`${s.name} needed ${(waited / 1000).toFixed(1)} s to go idle`);
+  }
+}
+
+/** The round with the median value of `key`; for even counts the lower middle, same rule for both. */
+function medianRound<T>(rounds: readonly T[], key: (r: T) => number): T | undefined {
+  const sorted = [...rounds].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+interface Series<T> {
+  rounds: T[];
+  median?: T;
+}
+
+type PerServer<T> = Partial<Record<ServerName, Series<T>>>;
+
+async function alternate<T>(
+  label: string,
+  order: Order,
+  run: (s: ServerChild) => Promise<T>,
+  key: (r: T) => number,
+  describe: (r: T) => string,
+): Promise<PerServer<T>> {
+  const out: PerServer<T> = {};
+  for (let r = 1; r <= config.rounds; r++) {
+    for (const name of order) {
+      const server = servers[name] as ServerChild;
+      await quiesce();
+      const res = await run(server);
+      (out[name] ??= { rounds: [] }).rounds.push(res);
+      log(`${label} round ${r}/${config.rounds} ${name}: ${describe(res)}`);
+    }
+  }
+  for (const name of order) {
+    const series = out[name];
+    if (series) {
+      const m = medianRound(series.rounds, key);
+      if (m !== undefined) series.median = m;
+    }
+  }
+  return out;
+}
+
+const describeSend = (r: SendMessageLoadResult): string =>
+  `${r.requestsPerSec.toFixed(0)} req/s p50 ${r.p50Ms.toFixed(1)} ms p99 ${r.p99Ms.toFixed(1)} ms` +
+  (r.badBodies + r.non2xx + r.errors > 0 ? ` (bad ${r.badBodies}, non2xx ${r.non2xx}, errors ${r.errors})` : '');
+
+const describeStreams = (r: StreamLoadResult): string =>
+  `${r.streamsPerSec.toFixed(0)} streams/s first p50 ${r.firstEventP50Ms.toFixed(1)} / p99 ${r.firstEventP99Ms.toFixed(1)} ms, ` +
+  `last p50 ${r.lastEventP50Ms.toFixed(1)} / p99 ${r.lastEventP99Ms.toFixed(1)} ms` +
+  (r.failed + r.incomplete > 0 ? ` (failed ${r.failed}, incomplete ${r.incomplete})` : '');
+
+// ---------- report ----------
+
+interface Row {
+  metric: string;
+  gateway: number;
+  sdk: number;
+  ratio: number;
+  target: string;
+  /** undefined: informational row, or not measurable in this run. */
+  met?: boolean;
+  digits: number;
+}
+
+function fmt(value: number, digits: number): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : '-';
+}
+
+function buildRows(
+  blocking: PerServer<SendMessageLoadResult>,
+  immediate: PerServer<SendMessageLoadResult>,
+  streams: PerServer<StreamLoadResult>,
+  idle: Partial<Record<ServerName, IdleSubscriberResult>>,
+): Row[] {
+  const g = (v: number | undefined): number => v ?? Number.NaN;
+  const bg = blocking.gateway?.median;
+  const bs = blocking.sdk?.median;
+  const ig = immediate.gateway?.median;
+  const is = immediate.sdk?.median;
+  const sg = streams.gateway?.median;
+  const ss = streams.sdk?.median;
+  const rows: Row[] = [];
+  const add = (metric: string, gv: number, sv: number, digits: number, target = '', check?: (r: number, gv: number) => boolean): void => {
+    const rt = ratio(gv, sv);
+    const row: Row = { metric, gateway: gv, sdk: sv, ratio: rt, target, digits };
+    if (check) {
+      const met = check(rt, gv);
+      // A check that cannot be evaluated (missing side) is left undefined, not "missed".
+      if (target.startsWith('gateway') ? Number.isFinite(gv) : Number.isFinite(rt)) row.met = met;
+    }
+    rows.push(row);
+  };
+  add('blocking req/s', g(bg?.requestsPerSec), g(bs?.requestsPerSec), 0, 'ratio >= 1.0', (r) => r >= 1.0);
+  add('blocking p50 ms', g(bg?.p50Ms), g(bs?.p50Ms), 1);
+  add('blocking p99 ms', g(bg?.p99Ms), g(bs?.p99Ms), 1, 'ratio <= 1.5', (r) => r <= 1.5);
+  add('returnImmediately req/s', g(ig?.requestsPerSec), g(is?.requestsPerSec), 0);
+  add('returnImmediately req/s vs sdk blocking', g(ig?.requestsPerSec), g(bs?.requestsPerSec), 0, 'ratio >= 2.0', (r) => r >= 2.0);
+  add('returnImmediately p50 ms', g(ig?.p50Ms), g(is?.p50Ms), 1);
+  add('returnImmediately p99 ms', g(ig?.p99Ms), g(is?.p99Ms), 1);
+  add('streams/s', g(sg?.streamsPerSec), g(ss?.streamsPerSec), 0, 'ratio >= 1.0', (r) => r >= 1.0);
+  add('stream first event p50 ms', g(sg?.firstEventP50Ms), g(ss?.firstEventP50Ms), 1);
+  add('stream first event p99 ms', g(sg?.firstEventP99Ms), g(ss?.firstEventP99Ms), 1);
+  add('stream last event p50 ms', g(sg?.lastEventP50Ms), g(ss?.lastEventP50Ms), 1);
+  add('stream last event p99 ms', g(sg?.lastEventP99Ms), g(ss?.lastEventP99Ms), 1);
+  add('idle subscriber KB (RSS)', g(idle.gateway?.kbPerSubscriber), g(idle.sdk?.kbPerSubscriber), 2, 'gateway < 12 KB', (_r, gv) => gv < 12);
+  if (idle.gateway?.extraKbPerSubscriber !== undefined) {
+    add('idle subscriber KB (Redis, server-wide)', idle.gateway.extraKbPerSubscriber, Number.NaN, 2);
+  }
+  return rows;
+}
+
+function renderTable(rows: readonly Row[]): string {
+  const header = ['metric', 'gateway', 'sdk', 'ratio (gw/sdk)', 'target', 'status'];
+  const body = rows.map((r) => [
+    r.metric,
+    fmt(r.gateway, r.digits),
+    fmt(r.sdk, r.digits),
+    fmt(r.ratio, 2),
+    r.target,
+    r.met === undefined ? (r.target ? '-' : '') : r.met ? 'met' : 'MISSED',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] as string).length)));
+  const line = (cells: readonly string[]): string =>
+    '| ' + cells.map((c, i) => (i === 0 || i >= 4 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(' | ') + ' |';
+  const sep = '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|';
+  return [line(header), sep, ...body.map(line)].join('\n');
+}
+
+function validityNotes(
+  blocking: PerServer<SendMessageLoadResult>,
+  immediate: PerServer<SendMessageLoadResult>,
+  streams: PerServer<StreamLoadResult>,
+  idle: Partial<Record<ServerName, IdleSubscriberResult>>,
+): string[] {
+  const notes: string[] = [];
+  for (const [label, series] of [
+    ['blocking', blocking],
+    ['returnImmediately', immediate],
+  ] as const) {
+    for (const [name, s] of Object.entries(series)) {
+      const bad = s.rounds.reduce((n, r) => n + r.badBodies + r.non2xx + r.errors + r.timeouts, 0);
+      if (bad > 0) notes.push(`${label}/${name}: ${bad} failed or unexpected responses across rounds (excluded from req/s)`);
+    }
+  }
+  for (const [name, s] of Object.entries(streams)) {
+    const bad = s.rounds.reduce((n, r) => n + r.failed + r.incomplete, 0);
+    if (bad > 0) notes.push(`streams/${name}: ${bad} streams failed or ended without COMPLETED (excluded)`);
+  }
+  for (const [name, r] of Object.entries(idle)) {
+    if (r.established < r.requested) notes.push(`idle/${name}: only ${r.established}/${r.requested} subscribers established`);
+    if (r.eventsWhileIdle > 0) notes.push(`idle/${name}: ${r.eventsWhileIdle} events arrived while idle`);
+    if (!r.canceled) notes.push(`idle/${name}: the long task could not be canceled`);
+  }
+  return notes;
+}
+
+// ---------- main ----------
+
+async function main(): Promise<void> {
+  const names: ServerName[] = config.only ? [config.only] : ['gateway', 'sdk'];
+  log(`config: ${JSON.stringify(config)}`);
+  const loadBefore = loadavg();
+  mkdirSync(RESULTS_DIR, { recursive: true });
+
+  for (const name of names) {
+    log(`starting ${name}...`);
+    const start = name === 'gateway' ? startGateway : startSdkServer;
+    servers[name] = await start({ repoRoot: REPO_ROOT, logDir: RESULTS_DIR, redisUrl: config.redisUrl });
+    const s = servers[name] as ServerChild;
+    log(`${name} ready: pid ${s.pid}, ${s.jsonRpcUrl}${s.keyPrefix ? `, key prefix ${s.keyPrefix}` : ''}`);
+  }
+  const order: Order = names; // gateway first, then sdk, every round
+
+  // 4. Idle subscribers first (see the header comment for why).
+  const idle: Partial<Record<ServerName, IdleSubscriberResult>> = {};
+  for (const name of order) {
+    const s = servers[name] as ServerChild;
+    await quiesce();
+    log(`idle subscribers on ${name}: ${config.subscribers}`);
+    const res = await runIdleSubscribers({
+      url: s.jsonRpcUrl,
+      readRssKb: () => rssKb(s.pid),
+      subscribers: config.subscribers,
+      log: (m) => log(`  ${name}: ${m}`),
+      ...(name === 'gateway' ? { sampleExtraKb: () => redisUsedMemoryKb(config.redisUrl) } : {}),
+    });
+    idle[name] = res;
+    log(
+      `idle ${name}: RSS ${res.baselineRssKb} -> ${res.afterRssKb} KB, ${res.kbPerSubscriber.toFixed(2)} KB/subscriber` +
+        (res.extraKbPerSubscriber !== undefined ? `, Redis ${res.extraKbPerSubscriber.toFixed(2)} KB/subscriber` : ''),
+    );
+  }
+
+  // Warm-up of every measured path (JIT, connection pools, Redis scripts) — not reported, so
+  // round 1 does not pay for compilation that later rounds get for free.
+  if (config.warmupSeconds > 0) {
+    for (const name of order) {
+      const url = (servers[name] as ServerChild).jsonRpcUrl;
+      const seconds = config.warmupSeconds;
+      log(`warm-up ${name} (${seconds} s per path)`);
+      await quiesce();
+      await runSendMessageLoad({ url, connections: config.connections, seconds, returnImmediately: false });
+      await quiesce();
+      await runSendMessageLoad({ url, connections: config.connections, seconds, returnImmediately: true });
+      await quiesce();
+      await runStreamLoad({ url, concurrency: config.streams, seconds });
+    }
+  }
+
+  // 1. Blocking SendMessage.
+  const blocking = await alternate(
+    'blocking',
+    order,
+    (s) => runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: false }),
+    (r) => r.requestsPerSec,
+    describeSend,
+  );
+  // 2. returnImmediately SendMessage.
+  const immediate = await alternate(
+    'returnImmediately',
+    order,
+    (s) => runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: true }),
+    (r) => r.requestsPerSec,
+    describeSend,
+  );
+  // 3. Streaming.
+  const streams = await alternate(
+    'streams',
+    order,
+    (s) => runStreamLoad({ url: s.jsonRpcUrl, concurrency: config.streams, seconds: config.seconds }),
+    (r) => r.streamsPerSec,
+    describeStreams,
+  );
+
+  const rows = buildRows(blocking, immediate, streams, idle);
+  const notes = validityNotes(blocking, immediate, streams, idle);
+  const loadAfter = loadavg();
+  // Load generator and servers already share this machine's cores; anything else running
+  // (tests, builds) skews both sides unpredictably, so say so next to the figures.
+  const cores = cpus().length;
+  const busiest = Math.max(loadBefore[0] ?? 0, loadAfter[0] ?? 0, loadAfter[1] ?? 0);
+  if (busiest > cores) {
+    notes.push(`machine busy: load average up to ${busiest.toFixed(1)} on ${cores} CPUs — other processes competed; figures are noisy`);
+  }
+
+  process.stdout.write(
+    `\nA2A gateway vs @a2a-js/sdk — ${config.seconds} s x ${config.rounds} rounds (median round), ` +
+      `${config.connections} connections, ${config.streams} streams, ${config.subscribers} idle subscribers\n\n`,
+  );
+  process.stdout.write(renderTable(rows) + '\n');
+  if (notes.length > 0) process.stdout.write('\nNotes:\n' + notes.map((n) => `  - ${n}`).join('\n') + '\n');
+
+  const report = {
+    generatedAt: new Date().toISOString(),
+    config,
+    environment: {
+      node: process.version,
+      cpus: cores,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      loadavgBefore: loadBefore,
+      loadavgAfter: loadAfter,
+    },
+    servers: Object.fromEntries(Object.values(servers).map((s) => [s.name, { pid: s.pid, url: s.jsonRpcUrl, keyPrefix: s.keyPrefix }])),
+    table: rows.map((r) => ({
+      metric: r.metric,
+      gateway: round(r.gateway, 3),
+      sdk: round(r.sdk, 3),
+      ratio: round(r.ratio, 3),
+      target: r.target || null,
+      met: r.met ?? null,
+    })),
+    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle },
+    notes,
+  };
+  const outPath = join(RESULTS_DIR, 'latest.json');
+  // NaN is not JSON; null keeps "not measured" distinguishable from 0.
+  writeFileSync(outPath, JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n');
+  process.stdout.write(`\nwrote ${outPath}\n`);
+}
+
+main()
+  .catch((err: unknown) => {
+    log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    await stopAll();
+    log(servers.gateway ? 'servers stopped, gateway Redis keys removed' : 'servers stopped');
+  });
