@@ -1,7 +1,7 @@
 // The adapter's context for one turn. It keeps the task's artifacts in memory for this
 // worker and writes every change through the store fenced by the lease generation, in the
 // order the adapter made them, even when the adapter does not await each call.
-import { ulid } from 'ulid';
+import { newId } from '../ids.ts';
 import type { AdapterContext, ArtifactChunk } from '../../adapters/types.ts';
 import type { Artifact, JsonObject, Message, StreamResponse, TaskStatus } from '../protocol/types.ts';
 import type { TaskStore, TurnRecord } from '../store/task-store.ts';
@@ -15,7 +15,7 @@ export interface TurnLease {
 
 export function agentMessage(lease: TurnLease, text: string, metadata?: JsonObject): Message {
   const message: Message = {
-    messageId: ulid(),
+    messageId: newId(),
     role: 'ROLE_AGENT',
     parts: [{ text }],
     taskId: lease.taskId,

@@ -3,7 +3,7 @@
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ulid } from 'ulid';
+import { newId } from '../ids.ts';
 import type { Adapter, TurnOutcome } from '../../adapters/types.ts';
 import type { TurnJobData } from '../../queues/turns.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -37,7 +37,7 @@ export interface TurnRunnerOptions {
 }
 
 export class TurnRunner {
-  readonly workerId = `${hostname()}:${process.pid}:${ulid().slice(-6)}`;
+  readonly workerId = `${hostname()}:${process.pid}:${newId().slice(-6)}`;
   /** Abort controllers of the turns running in this process, by task id. */
   private readonly running = new Map<string, AbortController>();
 

@@ -1,7 +1,7 @@
 // The A2A operations, once, independent of any binding. Bindings translate wire shapes and
 // errors; everything that decides something about a task happens here or in the store.
 import type { Queue } from 'bullmq';
-import { ulid } from 'ulid';
+import { newId } from '../ids.ts';
 import { enqueueTurn, type TurnJobData } from '../../queues/turns.ts';
 import { compareEventIds, type EventHub, type LiveEvent } from '../events/hub.ts';
 import { openTaskFeed } from '../events/task-feed.ts';
@@ -202,8 +202,8 @@ export class TaskService {
     const { message } = request;
     if (message.taskId !== undefined) return this.submitFollowUp(owner, request, message.taskId);
 
-    const taskId = ulid();
-    const contextId = message.contextId ?? ulid();
+    const taskId = newId();
+    const contextId = message.contextId ?? newId();
     const stored: Message = { ...message, taskId, contextId };
     const created = await this.options.store.createTask({
       taskId,
