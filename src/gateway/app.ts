@@ -1,10 +1,12 @@
 // The gateway's HTTP surface: agent card, health, and the two A2A bindings.
-import type { HttpBindings } from '@hono/node-server';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Redis } from 'ioredis';
 import type { ServedCard } from '../../agent-card/card.ts';
-import { jsonRpcBinding } from '../bindings/jsonrpc/index.ts';
-import { restBinding } from '../bindings/rest/index.ts';
+import { createExchange } from '../bindings/http/exchange.ts';
+import { handleJsonRpc } from '../bindings/jsonrpc/index.ts';
+import { handleRest } from '../bindings/rest/index.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../bindings/rest/routes.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { TaskService } from '../tasks/service.ts';
@@ -18,8 +20,14 @@ export interface GatewayAppOptions {
   heartbeatMs: number;
 }
 
-export function createGatewayApp(options: GatewayAppOptions): Hono<{ Bindings: HttpBindings }> {
-  const app = new Hono<{ Bindings: HttpBindings }>();
+export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
+
+/**
+ * The gateway's request listener: the A2A bindings run directly on Node's request and
+ * response (src/bindings/http/exchange.ts says why); Hono serves everything else.
+ */
+export function createGatewayListener(options: GatewayAppOptions): RequestListener {
+  const app = new Hono();
   const bindingOptions = {
     service: options.service,
     inputModes: inputModesOf(options.card),
@@ -53,8 +61,6 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<{ Bindings: H
     }
   });
 
-  app.route(JSONRPC_PATH, jsonRpcBinding(bindingOptions));
-  app.route(REST_BASE_PATH, restBinding(bindingOptions));
   app.notFound((c) =>
     c.json(
       {
@@ -68,7 +74,25 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<{ Bindings: H
       404,
     ),
   );
-  return app;
+  const honoListener = getRequestListener(app.fetch);
+  const restPrefix = `${REST_BASE_PATH}/`;
+  const fail = (response: ServerResponse, error: unknown): void => {
+    options.logger.error('request handler failed', { error: String((error as Error).stack ?? error) });
+    if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
+    response.end();
+  };
+  return (request, response) => {
+    const url = request.url ?? '/';
+    const pathEnd = url.indexOf('?');
+    const path = pathEnd < 0 ? url : url.slice(0, pathEnd);
+    if (path === JSONRPC_PATH || path === `${JSONRPC_PATH}/`) {
+      handleJsonRpc(createExchange(request, response), bindingOptions).catch((error: unknown) => fail(response, error));
+    } else if (path === REST_BASE_PATH || path.startsWith(restPrefix)) {
+      handleRest(createExchange(request, response), bindingOptions).catch((error: unknown) => fail(response, error));
+    } else {
+      void honoListener(request, response);
+    }
+  };
 }
 
 /** Media types accepted in message parts: the card's input modes plus every skill's. */

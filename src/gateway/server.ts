@@ -1,6 +1,6 @@
 // The gateway role: HTTP server, task service and the Redis connections it needs. Its
 // connection count is fixed (commands, one event subscriber, the queue) whatever the load.
-import { serve, type ServerType } from '@hono/node-server';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Adapter } from '../../adapters/types.ts';
 import { buildAgentCard, serveAgentCard, type ServedCard } from '../../agent-card/card.ts';
@@ -12,7 +12,7 @@ import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { TaskService } from '../tasks/service.ts';
-import { createGatewayApp } from './app.ts';
+import { createGatewayListener, type RequestListener } from './app.ts';
 
 export interface GatewayHandle {
   url: string;
@@ -43,39 +43,33 @@ export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, 
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
   });
 
-  let server: ServerType | undefined;
-  let cardRef: ServedCard | undefined;
-  const port = await new Promise<number>((resolve, reject) => {
-    // The card needs the bound port when port 0 asked for any free one, so the app is
-    // created once the port is known, through this indirection.
-    let app: ReturnType<typeof createGatewayApp> | undefined;
-    server = serve({ fetch: (request, env) => (app as NonNullable<typeof app>).fetch(request, env), port: config.port, hostname: config.host }, (info: AddressInfo) => {
-      const card = serveAgentCard(
-        buildAgentCard({
-          publicUrl: publicUrlOf(config, info.port),
-          name: config.agentName,
-          description: config.agentDescription,
-          version: config.agentVersion,
-          adapter,
-        }),
-      );
-      app = createGatewayApp({ service, card, redis: commands, logger, maxBodyBytes: config.maxBodyBytes, heartbeatMs: config.heartbeatMs });
-      cardRef = card;
-      resolve(info.port);
-    });
-    server.once('error', reject);
-  });
-  const httpServer = server as unknown as import('node:http').Server;
+  let handler: RequestListener | undefined;
+  const httpServer = createServer((request, response) => (handler as RequestListener)(request, response));
   // Idle SSE clients must not be cut by Node's default timeouts; heartbeats keep proxies awake.
   httpServer.requestTimeout = 0;
   httpServer.headersTimeout = 60_000;
   httpServer.keepAliveTimeout = 65_000;
   httpServer.maxHeadersCount = 100;
+  const port = await new Promise<number>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(config.port, config.host, () => resolve((httpServer.address() as AddressInfo).port));
+  });
+  // The card names the bound port when port 0 asked for any free one, so it is built now.
+  const card = serveAgentCard(
+    buildAgentCard({
+      publicUrl: publicUrlOf(config, port),
+      name: config.agentName,
+      description: config.agentDescription,
+      version: config.agentVersion,
+      adapter,
+    }),
+  );
+  handler = createGatewayListener({ service, card, redis: commands, logger, maxBodyBytes: config.maxBodyBytes, heartbeatMs: config.heartbeatMs });
 
   return {
     url: publicUrlOf(config, port),
     port,
-    card: cardRef as ServedCard,
+    card,
     service,
     hub,
     async close() {

@@ -1,9 +1,5 @@
 // The JSON-RPC 2.0 binding (spec 9): one POST endpoint, PascalCase methods, SSE for the two
 // streaming methods. Translates envelopes and errors; the operations live in ../operations.ts.
-import type { HttpBindings } from '@hono/node-server';
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
-import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { A2AError } from '../../protocol/errors.ts';
 import type { Logger } from '../../logging/logger.ts';
 import {
@@ -16,6 +12,7 @@ import {
 import { pipeTaskStream } from '../sse/task-stream.ts';
 import { checkProtocolVersion } from '../version.ts';
 import { isJsonContentType, toA2AError } from '../errors.ts';
+import type { Exchange } from '../http/exchange.ts';
 
 type JsonRpcId = string | number | null;
 
@@ -36,12 +33,12 @@ export function jsonRpcErrorBody(id: JsonRpcId, error: A2AError): Record<string,
   return { jsonrpc: '2.0', id, error: { code: error.mapping.jsonRpcCode, message, data: error.details() } };
 }
 
-function respondError(c: Context, id: JsonRpcId, error: A2AError): Response {
+function respondError(exchange: Exchange, id: JsonRpcId, error: A2AError): void {
   // JSON-RPC errors travel in a 200 response; only transport-level refusals keep their HTTP status.
   const status = error.httpStatus ?? (error.kind === 'UNAVAILABLE' ? 503 : 200);
   const headers: Record<string, string> = {};
   if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
-  return c.json(jsonRpcErrorBody(id, error), status as 200, headers);
+  exchange.sendJson(status, jsonRpcErrorBody(id, error), headers);
 }
 
 function readEnvelope(body: unknown): { id: JsonRpcId; method: string; params: unknown } {
@@ -69,82 +66,66 @@ function readEnvelope(body: unknown): { id: JsonRpcId; method: string; params: u
   return { id, method: envelope.method as string, params: envelope.params ?? {} };
 }
 
-export function jsonRpcBinding(options: JsonRpcBindingOptions): Hono<{ Bindings: HttpBindings }> {
-  const app = new Hono<{ Bindings: HttpBindings }>();
-  app.post(
-    '/',
-    bodyLimit({
-      maxSize: options.maxBodyBytes,
-      onError: (c) => {
-        // The unread rest of the body makes the connection unusable: tell the client not to reuse it.
-        c.header('Connection', 'close');
-        return respondError(
-          c,
-          null,
-          new A2AError('INVALID_REQUEST', `the request body exceeds ${options.maxBodyBytes} bytes`, { httpStatus: 413 }),
-        );
-      },
-    }),
-    async (c) => {
-      let id: JsonRpcId = null;
-      try {
-        // Read the body before any refusal, so an early error leaves the connection reusable.
-        const text = await c.req.text();
-        if (!isJsonContentType(c.req.header('content-type'))) {
-          throw new A2AError('INVALID_REQUEST', 'Content-Type must be application/json', {
-            httpStatus: 415,
-            violations: [{ field: 'Content-Type', description: `is "${c.req.header('content-type') ?? ''}"; send application/json` }],
-          });
-        }
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          throw new A2AError('PARSE_ERROR', 'the body is not valid JSON');
-        }
-        let envelope;
-        try {
-          envelope = readEnvelope(body);
-        } catch (error) {
-          id = (error as { requestId?: JsonRpcId }).requestId ?? null;
-          throw error;
-        }
-        id = envelope.id;
-        checkProtocolVersion(c.req.header('a2a-version'), c.req.query('A2A-Version'));
-        if (isUnaryOperation(envelope.method)) {
-          const result = await runUnaryOperation(envelope.method, envelope.params, options);
-          return c.json({ jsonrpc: '2.0', id, result });
-        }
-        if (isStreamOperation(envelope.method)) {
-          const plan = await startStreamOperation(envelope.method, envelope.params, c.req.header('last-event-id'), options);
-          const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
-          const requestId = id;
-          pipeTaskStream({
-            service: options.service,
-            response: c.env.outgoing,
-            heartbeatMs: options.heartbeatMs,
-            taskId: plan.taskId,
-            snapshot: plan.snapshot,
-            afterId: plan.afterId,
-            alreadyEnded: plan.alreadyEnded,
-            closesOn: plan.closesOn,
-            frame: (json) => `${prefix}${json}}`,
-            frameError: (error) => ({ data: JSON.stringify(jsonRpcErrorBody(requestId, toA2AError(error))) }),
-          });
-          return RESPONSE_ALREADY_SENT;
-        }
-        throw new A2AError('METHOD_NOT_FOUND', `"${envelope.method}" is not an A2A 1.0 method`, {
-          metadata: { method: envelope.method },
-        });
-      } catch (error) {
-        const a2a = toA2AError(error);
-        if (a2a.kind === 'INTERNAL') options.logger.error('JSON-RPC request failed', { error: String((error as Error).stack ?? error) });
-        return respondError(c, id, a2a);
-      }
-    },
-  );
-  app.all('/', (c) =>
-    respondError(c, null, new A2AError('INVALID_REQUEST', 'the JSON-RPC endpoint only accepts POST', { httpStatus: 405 })),
-  );
-  return app;
+/** Handles one request to the JSON-RPC endpoint. */
+export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingOptions): Promise<void> {
+  let id: JsonRpcId = null;
+  try {
+    if (exchange.method !== 'POST') {
+      exchange.response.setHeader('Allow', 'POST');
+      throw new A2AError('INVALID_REQUEST', 'the JSON-RPC endpoint only accepts POST', { httpStatus: 405 });
+    }
+    // Read the body before any refusal, so an early error leaves the connection reusable.
+    const text = await exchange.readBody(options.maxBodyBytes);
+    if (!isJsonContentType(exchange.header('content-type'))) {
+      throw new A2AError('INVALID_REQUEST', 'Content-Type must be application/json', {
+        httpStatus: 415,
+        violations: [{ field: 'Content-Type', description: `is "${exchange.header('content-type') ?? ''}"; send application/json` }],
+      });
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new A2AError('PARSE_ERROR', 'the body is not valid JSON');
+    }
+    let envelope;
+    try {
+      envelope = readEnvelope(body);
+    } catch (error) {
+      id = (error as { requestId?: JsonRpcId }).requestId ?? null;
+      throw error;
+    }
+    id = envelope.id;
+    checkProtocolVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);
+    if (isUnaryOperation(envelope.method)) {
+      const result = await runUnaryOperation(envelope.method, envelope.params, options);
+      exchange.sendJson(200, { jsonrpc: '2.0', id, result });
+      return;
+    }
+    if (isStreamOperation(envelope.method)) {
+      const plan = await startStreamOperation(envelope.method, envelope.params, exchange.header('last-event-id'), options);
+      const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
+      const requestId = id;
+      pipeTaskStream({
+        service: options.service,
+        response: exchange.response,
+        heartbeatMs: options.heartbeatMs,
+        taskId: plan.taskId,
+        snapshot: plan.snapshot,
+        afterId: plan.afterId,
+        alreadyEnded: plan.alreadyEnded,
+        closesOn: plan.closesOn,
+        frame: (json) => `${prefix}${json}}`,
+        frameError: (error) => ({ data: JSON.stringify(jsonRpcErrorBody(requestId, toA2AError(error))) }),
+      });
+      return;
+    }
+    throw new A2AError('METHOD_NOT_FOUND', `"${envelope.method}" is not an A2A 1.0 method`, {
+      metadata: { method: envelope.method },
+    });
+  } catch (error) {
+    const a2a = toA2AError(error);
+    if (a2a.kind === 'INTERNAL') options.logger.error('JSON-RPC request failed', { error: String((error as Error).stack ?? error) });
+    respondError(exchange, id, a2a);
+  }
 }

@@ -1,12 +1,9 @@
 // The HTTP+JSON binding (spec 11): resource routes from ./routes.ts, google.rpc.Status errors,
 // SSE for streams. Translates wire shapes only; the operations live in ../operations.ts.
-import type { HttpBindings } from '@hono/node-server';
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
-import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from '../../logging/logger.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { isJsonContentType, toA2AError } from '../errors.ts';
+import type { Exchange } from '../http/exchange.ts';
 import {
   isStreamOperation,
   isUnaryOperation,
@@ -31,20 +28,20 @@ export function restErrorBody(error: A2AError): Record<string, unknown> {
   return { error: { code: status, status: statusName, message: error.message, details: error.details() } };
 }
 
-function respondError(c: Context, error: A2AError): Response {
+function respondError(exchange: Exchange, error: A2AError): void {
   const status = error.httpStatus ?? error.mapping.httpStatus;
   const headers: Record<string, string> = {};
   if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
-  return c.json(restErrorBody(error), status as 400, headers);
+  exchange.sendJson(status, restErrorBody(error), headers);
 }
 
 const NUMBER_QUERY = new Set(['historyLength', 'pageSize']);
 const BOOLEAN_QUERY = new Set(['includeArtifacts']);
 
 /** Query strings carry everything as text (spec 11.5); give the schemas typed values. */
-function queryParams(url: URL): Record<string, unknown> {
+function queryParams(query: URLSearchParams): Record<string, unknown> {
   const params: Record<string, unknown> = {};
-  for (const [name, value] of url.searchParams) {
+  for (const [name, value] of query) {
     if (name === 'A2A-Version') continue;
     if (NUMBER_QUERY.has(name) && /^-?\d+$/.test(value)) params[name] = Number(value);
     else if (BOOLEAN_QUERY.has(name) && (value === 'true' || value === 'false')) params[name] = value === 'true';
@@ -53,12 +50,12 @@ function queryParams(url: URL): Record<string, unknown> {
   return params;
 }
 
-function parseJsonBody(c: Context, text: string, required: boolean): Record<string, unknown> {
+function parseJsonBody(exchange: Exchange, text: string, required: boolean): Record<string, unknown> {
   if (text.trim() === '') {
     if (required) throw new A2AError('INVALID_PARAMS', 'the request body is empty; send a JSON object', { violations: [{ field: '(body)', description: 'is required' }] });
     return {};
   }
-  if (!isJsonContentType(c.req.header('content-type'))) {
+  if (!isJsonContentType(exchange.header('content-type'))) {
     throw new A2AError('INVALID_REQUEST', 'Content-Type must be application/json or application/a2a+json', { httpStatus: 415 });
   }
   let body: unknown;
@@ -76,10 +73,10 @@ function parseJsonBody(c: Context, text: string, required: boolean): Record<stri
 /** Builds the operation's params from path, query and body; path values win and must agree. */
 const BODY_REQUIRED = new Set(['SendMessage', 'SendStreamingMessage', 'CreateTaskPushNotificationConfig']);
 
-function paramsFor(c: Context, match: RouteMatch, bodyText: string): Record<string, unknown> {
+function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Record<string, unknown> {
   const { route } = match;
-  const fromBody = route.method === 'POST' ? parseJsonBody(c, bodyText, BODY_REQUIRED.has(route.operation)) : {};
-  const params: Record<string, unknown> = { ...queryParams(new URL(c.req.url)), ...fromBody };
+  const fromBody = route.method === 'POST' ? parseJsonBody(exchange, bodyText, BODY_REQUIRED.has(route.operation)) : {};
+  const params: Record<string, unknown> = { ...queryParams(exchange.query), ...fromBody };
   for (const [name, value] of Object.entries(match.params)) {
     // On push-config routes the path's {taskId} is the task and {id} the config.
     if (params[name] !== undefined && params[name] !== value) {
@@ -100,68 +97,55 @@ function paramsFor(c: Context, match: RouteMatch, bodyText: string): Record<stri
   return params;
 }
 
-export function restBinding(options: RestBindingOptions): Hono<{ Bindings: HttpBindings }> {
-  const app = new Hono<{ Bindings: HttpBindings }>();
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: options.maxBodyBytes,
-      onError: (c) => {
-        // The unread rest of the body makes the connection unusable: tell the client not to reuse it.
-        c.header('Connection', 'close');
-        return respondError(c, new A2AError('INVALID_REQUEST', `the request body exceeds ${options.maxBodyBytes} bytes`, { httpStatus: 413 }));
-      },
-    }),
-  );
-  app.all('*', async (c) => {
+/** Handles one request below REST_BASE_PATH. */
+export async function handleRest(exchange: Exchange, options: RestBindingOptions): Promise<void> {
+  try {
+    // Read the body before any refusal, so an early error leaves the connection reusable.
+    const bodyText = exchange.method === 'POST' || exchange.method === 'PUT' || exchange.method === 'PATCH' ? await exchange.readBody(options.maxBodyBytes) : '';
+    const path = exchange.path.slice(REST_BASE_PATH.length) || '/';
+    let match: ReturnType<typeof matchRestRoute>;
     try {
-      // Read the body before any refusal, so an early error leaves the connection reusable.
-      const bodyText = c.req.method === 'POST' || c.req.method === 'PUT' || c.req.method === 'PATCH' ? await c.req.text() : '';
-      const path = new URL(c.req.url).pathname.slice(REST_BASE_PATH.length) || '/';
-      let match: ReturnType<typeof matchRestRoute>;
-      try {
-        match = matchRestRoute(c.req.method, path);
-      } catch (error) {
-        // decodeURIComponent of a path segment such as "%E0%A4%A": the client's mistake, not ours.
-        if (error instanceof URIError) throw new A2AError('INVALID_REQUEST', `The path ${REST_BASE_PATH}${path} has malformed percent-encoding.`);
-        throw error;
-      }
-      if (match === undefined) {
-        throw new A2AError('METHOD_NOT_FOUND', `No A2A operation at ${c.req.method} ${REST_BASE_PATH}${path}; see openapi.yaml for the routes.`);
-      }
-      if (match === 'method-not-allowed') {
-        c.header('Allow', allowedMethods(path).join(', '));
-        throw new A2AError('METHOD_NOT_FOUND', `${c.req.method} is not allowed on ${REST_BASE_PATH}${path}`, { httpStatus: 405 });
-      }
-      checkProtocolVersion(c.req.header('a2a-version'), c.req.query('A2A-Version'));
-      const params = paramsFor(c, match, bodyText);
-      const operation = match.route.operation;
-      if (isUnaryOperation(operation)) {
-        const result = await runUnaryOperation(operation, params, options);
-        return c.json(result as Record<string, unknown>);
-      }
-      if (isStreamOperation(operation)) {
-        const plan = await startStreamOperation(operation, params, c.req.header('last-event-id'), options);
-        pipeTaskStream({
-          service: options.service,
-          response: c.env.outgoing,
-          heartbeatMs: options.heartbeatMs,
-          taskId: plan.taskId,
-          snapshot: plan.snapshot,
-          afterId: plan.afterId,
-          alreadyEnded: plan.alreadyEnded,
-          closesOn: plan.closesOn,
-          frame: (json) => json,
-          frameError: (error) => ({ event: 'error', data: JSON.stringify(restErrorBody(toA2AError(error))) }),
-        });
-        return RESPONSE_ALREADY_SENT;
-      }
-      throw new A2AError('METHOD_NOT_FOUND', `Operation ${operation} is not available`);
+      match = matchRestRoute(exchange.method, path);
     } catch (error) {
-      const a2a = toA2AError(error);
-      if (a2a.kind === 'INTERNAL') options.logger.error('HTTP+JSON request failed', { error: String((error as Error).stack ?? error) });
-      return respondError(c, a2a);
+      // decodeURIComponent of a path segment such as "%E0%A4%A": the client's mistake, not ours.
+      if (error instanceof URIError) throw new A2AError('INVALID_REQUEST', `The path ${REST_BASE_PATH}${path} has malformed percent-encoding.`);
+      throw error;
     }
-  });
-  return app;
+    if (match === undefined) {
+      throw new A2AError('METHOD_NOT_FOUND', `No A2A operation at ${exchange.method} ${REST_BASE_PATH}${path}; see openapi.yaml for the routes.`);
+    }
+    if (match === 'method-not-allowed') {
+      exchange.response.setHeader('Allow', allowedMethods(path).join(', '));
+      throw new A2AError('METHOD_NOT_FOUND', `${exchange.method} is not allowed on ${REST_BASE_PATH}${path}`, { httpStatus: 405 });
+    }
+    checkProtocolVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);
+    const params = paramsFor(exchange, match, bodyText);
+    const operation = match.route.operation;
+    if (isUnaryOperation(operation)) {
+      const result = await runUnaryOperation(operation, params, options);
+      exchange.sendJson(200, result ?? {});
+      return;
+    }
+    if (isStreamOperation(operation)) {
+      const plan = await startStreamOperation(operation, params, exchange.header('last-event-id'), options);
+      pipeTaskStream({
+        service: options.service,
+        response: exchange.response,
+        heartbeatMs: options.heartbeatMs,
+        taskId: plan.taskId,
+        snapshot: plan.snapshot,
+        afterId: plan.afterId,
+        alreadyEnded: plan.alreadyEnded,
+        closesOn: plan.closesOn,
+        frame: (json) => json,
+        frameError: (error) => ({ event: 'error', data: JSON.stringify(restErrorBody(toA2AError(error))) }),
+      });
+      return;
+    }
+    throw new A2AError('METHOD_NOT_FOUND', `Operation ${operation} is not available`);
+  } catch (error) {
+    const a2a = toA2AError(error);
+    if (a2a.kind === 'INTERNAL') options.logger.error('HTTP+JSON request failed', { error: String((error as Error).stack ?? error) });
+    respondError(exchange, a2a);
+  }
 }

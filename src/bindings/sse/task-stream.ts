@@ -25,9 +25,11 @@ export interface TaskStreamOptions {
 }
 
 export function pipeTaskStream(options: TaskStreamOptions): void {
-  const { service, response, snapshot, closesOn, frame } = options;
+  // Only what the live callbacks need is kept in their closures: an idle stream lives for
+  // hours, and the snapshot (a whole Task with history) must not live with it.
+  const { service, response, snapshot, closesOn, frame, frameError, taskId, afterId, alreadyEnded, heartbeatMs } = options;
   let feed: { close(): void } | undefined;
-  const sse = openSse(response, { heartbeatMs: options.heartbeatMs, onClose: () => feed?.close() });
+  const sse = openSse(response, { heartbeatMs, onClose: () => feed?.close() });
 
   if (snapshot !== undefined) {
     sse.send(frame(JSON.stringify({ task: snapshot.task })), { id: snapshot.eventId });
@@ -36,22 +38,23 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
       return;
     }
   }
-  if (options.alreadyEnded === true) {
+  if (alreadyEnded === true) {
     sse.end();
     return;
   }
   feed = openTaskFeed({
     hub: service.hub,
     store: service.store,
-    taskId: options.taskId,
-    afterId: options.afterId,
+    taskId,
+    afterId,
     onEvent: (event) => {
       sse.send(frame(event.json), { id: event.id });
       const state = stateOf(event.event);
       if (state !== undefined && closesOn(state)) sse.end();
     },
     onError: (error) => {
-      sse.send(options.frameError(error).data, { event: options.frameError(error).event });
+      const framed = frameError(error);
+      sse.send(framed.data, framed.event === undefined ? undefined : { event: framed.event });
       sse.end();
     },
   });
