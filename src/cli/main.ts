@@ -62,8 +62,13 @@ async function main(argv: string[]): Promise<void> {
 
   let worker: WorkerHandle | undefined;
   let gateway: GatewayHandle | undefined;
-  if (roles.worker) worker = await startWorkerRole(config, adapter, logger);
-  if (roles.gateway) gateway = await startGatewayRole(config, adapter, logger);
+  try {
+    if (roles.worker) worker = await startWorkerRole(config, adapter, logger);
+    if (roles.gateway) gateway = await startGatewayRole(config, adapter, logger);
+  } catch (error) {
+    await worker?.close().catch(() => undefined);
+    fail((error as Error).message);
+  }
 
   if (gateway !== undefined) {
     const rpc = gateway.card.card.supportedInterfaces[0]?.url ?? `${gateway.url}/a2a/jsonrpc`;

@@ -44,16 +44,39 @@ export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, 
   });
 
   let handler: RequestListener | undefined;
-  const httpServer = createServer((request, response) => (handler as RequestListener)(request, response));
+  const httpServer = createServer((request, response) => {
+    if (handler !== undefined) {
+      handler(request, response);
+      return;
+    }
+    // Only between listen() and the card being built: tell the client to come back.
+    response.writeHead(503, { 'Retry-After': '1', 'Content-Type': 'application/json' });
+    response.end('{"error":{"code":503,"status":"UNAVAILABLE","message":"starting up; retry shortly","details":[]}}');
+  });
+  const releaseConnections = (): void => {
+    subscriber.disconnect();
+    queueConnection.disconnect();
+    commands.disconnect();
+  };
   // Idle SSE clients must not be cut by Node's default timeouts; heartbeats keep proxies awake.
   httpServer.requestTimeout = 0;
   httpServer.headersTimeout = 60_000;
   httpServer.keepAliveTimeout = 65_000;
   httpServer.maxHeadersCount = 100;
-  const port = await new Promise<number>((resolve, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(config.port, config.host, () => resolve((httpServer.address() as AddressInfo).port));
-  });
+  let port: number;
+  try {
+    port = await new Promise<number>((resolve, reject) => {
+      httpServer.once('error', reject);
+      httpServer.listen(config.port, config.host, () => resolve((httpServer.address() as AddressInfo).port));
+    });
+  } catch (error) {
+    await queue.close().catch(() => undefined);
+    releaseConnections();
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new Error(`${config.host}:${config.port} is already in use; stop what listens there or set A2A_PORT to a free port.`);
+    }
+    throw error;
+  }
   // The card names the bound port when port 0 asked for any free one, so it is built now.
   const card = serveAgentCard(
     buildAgentCard({

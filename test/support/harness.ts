@@ -152,7 +152,11 @@ export async function spawnWorkerProcess(prefix: string, env: Record<string, str
       out += chunk.toString();
     });
     child.once('exit', () => reject(new Error(`worker process exited before it was ready:\n${out}`)));
-    setTimeout(() => reject(new Error(`worker process not ready after 30 s:\n${out}`)), 30_000).unref();
+    setTimeout(() => {
+      // The caller never gets a handle to a worker that failed to start: stop it here.
+      child.kill('SIGKILL');
+      reject(new Error(`worker process not ready after 30 s:\n${out}`));
+    }, 30_000).unref();
   });
   return {
     child,
