@@ -2,7 +2,7 @@
 // task's event channel and fans each event out to the in-process listeners of that task. An
 // idle SSE client therefore costs a map entry and a callback, never a Redis connection.
 import type { Redis } from 'ioredis';
-import type { StreamResponse } from '../protocol/types.ts';
+import type { TaskState } from '../protocol/types.ts';
 import type { RedisKeys } from '../store/keys.ts';
 
 export interface LiveEvent {
@@ -10,7 +10,17 @@ export interface LiveEvent {
   id: string;
   /** The StreamResponse JSON as stored; forwarded to clients without re-serializing. */
   json: string;
-  event: StreamResponse;
+  /** The task state a status update or Task snapshot carries; undefined for other events. */
+  state: TaskState | undefined;
+}
+
+// Quotes inside JSON strings are escaped, so the first unescaped `"status":{"state":"` is the
+// event's own status (Task snapshots and status updates both serialize ids before status).
+const STATE_PATTERN = /^\{"(?:statusUpdate|task)":\{.*?"status":\{"state":"(TASK_STATE_[A-Z_]+)"/;
+
+/** The state of a stored or published event, read without parsing the whole event. */
+export function stateOfEventJson(json: string): TaskState | undefined {
+  return STATE_PATTERN.exec(json)?.[1] as TaskState | undefined;
 }
 
 export type LiveListener = (event: LiveEvent) => void;
@@ -87,7 +97,7 @@ export class EventHub {
     if (set === undefined) return; // Most events are for tasks nobody here watches: skip the parse.
     const newline = message.indexOf('\n');
     const json = message.slice(newline + 1);
-    const live: LiveEvent = { id: message.slice(0, newline), json, event: JSON.parse(json) as StreamResponse };
+    const live: LiveEvent = { id: message.slice(0, newline), json, state: stateOfEventJson(json) };
     for (const subscription of [...set]) subscription.onEvent(live);
   }
 }

@@ -2,7 +2,7 @@
 // listen live first, then read the replay buffer, then hand over to live delivery, skipping
 // what was already delivered. Every stream, blocked SendMessage and resume uses this.
 import type { TaskStore } from '../store/task-store.ts';
-import { compareEventIds, type EventHub, type LiveEvent } from './hub.ts';
+import { compareEventIds, stateOfEventJson, type EventHub, type LiveEvent } from './hub.ts';
 
 export interface TaskFeed {
   /** Stops delivery and frees the listener at once. */
@@ -17,6 +17,11 @@ export function openTaskFeed(options: {
   afterId: string;
   onEvent: (event: LiveEvent) => void;
   onError: (error: Error) => void;
+  /**
+   * Skip the initial buffer read: only for a task whose first event cannot have been published
+   * yet (the caller opens the feed before creating the task). Gaps are still read back.
+   */
+  liveOnly?: boolean;
 }): TaskFeed {
   const { hub, store, taskId, onEvent, onError } = options;
   let lastDelivered = options.afterId;
@@ -39,7 +44,7 @@ export function openTaskFeed(options: {
       // Read in pages so a long buffer does not arrive as one huge reply.
       for (;;) {
         const page = await store.readEvents(taskId, lastDelivered, 500);
-        for (const stored of page) deliver({ id: stored.id, json: JSON.stringify(stored.event), event: stored.event });
+        for (const stored of page) deliver({ id: stored.id, json: stored.json, state: stateOfEventJson(stored.json) });
         if (page.length < 500 || closed) break;
       }
     } catch (error) {
@@ -62,7 +67,7 @@ export function openTaskFeed(options: {
     },
     () => void catchUp(),
   );
-  void catchUp();
+  if (options.liveOnly !== true) void catchUp();
 
   return {
     close() {

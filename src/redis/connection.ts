@@ -13,7 +13,8 @@ export function openRedis(url: string, role: RedisRole, extra: RedisOptions = {}
     // waits for the reconnect instead of failing after a few retries.
     maxRetriesPerRequest: null,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-    enableAutoPipelining: role === 'commands',
+    // Batches the commands issued in one tick into one write; not for blocking connections.
+    enableAutoPipelining: role === 'commands' || role === 'queue',
     ...extra,
   });
 }

@@ -88,6 +88,8 @@ export type FinishResult =
 
 export interface StoredEvent {
   id: string;
+  /** The StreamResponse JSON exactly as stored. */
+  json: string;
   event: StreamResponse;
 }
 
@@ -306,7 +308,19 @@ export class TaskStore {
       count === undefined
         ? await this.redis.xrange(key, start, '+')
         : await this.redis.xrange(key, start, '+', 'COUNT', count);
-    return entries.map(([id, fields]) => ({ id, event: JSON.parse(fields[1] ?? 'null') as StreamResponse }));
+    return entries.map(([id, fields]) => {
+      const json = fields[1] ?? 'null';
+      // Parsed on first use only: replaying a buffer to a stream forwards the JSON as is.
+      let parsed: StreamResponse | undefined;
+      return {
+        id,
+        json,
+        get event(): StreamResponse {
+          parsed ??= JSON.parse(json) as StreamResponse;
+          return parsed;
+        },
+      };
+    });
   }
 
   /** The stored owner key of a task, used where the caller is a worker, not a principal. */

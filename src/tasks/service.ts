@@ -63,17 +63,32 @@ export class TaskService {
   }
 
   async sendMessage(owner: Owner, request: SendMessageRequest): Promise<SendMessageResponse> {
-    const submission = await this.submit(owner, request);
+    const blocking = request.configuration?.returnImmediately !== true;
+    const turnOver = (state: TaskState): boolean => isTerminal(state) || isInterrupted(state);
+    // A new task publishes nothing before it is created, so watching its id first means the
+    // wait needs no read of the replay buffer (one round trip less on the busiest path).
+    const newTaskId = request.message.taskId === undefined ? newId() : undefined;
+    const early =
+      blocking && newTaskId !== undefined ? this.watchTurnEnd(newTaskId, '', this.options.blockingTimeoutMs, turnOver, true) : undefined;
+    let submission: Submission;
+    try {
+      submission = await this.submit(owner, request, newTaskId);
+    } catch (error) {
+      early?.cancel();
+      throw error;
+    }
     const historyLength = request.configuration?.historyLength;
-    // A follow-up whose snapshot is already terminal or interrupted had its turn end before the
-    // snapshot was read (a re-sent message, or a queued turn that ran at once): no event after
-    // afterId will end it, so waiting would block until the timeout.
-    const snapshotState = submission.snapshot?.task.status.state;
-    const alreadyOver = snapshotState !== undefined && (isTerminal(snapshotState) || isInterrupted(snapshotState));
-    if (request.configuration?.returnImmediately !== true && !alreadyOver) {
-      await this.waitForTurnEnd(submission.taskId, submission.afterId, this.options.blockingTimeoutMs, (state) =>
-        isTerminal(state) || isInterrupted(state),
-      );
+    if (early !== undefined && submission.taskId === newTaskId) {
+      await early.done;
+    } else if (blocking) {
+      early?.cancel(); // a re-sent message: the task is an earlier one
+      // A follow-up whose snapshot is already terminal or interrupted had its turn end before the
+      // snapshot was read (a re-sent message, or a queued turn that ran at once): no event after
+      // afterId will end it, so waiting would block until the timeout.
+      const snapshotState = submission.snapshot?.task.status.state;
+      if (snapshotState === undefined || !turnOver(snapshotState)) {
+        await this.waitForTurnEnd(submission.taskId, submission.afterId, this.options.blockingTimeoutMs, turnOver);
+      }
     }
     return { task: await this.readOwnTask(submission.taskId, owner, historyLength) };
   }
@@ -198,11 +213,10 @@ export class TaskService {
   }
 
   /** Stores the message (a new task, or the next input of an existing one) and enqueues its turn. */
-  private async submit(owner: Owner, request: SendMessageRequest): Promise<Submission> {
+  private async submit(owner: Owner, request: SendMessageRequest, taskId: string = newId()): Promise<Submission> {
     const { message } = request;
     if (message.taskId !== undefined) return this.submitFollowUp(owner, request, message.taskId);
 
-    const taskId = newId();
     const contextId = message.contextId ?? newId();
     const stored: Message = { ...message, taskId, contextId };
     const created = await this.options.store.createTask({
@@ -285,33 +299,39 @@ export class TaskService {
 
   /** Resolves at the first status event after `afterId` whose state satisfies `done`, or at the timeout. */
   waitForTurnEnd(taskId: string, afterId: string, timeoutMs: number, done: (state: TaskState) => boolean): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const finish = (error?: Error): void => {
+    return this.watchTurnEnd(taskId, afterId, timeoutMs, done, false).done;
+  }
+
+  private watchTurnEnd(
+    taskId: string,
+    afterId: string,
+    timeoutMs: number,
+    done: (state: TaskState) => boolean,
+    liveOnly: boolean,
+  ): { done: Promise<void>; cancel(): void } {
+    let finish: (error?: Error) => void = () => undefined;
+    const promise = new Promise<void>((resolve, reject) => {
+      finish = (error?: Error): void => {
         clearTimeout(timer);
         feed.close();
         if (error === undefined) resolve();
         else reject(error);
       };
-      const timer = setTimeout(() => finish(), timeoutMs);
-      const feed = openTaskFeed({
-        hub: this.options.hub,
-        store: this.options.store,
-        taskId,
-        afterId,
-        onEvent: (event: LiveEvent) => {
-          const state = stateOf(event.event);
-          if (state !== undefined && done(state)) finish();
-        },
-        onError: (error) => finish(new A2AError('UNAVAILABLE', `Lost the task's event stream: ${error.message}`, { retryAfterSeconds: 1 })),
-      });
     });
+    const timer = setTimeout(() => finish(), timeoutMs);
+    const feed = openTaskFeed({
+      hub: this.options.hub,
+      store: this.options.store,
+      taskId,
+      afterId,
+      liveOnly,
+      onEvent: (event: LiveEvent) => {
+        if (event.state !== undefined && done(event.state)) finish();
+      },
+      onError: (error) => finish(new A2AError('UNAVAILABLE', `Lost the task's event stream: ${error.message}`, { retryAfterSeconds: 1 })),
+    });
+    return { done: promise, cancel: () => finish() };
   }
-}
-
-export function stateOf(event: StreamResponse): TaskState | undefined {
-  if ('statusUpdate' in event) return event.statusUpdate.status.state;
-  if ('task' in event) return event.task.status.state;
-  return undefined;
 }
 
 function encodePageToken(cursor: { score: string; taskId: string }): string {

@@ -4,7 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import { openTaskFeed } from '../../events/task-feed.ts';
 import type { Task, TaskState } from '../../protocol/types.ts';
-import { stateOf, type TaskService } from '../../tasks/service.ts';
+import type { TaskService } from '../../tasks/service.ts';
 import { openSse } from './sse-writer.ts';
 
 export interface TaskStreamOptions {
@@ -49,8 +49,7 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
     afterId,
     onEvent: (event) => {
       sse.send(frame(event.json), { id: event.id });
-      const state = stateOf(event.event);
-      if (state !== undefined && closesOn(state)) sse.end();
+      if (event.state !== undefined && closesOn(event.state)) sse.end();
     },
     onError: (error) => {
       const framed = frameError(error);
