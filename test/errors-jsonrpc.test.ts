@@ -8,8 +8,8 @@
 // worker gone nothing under the prefix moves unless a request writes, and the last test shows
 // that a good request does show up in the fingerprint.
 import { randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postChunked, seedQuietFixtures, type Json, type RawResponse, type TaskRef } from './support/raw-http.ts';
 import { rpc, startTestGateway, textMessage, waitFor, type TestGateway, expectUnchanged } from './support/harness.ts';
 
 const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
@@ -25,18 +25,11 @@ const A2A_REASONS: Record<number, string> = {
   [-32009]: 'VERSION_NOT_SUPPORTED',
 };
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-interface RawResponse {
-  status: number;
-  contentType: string | null;
-  body: Json;
-}
 
 let gw: TestGateway;
-let completed: { id: string; contextId: string };
-let waitingForInput: { id: string; contextId: string };
-let acme: { id: string; contextId: string };
+let completed: TaskRef;
+let waitingForInput: TaskRef;
+let acme: TaskRef;
 
 const randomId = (): string => `missing-${randomBytes(8).toString('hex')}`;
 
@@ -58,37 +51,6 @@ async function send(
   return { status: response.status, contentType: response.headers.get('content-type'), body: parsed };
 }
 
-/**
- * POSTs a body with Transfer-Encoding: chunked (no Content-Length), on a connection of its own.
- * The gateway may answer before it has read everything and close the connection, which fetch
- * reports as a socket error; node:http still hands over the response.
- */
-function postChunked(url: string, payload: Uint8Array, headers: Record<string, string>): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'POST', agent: false, headers: { ...headers, 'Transfer-Encoding': 'chunked' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? null, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json });
-        } catch (error) {
-          reject(error as Error);
-        }
-      });
-    });
-    req.on('error', () => undefined); // EPIPE/ECONNRESET after an early answer; the response decides
-    const write = (offset: number): void => {
-      if (offset >= payload.length) {
-        req.end();
-        return;
-      }
-      if (req.destroyed) return;
-      req.write(payload.subarray(offset, offset + 64 * 1024), () => write(offset + 64 * 1024));
-    };
-    write(0);
-    setTimeout(() => reject(new Error('no response to the chunked upload')), 20_000).unref();
-  });
-}
 
 const call = (id: string | number, method: string, params: unknown, headers?: Record<string, string>): Promise<RawResponse> =>
   send({ jsonrpc: '2.0', id, method, params }, headers === undefined ? {} : { headers });
@@ -150,24 +112,7 @@ function normalizedError(body: Json, taskId: string): unknown {
 
 beforeAll(async () => {
   gw = await startTestGateway({ name: 'errors-rpc' });
-  const done = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('hello') });
-  const doneTask = (done.body.result as Json).task as Json;
-  expect(doneTask.status.state).toBe('TASK_STATE_COMPLETED');
-  completed = { id: doneTask.id, contextId: doneTask.contextId };
-
-  const asking = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('dialogue') });
-  const askingTask = (asking.body.result as Json).task as Json;
-  expect(askingTask.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
-  waitingForInput = { id: askingTask.id, contextId: askingTask.contextId };
-
-  const acmeReply = await rpc(gw.jsonRpcUrl, 'SendMessage', { tenant: 'acme', message: textMessage('hello from acme') });
-  const acmeTask = (acmeReply.body.result as Json).task as Json;
-  expect(acmeTask.status.state).toBe('TASK_STATE_COMPLETED');
-  acme = { id: acmeTask.id, contextId: acmeTask.contextId };
-
-  // Quiesce: no worker, and its stalled-check marker (PX = stalledIntervalMs) expired.
-  await gw.worker?.close();
-  await waitFor(async () => ![...(await gw.snapshotKeys()).keys()].some((k) => k.endsWith(':stalled-check')), 10_000, 'stalled-check to expire');
+  ({ completed, waitingForInput, acme } = await seedQuietFixtures(gw));
 });
 
 afterAll(async () => {

@@ -110,11 +110,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
         service: options.service,
         response: exchange.response,
         heartbeatMs: options.heartbeatMs,
-        taskId: plan.taskId,
-        snapshot: plan.snapshot,
-        afterId: plan.afterId,
-        alreadyEnded: plan.alreadyEnded,
-        closesOn: plan.closesOn,
+        plan,
         frame: (json) => `${prefix}${json}}`,
         frameError: (error) => ({ data: JSON.stringify(jsonRpcErrorBody(requestId, toA2AError(error))) }),
       });

@@ -132,11 +132,7 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
         service: options.service,
         response: exchange.response,
         heartbeatMs: options.heartbeatMs,
-        taskId: plan.taskId,
-        snapshot: plan.snapshot,
-        afterId: plan.afterId,
-        alreadyEnded: plan.alreadyEnded,
-        closesOn: plan.closesOn,
+        plan,
         frame: (json) => json,
         frameError: (error) => ({ event: 'error', data: JSON.stringify(restErrorBody(toA2AError(error))) }),
       });

@@ -3,21 +3,16 @@
 // goes on (a connection is not a turn).
 import type { ServerResponse } from 'node:http';
 import { openTaskFeed } from '../../events/task-feed.ts';
-import type { Task, TaskState } from '../../protocol/types.ts';
 import type { TaskService } from '../../tasks/service.ts';
+import type { StreamPlan } from '../operations.ts';
 import { openSse } from './sse-writer.ts';
 
 export interface TaskStreamOptions {
   service: TaskService;
   response: ServerResponse;
   heartbeatMs: number;
-  taskId: string;
-  snapshot: { task: Task; eventId: string } | undefined;
-  afterId: string;
-  /** End right after the snapshot (if any): nothing can follow. */
-  alreadyEnded?: boolean;
-  /** The state that ends this stream (spec 3.1.2 vs 3.1.6). */
-  closesOn: (state: TaskState) => boolean;
+  /** Where the stream starts and what ends it (from startStreamOperation). */
+  plan: StreamPlan;
   /** Wraps a StreamResponse JSON into what the binding puts in `data:`. */
   frame: (streamResponseJson: string) => string;
   /** Frames a failure that happens after the stream started. */
@@ -27,7 +22,8 @@ export interface TaskStreamOptions {
 export function pipeTaskStream(options: TaskStreamOptions): void {
   // Only what the live callbacks need is kept in their closures: an idle stream lives for
   // hours, and the snapshot (a whole Task with history) must not live with it.
-  const { service, response, snapshot, closesOn, frame, frameError, taskId, afterId, alreadyEnded, heartbeatMs } = options;
+  const { service, response, frame, frameError, heartbeatMs } = options;
+  const { snapshot, closesOn, taskId, afterId, alreadyEnded } = options.plan;
   let feed: { close(): void } | undefined;
   const sse = openSse(response, { heartbeatMs, onClose: () => feed?.close() });
 
