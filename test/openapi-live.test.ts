@@ -275,14 +275,16 @@ function expectServedAsDocumented(operation: DocumentedOperation, observed: Obse
   if (observed.mediaType === 'application/json') {
     let body: unknown;
     expect(() => (body = JSON.parse(observed.text)), label).not.toThrow();
-    expect(schemaErrors(`${mediaPointer}/schema`, body), label).toBe('');
+    const errors = schemaErrors(`${mediaPointer}/schema`, body);
+    expect(errors, `${label}\nschema errors: ${errors}`).toBe('');
     if (observed.status >= 200 && observed.status < 300) validated2xx.add(operation.operationId);
   } else if (observed.mediaType === 'text/event-stream') {
     const eventSchema = content[observed.mediaType]['x-sse-event-data'] as Json | undefined;
     expect(eventSchema, `${label}: no x-sse-event-data schema documented`).toBeDefined();
     expect(observed.firstEvent, `${label}: the stream sent no event`).toBeDefined();
     const data = JSON.parse(observed.firstEvent?.data ?? 'null') as unknown;
-    expect(schemaErrors(deref(`${mediaPointer}/x-sse-event-data`).pointer, data), label).toBe('');
+    const errors = schemaErrors(deref(`${mediaPointer}/x-sse-event-data`).pointer, data);
+    expect(errors, `${label}\nevent schema errors: ${errors}`).toBe('');
     // The documented example shows whether events carry an SSE `id:` (a Last-Event-ID to resume from).
     const example = content[observed.mediaType].example as unknown;
     expect(typeof example, `${label}: no text/event-stream example documented`).toBe('string');
@@ -417,26 +419,27 @@ describe('openapi.yaml against the live gateway', () => {
     const streamed = seen('SendStreamingMessage');
     expect(() => expectServedAsDocumented(op('GetTask'), getTask)).not.toThrow();
     expect(() => expectServedAsDocumented(op('SendStreamingMessage'), streamed)).not.toThrow();
-    const doctored: Array<[string, DocumentedOperation, Observed]> = [
-      ['an undocumented status', op('GetTask'), { ...getTask, status: 418 }],
-      ['an undocumented media type', op('GetTask'), { ...getTask, mediaType: 'text/plain' }],
-      ['a router 404', op('GetTask'), { ...getTask, status: 404, text: '{"error":{"code":404,"status":"NOT_FOUND","message":"No A2A operation at GET /x"}}' }],
-      ['a 405', op('GetTask'), { ...getTask, status: 405 }],
-      ['a missing required property', op('GetTask'), withJson(getTask, (b) => delete b.status)],
-      ['a bad enum deep inside a $ref', op('GetTask'), withJson(getTask, (b) => (b.status.state = 'TASK_STATE_DONE'))],
-      ['a bad date-time', op('GetTask'), withJson(getTask, (b) => (b.status.timestamp = 'yesterday'))],
-      ['a part with two contents', op('GetTask'), withJson(getTask, (b) => (b.artifacts[0].parts[0].url = 'https://example.com/x'))],
-      ['a list without nextPageToken', op('ListTasks'), withJson(seen('ListTasks'), (b) => delete b.nextPageToken)],
-      ['a non-empty delete answer', op('DeleteTaskPushNotificationConfig'), { ...seen('GetTask'), status: 200 }],
-      ['an error without status', op('CancelTask'), withJson(seen('CancelTask'), (b) => delete b.error.status)],
-      ['an agent card without interfaces', op('GetAgentCard'), withJson(seen('GetAgentCard'), (b) => delete b.supportedInterfaces)],
-      ['an event that is no StreamResponse', op('SendStreamingMessage'), { ...seen('SendStreamingMessage'), firstEvent: { id: '1-0', event: undefined, data: '{"task":{}}' } }],
-      ['an event without its id', op('SendStreamingMessage'), { ...streamed, firstEvent: { ...(streamed.firstEvent as EventSourceMessage), id: undefined } }],
-      ['a stream with no event', op('SendStreamingMessage'), { ...seen('SendStreamingMessage'), firstEvent: undefined }],
-      ['a body on a 304', op('GetAgentCard'), { ...seen('GetAgentCard'), status: 304 }],
+    // Each doctored answer must fail for its own reason (the pattern), not for an incidental one.
+    const doctored: Array<[string, DocumentedOperation, Observed, RegExp]> = [
+      ['an undocumented status', op('GetTask'), { ...getTask, status: 418 }, /documented: 200, /],
+      ['an undocumented media type', op('GetTask'), { ...getTask, mediaType: 'text/plain' }, /to include 'text\/plain'/],
+      ['a router 404', op('GetTask'), { ...getTask, status: 404, text: '{"error":{"code":404,"status":"NOT_FOUND","message":"No A2A operation at GET /x"}}' }, /not to match/],
+      ['a 405', op('GetTask'), { ...getTask, status: 405 }, /expected 405 not to be 405/],
+      ['a missing required property', op('GetTask'), withJson(getTask, (b) => delete b.status), /data must have required property/],
+      ['a bad enum deep inside a $ref', op('GetTask'), withJson(getTask, (b) => (b.status.state = 'TASK_STATE_DONE')), /data\/status\/state must be equal to one/],
+      ['a bad date-time', op('GetTask'), withJson(getTask, (b) => (b.status.timestamp = 'yesterday')), /data\/status\/timestamp must match format/],
+      ['a part with two contents', op('GetTask'), withJson(getTask, (b) => (b.artifacts[0].parts[0].url = 'https://example.com/x')), /data\/artifacts\/0\/parts\/0 must/],
+      ['a list without nextPageToken', op('ListTasks'), withJson(seen('ListTasks'), (b) => delete b.nextPageToken), /data must have required property/],
+      ['a non-empty delete answer', op('DeleteTaskPushNotificationConfig'), { ...seen('GetTask'), status: 200 }, /data must NOT have more than 0 properties/],
+      ['an error without status', op('CancelTask'), withJson(seen('CancelTask'), (b) => delete b.error.status), /data\/error must have required property/],
+      ['an agent card without interfaces', op('GetAgentCard'), withJson(seen('GetAgentCard'), (b) => delete b.supportedInterfaces), /data must have required property/],
+      ['an event that is no StreamResponse', op('SendStreamingMessage'), { ...seen('SendStreamingMessage'), firstEvent: { id: '1-0', event: undefined, data: '{"task":{}}' } }, /data\/task must have required property/],
+      ['an event without its id', op('SendStreamingMessage'), { ...streamed, firstEvent: { ...(streamed.firstEvent as EventSourceMessage), id: undefined } }, /the example shows `id:` lines/],
+      ['a stream with no event', op('SendStreamingMessage'), { ...seen('SendStreamingMessage'), firstEvent: undefined }, /the stream sent no event/],
+      ['a body on a 304', op('GetAgentCard'), { ...seen('GetAgentCard'), status: 304 }, /expected '\{\"name\"/],
     ];
-    for (const [what, operation, observed] of doctored) {
-      expect(() => expectServedAsDocumented(operation, observed), what).toThrow();
+    for (const [what, operation, observed, reason] of doctored) {
+      expect(() => expectServedAsDocumented(operation, observed), what).toThrow(reason);
     }
   });
 

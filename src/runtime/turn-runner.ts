@@ -97,6 +97,7 @@ export class TurnRunner {
       ...(lease.turnRecord ?? { turn: lease.turn, inputMessageIds: input.map((m) => m.messageId), acceptedAtMs: Date.now() }),
       attempts: lease.attempts,
       workerId: this.workerId,
+      adapter: `${this.options.adapter.name}@${this.options.adapter.version}`,
     };
     const renew = setInterval(() => {
       store.renewLease(data.taskId, this.workerId, this.options.leaseTtlMs).catch(() => undefined);

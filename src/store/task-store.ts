@@ -32,6 +32,8 @@ export interface TurnRecord {
   startedAtMs?: number;
   finishedAtMs?: number;
   workerId?: string;
+  /** The adapter that ran the turn (name@version), so a result can be traced to its code. */
+  adapter?: string;
   outcome?: TaskState;
   reason?: string;
   steps?: { name: string; atMs: number; attempt: number; detail?: JsonObject }[];

@@ -1,0 +1,84 @@
+// The README contract, as a new user meets it: `start` prints where the card is and a curl
+// line that works as printed; a missing Redis or a bad setting is one clear line and exit 1.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { deletePrefix, REDIS_URL, ROOT, uniquePrefix } from './support/harness.ts';
+
+const execFileAsync = promisify(execFile);
+const CLI = join(ROOT, 'src/cli/main.ts');
+
+function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+    });
+  });
+}
+
+describe('a2a-gateway start', () => {
+  const prefix = uniquePrefix('cli');
+  let child: ChildProcess | undefined;
+
+  afterAll(async () => {
+    child?.kill('SIGTERM');
+    const redis = new Redis(REDIS_URL);
+    await deletePrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('prints the agent card URL and a curl line that works as printed', async () => {
+    child = spawn(process.execPath, ['--import', 'tsx', CLI, 'start'], {
+      cwd: ROOT,
+      env: { ...process.env, A2A_PORT: '0', A2A_KEY_PREFIX: prefix, A2A_REDIS_URL: REDIS_URL, A2A_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      child?.stdout?.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes("-d '{")) resolve();
+      });
+      child?.once('exit', (code) => reject(new Error(`start exited with ${code}: ${out}`)));
+      setTimeout(() => reject(new Error(`no banner after 30 s: ${out}`)), 30_000).unref();
+    });
+    const cardUrl = /agent card: (\S+)/.exec(out)?.[1];
+    expect(cardUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\.well-known\/agent-card\.json$/);
+    const card = (await (await fetch(cardUrl as string)).json()) as { supportedInterfaces: { url: string }[] };
+    expect(card.supportedInterfaces[0]?.url).toBe(/JSON-RPC:\s+(\S+)/.exec(out)?.[1]);
+
+    // Run the printed curl line through a shell, exactly as a user would paste it.
+    const curlLines = out.split('\n').filter((line) => line.trim().startsWith('curl') || line.trim().startsWith('-d'));
+    const command = curlLines.map((line) => line.trim().replace(/\\$/, '')).join(' ');
+    const { stdout } = await execFileAsync('bash', ['-c', command], { timeout: 30_000 });
+    const reply = JSON.parse(stdout) as { result?: { task?: { status: { state: string }; artifacts?: { parts: { text?: string }[] }[] } } };
+    expect(reply.result?.task?.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(reply.result?.task?.artifacts?.[0]?.parts[0]?.text).toBe('hello');
+  });
+});
+
+describe('a2a-gateway refuses to start with one clear line', () => {
+  it('when Redis is not reachable', async () => {
+    const { code, stdout, stderr } = await runCli(['start'], { A2A_REDIS_URL: 'redis://127.0.0.1:1', A2A_PORT: '0' });
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    const lines = stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/Redis is not reachable at redis:\/\/127\.0\.0\.1:1 .*A2A_REDIS_URL/);
+  });
+
+  it('when a setting is invalid, naming the variable', async () => {
+    const { code, stderr } = await runCli(['start'], { A2A_PORT: 'eighty', A2A_REDIS_URL: REDIS_URL });
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toContain('A2A_PORT');
+  });
+
+  it('when the command is unknown', async () => {
+    const { code, stderr } = await runCli(['launch'], {});
+    expect(code).toBe(1);
+    expect(stderr).toContain('unknown command "launch"');
+  });
+});
