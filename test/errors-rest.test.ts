@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postChunked, seedQuietFixtures, type Json, type RawResponse, type TaskRef } from './support/raw-http.ts';
-import { rpc, startTestGateway, textMessage, waitFor, type TestGateway, expectUnchanged } from './support/harness.ts';
+import { startTestGateway, textMessage, type TestGateway, expectUnchanged } from './support/harness.ts';
 
 const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
 const BAD_REQUEST = 'type.googleapis.com/google.rpc.BadRequest';

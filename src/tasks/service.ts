@@ -16,7 +16,6 @@ import {
   type Message,
   type SendMessageRequest,
   type SendMessageResponse,
-  type StreamResponse,
   type SubscribeToTaskRequest,
   type Task,
   type TaskState,
