@@ -30,7 +30,7 @@ export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, 
   for (const [role, connection] of [['commands', commands], ['events', subscriber], ['queue', queueConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
-  const store = new TaskStore(commands, config.keyPrefix);
+  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds);
   const hub = new EventHub(subscriber, store.keys);
   await hub.start();
   const queue = createTurnQueue(queueConnection, config.keyPrefix);

@@ -20,7 +20,7 @@ export async function startWorkerRole(config: GatewayConfig, adapter: Adapter, l
   for (const [role, connection] of [['commands', commands], ['cancel', cancelSubscriber], ['worker', workerConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
-  const store = new TaskStore(commands, config.keyPrefix);
+  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds);
   const runner = new TurnRunner({
     store,
     adapter,

@@ -101,6 +101,8 @@ export interface ListPage {
   nextCursor: { score: string; taskId: string } | undefined;
 }
 
+export const DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600;
+
 export class StaleLeaseError extends Error {
   constructor(taskId: string) {
     super(`Task ${taskId} is held by a newer lease generation; this worker's write was rejected.`);
@@ -114,9 +116,14 @@ export class TaskStore {
   readonly keys: RedisKeys;
   private readonly run: ScriptRunner;
 
+  /**
+   * @param retentionSeconds how long a terminal task (state, history, replay buffer, turns)
+   *   stays readable before Redis expires it.
+   */
   constructor(
     readonly redis: Redis,
     prefix: string,
+    readonly retentionSeconds: number = DEFAULT_RETENTION_SECONDS,
   ) {
     this.keys = new RedisKeys(prefix);
     this.run = defineScripts(redis);
@@ -256,8 +263,18 @@ export class TaskStore {
     if (contextId === null) return { kind: 'not-found' };
     const reply = await this.run(
       'cancelTask',
-      [k.task, k.events, this.keys.ownerTasks(ownerKey), this.keys.ownerContextTasks(ownerKey, contextId), k.lease, k.inbox, k.history],
-      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId],
+      [
+        k.task,
+        k.events,
+        this.keys.ownerTasks(ownerKey),
+        this.keys.ownerContextTasks(ownerKey, contextId),
+        k.lease,
+        k.inbox,
+        k.history,
+        k.turns,
+        k.messageIds,
+      ],
+      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds],
     );
     switch (reply[0]) {
       case 'NOT_FOUND':
@@ -449,6 +466,7 @@ export class TaskStore {
         k.inbox,
         k.lease,
         k.turns,
+        k.messageIds,
       ],
       [
         input.generation,
@@ -462,6 +480,7 @@ export class TaskStore {
         JSON.stringify(input.turnRecord),
         JSON.stringify(input.artifacts),
         JSON.stringify(finalEvent),
+        this.retentionSeconds,
       ],
     );
     if (reply[0] === 'STALE') return { kind: 'stale' };

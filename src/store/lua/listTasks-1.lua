@@ -1,7 +1,8 @@
 --[[
   One page of an owner's tasks, newest status timestamp first (spec 3.1.4), with the total.
-  Filters by state by reading each task's hash: single-instance Redis only (task keys are
-  computed here), which is the supported deployment for ListTasks today.
+  Reads each task's state (to filter, and to drop entries of tasks past their retention):
+  single-instance Redis only (task keys are computed here), the supported deployment for
+  ListTasks today.
   KEYS[1] owner (or owner context) index zset
   ARGV[1] key prefix   ARGV[2] page size   ARGV[3] cursor score ('' = first page)
   ARGV[4] cursor task id   ARGV[5] state filter ('' = any)   ARGV[6] status timestamp after (ms, '' = none)
@@ -20,10 +21,10 @@ local more = false
 for i = 1, #entries, 2 do
   local taskId = entries[i]
   local score = tonumber(entries[i + 1])
-  local matches = true
-  if ARGV[5] ~= '' then
-    matches = redis.call('HGET', ARGV[1] .. ':{' .. taskId .. '}:task', 'state') == ARGV[5]
-  end
+  local state = redis.call('HGET', ARGV[1] .. ':{' .. taskId .. '}:task', 'state')
+  -- A task past its retention is gone: drop its index entry instead of counting it.
+  if not state then redis.call('ZREM', KEYS[1], taskId) end
+  local matches = state and (ARGV[5] == '' or state == ARGV[5])
   if matches then
     total = total + 1
     local after = cursorScore == nil or score < cursorScore or (score == cursorScore and taskId < ARGV[4])
