@@ -33,6 +33,7 @@ async function newTask(): Promise<{ taskId: string; contextId: string }> {
     message: { ...userMessage('long 5'), taskId, contextId },
     metadata: {},
     idempotencyTtlSeconds: 600,
+    versions: { gateway: '0.0.0-test', adapter: 'demo@1.0.0', card: '0.0.0-test' },
     now: new Date(),
   });
   expect(created.kind).toBe('created');

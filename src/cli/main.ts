@@ -6,7 +6,8 @@ import { ConfigError, loadConfig } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { startGatewayRole, type GatewayHandle } from '../gateway/server.ts';
 import { createLogger } from '../logging/logger.ts';
-import { checkRedisReachable } from '../redis/connection.ts';
+import { formatInspection, inspectTask } from './inspect.ts';
+import { checkRedisReachable, openRedis } from '../redis/connection.ts';
 import { startWorkerRole, type WorkerHandle } from '../runtime/worker-role.ts';
 
 const USAGE = `Usage: a2a-gateway <command>
@@ -14,6 +15,8 @@ const USAGE = `Usage: a2a-gateway <command>
   start    gateway, workers and the configured adapter in one process (default)
   serve    the gateway only (HTTP, A2A bindings, streams)
   worker   turn workers only
+  tasks inspect <taskId> [--json]
+           an operator's view of one task: state, owner, versions, lease, turns, steps
 
 Configuration comes from A2A_* environment variables and an optional A2A_CONFIG file (JSON or YAML); see README.md.`;
 
@@ -33,6 +36,10 @@ async function main(argv: string[]): Promise<void> {
   const command = argv[0] ?? 'start';
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === 'tasks') {
+    await runTasksCommand(argv.slice(1));
     return;
   }
   const roles = rolesFor(command);
@@ -103,6 +110,31 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+async function runTasksCommand(args: string[]): Promise<void> {
+  const [sub, taskId] = args;
+  if (sub !== 'inspect' || taskId === undefined) fail(`usage: a2a-gateway tasks inspect <taskId> [--json]`);
+  let config;
+  try {
+    config = loadConfig(process.env).config;
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+  try {
+    await checkRedisReachable(config.redisUrl);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  const redis = openRedis(config.redisUrl, 'commands');
+  try {
+    const inspection = await inspectTask(redis, config.keyPrefix, taskId);
+    if (inspection === undefined) fail(`no task ${taskId} under key prefix "${config.keyPrefix}" (expired, or another A2A_KEY_PREFIX?)`);
+    process.stdout.write(`${args.includes('--json') ? JSON.stringify(inspection, null, 2) : formatInspection(inspection)}\n`);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

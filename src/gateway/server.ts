@@ -12,6 +12,7 @@ import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { TaskService } from '../tasks/service.ts';
+import { GATEWAY_VERSION } from '../version.ts';
 import { createGatewayListener, type RequestListener } from './app.ts';
 
 export interface GatewayHandle {
@@ -41,6 +42,7 @@ export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, 
     blockingTimeoutMs: config.blockingTimeoutMs,
     cancelWaitMs: config.cancelWaitMs,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+    versions: { gateway: GATEWAY_VERSION, adapter: `${adapter.name}@${adapter.version}`, card: config.agentVersion },
   });
 
   let handler: RequestListener | undefined;

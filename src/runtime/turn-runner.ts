@@ -10,6 +10,7 @@ import type { Logger } from '../logging/logger.ts';
 import type { JsonValue, Message, TaskState, TaskStatus } from '../protocol/types.ts';
 import { StaleLeaseError, type TaskStore, type TurnRecord } from '../store/task-store.ts';
 import { agentMessage, TurnContext, type TurnLease } from './turn-context.ts';
+import { isCompatibleAdapter } from './version-policy.ts';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
   completed: 'TASK_STATE_COMPLETED',
@@ -38,10 +39,13 @@ export interface TurnRunnerOptions {
 
 export class TurnRunner {
   readonly workerId = `${hostname()}:${process.pid}:${newId().slice(-6)}`;
+  private readonly adapterVersion: string;
   /** Abort controllers of the turns running in this process, by task id. */
   private readonly running = new Map<string, AbortController>();
 
-  constructor(private readonly options: TurnRunnerOptions) {}
+  constructor(private readonly options: TurnRunnerOptions) {
+    this.adapterVersion = `${options.adapter.name}@${options.adapter.version}`;
+  }
 
   /** Subscribes to cancel requests: whichever worker process runs the turn sees them. */
   async listenForCancels(subscriber: Redis): Promise<void> {
@@ -97,7 +101,7 @@ export class TurnRunner {
       ...(lease.turnRecord ?? { turn: lease.turn, inputMessageIds: input.map((m) => m.messageId), acceptedAtMs: Date.now() }),
       attempts: lease.attempts,
       workerId: this.workerId,
-      adapter: `${this.options.adapter.name}@${this.options.adapter.version}`,
+      adapter: this.adapterVersion,
     };
     const renew = setInterval(() => {
       store.renewLease(data.taskId, this.workerId, this.options.leaseTtlMs).catch(() => undefined);
@@ -107,6 +111,9 @@ export class TurnRunner {
       let outcome: { status: TaskStatus; message: Message | undefined; reason?: string };
       if (lease.cancelRequestedAtMs !== undefined || controller.signal.aborted) {
         outcome = this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled before the turn started.');
+      } else if (lease.versions !== undefined && !isCompatibleAdapter(lease.versions.adapter, this.adapterVersion)) {
+        const reason = `Task ${data.taskId} started under adapter ${lease.versions.adapter}; this worker runs ${this.adapterVersion}, which is not compatible (different name or major version). Run a compatible worker, or start a new task.`;
+        outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else if (lease.attempts > this.options.maxTurnAttempts) {
         const reason = `Turn ${lease.turn} exceeded its limit of ${this.options.maxTurnAttempts} attempts (maxTurnAttempts); the workers running it were lost each time.`;
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };

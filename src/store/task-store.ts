@@ -21,6 +21,14 @@ export interface Owner {
   subject: string;
 }
 
+/** What a task started under (invariant 9): continuing under an incompatible one is an error. */
+export interface TaskVersions {
+  gateway: string;
+  /** "<adapter name>@<adapter version>" */
+  adapter: string;
+  card: string;
+}
+
 export const ownerKeyOf = (owner: Owner): string =>
   `${encodeURIComponent(owner.tenant)}/${encodeURIComponent(owner.subject)}`;
 
@@ -80,6 +88,7 @@ export type LeaseResult =
       contextId: string;
       turnInputStart: number;
       turnRecord: TurnRecord | undefined;
+      versions: TaskVersions | undefined;
       history: Message[];
     };
 
@@ -136,6 +145,7 @@ export class TaskStore {
     message: Message;
     metadata: JsonObject;
     idempotencyTtlSeconds: number;
+    versions: TaskVersions;
     now: Date;
   }): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
@@ -172,6 +182,7 @@ export class TaskStore {
         input.idempotencyTtlSeconds,
         this.keys.eventChannel(taskId),
         JSON.stringify(input.metadata),
+        JSON.stringify(input.versions),
       ],
     );
     switch (reply[0]) {
@@ -379,7 +390,7 @@ export class TaskStore {
       case 'HELD':
         return { kind: 'held', holder: str(reply[1]) };
       default: {
-        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, ...history] =
+        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, ...history] =
           reply.map(str);
         return {
           kind: 'acquired',
@@ -393,6 +404,7 @@ export class TaskStore {
           contextId: contextId as string,
           turnInputStart: Number(start),
           turnRecord: turnRecord ? (JSON.parse(turnRecord) as TurnRecord) : undefined,
+          versions: versions ? (JSON.parse(versions) as TaskVersions) : undefined,
           history: history.map((m) => JSON.parse(m) as Message),
         };
       }

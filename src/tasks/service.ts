@@ -20,7 +20,7 @@ import {
   type Task,
   type TaskState,
 } from '../protocol/types.ts';
-import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
+import { ownerKeyOf, type Owner, type TaskStore, type TaskVersions } from '../store/task-store.ts';
 
 export interface TaskServiceOptions {
   store: TaskStore;
@@ -29,6 +29,8 @@ export interface TaskServiceOptions {
   blockingTimeoutMs: number;
   cancelWaitMs: number;
   idempotencyTtlSeconds: number;
+  /** Recorded on every task created here (invariant 9). */
+  versions: TaskVersions;
 }
 
 /** Where a stream of a submitted message starts: its first event and the id to continue after. */
@@ -225,6 +227,7 @@ export class TaskService {
       message: stored,
       metadata: request.metadata ?? {},
       idempotencyTtlSeconds: this.options.idempotencyTtlSeconds,
+      versions: this.options.versions,
       now: new Date(),
     });
     if (created.kind === 'foreign-context') {

@@ -6,7 +6,7 @@
   ARGV[1] workerId   ARGV[2] lease TTL (ms)   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] event channel
   Returns {'GONE'} | {'CLOSED', state} | {'HELD', holder}
         | {'ACQUIRED', generation, turn, attempts, cancelRequestedAtMs|'', status, artifacts, metadata,
-           contextId, turnInputStart, turnRecord|'', history...}
+           contextId, turnInputStart, turnRecord|'', versions|'', history...}
   Emits: a TASK_STATE_WORKING status update when the turn starts from SUBMITTED.
 ]]
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'GONE'} end
@@ -32,8 +32,8 @@ if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
   local id = redis.call('XADD', KEYS[4], '*', 'r', event)
   redis.call('PUBLISH', ARGV[5], id .. '\n' .. event)
 end
-local fields = redis.call('HMGET', KEYS[1], 'status', 'artifacts', 'metadata', 'turnInputStart')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'artifacts', 'metadata', 'turnInputStart', 'versions')
 local result = {'ACQUIRED', generation, turn, attempts, cancelRequested, fields[1], fields[2], fields[3],
-  contextId, fields[4], redis.call('HGET', KEYS[5], turn) or ''}
+  contextId, fields[4], redis.call('HGET', KEYS[5], turn) or '', fields[5] or ''}
 for _, message in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do table.insert(result, message) end
 return result

@@ -7,6 +7,7 @@
   ARGV[5] status JSON   ARGV[6] message JSON   ARGV[7] messageId   ARGV[8] now (ms)
   ARGV[9] task event JSON (StreamResponse {task})   ARGV[10] turn record JSON
   ARGV[11] idempotency TTL (s)   ARGV[12] event channel   ARGV[13] metadata JSON
+  ARGV[14] versions JSON (gateway, adapter, card the task started under)
   Returns {'DUPLICATE', existingTaskId} | {'FOREIGN_CONTEXT'} | {'CREATED', eventId}
   Emits: XADD + PUBLISH of the task snapshot event.
 ]]
@@ -20,7 +21,7 @@ redis.call('HSET', KEYS[1],
   'id', ARGV[1], 'owner', ARGV[2], 'tenant', ARGV[3], 'contextId', ARGV[4],
   'status', ARGV[5], 'state', 'TASK_STATE_SUBMITTED', 'artifacts', '[]', 'metadata', ARGV[13],
   'turn', 1, 'turnInputStart', 0, 'turnAttempts', 0, 'leaseGeneration', 0,
-  'createdAtMs', ARGV[8], 'updatedAtMs', ARGV[8])
+  'createdAtMs', ARGV[8], 'updatedAtMs', ARGV[8], 'versions', ARGV[14])
 redis.call('RPUSH', KEYS[2], ARGV[6])
 redis.call('SADD', KEYS[4], ARGV[7])
 redis.call('HSET', KEYS[5], 1, ARGV[10])

@@ -1,0 +1,90 @@
+// `a2a-gateway tasks inspect <taskId>`: what an operator needs to explain a task — its state,
+// owner, versions, who holds its lease, every turn with its attempts, worker, steps and
+// outcome, and how much history and replay buffer it keeps. Reads Redis directly, for any owner.
+import type { Redis } from 'ioredis';
+import type { TaskVersions, TurnRecord } from '../store/task-store.ts';
+import { RedisKeys } from '../store/keys.ts';
+
+export interface TaskInspection {
+  taskId: string;
+  owner: string;
+  tenant: string;
+  contextId: string;
+  state: string;
+  createdAt: string | undefined;
+  updatedAt: string | undefined;
+  finishedAt: string | undefined;
+  cancelRequestedAt: string | undefined;
+  versions: TaskVersions | undefined;
+  lease: { holder: string | undefined; expiresInMs: number | undefined; generation: number };
+  turns: TurnRecord[];
+  historyMessages: number;
+  queuedMessages: number;
+  events: { count: number; first: string | undefined; last: string | undefined };
+  expiresInSeconds: number | undefined;
+}
+
+const iso = (ms: string | undefined): string | undefined => (ms === undefined || ms === '' ? undefined : new Date(Number(ms)).toISOString());
+
+export async function inspectTask(redis: Redis, prefix: string, taskId: string): Promise<TaskInspection | undefined> {
+  const k = new RedisKeys(prefix).task(taskId);
+  const [hash, holder, leaseTtl, turns, historyLength, inboxLength, eventCount, first, last, ttl] = await Promise.all([
+    redis.hgetall(k.task),
+    redis.get(k.lease),
+    redis.pttl(k.lease),
+    redis.hgetall(k.turns),
+    redis.llen(k.history),
+    redis.llen(k.inbox),
+    redis.xlen(k.events),
+    redis.xrange(k.events, '-', '+', 'COUNT', 1),
+    redis.xrevrange(k.events, '+', '-', 'COUNT', 1),
+    redis.ttl(k.task),
+  ]);
+  if (hash.id === undefined) return undefined;
+  return {
+    taskId,
+    owner: hash.owner ?? '',
+    tenant: hash.tenant ?? '',
+    contextId: hash.contextId ?? '',
+    state: hash.state ?? '',
+    createdAt: iso(hash.createdAtMs),
+    updatedAt: iso(hash.updatedAtMs),
+    finishedAt: iso(hash.finishedAtMs),
+    cancelRequestedAt: iso(hash.cancelRequestedAtMs),
+    versions: hash.versions ? (JSON.parse(hash.versions) as TaskVersions) : undefined,
+    lease: { holder: holder ?? undefined, expiresInMs: leaseTtl > 0 ? leaseTtl : undefined, generation: Number(hash.leaseGeneration ?? 0) },
+    turns: Object.values(turns)
+      .map((json) => JSON.parse(json) as TurnRecord)
+      .sort((a, b) => a.turn - b.turn),
+    historyMessages: historyLength,
+    queuedMessages: inboxLength,
+    events: { count: eventCount, first: first[0]?.[0], last: last[0]?.[0] },
+    expiresInSeconds: ttl > 0 ? ttl : undefined,
+  };
+}
+
+export function formatInspection(t: TaskInspection): string {
+  const lines = [
+    `task       ${t.taskId}`,
+    `state      ${t.state}`,
+    `owner      ${t.owner}${t.tenant ? ` (tenant ${t.tenant})` : ''}`,
+    `context    ${t.contextId}`,
+    `created    ${t.createdAt ?? '-'}   updated ${t.updatedAt ?? '-'}   finished ${t.finishedAt ?? '-'}`,
+    `versions   gateway ${t.versions?.gateway ?? '?'}, adapter ${t.versions?.adapter ?? '?'}, card ${t.versions?.card ?? '?'}`,
+    `lease      ${t.lease.holder === undefined ? 'free' : `held by ${t.lease.holder}, ${t.lease.expiresInMs} ms left`} (generation ${t.lease.generation})`,
+    `cancel     ${t.cancelRequestedAt === undefined ? 'not requested' : `requested at ${t.cancelRequestedAt}`}`,
+    `history    ${t.historyMessages} messages, ${t.queuedMessages} queued for the next turn`,
+    `events     ${t.events.count} in the replay buffer${t.events.count > 0 ? ` (${t.events.first} .. ${t.events.last})` : ''}`,
+    `expires    ${t.expiresInSeconds === undefined ? 'never (still open)' : `in ${t.expiresInSeconds} s`}`,
+    `turns      ${t.turns.length}`,
+  ];
+  for (const turn of t.turns) {
+    lines.push(
+      `  turn ${turn.turn}: ${turn.outcome ?? 'open'}, attempts ${turn.attempts ?? 0}, worker ${turn.workerId ?? '-'}, adapter ${turn.adapter ?? '-'}`,
+    );
+    if (turn.reason !== undefined) lines.push(`    reason: ${turn.reason}`);
+    if (turn.startedAtMs !== undefined) lines.push(`    started ${new Date(turn.startedAtMs).toISOString()}${turn.finishedAtMs ? `, finished ${new Date(turn.finishedAtMs).toISOString()}` : ''}`);
+    for (const step of turn.steps ?? []) lines.push(`    step ${step.name} (attempt ${step.attempt}) at ${new Date(step.atMs).toISOString()}`);
+  }
+  return lines.join('\n');
+}
