@@ -9,6 +9,7 @@ import { handleJsonRpc } from '../bindings/jsonrpc/index.ts';
 import { handleRest } from '../bindings/rest/index.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../bindings/rest/routes.ts';
 import type { Logger } from '../logging/logger.ts';
+import type { SseStreams } from '../bindings/sse/sse-writer.ts';
 import type { TaskService } from '../tasks/service.ts';
 
 export interface GatewayAppOptions {
@@ -17,7 +18,7 @@ export interface GatewayAppOptions {
   redis: Redis;
   logger: Logger;
   maxBodyBytes: number;
-  heartbeatMs: number;
+  streams: SseStreams;
 }
 
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -32,7 +33,7 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     service: options.service,
     inputModes: inputModesOf(options.card),
     maxBodyBytes: options.maxBodyBytes,
-    heartbeatMs: options.heartbeatMs,
+    streams: options.streams,
     logger: options.logger,
   };
 

@@ -13,6 +13,7 @@ import { openRedis } from '../redis/connection.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { TaskService } from '../tasks/service.ts';
 import { GATEWAY_VERSION } from '../version.ts';
+import { SseStreams } from '../bindings/sse/sse-writer.ts';
 import { createGatewayListener, type RequestListener } from './app.ts';
 
 export interface GatewayHandle {
@@ -45,6 +46,7 @@ export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, 
     versions: { gateway: GATEWAY_VERSION, adapter: `${adapter.name}@${adapter.version}`, card: config.agentVersion },
   });
 
+  const streams = new SseStreams(config.heartbeatMs);
   let handler: RequestListener | undefined;
   const httpServer = createServer((request, response) => {
     if (handler !== undefined) {
@@ -89,7 +91,7 @@ export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, 
       adapter,
     }),
   );
-  handler = createGatewayListener({ service, card, redis: commands, logger, maxBodyBytes: config.maxBodyBytes, heartbeatMs: config.heartbeatMs });
+  handler = createGatewayListener({ service, card, redis: commands, logger, maxBodyBytes: config.maxBodyBytes, streams });
 
   return {
     url: publicUrlOf(config, port),
@@ -98,10 +100,14 @@ export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, 
     service,
     hub,
     async close() {
-      await new Promise<void>((resolve) => {
-        httpServer.close(() => resolve());
-        httpServer.closeAllConnections();
-      });
+      // Stop accepting, tell every stream's client to reconnect (elsewhere) shortly, and let
+      // idle keep-alive connections go; in-flight requests are cut after that.
+      const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      streams.endAll(1_000);
+      httpServer.closeIdleConnections();
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+      httpServer.closeAllConnections();
+      await closed;
       await queue.close();
       subscriber.disconnect();
       queueConnection.disconnect();

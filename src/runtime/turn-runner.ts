@@ -20,6 +20,17 @@ const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
   rejected: 'TASK_STATE_REJECTED',
 };
 
+/** Thrown so BullMQ hands the job to another worker at once: this one is shutting down. */
+export class TurnHandedBackError extends Error {
+  constructor(taskId: string) {
+    super(`Turn of task ${taskId} handed back: its worker is shutting down; another worker continues it.`);
+    this.name = 'TurnHandedBackError';
+  }
+}
+
+/** The abort reason that means "this worker stops", as opposed to "the task was canceled". */
+const SHUTDOWN = new DOMException('The worker is shutting down', 'AbortError');
+
 /** Thrown so BullMQ retries later: another live worker holds the task's lease right now. */
 export class LeaseHeldError extends Error {
   constructor(taskId: string, holder: string) {
@@ -57,6 +68,16 @@ export class TurnRunner {
   }
 
   runningTurns(): number {
+    return this.running.size;
+  }
+
+  /**
+   * Stops every running turn without deciding it: each adapter sees its abort signal, the
+   * lease is released and the job goes back to the queue, so another worker continues the
+   * turn at once instead of after a stall timeout.
+   */
+  handBackAll(): number {
+    for (const controller of this.running.values()) controller.abort(SHUTDOWN);
     return this.running.size;
   }
 
@@ -185,6 +206,10 @@ export class TurnRunner {
     // Everything the adapter emitted is stored before the final status is.
     await context.settle();
     if (failure !== undefined) {
+      if (controller.signal.reason === SHUTDOWN) {
+        await this.options.store.releaseLease(fence.taskId, this.workerId, fence.generation);
+        throw new TurnHandedBackError(fence.taskId);
+      }
       if (controller.signal.aborted) return this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled while running.');
       const reason = `The ${this.options.adapter.name} adapter failed: ${failure.message}`;
       return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };

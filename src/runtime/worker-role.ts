@@ -47,7 +47,14 @@ export async function startWorkerRole(config: GatewayConfig, adapter: Adapter, l
   return {
     runner,
     async close() {
-      await worker.close();
+      // Finish what can finish within the grace period, then hand the rest back.
+      const closing = worker.close();
+      const graceOver = new Promise<'grace-over'>((resolve) => setTimeout(() => resolve('grace-over'), config.shutdownGraceMs).unref());
+      if ((await Promise.race([closing.then(() => 'closed' as const), graceOver])) === 'grace-over') {
+        const handedBack = runner.handBackAll();
+        logger.info('handing running turns back to the queue', { turns: handedBack });
+      }
+      await closing;
       cancelSubscriber.disconnect();
       await commands.quit().catch(() => undefined);
       workerConnection.disconnect();

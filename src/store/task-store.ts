@@ -411,6 +411,19 @@ export class TaskStore {
     }
   }
 
+  /** Gives the lease up (at shutdown) so the next worker need not wait for it to lapse. */
+  async releaseLease(taskId: string, workerId: string, generation: number): Promise<void> {
+    const k = this.keys.task(taskId);
+    await this.redis.eval(
+      "if redis.call('HGET', KEYS[1], 'leaseGeneration') == ARGV[2] and redis.call('GET', KEYS[2]) == ARGV[1] then return redis.call('DEL', KEYS[2]) end return 0",
+      2,
+      k.task,
+      k.lease,
+      workerId,
+      generation,
+    );
+  }
+
   async renewLease(taskId: string, workerId: string, leaseTtlMs: number): Promise<void> {
     const key = this.keys.task(taskId).lease;
     // Only extend a lease this worker still holds; a replaced worker must not revive it.

@@ -9,6 +9,7 @@ import {
   startStreamOperation,
   type OperationDeps,
 } from '../operations.ts';
+import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
 import { checkProtocolVersion } from '../version.ts';
 import { isJsonContentType, toA2AError } from '../errors.ts';
@@ -18,7 +19,8 @@ type JsonRpcId = string | number | null;
 
 export interface JsonRpcBindingOptions extends OperationDeps {
   maxBodyBytes: number;
-  heartbeatMs: number;
+  /** This gateway's open streams (heartbeats, shutdown). */
+  streams: SseStreams;
   logger: Logger;
 }
 
@@ -109,7 +111,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       pipeTaskStream({
         service: options.service,
         response: exchange.response,
-        heartbeatMs: options.heartbeatMs,
+        streams: options.streams,
         plan,
         frame: (json) => `${prefix}${json}}`,
         frameError: (error) => ({ data: JSON.stringify(jsonRpcErrorBody(requestId, toA2AError(error))) }),

@@ -11,13 +11,15 @@ import {
   startStreamOperation,
   type OperationDeps,
 } from '../operations.ts';
+import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
 import { checkProtocolVersion } from '../version.ts';
 import { allowedMethods, matchRestRoute, REST_BASE_PATH, type RouteMatch } from './routes.ts';
 
 export interface RestBindingOptions extends OperationDeps {
   maxBodyBytes: number;
-  heartbeatMs: number;
+  /** This gateway's open streams (heartbeats, shutdown). */
+  streams: SseStreams;
   logger: Logger;
 }
 
@@ -131,7 +133,7 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
       pipeTaskStream({
         service: options.service,
         response: exchange.response,
-        heartbeatMs: options.heartbeatMs,
+        streams: options.streams,
         plan,
         frame: (json) => json,
         frameError: (error) => ({ event: 'error', data: JSON.stringify(restErrorBody(toA2AError(error))) }),

@@ -27,53 +27,68 @@ export function frameSseEvent(data: string, options: { id?: string; event?: stri
   return `${frame}\n`;
 }
 
-/** One timer for all open streams of the process: every idle stream gets a comment line. */
-class HeartbeatRegistry {
+/**
+ * The open SSE streams of one gateway: one heartbeat timer for all of them (every idle stream
+ * gets a comment line), and a way to end them all with a reconnect hint at shutdown.
+ */
+export class SseStreams {
   private readonly streams = new Set<NodeSseWriter>();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly intervalMs: number) {}
+  constructor(private readonly heartbeatMs: number) {}
 
-  add(stream: NodeSseWriter): void {
+  get size(): number {
+    return this.streams.size;
+  }
+
+  /** Sends the SSE response head and returns a writer; `onClose` runs once when the stream ends. */
+  open(response: ServerResponse, onClose: () => void): SseWriter {
+    response.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    response.flushHeaders();
+    const stream = new NodeSseWriter(response, (writer) => {
+      this.streams.delete(writer);
+      if (this.streams.size === 0 && this.timer !== undefined) {
+        clearInterval(this.timer);
+        this.timer = undefined;
+      }
+      onClose();
+    });
     this.streams.add(stream);
     if (this.timer === undefined) {
       this.timer = setInterval(() => {
         const now = Date.now();
-        for (const s of this.streams) s.heartbeatIfIdle(now, this.intervalMs);
-      }, this.intervalMs);
+        for (const open of this.streams) open.heartbeatIfIdle(now, this.heartbeatMs);
+      }, this.heartbeatMs);
       this.timer.unref();
     }
+    return stream;
   }
 
-  delete(stream: NodeSseWriter): void {
-    this.streams.delete(stream);
-    if (this.streams.size === 0 && this.timer !== undefined) {
-      clearInterval(this.timer);
-      this.timer = undefined;
-    }
+  /**
+   * Ends every stream with a reconnect hint (SSE `retry:`): at shutdown, clients reconnect to
+   * another gateway with Last-Event-ID and miss nothing. Returns how many it ended.
+   */
+  endAll(retryMs: number): number {
+    const open = [...this.streams];
+    for (const stream of open) stream.endWithRetry(retryMs);
+    return open.length;
   }
 }
-
-const registries = new Map<number, HeartbeatRegistry>();
 
 class NodeSseWriter implements SseWriter {
   closed = false;
   private finished = false;
   private lastWriteMs = Date.now();
-  private readonly registry: HeartbeatRegistry;
 
   constructor(
     private readonly response: ServerResponse,
-    heartbeatMs: number,
-    private readonly onClose: () => void,
+    private readonly onFinish: (writer: NodeSseWriter) => void,
   ) {
-    let registry = registries.get(heartbeatMs);
-    if (registry === undefined) {
-      registry = new HeartbeatRegistry(heartbeatMs);
-      registries.set(heartbeatMs, registry);
-    }
-    this.registry = registry;
-    registry.add(this);
     response.once('close', () => this.finish());
   }
 
@@ -89,6 +104,12 @@ class NodeSseWriter implements SseWriter {
     this.response.write(': keep-alive\n\n');
   }
 
+  endWithRetry(retryMs: number): void {
+    if (this.finished) return;
+    this.response.write(`retry: ${Math.max(0, Math.floor(retryMs))}\n\n`);
+    this.end();
+  }
+
   end(): void {
     if (this.finished) return;
     this.response.end();
@@ -99,19 +120,6 @@ class NodeSseWriter implements SseWriter {
     if (this.finished) return;
     this.finished = true;
     this.closed = true;
-    this.registry.delete(this);
-    this.onClose();
+    this.onFinish(this);
   }
-}
-
-/** Sends the SSE response head and returns a writer; `onClose` runs once when the stream ends. */
-export function openSse(response: ServerResponse, options: { heartbeatMs: number; onClose: () => void }): SseWriter {
-  response.writeHead(200, {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-  });
-  response.flushHeaders();
-  return new NodeSseWriter(response, options.heartbeatMs, options.onClose);
 }

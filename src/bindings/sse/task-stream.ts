@@ -5,12 +5,12 @@ import type { ServerResponse } from 'node:http';
 import { openTaskFeed } from '../../events/task-feed.ts';
 import type { TaskService } from '../../tasks/service.ts';
 import type { StreamPlan } from '../operations.ts';
-import { openSse } from './sse-writer.ts';
+import type { SseStreams } from './sse-writer.ts';
 
 export interface TaskStreamOptions {
   service: TaskService;
   response: ServerResponse;
-  heartbeatMs: number;
+  streams: SseStreams;
   /** Where the stream starts and what ends it (from startStreamOperation). */
   plan: StreamPlan;
   /** Wraps a StreamResponse JSON into what the binding puts in `data:`. */
@@ -22,10 +22,10 @@ export interface TaskStreamOptions {
 export function pipeTaskStream(options: TaskStreamOptions): void {
   // Only what the live callbacks need is kept in their closures: an idle stream lives for
   // hours, and the snapshot (a whole Task with history) must not live with it.
-  const { service, response, frame, frameError, heartbeatMs } = options;
+  const { service, response, frame, frameError, streams } = options;
   const { snapshot, closesOn, taskId, afterId, alreadyEnded } = options.plan;
   let feed: { close(): void } | undefined;
-  const sse = openSse(response, { heartbeatMs, onClose: () => feed?.close() });
+  const sse = streams.open(response, () => feed?.close());
 
   if (snapshot !== undefined) {
     sse.send(frame(JSON.stringify({ task: snapshot.task })), { id: snapshot.eventId });
