@@ -47,6 +47,8 @@ export const configSchema = z.object({
   cancelWaitMs: z.coerce.number().int().min(0).default(5_000),
   /** How long a (caller, messageId) pair is remembered for de-duplicating re-sent messages. */
   idempotencyTtlSeconds: z.coerce.number().int().min(60).default(86_400),
+  /** New messages are refused with 503 + Retry-After while this many turns wait for a worker (0 = no bound). */
+  maxQueuedTurns: z.coerce.number().int().min(0).default(10_000),
   /** At shutdown, how long a worker lets running turns finish before handing them back. */
   shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
   /** How long a finished task (and its replay buffer) stays readable before it expires. */
@@ -82,5 +84,6 @@ export const ENV_KEYS: Record<string, keyof GatewayConfig> = {
   A2A_IDEMPOTENCY_TTL_SECONDS: 'idempotencyTtlSeconds',
   A2A_RETENTION_SECONDS: 'retentionSeconds',
   A2A_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
+  A2A_MAX_QUEUED_TURNS: 'maxQueuedTurns',
   A2A_LOG_LEVEL: 'logLevel',
 };

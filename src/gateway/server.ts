@@ -43,6 +43,7 @@ export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, 
     blockingTimeoutMs: config.blockingTimeoutMs,
     cancelWaitMs: config.cancelWaitMs,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+    maxQueuedTurns: config.maxQueuedTurns,
     versions: { gateway: GATEWAY_VERSION, adapter: `${adapter.name}@${adapter.version}`, card: config.agentVersion },
   });
 

@@ -31,7 +31,12 @@ export interface TaskServiceOptions {
   idempotencyTtlSeconds: number;
   /** Recorded on every task created here (invariant 9). */
   versions: TaskVersions;
+  /** New turns are refused (503, Retry-After) while this many wait in the queue; 0 = no bound. */
+  maxQueuedTurns: number;
 }
+
+/** How long one queue-depth reading is trusted; bounds the cost to one count per interval. */
+const QUEUE_DEPTH_TTL_MS = 200;
 
 /** Where a stream of a submitted message starts: its first event and the id to continue after. */
 export interface StreamStart {
@@ -53,7 +58,30 @@ interface Submission {
 const DEFAULT_PAGE_SIZE = 50;
 
 export class TaskService {
+  private queueDepth: { readAtMs: number; depth: Promise<number> } | undefined;
+
   constructor(private readonly options: TaskServiceOptions) {}
+
+  /**
+   * Refuses new work while the queue is over its bound, before anything is stored: an
+   * overloaded deployment answers 503 with Retry-After instead of growing without limit.
+   */
+  private async checkQueueDepth(): Promise<void> {
+    const limit = this.options.maxQueuedTurns;
+    if (limit <= 0) return;
+    const now = Date.now();
+    if (this.queueDepth === undefined || now - this.queueDepth.readAtMs > QUEUE_DEPTH_TTL_MS) {
+      this.queueDepth = { readAtMs: now, depth: this.options.queue.count() };
+    }
+    const depth = await this.queueDepth.depth;
+    if (depth >= limit) {
+      throw new A2AError(
+        'UNAVAILABLE',
+        `${depth} turns are waiting for a worker, the limit is ${limit} (maxQueuedTurns); nothing was stored. Retry after the Retry-After delay.`,
+        { retryAfterSeconds: 1, httpStatus: 503, metadata: { queuedTurns: String(depth), limit: String(limit) } },
+      );
+    }
+  }
 
   get store(): TaskStore {
     return this.options.store;
@@ -216,6 +244,7 @@ export class TaskService {
   /** Stores the message (a new task, or the next input of an existing one) and enqueues its turn. */
   private async submit(owner: Owner, request: SendMessageRequest, taskId: string = newId()): Promise<Submission> {
     const { message } = request;
+    await this.checkQueueDepth();
     if (message.taskId !== undefined) return this.submitFollowUp(owner, request, message.taskId);
 
     const contextId = message.contextId ?? newId();
