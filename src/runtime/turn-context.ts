@@ -107,6 +107,19 @@ export class TurnContext implements AdapterContext {
     });
   }
 
+  /** Stage 2 of a cancellation, ordered after everything the adapter emitted so far. */
+  acknowledgeCancel(): Promise<void> {
+    return this.enqueue(() =>
+      this.store.acknowledgeCancel({
+        taskId: this.taskId,
+        contextId: this.contextId,
+        generation: this.lease.generation,
+        status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() },
+        now: new Date(),
+      }),
+    );
+  }
+
   /** Waits for every write the adapter started; rethrows the first failure (e.g. a stale lease). */
   async settle(): Promise<void> {
     await this.writes;

@@ -31,6 +31,12 @@ export class TurnHandedBackError extends Error {
 /** The abort reason that means "this worker stops", as opposed to "the task was canceled". */
 const SHUTDOWN = new DOMException('The worker is shutting down', 'AbortError');
 
+interface RunningTurn {
+  controller: AbortController;
+  /** Records that this worker saw a cancel request (set once the turn's context exists). */
+  acknowledge: (() => void) | undefined;
+}
+
 /** Thrown so BullMQ retries later: another live worker holds the task's lease right now. */
 export class LeaseHeldError extends Error {
   constructor(taskId: string, holder: string) {
@@ -51,8 +57,8 @@ export interface TurnRunnerOptions {
 export class TurnRunner {
   readonly workerId = `${hostname()}:${process.pid}:${newId().slice(-6)}`;
   private readonly adapterVersion: string;
-  /** Abort controllers of the turns running in this process, by task id. */
-  private readonly running = new Map<string, AbortController>();
+  /** The turns running in this process, by task id. */
+  private readonly running = new Map<string, RunningTurn>();
 
   constructor(private readonly options: TurnRunnerOptions) {
     this.adapterVersion = `${options.adapter.name}@${options.adapter.version}`;
@@ -62,7 +68,11 @@ export class TurnRunner {
   async listenForCancels(subscriber: Redis): Promise<void> {
     const channel = this.options.store.keys.cancelChannel();
     subscriber.on('message', (from: string, taskId: string) => {
-      if (from === channel) this.running.get(taskId)?.abort(new DOMException('Task canceled', 'AbortError'));
+      if (from !== channel) return;
+      const turn = this.running.get(taskId);
+      if (turn === undefined) return;
+      turn.controller.abort(new DOMException('Task canceled', 'AbortError'));
+      turn.acknowledge?.();
     });
     await subscriber.subscribe(channel);
   }
@@ -77,7 +87,7 @@ export class TurnRunner {
    * turn at once instead of after a stall timeout.
    */
   handBackAll(): number {
-    for (const controller of this.running.values()) controller.abort(SHUTDOWN);
+    for (const turn of this.running.values()) turn.controller.abort(SHUTDOWN);
     return this.running.size;
   }
 
@@ -85,20 +95,21 @@ export class TurnRunner {
   async process(job: Job<TurnJobData>): Promise<void> {
     const { taskId } = job.data;
     // Registered before the lease is taken, so a cancel published right after is not missed.
-    const controller = new AbortController();
-    this.running.set(taskId, controller);
+    const turn: RunningTurn = { controller: new AbortController(), acknowledge: undefined };
+    this.running.set(taskId, turn);
     try {
       for (;;) {
-        const more = await this.runOpenTurn(job.data, controller);
+        const more = await this.runOpenTurn(job.data, turn);
         if (!more) return;
       }
     } finally {
-      if (this.running.get(taskId) === controller) this.running.delete(taskId);
+      if (this.running.get(taskId) === turn) this.running.delete(taskId);
     }
   }
 
   /** Runs the open turn once; true when a queued follow-up opened the next turn. */
-  private async runOpenTurn(data: TurnJobData, controller: AbortController): Promise<boolean> {
+  private async runOpenTurn(data: TurnJobData, turn: RunningTurn): Promise<boolean> {
+    const { controller } = turn;
     const { store, logger } = this.options;
     const lease = await store.acquireLease({
       taskId: data.taskId,
@@ -131,6 +142,7 @@ export class TurnRunner {
     try {
       let outcome: { status: TaskStatus; message: Message | undefined; reason?: string };
       if (lease.cancelRequestedAtMs !== undefined || controller.signal.aborted) {
+        await store.acknowledgeCancel({ taskId: data.taskId, contextId: lease.contextId, generation: lease.generation, status: lease.status, now: new Date() });
         outcome = this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled before the turn started.');
       } else if (lease.versions !== undefined && !isCompatibleAdapter(lease.versions.adapter, this.adapterVersion)) {
         const reason = `Task ${data.taskId} started under adapter ${lease.versions.adapter}; this worker runs ${this.adapterVersion}, which is not compatible (different name or major version). Run a compatible worker, or start a new task.`;
@@ -139,7 +151,7 @@ export class TurnRunner {
         const reason = `Turn ${lease.turn} exceeded its limit of ${this.options.maxTurnAttempts} attempts (maxTurnAttempts); the workers running it were lost each time.`;
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else {
-        outcome = await this.runAdapter(fence, lease, input, record, controller);
+        outcome = await this.runAdapter(fence, lease, input, record, turn);
       }
       record.finishedAtMs = Date.now();
       record.outcome = outcome.status.state;
@@ -154,6 +166,9 @@ export class TurnRunner {
         agentMessage: outcome.message,
         turnRecord: record,
         artifacts,
+        // Stage 3 of 3 of a cancellation (stopped) rides on the final status update.
+        eventMetadata:
+          outcome.status.state === 'TASK_STATE_CANCELED' ? { cancellation: { stage: 'stopped', at: new Date().toISOString() } } : undefined,
         now: new Date(),
       });
       if (finished.kind === 'stale') {
@@ -177,8 +192,9 @@ export class TurnRunner {
     lease: Extract<Awaited<ReturnType<TaskStore['acquireLease']>>, { kind: 'acquired' }>,
     input: Message[],
     record: TurnRecord,
-    controller: AbortController,
+    turn: RunningTurn,
   ): Promise<{ status: TaskStatus; message: Message | undefined; reason?: string }> {
+    const { controller } = turn;
     const first = input[0];
     const skill = first?.metadata?.skill;
     const context = new TurnContext(
@@ -193,6 +209,10 @@ export class TurnRunner {
       controller.signal,
       record,
     );
+    // Stage 2 of a cancellation goes through the context's write queue, so it is stored after
+    // whatever the adapter emitted before and before the final status.
+    turn.acknowledge = () => void context.acknowledgeCancel().catch(() => undefined);
+    if (controller.signal.aborted && controller.signal.reason !== SHUTDOWN) turn.acknowledge();
     // The lease script already recorded who runs which attempt; the record is written with
     // the outcome (and by recordStep), so starting a turn costs no extra round trip.
     record.startedAtMs = Date.now();
@@ -203,7 +223,11 @@ export class TurnRunner {
     } catch (error) {
       failure = error instanceof Error ? error : new Error(String(error as JsonValue));
     }
-    // Everything the adapter emitted is stored before the final status is.
+    // From here on the turn is deciding its end: a cancel seen now is not acknowledged (it would
+    // land after the final status); the finish script records whether it came too late.
+    turn.acknowledge = undefined;
+    // Everything the adapter emitted (and an acknowledgement already queued) is stored before
+    // the final status is.
     await context.settle();
     if (failure !== undefined) {
       if (controller.signal.reason === SHUTDOWN) {

@@ -13,7 +13,8 @@ export type ScriptName =
   | 'finishTurn'
   | 'cancelTask'
   | 'readTask'
-  | 'listTasks';
+  | 'listTasks'
+  | 'acknowledgeCancel';
 
 type ScriptReply = (string | number | null)[];
 export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<ScriptReply>;

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type {
   Artifact,
   JsonObject,
+  JsonValue,
   Message,
   StreamResponse,
   Task,
@@ -117,6 +118,22 @@ export class StaleLeaseError extends Error {
     super(`Task ${taskId} is held by a newer lease generation; this worker's write was rejected.`);
     this.name = 'StaleLeaseError';
   }
+}
+
+/** Task metadata key under which the gateway reports what it did to a task (never set by callers). */
+export const GATEWAY_METADATA_KEY = 'a2aGateway';
+
+const isoOf = (ms: string | undefined): JsonValue => (ms ? new Date(Number(ms)).toISOString() : null);
+
+/** The cancellation stages as the task reports them (invariant 6), with which terminal state won. */
+function cancellationOf(requested: string | undefined, acknowledged: string | undefined, stopped: string | undefined, outcome: string | undefined): JsonObject {
+  return {
+    requestedAt: isoOf(requested),
+    acknowledgedAt: isoOf(acknowledged),
+    stoppedAt: isoOf(stopped),
+    // null while the turn has not ended; else the terminal state that won the race.
+    outcome: outcome ? outcome : null,
+  };
 }
 
 const str = (value: string | number | null | undefined): string => (value === null || value === undefined ? '' : String(value));
@@ -253,7 +270,8 @@ export class TaskStore {
     const k = this.keys.task(taskId);
     const reply = await this.run('readTask', [k.task, k.history, k.events], [ownerKeyOf(owner), historyLength ?? -1]);
     if (reply.length === 0) return undefined;
-    const [id, contextId, status, artifacts, metadata, lastEventId, ...history] = reply.map(str);
+    const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, outcome, ...history] =
+      reply.map(str);
     const task: Task = {
       id: id as string,
       contextId: contextId as string,
@@ -262,6 +280,7 @@ export class TaskStore {
     const parsedArtifacts = JSON.parse(artifacts || '[]') as Artifact[];
     if (parsedArtifacts.length > 0) task.artifacts = parsedArtifacts;
     const parsedMetadata = JSON.parse(metadata || '{}') as JsonObject;
+    if (requested) parsedMetadata[GATEWAY_METADATA_KEY] = { cancellation: cancellationOf(requested, acknowledged, stopped, outcome) };
     if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
     if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
     return { task, lastEventId: lastEventId as string };
@@ -474,12 +493,15 @@ export class TaskStore {
     agentMessage: Message | undefined;
     turnRecord: TurnRecord;
     artifacts: Artifact[];
+    /** Metadata of the final status update (e.g. the cancellation stage it completes). */
+    eventMetadata?: JsonObject;
     now: Date;
   }): Promise<FinishResult> {
     const k = this.keys.task(input.taskId);
     const finalEvent: StreamResponse = {
       statusUpdate: { taskId: input.taskId, contextId: input.contextId, status: input.status },
     };
+    if (input.eventMetadata !== undefined) finalEvent.statusUpdate.metadata = input.eventMetadata;
     const reply = await this.run(
       'finishTurn',
       [
@@ -517,6 +539,21 @@ export class TaskStore {
       turnInputStart: Number(start),
       input: messages.map((m) => JSON.parse(m) as Message),
     };
+  }
+
+  /** Stage 2 of a cancellation: the worker running the turn saw the request. Fenced. */
+  async acknowledgeCancel(input: { taskId: string; contextId: string; generation: number; status: TaskStatus; now: Date }): Promise<void> {
+    const k = this.keys.task(input.taskId);
+    const event: StreamResponse = {
+      statusUpdate: {
+        taskId: input.taskId,
+        contextId: input.contextId,
+        status: input.status,
+        metadata: { cancellation: { stage: 'acknowledged', at: input.now.toISOString() } },
+      },
+    };
+    const reply = await this.run('acknowledgeCancel', [k.task, k.events], [input.generation, this.keys.eventChannel(input.taskId), input.now.getTime(), JSON.stringify(event)]);
+    if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
   }
 
   /** Record the turn's progress (attempt, steps) without an event; fenced like every write. */

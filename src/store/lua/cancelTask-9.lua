@@ -9,6 +9,8 @@
   ARGV[1] ownerKey   ARGV[2] now (ms)   ARGV[3] now (ISO)   ARGV[4] event channel
   ARGV[5] cancel channel   ARGV[6] taskId   ARGV[7] retention of a terminal task (s)
   Returns {'NOT_FOUND'} | {'NOT_CANCELABLE', state} | {'CANCELED'} | {'REQUESTED'}
+  Emits: a status update with metadata.cancellation.stage "requested" (first request for a running
+  turn) or the final TASK_STATE_CANCELED update with stage "stopped".
 ]]
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end
@@ -17,9 +19,18 @@ if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == '
   or state == 'TASK_STATE_REJECTED' then
   return {'NOT_CANCELABLE', state}
 end
-redis.call('HSETNX', KEYS[1], 'cancelRequestedAtMs', ARGV[2])
+local firstRequest = redis.call('HSETNX', KEYS[1], 'cancelRequestedAtMs', ARGV[2])
+local contextId = redis.call('HGET', KEYS[1], 'contextId')
 local running = state == 'TASK_STATE_WORKING' or redis.call('EXISTS', KEYS[5]) == 1
 if running then
+  if firstRequest == 1 then
+    -- Stage 1 of 3 (requested): announced with the task's unchanged status.
+    local requested = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[6]) .. ',"contextId":' .. cjson.encode(contextId)
+      .. ',"status":' .. redis.call('HGET', KEYS[1], 'status')
+      .. ',"metadata":{"cancellation":{"stage":"requested","at":' .. cjson.encode(ARGV[3]) .. '}}}}'
+    local requestedId = redis.call('XADD', KEYS[2], '*', 'r', requested)
+    redis.call('PUBLISH', ARGV[4], requestedId .. '\n' .. requested)
+  end
   redis.call('PUBLISH', ARGV[5], ARGV[6])
   return {'REQUESTED'}
 end
@@ -28,12 +39,11 @@ for _, message in ipairs(redis.call('LRANGE', KEYS[6], 0, -1)) do redis.call('RP
 redis.call('DEL', KEYS[6])
 local status = '{"state":"TASK_STATE_CANCELED","timestamp":' .. cjson.encode(ARGV[3]) .. '}'
 redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_CANCELED', 'updatedAtMs', ARGV[2],
-  'finishedAtMs', ARGV[2])
+  'finishedAtMs', ARGV[2], 'cancelStoppedAtMs', ARGV[2], 'cancelOutcome', 'TASK_STATE_CANCELED')
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[6])
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[6])
-local contextId = redis.call('HGET', KEYS[1], 'contextId')
 local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[6]) .. ',"contextId":' .. cjson.encode(contextId)
-  .. ',"status":' .. status .. '}}'
+  .. ',"status":' .. status .. ',"metadata":{"cancellation":{"stage":"stopped","at":' .. cjson.encode(ARGV[3]) .. '}}}}'
 local id = redis.call('XADD', KEYS[2], '*', 'r', event)
 redis.call('PUBLISH', ARGV[4], id .. '\n' .. event)
 for _, key in ipairs({KEYS[1], KEYS[2], KEYS[7], KEYS[8], KEYS[9]}) do redis.call('EXPIRE', key, ARGV[7]) end

@@ -42,6 +42,12 @@ if continues then
   return result
 end
 redis.call('HSET', KEYS[1], 'status', ARGV[7], 'state', state, 'updatedAtMs', ARGV[3])
+if redis.call('HEXISTS', KEYS[1], 'cancelRequestedAtMs') == 1 and state ~= 'TASK_STATE_INPUT_REQUIRED'
+  and state ~= 'TASK_STATE_AUTH_REQUIRED' then
+  -- A cancel was asked for: record which terminal state won (the cancel, or the turn's own end).
+  redis.call('HSET', KEYS[1], 'cancelOutcome', state)
+  if state == 'TASK_STATE_CANCELED' then redis.call('HSET', KEYS[1], 'cancelStoppedAtMs', ARGV[3]) end
+end
 if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
   or state == 'TASK_STATE_REJECTED' then
   redis.call('HSET', KEYS[1], 'finishedAtMs', ARGV[3])

@@ -1,0 +1,17 @@
+--[[
+  Stage 2 of 3 of a cancellation (acknowledged): the worker running the turn saw the request.
+  Fenced by the lease generation; recorded once.
+  KEYS[1] task hash   KEYS[2] events
+  ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] event JSON
+  Returns {'STALE'} | {'OK'}
+  Emits: the acknowledgement status update (metadata.cancellation.stage "acknowledged").
+]]
+if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+-- Too late to acknowledge: the turn already ended (on its own, or canceled).
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'TASK_STATE_WORKING' and state ~= 'TASK_STATE_SUBMITTED' then return {'OK'} end
+if redis.call('HSETNX', KEYS[1], 'cancelAcknowledgedAtMs', ARGV[3]) == 1 then
+  local id = redis.call('XADD', KEYS[2], '*', 'r', ARGV[4])
+  redis.call('PUBLISH', ARGV[2], id .. '\n' .. ARGV[4])
+end
+return {'OK'}
