@@ -1,7 +1,7 @@
 // The adapter interface: the one surface an agent implementation sees. Adapters never touch
 // Redis; everything they do goes through the context, which the turn runtime fences with the
 // task's lease so a replaced worker's adapter cannot write.
-import type { AgentSkill, Artifact, JsonObject, Message, Part } from '../src/protocol/types.ts';
+import type { AgentSkill, Artifact, JsonObject, JsonValue, Message, Part } from '../src/protocol/types.ts';
 
 export interface ArtifactChunk {
   /** Stable id; chunks with the same id and `append: true` extend one artifact. */
@@ -15,6 +15,24 @@ export interface ArtifactChunk {
   lastChunk?: boolean;
   metadata?: JsonObject;
 }
+
+/** What a step's function gets: the key to pass to the external system, and a way to note its id. */
+export interface StepHandle {
+  /** Stable across attempts of this turn: `<taskId>:<turn>:<step name>`. Send it as the idempotency key. */
+  readonly idempotencyKey: string;
+  /** Journal an external reference (e.g. the downstream payment or task id) as soon as it is known. */
+  recordReference(reference: string): Promise<void>;
+}
+
+/**
+ * How a step ended. `done` with `replayed: true` is a result journalled by an earlier attempt
+ * of this turn: the function did not run again. `unknown` means an earlier attempt started the
+ * step and was lost before recording a result: it may or may not have taken effect, so it is
+ * not run again; reconcile it with the external system using its key or reference.
+ */
+export type StepOutcome<T extends JsonValue> =
+  | { status: 'done'; value: T; replayed: boolean }
+  | { status: 'unknown'; idempotencyKey: string; reference: string | undefined; startedAt: string };
 
 export interface AdapterContext {
   readonly taskId: string;
@@ -39,6 +57,13 @@ export interface AdapterContext {
   emitArtifact(chunk: ArtifactChunk): Promise<void>;
   /** Record a step of this turn in the task's turn record (for operators, `tasks inspect`). */
   recordStep(name: string, detail?: JsonObject): Promise<void>;
+  /**
+   * Run a side-effecting step through the journal: it is recorded as started before `run`
+   * runs and its result after, so a turn resumed after a crash never repeats it blindly.
+   * Names must be unique within a turn. A step whose `run` throws is journalled as failed and
+   * the error is rethrown; a later attempt runs it again.
+   */
+  step<T extends JsonValue>(name: string, run: (handle: StepHandle) => Promise<T>): Promise<StepOutcome<T>>;
 }
 
 /** How a turn ends. The runtime turns it into the task's next status. */

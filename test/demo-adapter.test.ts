@@ -68,6 +68,10 @@ function fakeContext(opts: {
       steps.push(name);
       opts.onStep?.(steps.length);
     },
+    async step(name, run) {
+      // The demo skills do not journal side effects; a plain pass-through is enough here.
+      return { status: 'done', value: await run({ idempotencyKey: `t-1:1:${name}`, recordReference: async () => undefined }), replayed: false };
+    },
   };
 }
 

@@ -2,7 +2,7 @@
 // owner, versions, who holds its lease, every turn with its attempts, worker, steps and
 // outcome, and how much history and replay buffer it keeps. Reads Redis directly, for any owner.
 import type { Redis } from 'ioredis';
-import type { TaskVersions, TurnRecord } from '../store/task-store.ts';
+import type { StepRecord, TaskVersions, TurnRecord } from '../store/task-store.ts';
 import { RedisKeys } from '../store/keys.ts';
 
 export interface TaskInspection {
@@ -18,6 +18,8 @@ export interface TaskInspection {
   versions: TaskVersions | undefined;
   lease: { holder: string | undefined; expiresInMs: number | undefined; generation: number };
   turns: TurnRecord[];
+  /** The step journal; `started` records of a turn nobody runs are unknowns to reconcile. */
+  journal: (StepRecord & { unknown: boolean })[];
   historyMessages: number;
   queuedMessages: number;
   events: { count: number; first: string | undefined; last: string | undefined };
@@ -28,11 +30,12 @@ const iso = (ms: string | undefined): string | undefined => (ms === undefined ||
 
 export async function inspectTask(redis: Redis, prefix: string, taskId: string): Promise<TaskInspection | undefined> {
   const k = new RedisKeys(prefix).task(taskId);
-  const [hash, holder, leaseTtl, turns, historyLength, inboxLength, eventCount, first, last, ttl] = await Promise.all([
+  const [hash, holder, leaseTtl, turns, steps, historyLength, inboxLength, eventCount, first, last, ttl] = await Promise.all([
     redis.hgetall(k.task),
     redis.get(k.lease),
     redis.pttl(k.lease),
     redis.hgetall(k.turns),
+    redis.hgetall(k.steps),
     redis.llen(k.history),
     redis.llen(k.inbox),
     redis.xlen(k.events),
@@ -56,6 +59,12 @@ export async function inspectTask(redis: Redis, prefix: string, taskId: string):
     turns: Object.values(turns)
       .map((json) => JSON.parse(json) as TurnRecord)
       .sort((a, b) => a.turn - b.turn),
+    journal: Object.values(steps)
+      .map((json) => JSON.parse(json) as StepRecord)
+      .sort((a, b) => a.startedAtMs - b.startedAtMs)
+      // Handed to the adapter as unknown, or started and never finished while no worker runs
+      // the task: an attempt was lost mid-step.
+      .map((step) => ({ ...step, unknown: step.state === 'unknown' || (step.state === 'started' && holder === null) })),
     historyMessages: historyLength,
     queuedMessages: inboxLength,
     events: { count: eventCount, first: first[0]?.[0], last: last[0]?.[0] },
@@ -85,6 +94,12 @@ export function formatInspection(t: TaskInspection): string {
     if (turn.reason !== undefined) lines.push(`    reason: ${turn.reason}`);
     if (turn.startedAtMs !== undefined) lines.push(`    started ${new Date(turn.startedAtMs).toISOString()}${turn.finishedAtMs ? `, finished ${new Date(turn.finishedAtMs).toISOString()}` : ''}`);
     for (const step of turn.steps ?? []) lines.push(`    step ${step.name} (attempt ${step.attempt}) at ${new Date(step.atMs).toISOString()}`);
+  }
+  if (t.journal.length > 0) lines.push(`journal    ${t.journal.length} steps, ${t.journal.filter((s) => s.unknown).length} unknown`);
+  for (const step of t.journal) {
+    lines.push(
+      `  ${step.turn}:${step.name} ${step.unknown ? `UNKNOWN (started in attempt ${step.attempt}, no result${step.surfacedToAttempt ? `; handed to attempt ${step.surfacedToAttempt} to reconcile` : ''})` : `${step.state} (attempt ${step.attempt})`}, key ${step.idempotencyKey}${step.reference ? `, reference ${step.reference}` : ''}`,
+    );
   }
   return lines.join('\n');
 }

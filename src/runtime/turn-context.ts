@@ -2,9 +2,9 @@
 // worker and writes every change through the store fenced by the lease generation, in the
 // order the adapter made them, even when the adapter does not await each call.
 import { newId } from '../ids.ts';
-import type { AdapterContext, ArtifactChunk } from '../../adapters/types.ts';
-import type { Artifact, JsonObject, Message, StreamResponse, TaskStatus } from '../protocol/types.ts';
-import type { TaskStore, TurnRecord } from '../store/task-store.ts';
+import type { AdapterContext, ArtifactChunk, StepHandle, StepOutcome } from '../../adapters/types.ts';
+import type { Artifact, JsonObject, JsonValue, Message, StreamResponse, TaskStatus } from '../protocol/types.ts';
+import type { StepRecord, TaskStore, TurnRecord } from '../store/task-store.ts';
 
 export interface TurnLease {
   taskId: string;
@@ -107,6 +107,56 @@ export class TurnContext implements AdapterContext {
     });
   }
 
+  async step<T extends JsonValue>(name: string, run: (handle: StepHandle) => Promise<T>): Promise<StepOutcome<T>> {
+    if (name === '') throw new Error('A step needs a name, unique within the turn.');
+    const field = `${this.turn}:${name}`;
+    const record: StepRecord = {
+      name,
+      turn: this.turn,
+      idempotencyKey: `${this.taskId}:${this.turn}:${name}`,
+      state: 'started',
+      attempt: this.attempt,
+      startedAtMs: Date.now(),
+    };
+    const journalled = await this.enqueueValue(() => this.store.startStep(this.taskId, this.lease.generation, field, record));
+    if (journalled !== undefined && journalled.state === 'done') return { status: 'done', value: journalled.value as T, replayed: true };
+    if (journalled !== undefined && (journalled.state === 'started' || journalled.state === 'unknown')) {
+      if (journalled.state === 'started') {
+        // Journal that the unknown was handed over, so operators see it was not forgotten.
+        const surfaced: StepRecord = { ...journalled, state: 'unknown', surfacedToAttempt: this.attempt };
+        await this.enqueue(() => this.store.writeStep(this.taskId, this.lease.generation, field, surfaced));
+      }
+      return {
+        status: 'unknown',
+        idempotencyKey: journalled.idempotencyKey,
+        reference: journalled.reference,
+        startedAt: new Date(journalled.startedAtMs).toISOString(),
+      };
+    }
+    if (journalled !== undefined) {
+      // A failed step is known not to have succeeded: this attempt runs it again.
+      await this.enqueue(() => this.store.writeStep(this.taskId, this.lease.generation, field, record));
+    }
+    const handle: StepHandle = {
+      idempotencyKey: record.idempotencyKey,
+      recordReference: (reference) => {
+        record.reference = reference;
+        return this.enqueue(() => this.store.writeStep(this.taskId, this.lease.generation, field, { ...record }));
+      },
+    };
+    let value: T;
+    try {
+      value = await run(handle);
+    } catch (error) {
+      const failed: StepRecord = { ...record, state: 'failed', finishedAtMs: Date.now(), error: (error as Error).message ?? String(error) };
+      await this.enqueue(() => this.store.writeStep(this.taskId, this.lease.generation, field, failed));
+      throw error;
+    }
+    const done: StepRecord = { ...record, state: 'done', finishedAtMs: Date.now(), value };
+    await this.enqueue(() => this.store.writeStep(this.taskId, this.lease.generation, field, done));
+    return { status: 'done', value, replayed: false };
+  }
+
   /** Stage 2 of a cancellation, ordered after everything the adapter emitted so far. */
   acknowledgeCancel(): Promise<void> {
     return this.enqueue(() =>
@@ -124,6 +174,13 @@ export class TurnContext implements AdapterContext {
   async settle(): Promise<void> {
     await this.writes;
     if (this.writeError !== undefined) throw this.writeError;
+  }
+
+  private enqueueValue<T>(read: () => Promise<T>): Promise<T> {
+    let result: T | undefined;
+    return this.enqueue(async () => {
+      result = await read();
+    }).then(() => result as T);
   }
 
   private enqueue(write: () => Promise<void>): Promise<void> {

@@ -16,6 +16,8 @@ export interface TaskKeys {
   turns: string;
   /** STRING: worker id holding the lease, with a TTL renewed while the turn runs. */
   lease: string;
+  /** HASH "<turn>:<step name>" → step journal record JSON (started / done / failed). */
+  steps: string;
 }
 
 export class RedisKeys {
@@ -31,6 +33,7 @@ export class RedisKeys {
       messageIds: `${base}:msgids`,
       turns: `${base}:turns`,
       lease: `${base}:lease`,
+      steps: `${base}:steps`,
     };
   }
 

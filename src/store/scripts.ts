@@ -14,7 +14,9 @@ export type ScriptName =
   | 'cancelTask'
   | 'readTask'
   | 'listTasks'
-  | 'acknowledgeCancel';
+  | 'acknowledgeCancel'
+  | 'startStep'
+  | 'writeStep';
 
 type ScriptReply = (string | number | null)[];
 export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<ScriptReply>;

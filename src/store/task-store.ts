@@ -48,6 +48,25 @@ export interface TurnRecord {
   steps?: { name: string; atMs: number; attempt: number; detail?: JsonObject }[];
 }
 
+/** One side-effecting step in the journal (invariant 4). */
+export interface StepRecord {
+  name: string;
+  turn: number;
+  /** Derived from task, turn and step: the key to hand to the external system. */
+  idempotencyKey: string;
+  /** `unknown`: found started-without-result after a lost attempt and handed to the adapter. */
+  state: 'started' | 'done' | 'failed' | 'unknown';
+  attempt: number;
+  startedAtMs: number;
+  finishedAtMs?: number;
+  /** An external id the step recorded while running (e.g. a downstream task or payment id). */
+  reference?: string;
+  value?: JsonValue;
+  error?: string;
+  /** The attempt the unknown outcome was handed to, for reconciliation. */
+  surfacedToAttempt?: number;
+}
+
 export type CreateResult =
   | { kind: 'created'; task: Task; eventId: string }
   | { kind: 'duplicate'; taskId: string }
@@ -303,6 +322,7 @@ export class TaskStore {
         k.history,
         k.turns,
         k.messageIds,
+        k.steps,
       ],
       [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds],
     );
@@ -514,6 +534,7 @@ export class TaskStore {
         k.lease,
         k.turns,
         k.messageIds,
+        k.steps,
       ],
       [
         input.generation,
@@ -554,6 +575,30 @@ export class TaskStore {
     };
     const reply = await this.run('acknowledgeCancel', [k.task, k.events], [input.generation, this.keys.eventChannel(input.taskId), input.now.getTime(), JSON.stringify(event)]);
     if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
+  }
+
+  /**
+   * Journals a step as started unless the turn already has a record of that name; returns
+   * that record when it has (see startStep-2.lua). Fenced.
+   */
+  async startStep(taskId: string, generation: number, field: string, started: StepRecord): Promise<StepRecord | undefined> {
+    const k = this.keys.task(taskId);
+    const reply = await this.run('startStep', [k.task, k.steps], [generation, field, JSON.stringify(started)]);
+    if (reply[0] === 'STALE') throw new StaleLeaseError(taskId);
+    return reply[0] === 'EXISTS' ? (JSON.parse(str(reply[1])) as StepRecord) : undefined;
+  }
+
+  /** Rewrites a journalled step (result, failure, external reference). Fenced. */
+  async writeStep(taskId: string, generation: number, field: string, record: StepRecord): Promise<void> {
+    const k = this.keys.task(taskId);
+    const reply = await this.run('writeStep', [k.task, k.steps], [generation, field, JSON.stringify(record)]);
+    if (reply[0] === 'STALE') throw new StaleLeaseError(taskId);
+  }
+
+  /** The whole step journal of a task, by "<turn>:<name>". */
+  async readSteps(taskId: string): Promise<Record<string, StepRecord>> {
+    const all = await this.redis.hgetall(this.keys.task(taskId).steps);
+    return Object.fromEntries(Object.entries(all).map(([field, json]) => [field, JSON.parse(json) as StepRecord]));
   }
 
   /** Record the turn's progress (attempt, steps) without an event; fenced like every write. */

@@ -5,7 +5,7 @@
   to stop over the cancel channel; its worker finalizes it as canceled.
   KEYS[1] task hash   KEYS[2] events   KEYS[3] owner task index   KEYS[4] owner context index
   KEYS[5] lease       KEYS[6] inbox    KEYS[7] history                KEYS[8] turns
-  KEYS[9] messageIds
+  KEYS[9] messageIds   KEYS[10] steps
   ARGV[1] ownerKey   ARGV[2] now (ms)   ARGV[3] now (ISO)   ARGV[4] event channel
   ARGV[5] cancel channel   ARGV[6] taskId   ARGV[7] retention of a terminal task (s)
   Returns {'NOT_FOUND'} | {'NOT_CANCELABLE', state} | {'CANCELED'} | {'REQUESTED'}
@@ -46,5 +46,5 @@ local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[6]) .. ',"contex
   .. ',"status":' .. status .. ',"metadata":{"cancellation":{"stage":"stopped","at":' .. cjson.encode(ARGV[3]) .. '}}}}'
 local id = redis.call('XADD', KEYS[2], '*', 'r', event)
 redis.call('PUBLISH', ARGV[4], id .. '\n' .. event)
-for _, key in ipairs({KEYS[1], KEYS[2], KEYS[7], KEYS[8], KEYS[9]}) do redis.call('EXPIRE', key, ARGV[7]) end
+for _, key in ipairs({KEYS[1], KEYS[2], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}) do redis.call('EXPIRE', key, ARGV[7]) end
 return {'CANCELED'}

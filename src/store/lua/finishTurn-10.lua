@@ -4,7 +4,7 @@
   while the turn ran and the turn did not fail or get canceled, they become the next turn's
   input at once and the lease is kept; otherwise the lease is released.
   KEYS[1] task hash   KEYS[2] events   KEYS[3] owner task index   KEYS[4] owner context index
-  KEYS[5] history     KEYS[6] inbox    KEYS[7] lease              KEYS[8] turns   KEYS[9] messageIds
+  KEYS[5] history     KEYS[6] inbox    KEYS[7] lease              KEYS[8] turns   KEYS[9] messageIds   KEYS[10] steps
   ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] taskId
   ARGV[6] final state   ARGV[7] final status JSON   ARGV[8] agent message JSON ('' = none)
   ARGV[9] turn record JSON   ARGV[10] artifacts JSON   ARGV[11] final event JSON
@@ -52,7 +52,7 @@ if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == '
   or state == 'TASK_STATE_REJECTED' then
   redis.call('HSET', KEYS[1], 'finishedAtMs', ARGV[3])
   -- A finished task and its replay buffer live for the retention period, then go together.
-  for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[8], KEYS[9]}) do redis.call('EXPIRE', key, ARGV[12]) end
+  for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[8], KEYS[9], KEYS[10]}) do redis.call('EXPIRE', key, ARGV[12]) end
 end
 redis.call('DEL', KEYS[7])
 local id = redis.call('XADD', KEYS[2], '*', 'r', ARGV[11])
