@@ -33,6 +33,8 @@ export const configSchema = z.object({
   workerConcurrency: z.coerce.number().int().min(1).max(1000).default(32),
   /** How often a turn may be started before it fails with a reason naming the limit. */
   maxTurnAttempts: z.coerce.number().int().min(1).max(100).default(3),
+  /** A turn still running this long after it first started fails, naming the limit (0 = no deadline). Survives worker changes. */
+  turnDeadlineMs: z.coerce.number().int().min(0).default(900_000),
   /** BullMQ job lock; a worker that stops renewing it for this long has its turn recovered elsewhere. */
   lockDurationMs: positiveMs.default(30_000),
   /** How often workers look for turns whose worker died (BullMQ stall detection). */
@@ -75,6 +77,7 @@ export const ENV_KEYS: Record<string, keyof GatewayConfig> = {
   A2A_ADAPTER: 'adapter',
   A2A_WORKER_CONCURRENCY: 'workerConcurrency',
   A2A_MAX_TURN_ATTEMPTS: 'maxTurnAttempts',
+  A2A_TURN_DEADLINE_MS: 'turnDeadlineMs',
   A2A_LOCK_DURATION_MS: 'lockDurationMs',
   A2A_STALLED_INTERVAL_MS: 'stalledIntervalMs',
   A2A_MAX_BODY_BYTES: 'maxBodyBytes',

@@ -30,6 +30,10 @@ export class TurnHandedBackError extends Error {
 
 /** The abort reason that means "this worker stops", as opposed to "the task was canceled". */
 const SHUTDOWN = new DOMException('The worker is shutting down', 'AbortError');
+/** The abort reason of a turn that ran past its deadline. */
+const DEADLINE = new DOMException('The turn ran past its deadline', 'AbortError');
+/** How long an adapter may keep running after its abort signal fired for the deadline. */
+const DEADLINE_GRACE_MS = 5_000;
 
 interface RunningTurn {
   controller: AbortController;
@@ -50,6 +54,8 @@ export interface TurnRunnerOptions {
   adapter: Adapter;
   logger: Logger;
   maxTurnAttempts: number;
+  /** A turn must end this long after its first start, whichever workers run it (0 = none). */
+  turnDeadlineMs: number;
   /** Lease time-to-live; kept below BullMQ's lock so a dead worker's lease is gone before its job is re-run. */
   leaseTtlMs: number;
 }
@@ -117,6 +123,7 @@ export class TurnRunner {
       contextId: data.contextId,
       workerId: this.workerId,
       leaseTtlMs: this.options.leaseTtlMs,
+      turnDeadlineMs: this.options.turnDeadlineMs,
       now: new Date(),
     });
     if (lease.kind === 'gone' || lease.kind === 'closed') return false;
@@ -149,6 +156,9 @@ export class TurnRunner {
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else if (lease.attempts > this.options.maxTurnAttempts) {
         const reason = `Turn ${lease.turn} exceeded its limit of ${this.options.maxTurnAttempts} attempts (maxTurnAttempts); the workers running it were lost each time.`;
+        outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
+      } else if (lease.deadlineAtMs !== undefined && Date.now() >= lease.deadlineAtMs) {
+        const reason = this.deadlineReason(lease.turn);
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else {
         outcome = await this.runAdapter(fence, lease, input, record, turn);
@@ -218,10 +228,30 @@ export class TurnRunner {
     record.startedAtMs = Date.now();
     let result: TurnOutcome | undefined;
     let failure: Error | undefined;
+    // At the deadline the adapter's signal fires; one that ignores it is abandoned after a
+    // grace period (its later writes are fenced out once the turn is finished).
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    let graceTimer: NodeJS.Timeout | undefined;
+    const abandoned = new Promise<never>((_, reject) => {
+      if (lease.deadlineAtMs === undefined) return;
+      deadlineTimer = setTimeout(() => {
+        controller.abort(DEADLINE);
+        graceTimer = setTimeout(() => reject(DEADLINE), DEADLINE_GRACE_MS);
+      }, Math.max(0, lease.deadlineAtMs - Date.now()));
+    });
     try {
-      result = await this.options.adapter.run(context);
+      result = await Promise.race([this.options.adapter.run(context), abandoned]);
     } catch (error) {
-      failure = error instanceof Error ? error : new Error(String(error as JsonValue));
+      failure = error instanceof Error || error instanceof DOMException ? (error as Error) : new Error(String(error as JsonValue));
+    } finally {
+      clearTimeout(deadlineTimer);
+      clearTimeout(graceTimer);
+    }
+    if (failure !== undefined && controller.signal.reason === DEADLINE) {
+      turn.acknowledge = undefined;
+      await context.settle().catch(() => undefined);
+      const reason = this.deadlineReason(lease.turn);
+      return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
     }
     // From here on the turn is deciding its end: a cancel seen now is not acknowledged (it would
     // land after the final status); the finish script records whether it came too late.
@@ -240,6 +270,10 @@ export class TurnRunner {
     }
     const outcome = result as TurnOutcome;
     return this.finalStatus(fence, OUTCOME_STATES[outcome.state], outcome.message);
+  }
+
+  private deadlineReason(turn: number): string {
+    return `Turn ${turn} ran past its deadline of ${this.options.turnDeadlineMs} ms from its first start (turnDeadlineMs), across all the workers that ran it.`;
   }
 
   private finalStatus(fence: TurnLease, state: TaskState, text: string | undefined): { status: TaskStatus; message: Message | undefined } {

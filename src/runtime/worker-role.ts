@@ -26,6 +26,7 @@ export async function startWorkerRole(config: GatewayConfig, adapter: Adapter, l
     adapter,
     logger,
     maxTurnAttempts: config.maxTurnAttempts,
+    turnDeadlineMs: config.turnDeadlineMs,
     // Below BullMQ's lock, so by the time a stalled job is handed to another worker the
     // dead worker's lease has lapsed and the new one can take it.
     leaseTtlMs: Math.max(100, Math.floor(config.lockDurationMs * 0.8)),

@@ -109,6 +109,8 @@ export type LeaseResult =
       turnInputStart: number;
       turnRecord: TurnRecord | undefined;
       versions: TaskVersions | undefined;
+      /** When this turn must end (fixed at its first start), if it has a deadline. */
+      deadlineAtMs: number | undefined;
       history: Message[];
     };
 
@@ -405,6 +407,8 @@ export class TaskStore {
     contextId: string;
     workerId: string;
     leaseTtlMs: number;
+    /** Deadline of a turn, from its first start (0 = none). */
+    turnDeadlineMs?: number;
     now: Date;
   }): Promise<LeaseResult> {
     const k = this.keys.task(input.taskId);
@@ -419,7 +423,7 @@ export class TaskStore {
         this.keys.ownerTasks(input.ownerKey),
         this.keys.ownerContextTasks(input.ownerKey, input.contextId),
       ],
-      [input.workerId, input.leaseTtlMs, input.now.getTime(), input.now.toISOString(), this.keys.eventChannel(input.taskId)],
+      [input.workerId, input.leaseTtlMs, input.now.getTime(), input.now.toISOString(), this.keys.eventChannel(input.taskId), input.turnDeadlineMs ?? 0],
     );
     switch (reply[0]) {
       case 'GONE':
@@ -429,7 +433,7 @@ export class TaskStore {
       case 'HELD':
         return { kind: 'held', holder: str(reply[1]) };
       default: {
-        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, ...history] =
+        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, ...history] =
           reply.map(str);
         return {
           kind: 'acquired',
@@ -444,6 +448,7 @@ export class TaskStore {
           turnInputStart: Number(start),
           turnRecord: turnRecord ? (JSON.parse(turnRecord) as TurnRecord) : undefined,
           versions: versions ? (JSON.parse(versions) as TaskVersions) : undefined,
+          deadlineAtMs: deadline ? Number(deadline) : undefined,
           history: history.map((m) => JSON.parse(m) as Message),
         };
       }

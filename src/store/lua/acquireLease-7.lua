@@ -4,9 +4,10 @@
   KEYS[1] task hash   KEYS[2] lease   KEYS[3] history   KEYS[4] events   KEYS[5] turns
   KEYS[6] owner task index   KEYS[7] owner context index
   ARGV[1] workerId   ARGV[2] lease TTL (ms)   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] event channel
+  ARGV[6] turn deadline (ms from the turn's first start; 0 = none)
   Returns {'GONE'} | {'CLOSED', state} | {'HELD', holder}
         | {'ACQUIRED', generation, turn, attempts, cancelRequestedAtMs|'', status, artifacts, metadata,
-           contextId, turnInputStart, turnRecord|'', versions|'', history...}
+           contextId, turnInputStart, turnRecord|'', versions|'', deadlineAtMs|'', history...}
   Emits: a TASK_STATE_WORKING status update when the turn starts from SUBMITTED.
 ]]
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'GONE'} end
@@ -18,6 +19,14 @@ local generation = redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 local attempts = redis.call('HINCRBY', KEYS[1], 'turnAttempts', 1)
 redis.call('HSET', KEYS[1], 'turnWorker', ARGV[1], 'turnLeasedAtMs', ARGV[3])
+-- The deadline is fixed when the turn first starts and survives every change of worker.
+if attempts == 1 then
+  if tonumber(ARGV[6]) > 0 then
+    redis.call('HSET', KEYS[1], 'turnDeadlineAtMs', tonumber(ARGV[3]) + tonumber(ARGV[6]))
+  else
+    redis.call('HDEL', KEYS[1], 'turnDeadlineAtMs')
+  end
+end
 local cancelRequested = redis.call('HGET', KEYS[1], 'cancelRequestedAtMs') or ''
 local turn = redis.call('HGET', KEYS[1], 'turn')
 local taskId = redis.call('HGET', KEYS[1], 'id')
@@ -32,8 +41,8 @@ if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
   local id = redis.call('XADD', KEYS[4], '*', 'r', event)
   redis.call('PUBLISH', ARGV[5], id .. '\n' .. event)
 end
-local fields = redis.call('HMGET', KEYS[1], 'status', 'artifacts', 'metadata', 'turnInputStart', 'versions')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'artifacts', 'metadata', 'turnInputStart', 'versions', 'turnDeadlineAtMs')
 local result = {'ACQUIRED', generation, turn, attempts, cancelRequested, fields[1], fields[2], fields[3],
-  contextId, fields[4], redis.call('HGET', KEYS[5], turn) or '', fields[5] or ''}
+  contextId, fields[4], redis.call('HGET', KEYS[5], turn) or '', fields[5] or '', fields[6] or ''}
 for _, message in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do table.insert(result, message) end
 return result

@@ -55,6 +55,9 @@ if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == '
   for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[8], KEYS[9], KEYS[10]}) do redis.call('EXPIRE', key, ARGV[12]) end
 end
 redis.call('DEL', KEYS[7])
+-- The turn is over: an adapter still running (one that ignored its abort signal past the
+-- deadline) must not be able to write after the final status.
+redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
 local id = redis.call('XADD', KEYS[2], '*', 'r', ARGV[11])
 redis.call('PUBLISH', ARGV[2], id .. '\n' .. ARGV[11])
 return {'DONE', id}
