@@ -86,15 +86,33 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     const url = request.url ?? '/';
     const pathEnd = url.indexOf('?');
     const path = pathEnd < 0 ? url : url.slice(0, pathEnd);
-    if (path === JSONRPC_PATH || path === `${JSONRPC_PATH}/`) {
+    const isJsonRpc = path === JSONRPC_PATH || path === `${JSONRPC_PATH}/`;
+    const isRest = path === REST_BASE_PATH || path.startsWith(restPrefix);
+    if (isJsonRpc || isRest) {
+      // Browser-based A2A clients (inspectors, dashboards) call the bindings cross-origin.
+      response.setHeader('Access-Control-Allow-Origin', '*');
+      response.setHeader('Access-Control-Expose-Headers', 'Retry-After, Allow');
+      if (request.method === 'OPTIONS') {
+        response.writeHead(204, {
+          'Access-Control-Allow-Methods': isJsonRpc ? 'POST' : 'GET, POST, DELETE',
+          'Access-Control-Allow-Headers': CORS_REQUEST_HEADERS,
+          'Access-Control-Max-Age': '600',
+        });
+        response.end();
+        return;
+      }
+    }
+    if (isJsonRpc) {
       handleJsonRpc(createExchange(request, response), bindingOptions).catch((error: unknown) => fail(response, error));
-    } else if (path === REST_BASE_PATH || path.startsWith(restPrefix)) {
+    } else if (isRest) {
       handleRest(createExchange(request, response), bindingOptions).catch((error: unknown) => fail(response, error));
     } else {
       void honoListener(request, response);
     }
   };
 }
+
+const CORS_REQUEST_HEADERS = 'Content-Type, Authorization, A2A-Version, A2A-Extensions, Last-Event-ID, Accept';
 
 /** Media types accepted in message parts: the card's input modes plus every skill's. */
 function inputModesOf(served: ServedCard): string[] {
