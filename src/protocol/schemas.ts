@@ -1,7 +1,7 @@
 // zod schemas for every request the gateway accepts. A failure becomes InvalidParams with one
 // field violation per problem (path in the request, what is wrong), never a partial write.
 import { z } from 'zod';
-import { invalidParams, type FieldViolation, A2AError } from './errors.ts';
+import { invalidParams, type FieldViolation } from './errors.ts';
 import { TASK_STATES, type JsonObject } from './types.ts';
 
 const jsonObject = z.record(z.string(), z.json()) as unknown as z.ZodType<JsonObject>;
@@ -100,9 +100,7 @@ export function toViolations(error: z.ZodError, prefix = ''): FieldViolation[] {
       .map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`))
       .join('');
     const field = prefix === '' ? path : path === '' ? prefix : `${prefix}.${path}`;
-    let description = issue.message;
-    if (issue.code === 'invalid_type') description = `${issue.message}`;
-    return { field: field || '(request)', description };
+    return { field: field || '(request)', description: issue.message };
   });
 }
 
@@ -123,4 +121,3 @@ export function parseParams<T>(schema: z.ZodType<T>, params: unknown, prefix = '
   return result.data;
 }
 
-export { A2AError };
