@@ -45,6 +45,12 @@ export const configSchema = z.object({
   heartbeatMs: positiveMs.default(15_000),
   /** Longest a blocking SendMessage waits; then it returns the task in its current state. */
   blockingTimeoutMs: positiveMs.default(300_000),
+  /**
+   * How long a gateway rides out a lost Redis connection: requests and streams wait this long
+   * for the reconnect (a blip is invisible); past it they fail with 503 + Retry-After, and SSE
+   * streams end with an error naming the Last-Event-ID to resume from. Workers always wait.
+   */
+  redisOutageGraceMs: positiveMs.default(3_000),
   /** How long CancelTask waits for a running turn to stop before returning the task. */
   cancelWaitMs: z.coerce.number().int().min(0).default(5_000),
   /** How long a (caller, messageId) pair is remembered for de-duplicating re-sent messages. */
@@ -83,6 +89,7 @@ export const ENV_KEYS: Record<string, keyof GatewayConfig> = {
   A2A_MAX_BODY_BYTES: 'maxBodyBytes',
   A2A_HEARTBEAT_MS: 'heartbeatMs',
   A2A_BLOCKING_TIMEOUT_MS: 'blockingTimeoutMs',
+  A2A_REDIS_OUTAGE_GRACE_MS: 'redisOutageGraceMs',
   A2A_CANCEL_WAIT_MS: 'cancelWaitMs',
   A2A_IDEMPOTENCY_TTL_SECONDS: 'idempotencyTtlSeconds',
   A2A_RETENTION_SECONDS: 'retentionSeconds',

@@ -26,10 +26,21 @@ export function stateOfEventJson(json: string): TaskState | undefined {
 export type LiveListener = (event: LiveEvent) => void;
 /** Called after the hub's Redis connection came back: events may have been missed meanwhile. */
 export type GapListener = () => void;
+/** Called when live delivery has been down longer than the outage grace period. */
+export type LostListener = (error: LiveDeliveryLostError) => void;
+
+/** Live delivery stopped: the hub's Redis connection has been down for `downForMs`. */
+export class LiveDeliveryLostError extends Error {
+  constructor(readonly downForMs: number) {
+    super(`Redis (the task store) has been unreachable for ${downForMs} ms, so live task events cannot be delivered.`);
+    this.name = 'LiveDeliveryLostError';
+  }
+}
 
 interface Subscription {
   onEvent: LiveListener;
   onGap: GapListener | undefined;
+  onLost: LostListener | undefined;
 }
 
 /** Compares two Redis Stream ids ("<ms>-<seq>") numerically. */
@@ -43,21 +54,70 @@ export function compareEventIds(a: string, b: string): number {
 export class EventHub {
   private readonly listeners = new Map<string, Set<Subscription>>();
   private readonly channelPrefix: string;
+  private readonly outageGraceMs: number | undefined;
   private ready: Promise<void> | undefined;
   private connectedOnce = false;
+  /** Set while the subscriber connection is down (after it had been up). */
+  private downSinceMs: number | undefined;
+  private outageTimer: NodeJS.Timeout | undefined;
+  /** Set once the outage outlasted the grace period: listeners were told, new ones are told at once. */
+  private lost: LiveDeliveryLostError | undefined;
 
+  /**
+   * `outageGraceMs`: how long the subscriber connection may be down before every listener is
+   * told live delivery is lost (streams then end with a resume hint, blocked calls fail).
+   * A shorter outage is invisible: after the reconnect every listener re-reads what it missed.
+   * Without it, listeners wait for the reconnect however long it takes.
+   */
   constructor(
     private readonly subscriber: Redis,
     private readonly keys: RedisKeys,
+    options: { outageGraceMs?: number } = {},
   ) {
     this.channelPrefix = keys.eventChannel('');
+    this.outageGraceMs = options.outageGraceMs;
     subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => this.dispatch(channel, message));
+    subscriber.on('close', () => this.onDisconnected());
+    subscriber.on('end', () => clearTimeout(this.outageTimer));
     subscriber.on('ready', () => {
-      // A reconnect re-subscribes (ioredis does that), but messages published while we were
-      // away are gone: tell every listener so it re-reads the replay buffer.
-      if (this.connectedOnce) for (const set of this.listeners.values()) for (const s of set) s.onGap?.();
-      this.connectedOnce = true;
+      if (!this.connectedOnce) {
+        this.connectedOnce = true;
+        return;
+      }
+      // ioredis emits 'ready' before it re-sends the subscription, so a buffer read started
+      // now could miss an event published before the subscription is back. Subscribing
+      // again (a no-op for Redis) and waiting for its reply closes that window: replies
+      // come in order, so the reconnect's own re-subscription has been applied by then.
+      this.subscriber.psubscribe(this.keys.eventChannelPattern()).then(
+        () => this.onResubscribed(),
+        () => undefined, // dropped again before the reply: the next 'ready' retries
+      );
     });
+  }
+
+  private onDisconnected(): void {
+    if (!this.connectedOnce || this.downSinceMs !== undefined) return; // not up yet, or already down
+    this.downSinceMs = Date.now();
+    if (this.outageGraceMs === undefined) return;
+    this.outageTimer = setTimeout(() => {
+      if (this.downSinceMs === undefined) return;
+      this.lost = new LiveDeliveryLostError(Date.now() - this.downSinceMs);
+      for (const set of this.listeners.values()) for (const s of [...set]) s.onLost?.(this.lost);
+    }, this.outageGraceMs);
+    this.outageTimer.unref();
+  }
+
+  private onResubscribed(): void {
+    clearTimeout(this.outageTimer);
+    this.downSinceMs = undefined;
+    this.lost = undefined;
+    // Messages published while we were away are gone: every listener re-reads the replay buffer.
+    for (const set of this.listeners.values()) for (const s of [...set]) s.onGap?.();
+  }
+
+  /** True while live delivery works (what a health check can report). */
+  get connected(): boolean {
+    return this.connectedOnce && this.downSinceMs === undefined;
   }
 
   /** Subscribes once; resolves when Redis confirmed the subscription. */
@@ -75,14 +135,17 @@ export class EventHub {
   }
 
   /** Adds a listener; the returned function removes it at once (call it when a client leaves). */
-  listen(taskId: string, onEvent: LiveListener, onGap?: GapListener): () => void {
-    const subscription: Subscription = { onEvent, onGap };
+  listen(taskId: string, onEvent: LiveListener, onGap?: GapListener, onLost?: LostListener): () => void {
+    const subscription: Subscription = { onEvent, onGap, onLost };
     let set = this.listeners.get(taskId);
     if (set === undefined) {
       set = new Set();
       this.listeners.set(taskId, set);
     }
     set.add(subscription);
+    // Live delivery is already known to be down: say so now rather than wait silently.
+    const lost = this.lost;
+    if (lost !== undefined && onLost !== undefined) queueMicrotask(() => set.has(subscription) && onLost(lost));
     return () => {
       const current = this.listeners.get(taskId);
       if (current === undefined) return;

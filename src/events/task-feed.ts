@@ -1,8 +1,10 @@
 // One ordered, gap-free, duplicate-free sequence of a task's events from a given point:
 // listen live first, then read the replay buffer, then hand over to live delivery, skipping
 // what was already delivered. Every stream, blocked SendMessage and resume uses this.
+import { A2AError } from '../protocol/errors.ts';
+import { isRedisConnectionError } from '../redis/connection.ts';
 import type { TaskStore } from '../store/task-store.ts';
-import { compareEventIds, stateOfEventJson, type EventHub, type LiveEvent } from './hub.ts';
+import { compareEventIds, LiveDeliveryLostError, stateOfEventJson, type EventHub, type LiveEvent } from './hub.ts';
 
 export interface TaskFeed {
   /** Stops delivery and frees the listener at once. */
@@ -16,6 +18,11 @@ export function openTaskFeed(options: {
   /** Deliver events strictly after this id ('' = from the first stored event). */
   afterId: string;
   onEvent: (event: LiveEvent) => void;
+  /**
+   * The feed cannot go on (it is closed by then). When Redis is unreachable (a buffer read
+   * failed, or live delivery has been down past the hub's grace period) the error is an
+   * UNAVAILABLE A2AError with Retry-After that names the Last-Event-ID to resume from.
+   */
   onError: (error: Error) => void;
   /**
    * Skip the initial buffer read: only for a task whose first event cannot have been published
@@ -38,6 +45,14 @@ export function openTaskFeed(options: {
     onEvent(event);
   };
 
+  const fail = (error: Error): void => {
+    if (closed) return;
+    closed = true;
+    buffered = [];
+    stopListening();
+    onError(isRedisConnectionError(error) || error instanceof LiveDeliveryLostError ? resumeHint(taskId, lastDelivered, error) : error);
+  };
+
   const catchUp = async (): Promise<void> => {
     readsInFlight += 1;
     try {
@@ -48,7 +63,7 @@ export function openTaskFeed(options: {
         if (page.length < 500 || closed) break;
       }
     } catch (error) {
-      if (!closed) onError(error as Error);
+      fail(error as Error);
       return;
     } finally {
       readsInFlight -= 1;
@@ -66,6 +81,7 @@ export function openTaskFeed(options: {
       else deliver(event);
     },
     () => void catchUp(),
+    (error) => fail(error),
   );
   if (options.liveOnly !== true) void catchUp();
 
@@ -76,4 +92,17 @@ export function openTaskFeed(options: {
       stopListening();
     },
   };
+}
+
+/** Redis is unreachable: the client should come back later from where it got to. */
+function resumeHint(taskId: string, lastDelivered: string, cause: Error): A2AError {
+  const resume =
+    lastDelivered === ''
+      ? `Subscribe to task ${taskId} again (SubscribeToTask) after the Retry-After delay`
+      : `Reconnect after the Retry-After delay with Last-Event-ID: ${lastDelivered} to resume without missing an event`;
+  return new A2AError('UNAVAILABLE', `${cause.message} This stream of task ${taskId} stopped; the task itself goes on. ${resume}.`, {
+    retryAfterSeconds: 1,
+    metadata: lastDelivered === '' ? { taskId } : { taskId, lastEventId: lastDelivered },
+    cause,
+  });
 }

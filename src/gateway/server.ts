@@ -26,16 +26,22 @@ export interface GatewayHandle {
 }
 
 export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, logger: Logger): Promise<GatewayHandle> {
-  const commands = openRedis(config.redisUrl, 'commands');
+  // Connections that answer clients wait for a lost Redis at most redisOutageGraceMs, then
+  // fail with 503 + Retry-After (see redis/connection.ts); the subscriber reconnects forever.
+  const outage = { outageGraceMs: config.redisOutageGraceMs };
+  const commands = openRedis(config.redisUrl, 'commands', {}, outage);
   const subscriber = openRedis(config.redisUrl, 'events');
-  const queueConnection = openRedis(config.redisUrl, 'queue');
+  const queueConnection = openRedis(config.redisUrl, 'queue', {}, outage);
   for (const [role, connection] of [['commands', commands], ['events', subscriber], ['queue', queueConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
   const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds);
-  const hub = new EventHub(subscriber, store.keys);
+  const hub = new EventHub(subscriber, store.keys, outage);
   await hub.start();
   const queue = createTurnQueue(queueConnection, config.keyPrefix);
+  // The queue re-emits its connection's errors, which the handler above already logs; without
+  // a listener BullMQ would print each one to stderr while Redis is down.
+  queue.on('error', (error: Error) => logger.debug('turn queue error', { error: error.message }));
   const service = new TaskService({
     store,
     hub,

@@ -2,21 +2,111 @@ import { Redis, type RedisOptions } from 'ioredis';
 
 export type RedisRole = 'commands' | 'events' | 'cancel' | 'queue' | 'worker';
 
+/** Default of `redisOutageGraceMs`: how long a lost Redis connection may take to come back. */
+export const DEFAULT_REDIS_OUTAGE_GRACE_MS = 3_000;
+
 /**
- * One place that opens Redis connections, so every role reconnects the same way: with
- * backoff and without a cap on retries, because a gateway must survive a Redis restart.
+ * Raised for commands that waited for a lost Redis connection longer than the outage grace
+ * period, and for commands issued after that until Redis is back. Nothing it rejected was
+ * sent: the command was dropped from the offline queue, so it cannot run later behind the
+ * caller's back.
  */
-export function openRedis(url: string, role: RedisRole, extra: RedisOptions = {}): Redis {
-  return new Redis(url, {
+export class RedisUnavailableError extends Error {
+  constructor(
+    readonly role: RedisRole,
+    readonly downForMs: number,
+  ) {
+    super(`Redis has been unreachable for ${downForMs} ms (${role} connection); the command was not sent.`);
+    this.name = 'RedisUnavailableError';
+  }
+}
+
+/** True for errors that mean "Redis cannot be reached right now", which a retry may fix. */
+export function isRedisConnectionError(error: unknown): boolean {
+  if (error instanceof RedisUnavailableError) return true;
+  const message = error instanceof Error ? error.message : String(error);
+  // "Command aborted": an auto-pipelined batch that was cut off mid-reply by the disconnect.
+  return /Connection is closed|Command aborted due to connection close|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|MaxRetriesPerRequest|Stream isn't writeable|LOADING/i.test(
+    message,
+  );
+}
+
+/**
+ * One place that opens Redis connections, so every role reconnects the same way: with a
+ * short backoff (capped at 1 s, so a restarted Redis is found again within a second) and
+ * without a cap on retries, because a gateway must survive a Redis restart.
+ *
+ * `outageGraceMs` (gateway connections that answer clients) bounds how long a command waits
+ * for a lost connection. Without it, a command waits for the reconnect however long that
+ * takes: right for workers, whose turns should simply carry on once Redis is back.
+ */
+export function openRedis(url: string, role: RedisRole, extra: RedisOptions = {}, policy: { outageGraceMs?: number } = {}): Redis {
+  const redis = new Redis(url, {
     connectionName: `a2a-gateway:${role}`,
     // BullMQ requires null for its blocking connections; for ours it means a command
     // waits for the reconnect instead of failing after a few retries.
     maxRetriesPerRequest: null,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
     // Batches the commands issued in one tick into one write; not for blocking connections.
     enableAutoPipelining: role === 'commands' || role === 'queue',
     ...extra,
   });
+  if (policy.outageGraceMs !== undefined) failFastAfterGrace(redis, role, policy.outageGraceMs);
+  return redis;
+}
+
+/** The ioredis internals the outage policy needs (private in its typings, stable since v4). */
+interface QueuedCommand {
+  command: { reject(error: Error): void };
+}
+interface RedisQueues {
+  flushQueue(error: Error, options?: { offlineQueue?: boolean; commandQueue?: boolean }): void;
+  prevCommandQueue: { length: number; shift(): QueuedCommand | undefined } | null | undefined;
+}
+
+/**
+ * The outage policy of a connection that answers clients. Why not ioredis' own knobs:
+ * - `commandTimeout` rejects the caller but leaves the command in the offline queue, so a
+ *   CreateTask the client was told had failed would still run once Redis is back;
+ * - `maxRetriesPerRequest: n` flushes the queue every n+1 reconnect attempts, however long
+ *   each command had waited: one arriving just before a flush fails at once, even in a blip;
+ * - `enableOfflineQueue: false` fails every command issued during the shortest blip.
+ * Instead: while the connection is down, commands wait in the offline queue as usual (a blip
+ * shorter than `graceMs` is invisible to clients). Once it has been down for `graceMs`, every
+ * waiting command, including those sent but unanswered when it dropped, is rejected and
+ * removed (so none runs later), and new commands fail at once, until the connection is ready
+ * again. A request therefore fails within about `graceMs` of an outage's start, never later.
+ */
+function failFastAfterGrace(redis: Redis, role: RedisRole, graceMs: number): void {
+  let downSinceMs: number | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const queues = redis as unknown as RedisQueues;
+  const trip = (): void => {
+    timer = undefined;
+    if (redis.status === 'ready' || downSinceMs === undefined) return;
+    const error = new RedisUnavailableError(role, Date.now() - downSinceMs);
+    redis.options.enableOfflineQueue = false;
+    // Not the command queue: while reconnecting it holds only the handshake (ready check).
+    queues.flushQueue(error, { offlineQueue: true, commandQueue: false });
+    const unanswered = queues.prevCommandQueue;
+    if (unanswered) {
+      queues.prevCommandQueue = null;
+      for (let item = unanswered.shift(); item !== undefined; item = unanswered.shift()) item.command.reject(error);
+    }
+  };
+  redis.on('close', () => {
+    if (downSinceMs !== undefined) return; // every failed reconnect attempt closes again
+    downSinceMs = Date.now();
+    timer = setTimeout(trip, graceMs);
+    timer.unref();
+  });
+  redis.on('ready', () => {
+    clearTimeout(timer);
+    timer = undefined;
+    downSinceMs = undefined;
+    redis.options.enableOfflineQueue = true;
+  });
+  redis.on('end', () => clearTimeout(timer));
 }
 
 /** Resolves when Redis answers PING, or rejects with a message that names the URL and the remedy. */

@@ -1,7 +1,8 @@
 // The worker role: takes turns from the queue and runs them on the adapter. Any number of
 // worker processes share one Redis; a turn whose worker dies is re-run by another.
+import type { Job } from 'bullmq';
 import type { Adapter } from '../../adapters/types.ts';
-import { createTurnWorker } from '../../queues/turns.ts';
+import { createTurnWorker, type TurnJobData } from '../../queues/turns.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
@@ -32,6 +33,31 @@ export async function startWorkerRole(config: GatewayConfig, adapter: Adapter, l
     leaseTtlMs: Math.max(100, Math.floor(config.lockDurationMs * 0.8)),
   });
   await runner.listenForCancels(cancelSubscriber);
+  // A job this process is still running can be handed to it again: when Redis was unreachable
+  // for longer than the job's lock, stall detection puts the job back and this worker takes
+  // it. Running both would burn a turn attempt, and worse, BullMQ tracks locks by job id, so
+  // the first run's end stops the renewal of the second's lock, which then stalls in turn,
+  // until the turn fails for attempts it never lost. The second delivery therefore waits for
+  // the first run (whose lease generation is still current) and then finds the turn done, or
+  // continues it if the first run stopped short.
+  const runningJobs = new Map<string, Promise<void>>();
+  const processTurnJob = async (job: Job<TurnJobData>): Promise<void> => {
+    const jobId = job.id ?? '';
+    const earlier = runningJobs.get(jobId);
+    const run = (async () => {
+      if (earlier !== undefined) {
+        logger.warn('turn job delivered again while this worker still runs it (its lock lapsed, e.g. during a Redis outage); waiting for that run', { jobId });
+        await earlier.catch(() => undefined);
+      }
+      await runner.process(job);
+    })();
+    runningJobs.set(jobId, run);
+    try {
+      await run;
+    } finally {
+      if (runningJobs.get(jobId) === run) runningJobs.delete(jobId);
+    }
+  };
   const worker = createTurnWorker({
     connection: workerConnection,
     prefix: config.keyPrefix,
@@ -40,7 +66,7 @@ export async function startWorkerRole(config: GatewayConfig, adapter: Adapter, l
     stalledIntervalMs: config.stalledIntervalMs,
     // A stall is a lost worker; the turn record counts attempts and fails the turn past the limit.
     maxStalledCount: config.maxTurnAttempts + 1,
-    process: (job) => runner.process(job),
+    process: processTurnJob,
   });
   worker.on('error', (error) => logger.warn('turn worker error', { error: error.message }));
   worker.on('failed', (job, error) => logger.warn('turn job failed', { jobId: job?.id, error: error.message }));

@@ -349,6 +349,8 @@ export class TaskService {
         else reject(error);
       };
     });
+    // A watch canceled after it failed (its submit failed too) is never awaited: not an unhandled rejection.
+    promise.catch(() => undefined);
     const timer = setTimeout(() => finish(), timeoutMs);
     const feed = openTaskFeed({
       hub: this.options.hub,
@@ -359,7 +361,16 @@ export class TaskService {
       onEvent: (event: LiveEvent) => {
         if (event.state !== undefined && done(event.state)) finish();
       },
-      onError: (error) => finish(new A2AError('UNAVAILABLE', `Lost the task's event stream: ${error.message}`, { retryAfterSeconds: 1 })),
+      // Redis has been unreachable past the outage grace period (or a read failed): fail the
+      // waiting call with a retryable error rather than block until blockingTimeoutMs.
+      onError: (error) =>
+        finish(
+          new A2AError(
+            'UNAVAILABLE',
+            `Lost the event stream of task ${taskId} while waiting for it: ${(error.cause instanceof Error ? error.cause : error).message} The task is stored and goes on. Retry after the Retry-After delay: GetTask ${taskId}, or send the same message again (same messageId), which does not start a second task.`,
+            { retryAfterSeconds: 1, metadata: { taskId }, cause: error },
+          ),
+        ),
     });
     return { done: promise, cancel: () => finish() };
   }
