@@ -4,7 +4,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { JsonObject } from '../src/protocol/types.ts';
-import { createDemoAdapter } from './demo/index.ts';
+import { createDemoAdapter, type DemoAdapterOptions } from './demo/index.ts';
 import type { Adapter, AdapterFactory } from './types.ts';
 
 const EXPORT_HINT =
@@ -15,13 +15,22 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
-function demoOptions(options: JsonObject): { stepMs?: number } {
-  const stepMs = options['stepMs'];
-  if (stepMs === undefined) return {};
-  if (typeof stepMs !== 'number' || !Number.isFinite(stepMs) || stepMs < 0) {
-    throw new Error(`demo adapter: option stepMs must be a non-negative number, got ${JSON.stringify(stepMs)}`);
+function demoOptions(options: JsonObject): DemoAdapterOptions {
+  const { stepMs, ledgerFile } = options;
+  const result: DemoAdapterOptions = {};
+  if (stepMs !== undefined) {
+    if (typeof stepMs !== 'number' || !Number.isFinite(stepMs) || stepMs < 0) {
+      throw new Error(`demo adapter: option stepMs must be a non-negative number, got ${JSON.stringify(stepMs)}`);
+    }
+    result.stepMs = stepMs;
   }
-  return { stepMs };
+  if (ledgerFile !== undefined) {
+    if (typeof ledgerFile !== 'string' || ledgerFile === '') {
+      throw new Error(`demo adapter: option ledgerFile must be a file path, got ${JSON.stringify(ledgerFile)}`);
+    }
+    result.ledgerFile = ledgerFile;
+  }
+  return result;
 }
 
 function modulePath(spec: string, baseDir: string): string {

@@ -76,11 +76,11 @@ function fakeContext(opts: {
 }
 
 describe('demo adapter', () => {
-  it('publishes its four skills with name, description, tags and modes', () => {
+  it('publishes its five skills with name, description, tags and modes', () => {
     const adapter = createDemoAdapter();
     expect(adapter.name).toBe('demo');
     expect(adapter.version).toBe('1.0.0');
-    expect(adapter.skills.map((s) => s.id)).toEqual(['echo', 'stream', 'dialogue', 'long']);
+    expect(adapter.skills.map((s) => s.id)).toEqual(['echo', 'stream', 'dialogue', 'long', 'transfer']);
     for (const skill of adapter.skills) {
       expect(skill.name).not.toBe('');
       expect(skill.description).not.toBe('');

@@ -1,19 +1,26 @@
 // The built-in demo agent: deterministic and offline, so the gateway can be tried, tested and
 // benchmarked without any model or network. Each skill exercises one part of the protocol:
 // a plain completion (echo), a chunked artifact stream (stream), an interrupted multi-turn
-// task (dialogue) and a long cancelable turn with progress (long).
+// task (dialogue), a long cancelable turn with progress (long) and journalled side effects
+// that survive a crash without being repeated (transfer).
 //
 // The adapter keeps no state of its own: anything a later turn needs is derived from the
 // context (history, input), because a turn may run in any worker process and be retried.
+import { appendFileSync, readFileSync } from 'node:fs';
 import type { AgentSkill, JsonObject, Message, Part } from '../../src/protocol/types.ts';
-import type { Adapter, AdapterContext, TurnOutcome } from '../types.ts';
+import type { Adapter, AdapterContext, StepOutcome, TurnOutcome } from '../types.ts';
 
 export interface DemoAdapterOptions {
-  /** Delay between stream chunks and between long-running steps, in milliseconds. */
+  /** Delay between stream chunks, between long-running steps and after each transfer charge, in milliseconds. */
   stepMs?: number;
+  /**
+   * File standing in for a payment system: the transfer skill appends one line (the step's
+   * idempotency key) per charge. Shared by every worker process; without it transfer is refused.
+   */
+  ledgerFile?: string;
 }
 
-type SkillId = 'echo' | 'stream' | 'dialogue' | 'long';
+type SkillId = 'echo' | 'stream' | 'dialogue' | 'long' | 'transfer';
 
 const TEXT = 'text/plain';
 const JSON_MEDIA = 'application/json';
@@ -23,6 +30,12 @@ const DEFAULT_PANGRAM = 'The quick brown fox jumps over the lazy dog';
 const DIALOGUE_QUESTION = 'What is your name?';
 const LONG_DEFAULT_STEPS = 10;
 const LONG_MAX_STEPS = 1000;
+const TRANSFER_DEFAULT_CHARGES = 3;
+const TRANSFER_MAX_CHARGES = 100;
+// A charge whose outcome is unknown and absent from the ledger is charged again under a new
+// step name; that new step can itself be cut off by another crash. Bounded so a worker that
+// keeps dying cannot grow the journal without limit (the turn's attempt limit ends it first).
+const TRANSFER_MAX_RECHARGES = 5;
 
 const SKILLS: readonly AgentSkill[] = [
   {
@@ -68,6 +81,19 @@ const SKILLS: readonly AgentSkill[] = [
     examples: ['long', 'long 100'],
     inputModes: [TEXT],
     outputModes: [TEXT],
+  },
+  {
+    id: 'transfer',
+    name: 'Ledger transfer',
+    description:
+      `Makes n charges (default ${TRANSFER_DEFAULT_CHARGES}, at most ${TRANSFER_MAX_CHARGES}) on a ledger file, each a ` +
+      'journalled step keyed by its idempotency key; after a crash, finished charges are not repeated and ' +
+      'interrupted ones are reconciled with the ledger. Reports what happened to each charge. Needs the ' +
+      'adapter option ledgerFile.',
+    tags: ['demo', 'side-effects', 'step-journal', 'recovery'],
+    examples: ['transfer', 'transfer 5'],
+    inputModes: [TEXT],
+    outputModes: [TEXT, JSON_MEDIA],
   },
 ];
 
@@ -263,10 +289,100 @@ async function runLong(ctx: AdapterContext, stepMs: number): Promise<TurnOutcome
   return { state: 'completed', message: `long job finished: ${total} steps` };
 }
 
+/** Waits `ms` but returns early (without throwing) when the signal fires. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return sleep(ms, signal).catch(() => undefined);
+}
+
+function ledgerHas(ledgerFile: string, key: string): boolean {
+  let content: string;
+  try {
+    content = readFileSync(ledgerFile, 'utf8');
+  } catch (error) {
+    // No ledger yet means no charge was ever made; any other failure must not read as "absent"
+    // (that would charge again), so it fails the turn instead.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+  return content.split('\n').includes(key);
+}
+
+/** One charge: the ledger line is the side effect; the pause after it is the crash window. */
+function charge(ctx: AdapterContext, ledgerFile: string, stepMs: number, name: string): Promise<StepOutcome<JsonObject>> {
+  return ctx.step<JsonObject>(name, async ({ idempotencyKey, recordReference }) => {
+    // One append(2) of one short line with O_APPEND: atomic between worker processes.
+    appendFileSync(ledgerFile, `${idempotencyKey}\n`);
+    await recordReference(`ledger:${idempotencyKey}`);
+    // A cancel during the pause must not mark the step failed: the charge is committed, and a
+    // failed step would be run again by a later attempt. The caller checks the signal after.
+    await pause(stepMs, ctx.signal);
+    return { charged: idempotencyKey };
+  });
+}
+
+type ChargeResult = 'charged' | 'replayed' | 'reconciled-charged' | 'recharged';
+
+/**
+ * Charge number i exactly once: a journalled result is replayed; an unknown outcome is looked
+ * up in the ledger by its idempotency key (present: it took effect, do not repeat it; absent:
+ * it never happened, charge under a new step name so the journal keeps both facts).
+ */
+async function chargeOnce(ctx: AdapterContext, ledgerFile: string, stepMs: number, i: number): Promise<{ result: ChargeResult; line: string }> {
+  let unknowns = 0;
+  for (let k = 0; k <= TRANSFER_MAX_RECHARGES; k++) {
+    const name = k === 0 ? `charge-${i}` : k === 1 ? `charge-${i}-again` : `charge-${i}-again-${k}`;
+    const outcome = await charge(ctx, ledgerFile, stepMs, name);
+    throwIfAborted(ctx.signal);
+    if (outcome.status === 'done') {
+      if (unknowns > 0) return { result: 'recharged', line: `charge-${i}: unknown, not in the ledger; charged as ${name}` };
+      return { result: outcome.replayed ? 'replayed' : 'charged', line: `charge-${i}: ${outcome.replayed ? 'replayed' : 'charged'}` };
+    }
+    if (ledgerHas(ledgerFile, outcome.idempotencyKey)) {
+      return { result: 'reconciled-charged', line: `${name}: unknown, reconciled as charged (${outcome.reference ?? 'no reference'})` };
+    }
+    unknowns += 1;
+  }
+  throw new Error(`charge-${i} is still unknown after ${TRANSFER_MAX_RECHARGES} recharges; giving up rather than charging again`);
+}
+
+async function runTransfer(ctx: AdapterContext, stepMs: number, ledgerFile: string | undefined): Promise<TurnOutcome> {
+  if (ledgerFile === undefined) return { state: 'rejected', message: 'the transfer skill needs adapterOptions.ledgerFile' };
+  const first = splitFirstWord(skillArgument(ctx, 'transfer')).first;
+  const parsed = Number.parseInt(first, 10);
+  const total = Number.isFinite(parsed) && parsed >= 1 ? Math.min(parsed, TRANSFER_MAX_CHARGES) : TRANSFER_DEFAULT_CHARGES;
+  const counts: Record<ChargeResult, number> = { charged: 0, replayed: 0, 'reconciled-charged': 0, recharged: 0 };
+  const lines: string[] = [];
+  for (let i = 1; i <= total; i++) {
+    const { result, line } = await chargeOnce(ctx, ledgerFile, stepMs, i);
+    counts[result] += 1;
+    lines.push(line);
+  }
+  throwIfAborted(ctx.signal);
+  const summary: JsonObject = {
+    charges: total,
+    charged: counts.charged,
+    replayed: counts.replayed,
+    reconciledCharged: counts['reconciled-charged'],
+    recharged: counts.recharged,
+    attempt: ctx.attempt,
+  };
+  await ctx.emitArtifact({
+    artifactId: 'transfer-report',
+    name: 'transfer report',
+    parts: [{ text: lines.join('\n') }, { data: summary, mediaType: JSON_MEDIA }],
+    lastChunk: true,
+  });
+  return { state: 'completed', message: `transfer finished: ${total} charges` };
+}
+
 export function createDemoAdapter(options: DemoAdapterOptions = {}): Adapter {
   const stepMs = options.stepMs ?? DEFAULT_STEP_MS;
   if (!Number.isFinite(stepMs) || stepMs < 0) {
     throw new Error(`demo adapter: stepMs must be a non-negative number, got ${String(options.stepMs)}`);
+  }
+  const ledgerFile = options.ledgerFile;
+  if (ledgerFile !== undefined && (typeof ledgerFile !== 'string' || ledgerFile === '')) {
+    throw new Error(`demo adapter: ledgerFile must be a non-empty path, got ${JSON.stringify(ledgerFile)}`);
   }
   return {
     name: 'demo',
@@ -293,6 +409,8 @@ export function createDemoAdapter(options: DemoAdapterOptions = {}): Adapter {
           return runDialogueStart(ctx);
         case 'long':
           return runLong(ctx, stepMs);
+        case 'transfer':
+          return runTransfer(ctx, stepMs, ledgerFile);
       }
     },
   };

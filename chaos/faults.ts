@@ -1,0 +1,109 @@
+// The fault injector: at random moments, one fault at a time, SIGKILL a random worker, SIGKILL
+// a random gateway, or crash Redis. A killed role is replaced at once (a new process, a new
+// port for a gateway); Redis comes back on the same port and data directory after a short
+// outage. One at a time keeps every fault attributable and leaves at least one gateway up.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ProcessGroup, Role } from './processes.ts';
+import type { Random } from './random.ts';
+import type { RedisServer } from './redis-server.ts';
+import type { FaultCounts } from './report.ts';
+
+export type FaultKind = 'worker' | 'gateway' | 'redis';
+
+export interface FaultInjectorOptions {
+  group: ProcessGroup;
+  redis: RedisServer;
+  random: Random;
+  /** How many of each role should be running; a replacement is started after each kill. */
+  targets: Record<Role, number>;
+  /** Pause before each fault, uniform in [min, max] ms. */
+  pauseMs: [number, number];
+  /** Faults after the first three (one of each kind) are drawn from this list; repeat a kind to weigh it. */
+  mix: readonly FaultKind[];
+  /** How long Redis stays down, uniform in [min, max] ms. */
+  redisDownMs: [number, number];
+  /**
+   * PIDs of workers holding a task's lease right now. A worker kill picks among these when
+   * there are any: killing an idle worker tests nothing, and at a steady load most workers
+   * are idle at any given instant.
+   */
+  busyWorkerPids?: () => Promise<Set<number>>;
+  log: (line: string) => void;
+}
+
+export class FaultInjector {
+  readonly counts: FaultCounts = { workerKills: 0, gatewayKills: 0, redisRestarts: 0 };
+  private stopped = false;
+
+  constructor(private readonly options: FaultInjectorOptions) {}
+
+  /**
+   * Injects faults until `shouldStop()` says the load is over AND one fault of each kind has
+   * happened (the first three are the three kinds in a seeded order), or until the deadline.
+   */
+  async run(shouldStop: () => boolean, deadline: number): Promise<void> {
+    const { random } = this.options;
+    const first: FaultKind[] = ['worker', 'gateway', 'redis'];
+    for (let i = first.length - 1; i > 0; i--) {
+      const j = random.int(0, i);
+      [first[i], first[j]] = [first[j] as FaultKind, first[i] as FaultKind];
+    }
+    for (let n = 0; n < 10_000 && Date.now() < deadline; n++) {
+      if (this.stopped || (shouldStop() && n >= first.length)) return;
+      await sleep(random.int(...this.options.pauseMs));
+      if (this.stopped) return;
+      const kind = first[n] ?? random.pick(this.options.mix);
+      await this.inject(kind);
+      await this.replenish();
+    }
+  }
+
+  /** Ends the run loop after the fault in progress (used when the run is torn down early). */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async inject(kind: FaultKind): Promise<void> {
+    const { group, random, log } = this.options;
+    if (kind === 'redis') {
+      const down = random.int(...this.options.redisDownMs);
+      log(`SIGKILL redis-server (down for ${down} ms)`);
+      await this.options.redis.crash();
+      this.counts.redisRestarts += 1;
+      await sleep(down);
+      await this.options.redis.start();
+      log('redis-server is back (AOF reloaded)');
+      return;
+    }
+    const role: Role = kind === 'worker' ? 'worker' : 'serve';
+    const alive = group.alive(role);
+    if (alive.length === 0) return;
+    let candidates = alive;
+    // Wait (bounded: 2 s) for a moment when some worker is running a turn.
+    for (let poll = 0; kind === 'worker' && this.options.busyWorkerPids !== undefined && poll < 40; poll++) {
+      const busy = await this.options.busyWorkerPids().catch(() => new Set<number>());
+      const working = alive.filter((w) => busy.has(w.pid));
+      if (working.length > 0) {
+        candidates = working;
+        break;
+      }
+      await sleep(50);
+    }
+    const victim = random.pick(candidates);
+    log(`SIGKILL ${victim.name} (pid ${victim.pid}${candidates === alive ? '' : ', holds a lease'})`);
+    await victim.kill('SIGKILL');
+    if (kind === 'worker') this.counts.workerKills += 1;
+    else this.counts.gatewayKills += 1;
+  }
+
+  /** Brings every role back to its target count (also after a process died on its own). */
+  async replenish(): Promise<void> {
+    const { group, targets, log } = this.options;
+    for (const role of ['serve', 'worker'] as const) {
+      for (let missing = targets[role] - group.alive(role).length; missing > 0; missing--) {
+        const started = await group.spawnWithRetry(role);
+        log(`started ${started.name} (pid ${started.pid})${started.url === '' ? '' : ` at ${started.url}`}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,285 @@
+// `npm run chaos`: fault injection against real processes. Starts its own redis-server (AOF,
+// fsync on every write), several gateways and workers on it, drives a steady, seeded load of
+// "transfer <k>" tasks whose charges go to a ledger file, keeps SSE streams open, and while
+// that runs SIGKILLs random workers and gateways and crashes Redis. Then it checks what the
+// issue promises (see report.ts) and prints the table; exit code 1 when a promise broke.
+//
+// Env: CHAOS_TASKS (200), CHAOS_SEED (1), CHAOS_GATEWAYS (2), CHAOS_WORKERS (3),
+// CHAOS_STEP_MS (30), CHAOS_INTERVAL_MS (100, mean pause between submissions),
+// CHAOS_ANCHORS (3), CHAOS_FAULTS (e.g. "redis" or "worker,gateway": the kinds drawn after the
+// first three faults, which are always one of each), CHAOS_REDIS_DOWN_MS ("300,3000": how long
+// a crashed Redis stays down), CHAOS_KEEP=1 keeps the temp dir (Redis data, logs, ledger; a
+// failed run always keeps it).
+// Imported, `runChaos(options)` does the same and returns the numbers (test/chaos.test.ts).
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Redis } from 'ioredis';
+import { RedisKeys } from '../src/store/keys.ts';
+import { FaultInjector, type FaultKind } from './faults.ts';
+import { runLoad, submitWithRetry, transferMessage, type LoadResult } from './load.ts';
+import { ProcessGroup } from './processes.ts';
+import { seededRandom } from './random.ts';
+import { startRedisServer, type RedisServer } from './redis-server.ts';
+import { buildReport, type ChaosResult } from './report.ts';
+import { formatReport } from './table.ts';
+import { StreamWatcher } from './streams.ts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
+
+export interface ChaosOptions {
+  tasks: number;
+  seed: number;
+  gateways: number;
+  workers: number;
+  /** Demo adapter stepMs: the pause after each charge, i.e. the crash window of a step. */
+  stepMs: number;
+  /** Mean pause between two submissions (ms). */
+  intervalMs: number;
+  /** Pause before each fault, uniform in [min, max] ms. */
+  faultPauseMs: [number, number];
+  redisDownMs: [number, number];
+  /** Faults after the first three (one of each kind) are drawn from this list; repeat a kind to weigh it. */
+  faultMix: FaultKind[];
+  /** Dialogue tasks kept open (input-required) with a stream each until the faults are over. */
+  anchors: number;
+  /** Share of load tasks that get a SubscribeToTask stream. */
+  streamShare: number;
+  /** After the faults: how long tasks may take to become terminal, streams to end. */
+  settleTimeoutMs: number;
+  /** Hard bound on the fault phase. */
+  maxFaultPhaseMs: number;
+  keepTemp: boolean;
+  log: (line: string) => void;
+}
+
+export const DEFAULT_CHAOS_OPTIONS: ChaosOptions = {
+  tasks: 200,
+  seed: 1,
+  gateways: 2,
+  workers: 3,
+  stepMs: 30,
+  intervalMs: 100,
+  faultPauseMs: [1_000, 3_000],
+  // Up to longer than the 2 s lock: turns whose worker went silent are handed to another one.
+  redisDownMs: [300, 3_000],
+  // Worker kills are the commonest real fault; Redis restarts find the most bugs.
+  faultMix: ['worker', 'worker', 'worker', 'gateway', 'gateway', 'redis', 'redis'],
+  anchors: 3,
+  streamShare: 0.5,
+  settleTimeoutMs: 90_000,
+  maxFaultPhaseMs: 240_000,
+  keepTemp: false,
+  log: () => undefined,
+};
+
+/** PIDs in the lease holders' worker ids ("<host>:<pid>:<suffix>"): the workers running a turn now. */
+async function busyWorkerPids(redis: Redis, prefix: string): Promise<Set<number>> {
+  const pids = new Set<number>();
+  let cursor = '0';
+  for (let page = 0; page < 1_000; page++) {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:{*}:lease`, 'COUNT', 1000);
+    const holders = batch.length === 0 ? [] : await redis.mget(...batch);
+    for (const holder of holders) {
+      const pid = /:(\d+):[^:]*$/.exec(holder ?? '')?.[1];
+      if (pid !== undefined) pids.add(Number(pid));
+    }
+    cursor = next;
+    if (cursor === '0') break;
+  }
+  return pids;
+}
+
+/** Polls the task states (bounded) until every id is terminal; returns the ids that are not. */
+async function waitTerminal(redis: Redis, keys: RedisKeys, taskIds: string[], timeoutMs: number): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  let open = taskIds;
+  while (open.length > 0 && Date.now() < deadline) {
+    const states = await Promise.all(open.map((id) => redis.hget(keys.task(id).task, 'state')));
+    open = open.filter((_, i) => !TERMINAL.has(states[i] ?? ''));
+    if (open.length > 0) await sleep(250);
+  }
+  return open;
+}
+
+export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<ChaosResult> {
+  const o: ChaosOptions = { ...DEFAULT_CHAOS_OPTIONS, ...partial };
+  const started = Date.now();
+  const log = (line: string): void => o.log(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s] ${line}`);
+  const random = seededRandom(o.seed);
+  const base = mkdtempSync(join(tmpdir(), 'a2a-chaos-'));
+  const logDir = join(base, 'logs');
+  const redisDir = join(base, 'redis');
+  mkdirSync(logDir);
+  mkdirSync(redisDir);
+  const ledgerFile = join(base, 'ledger.txt');
+  const prefix = 'chaos';
+  const keys = new RedisKeys(prefix);
+
+  let redisServer: RedisServer | undefined;
+  let group: ProcessGroup | undefined;
+  let redis: Redis | undefined;
+  let watcher: StreamWatcher | undefined;
+  let injector: FaultInjector | undefined;
+  let faulting: Promise<void> | undefined;
+  let result: ChaosResult | undefined;
+  try {
+    redisServer = await startRedisServer(redisDir);
+    log(`redis-server on port ${redisServer.port}, data in ${redisDir}`);
+    const server = redisServer;
+    group = new ProcessGroup({
+      root: ROOT,
+      logDir,
+      env: {
+        A2A_REDIS_URL: server.url,
+        A2A_KEY_PREFIX: prefix,
+        A2A_LOG_LEVEL: 'warn',
+        A2A_LOCK_DURATION_MS: '2000',
+        A2A_STALLED_INTERVAL_MS: '1000',
+        A2A_ADAPTER: 'demo',
+        A2A_ADAPTER_OPTIONS: JSON.stringify({ stepMs: o.stepMs, ledgerFile }),
+      },
+    });
+    const processes = group;
+    redis = new Redis(server.url, { maxRetriesPerRequest: null, retryStrategy: (n) => Math.min(n * 100, 1_000) });
+    redis.on('error', () => undefined); // it reconnects; the report reads only after the faults
+    const client = redis;
+    injector = new FaultInjector({
+      busyWorkerPids: () => busyWorkerPids(client, prefix),
+      group: processes,
+      redis: server,
+      random: random.fork('faults'),
+      targets: { serve: o.gateways, worker: o.workers },
+      pauseMs: o.faultPauseMs,
+      redisDownMs: o.redisDownMs,
+      mix: o.faultMix,
+      log,
+    });
+    const faults = injector;
+    await faults.replenish();
+    const gateways = (): string[] => processes.gatewayUrls();
+    const streams = new StreamWatcher({ gateways, random: random.fork('streams') });
+    watcher = streams;
+
+    // Anchors: dialogue tasks that wait for input, so their streams stay open across every fault.
+    const anchorRandom = random.fork('anchors');
+    const anchors: string[] = [];
+    for (let i = 0; i < o.anchors; i++) {
+      const sent = await submitWithRetry({ messageId: `chaos-${o.seed}-anchor-${i}`, role: 'ROLE_USER', parts: [{ text: 'dialogue' }] }, gateways, anchorRandom, 30_000, () => undefined);
+      if (sent === undefined || 'refused' in sent) throw new Error(`could not start anchor task ${i}: ${JSON.stringify(sent)}`);
+      anchors.push(sent.taskId);
+      streams.watch(sent.taskId, 'anchor');
+    }
+
+    log(`load: ${o.tasks} transfers, ~${o.intervalMs} ms apart, ${o.gateways} gateways, ${o.workers} workers, seed ${o.seed}`);
+    let loadOver = false;
+    const loadRandom = random.fork('load');
+    const loading = runLoad({
+      tasks: o.tasks,
+      seed: o.seed,
+      random: loadRandom,
+      intervalMs: o.intervalMs,
+      gateways,
+      onSubmitted: (task) => {
+        if (random.fork(`watch-${task.index}`).chance(o.streamShare)) streams.watch(task.taskId, 'transfer');
+      },
+    }).finally(() => {
+      loadOver = true;
+    });
+    faulting = faults.run(() => loadOver, Date.now() + o.maxFaultPhaseMs);
+    const [load] = (await Promise.all([loading, faulting])) as [LoadResult, void];
+    log(`load done: ${load.submitted.length} submitted; faults: ${JSON.stringify(faults.counts)}`);
+    await faults.replenish();
+
+    // The faults are over: answer the anchors so their dialogues (and streams) can finish.
+    for (const [i, taskId] of anchors.entries()) {
+      await submitWithRetry(transferMessage(`chaos-${o.seed}-anchor-${i}-answer`, 'Ada', taskId), gateways, anchorRandom, 30_000, () => undefined);
+    }
+    const open = await waitTerminal(redis, keys, [...load.submitted.map((t) => t.taskId), ...anchors], o.settleTimeoutMs);
+    log(open.length === 0 ? 'every task is terminal' : `${open.length} tasks still not terminal after ${o.settleTimeoutMs} ms`);
+    await streams.finish(open.length === 0 ? 15_000 : 1_000);
+
+    result = await buildReport({
+      redis,
+      prefix,
+      seed: o.seed,
+      tasksRequested: o.tasks,
+      load,
+      anchors,
+      streams: streams.records,
+      ledgerFile,
+      faults: faults.counts,
+      unexpectedExits: processes.unexpectedExits,
+      durationMs: Date.now() - started,
+    });
+    return result;
+  } finally {
+    // Teardown order: no new faults or respawns, no new streams, then the processes, then Redis.
+    injector?.stop();
+    await faulting?.catch(() => undefined);
+    await watcher?.finish(0).catch(() => undefined);
+    await group?.killAll();
+    redis?.disconnect();
+    await redisServer?.stop();
+    // A failed or crashed run keeps its evidence (Redis data, role logs, ledger); a passing one leaves nothing.
+    if (o.keepTemp || result === undefined || !result.ok) o.log(`kept ${base} (logs/, redis/, ledger.txt)`);
+    else rmSync(base, { recursive: true, force: true });
+  }
+}
+
+function envNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return value;
+}
+
+function envRange(name: string, fallback: [number, number]): [number, number] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const [min = NaN, max = min] = raw.split(',').map(Number);
+  if (!Number.isFinite(min) || !Number.isFinite(max) || min < 0 || max < min) throw new Error(`${name} must be "min,max" in ms, got "${raw}"`);
+  return [min, max];
+}
+
+function envFaults(name: string, fallback: FaultKind[]): FaultKind[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const kinds = raw.split(',').map((k) => k.trim());
+  for (const kind of kinds) {
+    if (kind !== 'worker' && kind !== 'gateway' && kind !== 'redis') throw new Error(`${name}: "${kind}" is not worker, gateway or redis`);
+  }
+  return kinds as FaultKind[];
+}
+
+async function main(): Promise<void> {
+  // Ctrl-C: exit handlers in processes.ts and redis-server.ts kill what we started.
+  process.once('SIGINT', () => process.exit(130));
+  process.once('SIGTERM', () => process.exit(143));
+  const result = await runChaos({
+    tasks: envNumber('CHAOS_TASKS', DEFAULT_CHAOS_OPTIONS.tasks),
+    seed: envNumber('CHAOS_SEED', DEFAULT_CHAOS_OPTIONS.seed),
+    gateways: Math.max(2, envNumber('CHAOS_GATEWAYS', DEFAULT_CHAOS_OPTIONS.gateways)),
+    workers: Math.max(2, envNumber('CHAOS_WORKERS', DEFAULT_CHAOS_OPTIONS.workers)),
+    stepMs: envNumber('CHAOS_STEP_MS', DEFAULT_CHAOS_OPTIONS.stepMs),
+    intervalMs: envNumber('CHAOS_INTERVAL_MS', DEFAULT_CHAOS_OPTIONS.intervalMs),
+    anchors: envNumber('CHAOS_ANCHORS', DEFAULT_CHAOS_OPTIONS.anchors),
+    faultMix: envFaults('CHAOS_FAULTS', DEFAULT_CHAOS_OPTIONS.faultMix),
+    redisDownMs: envRange('CHAOS_REDIS_DOWN_MS', DEFAULT_CHAOS_OPTIONS.redisDownMs),
+    keepTemp: process.env['CHAOS_KEEP'] === '1',
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  process.stdout.write(`\n${formatReport(result)}\n`);
+  process.exitCode = result.ok ? 0 : 1;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`chaos: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(2);
+  });
+}

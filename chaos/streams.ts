@@ -1,0 +1,211 @@
+// SubscribeToTask streams kept open while processes die. Each stream reads SSE the way an
+// independent client does (eventsource-parser); when its connection drops without a terminal
+// event (its gateway was killed, or the gateway ended it) it reconnects to ANOTHER live
+// gateway with Last-Event-ID set to the last id it received. At the end, what each stream
+// received is compared with the task's replay buffer (XRANGE): any missing, duplicated,
+// reordered or altered event is a mismatch (invariant 7, "replay is exact").
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { Random } from './random.ts';
+
+const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
+
+export interface StreamRecord {
+  taskId: string;
+  /** What kind of task it watches ('transfer' load, or a long-lived 'anchor'). */
+  kind: string;
+  /** SSE id of the Task snapshot the first connection began with; the sequence continues after it. */
+  snapshotId: string | undefined;
+  /** Every event after the snapshot, across all connections, in arrival order. */
+  events: { id: string; data: string }[];
+  connections: number;
+  /** Connections opened with Last-Event-ID (after a drop). */
+  resumes: number;
+  /** Resumes answered by a different gateway than the one that dropped the stream. */
+  resumesElsewhere: number;
+  /** Events without an id (error frames the gateway sent before ending a stream). */
+  errorFrames: string[];
+  outcome: 'open' | 'terminal' | 'skipped' | 'gave-up';
+  note: string | undefined;
+}
+
+export interface StreamWatcherOptions {
+  gateways: () => string[];
+  random: Random;
+  /** Bound on connections per stream: a stream that keeps dropping is given up on (and reported). */
+  maxConnections?: number;
+}
+
+function terminalIn(data: string): boolean {
+  try {
+    const parsed = JSON.parse(data) as { statusUpdate?: { status?: { state?: string } }; task?: { status?: { state?: string } } };
+    const state = parsed.statusUpdate?.status?.state ?? parsed.task?.status?.state;
+    return state !== undefined && TERMINAL.has(state);
+  } catch {
+    return false;
+  }
+}
+
+export class StreamWatcher {
+  readonly records: StreamRecord[] = [];
+  private readonly controller = new AbortController();
+  private readonly following: Promise<void>[] = [];
+
+  constructor(private readonly options: StreamWatcherOptions) {}
+
+  /** Starts following a task (its own seeded choices, so streams do not perturb each other). */
+  watch(taskId: string, kind: string): StreamRecord {
+    const record: StreamRecord = {
+      taskId,
+      kind,
+      snapshotId: undefined,
+      events: [],
+      connections: 0,
+      resumes: 0,
+      resumesElsewhere: 0,
+      errorFrames: [],
+      outcome: 'open',
+      note: undefined,
+    };
+    this.records.push(record);
+    this.following.push(this.follow(record, this.options.random.fork(taskId)).catch((error: Error) => {
+      record.outcome = 'gave-up';
+      record.note = `watcher error: ${error.message}`;
+    }));
+    return record;
+  }
+
+  /** Waits (bounded) for every stream to see its terminal event, then drops the rest. */
+  async finish(timeoutMs: number): Promise<void> {
+    const all = Promise.all(this.following);
+    const timer = new AbortController();
+    await Promise.race([all, sleep(timeoutMs, undefined, { signal: timer.signal }).catch(() => undefined)]);
+    timer.abort();
+    this.controller.abort();
+    await all;
+  }
+
+  private async follow(record: StreamRecord, random: Random): Promise<void> {
+    const maxConnections = this.options.maxConnections ?? 50;
+    let previousGateway: string | undefined;
+    let failures = 0;
+    while (!this.controller.signal.aborted) {
+      if (record.connections >= maxConnections) {
+        record.outcome = 'gave-up';
+        record.note = `still not terminal after ${record.connections} connections`;
+        return;
+      }
+      const live = this.options.gateways();
+      if (live.length === 0) {
+        await this.pause(200);
+        continue;
+      }
+      // A resumed stream goes to another gateway when there is one: that is the claim under test.
+      const others = live.filter((url) => url !== previousGateway);
+      const gateway = random.pick(others.length > 0 ? others : live);
+      const resumeFrom = record.events.at(-1)?.id ?? record.snapshotId;
+      const headers: Record<string, string> = { 'A2A-Version': '1.0' };
+      if (resumeFrom !== undefined) headers['Last-Event-ID'] = resumeFrom;
+      const elsewhere = previousGateway !== undefined && gateway !== previousGateway;
+      record.connections += 1;
+      previousGateway = gateway;
+      let response: Response;
+      try {
+        response = await fetch(`${gateway}/a2a/rest/tasks/${encodeURIComponent(record.taskId)}:subscribe`, {
+          method: 'POST',
+          headers,
+          signal: this.controller.signal,
+        });
+      } catch {
+        failures += 1;
+        await this.pause(Math.min(1_000, 100 * failures));
+        continue;
+      }
+      if (!response.ok) {
+        const text = await response.text().catch(() => '');
+        if (response.status >= 500) {
+          failures += 1;
+          await this.pause(Math.min(1_000, 100 * failures));
+          continue;
+        }
+        if (resumeFrom === undefined && /UNSUPPORTED_OPERATION|already TASK_STATE/.test(text)) {
+          // The task ended before we subscribed: nothing to follow, nothing to check.
+          record.outcome = 'skipped';
+          record.note = 'terminal before the first subscribe';
+          return;
+        }
+        record.outcome = 'gave-up';
+        record.note = `HTTP ${response.status} on ${resumeFrom === undefined ? 'subscribe' : `resume after ${resumeFrom}`}: ${text.slice(0, 300)}`;
+        return;
+      }
+      if (resumeFrom !== undefined) {
+        record.resumes += 1;
+        if (elsewhere) record.resumesElsewhere += 1;
+      }
+      if (await this.read(response, record)) {
+        record.outcome = 'terminal';
+        return;
+      }
+      // Dropped without a terminal event: resume (after a short pause, as an SSE client would).
+      await this.pause(random.int(50, 250));
+    }
+  }
+
+  /** Reads one connection to its end; true when the terminal event arrived. */
+  private async read(response: Response, record: StreamRecord): Promise<boolean> {
+    let sawTerminal = false;
+    const parser = createParser({
+      onEvent: (message: EventSourceMessage) => {
+        if (message.id === undefined || message.id === '') {
+          record.errorFrames.push(`${message.event ?? 'message'}: ${message.data.slice(0, 300)}`);
+          return;
+        }
+        if (record.snapshotId === undefined) record.snapshotId = message.id;
+        else record.events.push({ id: message.id, data: message.data });
+        if (terminalIn(message.data)) sawTerminal = true;
+      },
+    });
+    if (response.body === null) return false;
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+    } catch {
+      // The connection died (gateway killed) or we stopped watching: either way, the caller decides.
+    }
+    return sawTerminal;
+  }
+
+  private pause(ms: number): Promise<void> {
+    return sleep(ms, undefined, { signal: this.controller.signal }).catch(() => undefined);
+  }
+}
+
+/**
+ * What is wrong with a stream's received sequence against the replay buffer, or undefined when
+ * it is exact: every buffered event after the snapshot, once, in order, with the same data.
+ */
+export function compareWithBuffer(record: StreamRecord, buffer: readonly { id: string; data: string }[]): string | undefined {
+  if (record.snapshotId === undefined) return 'no snapshot received';
+  const start = buffer.findIndex((e) => e.id === record.snapshotId);
+  if (start < 0) return `snapshot id ${record.snapshotId} is not in the replay buffer`;
+  const expected = buffer.slice(start + 1);
+  const got = record.events;
+  for (let i = 0; i < Math.max(expected.length, got.length); i++) {
+    const want = expected[i];
+    const have = got[i];
+    if (want === undefined) return `extra event #${i + 1} ${have?.id ?? ''} beyond the buffer's ${expected.length}`;
+    if (have === undefined) return `missing ${expected.length - i} event(s) from ${want.id} (received ${got.length} of ${expected.length})`;
+    if (have.id !== want.id) {
+      const kind = !expected.some((e) => e.id === have.id)
+        ? 'unknown event'
+        : got.slice(0, i).some((e) => e.id === have.id)
+          ? 'duplicate'
+          : got.slice(i + 1).some((e) => e.id === want.id)
+            ? 'out of order'
+            : 'missing';
+      return `${kind} at #${i + 1}: received ${have.id}, buffer has ${want.id}`;
+    }
+    if (have.data !== want.data) return `different data at #${i + 1} (${have.id})`;
+  }
+  return undefined;
+}

@@ -1,0 +1,57 @@
+// The table `npm run chaos` prints: the counts of report.ts, the must-be-zero rows in capitals,
+// then the evidence (task ids, keys, stream problems) behind any non-zero one.
+import type { ChaosResult } from './report.ts';
+
+/** The table printed at the end of `npm run chaos`. */
+export function formatReport(r: ChaosResult): string {
+  const retries = Object.entries(r.retries).map(([cause, n]) => `${cause} ×${n}`).join(', ') || 'none';
+  const rows: [string, string, string][] = [
+    ['seed', String(r.seed), ''],
+    ['tasks requested', String(r.tasksRequested), 'SendMessage "transfer <1..5>", returnImmediately'],
+    ['tasks submitted', String(r.submitted), 'ids returned to the client'],
+    ['completed', String(r.completed), ''],
+    ['failed (with reason)', String(r.failed), Object.entries(r.failedReasons).map(([why, n]) => `${n}× ${why}`).join(' | ')],
+    ['other terminal', String(Object.values(r.otherTerminal).reduce((a, b) => a + b, 0)), Object.keys(r.otherTerminal).join(' | ')],
+    ['LOST', String(r.lost), 'must be 0'],
+    ['orphan tasks', String(r.orphans), 'stored, but no client got the id'],
+    ['submissions abandoned / refused', `${r.abandoned} / ${r.refused.length}`, ''],
+    ['submission retries', String(Object.values(r.retries).reduce((a, b) => a + b, 0)), retries],
+    ['slowest SendMessage', `${r.slowestRequestMs} ms`, 'one request, returnImmediately (the client gives up at 10 s)'],
+    ['ledger charges', String(r.ledgerLines), ''],
+    ['LEDGER DUPLICATES', String(r.duplicates), 'must be 0 (same key twice)'],
+    ['DOUBLE CHARGES', String(r.doubleCharges), 'must be 0 (charge-i and charge-i-again both charged)'],
+    ['missing charges', String(r.missingCharges), 'completed transfers lacking a ledger line'],
+    ['unknown steps reconciled', String(r.unknownSteps), `journal state 'unknown'; reports: ${r.reconciledCharged} found charged, ${r.recharged} charged again`],
+    ['unknown to its own attempt', String(r.selfUnknownSteps), 'a step re-started by a re-sent command after a Redis crash'],
+    ['REPLAY-BUFFER DUPLICATES', String(r.bufferDuplicates), 'must be 0 (the same event stored twice)'],
+    ['SSE streams watched / checked', `${r.streamsWatched} / ${r.streamsChecked}`, `${r.streamsSkipped} skipped (task ended before subscribing)`],
+    ['SSE resumes checked', String(r.resumes), `${r.streamsResumed} streams resumed, ${r.resumesElsewhere} on another gateway, ${r.streamErrorFrames} error frames before a drop`],
+    ['SSE MISMATCHED', String(r.mismatched), 'must be 0'],
+    ['anchor dialogues completed', `${r.anchorsCompleted} / ${r.anchors}`, 'long-lived streams across every fault'],
+    ['worker kills (SIGKILL)', String(r.faults.workerKills), ''],
+    ['gateway kills (SIGKILL)', String(r.faults.gatewayKills), ''],
+    ['Redis restarts (SIGKILL)', String(r.faults.redisRestarts), 'appendonly yes, appendfsync always'],
+    ['unexpected process exits', String(r.unexpectedExits.length), r.unexpectedExits.map((e) => `${e.name} ${e.how}`).join(', ')],
+    ['duration', `${(r.durationMs / 1000).toFixed(1)} s`, ''],
+    ['RESULT', r.ok ? 'PASS' : 'FAIL', ''],
+  ];
+  const w0 = Math.max(...rows.map((row) => row[0].length));
+  const w1 = Math.max(...rows.map((row) => row[1].length));
+  const lines = rows.map(([a, b, c]) => `${a.padEnd(w0)}  ${b.padStart(w1)}  ${c}`.trimEnd());
+  const details: string[] = [];
+  const list = (title: string, items: string[]): void => {
+    if (items.length === 0) return;
+    details.push(`${title}:`);
+    for (const item of items.slice(0, 20)) details.push(`  ${item}`);
+    if (items.length > 20) details.push(`  ... and ${items.length - 20} more`);
+  };
+  list('lost tasks', r.lostTasks.map((t) => `${t.taskId}: ${t.why}`));
+  list('duplicate ledger keys', r.duplicateKeys);
+  list('double charges', r.doubleChargeKeys);
+  list('stream mismatches', r.mismatches.map((m) => `${m.taskId}: ${m.problem}`));
+  list('replay-buffer duplicates', r.bufferDuplicateTasks);
+  list('steps unknown to their own attempt', r.selfUnknownKeys);
+  list('refused submissions', r.refused.map((x) => `${x.messageId}: ${x.answer}`));
+  list('unexpected exits', r.unexpectedExits.map((e) => `${e.name} (${e.how}), log ${e.logFile}`));
+  return [...lines, ...(details.length > 0 ? ['', ...details] : [])].join('\n');
+}
