@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamResponse } from '../src/protocol/types.ts';
 import { ownerKeyOf, TaskStore } from '../src/store/task-store.ts';
-import { rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
+import { createStoredTask, rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 
 interface Cancellation {
   requestedAt: string | null;
@@ -80,16 +80,7 @@ describe('cancellation stages', () => {
     const owner = { tenant: '', subject: 'anonymous' };
     const taskId = 'race-task';
     const contextId = 'race-ctx';
-    await store.createTask({
-      taskId,
-      owner,
-      contextId,
-      message: { messageId: 'race-m', role: 'ROLE_USER', parts: [{ text: 'echo' }], taskId, contextId },
-      metadata: {},
-      idempotencyTtlSeconds: 600,
-      versions: { gateway: 'test', adapter: 'demo@1.0.0', card: 'test' },
-      now: new Date(),
-    });
+    await createStoredTask(store, { taskId, contextId, owner, text: 'echo', messageId: 'race-m' });
     const lease = await store.acquireLease({ taskId, ownerKey: ownerKeyOf(owner), contextId, workerId: 'w-race', leaseTtlMs: 60_000, now: new Date() });
     if (lease.kind !== 'acquired') throw new Error(lease.kind);
     expect((await store.cancelTask(taskId, owner, new Date())).kind).toBe('requested');

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message, StreamResponse, TaskStatus } from '../src/protocol/types.ts';
 import { ownerKeyOf, StaleLeaseError, TaskStore, type Owner, type TurnRecord } from '../src/store/task-store.ts';
-import { deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
+import { createStoredTask, deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
 
 const owner: Owner = { tenant: '', subject: 'fencing-tester' };
 const ownerKey = ownerKeyOf(owner);
@@ -19,24 +19,10 @@ let prefix: string;
 
 const id = (label: string): string => `${label}-${randomBytes(6).toString('hex')}`;
 
-function userMessage(text: string): Message {
-  return { messageId: id('m'), role: 'ROLE_USER', parts: [{ text }] };
-}
-
 async function newTask(): Promise<{ taskId: string; contextId: string }> {
   const taskId = id('task');
   const contextId = id('ctx');
-  const created = await store.createTask({
-    taskId,
-    owner,
-    contextId,
-    message: { ...userMessage('long 5'), taskId, contextId },
-    metadata: {},
-    idempotencyTtlSeconds: 600,
-    versions: { gateway: '0.0.0-test', adapter: 'demo@1.0.0', card: '0.0.0-test' },
-    now: new Date(),
-  });
-  expect(created.kind).toBe('created');
+  await createStoredTask(store, { taskId, contextId, owner, text: 'long 5', messageId: id('m') });
   return { taskId, contextId };
 }
 

@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
-import { deletePrefix, REDIS_URL, uniquePrefix, waitFor } from './support/harness.ts';
+import { createStoredTask, deletePrefix, REDIS_URL, uniquePrefix, waitFor } from './support/harness.ts';
 
 const owner: Owner = { tenant: '', subject: 'retention-tester' };
 const RETENTION_SECONDS = 1;
@@ -16,17 +16,7 @@ async function newTask(): Promise<{ taskId: string; contextId: string }> {
   counter += 1;
   const taskId = `task-${counter}`;
   const contextId = 'ctx-retention';
-  const created = await store.createTask({
-    taskId,
-    owner,
-    contextId,
-    message: { messageId: `m-${counter}`, role: 'ROLE_USER', parts: [{ text: 'hi' }], taskId, contextId },
-    metadata: {},
-    idempotencyTtlSeconds: 600,
-    versions: { gateway: '0.0.0-test', adapter: 'demo@1.0.0', card: '0.0.0-test' },
-    now: new Date(),
-  });
-  expect(created.kind).toBe('created');
+  await createStoredTask(store, { taskId, contextId, owner, messageId: `m-${counter}` });
   return { taskId, contextId };
 }
 

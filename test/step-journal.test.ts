@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatInspection, inspectTask } from '../src/cli/inspect.ts';
 import { TurnContext } from '../src/runtime/turn-context.ts';
 import { ownerKeyOf, StaleLeaseError, TaskStore, type StepRecord } from '../src/store/task-store.ts';
-import { rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
+import { createStoredTask, rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 
 const ledgerFile = join(mkdtempSync(join(tmpdir(), 'a2a-ledger-')), 'ledger.txt');
 const adapterEnv = (stepMs: number) => ({
@@ -48,16 +48,7 @@ describe('the step journal through the adapter context', () => {
     const owner = { tenant: '', subject: 'journal' };
     const taskId = 'journal-task';
     const contextId = 'journal-ctx';
-    await store.createTask({
-      taskId,
-      owner,
-      contextId,
-      message: { messageId: 'j-m', role: 'ROLE_USER', parts: [{ text: 'x' }], taskId, contextId },
-      metadata: {},
-      idempotencyTtlSeconds: 600,
-      versions: { gateway: 'test', adapter: 'ledger@1.0.0', card: 'test' },
-      now: new Date(),
-    });
+    await createStoredTask(store, { taskId, contextId, owner, text: 'x', messageId: 'j-m', adapter: 'ledger@1.0.0' });
     const lease = async (workerId: string) => {
       await gw.redis.del(store.keys.task(taskId).lease); // the previous worker is gone
       const acquired = await store.acquireLease({ taskId, ownerKey: ownerKeyOf(owner), contextId, workerId, leaseTtlMs: 60_000, now: new Date() });

@@ -12,6 +12,7 @@ import { configSchema, type GatewayConfig } from '../../src/config/schema.ts';
 import { startGatewayRole, type GatewayHandle } from '../../src/gateway/server.ts';
 import { createLogger } from '../../src/logging/logger.ts';
 import { startWorkerRole, type WorkerHandle } from '../../src/runtime/worker-role.ts';
+import type { Owner, TaskStore } from '../../src/store/task-store.ts';
 
 export const REDIS_URL = process.env.A2A_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -195,4 +196,24 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Creates a task straight in the store (for store-level tests), with one user message. */
+export async function createStoredTask(
+  store: TaskStore,
+  input: { taskId: string; contextId: string; owner: Owner; text?: string; messageId?: string; adapter?: string },
+): Promise<{ taskId: string; contextId: string }> {
+  const { taskId, contextId } = input;
+  const created = await store.createTask({
+    taskId,
+    owner: input.owner,
+    contextId,
+    message: { messageId: input.messageId ?? `m-${taskId}`, role: 'ROLE_USER', parts: [{ text: input.text ?? 'hi' }], taskId, contextId },
+    metadata: {},
+    idempotencyTtlSeconds: 600,
+    versions: { gateway: '0.0.0-test', adapter: input.adapter ?? 'demo@1.0.0', card: '0.0.0-test' },
+    now: new Date(),
+  });
+  expect(created.kind).toBe('created');
+  return { taskId, contextId };
 }
