@@ -25,10 +25,13 @@ export function createTurnQueue(connection: Redis, prefix: string): Queue<TurnJo
     defaultJobOptions: {
       removeOnComplete: true,
       removeOnFail: { count: 10_000 },
-      // Failures inside a turn are recorded on the task; a job only fails on infrastructure
-      // errors (Redis gone mid-turn), which are worth a few retries.
-      attempts: 5,
-      backoff: { type: 'exponential', delay: 500 },
+      // Failures inside a turn are recorded on the task (and the turn's own attempt limit and
+      // deadline end it with a reason); a job only throws on infrastructure trouble: Redis
+      // gone mid-turn, a lease still held by a worker that is winding down, a hand-back at
+      // shutdown. A job that gave up would leave its task open for good, so it keeps retrying
+      // once a second for ten minutes, which outlasts any Redis restart or lease.
+      attempts: 600,
+      backoff: { type: 'fixed', delay: 1_000 },
     },
   });
 }
