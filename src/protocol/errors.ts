@@ -82,6 +82,11 @@ export class A2AError extends Error {
     return ERROR_MAPPINGS[this.kind];
   }
 
+  /** HTTP headers every binding sends with this error (a retry hint when it is temporary). */
+  httpHeaders(): Record<string, string> {
+    return this.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(this.retryAfterSeconds) };
+  }
+
   /** ProtoJSON `Any` detail objects shared by both bindings. */
   details(): Record<string, unknown>[] {
     const details: Record<string, unknown>[] = [];

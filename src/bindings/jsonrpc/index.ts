@@ -38,9 +38,7 @@ export function jsonRpcErrorBody(id: JsonRpcId, error: A2AError): Record<string,
 function respondError(exchange: Exchange, id: JsonRpcId, error: A2AError): void {
   // JSON-RPC errors travel in a 200 response; only transport-level refusals keep their HTTP status.
   const status = error.httpStatus ?? (error.kind === 'UNAVAILABLE' ? 503 : 200);
-  const headers: Record<string, string> = {};
-  if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
-  exchange.sendJson(status, jsonRpcErrorBody(id, error), headers);
+  exchange.sendJson(status, jsonRpcErrorBody(id, error), error.httpHeaders());
 }
 
 function readEnvelope(body: unknown): { id: JsonRpcId; method: string; params: unknown } {

@@ -31,10 +31,7 @@ export function restErrorBody(error: A2AError): Record<string, unknown> {
 }
 
 function respondError(exchange: Exchange, error: A2AError): void {
-  const status = error.httpStatus ?? error.mapping.httpStatus;
-  const headers: Record<string, string> = {};
-  if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
-  exchange.sendJson(status, restErrorBody(error), headers);
+  exchange.sendJson(error.httpStatus ?? error.mapping.httpStatus, restErrorBody(error), error.httpHeaders());
 }
 
 const NUMBER_QUERY = new Set(['historyLength', 'pageSize']);
