@@ -66,7 +66,9 @@ describe('retention', () => {
     expect(await redis.ttl(store.keys.task(waiting.taskId).task)).toBe(-1); // open: never expires
     expect(await redis.ttl(store.keys.task(canceled.taskId).events)).toBeGreaterThan(0);
 
-    await waitFor(async () => (await redis.exists(k.task, k.events)) === 0 || undefined, 10_000, 'expiry');
+    // The canceled task was finished last, so it expires last: wait for both.
+    const c = store.keys.task(canceled.taskId);
+    await waitFor(async () => (await redis.exists(k.task, k.events, c.task, c.events)) === 0 || undefined, 10_000, 'expiry');
     expect(await store.readTask(done.taskId, owner, undefined)).toBeUndefined();
     expect(await store.readTask(waiting.taskId, owner, undefined)).toBeDefined();
 
