@@ -81,6 +81,11 @@ export interface Adapter {
   readonly version: string;
   /** Skills published on the agent card. */
   readonly skills: AgentSkill[];
+  /**
+   * Skills described only to authenticated callers, in the extended agent card
+   * (GetExtendedAgentCard). With authentication off they are on the public card.
+   */
+  readonly extendedSkills?: AgentSkill[];
   readonly defaultInputModes?: string[];
   readonly defaultOutputModes?: string[];
   /**

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { Adapter } from '../adapters/types.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../src/bindings/rest/routes.ts';
 import { PROTOCOL_VERSION } from '../src/bindings/version.ts';
-import type { AgentCard } from '../src/protocol/types.ts';
+import type { AgentCard, JsonObject, SecurityRequirement } from '../src/protocol/types.ts';
 
 export interface CardInput {
   publicUrl: string;
@@ -12,6 +12,46 @@ export interface CardInput {
   description: string;
   version: string;
   adapter: Adapter;
+  /** What the gateway enforces; undefined when authentication is off (the card then declares none). */
+  security: { signedRequests: boolean } | undefined;
+  /** The extended card (GetExtendedAgentCard) rather than the public one. */
+  extended?: boolean;
+}
+
+export const BEARER_SCHEME = 'bearer';
+export const SIGNATURE_SCHEME = 'partnerSignature';
+
+/** securitySchemes and securityRequirements describing exactly what the bindings enforce. */
+function securityOf(signedRequests: boolean): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
+  const securitySchemes: Record<string, JsonObject> = {
+    [BEARER_SCHEME]: {
+      httpAuthSecurityScheme: {
+        scheme: 'Bearer',
+        bearerFormat: 'JWT',
+        description:
+          'A JWT from an issuer this gateway trusts. Scopes (claim "scope" or "scp"): a2a:read for GetTask, ListTasks, ' +
+          'SubscribeToTask and GetExtendedAgentCard; a2a:write for SendMessage, SendStreamingMessage and CancelTask; ' +
+          'a2a:push for the push-notification config methods; a2a:admin implies all three.',
+      },
+    },
+  };
+  const securityRequirements: SecurityRequirement[] = [{ schemes: { [BEARER_SCHEME]: { list: [] } } }];
+  if (signedRequests) {
+    // No scheme in the spec's list describes RFC 9421 signatures; an API-key scheme in the
+    // Signature header is the nearest, and its description says what is really checked.
+    securitySchemes[SIGNATURE_SCHEME] = {
+      apiKeySecurityScheme: {
+        location: 'header',
+        name: 'Signature',
+        description:
+          'For registered partners instead of a token: an RFC 9421 HTTP Message Signature (ed25519 or ' +
+          'ecdsa-p256-sha256) covering @method, @target-uri and content-digest (RFC 9530), with created, keyid ' +
+          'and a fresh nonce parameter. Scopes come from the partner registration.',
+      },
+    };
+    securityRequirements.push({ schemes: { [SIGNATURE_SCHEME]: { list: [] } } });
+  }
+  return { securitySchemes, securityRequirements };
 }
 
 export interface ServedCard {
@@ -22,7 +62,9 @@ export interface ServedCard {
 }
 
 export function buildAgentCard(input: CardInput): AgentCard {
-  const { adapter } = input;
+  const { adapter, security } = input;
+  // Extended skills are for authenticated callers; with nobody authenticated there is nothing to withhold.
+  const skills = input.extended === true || security === undefined ? [...adapter.skills, ...(adapter.extendedSkills ?? [])] : adapter.skills;
   return {
     name: input.name,
     description: input.description,
@@ -32,16 +74,21 @@ export function buildAgentCard(input: CardInput): AgentCard {
       { url: `${input.publicUrl}${REST_BASE_PATH}`, protocolBinding: 'HTTP+JSON', protocolVersion: PROTOCOL_VERSION },
     ],
     version: input.version,
-    // Only what works: streams with replay; no push notifications and no extended card yet.
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+    // Only what works: streams with replay, no push notifications yet; the extended card
+    // exists when there are authenticated callers to serve it to.
+    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: security !== undefined },
+    ...(security === undefined ? {} : securityOf(security.signedRequests)),
     defaultInputModes: adapter.defaultInputModes ?? ['text/plain'],
     defaultOutputModes: adapter.defaultOutputModes ?? ['text/plain'],
-    skills: adapter.skills,
+    skills,
   };
 }
 
 export function serveAgentCard(card: AgentCard, builtAt: Date = new Date()): ServedCard {
   const json = JSON.stringify(card);
-  const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
+  // From the card without its signatures: ECDSA signatures differ on every signing, and every
+  // gateway of a deployment must give the same card the same validator.
+  const unsigned = JSON.stringify({ ...card, signatures: undefined });
+  const etag = `"${createHash('sha256').update(unsigned).digest('base64url').slice(0, 27)}"`;
   return { card, json, etag, lastModified: builtAt.toUTCString() };
 }

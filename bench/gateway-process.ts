@@ -325,6 +325,11 @@ export async function startGateway(opts: StartOptions): Promise<ServerChild> {
     A2A_KEY_PREFIX: keyPrefix,
     A2A_REDIS_URL: redisUrl,
     A2A_LOG_LEVEL: 'warn',
+    // The load is one caller far past any per-principal limit; the figures compare protocol
+    // handling with the SDK's server, which authenticates nothing.
+    A2A_AUTH_ENABLED: 'false',
+    A2A_RATE_LIMIT_PER_SECOND: '0',
+    A2A_MAX_ACTIVE_TASKS: '0',
   };
   // The demo `long` skill emits a progress event every stepMs (default 50 ms, at most 1000 steps),
   // so "long 100000" would be neither idle nor long (~50 s of 20 events/s to every subscriber).

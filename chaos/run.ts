@@ -140,6 +140,10 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
         A2A_LOCK_DURATION_MS: '2000',
         A2A_STALLED_INTERVAL_MS: '1000',
         A2A_ADAPTER: 'demo',
+        // The chaos load is one anonymous caller far past any per-principal limit.
+        A2A_AUTH_ENABLED: 'false',
+        A2A_RATE_LIMIT_PER_SECOND: '0',
+        A2A_MAX_ACTIVE_TASKS: '0',
         A2A_ADAPTER_OPTIONS: JSON.stringify({ stepMs: o.stepMs, ledgerFile }),
       },
     });

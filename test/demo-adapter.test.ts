@@ -80,8 +80,9 @@ describe('demo adapter', () => {
     const adapter = createDemoAdapter();
     expect(adapter.name).toBe('demo');
     expect(adapter.version).toBe('1.0.0');
-    expect(adapter.skills.map((s) => s.id)).toEqual(['echo', 'stream', 'dialogue', 'long', 'transfer']);
-    for (const skill of adapter.skills) {
+    expect(adapter.skills.map((s) => s.id)).toEqual(['echo', 'stream', 'dialogue', 'long']);
+    expect(adapter.extendedSkills?.map((s) => s.id)).toEqual(['transfer']);
+    for (const skill of [...adapter.skills, ...(adapter.extendedSkills ?? [])]) {
       expect(skill.name).not.toBe('');
       expect(skill.description).not.toBe('');
       expect(skill.tags.length).toBeGreaterThan(0);

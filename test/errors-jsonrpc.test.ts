@@ -386,13 +386,6 @@ describe('tenants', () => {
     );
     expectRpcError(response, { code: -32001, id: 'foreign-follow' });
   });
-
-  it("a new message in another tenant's contextId is -32602 naming message.contextId", async () => {
-    const response = await unchanged(() =>
-      call('foreign-ctx', 'SendMessage', { tenant: 'other', message: textMessage('join', { contextId: acme.contextId }) }),
-    );
-    expectRpcError(response, { code: -32602, id: 'foreign-ctx', fields: ['message.contextId'] });
-  });
 });
 
 describe('capabilities', () => {

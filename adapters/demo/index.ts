@@ -388,7 +388,9 @@ export function createDemoAdapter(options: DemoAdapterOptions = {}): Adapter {
     name: 'demo',
     version: '1.0.0',
     // Fresh copies so a caller that edits the card's skills cannot change another adapter's.
-    skills: structuredClone([...SKILLS]),
+    // Side effects on a ledger are described to authenticated callers only (the extended card).
+    skills: structuredClone(SKILLS.filter((s) => s.id !== 'transfer')),
+    extendedSkills: structuredClone(SKILLS.filter((s) => s.id === 'transfer')),
     defaultInputModes: [TEXT, JSON_MEDIA],
     defaultOutputModes: [TEXT, JSON_MEDIA],
     async run(ctx: AdapterContext): Promise<TurnOutcome> {

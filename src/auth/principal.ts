@@ -1,9 +1,31 @@
+import type { Scope } from '../config/schema.ts';
+import { SCOPES } from '../config/schema.ts';
 import type { Owner } from '../store/task-store.ts';
 
-/**
- * Who is calling. Until authentication is configured every caller is the same anonymous
- * principal of the request's tenant, so tasks are still scoped per tenant.
- */
-export function resolveOwner(tenant: string | undefined): Owner {
-  return { tenant: tenant ?? '', subject: 'anonymous' };
+/** How the caller proved who it is. */
+export type AuthMethod = 'jwt' | 'signature' | 'none';
+
+/** An authenticated caller: whose tasks it sees, in which tenant, and what it may do. */
+export interface Principal {
+  /** The tenant the credentials belong to ("" = the default tenant). */
+  tenant: string;
+  /** Owner id of the tasks it creates: `user:<issuer id>:<sub>`, `partner:<id>` or `anonymous`. */
+  subject: string;
+  scopes: ReadonlySet<Scope>;
+  method: AuthMethod;
 }
+
+export function ownerOf(principal: Principal): Owner {
+  return { tenant: principal.tenant, subject: principal.subject };
+}
+
+/**
+ * The caller when authentication is off: every request is the same anonymous principal of
+ * the tenant it names, with every scope, so tasks are still scoped per tenant.
+ */
+export function anonymousPrincipal(tenant: string | undefined): Principal {
+  return { tenant: tenant ?? '', subject: 'anonymous', scopes: new Set(SCOPES), method: 'none' };
+}
+
+export const userSubject = (issuerId: string, sub: string): string => `user:${issuerId}:${sub}`;
+export const partnerSubject = (partnerId: string): string => `partner:${partnerId}`;

@@ -1,7 +1,13 @@
 // The A2A operations as both bindings call them: validate params, resolve the caller, check
 // capabilities, call the task service. JSON-RPC and HTTP+JSON differ only in how they get
 // params in and results or errors out.
-import { resolveOwner } from '../auth/principal.ts';
+import type { ServedCard } from '../../agent-card/card.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
+import { anonymousPrincipal, ownerOf, type Principal } from '../auth/principal.ts';
+import { requireScope, requireTenant } from '../auth/scopes.ts';
+import type { RateLimiter } from '../limits/rate-limiter.ts';
+import type { Owner } from '../store/task-store.ts';
+import type { Exchange } from './http/exchange.ts';
 import { A2AError } from '../protocol/errors.ts';
 import {
   cancelTaskRequestSchema,
@@ -41,6 +47,34 @@ export interface OperationDeps {
   service: TaskService;
   /** Media types the adapter accepts in message parts ('*\/*' accepts any). */
   inputModes: readonly string[];
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  /** Origin clients address (publicUrl): signed requests cover the target URI as they sent it. */
+  publicOrigin: string;
+  /** Served to authenticated callers by GetExtendedAgentCard; undefined when authentication is off. */
+  extendedCard: ServedCard | undefined;
+}
+
+/** Authenticates one HTTP request (after its body is read: signatures cover the body's digest). */
+export function authenticateExchange(exchange: Exchange, body: string, deps: OperationDeps): Promise<Principal | undefined> {
+  return deps.authenticator.authenticate({
+    method: exchange.method,
+    targetUri: `${deps.publicOrigin}${exchange.target}`,
+    header: (name) => exchange.header(name),
+    body,
+  });
+}
+
+/**
+ * The owner an operation acts for: scope and tenant checked first (refusals cost nothing),
+ * then one token from the caller's rate bucket.
+ */
+async function ownerFor(operation: string, principal: Principal | undefined, tenant: string | undefined, deps: OperationDeps): Promise<Owner> {
+  const caller = principal ?? anonymousPrincipal(tenant);
+  requireScope(caller, operation);
+  requireTenant(caller, tenant);
+  await deps.rateLimiter.take(caller);
+  return ownerOf(caller);
 }
 
 export interface StreamPlan {
@@ -73,42 +107,52 @@ function checkSendRequest(request: SendMessageRequest, inputModes: readonly stri
 }
 
 /** Runs an operation that answers with one JSON value. */
-export async function runUnaryOperation(operation: UnaryOperation, params: unknown, deps: OperationDeps): Promise<unknown> {
+export async function runUnaryOperation(
+  operation: UnaryOperation,
+  params: unknown,
+  principal: Principal | undefined,
+  deps: OperationDeps,
+): Promise<unknown> {
   const { service } = deps;
   switch (operation) {
     case 'SendMessage': {
       const request = parseParams(sendMessageRequestSchema, params) as SendMessageRequest;
       checkSendRequest(request, deps.inputModes);
-      return service.sendMessage(resolveOwner(request.tenant), request);
+      return service.sendMessage(await ownerFor(operation, principal, request.tenant, deps), request);
     }
     case 'GetTask': {
       const request = parseParams(getTaskRequestSchema, params);
-      return service.getTask(resolveOwner(request.tenant), request);
+      return service.getTask(await ownerFor(operation, principal, request.tenant, deps), request);
     }
     case 'ListTasks': {
       const request = parseParams(listTasksRequestSchema, params);
-      return service.listTasks(resolveOwner(request.tenant), request);
+      return service.listTasks(await ownerFor(operation, principal, request.tenant, deps), request);
     }
     case 'CancelTask': {
       const request = parseParams(cancelTaskRequestSchema, params);
-      return service.cancelTask(resolveOwner(request.tenant), request);
+      return service.cancelTask(await ownerFor(operation, principal, request.tenant, deps), request);
     }
     case 'CreateTaskPushNotificationConfig':
-      parseParams(createPushConfigRequestSchema, params);
+      await ownerFor(operation, principal, parseParams(createPushConfigRequestSchema, params).tenant, deps);
       throw pushNotSupported();
     case 'GetTaskPushNotificationConfig':
     case 'DeleteTaskPushNotificationConfig':
-      parseParams(getPushConfigRequestSchema, params);
+      await ownerFor(operation, principal, parseParams(getPushConfigRequestSchema, params).tenant, deps);
       throw pushNotSupported();
     case 'ListTaskPushNotificationConfigs':
-      parseParams(listPushConfigsRequestSchema, params);
+      await ownerFor(operation, principal, parseParams(listPushConfigsRequestSchema, params).tenant, deps);
       throw pushNotSupported();
-    case 'GetExtendedAgentCard':
-      parseParams(extendedCardRequestSchema, params);
+    case 'GetExtendedAgentCard': {
+      const request = parseParams(extendedCardRequestSchema, params);
+      if (deps.extendedCard !== undefined && principal !== undefined) {
+        await ownerFor(operation, principal, request?.tenant, deps);
+        return deps.extendedCard.card;
+      }
       throw new A2AError(
         'UNSUPPORTED_OPERATION',
         'This agent has no extended agent card (capabilities.extendedAgentCard is false); the public card at /.well-known/agent-card.json is complete.',
       );
+    }
   }
 }
 
@@ -120,18 +164,19 @@ export async function startStreamOperation(
   operation: StreamOperation,
   params: unknown,
   lastEventId: string | undefined,
+  principal: Principal | undefined,
   deps: OperationDeps,
 ): Promise<StreamPlan> {
   const { service } = deps;
   if (operation === 'SendStreamingMessage') {
     const request = parseParams(sendMessageRequestSchema, params) as SendMessageRequest;
     checkSendRequest(request, deps.inputModes);
-    const start = await service.startStreamingMessage(resolveOwner(request.tenant), request);
+    const start = await service.startStreamingMessage(await ownerFor(operation, principal, request.tenant, deps), request);
     // The turn is over at a terminal state or when the agent waits for input (DESIGN.md);
     // AUTH_REQUIRED keeps the stream open: the turn resumes after out-of-band credentials.
     return { ...start, closesOn: (state) => isTerminal(state) || state === 'TASK_STATE_INPUT_REQUIRED', alreadyEnded: false };
   }
   const request = parseParams(subscribeRequestSchema, params);
-  const plan = await service.subscribe(resolveOwner(request.tenant), request, lastEventId);
+  const plan = await service.subscribe(await ownerFor(operation, principal, request.tenant, deps), request, lastEventId);
   return { taskId: request.id, snapshot: plan.snapshot, afterId: plan.afterId, closesOn: isTerminal, alreadyEnded: plan.terminal };
 }

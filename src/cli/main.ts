@@ -71,7 +71,7 @@ async function main(argv: string[]): Promise<void> {
   let gateway: GatewayHandle | undefined;
   try {
     if (roles.worker) worker = await startWorkerRole(config, adapter, logger);
-    if (roles.gateway) gateway = await startGatewayRole(config, adapter, logger);
+    if (roles.gateway) gateway = await startGatewayRole(config, adapter, logger, { baseDir });
   } catch (error) {
     await worker?.close().catch(() => undefined);
     fail((error as Error).message);
@@ -79,14 +79,16 @@ async function main(argv: string[]): Promise<void> {
 
   if (gateway !== undefined) {
     const rpc = gateway.card.card.supportedInterfaces[0]?.url ?? `${gateway.url}/a2a/jsonrpc`;
+    const credentials = await bannerCredentials(config, gateway);
     process.stdout.write(
       [
         `a2a-gateway ${command}: ${roles.worker ? 'gateway + workers' : 'gateway'} with the "${adapter.name}" adapter, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")`,
         `  agent card: ${gateway.url}/.well-known/agent-card.json`,
         `  JSON-RPC:   ${rpc}`,
         `  HTTP+JSON:  ${gateway.card.card.supportedInterfaces[1]?.url ?? ''}`,
+        ...credentials.notes,
         `  try it:`,
-        `    curl -s ${rpc} -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \\`,
+        `    curl -s ${rpc} -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' ${credentials.header}\\`,
         `      -d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"'$(date +%s%N)'","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'`,
         '',
       ].join('\n'),
@@ -110,6 +112,22 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** How the printed curl line authenticates: a fresh development token, or a hint. */
+async function bannerCredentials(config: GatewayConfig, gateway: GatewayHandle): Promise<{ header: string; notes: string[] }> {
+  if (!config.auth.enabled) return { header: '', notes: ['  authentication: OFF (auth.enabled=false); every caller is anonymous'] };
+  if (gateway.devIssuer === undefined) {
+    return { header: `-H "Authorization: Bearer $TOKEN" `, notes: ['  authentication: bearer JWTs from the configured issuers (set TOKEN to one)'] };
+  }
+  const token = await gateway.devIssuer.mint({ sub: 'quickstart', ttlSeconds: 86_400 });
+  return {
+    header: `-H 'Authorization: Bearer ${token}' `,
+    notes: [
+      `  authentication: development issuer (key in ${config.dataDir}); the token below is user "quickstart" for 24 h.`,
+      '    Your own: npm run -s token -- --sub alice [--tenant acme] [--scope "a2a:read a2a:write"]',
+    ],
+  };
 }
 
 async function runTasksCommand(args: string[]): Promise<void> {

@@ -42,9 +42,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     else if (parsed !== null) throw new ConfigError(`Config file ${path} must hold an object of settings.`);
     baseDir = dirname(path);
   }
-  for (const [name, key] of Object.entries(ENV_KEYS)) {
+  for (const [name, path] of Object.entries(ENV_KEYS)) {
     const value = env[name];
-    if (value !== undefined && value !== '') raw[key] = value;
+    if (value !== undefined && value !== '') setPath(raw, path, value);
   }
   if (env.A2A_ADAPTER_OPTIONS !== undefined && env.A2A_ADAPTER_OPTIONS !== '') {
     try {
@@ -58,12 +58,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!result.success) {
     const problems = result.error.issues.map((issue) => {
       const key = issue.path.join('.') || '(root)';
-      const envName = Object.entries(ENV_KEYS).find(([, k]) => k === issue.path[0])?.[0];
+      const envName = Object.entries(ENV_KEYS).find(([, path]) => path === key)?.[0];
       return `${key}${envName ? ` (${envName})` : ''}: ${issue.message}`;
     });
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }
   return { config: result.data, baseDir };
+}
+
+/** Sets a dotted path ("auth.enabled"), keeping what the config file put beside it. */
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    node[part] = next !== null && typeof next === 'object' && !Array.isArray(next) ? { ...(next as Record<string, unknown>) } : {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts[parts.length - 1] as string] = value;
 }
 
 export function publicUrlOf(config: GatewayConfig, boundPort?: number): string {

@@ -3,6 +3,79 @@ import { z } from 'zod';
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveMs = z.coerce.number().int().min(1);
 const booleanish = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
+const name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, "_", "." and "-" only, 1 to 64 characters');
+
+/** What a token or a partner may do; docs/identity in the README maps them to operations. */
+export const SCOPES = ['a2a:read', 'a2a:write', 'a2a:push', 'a2a:admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+const scope = z.enum(SCOPES);
+
+/** A JSON Web Key as configured (public keys only; validated again when imported). */
+const jwk = z.looseObject({ kty: z.string().min(1) });
+
+export const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+
+/** A trusted token issuer. Exactly one of jwksUri, jwks and jwksFile names its keys. */
+const issuerSchema = z
+  .strictObject({
+    /** Short name: part of every owner id this issuer's tokens create (so equal subjects of two issuers never share tasks). */
+    id: name,
+    /** The exact `iss` claim. */
+    issuer: z.string().min(1),
+    /** Accepted `aud` values: a token must carry one of them. */
+    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+    /** Remote JWKS, cached and refetched when a token names an unknown `kid` (key rotation). */
+    jwksUri: z.string().url().optional(),
+    /** Inline JWKS. */
+    jwks: z.object({ keys: z.array(jwk).min(1) }).optional(),
+    /** JWKS file (relative to the config file). */
+    jwksFile: z.string().min(1).optional(),
+    /** Allowed `alg` values; anything else (`none`, HS256 …) is refused before any key is used. */
+    algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1).default(['RS256', 'ES256', 'EdDSA']),
+    /** Claims every token must carry besides iss, aud, sub and exp. */
+    requiredClaims: z.array(z.string().min(1)).default([]),
+    /** Claim holding the caller's tenant (absent = the default tenant ""). */
+    tenantClaim: z.string().min(1).default('tenant'),
+  })
+  .refine((i) => [i.jwksUri, i.jwks, i.jwksFile].filter((v) => v !== undefined).length === 1, {
+    message: 'set exactly one of jwksUri, jwks and jwksFile',
+  });
+export type IssuerConfig = z.infer<typeof issuerSchema>;
+
+/** A partner that signs its requests (RFC 9421) instead of sending a token. */
+const partnerSchema = z.strictObject({
+  /** The partner becomes principal `partner:<id>`. */
+  id: name,
+  /** Its public keys by `keyid`; several allow rotation. Ed25519 (OKP) or ECDSA P-256 (EC) JWKs. */
+  keys: z.array(z.object({ keyId: z.string().min(1), publicKey: jwk })).min(1),
+  scopes: z.array(scope).min(1),
+  /** The tenant the partner acts in. */
+  tenant: z.string().default(''),
+});
+export type PartnerConfig = z.infer<typeof partnerSchema>;
+
+const authSchema = z.strictObject({
+  /** false turns authentication off (logged as a warning at start; the card then declares no security). */
+  enabled: booleanish.default(true),
+  /** Trusted issuers; with none, a local development issuer is created in dataDir (npm run token). */
+  issuers: z.array(issuerSchema).default([]),
+  partners: z.array(partnerSchema).default([]),
+  /** Leeway for exp/nbf/iat. */
+  clockToleranceSeconds: z.coerce.number().int().min(0).max(600).default(30),
+  /** A signed request's `created` must be this recent (and not in the future beyond the clock tolerance); nonces are kept this long. */
+  signatureMaxAgeSeconds: z.coerce.number().int().min(1).max(3600).default(300),
+  /** How long a fetched remote JWKS is trusted before it is fetched again. */
+  jwksCacheSeconds: z.coerce.number().int().min(1).default(600),
+});
+
+const limitsSchema = z.strictObject({
+  /** Requests per second each principal may make, shared by all gateways (token bucket in Redis; 0 = no limit). */
+  requestsPerSecond: z.coerce.number().min(0).default(50),
+  /** Requests a principal may make at once after being idle. */
+  burst: z.coerce.number().int().min(1).default(100),
+  /** Tasks a principal may have in flight (submitted or working) at once (0 = no cap). */
+  maxActiveTasks: z.coerce.number().int().min(0).default(100),
+});
 
 /**
  * Every setting, with its default. Environment variables (A2A_*) override the config file,
@@ -61,6 +134,14 @@ export const configSchema = z.object({
   shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
   /** How long a finished task (and its replay buffer) stays readable before it expires. */
   retentionSeconds: z.coerce.number().int().min(60).default(604_800),
+  /** Where the gateway keeps what it generates: the development issuer key and the card signing key. */
+  dataDir: z.string().min(1).default('.data'),
+  auth: authSchema.default(authSchema.parse({})),
+  limits: limitsSchema.default(limitsSchema.parse({})),
+  /** Sign the agent card (spec 8.4) with the key in dataDir (or cardSigningKeyFile); its public key is at /.well-known/jwks.json. */
+  cardSigning: booleanish.default(true),
+  /** Private JWK file of the card signing key; default: generated in dataDir. */
+  cardSigningKeyFile: z.string().min(1).optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Which roles this process runs (the CLI sets it from the command). */
   roles: z
@@ -70,8 +151,8 @@ export const configSchema = z.object({
 
 export type GatewayConfig = z.infer<typeof configSchema>;
 
-/** Environment variable → config key. */
-export const ENV_KEYS: Record<string, keyof GatewayConfig> = {
+/** Environment variable → config key (a dotted path for nested settings). */
+export const ENV_KEYS: Record<string, string> = {
   A2A_REDIS_URL: 'redisUrl',
   A2A_KEY_PREFIX: 'keyPrefix',
   A2A_HOST: 'host',
@@ -96,4 +177,13 @@ export const ENV_KEYS: Record<string, keyof GatewayConfig> = {
   A2A_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
   A2A_MAX_QUEUED_TURNS: 'maxQueuedTurns',
   A2A_LOG_LEVEL: 'logLevel',
+  A2A_DATA_DIR: 'dataDir',
+  A2A_AUTH_ENABLED: 'auth.enabled',
+  A2A_AUTH_CLOCK_TOLERANCE_SECONDS: 'auth.clockToleranceSeconds',
+  A2A_SIGNATURE_MAX_AGE_SECONDS: 'auth.signatureMaxAgeSeconds',
+  A2A_RATE_LIMIT_PER_SECOND: 'limits.requestsPerSecond',
+  A2A_RATE_LIMIT_BURST: 'limits.burst',
+  A2A_MAX_ACTIVE_TASKS: 'limits.maxActiveTasks',
+  A2A_CARD_SIGNING: 'cardSigning',
+  A2A_CARD_SIGNING_KEY_FILE: 'cardSigningKeyFile',
 };

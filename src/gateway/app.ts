@@ -3,7 +3,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Redis } from 'ioredis';
+import type { JWK } from 'jose';
 import type { ServedCard } from '../../agent-card/card.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
+import type { RateLimiter } from '../limits/rate-limiter.ts';
+import { registerJwksRoute } from './well-known-keys.ts';
 import { createExchange } from '../bindings/http/exchange.ts';
 import { handleJsonRpc } from '../bindings/jsonrpc/index.ts';
 import { handleRest } from '../bindings/rest/index.ts';
@@ -15,6 +19,13 @@ import type { TaskService } from '../tasks/service.ts';
 export interface GatewayAppOptions {
   service: TaskService;
   card: ServedCard;
+  /** For GetExtendedAgentCard; undefined when authentication is off. */
+  extendedCard: ServedCard | undefined;
+  /** Public keys served at /.well-known/jwks.json (the card signing key). */
+  publishedKeys: JWK[];
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  publicOrigin: string;
   redis: Redis;
   logger: Logger;
   maxBodyBytes: number;
@@ -31,7 +42,11 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
   const app = new Hono();
   const bindingOptions = {
     service: options.service,
-    inputModes: inputModesOf(options.card),
+    inputModes: inputModesOf(options.extendedCard ?? options.card),
+    authenticator: options.authenticator,
+    rateLimiter: options.rateLimiter,
+    publicOrigin: options.publicOrigin,
+    extendedCard: options.extendedCard,
     maxBodyBytes: options.maxBodyBytes,
     streams: options.streams,
     logger: options.logger,
@@ -52,6 +67,7 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     return c.body(card.json, 200, { ...headers, 'Content-Type': 'application/json' });
   });
 
+  registerJwksRoute(app, () => options.publishedKeys);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     try {
@@ -91,7 +107,7 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     if (isJsonRpc || isRest) {
       // Browser-based A2A clients (inspectors, dashboards) call the bindings cross-origin.
       response.setHeader('Access-Control-Allow-Origin', '*');
-      response.setHeader('Access-Control-Expose-Headers', 'Retry-After, Allow');
+      response.setHeader('Access-Control-Expose-Headers', 'Retry-After, Allow, WWW-Authenticate, Accept-Signature');
       if (request.method === 'OPTIONS') {
         response.writeHead(204, {
           'Access-Control-Allow-Methods': isJsonRpc ? 'POST' : 'GET, POST, DELETE',

@@ -2,8 +2,16 @@
 // connection count is fixed (commands, one event subscriber, the queue) whatever the load.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Redis } from 'ioredis';
 import type { Adapter } from '../../adapters/types.ts';
-import { buildAgentCard, serveAgentCard, type ServedCard } from '../../agent-card/card.ts';
+import { buildAgentCard, serveAgentCard, type CardInput, type ServedCard } from '../../agent-card/card.ts';
+import { signAgentCard } from '../../agent-card/sign.ts';
+import { AUTHENTICATION_OFF, createAuthenticator, type Authenticator } from '../auth/authenticator.ts';
+import type { DevIssuer } from '../auth/dev-issuer.ts';
+import { JwtVerifier } from '../auth/jwt/jwt-verifier.ts';
+import { loadGatewayKeys } from '../auth/keys/gateway-keys.ts';
+import { RequestSignatureVerifier } from '../auth/signatures/verify-request.ts';
+import { RateLimiter } from '../limits/rate-limiter.ts';
 import { createTurnQueue } from '../../queues/turns.ts';
 import { publicUrlOf } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -22,10 +30,25 @@ export interface GatewayHandle {
   card: ServedCard;
   service: TaskService;
   hub: EventHub;
+  /** The local development issuer, when no issuer is configured (npm run token). */
+  devIssuer: DevIssuer | undefined;
   close(): Promise<void>;
 }
 
-export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, logger: Logger): Promise<GatewayHandle> {
+export interface GatewayRoleOptions {
+  /** Directory relative paths in the configuration (jwksFile, cardSigningKeyFile) are resolved against. */
+  baseDir?: string;
+}
+
+export async function startGatewayRole(
+  config: GatewayConfig,
+  adapter: Adapter,
+  logger: Logger,
+  options: GatewayRoleOptions = {},
+): Promise<GatewayHandle> {
+  const baseDir = options.baseDir ?? process.cwd();
+  // Keys first: a bad key file is a configuration error, reported before anything connects.
+  const keys = await loadGatewayKeys(config, baseDir);
   // Connections that answer clients wait for a lost Redis at most redisOutageGraceMs, then
   // fail with 503 + Retry-After (see redis/connection.ts); the subscriber reconnects forever.
   const outage = { outageGraceMs: config.redisOutageGraceMs };
@@ -50,6 +73,7 @@ export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, 
     cancelWaitMs: config.cancelWaitMs,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     maxQueuedTurns: config.maxQueuedTurns,
+    maxActiveTasks: config.limits.maxActiveTasks,
     versions: { gateway: GATEWAY_VERSION, adapter: `${adapter.name}@${adapter.version}`, card: config.agentVersion },
   });
 
@@ -88,24 +112,52 @@ export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, 
     }
     throw error;
   }
+  const publicUrl = publicUrlOf(config, port);
+  const authenticator = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir);
+  if (!authenticator.enabled) {
+    logger.warn('authentication is OFF (auth.enabled=false): every caller is anonymous and the agent card declares no security');
+  } else if (keys.devIssuer !== undefined) {
+    logger.info('no token issuer configured: accepting tokens of the local development issuer (npm run token -- --sub <name>)');
+  }
   // The card names the bound port when port 0 asked for any free one, so it is built now.
-  const card = serveAgentCard(
-    buildAgentCard({
-      publicUrl: publicUrlOf(config, port),
-      name: config.agentName,
-      description: config.agentDescription,
-      version: config.agentVersion,
-      adapter,
-    }),
-  );
-  handler = createGatewayListener({ service, card, redis: commands, logger, maxBodyBytes: config.maxBodyBytes, streams });
+  const cardInput: CardInput = {
+    publicUrl,
+    name: config.agentName,
+    description: config.agentDescription,
+    version: config.agentVersion,
+    adapter,
+    security: authenticator.enabled ? { signedRequests: authenticator.acceptsSignatures } : undefined,
+  };
+  const sign = async (input: CardInput): Promise<ServedCard> => {
+    const built = buildAgentCard(input);
+    if (keys.cardSigningKey !== undefined) {
+      built.signatures = [await signAgentCard(built, { privateJwk: keys.cardSigningKey }, { jku: `${publicUrl}/.well-known/jwks.json` })];
+    }
+    return serveAgentCard(built);
+  };
+  const card = await sign(cardInput);
+  const extendedCard = authenticator.enabled ? await sign({ ...cardInput, extended: true }) : undefined;
+  handler = createGatewayListener({
+    service,
+    card,
+    extendedCard,
+    publishedKeys: keys.publishedKeys,
+    authenticator,
+    rateLimiter: new RateLimiter(commands, store.keys, config.limits),
+    publicOrigin: new URL(publicUrl).origin,
+    redis: commands,
+    logger,
+    maxBodyBytes: config.maxBodyBytes,
+    streams,
+  });
 
   return {
-    url: publicUrlOf(config, port),
+    url: publicUrl,
     port,
     card,
     service,
     hub,
+    devIssuer: keys.devIssuer,
     async close() {
       // Stop accepting, tell every stream's client to reconnect (elsewhere) shortly, and let
       // idle keep-alive connections go; in-flight requests are cut after that.
@@ -121,4 +173,22 @@ export async function startGatewayRole(config: GatewayConfig, adapter: Adapter, 
       await commands.quit().catch(() => undefined);
     },
   };
+}
+
+function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: Redis, baseDir: string): Authenticator {
+  const { auth } = config;
+  if (!auth.enabled) return AUTHENTICATION_OFF;
+  const issuers = devIssuer === undefined ? auth.issuers : [devIssuer.issuerConfig()];
+  const jwt = new JwtVerifier({ issuers, clockToleranceSeconds: auth.clockToleranceSeconds, jwksCacheSeconds: auth.jwksCacheSeconds, baseDir });
+  const signatures =
+    auth.partners.length === 0
+      ? undefined
+      : new RequestSignatureVerifier({
+          partners: auth.partners,
+          redis,
+          keyPrefix: config.keyPrefix,
+          maxAgeSeconds: auth.signatureMaxAgeSeconds,
+          clockToleranceSeconds: auth.clockToleranceSeconds,
+        });
+  return createAuthenticator(jwt, signatures);
 }

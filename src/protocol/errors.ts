@@ -21,7 +21,10 @@ export type A2AErrorKind =
   | 'METHOD_NOT_FOUND'
   | 'INVALID_PARAMS'
   | 'INTERNAL'
-  | 'UNAVAILABLE';
+  | 'UNAVAILABLE'
+  | 'UNAUTHENTICATED'
+  | 'PERMISSION_DENIED'
+  | 'RESOURCE_EXHAUSTED';
 
 interface ErrorMapping {
   jsonRpcCode: number;
@@ -29,6 +32,12 @@ interface ErrorMapping {
   grpcStatus: string;
   /** true for errors that are A2A-specific and carry a google.rpc.ErrorInfo */
   a2a: boolean;
+  /**
+   * Refusals of the HTTP request itself (credentials, limits, availability) keep their HTTP
+   * status on JSON-RPC too, so HTTP-level clients and proxies (and the SDK's auth retry hook)
+   * see them; the body is still a JSON-RPC error.
+   */
+  transport?: true;
 }
 
 export const ERROR_MAPPINGS: Record<A2AErrorKind, ErrorMapping> = {
@@ -46,7 +55,11 @@ export const ERROR_MAPPINGS: Record<A2AErrorKind, ErrorMapping> = {
   METHOD_NOT_FOUND: { jsonRpcCode: -32601, httpStatus: 404, grpcStatus: 'UNIMPLEMENTED', a2a: false },
   INVALID_PARAMS: { jsonRpcCode: -32602, httpStatus: 400, grpcStatus: 'INVALID_ARGUMENT', a2a: false },
   INTERNAL: { jsonRpcCode: -32603, httpStatus: 500, grpcStatus: 'INTERNAL', a2a: false },
-  UNAVAILABLE: { jsonRpcCode: -32603, httpStatus: 503, grpcStatus: 'UNAVAILABLE', a2a: false },
+  UNAVAILABLE: { jsonRpcCode: -32603, httpStatus: 503, grpcStatus: 'UNAVAILABLE', a2a: false, transport: true },
+  // The spec leaves these JSON-RPC codes to implementations (3.3.2); these mirror the HTTP status.
+  UNAUTHENTICATED: { jsonRpcCode: -31401, httpStatus: 401, grpcStatus: 'UNAUTHENTICATED', a2a: false, transport: true },
+  PERMISSION_DENIED: { jsonRpcCode: -31403, httpStatus: 403, grpcStatus: 'PERMISSION_DENIED', a2a: false, transport: true },
+  RESOURCE_EXHAUSTED: { jsonRpcCode: -31429, httpStatus: 429, grpcStatus: 'RESOURCE_EXHAUSTED', a2a: false, transport: true },
 };
 
 export class A2AError extends Error {
@@ -57,6 +70,8 @@ export class A2AError extends Error {
   readonly httpStatus: number | undefined;
   /** Seconds a client should wait before retrying, when the refusal is temporary. */
   readonly retryAfterSeconds: number | undefined;
+  /** Further HTTP headers the refusal needs (WWW-Authenticate). */
+  readonly extraHeaders: Record<string, string>;
 
   constructor(
     kind: A2AErrorKind,
@@ -66,6 +81,7 @@ export class A2AError extends Error {
       violations?: FieldViolation[];
       httpStatus?: number;
       retryAfterSeconds?: number;
+      headers?: Record<string, string>;
       cause?: unknown;
     } = {},
   ) {
@@ -76,6 +92,7 @@ export class A2AError extends Error {
     this.violations = options.violations ?? [];
     this.httpStatus = options.httpStatus;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.extraHeaders = options.headers ?? {};
   }
 
   get mapping(): ErrorMapping {
@@ -84,7 +101,7 @@ export class A2AError extends Error {
 
   /** HTTP headers every binding sends with this error (a retry hint when it is temporary). */
   httpHeaders(): Record<string, string> {
-    return this.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(this.retryAfterSeconds) };
+    return this.retryAfterSeconds === undefined ? this.extraHeaders : { ...this.extraHeaders, 'Retry-After': String(this.retryAfterSeconds) };
   }
 
   /** ProtoJSON `Any` detail objects shared by both bindings. */

@@ -198,3 +198,41 @@ export interface AgentCard {
   signatures?: { protected: string; signature: string; header?: JsonObject }[];
   iconUrl?: string;
 }
+
+/** One JWS over the card's canonical form (spec 8.4.2); its payload is detached, so verifiers rebuild it from the card. */
+export interface AgentCardSignature {
+  /** base64url of the JSON protected header (alg, typ "JOSE", kid, optional jku). */
+  protected: string;
+  signature: string;
+  header?: JsonObject;
+}
+
+// Security declarations as ProtoJSON writes them. Type aliases rather than interfaces so that
+// they stay assignable to JsonObject, which AgentCard.securitySchemes holds.
+
+export type APIKeySecurityScheme = {
+  description?: string;
+  /** "query", "header" or "cookie". */
+  location: string;
+  name: string;
+};
+
+export type HTTPAuthSecurityScheme = {
+  description?: string;
+  /** An IANA HTTP authentication scheme, e.g. "Bearer". */
+  scheme: string;
+  bearerFormat?: string;
+};
+
+/** A oneof in the proto: exactly one member is set. */
+export type SecurityScheme =
+  | { apiKeySecurityScheme: APIKeySecurityScheme }
+  | { httpAuthSecurityScheme: HTTPAuthSecurityScheme }
+  | { oauth2SecurityScheme: JsonObject }
+  | { openIdConnectSecurityScheme: { description?: string; openIdConnectUrl: string } }
+  | { mtlsSecurityScheme: { description?: string } };
+
+export type StringList = { list: string[] };
+
+/** Scheme name (a key of AgentCard.securitySchemes) → the scopes it needs. */
+export type SecurityRequirement = { schemes: Record<string, StringList> };

@@ -47,9 +47,14 @@ export class RedisKeys {
     return `${this.prefix}:owner:${ownerKey}:ctx:${contextId}`;
   }
 
-  /** STRING: owner key of a context id, so no caller can continue another owner's context. */
-  contextOwner(contextId: string): string {
-    return `${this.prefix}:ctx:${contextId}:owner`;
+  /** ZSET of an owner's tasks with a turn queued or running: the active-task cap counts it. */
+  ownerActiveTasks(ownerKey: string): string {
+    return `${this.prefix}:owner:${ownerKey}:active`;
+  }
+
+  /** HASH: one principal's request token bucket (tokens, atMs), shared by every gateway. */
+  rateBucket(ownerKey: string): string {
+    return `${this.prefix}:rate:${ownerKey}`;
   }
 
   /** STRING: task id created by (owner, messageId): a re-sent message returns the same task. */

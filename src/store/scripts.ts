@@ -16,7 +16,8 @@ export type ScriptName =
   | 'listTasks'
   | 'acknowledgeCancel'
   | 'startStep'
-  | 'writeStep';
+  | 'writeStep'
+  | 'takeToken';
 
 type ScriptReply = (string | number | null)[];
 export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<ScriptReply>;

@@ -70,7 +70,7 @@ export interface StepRecord {
 export type CreateResult =
   | { kind: 'created'; task: Task; eventId: string }
   | { kind: 'duplicate'; taskId: string }
-  | { kind: 'foreign-context' };
+  | { kind: 'too-many-active'; active: number };
 
 export type AcceptResult =
   | { kind: 'not-found' }
@@ -78,7 +78,8 @@ export type AcceptResult =
   | { kind: 'duplicate'; turn: number }
   | { kind: 'terminal'; state: TaskState }
   | { kind: 'resumed'; turn: number }
-  | { kind: 'queued'; turn: number };
+  | { kind: 'queued'; turn: number }
+  | { kind: 'too-many-active'; active: number };
 
 export type CancelResult =
   | { kind: 'not-found' }
@@ -184,6 +185,8 @@ export class TaskStore {
     metadata: JsonObject;
     idempotencyTtlSeconds: number;
     versions: TaskVersions;
+    /** Most tasks the owner may have queued or running (0 = no cap). */
+    maxActiveTasks: number;
     now: Date;
   }): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
@@ -203,8 +206,8 @@ export class TaskStore {
         k.turns,
         this.keys.ownerTasks(ownerKey),
         this.keys.ownerContextTasks(ownerKey, contextId),
-        this.keys.contextOwner(contextId),
         this.keys.idempotency(ownerKey, message.messageId),
+        this.keys.ownerActiveTasks(ownerKey),
       ],
       [
         taskId,
@@ -221,6 +224,7 @@ export class TaskStore {
         this.keys.eventChannel(taskId),
         JSON.stringify(input.metadata),
         JSON.stringify(input.versions),
+        input.maxActiveTasks,
       ],
     );
     switch (reply[0]) {
@@ -229,7 +233,7 @@ export class TaskStore {
       case 'DUPLICATE':
         return { kind: 'duplicate', taskId: str(reply[1]) };
       default:
-        return { kind: 'foreign-context' };
+        return { kind: 'too-many-active', active: Number(reply[1]) };
     }
   }
 
@@ -238,6 +242,8 @@ export class TaskStore {
     owner: Owner;
     contextId: string | undefined;
     message: Message;
+    /** Most tasks the owner may have queued or running (0 = no cap). */
+    maxActiveTasks: number;
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -258,6 +264,7 @@ export class TaskStore {
         k.turns,
         this.keys.ownerTasks(ownerKey),
         this.keys.ownerContextTasks(ownerKey, contextId),
+        this.keys.ownerActiveTasks(ownerKey),
       ],
       [
         ownerKey,
@@ -268,11 +275,14 @@ export class TaskStore {
         now.toISOString(),
         this.keys.eventChannel(taskId),
         taskId,
+        input.maxActiveTasks,
       ],
     );
     switch (reply[0]) {
       case 'NOT_FOUND':
         return { kind: 'not-found' };
+      case 'TOO_MANY_ACTIVE':
+        return { kind: 'too-many-active', active: Number(reply[1]) };
       case 'CONTEXT_MISMATCH':
         return { kind: 'context-mismatch' };
       case 'DUPLICATE':
@@ -325,6 +335,7 @@ export class TaskStore {
         k.turns,
         k.messageIds,
         k.steps,
+        this.keys.ownerActiveTasks(ownerKey),
       ],
       [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds],
     );
@@ -540,6 +551,7 @@ export class TaskStore {
         k.turns,
         k.messageIds,
         k.steps,
+        this.keys.ownerActiveTasks(input.ownerKey),
       ],
       [
         input.generation,

@@ -33,6 +33,16 @@ export interface TaskServiceOptions {
   versions: TaskVersions;
   /** New turns are refused (503, Retry-After) while this many wait in the queue; 0 = no bound. */
   maxQueuedTurns: number;
+  /** Tasks one owner may have queued or running; past it new work is refused with 429 (0 = no cap). */
+  maxActiveTasks: number;
+}
+
+function tooManyActive(active: number, limit: number): A2AError {
+  return new A2AError(
+    'RESOURCE_EXHAUSTED',
+    `You have ${active} tasks queued or running, the limit is ${limit} (limits.maxActiveTasks); nothing was stored. Wait for one to finish, or cancel one, then retry.`,
+    { retryAfterSeconds: 1, metadata: { reason: 'ACTIVE_TASK_LIMIT', limit: String(limit) } },
+  );
 }
 
 /** How long one queue-depth reading is trusted; bounds the cost to one count per interval. */
@@ -257,13 +267,10 @@ export class TaskService {
       metadata: request.metadata ?? {},
       idempotencyTtlSeconds: this.options.idempotencyTtlSeconds,
       versions: this.options.versions,
+      maxActiveTasks: this.options.maxActiveTasks,
       now: new Date(),
     });
-    if (created.kind === 'foreign-context') {
-      throw invalidParams([
-        { field: 'message.contextId', description: 'this contextId belongs to another caller; omit it to start a new context' },
-      ]);
-    }
+    if (created.kind === 'too-many-active') throw tooManyActive(created.active, this.options.maxActiveTasks);
     if (created.kind === 'duplicate') {
       // The same message again: same task, no second turn. Re-enqueueing the first turn is a
       // no-op unless the first attempt stored the task but died before its job was added.
@@ -285,11 +292,14 @@ export class TaskService {
       owner,
       contextId: message.contextId,
       message: { ...message, taskId },
+      maxActiveTasks: this.options.maxActiveTasks,
       now: new Date(),
     });
     switch (result.kind) {
       case 'not-found':
         throw taskNotFound(taskId);
+      case 'too-many-active':
+        throw tooManyActive(result.active, this.options.maxActiveTasks);
       case 'context-mismatch':
         throw invalidParams([
           { field: 'message.contextId', description: `does not match the contextId of task ${taskId}; omit it or send the task's own` },

@@ -3,6 +3,8 @@
 // to kill one. Nothing here stands in for Redis or BullMQ.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
@@ -38,10 +40,22 @@ export interface TestGateway {
 }
 
 export async function startTestGateway(
-  options: { name: string; inProcessWorker?: boolean; config?: Partial<GatewayConfig>; adapterOptions?: Record<string, unknown> } = { name: 'gw' },
+  options: {
+    name: string;
+    inProcessWorker?: boolean;
+    /** Raw settings as a config file would hold them (validated by the schema). */
+    config?: Record<string, unknown>;
+    adapterOptions?: Record<string, unknown>;
+  } = { name: 'gw' },
 ): Promise<TestGateway> {
   const prefix = uniquePrefix(options.name);
   const config = configSchema.parse({
+    // Most suites test tasks, not identity: they run with authentication and limits off, as
+    // an explicit setting; the identity suites turn them on.
+    auth: { enabled: false },
+    limits: { requestsPerSecond: 0, maxActiveTasks: 0 },
+    cardSigning: false,
+    dataDir: join(tmpdir(), `a2a-gateway-test-${prefix}`),
     redisUrl: REDIS_URL,
     keyPrefix: prefix,
     port: 0,
@@ -55,7 +69,7 @@ export async function startTestGateway(
   const logger = createLogger(config.logLevel);
   const adapter = await loadAdapter(config.adapter, config.adapterOptions, ROOT);
   const worker = options.inProcessWorker === false ? undefined : await startWorkerRole(config, adapter, logger);
-  const gateway = await startGatewayRole(config, adapter, logger);
+  const gateway = await startGatewayRole(config, adapter, logger, { baseDir: ROOT });
   const redis = new Redis(REDIS_URL);
   return {
     prefix,
@@ -72,6 +86,7 @@ export async function startTestGateway(
       await worker?.close();
       await deletePrefix(redis, prefix);
       await redis.quit();
+      await rm(config.dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -212,6 +227,7 @@ export async function createStoredTask(
     metadata: {},
     idempotencyTtlSeconds: 600,
     versions: { gateway: '0.0.0-test', adapter: input.adapter ?? 'demo@1.0.0', card: '0.0.0-test' },
+    maxActiveTasks: 0,
     now: new Date(),
   });
   expect(created.kind).toBe('created');

@@ -7,6 +7,8 @@ import { A2AError } from '../../protocol/errors.ts';
 
 export interface Exchange {
   readonly method: string;
+  /** The request target as received: path and query, percent-encoding kept. */
+  readonly target: string;
   /** Path without the query string, percent-encoding kept. */
   readonly path: string;
   readonly query: URLSearchParams;
@@ -25,6 +27,7 @@ export function createExchange(request: IncomingMessage, response: ServerRespons
   let query: URLSearchParams | undefined;
   return {
     method: request.method ?? 'GET',
+    target: raw,
     path,
     get query() {
       query ??= new URLSearchParams(queryStart < 0 ? '' : raw.slice(queryStart + 1));

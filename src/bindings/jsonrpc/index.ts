@@ -3,6 +3,7 @@
 import { A2AError } from '../../protocol/errors.ts';
 import type { Logger } from '../../logging/logger.ts';
 import {
+  authenticateExchange,
   isStreamOperation,
   isUnaryOperation,
   runUnaryOperation,
@@ -37,7 +38,7 @@ export function jsonRpcErrorBody(id: JsonRpcId, error: A2AError): Record<string,
 
 function respondError(exchange: Exchange, id: JsonRpcId, error: A2AError): void {
   // JSON-RPC errors travel in a 200 response; only transport-level refusals keep their HTTP status.
-  const status = error.httpStatus ?? (error.kind === 'UNAVAILABLE' ? 503 : 200);
+  const status = error.httpStatus ?? (error.mapping.transport ? error.mapping.httpStatus : 200);
   exchange.sendJson(status, jsonRpcErrorBody(id, error), error.httpHeaders());
 }
 
@@ -96,14 +97,15 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       throw error;
     }
     id = envelope.id;
+    const principal = await authenticateExchange(exchange, text, options);
     checkProtocolVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);
     if (isUnaryOperation(envelope.method)) {
-      const result = await runUnaryOperation(envelope.method, envelope.params, options);
+      const result = await runUnaryOperation(envelope.method, envelope.params, principal, options);
       exchange.sendJson(200, { jsonrpc: '2.0', id, result });
       return;
     }
     if (isStreamOperation(envelope.method)) {
-      const plan = await startStreamOperation(envelope.method, envelope.params, exchange.header('last-event-id'), options);
+      const plan = await startStreamOperation(envelope.method, envelope.params, exchange.header('last-event-id'), principal, options);
       const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
       const requestId = id;
       pipeTaskStream({

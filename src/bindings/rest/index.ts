@@ -5,6 +5,7 @@ import { A2AError } from '../../protocol/errors.ts';
 import { isJsonContentType, toA2AError } from '../errors.ts';
 import type { Exchange } from '../http/exchange.ts';
 import {
+  authenticateExchange,
   isStreamOperation,
   isUnaryOperation,
   runUnaryOperation,
@@ -117,16 +118,17 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
       exchange.response.setHeader('Allow', allowedMethods(path).join(', '));
       throw new A2AError('METHOD_NOT_FOUND', `${exchange.method} is not allowed on ${REST_BASE_PATH}${path}`, { httpStatus: 405 });
     }
+    const principal = await authenticateExchange(exchange, bodyText, options);
     checkProtocolVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);
     const params = paramsFor(exchange, match, bodyText);
     const operation = match.route.operation;
     if (isUnaryOperation(operation)) {
-      const result = await runUnaryOperation(operation, params, options);
+      const result = await runUnaryOperation(operation, params, principal, options);
       exchange.sendJson(200, result ?? {});
       return;
     }
     if (isStreamOperation(operation)) {
-      const plan = await startStreamOperation(operation, params, exchange.header('last-event-id'), options);
+      const plan = await startStreamOperation(operation, params, exchange.header('last-event-id'), principal, options);
       pipeTaskStream({
         service: options.service,
         response: exchange.response,

@@ -2,20 +2,24 @@
   Create a task and its first turn, unless (owner, messageId) already created one.
   KEYS[1] task hash            KEYS[2] history list      KEYS[3] events stream
   KEYS[4] messageIds set       KEYS[5] turns hash        KEYS[6] owner task index (zset)
-  KEYS[7] owner context index  KEYS[8] context owner     KEYS[9] idempotency key
+  KEYS[7] owner context index  KEYS[8] idempotency key   KEYS[9] owner's active tasks (zset)
+  Context ids are per owner: another owner's context id names a context of the caller's own.
   ARGV[1] taskId   ARGV[2] ownerKey   ARGV[3] tenant   ARGV[4] contextId
   ARGV[5] status JSON   ARGV[6] message JSON   ARGV[7] messageId   ARGV[8] now (ms)
   ARGV[9] task event JSON (StreamResponse {task})   ARGV[10] turn record JSON
   ARGV[11] idempotency TTL (s)   ARGV[12] event channel   ARGV[13] metadata JSON
   ARGV[14] versions JSON (gateway, adapter, card the task started under)
-  Returns {'DUPLICATE', existingTaskId} | {'FOREIGN_CONTEXT'} | {'CREATED', eventId}
+  ARGV[15] most active tasks the owner may have (0 = no cap)
+  Returns {'DUPLICATE', existingTaskId} | {'TOO_MANY_ACTIVE', count} | {'CREATED', eventId}
   Emits: XADD + PUBLISH of the task snapshot event.
 ]]
-local existing = redis.call('GET', KEYS[9])
+local existing = redis.call('GET', KEYS[8])
 if existing then return {'DUPLICATE', existing} end
-local contextOwner = redis.call('GET', KEYS[8])
-if contextOwner and contextOwner ~= ARGV[2] then return {'FOREIGN_CONTEXT'} end
-if not contextOwner then redis.call('SET', KEYS[8], ARGV[2]) end
+local cap = tonumber(ARGV[15])
+if cap > 0 then
+  local active = redis.call('ZCARD', KEYS[9])
+  if active >= cap then return {'TOO_MANY_ACTIVE', active} end
+end
 
 redis.call('HSET', KEYS[1],
   'id', ARGV[1], 'owner', ARGV[2], 'tenant', ARGV[3], 'contextId', ARGV[4],
@@ -27,7 +31,8 @@ redis.call('SADD', KEYS[4], ARGV[7])
 redis.call('HSET', KEYS[5], 1, ARGV[10])
 redis.call('ZADD', KEYS[6], ARGV[8], ARGV[1])
 redis.call('ZADD', KEYS[7], ARGV[8], ARGV[1])
-redis.call('SET', KEYS[9], ARGV[1], 'EX', ARGV[11])
+redis.call('ZADD', KEYS[9], ARGV[8], ARGV[1])
+redis.call('SET', KEYS[8], ARGV[1], 'EX', ARGV[11])
 local id = redis.call('XADD', KEYS[3], '*', 'r', ARGV[9])
 redis.call('PUBLISH', ARGV[12], id .. '\n' .. ARGV[9])
 return {'CREATED', id}

@@ -2,9 +2,12 @@
   Accept a follow-up message for an existing task (spec 3.4).
   KEYS[1] task hash   KEYS[2] history   KEYS[3] inbox   KEYS[4] messageIds
   KEYS[5] events      KEYS[6] turns     KEYS[7] owner task index   KEYS[8] owner context index
+  KEYS[9] owner's active tasks (zset)
   ARGV[1] ownerKey   ARGV[2] contextId sent by the caller ('' if none)   ARGV[3] message JSON
   ARGV[4] messageId  ARGV[5] now (ms)  ARGV[6] now (ISO)  ARGV[7] event channel  ARGV[8] taskId
+  ARGV[9] most active tasks the owner may have (0 = no cap)
   Returns {'NOT_FOUND'} | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
+        | {'TOO_MANY_ACTIVE', count} (resuming it would pass the owner's cap; nothing changed)
         | {'RESUMED', turn} (no turn ran: the message starts the next one; caller enqueues it)
         | {'QUEUED', turn}  (a turn is running or queued: the message is the next turn's input)
   Emits on RESUMED: a TASK_STATE_SUBMITTED status update.
@@ -21,8 +24,15 @@ if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == '
   or state == 'TASK_STATE_REJECTED' then
   return {'TERMINAL', state}
 end
+local resumes = state == 'TASK_STATE_INPUT_REQUIRED' or state == 'TASK_STATE_AUTH_REQUIRED'
+local cap = tonumber(ARGV[9])
+if resumes and cap > 0 and not redis.call('ZSCORE', KEYS[9], ARGV[8]) then
+  local active = redis.call('ZCARD', KEYS[9])
+  if active >= cap then return {'TOO_MANY_ACTIVE', active} end
+end
 redis.call('SADD', KEYS[4], ARGV[4])
-if state == 'TASK_STATE_INPUT_REQUIRED' or state == 'TASK_STATE_AUTH_REQUIRED' then
+if resumes then
+  redis.call('ZADD', KEYS[9], ARGV[5], ARGV[8])
   local start = redis.call('LLEN', KEYS[2])
   redis.call('RPUSH', KEYS[2], ARGV[3])
   local turn = redis.call('HINCRBY', KEYS[1], 'turn', 1)

@@ -5,7 +5,7 @@
   to stop over the cancel channel; its worker finalizes it as canceled.
   KEYS[1] task hash   KEYS[2] events   KEYS[3] owner task index   KEYS[4] owner context index
   KEYS[5] lease       KEYS[6] inbox    KEYS[7] history                KEYS[8] turns
-  KEYS[9] messageIds   KEYS[10] steps
+  KEYS[9] messageIds   KEYS[10] steps   KEYS[11] owner's active tasks (zset)
   ARGV[1] ownerKey   ARGV[2] now (ms)   ARGV[3] now (ISO)   ARGV[4] event channel
   ARGV[5] cancel channel   ARGV[6] taskId   ARGV[7] retention of a terminal task (s)
   Returns {'NOT_FOUND'} | {'NOT_CANCELABLE', state} | {'CANCELED'} | {'REQUESTED'}
@@ -42,6 +42,7 @@ redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_CANCELED', 'u
   'finishedAtMs', ARGV[2], 'cancelStoppedAtMs', ARGV[2], 'cancelOutcome', 'TASK_STATE_CANCELED')
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[6])
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[6])
+redis.call('ZREM', KEYS[11], ARGV[6])
 local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[6]) .. ',"contextId":' .. cjson.encode(contextId)
   .. ',"status":' .. status .. ',"metadata":{"cancellation":{"stage":"stopped","at":' .. cjson.encode(ARGV[3]) .. '}}}}'
 local id = redis.call('XADD', KEYS[2], '*', 'r', event)

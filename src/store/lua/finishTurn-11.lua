@@ -5,6 +5,7 @@
   input at once and the lease is kept; otherwise the lease is released.
   KEYS[1] task hash   KEYS[2] events   KEYS[3] owner task index   KEYS[4] owner context index
   KEYS[5] history     KEYS[6] inbox    KEYS[7] lease              KEYS[8] turns   KEYS[9] messageIds   KEYS[10] steps
+  KEYS[11] owner's active tasks (zset): the task leaves it when no turn follows
   ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] taskId
   ARGV[6] final state   ARGV[7] final status JSON   ARGV[8] agent message JSON ('' = none)
   ARGV[9] turn record JSON   ARGV[10] artifacts JSON   ARGV[11] final event JSON
@@ -55,6 +56,7 @@ if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == '
   for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[8], KEYS[9], KEYS[10]}) do redis.call('EXPIRE', key, ARGV[12]) end
 end
 redis.call('DEL', KEYS[7])
+redis.call('ZREM', KEYS[11], ARGV[5])
 -- The turn is over: an adapter still running (one that ignored its abort signal past the
 -- deadline) must not be able to write after the final status.
 redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)

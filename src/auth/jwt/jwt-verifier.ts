@@ -1,0 +1,132 @@
+// Bearer JWTs from configured issuers (jose). Each token is checked against exactly the issuer
+// its `iss` names: that issuer's keys, audience and algorithm allow-list, so a key or an
+// algorithm trusted for one issuer never validates another's tokens.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeJwt,
+  errors,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
+import { SCOPES, type IssuerConfig, type Scope } from '../../config/schema.ts';
+import { A2AError } from '../../protocol/errors.ts';
+import { userSubject, type Principal } from '../principal.ts';
+import { bearerChallenge } from './challenge.ts';
+
+export interface JwtVerifierOptions {
+  issuers: IssuerConfig[];
+  clockToleranceSeconds: number;
+  jwksCacheSeconds: number;
+  /** Directory jwksFile paths are relative to. */
+  baseDir: string;
+}
+
+interface TrustedIssuer {
+  config: IssuerConfig;
+  keys: JWTVerifyGetKey;
+}
+
+const KNOWN_SCOPES = new Set<string>(SCOPES);
+
+/** Thrown for a credential we cannot accept: 401 with an RFC 6750 challenge. */
+export function invalidToken(reason: string, message: string): A2AError {
+  return new A2AError('UNAUTHENTICATED', message, {
+    metadata: { reason },
+    headers: { 'WWW-Authenticate': bearerChallenge({ error: 'invalid_token', description: message }) },
+  });
+}
+
+export class JwtVerifier {
+  private readonly issuers = new Map<string, TrustedIssuer>();
+
+  constructor(private readonly options: JwtVerifierOptions) {
+    for (const config of options.issuers) {
+      if (this.issuers.has(config.issuer)) throw new Error(`Two configured issuers have the same "issuer" ${config.issuer}; merge them.`);
+      this.issuers.set(config.issuer, { config, keys: keySetOf(config, options) });
+    }
+  }
+
+  /** Verifies a compact JWT and returns its principal; throws UNAUTHENTICATED naming what failed. */
+  async verify(token: string): Promise<Principal> {
+    let unverified: JWTPayload;
+    try {
+      unverified = decodeJwt(token);
+    } catch {
+      throw invalidToken('MALFORMED_TOKEN', 'The bearer token is not a JWT (three base64url parts with a JSON payload).');
+    }
+    // Only picks which issuer's rules to apply; nothing from the payload is trusted before jwtVerify.
+    const trusted = typeof unverified.iss === 'string' ? this.issuers.get(unverified.iss) : undefined;
+    if (trusted === undefined) {
+      throw invalidToken('UNKNOWN_ISSUER', 'The token was not issued by an issuer this gateway trusts (check its "iss").');
+    }
+    const { config } = trusted;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, trusted.keys, {
+        issuer: config.issuer,
+        audience: config.audience,
+        algorithms: config.algorithms,
+        clockTolerance: this.options.clockToleranceSeconds,
+        requiredClaims: ['sub', 'exp', ...config.requiredClaims],
+      }));
+    } catch (error) {
+      throw translateJoseError(error);
+    }
+    const tenant = payload[config.tenantClaim];
+    if (tenant !== undefined && typeof tenant !== 'string') {
+      throw invalidToken('MALFORMED_TOKEN', `The token's "${config.tenantClaim}" claim must be a string.`);
+    }
+    if (typeof payload.sub !== 'string' || payload.sub === '') throw invalidToken('MALFORMED_TOKEN', 'The token\'s "sub" claim must be a non-empty string.');
+    return { tenant: tenant ?? '', subject: userSubject(config.id, payload.sub), scopes: scopesOf(payload), method: 'jwt' };
+  }
+}
+
+/** OAuth `scope` (space-separated, RFC 9068) or `scp` (array); scopes we do not know are ignored. */
+function scopesOf(payload: JWTPayload): Set<Scope> {
+  const raw = payload.scope ?? payload.scp;
+  const listed = typeof raw === 'string' ? raw.split(' ') : Array.isArray(raw) ? raw.filter((s): s is string => typeof s === 'string') : [];
+  return new Set(listed.filter((s): s is Scope => KNOWN_SCOPES.has(s)));
+}
+
+function keySetOf(config: IssuerConfig, options: JwtVerifierOptions): JWTVerifyGetKey {
+  if (config.jwksUri !== undefined) {
+    // jose refetches on an unknown kid (after a 30 s cooldown), which is how rotation reaches us.
+    return createRemoteJWKSet(new URL(config.jwksUri), { cacheMaxAge: options.jwksCacheSeconds * 1000, timeoutDuration: 5000 });
+  }
+  if (config.jwks !== undefined) return createLocalJWKSet(config.jwks as JSONWebKeySet);
+  const path = resolve(options.baseDir, config.jwksFile as string);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`Issuer ${config.id}: jwksFile ${path} cannot be read as JSON (${(error as Error).message}).`);
+  }
+  return createLocalJWKSet(parsed as JSONWebKeySet);
+}
+
+function translateJoseError(error: unknown): A2AError {
+  if (error instanceof errors.JWTExpired) return invalidToken('TOKEN_EXPIRED', 'The token has expired: get a new one.');
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'nbf' || error.claim === 'iat') {
+      return invalidToken('TOKEN_NOT_YET_VALID', `The token is not valid yet ("${error.claim}" is in the future); check the issuer's clock.`);
+    }
+    if (error.claim === 'aud') return invalidToken('WRONG_AUDIENCE', 'The token is meant for another audience: request one for this gateway.');
+    if (error.claim === 'iss') return invalidToken('UNKNOWN_ISSUER', 'The token was not issued by an issuer this gateway trusts.');
+    return invalidToken('CLAIM_INVALID', `The token's "${error.claim}" claim is missing or invalid (${error.reason}).`);
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) {
+    return invalidToken('ALGORITHM_NOT_ALLOWED', 'The token is signed with an algorithm this issuer is not allowed to use.');
+  }
+  if (error instanceof errors.JWKSNoMatchingKey) return invalidToken('UNKNOWN_KEY', 'The token names a signing key ("kid") the issuer does not publish.');
+  if (error instanceof errors.JWSSignatureVerificationFailed) return invalidToken('BAD_SIGNATURE', 'The token\'s signature does not verify.');
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || (error instanceof TypeError && /fetch/i.test(error.message))) {
+    return new A2AError('UNAVAILABLE', 'The token issuer\'s keys cannot be fetched right now; retry shortly.', { retryAfterSeconds: 5, cause: error });
+  }
+  if (error instanceof errors.JOSEError) return invalidToken('MALFORMED_TOKEN', `The token cannot be verified: ${error.message}.`);
+  throw error;
+}

@@ -1,0 +1,44 @@
+// Which scope each A2A operation needs. a2a:admin implies the other three.
+import type { Scope } from '../config/schema.ts';
+import { A2AError } from '../protocol/errors.ts';
+import type { Principal } from './principal.ts';
+
+export const OPERATION_SCOPES: Record<string, Scope> = {
+  GetTask: 'a2a:read',
+  ListTasks: 'a2a:read',
+  SubscribeToTask: 'a2a:read',
+  GetExtendedAgentCard: 'a2a:read',
+  SendMessage: 'a2a:write',
+  SendStreamingMessage: 'a2a:write',
+  CancelTask: 'a2a:write',
+  CreateTaskPushNotificationConfig: 'a2a:push',
+  GetTaskPushNotificationConfig: 'a2a:push',
+  ListTaskPushNotificationConfigs: 'a2a:push',
+  DeleteTaskPushNotificationConfig: 'a2a:push',
+};
+
+export function hasScope(principal: Principal, scope: Scope): boolean {
+  return principal.scopes.has(scope) || principal.scopes.has('a2a:admin');
+}
+
+/** Throws PERMISSION_DENIED naming the missing scope (never anything about the resource). */
+export function requireScope(principal: Principal, operation: string): void {
+  const scope = OPERATION_SCOPES[operation];
+  if (scope === undefined || hasScope(principal, scope)) return;
+  throw new A2AError('PERMISSION_DENIED', `${operation} needs the scope "${scope}", which these credentials do not grant.`, {
+    metadata: { requiredScope: scope, operation },
+  });
+}
+
+/**
+ * The tenant an operation acts in: the one the request names, which must be the caller's.
+ * A request that names none acts in the caller's own tenant.
+ */
+export function requireTenant(principal: Principal, requested: string | undefined): string {
+  if (requested === undefined || requested === principal.tenant) return principal.tenant;
+  throw new A2AError(
+    'PERMISSION_DENIED',
+    `These credentials belong to ${principal.tenant === '' ? 'the default tenant' : `tenant "${principal.tenant}"`}, not to tenant "${requested}".`,
+    { metadata: { reason: 'TENANT_MISMATCH' } },
+  );
+}
