@@ -2,6 +2,7 @@
 // Redis; everything they do goes through the context, which the turn runtime fences with the
 // task's lease so a replaced worker's adapter cannot write.
 import type { AgentSkill, Artifact, JsonObject, JsonValue, Message, Part } from '../src/protocol/types.ts';
+import type { Assignment, DelegationOptions, DelegationResult } from './delegation.ts';
 
 export interface ArtifactChunk {
   /** Stable id; chunks with the same id and `append: true` extend one artifact. */
@@ -34,6 +35,24 @@ export type StepOutcome<T extends JsonValue> =
   | { status: 'done'; value: T; replayed: boolean }
   | { status: 'unknown'; idempotencyKey: string; reference: string | undefined; startedAt: string };
 
+/**
+ * The turn's budget (setting `turnBudget`), in whatever units the adapter counts: tokens,
+ * calls, cents. The spent total is stored with the task, so a worker that takes the turn over
+ * after a crash continues from it; a new turn starts at 0.
+ */
+export interface TurnBudget {
+  /** Units the turn may spend; undefined when no budget is set (charges are still totalled). */
+  readonly limit: number | undefined;
+  /** Units spent by this turn so far, across every worker that ran it. */
+  spent(): number;
+  /**
+   * Adds `units` (>= 0) to the stored total. A charge that takes the total past the limit is
+   * still recorded, then rejects (an error named TurnBudgetExceededError) and the turn fails naming the limit,
+   * even if the adapter catches the error. Call it before the work it pays for.
+   */
+  charge(units: number, what?: string): Promise<void>;
+}
+
 export interface AdapterContext {
   readonly taskId: string;
   readonly contextId: string;
@@ -64,7 +83,22 @@ export interface AdapterContext {
    * the error is rethrown; a later attempt runs it again.
    */
   step<T extends JsonValue>(name: string, run: (handle: StepHandle) => Promise<T>): Promise<StepOutcome<T>>;
+  /** What this turn may spend and has spent (see TurnBudget). */
+  readonly budget: TurnBudget;
+  /**
+   * Hand work to sub-agents: each assignment becomes a child task of the same owner (linked by
+   * `metadata.a2aGateway.parentTaskId` and `referenceTaskIds`), run by its role's adapter, at
+   * most `maxParallel` at once across all workers. While they run this turn is parked and holds
+   * no worker; when they settle the turn runs again from the top (`resumed` is true) and the
+   * same call (same name, within the task) returns their evidence. So put work before a
+   * delegate in steps, and name each delegation once per task.
+   */
+  delegate(name: string, assignments: readonly Assignment[], options?: DelegationOptions): Promise<DelegationResult>;
+  /** True when this run continues a turn that was parked for its assignments. */
+  readonly resumed: boolean;
 }
+
+export type { Assignment, AssignmentEvidence, DelegationOptions, DelegationResult } from './delegation.ts';
 
 /** How a turn ends. The runtime turns it into the task's next status. */
 export type TurnOutcome =

@@ -55,6 +55,11 @@ function fakeContext(opts: {
     artifacts: [],
     requestedSkill: opts.requestedSkill,
     signal: opts.signal ?? new AbortController().signal,
+    resumed: false,
+    budget: { limit: undefined, spent: () => 0, charge: async () => undefined },
+    async delegate() {
+      throw new Error('the demo skills under test do not delegate');
+    },
     artifacts_emitted: artifactsEmitted,
     statuses,
     steps,
@@ -76,11 +81,11 @@ function fakeContext(opts: {
 }
 
 describe('demo adapter', () => {
-  it('publishes its five skills with name, description, tags and modes', () => {
+  it('publishes its skills with name, description, tags and modes', () => {
     const adapter = createDemoAdapter();
     expect(adapter.name).toBe('demo');
     expect(adapter.version).toBe('1.0.0');
-    expect(adapter.skills.map((s) => s.id)).toEqual(['echo', 'stream', 'dialogue', 'long']);
+    expect(adapter.skills.map((s) => s.id)).toEqual(['echo', 'stream', 'dialogue', 'long', 'fanout', 'review']);
     expect(adapter.extendedSkills?.map((s) => s.id)).toEqual(['transfer']);
     for (const skill of [...adapter.skills, ...(adapter.extendedSkills ?? [])]) {
       expect(skill.name).not.toBe('');

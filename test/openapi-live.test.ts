@@ -5,6 +5,10 @@
 // Server-Sent Event of a stream validates against the documented event data. The static
 // agreement of the document with the router's table is test/openapi.test.ts.
 //
+// The gateway here runs with authentication, limits and card signing off (the harness
+// default), so the sweep sees no 401/403/429 and an empty /.well-known/jwks.json; those are
+// checked against the document by test/openapi-security.test.ts.
+//
 // Fixtures: one completed task per tenant ("" and "acme"); tenant-prefixed paths use tenant
 // "acme" with that tenant's task, so they reach the operation instead of TASK_NOT_FOUND.
 // Push-notification config ids are "cfg-1".
@@ -313,9 +317,9 @@ afterAll(async () => {
 
 describe('openapi.yaml against the live gateway', () => {
   it('documents a non-trivial set of operations', () => {
-    // Agent card, liveness, readiness, JSON-RPC, and every HTTP+JSON route with and without /{tenant}.
+    // Agent card, JWKS, liveness, readiness, JSON-RPC, and every HTTP+JSON route with and without /{tenant}.
     expect(REST_ROUTES.length).toBeGreaterThanOrEqual(12);
-    expect(OPERATIONS.length).toBe(4 + REST_ROUTES.length * 2);
+    expect(OPERATIONS.length).toBe(5 + REST_ROUTES.length * 2);
   });
 
   for (const operation of OPERATIONS) {
@@ -332,6 +336,7 @@ describe('openapi.yaml against the live gateway', () => {
     // subscribe of a completed task are refused (spec 3.1.5, 3.1.6). Everything else succeeds.
     const expected = [
       'GetAgentCard',
+      'GetJsonWebKeySet',
       'Liveness',
       'Readiness',
       'JsonRpc',

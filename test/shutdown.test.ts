@@ -3,9 +3,14 @@
 // its SSE streams with a reconnect hint and exits cleanly.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TurnRecord } from '../src/store/task-store.ts';
-import { REDIS_URL, ROOT, rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
+import { loadAdapter } from '../adapters/module-loader.ts';
+import type { TurnJobData } from '../queues/turns.ts';
+import { createLogger } from '../src/logging/logger.ts';
+import { TurnHandedBackError, TurnRunner } from '../src/runtime/turn-runner.ts';
+import { ownerKeyOf, TaskStore, type Owner, type TurnRecord } from '../src/store/task-store.ts';
+import { createStoredTask, REDIS_URL, ROOT, rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 
 // Long enough that recovery by stall detection would take far longer than this test allows.
 const SLOW_STALL_ENV = { A2A_LOCK_DURATION_MS: '60000', A2A_STALLED_INTERVAL_MS: '30000', A2A_SHUTDOWN_GRACE_MS: '200', A2A_ADAPTER_OPTIONS: '{"stepMs":50}' };
@@ -47,9 +52,76 @@ describe('worker shutdown', () => {
     // A stall would only be noticed after the 60 s lock; the hand-back makes it seconds.
     expect(Date.now() - stoppedAt).toBeLessThan(30_000);
     const record = JSON.parse((await gw.redis.hget(`${gw.prefix}:{${taskId}}:turns`, '1')) as string) as TurnRecord;
-    expect(record.attempts).toBe(2);
+    // The hand-back undid the first worker's attempt: no worker was lost.
+    expect(record.attempts).toBe(1);
+    expect(record.handBacks).toBe(1);
     expect(record.workerId).toContain(`:${second.pid}:`);
     expect(record.outcome).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('does not count hand-backs as attempts: a turn handed back three times with maxTurnAttempts 2 completes', async () => {
+    const env = { ...SLOW_STALL_ENV, A2A_MAX_TURN_ATTEMPTS: '2' };
+    // Four more workers up front, so each hand-back finds a live one at once (a worker left
+    // running by an earlier test may take the turn too).
+    for (let i = 0; i < 4; i++) workers.push(await spawnWorkerProcess(gw.prefix, env));
+    const running = (): WorkerProcess[] => workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 200'), configuration: { returnImmediately: true } });
+    const taskId = ((reply.body.result as { task: { id: string } }).task).id;
+    const keys = { task: `${gw.prefix}:{${taskId}}:task`, lease: `${gw.prefix}:{${taskId}}:lease`, events: `${gw.prefix}:{${taskId}}:events` };
+    let deadline: string | null = null;
+    for (let handBack = 1; handBack <= 3; handBack++) {
+      const holder = await waitFor(async () => {
+        const id = await gw.redis.get(keys.lease);
+        return running().find((w) => id?.includes(`:${w.pid}:`));
+      }, 20_000, `a live worker to take the turn (hand-back ${handBack})`);
+      const progressFrom = await gw.redis.xlen(keys.events);
+      await waitFor(async () => ((await gw.redis.xlen(keys.events)) >= progressFrom + 2 ? true : undefined), 20_000, 'progress');
+      deadline ??= await gw.redis.hget(keys.task, 'turnDeadlineAtMs');
+      holder.kill('SIGTERM');
+      expect(await holder.exited).toBe('0');
+      expect(await gw.redis.hget(keys.task, 'turnHandBacks')).toBe(String(handBack));
+    }
+
+    const final = await waitFor(async () => {
+      const task = (await rpc(gw.jsonRpcUrl, 'GetTask', { id: taskId })).body.result as { status: { state: string; message?: { parts: { text: string }[] } } };
+      return task.status.state === 'TASK_STATE_COMPLETED' || task.status.state === 'TASK_STATE_FAILED' ? task : undefined;
+    }, 40_000, 'the last worker to end the turn');
+    expect(final.status.message?.parts[0]?.text).not.toMatch(/maxTurnAttempts/);
+    expect(final.status.state).toBe('TASK_STATE_COMPLETED');
+    const record = JSON.parse((await gw.redis.hget(`${gw.prefix}:{${taskId}}:turns`, '1')) as string) as TurnRecord;
+    expect(record).toMatchObject({ attempts: 1, handBacks: 3, outcome: 'TASK_STATE_COMPLETED' });
+    expect(running().some((w) => record.workerId?.includes(`:${w.pid}:`))).toBe(true);
+    expect(await gw.redis.hget(keys.task, 'turnAttempts')).toBe('1');
+    // The deadline is still the one fixed at the turn's first start.
+    expect(deadline).not.toBeNull();
+    expect(await gw.redis.hget(keys.task, 'turnDeadlineAtMs')).toBe(deadline);
+    // The next test's turn must not land on workers configured for this one.
+    for (const w of running()) w.kill('SIGKILL');
+    await Promise.all(workers.map((w) => w.exited));
+  }, 180_000);
+
+  it('hands a turn back, not cancels it, when shutdown begins while its lease is being taken', async () => {
+    const owner: Owner = { tenant: '', subject: 'shutdown-race' };
+    const store = new TaskStore(gw.redis, gw.prefix);
+    const { taskId, contextId } = await createStoredTask(store, { taskId: `race-${Date.now()}`, contextId: 'race-ctx', owner, text: 'long 3' });
+    const runner = new TurnRunner({
+      store,
+      adapter: await loadAdapter('demo', { stepMs: 5 }, ROOT),
+      logger: createLogger('silent'),
+      maxTurnAttempts: 2,
+      turnDeadlineMs: 0,
+      leaseTtlMs: 2_000,
+    });
+    const job = { id: `${taskId}-t1`, data: { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId } } as Job<TurnJobData>;
+    const running = runner.process(job);
+    // The turn is registered before its lease is taken; shutdown reaches it in that window.
+    expect(runner.handBackAll()).toBe(1);
+    await expect(running).rejects.toBeInstanceOf(TurnHandedBackError);
+    const hash = await gw.redis.hgetall(store.keys.task(taskId).task);
+    expect(hash.state).not.toBe('TASK_STATE_CANCELED');
+    expect(hash).toMatchObject({ turnAttempts: '0', turnHandBacks: '1' });
+    expect(hash.cancelOutcome).toBeUndefined();
+    expect(await gw.redis.exists(store.keys.task(taskId).lease)).toBe(0);
   });
 });
 

@@ -2,13 +2,15 @@
 // benchmarked without any model or network. Each skill exercises one part of the protocol:
 // a plain completion (echo), a chunked artifact stream (stream), an interrupted multi-turn
 // task (dialogue), a long cancelable turn with progress (long) and journalled side effects
-// that survive a crash without being repeated (transfer).
+// that survive a crash without being repeated (transfer), and a coordinator that fans work out
+// to sub-agents and has a reviewer judge their results (fanout, review).
 //
 // The adapter keeps no state of its own: anything a later turn needs is derived from the
 // context (history, input), because a turn may run in any worker process and be retried.
 import { appendFileSync, readFileSync } from 'node:fs';
 import type { AgentSkill, JsonObject, Message, Part } from '../../src/protocol/types.ts';
 import type { Adapter, AdapterContext, StepOutcome, TurnOutcome } from '../types.ts';
+import { FANOUT_SKILLS, runFanout, runReview } from './fanout.ts';
 
 export interface DemoAdapterOptions {
   /** Delay between stream chunks, between long-running steps and after each transfer charge, in milliseconds. */
@@ -20,7 +22,7 @@ export interface DemoAdapterOptions {
   ledgerFile?: string;
 }
 
-type SkillId = 'echo' | 'stream' | 'dialogue' | 'long' | 'transfer';
+type SkillId = 'echo' | 'stream' | 'dialogue' | 'long' | 'transfer' | 'fanout' | 'review';
 
 const TEXT = 'text/plain';
 const JSON_MEDIA = 'application/json';
@@ -76,7 +78,8 @@ const SKILLS: readonly AgentSkill[] = [
     name: 'Long-running job',
     description:
       `Runs n steps (default ${LONG_DEFAULT_STEPS}, at most ${LONG_MAX_STEPS}), reporting progress ` +
-      'after each one, then returns a report artifact. Can be canceled at any time.',
+      'after each one, then returns a report artifact. Each step costs one unit of the turn budget, if one is set. ' +
+      'Can be canceled at any time.',
     tags: ['demo', 'long-running', 'progress', 'cancel'],
     examples: ['long', 'long 100'],
     inputModes: [TEXT],
@@ -95,6 +98,7 @@ const SKILLS: readonly AgentSkill[] = [
     inputModes: [TEXT],
     outputModes: [TEXT, JSON_MEDIA],
   },
+  ...FANOUT_SKILLS,
 ];
 
 const SKILL_IDS: ReadonlySet<string> = new Set(SKILLS.map((s) => s.id));
@@ -273,6 +277,10 @@ async function runLong(ctx: AdapterContext, stepMs: number): Promise<TurnOutcome
   for (let i = 1; i <= total; i++) {
     await sleep(stepMs, ctx.signal);
     throwIfAborted(ctx.signal);
+    // One unit per step, charged before the step counts as done: with turnBudget 5, step 6
+    // fails the turn. Without a budget there is nothing to account for, and a charge per step
+    // would be a write per step. A context built by hand (unit tests) may have no budget.
+    if (ctx.budget?.limit !== undefined) await ctx.budget.charge(1, `step ${i}`);
     await ctx.recordStep(`step-${i}`);
     throwIfAborted(ctx.signal);
     const progress: JsonObject = { progress: i, total };
@@ -413,6 +421,10 @@ export function createDemoAdapter(options: DemoAdapterOptions = {}): Adapter {
           return runLong(ctx, stepMs);
         case 'transfer':
           return runTransfer(ctx, stepMs, ledgerFile);
+        case 'fanout':
+          return runFanout(ctx, skillArgument(ctx, 'fanout'));
+        case 'review':
+          return runReview(ctx);
       }
     },
   };

@@ -1,6 +1,7 @@
 // Which scope each A2A operation needs. a2a:admin implies the other three.
 import type { Scope } from '../config/schema.ts';
 import { A2AError } from '../protocol/errors.ts';
+import { bearerChallenge } from './jwt/challenge.ts';
 import type { Principal } from './principal.ts';
 
 export const OPERATION_SCOPES: Record<string, Scope> = {
@@ -8,6 +9,7 @@ export const OPERATION_SCOPES: Record<string, Scope> = {
   ListTasks: 'a2a:read',
   SubscribeToTask: 'a2a:read',
   GetExtendedAgentCard: 'a2a:read',
+  ListTaskAssignments: 'a2a:read',
   SendMessage: 'a2a:write',
   SendStreamingMessage: 'a2a:write',
   CancelTask: 'a2a:write',
@@ -25,8 +27,11 @@ export function hasScope(principal: Principal, scope: Scope): boolean {
 export function requireScope(principal: Principal, operation: string): void {
   const scope = OPERATION_SCOPES[operation];
   if (scope === undefined || hasScope(principal, scope)) return;
-  throw new A2AError('PERMISSION_DENIED', `${operation} needs the scope "${scope}", which these credentials do not grant.`, {
-    metadata: { requiredScope: scope, operation },
+  const message = `${operation} needs the scope "${scope}", which these credentials do not grant.`;
+  throw new A2AError('PERMISSION_DENIED', message, {
+    metadata: { reason: 'SCOPE_MISSING', requiredScope: scope, operation },
+    // RFC 6750 §3.1: tell a bearer client which scope to ask its issuer for.
+    headers: principal.method === 'jwt' ? { 'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', description: message, scope }) } : {},
   });
 }
 

@@ -16,6 +16,7 @@ import {
   getPushConfigRequestSchema,
   getTaskRequestSchema,
   listPushConfigsRequestSchema,
+  listAssignmentsRequestSchema,
   listTasksRequestSchema,
   parseParams,
   sendMessageRequestSchema,
@@ -34,6 +35,8 @@ export const UNARY_OPERATIONS = [
   'ListTaskPushNotificationConfigs',
   'DeleteTaskPushNotificationConfig',
   'GetExtendedAgentCard',
+  // Gateway extension: a coordinator's assignments.
+  'ListTaskAssignments',
 ] as const;
 export const STREAM_OPERATIONS = ['SendStreamingMessage', 'SubscribeToTask'] as const;
 
@@ -127,6 +130,10 @@ export async function runUnaryOperation(
     case 'ListTasks': {
       const request = parseParams(listTasksRequestSchema, params);
       return service.listTasks(await ownerFor(operation, principal, request.tenant, deps), request);
+    }
+    case 'ListTaskAssignments': {
+      const request = parseParams(listAssignmentsRequestSchema, params);
+      return service.listAssignments(await ownerFor(operation, principal, request.tenant, deps), request.id);
     }
     case 'CancelTask': {
       const request = parseParams(cancelTaskRequestSchema, params);

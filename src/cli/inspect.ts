@@ -1,6 +1,7 @@
 // `a2a-gateway tasks inspect <taskId>`: what an operator needs to explain a task — its state,
-// owner, versions, who holds its lease, every turn with its attempts, worker, steps and
-// outcome, and how much history and replay buffer it keeps. Reads Redis directly, for any owner.
+// owner, versions, who holds its lease, every turn with its attempts, hand-backs, budget,
+// worker, steps and outcome, and how much history and replay buffer it keeps. Reads Redis
+// directly, for any owner.
 import type { Redis } from 'ioredis';
 import type { StepRecord, TaskVersions, TurnRecord } from '../store/task-store.ts';
 import { RedisKeys } from '../store/keys.ts';
@@ -17,6 +18,11 @@ export interface TaskInspection {
   cancelRequestedAt: string | undefined;
   versions: TaskVersions | undefined;
   lease: { holder: string | undefined; expiresInMs: number | undefined; generation: number };
+  /**
+   * The task's current (latest) turn as its hash counts it, which is ahead of the turn record
+   * while the turn runs: attempts (hand-backs excluded), hand-backs at shutdown, budget spent.
+   */
+  currentTurn: { turn: number; attempts: number; handBacks: number; budgetSpent: number };
   turns: TurnRecord[];
   /** The step journal; `started` records of a turn nobody runs are unknowns to reconcile. */
   journal: (StepRecord & { unknown: boolean })[];
@@ -56,6 +62,12 @@ export async function inspectTask(redis: Redis, prefix: string, taskId: string):
     cancelRequestedAt: iso(hash.cancelRequestedAtMs),
     versions: hash.versions ? (JSON.parse(hash.versions) as TaskVersions) : undefined,
     lease: { holder: holder ?? undefined, expiresInMs: leaseTtl > 0 ? leaseTtl : undefined, generation: Number(hash.leaseGeneration ?? 0) },
+    currentTurn: {
+      turn: Number(hash.turn ?? 0),
+      attempts: Number(hash.turnAttempts ?? 0),
+      handBacks: Number(hash.turnHandBacks ?? 0),
+      budgetSpent: Number(hash.turnBudgetSpent ?? 0),
+    },
     turns: Object.values(turns)
       .map((json) => JSON.parse(json) as TurnRecord)
       .sort((a, b) => a.turn - b.turn),
@@ -81,6 +93,7 @@ export function formatInspection(t: TaskInspection): string {
     `created    ${t.createdAt ?? '-'}   updated ${t.updatedAt ?? '-'}   finished ${t.finishedAt ?? '-'}`,
     `versions   gateway ${t.versions?.gateway ?? '?'}, adapter ${t.versions?.adapter ?? '?'}, card ${t.versions?.card ?? '?'}`,
     `lease      ${t.lease.holder === undefined ? 'free' : `held by ${t.lease.holder}, ${t.lease.expiresInMs} ms left`} (generation ${t.lease.generation})`,
+    `current    turn ${t.currentTurn.turn}: attempts ${t.currentTurn.attempts}, handed back ${t.currentTurn.handBacks}, budget spent ${t.currentTurn.budgetSpent}`,
     `cancel     ${t.cancelRequestedAt === undefined ? 'not requested' : `requested at ${t.cancelRequestedAt}`}`,
     `history    ${t.historyMessages} messages, ${t.queuedMessages} queued for the next turn`,
     `events     ${t.events.count} in the replay buffer${t.events.count > 0 ? ` (${t.events.first} .. ${t.events.last})` : ''}`,
@@ -89,7 +102,9 @@ export function formatInspection(t: TaskInspection): string {
   ];
   for (const turn of t.turns) {
     lines.push(
-      `  turn ${turn.turn}: ${turn.outcome ?? 'open'}, attempts ${turn.attempts ?? 0}, worker ${turn.workerId ?? '-'}, adapter ${turn.adapter ?? '-'}`,
+      `  turn ${turn.turn}: ${turn.outcome ?? 'open'}, attempts ${turn.attempts ?? 0}${turn.handBacks ? `, handed back ${turn.handBacks}` : ''}${
+        turn.budgetSpent !== undefined || turn.budgetLimit !== undefined ? `, budget ${turn.budgetSpent ?? 0}${turn.budgetLimit === undefined ? '' : ` of ${turn.budgetLimit}`}` : ''
+      }, worker ${turn.workerId ?? '-'}, adapter ${turn.adapter ?? '-'}`,
     );
     if (turn.reason !== undefined) lines.push(`    reason: ${turn.reason}`);
     if (turn.startedAtMs !== undefined) lines.push(`    started ${new Date(turn.startedAtMs).toISOString()}${turn.finishedAtMs ? `, finished ${new Date(turn.finishedAtMs).toISOString()}` : ''}`);

@@ -68,6 +68,23 @@ const authSchema = z.strictObject({
   jwksCacheSeconds: z.coerce.number().int().min(1).default(600),
 });
 
+/** A sub-agent role: which adapter runs its assignments, and how many of one coordinator's run at once. */
+const roleSchema = z.strictObject({
+  /** "demo" or a path to an adapter module (like the top-level adapter setting). */
+  adapter: z.string().min(1).default('demo'),
+  adapterOptions: z.record(z.string(), z.json()).default({}),
+  /** At most this many of one coordinator's assignments of this role run at once (default: only the coordinator's limit). */
+  maxParallel: z.coerce.number().int().min(1).max(64).optional(),
+});
+export type RoleConfig = z.infer<typeof roleSchema>;
+
+const delegationSchema = z.strictObject({
+  /** Assignments of one coordinator that run at once, across all workers; the rest wait in FIFO order. */
+  maxParallel: z.coerce.number().int().min(1).max(64).default(4),
+  /** Roles by name; a role not listed here runs on the demo adapter. */
+  roles: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/), roleSchema).default({}),
+});
+
 const limitsSchema = z.strictObject({
   /** Requests per second each principal may make, shared by all gateways (token bucket in Redis; 0 = no limit). */
   requestsPerSecond: z.coerce.number().min(0).default(50),
@@ -108,10 +125,14 @@ export const configSchema = z.object({
   maxTurnAttempts: z.coerce.number().int().min(1).max(100).default(3),
   /** A turn still running this long after it first started fails, naming the limit (0 = no deadline). Survives worker changes. */
   turnDeadlineMs: z.coerce.number().int().min(0).default(900_000),
+  /** Units a turn may spend through ctx.budget before it fails, naming the limit (0 = no budget). The total survives worker changes. */
+  turnBudget: z.coerce.number().min(0).default(0),
   /** BullMQ job lock; a worker that stops renewing it for this long has its turn recovered elsewhere. */
   lockDurationMs: positiveMs.default(30_000),
   /** How often workers look for turns whose worker died (BullMQ stall detection). */
   stalledIntervalMs: positiveMs.default(15_000),
+  /** How often one worker (whichever takes a Redis lock) re-queues open tasks whose turn job is gone and prunes stale active-task entries (0 = off). */
+  reconcileIntervalMs: z.coerce.number().int().min(0).default(30_000),
   /** Largest accepted request body. */
   maxBodyBytes: z.coerce.number().int().min(1024).default(1_048_576),
   /** SSE comment heartbeat on idle streams. */
@@ -138,6 +159,8 @@ export const configSchema = z.object({
   dataDir: z.string().min(1).default('.data'),
   auth: authSchema.default(authSchema.parse({})),
   limits: limitsSchema.default(limitsSchema.parse({})),
+  /** Sub-agent coordination (ctx.delegate). */
+  delegation: delegationSchema.default(delegationSchema.parse({})),
   /** Sign the agent card (spec 8.4) with the key in dataDir (or cardSigningKeyFile); its public key is at /.well-known/jwks.json. */
   cardSigning: booleanish.default(true),
   /** Private JWK file of the card signing key; default: generated in dataDir. */
@@ -165,8 +188,10 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_WORKER_CONCURRENCY: 'workerConcurrency',
   A2A_MAX_TURN_ATTEMPTS: 'maxTurnAttempts',
   A2A_TURN_DEADLINE_MS: 'turnDeadlineMs',
+  A2A_TURN_BUDGET: 'turnBudget',
   A2A_LOCK_DURATION_MS: 'lockDurationMs',
   A2A_STALLED_INTERVAL_MS: 'stalledIntervalMs',
+  A2A_RECONCILE_INTERVAL_MS: 'reconcileIntervalMs',
   A2A_MAX_BODY_BYTES: 'maxBodyBytes',
   A2A_HEARTBEAT_MS: 'heartbeatMs',
   A2A_BLOCKING_TIMEOUT_MS: 'blockingTimeoutMs',
@@ -184,6 +209,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_RATE_LIMIT_PER_SECOND: 'limits.requestsPerSecond',
   A2A_RATE_LIMIT_BURST: 'limits.burst',
   A2A_MAX_ACTIVE_TASKS: 'limits.maxActiveTasks',
+  A2A_DELEGATION_MAX_PARALLEL: 'delegation.maxParallel',
   A2A_CARD_SIGNING: 'cardSigning',
   A2A_CARD_SIGNING_KEY_FILE: 'cardSigningKeyFile',
 };

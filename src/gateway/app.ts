@@ -128,7 +128,8 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
   };
 }
 
-const CORS_REQUEST_HEADERS = 'Content-Type, Authorization, A2A-Version, A2A-Extensions, Last-Event-ID, Accept';
+const CORS_REQUEST_HEADERS =
+  'Content-Type, Authorization, A2A-Version, A2A-Extensions, Last-Event-ID, Accept, Signature, Signature-Input, Content-Digest';
 
 /** Media types accepted in message parts: the card's input modes plus every skill's. */
 function inputModesOf(served: ServedCard): string[] {

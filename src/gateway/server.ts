@@ -12,6 +12,8 @@ import { JwtVerifier } from '../auth/jwt/jwt-verifier.ts';
 import { loadGatewayKeys } from '../auth/keys/gateway-keys.ts';
 import { RequestSignatureVerifier } from '../auth/signatures/verify-request.ts';
 import { RateLimiter } from '../limits/rate-limiter.ts';
+import { AssignmentStore } from '../coordination/assignment-store.ts';
+import { Delegator } from '../coordination/delegator.ts';
 import { createTurnQueue } from '../../queues/turns.ts';
 import { publicUrlOf } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -65,8 +67,21 @@ export async function startGatewayRole(
   // The queue re-emits its connection's errors, which the handler above already logs; without
   // a listener BullMQ would print each one to stderr while Redis is down.
   queue.on('error', (error: Error) => logger.debug('turn queue error', { error: error.message }));
+  const assignments = new AssignmentStore(commands, store.keys);
+  const versions = { gateway: GATEWAY_VERSION, adapter: `${adapter.name}@${adapter.version}`, card: config.agentVersion };
   const service = new TaskService({
     store,
+    assignments,
+    // The gateway cancels assignments, forwards answers and starts freed slots; only workers create assignments.
+    delegator: new Delegator({
+      store,
+      assignments,
+      queue,
+      defaultMaxParallel: config.delegation.maxParallel,
+      roleLimits: {},
+      idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+      versionsFor: () => versions,
+    }),
     hub,
     queue,
     blockingTimeoutMs: config.blockingTimeoutMs,
@@ -74,7 +89,7 @@ export async function startGatewayRole(
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     maxQueuedTurns: config.maxQueuedTurns,
     maxActiveTasks: config.limits.maxActiveTasks,
-    versions: { gateway: GATEWAY_VERSION, adapter: `${adapter.name}@${adapter.version}`, card: config.agentVersion },
+    versions,
   });
 
   const streams = new SseStreams(config.heartbeatMs);

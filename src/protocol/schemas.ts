@@ -83,6 +83,8 @@ export const listTasksRequestSchema = z.object({
 
 export const cancelTaskRequestSchema = z.object({ tenant, id: id('id'), metadata: jsonObject.optional() });
 export const subscribeRequestSchema = z.object({ tenant, id: id('id') });
+/** Gateway extension: a coordinator's assignments (the sub-agent tasks it delegated to). */
+export const listAssignmentsRequestSchema = z.object({ tenant, id: id('id') });
 export const getPushConfigRequestSchema = z.object({ tenant, taskId: id('taskId'), id: id('id') });
 export const listPushConfigsRequestSchema = z.object({
   tenant,

@@ -2,9 +2,11 @@
 // worker and writes every change through the store fenced by the lease generation, in the
 // order the adapter made them, even when the adapter does not await each call.
 import { newId } from '../ids.ts';
-import type { AdapterContext, ArtifactChunk, StepHandle, StepOutcome } from '../../adapters/types.ts';
+import type { AdapterContext, ArtifactChunk, Assignment, DelegationOptions, DelegationResult, StepHandle, StepOutcome } from '../../adapters/types.ts';
+import { TurnParked } from '../coordination/delegator.ts';
 import type { Artifact, JsonObject, JsonValue, Message, StreamResponse, TaskStatus } from '../protocol/types.ts';
 import type { StepRecord, TaskStore, TurnRecord } from '../store/task-store.ts';
+import { PersistedTurnBudget } from './turn-budget.ts';
 
 export interface TurnLease {
   taskId: string;
@@ -70,6 +72,72 @@ export class TurnContext implements AdapterContext {
     return this.artifactState;
   }
 
+  /** True when this run continues a turn that was parked for its assignments. */
+  resumed = false;
+  /** Set once ctx.delegate parked the turn, even if the adapter caught that and returned. */
+  parkedAs: TurnParked | undefined;
+  private delegateTo: ((name: string, assignments: readonly Assignment[], options: DelegationOptions | undefined) => Promise<DelegationResult>) | undefined;
+  private readOnly = false;
+
+  /**
+   * Connects ctx.delegate to the coordinator's delegator. A read-only task (a reviewer) gets
+   * no delegator and may not journal side effects either.
+   */
+  useDelegation(
+    delegate: ((name: string, assignments: readonly Assignment[], options: DelegationOptions | undefined) => Promise<DelegationResult>) | undefined,
+    options: { resumed: boolean; readOnly: boolean },
+  ): void {
+    this.delegateTo = delegate;
+    this.resumed = options.resumed;
+    this.readOnly = options.readOnly;
+  }
+
+  async delegate(name: string, assignments: readonly Assignment[], options?: DelegationOptions): Promise<DelegationResult> {
+    if (this.readOnly || this.delegateTo === undefined) throw new Error('This task is a read-only reviewer: it may not delegate.');
+    // What the adapter emitted before delegating is stored before the turn can park.
+    await this.settle();
+    let result: DelegationResult;
+    try {
+      result = await this.delegateTo(name, assignments, options);
+    } catch (error) {
+      if (error instanceof TurnParked) this.parkedAs = error;
+      throw error;
+    }
+    if (result.review !== undefined) {
+      // The reviewer's verdict is recorded on the coordinator, where its caller looks.
+      await this.emitArtifact({
+        artifactId: `review-${name}`,
+        name: `review of ${name}`,
+        parts: [{ text: result.review.verdict }],
+        metadata: { reviewerTaskId: result.review.taskId, role: result.review.role, state: result.review.state },
+        lastChunk: true,
+      });
+    }
+    return result;
+  }
+
+  /** ctx.budget: no limit and nothing spent until the runner calls useBudget(). */
+  budget: PersistedTurnBudget = this.budgetOf(undefined, 0);
+
+  /** Sets the turn's budget limit (undefined = none) and what its earlier attempts spent. */
+  useBudget(limit: number | undefined, spentBefore: number): PersistedTurnBudget {
+    this.budget = this.budgetOf(limit, spentBefore);
+    return this.budget;
+  }
+
+  private budgetOf(limit: number | undefined, spentBefore: number): PersistedTurnBudget {
+    // Charges join the write queue: settle() waits for them, and one rejected as stale stops
+    // the turn's later writes like any other fenced write.
+    return new PersistedTurnBudget(
+      limit,
+      spentBefore,
+      (units) => this.enqueueValue(() => this.store.chargeBudget(this.taskId, this.lease.generation, units)),
+      (total) => {
+        this.turnRecord.budgetSpent = total;
+      },
+    );
+  }
+
   emitStatus(text: string, metadata?: JsonObject): Promise<void> {
     const status: TaskStatus = {
       state: 'TASK_STATE_WORKING',
@@ -109,6 +177,7 @@ export class TurnContext implements AdapterContext {
 
   async step<T extends JsonValue>(name: string, run: (handle: StepHandle) => Promise<T>): Promise<StepOutcome<T>> {
     if (name === '') throw new Error('A step needs a name, unique within the turn.');
+    if (this.readOnly) throw new Error('This task is a read-only reviewer: it may not run side-effecting steps.');
     const field = `${this.turn}:${name}`;
     const record: StepRecord = {
       name,

@@ -7,9 +7,13 @@ import { newId } from '../ids.ts';
 import type { Adapter, TurnOutcome } from '../../adapters/types.ts';
 import type { TurnJobData } from '../../queues/turns.ts';
 import type { Logger } from '../logging/logger.ts';
-import type { JsonValue, Message, TaskState, TaskStatus } from '../protocol/types.ts';
-import { StaleLeaseError, type TaskStore, type TurnRecord } from '../store/task-store.ts';
+import { isTerminal, type JsonValue, type Message, type TaskState, type TaskStatus } from '../protocol/types.ts';
+import { ownerFromKey, StaleLeaseError, type TaskStore, type TurnRecord } from '../store/task-store.ts';
 import { agentMessage, TurnContext, type TurnLease } from './turn-context.ts';
+import { budgetReason } from './turn-budget.ts';
+import type { AssignmentStore } from '../coordination/assignment-store.ts';
+import { TurnParked, type Delegator } from '../coordination/delegator.ts';
+import { RoleAdapters } from '../coordination/role-adapters.ts';
 import { isCompatibleAdapter } from './version-policy.ts';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
@@ -58,16 +62,27 @@ export interface TurnRunnerOptions {
   turnDeadlineMs: number;
   /** Lease time-to-live; kept below BullMQ's lock so a dead worker's lease is gone before its job is re-run. */
   leaseTtlMs: number;
+  /** Units a turn may spend through ctx.budget, whichever workers run it (0 or absent = no budget). */
+  turnBudget?: number;
+  /** Adapters of sub-agent roles (default: the main adapter for every task). */
+  roles?: RoleAdapters;
+  /** Sub-agent coordination; without it ctx.delegate refuses. */
+  coordination?: { delegator: Delegator; assignments: AssignmentStore; retentionSeconds: number };
 }
+
+/** How runAdapter ended: an outcome to store, or the turn parked for its assignments. */
+type AdapterRun = { status: TaskStatus; message: Message | undefined; reason?: string } | { parked: TurnParked };
 
 export class TurnRunner {
   readonly workerId = `${hostname()}:${process.pid}:${newId().slice(-6)}`;
-  private readonly adapterVersion: string;
+  private readonly roles: RoleAdapters;
   /** The turns running in this process, by task id. */
   private readonly running = new Map<string, RunningTurn>();
+  /** The last run of each task in this process: a second job of the same task waits for it. */
+  private readonly runs = new Map<string, Promise<void>>();
 
   constructor(private readonly options: TurnRunnerOptions) {
-    this.adapterVersion = `${options.adapter.name}@${options.adapter.version}`;
+    this.roles = options.roles ?? RoleAdapters.single(options.adapter);
   }
 
   /** Subscribes to cancel requests: whichever worker process runs the turn sees them. */
@@ -99,6 +114,23 @@ export class TurnRunner {
 
   /** BullMQ processor: advance the job's task until no turn is open or the lease is lost. */
   async process(job: Job<TurnJobData>): Promise<void> {
+    // A coordinator's wake job can arrive while its parking run still finishes in this same
+    // process (same worker id, so the lease would not stop it): one run per task at a time.
+    const { taskId } = job.data;
+    const earlier = this.runs.get(taskId);
+    const run = (async () => {
+      if (earlier !== undefined) await earlier.catch(() => undefined);
+      await this.processAlone(job);
+    })();
+    this.runs.set(taskId, run);
+    try {
+      await run;
+    } finally {
+      if (this.runs.get(taskId) === run) this.runs.delete(taskId);
+    }
+  }
+
+  private async processAlone(job: Job<TurnJobData>): Promise<void> {
     const { taskId } = job.data;
     // Registered before the lease is taken, so a cancel published right after is not missed.
     const turn: RunningTurn = { controller: new AbortController(), acknowledge: undefined };
@@ -136,23 +168,33 @@ export class TurnRunner {
       generation: lease.generation,
     };
     const input = lease.history.slice(lease.turnInputStart);
+    const adapter = this.roles.adapterFor(lease.links?.role);
+    const adapterVersion = `${adapter.name}@${adapter.version}`;
     const record: TurnRecord = {
       ...(lease.turnRecord ?? { turn: lease.turn, inputMessageIds: input.map((m) => m.messageId), acceptedAtMs: Date.now() }),
       attempts: lease.attempts,
       workerId: this.workerId,
-      adapter: this.adapterVersion,
+      adapter: adapterVersion,
     };
+    // The task hash holds the authoritative total; the record may lag it by the charges a lost
+    // worker made after its last record write.
+    if (lease.budgetSpent > 0) record.budgetSpent = lease.budgetSpent;
+    if (this.budgetLimit !== undefined) record.budgetLimit = this.budgetLimit;
     const renew = setInterval(() => {
       store.renewLease(data.taskId, this.workerId, this.options.leaseTtlMs).catch(() => undefined);
     }, Math.max(50, Math.floor(this.options.leaseTtlMs / 3)));
     renew.unref();
     try {
-      let outcome: { status: TaskStatus; message: Message | undefined; reason?: string };
+      let outcome: AdapterRun;
+      if (controller.signal.reason === SHUTDOWN && lease.cancelRequestedAtMs === undefined) {
+        // Shutdown began while the lease was being taken: this is a hand-back, not a cancel.
+        await this.handBack(fence, record);
+      }
       if (lease.cancelRequestedAtMs !== undefined || controller.signal.aborted) {
         await store.acknowledgeCancel({ taskId: data.taskId, contextId: lease.contextId, generation: lease.generation, status: lease.status, now: new Date() });
         outcome = this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled before the turn started.');
-      } else if (lease.versions !== undefined && !isCompatibleAdapter(lease.versions.adapter, this.adapterVersion)) {
-        const reason = `Task ${data.taskId} started under adapter ${lease.versions.adapter}; this worker runs ${this.adapterVersion}, which is not compatible (different name or major version). Run a compatible worker, or start a new task.`;
+      } else if (lease.versions !== undefined && !isCompatibleAdapter(lease.versions.adapter, adapterVersion)) {
+        const reason = `Task ${data.taskId} started under adapter ${lease.versions.adapter}; this worker runs ${adapterVersion}, which is not compatible (different name or major version). Run a compatible worker, or start a new task.`;
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else if (lease.attempts > this.options.maxTurnAttempts) {
         const reason = `Turn ${lease.turn} exceeded its limit of ${this.options.maxTurnAttempts} attempts (maxTurnAttempts); the workers running it were lost each time.`;
@@ -160,8 +202,16 @@ export class TurnRunner {
       } else if (lease.deadlineAtMs !== undefined && Date.now() >= lease.deadlineAtMs) {
         const reason = this.deadlineReason(lease.turn);
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
+      } else if (this.budgetLimit !== undefined && lease.budgetSpent > this.budgetLimit) {
+        // A lost worker's last charge passed the limit before it could fail the turn.
+        const reason = budgetReason(lease.turn, lease.budgetSpent, this.budgetLimit);
+        outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else {
-        outcome = await this.runAdapter(fence, lease, input, record, turn);
+        outcome = await this.runAdapter(adapter, fence, lease, input, record, turn);
+      }
+      if ('parked' in outcome) {
+        await this.park(fence, outcome.parked);
+        return false;
       }
       record.finishedAtMs = Date.now();
       record.outcome = outcome.status.state;
@@ -185,6 +235,7 @@ export class TurnRunner {
         logger.warn('turn result discarded: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
         return false;
       }
+      if (finished.kind === 'done') await this.afterTurnEnded(fence, lease, outcome.status);
       return finished.kind === 'next';
     } catch (error) {
       if (error instanceof StaleLeaseError) {
@@ -198,12 +249,13 @@ export class TurnRunner {
   }
 
   private async runAdapter(
+    adapter: Adapter,
     fence: TurnLease,
     lease: Extract<Awaited<ReturnType<TaskStore['acquireLease']>>, { kind: 'acquired' }>,
     input: Message[],
     record: TurnRecord,
     turn: RunningTurn,
-  ): Promise<{ status: TaskStatus; message: Message | undefined; reason?: string }> {
+  ): Promise<AdapterRun> {
     const { controller } = turn;
     const first = input[0];
     const skill = first?.metadata?.skill;
@@ -218,6 +270,13 @@ export class TurnRunner {
       typeof skill === 'string' ? skill : undefined,
       controller.signal,
       record,
+    );
+    const budget = context.useBudget(this.budgetLimit, lease.budgetSpent);
+    const coordination = this.options.coordination;
+    const readOnly = lease.links?.readOnly === true;
+    context.useDelegation(
+      coordination === undefined || readOnly ? undefined : (name, assignments, options) => coordination.delegator.delegate(fence, name, assignments, options),
+      { resumed: lease.resumed, readOnly },
     );
     // Stage 2 of a cancellation goes through the context's write queue, so it is stored after
     // whatever the adapter emitted before and before the final status.
@@ -240,7 +299,7 @@ export class TurnRunner {
       }, Math.max(0, lease.deadlineAtMs - Date.now()));
     });
     try {
-      result = await Promise.race([this.options.adapter.run(context), abandoned]);
+      result = await Promise.race([adapter.run(context), abandoned]);
     } catch (error) {
       failure = error instanceof Error || error instanceof DOMException ? (error as Error) : new Error(String(error as JsonValue));
     } finally {
@@ -259,17 +318,67 @@ export class TurnRunner {
     // Everything the adapter emitted (and an acknowledgement already queued) is stored before
     // the final status is.
     await context.settle();
+    // Parked by ctx.delegate (even if the adapter caught it): the turn waits for its assignments.
+    if (context.parkedAs !== undefined && !controller.signal.aborted) return { parked: context.parkedAs };
+    if (budget.exceeded !== undefined && this.budgetLimit !== undefined) {
+      // Decided whatever the adapter did with the error: the spending is recorded and final.
+      const reason = budgetReason(lease.turn, budget.spent(), this.budgetLimit, budget.exceeded);
+      return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
+    }
     if (failure !== undefined) {
-      if (controller.signal.reason === SHUTDOWN) {
-        await this.options.store.releaseLease(fence.taskId, this.workerId, fence.generation);
-        throw new TurnHandedBackError(fence.taskId);
-      }
+      if (controller.signal.reason === SHUTDOWN) await this.handBack(fence, record);
       if (controller.signal.aborted) return this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled while running.');
-      const reason = `The ${this.options.adapter.name} adapter failed: ${failure.message}`;
+      const reason = `The ${adapter.name} adapter failed: ${failure.message}`;
       return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
     }
     const outcome = result as TurnOutcome;
     return this.finalStatus(fence, OUTCOME_STATES[outcome.state], outcome.message);
+  }
+
+  /** Parks a coordinator's turn: no lease, no worker; its assignments' end wakes it. */
+  private async park(fence: TurnLease, parked: TurnParked): Promise<void> {
+    const coordination = this.options.coordination as NonNullable<TurnRunnerOptions['coordination']>;
+    if (!(await coordination.assignments.suspend(fence.taskId, fence.contextId, fence.generation, parked.statusText, newId()))) {
+      throw new StaleLeaseError(fence.taskId);
+    }
+    // A child may have asked its question while this run was still deciding to park.
+    await coordination.delegator.surfaceQuestion(fence.taskId);
+  }
+
+  /**
+   * A sub-agent's turn ended: its coordinator learns it (slot freed, next assignment started,
+   * coordinator woken). A coordinator that ended takes its unfinished assignments with it.
+   */
+  private async afterTurnEnded(fence: TurnLease, lease: Extract<Awaited<ReturnType<TaskStore['acquireLease']>>, { kind: 'acquired' }>, status: TaskStatus): Promise<void> {
+    const coordination = this.options.coordination;
+    if (coordination === undefined) return;
+    if (lease.links !== undefined) {
+      const text = status.message?.parts.map((p) => p.text ?? '').join('') ?? '';
+      await coordination.delegator.childTurnEnded(
+        { taskId: fence.taskId, coordinatorId: lease.links.parentTaskId, ownerKey: fence.ownerKey, contextId: fence.contextId },
+        status.state,
+        text,
+      );
+    }
+    if (lease.resumed && isTerminal(status.state)) {
+      await coordination.delegator.cancelAssignments(fence.taskId, ownerFromKey(fence.ownerKey));
+      await coordination.assignments.expire(fence.taskId, coordination.retentionSeconds);
+    }
+  }
+
+  private get budgetLimit(): number | undefined {
+    const limit = this.options.turnBudget ?? 0;
+    return limit > 0 ? limit : undefined;
+  }
+
+  /**
+   * Gives the turn back to the queue at shutdown. The attempt is undone in the same script
+   * that releases the lease (fenced), so hand-backs never use up maxTurnAttempts.
+   */
+  private async handBack(fence: TurnLease, record: TurnRecord): Promise<never> {
+    const handedBack: TurnRecord = { ...record, attempts: Math.max(0, (record.attempts ?? 1) - 1), handBacks: (record.handBacks ?? 0) + 1 };
+    if (!(await this.options.store.handBackTurn(fence.taskId, this.workerId, fence.generation, handedBack))) throw new StaleLeaseError(fence.taskId);
+    throw new TurnHandedBackError(fence.taskId);
   }
 
   private deadlineReason(turn: number): string {

@@ -2,32 +2,62 @@
 // worker processes share one Redis; a turn whose worker dies is re-run by another.
 import type { Job } from 'bullmq';
 import type { Adapter } from '../../adapters/types.ts';
-import { createTurnWorker, type TurnJobData } from '../../queues/turns.ts';
+import { createTurnQueue, createTurnWorker, type TurnJobData } from '../../queues/turns.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
 import { TaskStore } from '../store/task-store.ts';
+import { Reconciler } from './reconciler.ts';
+import { AssignmentStore } from '../coordination/assignment-store.ts';
+import { Delegator } from '../coordination/delegator.ts';
+import { RoleAdapters } from '../coordination/role-adapters.ts';
+import { GATEWAY_VERSION } from '../version.ts';
 import { TurnRunner } from './turn-runner.ts';
 
 export interface WorkerHandle {
   runner: TurnRunner;
+  /** Re-queues open tasks whose turn job is gone (every reconcileIntervalMs; reconcileOnce() on demand). */
+  reconciler: Reconciler;
   close(): Promise<void>;
 }
 
-export async function startWorkerRole(config: GatewayConfig, adapter: Adapter, logger: Logger): Promise<WorkerHandle> {
+export async function startWorkerRole(
+  config: GatewayConfig,
+  adapter: Adapter,
+  logger: Logger,
+  options: { baseDir?: string } = {},
+): Promise<WorkerHandle> {
   const commands = openRedis(config.redisUrl, 'commands');
   const cancelSubscriber = openRedis(config.redisUrl, 'cancel');
   const workerConnection = openRedis(config.redisUrl, 'worker');
   for (const [role, connection] of [['commands', commands], ['cancel', cancelSubscriber], ['worker', workerConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
+  const turnQueue = createTurnQueue(commands, config.keyPrefix);
+  turnQueue.on('error', (error: Error) => logger.debug('turn queue error', { error: error.message }));
   const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds);
+  const roles = await RoleAdapters.load(config, adapter, options.baseDir ?? process.cwd());
+  const assignments = new AssignmentStore(commands, store.keys);
+  const delegator = new Delegator({
+    store,
+    assignments,
+    queue: turnQueue,
+    defaultMaxParallel: config.delegation.maxParallel,
+    roleLimits: Object.fromEntries(
+      Object.entries(config.delegation.roles).flatMap(([role, settings]) => (settings.maxParallel === undefined ? [] : [[role, settings.maxParallel]])),
+    ),
+    idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+    versionsFor: (role) => ({ gateway: GATEWAY_VERSION, adapter: roles.versionOf(role), card: config.agentVersion }),
+  });
   const runner = new TurnRunner({
     store,
     adapter,
+    roles,
+    coordination: { delegator, assignments, retentionSeconds: config.retentionSeconds },
     logger,
     maxTurnAttempts: config.maxTurnAttempts,
     turnDeadlineMs: config.turnDeadlineMs,
+    turnBudget: config.turnBudget,
     // Below BullMQ's lock, so by the time a stalled job is handed to another worker the
     // dead worker's lease has lapsed and the new one can take it.
     leaseTtlMs: Math.max(100, Math.floor(config.lockDurationMs * 0.8)),
@@ -71,9 +101,21 @@ export async function startWorkerRole(config: GatewayConfig, adapter: Adapter, l
   worker.on('error', (error) => logger.warn('turn worker error', { error: error.message }));
   worker.on('failed', (job, error) => logger.warn('turn job failed', { jobId: job?.id, error: error.message }));
   await worker.waitUntilReady();
+  const reconciler = new Reconciler({
+    store,
+    queue: turnQueue,
+    logger,
+    intervalMs: config.reconcileIntervalMs,
+    // Longer than a lost worker's turn takes to be recovered by stall detection (one lock
+    // period), so the reconciler does not race BullMQ for turns it is about to recover.
+    quietForMs: config.lockDurationMs * 2,
+  });
+  reconciler.start();
   return {
     runner,
+    reconciler,
     async close() {
+      await reconciler.close();
       // Finish what can finish within the grace period, then hand the rest back.
       const closing = worker.close();
       const graceOver = new Promise<'grace-over'>((resolve) => setTimeout(() => resolve('grace-over'), config.shutdownGraceMs).unref());
@@ -82,6 +124,7 @@ export async function startWorkerRole(config: GatewayConfig, adapter: Adapter, l
         logger.info('handing running turns back to the queue', { turns: handedBack });
       }
       await closing;
+      await turnQueue.close().catch(() => undefined);
       cancelSubscriber.disconnect();
       await commands.quit().catch(() => undefined);
       workerConnection.disconnect();

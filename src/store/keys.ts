@@ -18,6 +18,16 @@ export interface TaskKeys {
   lease: string;
   /** HASH "<turn>:<step name>" → step journal record JSON (started / done / failed). */
   steps: string;
+  /** Coordinator only. HASH child task id → assignment record JSON (role, index, state, grant order). */
+  assignments: string;
+  /** Coordinator only. LIST of child task ids waiting for a slot, oldest first. */
+  pendingAssignments: string;
+  /** Coordinator only. HASH "total" and "role:<role>" → assignments holding a slot; "seq" → grants so far. */
+  slots: string;
+  /** Coordinator only. HASH delegation name → its settings JSON; "<name>#settled" → how many assignments settled. */
+  delegations: string;
+  /** Coordinator only. LIST of child task ids whose questions wait to be surfaced on the coordinator. */
+  questions: string;
 }
 
 export class RedisKeys {
@@ -34,6 +44,11 @@ export class RedisKeys {
       turns: `${base}:turns`,
       lease: `${base}:lease`,
       steps: `${base}:steps`,
+      assignments: `${base}:assign`,
+      pendingAssignments: `${base}:pending`,
+      slots: `${base}:slots`,
+      delegations: `${base}:delegations`,
+      questions: `${base}:questions`,
     };
   }
 
@@ -50,6 +65,27 @@ export class RedisKeys {
   /** ZSET of an owner's tasks with a turn queued or running: the active-task cap counts it. */
   ownerActiveTasks(ownerKey: string): string {
     return `${this.prefix}:owner:${ownerKey}:active`;
+  }
+
+  /** SCAN pattern of every owner's active set; may also match a context index whose id ends in ":active" (see ownerOfActiveSet). */
+  ownerActivePattern(): string {
+    return `${this.prefix}:owner:*:active`;
+  }
+
+  /**
+   * The owner key of an active-set key found by ownerActivePattern, or undefined for any other
+   * key the pattern matched: owner keys are URI-encoded, so they never contain ":".
+   */
+  ownerOfActiveSet(key: string): string | undefined {
+    const head = `${this.prefix}:owner:`;
+    if (!key.startsWith(head) || !key.endsWith(':active')) return undefined;
+    const ownerKey = key.slice(head.length, -':active'.length);
+    return ownerKey === '' || ownerKey.includes(':') ? undefined : ownerKey;
+  }
+
+  /** STRING: token of the one worker process sweeping for open tasks whose turn job is gone. */
+  reconcilerLock(): string {
+    return `${this.prefix}:reconciler:lock`;
   }
 
   /** HASH: one principal's request token bucket (tokens, atMs), shared by every gateway. */

@@ -17,7 +17,16 @@ export type ScriptName =
   | 'acknowledgeCancel'
   | 'startStep'
   | 'writeStep'
-  | 'takeToken';
+  | 'takeToken'
+  | 'registerAssignments'
+  | 'grantSlots'
+  | 'settleAssignment'
+  | 'suspendTurn'
+  | 'surfaceQuestion'
+  | 'handBackTurn'
+  | 'chargeBudget'
+  | 'reconcileEntry'
+  | 'releaseLock';
 
 type ScriptReply = (string | number | null)[];
 export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<ScriptReply>;

@@ -33,6 +33,12 @@ export interface TaskVersions {
 export const ownerKeyOf = (owner: Owner): string =>
   `${encodeURIComponent(owner.tenant)}/${encodeURIComponent(owner.subject)}`;
 
+/** The owner a key was made from (ownerKeyOf's inverse). */
+export function ownerFromKey(ownerKey: string): Owner {
+  const slash = ownerKey.indexOf('/');
+  return { tenant: decodeURIComponent(ownerKey.slice(0, slash)), subject: decodeURIComponent(ownerKey.slice(slash + 1)) };
+}
+
 export interface TurnRecord {
   turn: number;
   inputMessageIds: string[];
@@ -46,6 +52,12 @@ export interface TurnRecord {
   outcome?: TaskState;
   reason?: string;
   steps?: { name: string; atMs: number; attempt: number; detail?: JsonObject }[];
+  /** Times a shutting-down worker handed the turn back; these did not count as attempts. */
+  handBacks?: number;
+  /** Units the turn spent across all its attempts (ctx.budget), as of the record's last write. */
+  budgetSpent?: number;
+  /** The budget the turn ran under (turnBudget), when it had one. */
+  budgetLimit?: number;
 }
 
 /** One side-effecting step in the journal (invariant 4). */
@@ -79,7 +91,8 @@ export type AcceptResult =
   | { kind: 'terminal'; state: TaskState }
   | { kind: 'resumed'; turn: number }
   | { kind: 'queued'; turn: number }
-  | { kind: 'too-many-active'; active: number };
+  | { kind: 'too-many-active'; active: number }
+  | { kind: 'forwarded'; childId: string };
 
 export type CancelResult =
   | { kind: 'not-found' }
@@ -112,8 +125,32 @@ export type LeaseResult =
       versions: TaskVersions | undefined;
       /** When this turn must end (fixed at its first start), if it has a deadline. */
       deadlineAtMs: number | undefined;
+      /** Units the turn spent so far, whichever workers spent them. */
+      budgetSpent: number;
+      /** Times the turn was handed back at a worker's shutdown. */
+      handBacks: number;
+      /** Set on a sub-agent's task: its role, its coordinator, and whether it may only read. */
+      links: TaskLinks | undefined;
+      /** The turn was parked for its assignments and now runs again. */
+      resumed: boolean;
       history: Message[];
     };
+
+/** How a sub-agent's task hangs off its coordinator. */
+export interface TaskLinks {
+  parentTaskId: string;
+  role: string;
+  /** A reviewer: it may not journal side effects or delegate. */
+  readOnly: boolean;
+}
+
+/** What the reconciler should do about one entry of an owner's active set. */
+export type ActiveEntry =
+  | { kind: 'removed'; state: TaskState | undefined }
+  | { kind: 'running' }
+  | { kind: 'parked' }
+  | { kind: 'recent' }
+  | { kind: 'candidate'; turn: number; ownerKey: string; contextId: string };
 
 export type FinishResult =
   | { kind: 'stale' }
@@ -187,6 +224,8 @@ export class TaskStore {
     versions: TaskVersions;
     /** Most tasks the owner may have queued or running (0 = no cap). */
     maxActiveTasks: number;
+    /** A sub-agent's task: how it hangs off its coordinator. */
+    links?: TaskLinks;
     now: Date;
   }): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
@@ -225,6 +264,9 @@ export class TaskStore {
         JSON.stringify(input.metadata),
         JSON.stringify(input.versions),
         input.maxActiveTasks,
+        input.links === undefined
+          ? ''
+          : JSON.stringify({ parentTaskId: input.links.parentTaskId, role: input.links.role, readOnly: input.links.readOnly ? '1' : '0' }),
       ],
     );
     switch (reply[0]) {
@@ -265,6 +307,8 @@ export class TaskStore {
         this.keys.ownerTasks(ownerKey),
         this.keys.ownerContextTasks(ownerKey, contextId),
         this.keys.ownerActiveTasks(ownerKey),
+        k.assignments,
+        k.questions,
       ],
       [
         ownerKey,
@@ -283,6 +327,8 @@ export class TaskStore {
         return { kind: 'not-found' };
       case 'TOO_MANY_ACTIVE':
         return { kind: 'too-many-active', active: Number(reply[1]) };
+      case 'FORWARDED':
+        return { kind: 'forwarded', childId: str(reply[1]) };
       case 'CONTEXT_MISMATCH':
         return { kind: 'context-mismatch' };
       case 'DUPLICATE':
@@ -311,7 +357,12 @@ export class TaskStore {
     const parsedArtifacts = JSON.parse(artifacts || '[]') as Artifact[];
     if (parsedArtifacts.length > 0) task.artifacts = parsedArtifacts;
     const parsedMetadata = JSON.parse(metadata || '{}') as JsonObject;
-    if (requested) parsedMetadata[GATEWAY_METADATA_KEY] = { cancellation: cancellationOf(requested, acknowledged, stopped, outcome) };
+    if (requested) {
+      // Kept beside what else the gateway recorded there (a sub-agent's link to its coordinator).
+      const recorded = parsedMetadata[GATEWAY_METADATA_KEY];
+      const base = recorded !== null && typeof recorded === 'object' && !Array.isArray(recorded) ? recorded : {};
+      parsedMetadata[GATEWAY_METADATA_KEY] = { ...base, cancellation: cancellationOf(requested, acknowledged, stopped, outcome) };
+    }
     if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
     if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
     return { task, lastEventId: lastEventId as string };
@@ -444,7 +495,7 @@ export class TaskStore {
       case 'HELD':
         return { kind: 'held', holder: str(reply[1]) };
       default: {
-        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, ...history] =
+        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumed, ...history] =
           reply.map(str);
         return {
           kind: 'acquired',
@@ -460,6 +511,10 @@ export class TaskStore {
           turnRecord: turnRecord ? (JSON.parse(turnRecord) as TurnRecord) : undefined,
           versions: versions ? (JSON.parse(versions) as TaskVersions) : undefined,
           deadlineAtMs: deadline ? Number(deadline) : undefined,
+          budgetSpent: Number(budgetSpent || 0),
+          handBacks: Number(handBacks || 0),
+          links: parentTaskId ? { parentTaskId, role: role as string, readOnly: readOnly === '1' } : undefined,
+          resumed: resumed === '1',
           history: history.map((m) => JSON.parse(m) as Message),
         };
       }
@@ -477,6 +532,51 @@ export class TaskStore {
       workerId,
       generation,
     );
+  }
+
+  /**
+   * Hands a running turn back at shutdown (see handBackTurn-3.lua): undoes its attempt, counts
+   * the hand-back, stores the turn record and releases the lease. False when a newer lease
+   * generation holds the task (nothing changed).
+   */
+  async handBackTurn(taskId: string, workerId: string, generation: number, record: TurnRecord): Promise<boolean> {
+    const k = this.keys.task(taskId);
+    const reply = await this.run('handBackTurn', [k.task, k.lease, k.turns], [generation, workerId, JSON.stringify(record)]);
+    return reply[0] === 'HANDED_BACK';
+  }
+
+  /** Adds a charge to the running turn's budget total; returns the new total. Fenced. */
+  async chargeBudget(taskId: string, generation: number, units: number): Promise<number> {
+    const reply = await this.run('chargeBudget', [this.keys.task(taskId).task], [generation, units]);
+    if (reply[0] === 'STALE') throw new StaleLeaseError(taskId);
+    return Number(reply[1]);
+  }
+
+  /**
+   * For the reconciler: removes an entry of an owner's active set whose task is gone or has no
+   * turn queued or running, else says whether the task may have lost its turn job.
+   */
+  async reconcileActiveEntry(activeSetKey: string, taskId: string, now: Date, quietForMs: number): Promise<ActiveEntry> {
+    const k = this.keys.task(taskId);
+    const reply = await this.run('reconcileEntry', [k.task, k.lease, activeSetKey], [taskId, now.getTime(), quietForMs]);
+    switch (reply[0]) {
+      case 'REMOVED':
+        return { kind: 'removed', state: str(reply[1]) === '' ? undefined : (str(reply[1]) as TaskState) };
+      case 'RUNNING':
+        return { kind: 'running' };
+      case 'PARKED':
+        return { kind: 'parked' };
+      case 'RECENT':
+        return { kind: 'recent' };
+      default:
+        return { kind: 'candidate', turn: Number(reply[1]), ownerKey: str(reply[2]), contextId: str(reply[3]) };
+    }
+  }
+
+  /** Releases a lock taken with SET NX PX only while `token` still holds it. */
+  async releaseLock(key: string, token: string): Promise<boolean> {
+    const reply = await this.run('releaseLock', [key], [token]);
+    return reply[0] === 'RELEASED';
   }
 
   async renewLease(taskId: string, workerId: string, leaseTtlMs: number): Promise<void> {

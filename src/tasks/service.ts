@@ -21,6 +21,8 @@ import {
   type TaskState,
 } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner, type TaskStore, type TaskVersions } from '../store/task-store.ts';
+import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
+import { coordinatorOf, type Delegator } from '../coordination/delegator.ts';
 
 export interface TaskServiceOptions {
   store: TaskStore;
@@ -35,6 +37,27 @@ export interface TaskServiceOptions {
   maxQueuedTurns: number;
   /** Tasks one owner may have queued or running; past it new work is refused with 429 (0 = no cap). */
   maxActiveTasks: number;
+  /** Coordinators' assignments: cancel propagation, answers forwarded to children, listing. */
+  delegator: Delegator;
+  assignments: AssignmentStore;
+}
+
+/** One assignment as ListTaskAssignments reports it. */
+export interface AssignmentView {
+  taskId: string;
+  delegation: string;
+  index: number;
+  role: string;
+  kind: 'work' | 'review';
+  state: AssignmentRecord['state'];
+  /** The child task's own state right now. */
+  taskState: TaskState | undefined;
+  queuedAt: string;
+  startedAt?: string;
+  /** 1 for the first assignment that got a slot, 2 for the next, … (FIFO made visible). */
+  startOrder?: number;
+  settledAt?: string;
+  question?: string;
 }
 
 function tooManyActive(active: number, limit: number): A2AError {
@@ -172,6 +195,7 @@ export class TaskService {
   async cancelTask(owner: Owner, request: CancelTaskRequest): Promise<Task> {
     const result = await this.options.store.cancelTask(request.id, owner, new Date());
     if (result.kind === 'not-found') throw taskNotFound(request.id);
+    if (result.kind === 'canceled' || result.kind === 'requested') await this.propagateCancel(owner, request.id, result.kind);
     if (result.kind === 'not-cancelable') {
       throw new A2AError(
         'TASK_NOT_CANCELABLE',
@@ -245,6 +269,52 @@ export class TaskService {
     return { snapshot: { task: read.task, eventId: read.lastEventId }, afterId: read.lastEventId, terminal };
   }
 
+  /** A coordinator's assignments, in the order they were made, with each child's current state. */
+  async listAssignments(owner: Owner, taskId: string): Promise<{ taskId: string; assignments: AssignmentView[] }> {
+    await this.readOwnTask(taskId, owner, 0);
+    const records = await this.options.assignments.readAssignments(taskId);
+    const children = await Promise.all(records.map((r) => this.options.store.readTask(r.taskId, owner, 0)));
+    const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
+    const assignments = records.map((record, i): AssignmentView => {
+      const view: AssignmentView = {
+        taskId: record.taskId,
+        delegation: record.delegation,
+        index: record.index,
+        role: record.role,
+        kind: record.kind,
+        state: record.state,
+        taskState: children[i]?.task.status.state,
+        queuedAt: iso(record.queuedAtMs) as string,
+      };
+      const started = iso(record.grantedAtMs);
+      if (started !== undefined) view.startedAt = started;
+      if (record.grantSeq !== undefined) view.startOrder = record.grantSeq;
+      const settled = iso(record.settledAtMs);
+      if (settled !== undefined) view.settledAt = settled;
+      if (record.question !== undefined) view.question = record.question;
+      return view;
+    });
+    return { taskId, assignments };
+  }
+
+  /**
+   * Canceling a coordinator cancels its assignments (queued ones never start); a sub-agent's
+   * task canceled before it ran is settled on its coordinator at once (a running one is
+   * settled by its worker).
+   */
+  private async propagateCancel(owner: Owner, taskId: string, kind: 'canceled' | 'requested'): Promise<void> {
+    await this.options.delegator.cancelAssignments(taskId, owner);
+    if (kind !== 'canceled') return;
+    const read = await this.options.store.readTask(taskId, owner, 0);
+    const coordinator = read === undefined ? undefined : coordinatorOf(read.task);
+    if (read === undefined || coordinator === undefined) return;
+    await this.options.delegator.childTurnEnded(
+      { taskId, coordinatorId: coordinator, ownerKey: ownerKeyOf(owner), contextId: read.task.contextId },
+      read.task.status.state,
+      'Canceled by its owner.',
+    );
+  }
+
   private async readOwnTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<Task> {
     const read = await this.options.store.readTask(taskId, owner, historyLength);
     if (read === undefined) throw taskNotFound(taskId);
@@ -310,6 +380,9 @@ export class TaskService {
           `Task ${taskId} is ${result.state}, a terminal state: it accepts no further messages. Send the message without taskId to start a new task.`,
           { metadata: { taskId, state: result.state } },
         );
+      case 'forwarded':
+        await this.forwardToAssignment(owner, taskId, result.childId, message);
+        break;
       default:
         break;
     }
@@ -324,6 +397,21 @@ export class TaskService {
       afterId: read.lastEventId,
       snapshot: { task: read.task, eventId: read.lastEventId },
     };
+  }
+
+  /**
+   * The coordinator was asking on behalf of one of its assignments: the answer goes to that
+   * child as its next turn, and the coordinator asks its next waiting question, if any.
+   */
+  private async forwardToAssignment(owner: Owner, coordinatorId: string, childId: string, message: Message): Promise<void> {
+    const forwarded: Message = { ...message, taskId: childId, referenceTaskIds: [coordinatorId] };
+    delete forwarded.contextId;
+    const accepted = await this.options.store.acceptMessage({ taskId: childId, owner, contextId: undefined, message: forwarded, maxActiveTasks: 0, now: new Date() });
+    if (accepted.kind === 'resumed') {
+      const child = await this.options.store.readTask(childId, owner, 0);
+      if (child !== undefined) await this.enqueue(owner, childId, child.task.contextId, accepted.turn);
+    }
+    await this.options.delegator.surfaceQuestion(coordinatorId);
   }
 
   private async enqueue(owner: Owner, taskId: string, contextId: string, turn: number): Promise<void> {

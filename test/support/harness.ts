@@ -68,7 +68,7 @@ export async function startTestGateway(
   });
   const logger = createLogger(config.logLevel);
   const adapter = await loadAdapter(config.adapter, config.adapterOptions, ROOT);
-  const worker = options.inProcessWorker === false ? undefined : await startWorkerRole(config, adapter, logger);
+  const worker = options.inProcessWorker === false ? undefined : await startWorkerRole(config, adapter, logger, { baseDir: ROOT });
   const gateway = await startGatewayRole(config, adapter, logger, { baseDir: ROOT });
   const redis = new Redis(REDIS_URL);
   return {

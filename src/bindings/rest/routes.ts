@@ -12,7 +12,8 @@ export type RestOperation =
   | 'GetTaskPushNotificationConfig'
   | 'ListTaskPushNotificationConfigs'
   | 'DeleteTaskPushNotificationConfig'
-  | 'GetExtendedAgentCard';
+  | 'GetExtendedAgentCard'
+  | 'ListTaskAssignments';
 
 export interface RestRoute {
   method: 'GET' | 'POST' | 'DELETE';
@@ -40,6 +41,8 @@ export const REST_ROUTES: readonly RestRoute[] = [
   { method: 'GET', path: '/tasks/{taskId}/pushNotificationConfigs/{id}', operation: 'GetTaskPushNotificationConfig' },
   { method: 'DELETE', path: '/tasks/{taskId}/pushNotificationConfigs/{id}', operation: 'DeleteTaskPushNotificationConfig' },
   { method: 'GET', path: '/extendedAgentCard', operation: 'GetExtendedAgentCard' },
+  // Gateway extension (not an A2A operation): the sub-agent tasks a coordinator delegated to.
+  { method: 'GET', path: '/tasks/{id}/assignments', operation: 'ListTaskAssignments' },
 ];
 
 export interface RouteMatch {

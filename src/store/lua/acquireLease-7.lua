@@ -7,7 +7,8 @@
   ARGV[6] turn deadline (ms from the turn's first start; 0 = none)
   Returns {'GONE'} | {'CLOSED', state} | {'HELD', holder}
         | {'ACQUIRED', generation, turn, attempts, cancelRequestedAtMs|'', status, artifacts, metadata,
-           contextId, turnInputStart, turnRecord|'', versions|'', deadlineAtMs|'', history...}
+           contextId, turnInputStart, turnRecord|'', versions|'', deadlineAtMs|'', budgetSpent, handBacks,
+           role|'', parentTaskId|'', readOnly|'', resumed ('1' when the turn was parked for its assignments), history...}
   Emits: a TASK_STATE_WORKING status update when the turn starts from SUBMITTED.
 ]]
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'GONE'} end
@@ -19,16 +20,22 @@ local generation = redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 local attempts = redis.call('HINCRBY', KEYS[1], 'turnAttempts', 1)
 redis.call('HSET', KEYS[1], 'turnWorker', ARGV[1], 'turnLeasedAtMs', ARGV[3])
--- The deadline is fixed when the turn first starts and survives every change of worker.
-if attempts == 1 then
+-- The deadline is fixed when the turn first starts and survives every change of worker. Keyed
+-- by turn, not by attempt 1: a run that is not counted as an attempt (a hand-back at shutdown)
+-- gives its attempt back, so attempt 1 can start more than once.
+local turn = redis.call('HGET', KEYS[1], 'turn')
+if redis.call('HGET', KEYS[1], 'turnDeadlineFor') ~= turn then
+  redis.call('HSET', KEYS[1], 'turnDeadlineFor', turn)
   if tonumber(ARGV[6]) > 0 then
     redis.call('HSET', KEYS[1], 'turnDeadlineAtMs', tonumber(ARGV[3]) + tonumber(ARGV[6]))
   else
     redis.call('HDEL', KEYS[1], 'turnDeadlineAtMs')
   end
 end
+local resumed = redis.call('HGET', KEYS[1], 'suspended') or ''
+redis.call('HDEL', KEYS[1], 'suspended')
 local cancelRequested = redis.call('HGET', KEYS[1], 'cancelRequestedAtMs') or ''
-local turn = redis.call('HGET', KEYS[1], 'turn')
+local handBacks = redis.call('HGET', KEYS[1], 'turnHandBacks') or '0'
 local taskId = redis.call('HGET', KEYS[1], 'id')
 local contextId = redis.call('HGET', KEYS[1], 'contextId')
 if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
@@ -41,8 +48,10 @@ if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
   local id = redis.call('XADD', KEYS[4], '*', 'r', event)
   redis.call('PUBLISH', ARGV[5], id .. '\n' .. event)
 end
-local fields = redis.call('HMGET', KEYS[1], 'status', 'artifacts', 'metadata', 'turnInputStart', 'versions', 'turnDeadlineAtMs')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'artifacts', 'metadata', 'turnInputStart', 'versions', 'turnDeadlineAtMs',
+  'turnBudgetSpent', 'role', 'parentTaskId', 'readOnly')
 local result = {'ACQUIRED', generation, turn, attempts, cancelRequested, fields[1], fields[2], fields[3],
-  contextId, fields[4], redis.call('HGET', KEYS[5], turn) or '', fields[5] or '', fields[6] or ''}
+  contextId, fields[4], redis.call('HGET', KEYS[5], turn) or '', fields[5] or '', fields[6] or '', fields[7] or '0', handBacks,
+  fields[8] or '', fields[9] or '', fields[10] or '', resumed}
 for _, message in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do table.insert(result, message) end
 return result

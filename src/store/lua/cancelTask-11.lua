@@ -21,7 +21,9 @@ if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == '
 end
 local firstRequest = redis.call('HSETNX', KEYS[1], 'cancelRequestedAtMs', ARGV[2])
 local contextId = redis.call('HGET', KEYS[1], 'contextId')
-local running = state == 'TASK_STATE_WORKING' or redis.call('EXISTS', KEYS[5]) == 1
+-- A coordinator's parked turn (waiting for its assignments) runs nowhere: it is canceled here.
+local parked = redis.call('HGET', KEYS[1], 'suspended') == '1'
+local running = (state == 'TASK_STATE_WORKING' and not parked) or redis.call('EXISTS', KEYS[5]) == 1
 if running then
   if firstRequest == 1 then
     -- Stage 1 of 3 (requested): announced with the task's unchanged status.

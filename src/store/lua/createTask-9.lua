@@ -10,6 +10,7 @@
   ARGV[11] idempotency TTL (s)   ARGV[12] event channel   ARGV[13] metadata JSON
   ARGV[14] versions JSON (gateway, adapter, card the task started under)
   ARGV[15] most active tasks the owner may have (0 = no cap)
+  ARGV[16] a sub-agent's links JSON {parentTaskId, role, readOnly} ('' = a top-level task)
   Returns {'DUPLICATE', existingTaskId} | {'TOO_MANY_ACTIVE', count} | {'CREATED', eventId}
   Emits: XADD + PUBLISH of the task snapshot event.
 ]]
@@ -26,6 +27,10 @@ redis.call('HSET', KEYS[1],
   'status', ARGV[5], 'state', 'TASK_STATE_SUBMITTED', 'artifacts', '[]', 'metadata', ARGV[13],
   'turn', 1, 'turnInputStart', 0, 'turnAttempts', 0, 'leaseGeneration', 0,
   'createdAtMs', ARGV[8], 'updatedAtMs', ARGV[8], 'versions', ARGV[14])
+if ARGV[16] ~= '' then
+  local links = cjson.decode(ARGV[16])
+  redis.call('HSET', KEYS[1], 'parentTaskId', links.parentTaskId, 'role', links.role, 'readOnly', links.readOnly)
+end
 redis.call('RPUSH', KEYS[2], ARGV[6])
 redis.call('SADD', KEYS[4], ARGV[7])
 redis.call('HSET', KEYS[5], 1, ARGV[10])

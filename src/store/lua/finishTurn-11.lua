@@ -33,7 +33,7 @@ if continues then
   local nextTurn = redis.call('HINCRBY', KEYS[1], 'turn', 1)
   local status = '{"state":"TASK_STATE_WORKING","timestamp":' .. cjson.encode(ARGV[4]) .. '}'
   redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[3],
-    'turnInputStart', start, 'turnAttempts', 0)
+    'turnInputStart', start, 'turnAttempts', 0, 'turnHandBacks', 0, 'turnBudgetSpent', 0)
   local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[5]) .. ',"contextId":' .. cjson.encode(contextId)
     .. ',"status":' .. status .. '}}'
   local id = redis.call('XADD', KEYS[2], '*', 'r', event)

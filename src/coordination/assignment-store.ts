@@ -1,0 +1,157 @@
+// A coordinator's assignments in Redis: the delegations it made, each assignment's state, the
+// FIFO queue of assignments waiting for a slot, and the slots in use. All of it lives under the
+// coordinator's hash tag, so every change is one script next to the coordinator's task.
+import type { Redis } from 'ioredis';
+import type { StreamResponse, TaskStatus } from '../protocol/types.ts';
+import type { RedisKeys } from '../store/keys.ts';
+import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
+
+export type AssignmentState = 'queued' | 'running' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected';
+export type SettledState = 'completed' | 'failed' | 'canceled' | 'rejected';
+export type FailurePolicy = 'continue' | 'fail-fast';
+
+export const SETTLED_STATES: ReadonlySet<AssignmentState> = new Set(['completed', 'failed', 'canceled', 'rejected']);
+
+/** One sub-agent's piece of a coordinator's turn, as the coordinator records it. */
+export interface AssignmentRecord {
+  taskId: string;
+  delegation: string;
+  /** Position in its delegation, from 0. */
+  index: number;
+  role: string;
+  kind: 'work' | 'review';
+  state: AssignmentState;
+  queuedAtMs: number;
+  grantedAtMs?: number;
+  /** Order in which the coordinator's slots were granted (1, 2, …): FIFO is checkable. */
+  grantSeq?: number;
+  settledAtMs?: number;
+  /** The child's question while it waits for input. */
+  question?: string;
+  /** The child's final status message. */
+  message?: string;
+}
+
+export interface DelegationSettings {
+  name: string;
+  /** Assignments in the delegation (when all settled, the coordinator resumes). */
+  count: number;
+  maxParallel: number;
+  roleLimits: Record<string, number>;
+  onFailure: FailurePolicy;
+  /** The reviewer role, when the delegation asked for one. */
+  reviewer?: { role: string; instructions?: string };
+}
+
+export type SettleResult = { kind: 'unknown' | 'already' | 'question' | 'settled' } | { kind: 'wake'; wakeSeq: number; turn: number };
+
+const str = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
+
+export class AssignmentStore {
+  private readonly run: ScriptRunner;
+
+  constructor(
+    private readonly redis: Redis,
+    readonly keys: RedisKeys,
+  ) {
+    this.run = defineScripts(redis);
+  }
+
+  private coordinatorKeys(coordinatorId: string): string[] {
+    const k = this.keys.task(coordinatorId);
+    return [k.task, k.assignments, k.pendingAssignments, k.delegations, k.slots];
+  }
+
+  /** Records a delegation and its (already created) children; false when the lease was lost. */
+  async register(coordinatorId: string, generation: number, settings: DelegationSettings, records: AssignmentRecord[]): Promise<boolean> {
+    const reply = await this.run('registerAssignments', this.coordinatorKeys(coordinatorId), [
+      generation,
+      settings.name,
+      JSON.stringify(settings),
+      ...records.map((r) => JSON.stringify(r)),
+    ]);
+    return reply[0] !== 'STALE';
+  }
+
+  /** Gives free slots to waiting assignments (FIFO); returns the children whose turns must be enqueued. */
+  async grant(coordinatorId: string): Promise<string[]> {
+    const reply = await this.run('grantSlots', this.coordinatorKeys(coordinatorId), [Date.now()]);
+    return reply.map(str);
+  }
+
+  async settle(coordinatorId: string, childId: string, outcome: SettledState | 'input-required', text: string): Promise<SettleResult> {
+    const k = this.keys.task(coordinatorId);
+    const reply = await this.run(
+      'settleAssignment',
+      [k.task, k.assignments, k.pendingAssignments, k.delegations, k.slots, k.questions],
+      [childId, outcome, text, Date.now()],
+    );
+    switch (reply[0]) {
+      case 'WAKE':
+        return { kind: 'wake', wakeSeq: Number(reply[1]), turn: Number(reply[2]) };
+      case 'QUESTION':
+        return { kind: 'question' };
+      case 'SETTLED':
+        return { kind: 'settled' };
+      case 'ALREADY':
+        return { kind: 'already' };
+      default:
+        return { kind: 'unknown' };
+    }
+  }
+
+  /** Parks the coordinator's turn (lease released, attempt not counted); false when the lease was lost. */
+  async suspend(coordinatorId: string, contextId: string, generation: number, text: string, messageId: string): Promise<boolean> {
+    const k = this.keys.task(coordinatorId);
+    const status: TaskStatus = {
+      state: 'TASK_STATE_WORKING',
+      timestamp: new Date().toISOString(),
+      message: { messageId, role: 'ROLE_AGENT', parts: [{ text }], taskId: coordinatorId, contextId },
+    };
+    const event: StreamResponse = { statusUpdate: { taskId: coordinatorId, contextId, status } };
+    const reply = await this.run(
+      'suspendTurn',
+      [k.task, k.lease, k.events],
+      [generation, JSON.stringify(status), JSON.stringify(event), Date.now(), this.keys.eventChannel(coordinatorId)],
+    );
+    return reply[0] === 'SUSPENDED';
+  }
+
+  /** Puts the oldest waiting child question to the coordinator's caller, if the coordinator can ask now. */
+  async surfaceQuestion(coordinatorId: string, messageId: string): Promise<string | undefined> {
+    const k = this.keys.task(coordinatorId);
+    const now = new Date();
+    const reply = await this.run(
+      'surfaceQuestion',
+      [k.task, k.history, k.events, k.assignments, k.questions],
+      [now.getTime(), now.toISOString(), this.keys.eventChannel(coordinatorId), messageId],
+    );
+    return reply[0] === 'ASKED' ? str(reply[1]) : undefined;
+  }
+
+  /** A finished coordinator's records go when its task does (retention). */
+  async expire(coordinatorId: string, seconds: number): Promise<void> {
+    const k = this.keys.task(coordinatorId);
+    const pipeline = this.redis.pipeline();
+    for (const key of [k.assignments, k.pendingAssignments, k.slots, k.delegations, k.questions]) pipeline.expire(key, seconds);
+    await pipeline.exec();
+  }
+
+  async readDelegation(coordinatorId: string, name: string): Promise<DelegationSettings | undefined> {
+    const raw = await this.redis.hget(this.keys.task(coordinatorId).delegations, name);
+    return raw === null ? undefined : (JSON.parse(raw) as DelegationSettings);
+  }
+
+  /** Every assignment of the coordinator (all delegations), in delegation then index order. */
+  async readAssignments(coordinatorId: string): Promise<AssignmentRecord[]> {
+    const all = await this.redis.hvals(this.keys.task(coordinatorId).assignments);
+    return all
+      .map((raw) => JSON.parse(raw) as AssignmentRecord)
+      .sort((a, b) => a.queuedAtMs - b.queuedAtMs || a.delegation.localeCompare(b.delegation) || a.index - b.index);
+  }
+
+  async readAssignment(coordinatorId: string, childId: string): Promise<AssignmentRecord | undefined> {
+    const raw = await this.redis.hget(this.keys.task(coordinatorId).assignments, childId);
+    return raw === null ? undefined : (JSON.parse(raw) as AssignmentRecord);
+  }
+}

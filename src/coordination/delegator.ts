@@ -1,0 +1,310 @@
+// ctx.delegate and what keeps a coordinator's assignments moving: child tasks are created
+// and recorded on the coordinator, started as slots free up (FIFO, at most maxParallel at once
+// across all workers), settled as they end, and the coordinator's parked turn is woken when
+// its delegation is over. Every step is idempotent, so a worker lost at any point is repaired
+// by the next run of the coordinator's turn (which re-reads the children themselves).
+import type { Queue } from 'bullmq';
+import { DelegationFailedError, type Assignment, type AssignmentEvidence, type DelegationOptions, type DelegationResult } from '../../adapters/delegation.ts';
+import { enqueueTurn, turnJobId, type TurnJobData } from '../../queues/turns.ts';
+import { newId } from '../ids.ts';
+import { GATEWAY_METADATA_KEY, ownerFromKey, StaleLeaseError, type Owner, type TaskStore, type TaskVersions } from '../store/task-store.ts';
+import type { Artifact, JsonObject, Message, Part, Task, TaskState } from '../protocol/types.ts';
+import {
+  SETTLED_STATES,
+  type AssignmentRecord,
+  type AssignmentStore,
+  type DelegationSettings,
+  type SettledState,
+} from './assignment-store.ts';
+
+const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const MAX_ASSIGNMENTS = 1000;
+/** A reviewer is one more assignment, in a delegation of its own named after the reviewed one. */
+const reviewDelegationOf = (name: string): string => `${name}#review`;
+
+/** Thrown inside a coordinator's turn so the runner parks it instead of finishing it. */
+export class TurnParked extends Error {
+  constructor(readonly statusText: string) {
+    super(statusText);
+    this.name = 'TurnParked';
+  }
+}
+
+/** The coordinator's turn as the delegator sees it. */
+export interface CoordinatorTurn {
+  taskId: string;
+  contextId: string;
+  ownerKey: string;
+  generation: number;
+}
+
+export interface DelegatorOptions {
+  store: TaskStore;
+  assignments: AssignmentStore;
+  queue: Queue<TurnJobData>;
+  defaultMaxParallel: number;
+  /** Per-role limits from configuration. */
+  roleLimits: Record<string, number>;
+  idempotencyTtlSeconds: number;
+  /** Versions recorded on a child task: its role's adapter and this gateway's. */
+  versionsFor(role: string): TaskVersions;
+}
+
+/** Assignment state from a child's task state ('running' while it is still open). */
+function assignmentStateOf(state: TaskState): SettledState | 'input-required' | 'running' {
+  switch (state) {
+    case 'TASK_STATE_COMPLETED':
+      return 'completed';
+    case 'TASK_STATE_FAILED':
+      return 'failed';
+    case 'TASK_STATE_CANCELED':
+      return 'canceled';
+    case 'TASK_STATE_REJECTED':
+      return 'rejected';
+    case 'TASK_STATE_INPUT_REQUIRED':
+    case 'TASK_STATE_AUTH_REQUIRED':
+      return 'input-required';
+    default:
+      return 'running';
+  }
+}
+
+const textOf = (message: Message | undefined): string | undefined => {
+  const text = message?.parts
+    .map((part) => part.text)
+    .filter((t): t is string => t !== undefined)
+    .join('\n');
+  return text === undefined || text === '' ? undefined : text;
+};
+
+export class Delegator {
+  constructor(private readonly options: DelegatorOptions) {}
+
+  /** ctx.delegate: returns the delegation's evidence once it is over, otherwise parks the turn (throws TurnParked). */
+  async delegate(turn: CoordinatorTurn, name: string, assignments: readonly Assignment[], options: DelegationOptions = {}): Promise<DelegationResult> {
+    if (!NAME.test(name)) throw new Error(`Delegation name "${name}" must be 1 to 64 letters, digits, "_", "." or "-".`);
+    const known = await this.options.assignments.readDelegation(turn.taskId, name);
+    const settings = known ?? (await this.start(turn, name, assignments, options));
+    const records = await this.current(turn, name);
+    const result = await this.evidence(turn, settings, records);
+    const stopped = records.find((r) => r.state === 'failed' || r.state === 'rejected' || r.state === 'canceled');
+    if (settings.onFailure === 'fail-fast' && stopped !== undefined) {
+      await this.cancelUnsettled(turn, records);
+      const final = await this.evidence(turn, settings, await this.current(turn, name));
+      throw new DelegationFailedError(final, final.assignments.find((a) => a.taskId === stopped.taskId) as AssignmentEvidence);
+    }
+    const open = records.filter((r) => !SETTLED_STATES.has(r.state));
+    if (open.length > 0) {
+      await this.startGranted(turn.taskId, turn.ownerKey, turn.contextId);
+      throw new TurnParked(`Waiting for ${open.length} of ${records.length} assignments of "${name}" (${records.length - open.length} done).`);
+    }
+    if (settings.reviewer !== undefined) result.review = await this.review(turn, settings, result);
+    return result;
+  }
+
+  /** Called when a child task's turn ended: settle its assignment, start the next ones, wake the coordinator. */
+  async childTurnEnded(child: { taskId: string; coordinatorId: string; ownerKey: string; contextId: string }, state: TaskState, text: string | undefined): Promise<void> {
+    const outcome = assignmentStateOf(state);
+    if (outcome === 'running') return;
+    await this.settleAndWake(child.coordinatorId, child.ownerKey, child.contextId, child.taskId, outcome, text ?? '');
+  }
+
+  /** Cancels a coordinator's open assignments (queued ones never start). */
+  async cancelAssignments(coordinatorId: string, owner: Owner): Promise<void> {
+    const records = await this.options.assignments.readAssignments(coordinatorId);
+    for (const record of records) {
+      if (SETTLED_STATES.has(record.state)) continue;
+      const result = await this.options.store.cancelTask(record.taskId, owner, new Date());
+      if (result.kind === 'canceled') await this.options.assignments.settle(coordinatorId, record.taskId, 'canceled', 'Canceled with its coordinator.');
+    }
+  }
+
+  /** The coordinator asks its caller the oldest waiting question of its children, if it can now. */
+  surfaceQuestion(coordinatorId: string): Promise<string | undefined> {
+    return this.options.assignments.surfaceQuestion(coordinatorId, newId());
+  }
+
+  private async start(turn: CoordinatorTurn, name: string, assignments: readonly Assignment[], options: DelegationOptions): Promise<DelegationSettings> {
+    if (assignments.length === 0 || assignments.length > MAX_ASSIGNMENTS) {
+      throw new Error(`A delegation needs 1 to ${MAX_ASSIGNMENTS} assignments, got ${assignments.length}.`);
+    }
+    for (const assignment of assignments) {
+      if (!NAME.test(assignment.role)) throw new Error(`Role "${assignment.role}" must be 1 to 64 letters, digits, "_", "." or "-".`);
+    }
+    const maxParallel = options.maxParallel ?? this.options.defaultMaxParallel;
+    if (!Number.isInteger(maxParallel) || maxParallel < 1) throw new Error(`maxParallel must be a positive integer, got ${String(maxParallel)}.`);
+    const settings: DelegationSettings = {
+      name,
+      count: assignments.length,
+      maxParallel,
+      roleLimits: { ...this.options.roleLimits, ...(options.roleLimits ?? {}) },
+      onFailure: options.onFailure ?? 'continue',
+    };
+    if (options.reviewer !== undefined) settings.reviewer = options.reviewer;
+    await this.record(turn, settings, assignments.map((assignment, index) => ({ assignment, index, kind: 'work' as const })));
+    return settings;
+  }
+
+  /** Creates the children (idempotently: a retried call finds the same tasks) and records them on the coordinator. */
+  private async record(
+    turn: CoordinatorTurn,
+    settings: DelegationSettings,
+    items: { assignment: Assignment; index: number; kind: AssignmentRecord['kind']; readOnly?: boolean }[],
+  ): Promise<void> {
+    const owner = ownerFromKey(turn.ownerKey);
+    const records: AssignmentRecord[] = [];
+    for (const { assignment, index, kind, readOnly } of items) {
+      const parts: Part[] = typeof assignment.input === 'string' ? [{ text: assignment.input }] : assignment.input;
+      const childId = newId();
+      const message: Message = {
+        // Derived from the coordinator and position: re-creating after a crash finds the first child.
+        messageId: `${turn.taskId}.${settings.name}.${index}`,
+        role: 'ROLE_USER',
+        parts,
+        taskId: childId,
+        contextId: turn.contextId,
+        referenceTaskIds: [turn.taskId],
+      };
+      const link = { parentTaskId: turn.taskId, assignment: { delegation: settings.name, index, role: assignment.role, kind } };
+      const metadata: JsonObject = { ...(assignment.metadata ?? {}), [GATEWAY_METADATA_KEY]: link };
+      const created = await this.options.store.createTask({
+        taskId: childId,
+        owner,
+        contextId: turn.contextId,
+        message,
+        metadata,
+        idempotencyTtlSeconds: this.options.idempotencyTtlSeconds,
+        versions: this.options.versionsFor(assignment.role),
+        // The owner asked for the coordinator; its pieces are not refused one by one.
+        maxActiveTasks: 0,
+        links: { parentTaskId: turn.taskId, role: assignment.role, readOnly: readOnly === true },
+        now: new Date(),
+      });
+      const taskId = created.kind === 'created' ? childId : created.kind === 'duplicate' ? created.taskId : childId;
+      records.push({ taskId, delegation: settings.name, index, role: assignment.role, kind, state: 'queued', queuedAtMs: Date.now() });
+    }
+    if (!(await this.options.assignments.register(turn.taskId, turn.generation, settings, records))) throw new StaleLeaseError(turn.taskId);
+  }
+
+  /**
+   * The delegation's assignments, repaired against the children themselves: a child that ended
+   * while its worker died before settling it is settled now, and a started child whose turn
+   * was never enqueued is enqueued (turn jobs are deduplicated, so this is safe to repeat).
+   */
+  private async current(turn: CoordinatorTurn, name: string): Promise<AssignmentRecord[]> {
+    const owner = ownerFromKey(turn.ownerKey);
+    let records = (await this.options.assignments.readAssignments(turn.taskId)).filter((r) => r.delegation === name);
+    let repaired = false;
+    for (const record of records) {
+      if (SETTLED_STATES.has(record.state) || record.state === 'queued') continue;
+      const child = await this.options.store.readTask(record.taskId, owner, 0);
+      const state = child === undefined ? 'canceled' : assignmentStateOf(child.task.status.state);
+      if (state === 'running') {
+        if (child?.task.status.state === 'TASK_STATE_SUBMITTED') await this.enqueueChild(record.taskId, turn.ownerKey, turn.contextId);
+        continue;
+      }
+      if (state === record.state) continue;
+      await this.options.assignments.settle(turn.taskId, record.taskId, state, textOf(child?.task.status.message) ?? '');
+      repaired = true;
+    }
+    if (repaired) records = (await this.options.assignments.readAssignments(turn.taskId)).filter((r) => r.delegation === name);
+    return records.sort((a, b) => a.index - b.index);
+  }
+
+  private async evidence(turn: CoordinatorTurn, settings: DelegationSettings, records: AssignmentRecord[]): Promise<DelegationResult> {
+    const owner = ownerFromKey(turn.ownerKey);
+    const assignments: AssignmentEvidence[] = [];
+    for (const record of records) {
+      if (!SETTLED_STATES.has(record.state)) continue;
+      const child = await this.options.store.readTask(record.taskId, owner, 0);
+      const evidence: AssignmentEvidence = {
+        index: record.index,
+        role: record.role,
+        taskId: record.taskId,
+        state: record.state as SettledState,
+        artifacts: child?.task.artifacts ?? ([] as Artifact[]),
+      };
+      const message = textOf(child?.task.status.message) ?? record.message;
+      if (message !== undefined) evidence.message = message;
+      assignments.push(evidence);
+    }
+    return {
+      name: settings.name,
+      onFailure: settings.onFailure,
+      assignments,
+      completed: assignments.filter((a) => a.state === 'completed').length,
+      failed: assignments.filter((a) => a.state === 'failed' || a.state === 'rejected').length,
+      canceled: assignments.filter((a) => a.state === 'canceled').length,
+    };
+  }
+
+  /** Runs the read-only reviewer over the settled results (parking the turn while it works). */
+  private async review(turn: CoordinatorTurn, settings: DelegationSettings, result: DelegationResult): Promise<NonNullable<DelegationResult['review']>> {
+    const reviewer = settings.reviewer as NonNullable<DelegationSettings['reviewer']>;
+    const name = reviewDelegationOf(settings.name);
+    if ((await this.options.assignments.readDelegation(turn.taskId, name)) === undefined) {
+      const reviewSettings: DelegationSettings = { name, count: 1, maxParallel: 1, roleLimits: {}, onFailure: 'continue' };
+      const evidence = { delegation: settings.name, completed: result.completed, failed: result.failed, canceled: result.canceled, assignments: result.assignments };
+      const input: Part[] = [
+        { text: `review ${reviewer.instructions ?? `the ${result.assignments.length} results of "${settings.name}"`}` },
+        { data: evidence as unknown as JsonObject, mediaType: 'application/json' },
+      ];
+      await this.record(turn, reviewSettings, [{ assignment: { role: reviewer.role, input }, index: 0, kind: 'review', readOnly: true }]);
+    }
+    const [record] = await this.current(turn, name);
+    if (record === undefined || !SETTLED_STATES.has(record.state)) {
+      await this.startGranted(turn.taskId, turn.ownerKey, turn.contextId);
+      throw new TurnParked(`Waiting for the ${reviewer.role} to review the results of "${settings.name}".`);
+    }
+    const [verdict] = (await this.evidence(turn, { ...settings, name }, [record])).assignments as [AssignmentEvidence];
+    return {
+      taskId: verdict.taskId,
+      role: verdict.role,
+      state: verdict.state,
+      verdict: verdict.message ?? '',
+      artifacts: verdict.artifacts,
+    };
+  }
+
+  private async cancelUnsettled(turn: CoordinatorTurn, records: AssignmentRecord[]): Promise<void> {
+    const owner = ownerFromKey(turn.ownerKey);
+    for (const record of records) {
+      if (SETTLED_STATES.has(record.state)) continue;
+      const result = await this.options.store.cancelTask(record.taskId, owner, new Date());
+      // A running child is stopped by its worker, which settles it; one that never ran is settled here.
+      if (result.kind === 'canceled') await this.options.assignments.settle(turn.taskId, record.taskId, 'canceled', 'Canceled: the delegation failed fast.');
+    }
+  }
+
+  private async settleAndWake(coordinatorId: string, ownerKey: string, contextId: string, childId: string, outcome: SettledState | 'input-required', text: string): Promise<void> {
+    const settled = await this.options.assignments.settle(coordinatorId, childId, outcome, text);
+    if (settled.kind === 'question') await this.surfaceQuestion(coordinatorId);
+    if (settled.kind === 'wake') {
+      // A wake is a fresh job of the same turn: the coordinator's parked run may still be
+      // finishing (its job id is taken), and the runner waits for its lease to be free.
+      await this.options.queue.add(
+        'turn',
+        { taskId: coordinatorId, turn: settled.turn, ownerKey, contextId },
+        { jobId: `${turnJobId(coordinatorId, settled.turn)}-w${settled.wakeSeq}` },
+      );
+    }
+    if (outcome !== 'input-required') await this.startGranted(coordinatorId, ownerKey, contextId);
+  }
+
+  private async startGranted(coordinatorId: string, ownerKey: string, contextId: string): Promise<void> {
+    for (const childId of await this.options.assignments.grant(coordinatorId)) await this.enqueueChild(childId, ownerKey, contextId);
+  }
+
+  private enqueueChild(childId: string, ownerKey: string, contextId: string): Promise<void> {
+    return enqueueTurn(this.options.queue, { taskId: childId, turn: 1, ownerKey, contextId });
+  }
+}
+
+/** The coordinator of a task, from its metadata (undefined for a top-level task). */
+export function coordinatorOf(task: Task): string | undefined {
+  const link = task.metadata?.[GATEWAY_METADATA_KEY];
+  if (link === null || typeof link !== 'object' || Array.isArray(link)) return undefined;
+  const parent = (link as JsonObject).parentTaskId;
+  return typeof parent === 'string' ? parent : undefined;
+}
+

@@ -1,0 +1,146 @@
+// Finds open tasks whose turn job is gone and queues the turn again. A job can vanish while its
+// task stays open: removed by hand, lost when Redis crashed between a write and its fsync,
+// failed after its retries, or never added because a gateway died between storing a message
+// and enqueueing its turn. Nothing else would ever run such a task, and it would count against
+// its owner's active-task cap forever, so every worker process runs this sweep periodically;
+// a Redis lock lets only one of them sweep at a time.
+//
+// Re-adding a job is safe even when the judgement is wrong (a job of an earlier turn is still
+// carrying a follow-up turn, say): jobs only advance a task under its lease, so a second job
+// finds the lease held, or the turn already over, and changes nothing.
+import type { Queue } from 'bullmq';
+import { newId } from '../ids.ts';
+import { enqueueTurn, turnJobId, type TurnJobData } from '../../queues/turns.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { TaskState } from '../protocol/types.ts';
+import type { TaskStore } from '../store/task-store.ts';
+
+/** Why a turn was queued again: its job was not there, or it had ended while the task is open. */
+export type LostJob = 'missing' | 'failed' | 'completed' | 'unknown';
+
+export interface ReconcileReport {
+  /** False when another process held the sweep lock: this call changed nothing. */
+  swept: boolean;
+  requeued: { taskId: string; turn: number; job: LostJob }[];
+  /** Active-set entries removed: their task is gone (state undefined) or has no turn queued or running. */
+  pruned: { taskId: string; ownerKey: string; state: TaskState | undefined }[];
+}
+
+export interface ReconcilerOptions {
+  store: TaskStore;
+  queue: Queue<TurnJobData>;
+  logger: Logger;
+  /** Sweep period; 0 = no periodic sweep (reconcileOnce still works). */
+  intervalMs: number;
+  /**
+   * An open task with no lease is only suspected after it has been quiet this long, so a turn
+   * between enqueue and pickup, or between a lost worker and stall recovery, is left alone.
+   */
+  quietForMs: number;
+  /** How long the sweep lock outlives a sweeper that dies mid-sweep. */
+  lockTtlMs?: number;
+}
+
+const DEFAULT_LOCK_TTL_MS = 60_000;
+const SCAN_COUNT = 200;
+
+export class Reconciler {
+  private readonly token = `${process.pid}:${newId()}`;
+  private timer: NodeJS.Timeout | undefined;
+  private sweep: Promise<ReconcileReport> | undefined;
+  private closed = false;
+
+  constructor(private readonly options: ReconcilerOptions) {}
+
+  start(): void {
+    if (this.options.intervalMs <= 0 || this.timer !== undefined) return;
+    this.timer = setInterval(() => {
+      this.reconcileOnce().catch((error: Error) => this.options.logger.warn('reconciler sweep failed; retrying next interval', { error: error.message }));
+    }, this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the periodic sweep and waits for one in progress. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.sweep?.catch(() => undefined);
+  }
+
+  /** One sweep, if this process gets the lock; a sweep already running here is joined, not doubled. */
+  reconcileOnce(): Promise<ReconcileReport> {
+    if (this.sweep !== undefined) return this.sweep;
+    const sweep = this.lockedSweep().finally(() => {
+      if (this.sweep === sweep) this.sweep = undefined;
+    });
+    this.sweep = sweep;
+    return sweep;
+  }
+
+  private async lockedSweep(): Promise<ReconcileReport> {
+    const report: ReconcileReport = { swept: false, requeued: [], pruned: [] };
+    if (this.closed) return report;
+    const { store } = this.options;
+    const lock = store.keys.reconcilerLock();
+    const taken = await store.redis.set(lock, this.token, 'PX', this.options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, 'NX');
+    if (taken !== 'OK') return report;
+    report.swept = true;
+    try {
+      let cursor = '0';
+      do {
+        const [next, keys] = await store.redis.scan(cursor, 'MATCH', store.keys.ownerActivePattern(), 'COUNT', SCAN_COUNT);
+        cursor = next;
+        for (const key of keys) {
+          const ownerKey = store.keys.ownerOfActiveSet(key);
+          if (ownerKey !== undefined) await this.sweepActiveSet(key, ownerKey, report);
+        }
+      } while (cursor !== '0' && !this.closed);
+    } finally {
+      await store.releaseLock(lock, this.token);
+    }
+    return report;
+  }
+
+  private async sweepActiveSet(key: string, ownerKey: string, report: ReconcileReport): Promise<void> {
+    const { store } = this.options;
+    let cursor = '0';
+    do {
+      const [next, entries] = await store.redis.zscan(key, cursor, 'COUNT', SCAN_COUNT);
+      cursor = next;
+      // ZSCAN replies member, score, member, score, ...
+      for (let i = 0; i < entries.length; i += 2) {
+        const taskId = entries[i] as string;
+        const entry = await store.reconcileActiveEntry(key, taskId, new Date(), this.options.quietForMs);
+        if (entry.kind === 'removed') report.pruned.push({ taskId, ownerKey, state: entry.state });
+        if (entry.kind !== 'candidate') continue;
+        const lost = await this.requeueIfLost({ taskId, turn: entry.turn, ownerKey: entry.ownerKey, contextId: entry.contextId });
+        if (lost !== undefined) report.requeued.push({ taskId, turn: entry.turn, job: lost });
+      }
+    } while (cursor !== '0');
+  }
+
+  /** Queues the turn again when its job is gone or ended; returns what was wrong with it. */
+  private async requeueIfLost(data: TurnJobData): Promise<LostJob | undefined> {
+    const { queue, logger } = this.options;
+    const jobId = turnJobId(data.taskId, data.turn);
+    const job = await queue.getJob(jobId);
+    let lost: LostJob;
+    if (job === undefined) {
+      lost = 'missing';
+    } else {
+      const state = await job.getState();
+      if (state !== 'failed' && state !== 'completed' && state !== 'unknown') return undefined;
+      lost = state;
+      // BullMQ ignores an add whose job id still exists, finished or not.
+      if ((await queue.remove(jobId)) !== 1) return undefined;
+    }
+    await enqueueTurn(queue, data);
+    logger.warn(`re-queued turn ${data.turn} of task ${data.taskId}: the task is open but its job was ${lost}`, {
+      taskId: data.taskId,
+      turn: data.turn,
+      job: lost,
+    });
+    return lost;
+  }
+}

@@ -1,0 +1,10 @@
+--[[
+  Add a charge to the running turn's budget total, fenced by the lease generation. The total
+  lives in the task hash so a worker that takes the turn over continues from it, and a
+  replaced worker cannot spend.
+  KEYS[1] task hash
+  ARGV[1] lease generation   ARGV[2] units (>= 0)
+  Returns {'STALE'} | {'OK', total}
+]]
+if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+return {'OK', redis.call('HINCRBYFLOAT', KEYS[1], 'turnBudgetSpent', ARGV[2])}

@@ -1,0 +1,25 @@
+--[[
+  Decide about one entry of an owner's active set for the reconciler, atomically with the
+  removal, so a task resumed between a read and the removal keeps its entry.
+  An entry whose task is gone or no longer has a turn queued or running is removed (it would
+  count against the owner's active-task cap forever). A task with no lease, not updated for
+  ARGV[3] ms, is a candidate: its turn job may be gone.
+  KEYS[1] task hash   KEYS[2] lease   KEYS[3] owner's active tasks (zset)
+  ARGV[1] taskId   ARGV[2] now (ms)   ARGV[3] how long an open task must be quiet (ms)
+  Returns {'REMOVED', state|''} | {'RUNNING'} | {'PARKED'} | {'RECENT'} | {'CANDIDATE', turn, ownerKey, contextId}
+]]
+local fields = redis.call('HMGET', KEYS[1], 'state', 'turn', 'updatedAtMs', 'owner', 'contextId')
+local state = fields[1]
+if not state then
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  return {'REMOVED', ''}
+end
+if state ~= 'TASK_STATE_SUBMITTED' and state ~= 'TASK_STATE_WORKING' then
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  return {'REMOVED', state}
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then return {'RUNNING'} end
+-- A coordinator's turn parked while its assignments run has no job on purpose.
+if redis.call('HGET', KEYS[1], 'suspended') == '1' then return {'PARKED'} end
+if tonumber(ARGV[2]) - tonumber(fields[3] or '0') < tonumber(ARGV[3]) then return {'RECENT'} end
+return {'CANDIDATE', fields[2], fields[4], fields[5]}

@@ -1,0 +1,18 @@
+--[[
+  Park a coordinator's turn while its assignments run: the lease is released (no worker holds
+  the turn, so it holds no worker slot) and the run that parked it is not counted as an
+  attempt. The turn resumes as a new run when its assignments settle (a wake job).
+  KEYS[1] task hash   KEYS[2] lease   KEYS[3] events
+  ARGV[1] lease generation   ARGV[2] status JSON (TASK_STATE_WORKING, saying what it waits for)
+  ARGV[3] status event JSON   ARGV[4] now (ms)   ARGV[5] event channel
+  Returns {'STALE'} | {'SUSPENDED'}
+]]
+if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+redis.call('DEL', KEYS[2])
+redis.call('HINCRBY', KEYS[1], 'turnAttempts', -1)
+-- Fence out anything the parked run still tries to write.
+redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
+redis.call('HSET', KEYS[1], 'suspended', 1, 'status', ARGV[2], 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[4])
+local id = redis.call('XADD', KEYS[3], '*', 'r', ARGV[3])
+redis.call('PUBLISH', ARGV[5], id .. '\n' .. ARGV[3])
+return {'SUSPENDED'}

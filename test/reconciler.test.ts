@@ -1,0 +1,245 @@
+// The reconciler: an open task whose turn job is gone (removed, lost by Redis, failed for good,
+// never added) is queued again and completes; active-set entries of tasks that are gone or no
+// longer active are removed, so they stop counting against the owner's cap; one lock lets only
+// one worker process sweep at a time; a task whose job is alive is left alone.
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { loadAdapter } from '../adapters/module-loader.ts';
+import { createTurnQueue, TURN_QUEUE_NAME, turnJobId, type TurnJobData } from '../queues/turns.ts';
+import type { Logger } from '../src/logging/logger.ts';
+import type { Task } from '../src/protocol/types.ts';
+import { Reconciler } from '../src/runtime/reconciler.ts';
+import { startWorkerRole, type WorkerHandle } from '../src/runtime/worker-role.ts';
+import { TaskStore } from '../src/store/task-store.ts';
+import { REDIS_URL, ROOT, rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
+
+interface Harness {
+  gw: TestGateway;
+  store: TaskStore;
+  queue: Queue<TurnJobData>;
+  connection: Redis;
+}
+
+const open: Harness[] = [];
+const workers: WorkerHandle[] = [];
+
+afterEach(async () => {
+  for (const worker of workers.splice(0)) await worker.close();
+  for (const h of open.splice(0)) {
+    await h.queue.close();
+    h.connection.disconnect();
+    await h.gw.close();
+  }
+});
+
+afterAll(async () => {
+  for (const worker of workers) await worker.close();
+});
+
+/** A gateway with no worker, so a queued turn stays queued until the test starts one. */
+async function harness(name: string, config: Record<string, unknown> = {}): Promise<Harness> {
+  const gw = await startTestGateway({ name, inProcessWorker: false, config: { reconcileIntervalMs: 0, ...config } });
+  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const h = { gw, store: new TaskStore(gw.redis, gw.prefix), queue: createTurnQueue(connection, gw.prefix), connection };
+  open.push(h);
+  return h;
+}
+
+function recordingLogger(): Logger & { warnings: string[] } {
+  const warnings: string[] = [];
+  return {
+    warnings,
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (message) => warnings.push(message),
+    error: () => undefined,
+  };
+}
+
+function reconciler(h: Harness, logger: Logger = recordingLogger(), queue: Queue<TurnJobData> = h.queue): Reconciler {
+  return new Reconciler({ store: h.store, queue, logger, intervalMs: 0, quietForMs: h.gw.config.lockDurationMs * 2 });
+}
+
+async function send(h: Harness, text: string): Promise<Task> {
+  const reply = await rpc(h.gw.jsonRpcUrl, 'SendMessage', { message: textMessage(text), configuration: { returnImmediately: true } });
+  expect(reply.body.error).toBeUndefined();
+  return (reply.body.result as { task: Task }).task;
+}
+
+/** Ages the task past the reconciler's quiet period instead of sleeping through it. */
+async function makeQuiet(h: Harness, taskId: string): Promise<void> {
+  await h.gw.redis.hset(`${h.gw.prefix}:{${taskId}}:task`, 'updatedAtMs', String(Date.now() - 10 * h.gw.config.lockDurationMs));
+}
+
+async function removeJob(h: Harness, taskId: string): Promise<void> {
+  const job = await h.queue.getJob(turnJobId(taskId, 1));
+  expect(job, 'the turn was queued').toBeDefined();
+  await job?.remove();
+  expect(await h.queue.getJob(turnJobId(taskId, 1))).toBeUndefined();
+}
+
+async function startWorker(h: Harness, config: Record<string, unknown> = {}, logger?: Logger): Promise<WorkerHandle> {
+  const worker = await startWorkerRole({ ...h.gw.config, ...config }, await loadAdapter('demo', h.gw.config.adapterOptions, ROOT), logger ?? recordingLogger());
+  workers.push(worker);
+  return worker;
+}
+
+async function finalState(h: Harness, taskId: string): Promise<string> {
+  return waitFor(async () => {
+    const task = (await rpc(h.gw.jsonRpcUrl, 'GetTask', { id: taskId })).body.result as Task;
+    return ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED'].includes(task.status.state) ? task.status.state : undefined;
+  }, 30_000, `task ${taskId} to end`);
+}
+
+async function activeSetKey(h: Harness): Promise<string> {
+  const [, keys] = await h.gw.redis.scan('0', 'MATCH', `${h.gw.prefix}:owner:*:active`, 'COUNT', 1000);
+  expect(keys).toHaveLength(1);
+  return keys[0] as string;
+}
+
+describe('reconciler', () => {
+  it('queues the turn of an open task whose job was removed again, with one warning, and a worker completes it', async () => {
+    const h = await harness('reconcile-missing');
+    const task = await send(h, 'long 2');
+    await removeJob(h, task.id);
+    await makeQuiet(h, task.id);
+
+    const logger = recordingLogger();
+    const worker = await startWorker(h, {}, logger);
+    // Without the sweep nothing would ever run this task: there is no job to take.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await rpc(h.gw.jsonRpcUrl, 'GetTask', { id: task.id })).body.result).toMatchObject({ status: { state: 'TASK_STATE_SUBMITTED' } });
+
+    const report = await worker.reconciler.reconcileOnce();
+    expect(report).toMatchObject({ swept: true, requeued: [{ taskId: task.id, turn: 1, job: 'missing' }] });
+    const warnings = logger.warnings.filter((w) => w.includes(task.id));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/turn 1 of task/);
+    expect(await finalState(h, task.id)).toBe('TASK_STATE_COMPLETED');
+    // The lock is released after the sweep, so the next interval's sweeper can take it.
+    expect(await h.gw.redis.exists(h.store.keys.reconcilerLock())).toBe(0);
+  });
+
+  it('replaces a job that failed for good while its task is still open', async () => {
+    const h = await harness('reconcile-failed');
+    const task = await send(h, 'echo again');
+    const jobId = turnJobId(task.id, 1);
+    const data = (await h.queue.getJob(jobId))?.data as TurnJobData;
+    await removeJob(h, task.id);
+    // The same job id, failed with no retries left, as after a turn job gave up.
+    await h.queue.add('turn', data, { jobId, attempts: 1 });
+    const failingConnection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const failing = new Worker<TurnJobData>(TURN_QUEUE_NAME, async () => {
+      throw new Error('infrastructure trouble');
+    }, { connection: failingConnection, prefix: h.gw.prefix });
+    await waitFor(async () => ((await h.queue.getJobState(jobId)) === 'failed' ? true : undefined), 20_000, 'the job to fail');
+    await failing.close();
+    failingConnection.disconnect();
+    await makeQuiet(h, task.id);
+
+    const report = await reconciler(h).reconcileOnce();
+    expect(report.requeued).toEqual([{ taskId: task.id, turn: 1, job: 'failed' }]);
+    expect(await h.queue.getJobState(jobId)).toBe('waiting');
+    await startWorker(h);
+    expect(await finalState(h, task.id)).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('runs on its own every reconcileIntervalMs in a worker process', async () => {
+    const h = await harness('reconcile-interval');
+    const task = await send(h, 'echo later');
+    await removeJob(h, task.id);
+    await makeQuiet(h, task.id);
+    await startWorker(h, { reconcileIntervalMs: 200 });
+    expect(await finalState(h, task.id)).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('leaves a task alone whose job is alive, and one that changed recently', async () => {
+    const h = await harness('reconcile-alive');
+    const alive = await send(h, 'echo alive');
+    const recent = await send(h, 'echo recent');
+    await makeQuiet(h, alive.id);
+    await removeJob(h, recent.id);
+    const before = await h.queue.getJob(turnJobId(alive.id, 1));
+
+    const logger = recordingLogger();
+    const report = await reconciler(h, logger).reconcileOnce();
+    expect(report).toEqual({ swept: true, requeued: [], pruned: [] });
+    expect(logger.warnings).toEqual([]);
+    const after = await h.queue.getJob(turnJobId(alive.id, 1));
+    expect(after?.timestamp).toBe(before?.timestamp);
+    expect(await h.queue.getJobState(turnJobId(alive.id, 1))).toBe('waiting');
+    expect(await h.queue.getJob(turnJobId(recent.id, 1))).toBeUndefined();
+    expect(await h.queue.getJobCounts('waiting')).toEqual({ waiting: 1 });
+  });
+
+  it('removes active-set entries of deleted and finished tasks, which frees the owner\'s active-task cap', async () => {
+    const h = await harness('reconcile-prune', { limits: { requestsPerSecond: 0, maxActiveTasks: 3 } });
+    const live = await send(h, 'echo live');
+    const canceled = await send(h, 'echo canceled');
+    expect((await rpc(h.gw.jsonRpcUrl, 'CancelTask', { id: canceled.id })).body.error).toBeUndefined();
+    const key = await activeSetKey(h);
+    // Leftovers of a crash: a task whose keys are gone, and a finished one still listed.
+    await h.gw.redis.zadd(key, Date.now(), 'deleted-task', Date.now(), canceled.id);
+    expect(await h.gw.redis.zcard(key)).toBe(3);
+    const refused = await rpc(h.gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo refused'), configuration: { returnImmediately: true } });
+    expect(refused.body.error).toBeDefined();
+
+    const report = await reconciler(h).reconcileOnce();
+    expect(report.pruned.map((p) => [p.taskId, p.state]).sort()).toEqual([
+      [canceled.id, 'TASK_STATE_CANCELED'],
+      ['deleted-task', undefined],
+    ]);
+    expect(report.requeued).toEqual([]);
+    expect(await h.gw.redis.zrange(key, 0, -1)).toEqual([live.id]);
+    await send(h, 'echo accepted');
+  });
+
+  it('lets only one process sweep at a time: a racing sweeper does nothing, and a sweeper releases only its own lock', async () => {
+    const h = await harness('reconcile-race');
+    const task = await send(h, 'echo raced');
+    await removeJob(h, task.id);
+    await makeQuiet(h, task.id);
+
+    // Holds the first sweeper inside its sweep, after it took the lock.
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const gated = new Proxy(h.queue, {
+      get(target, property, receiver) {
+        if (property === 'getJob') {
+          return async (id: string) => {
+            await gate;
+            return target.getJob(id);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const firstLogger = recordingLogger();
+    const secondLogger = recordingLogger();
+    const first = reconciler(h, firstLogger, gated);
+    const second = reconciler(h, secondLogger);
+    const lock = h.store.keys.reconcilerLock();
+
+    const firstSweep = first.reconcileOnce();
+    await waitFor(async () => ((await h.gw.redis.exists(lock)) === 1 ? true : undefined), 10_000, 'the first sweeper to take the lock');
+    const secondReport = await second.reconcileOnce();
+    expect(secondReport).toEqual({ swept: false, requeued: [], pruned: [] });
+    expect(await h.queue.getJob(turnJobId(task.id, 1))).toBeUndefined();
+
+    // As if the first sweeper's lock had lapsed and another process had taken it meanwhile.
+    await h.gw.redis.set(lock, 'another-process');
+    release();
+    const firstReport = await firstSweep;
+    expect(firstReport.requeued).toEqual([{ taskId: task.id, turn: 1, job: 'missing' }]);
+    expect(await h.gw.redis.get(lock)).toBe('another-process');
+    expect(firstLogger.warnings).toHaveLength(1);
+    expect(secondLogger.warnings).toEqual([]);
+    expect(await h.queue.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    // While that other process holds the lock, no one else sweeps either.
+    expect(await first.reconcileOnce()).toEqual({ swept: false, requeued: [], pruned: [] });
+  });
+});
