@@ -164,7 +164,7 @@ describe('reconciler', () => {
 
     const logger = recordingLogger();
     const report = await reconciler(h, logger).reconcileOnce();
-    expect(report).toEqual({ swept: true, requeued: [], pruned: [] });
+    expect(report).toEqual({ swept: true, requeued: [], pruned: [], woken: [] });
     expect(logger.warnings).toEqual([]);
     const after = await h.queue.getJob(turnJobId(alive.id, 1));
     expect(after?.timestamp).toBe(before?.timestamp);
@@ -227,7 +227,7 @@ describe('reconciler', () => {
     const firstSweep = first.reconcileOnce();
     await waitFor(async () => ((await h.gw.redis.exists(lock)) === 1 ? true : undefined), 10_000, 'the first sweeper to take the lock');
     const secondReport = await second.reconcileOnce();
-    expect(secondReport).toEqual({ swept: false, requeued: [], pruned: [] });
+    expect(secondReport).toEqual({ swept: false, requeued: [], pruned: [], woken: [] });
     expect(await h.queue.getJob(turnJobId(task.id, 1))).toBeUndefined();
 
     // As if the first sweeper's lock had lapsed and another process had taken it meanwhile.
@@ -240,6 +240,6 @@ describe('reconciler', () => {
     expect(secondLogger.warnings).toEqual([]);
     expect(await h.queue.getJobCounts('waiting')).toEqual({ waiting: 1 });
     // While that other process holds the lock, no one else sweeps either.
-    expect(await first.reconcileOnce()).toEqual({ swept: false, requeued: [], pruned: [] });
+    expect(await first.reconcileOnce()).toEqual({ swept: false, requeued: [], pruned: [], woken: [] });
   });
 });

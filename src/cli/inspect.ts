@@ -3,6 +3,7 @@
 // worker, steps and outcome, and how much history and replay buffer it keeps. Reads Redis
 // directly, for any owner.
 import type { Redis } from 'ioredis';
+import type { AssignmentRecord } from '../coordination/assignment-store.ts';
 import type { StepRecord, TaskVersions, TurnRecord } from '../store/task-store.ts';
 import { RedisKeys } from '../store/keys.ts';
 
@@ -30,13 +31,18 @@ export interface TaskInspection {
   queuedMessages: number;
   events: { count: number; first: string | undefined; last: string | undefined };
   expiresInSeconds: number | undefined;
+  /** A sub-agent's task: its coordinator and role. */
+  coordinator: { taskId: string; role: string; readOnly: boolean } | undefined;
+  /** A coordinator's assignments, in the order they were made; whether its turn is parked for them. */
+  assignments: AssignmentRecord[];
+  parked: boolean;
 }
 
 const iso = (ms: string | undefined): string | undefined => (ms === undefined || ms === '' ? undefined : new Date(Number(ms)).toISOString());
 
 export async function inspectTask(redis: Redis, prefix: string, taskId: string): Promise<TaskInspection | undefined> {
   const k = new RedisKeys(prefix).task(taskId);
-  const [hash, holder, leaseTtl, turns, steps, historyLength, inboxLength, eventCount, first, last, ttl] = await Promise.all([
+  const [hash, holder, leaseTtl, turns, steps, historyLength, inboxLength, eventCount, first, last, ttl, assignments] = await Promise.all([
     redis.hgetall(k.task),
     redis.get(k.lease),
     redis.pttl(k.lease),
@@ -48,6 +54,7 @@ export async function inspectTask(redis: Redis, prefix: string, taskId: string):
     redis.xrange(k.events, '-', '+', 'COUNT', 1),
     redis.xrevrange(k.events, '+', '-', 'COUNT', 1),
     redis.ttl(k.task),
+    redis.hvals(k.assignments),
   ]);
   if (hash.id === undefined) return undefined;
   return {
@@ -81,6 +88,11 @@ export async function inspectTask(redis: Redis, prefix: string, taskId: string):
     queuedMessages: inboxLength,
     events: { count: eventCount, first: first[0]?.[0], last: last[0]?.[0] },
     expiresInSeconds: ttl > 0 ? ttl : undefined,
+    coordinator: hash.parentTaskId ? { taskId: hash.parentTaskId, role: hash.role ?? '', readOnly: hash.readOnly === '1' } : undefined,
+    assignments: assignments
+      .map((json) => JSON.parse(json) as AssignmentRecord)
+      .sort((a, b) => a.queuedAtMs - b.queuedAtMs || a.delegation.localeCompare(b.delegation) || a.index - b.index),
+    parked: hash.suspended === '1',
   };
 }
 
@@ -98,8 +110,11 @@ export function formatInspection(t: TaskInspection): string {
     `history    ${t.historyMessages} messages, ${t.queuedMessages} queued for the next turn`,
     `events     ${t.events.count} in the replay buffer${t.events.count > 0 ? ` (${t.events.first} .. ${t.events.last})` : ''}`,
     `expires    ${t.expiresInSeconds === undefined ? 'never (still open)' : `in ${t.expiresInSeconds} s`}`,
-    `turns      ${t.turns.length}`,
+    `turns      ${t.turns.length}${t.parked ? ' (the current one is parked, waiting for its assignments)' : ''}`,
   ];
+  if (t.coordinator !== undefined) {
+    lines.splice(4, 0, `assigned   by coordinator ${t.coordinator.taskId} as role ${t.coordinator.role}${t.coordinator.readOnly ? ' (read-only reviewer)' : ''}`);
+  }
   for (const turn of t.turns) {
     lines.push(
       `  turn ${turn.turn}: ${turn.outcome ?? 'open'}, attempts ${turn.attempts ?? 0}${turn.handBacks ? `, handed back ${turn.handBacks}` : ''}${
@@ -114,6 +129,12 @@ export function formatInspection(t: TaskInspection): string {
   for (const step of t.journal) {
     lines.push(
       `  ${step.turn}:${step.name} ${step.unknown ? `UNKNOWN (started in attempt ${step.attempt}, no result${step.surfacedToAttempt ? `; handed to attempt ${step.surfacedToAttempt} to reconcile` : ''})` : `${step.state} (attempt ${step.attempt})`}, key ${step.idempotencyKey}${step.reference ? `, reference ${step.reference}` : ''}`,
+    );
+  }
+  if (t.assignments.length > 0) lines.push(`assignments ${t.assignments.length}`);
+  for (const a of t.assignments) {
+    lines.push(
+      `  ${a.delegation}[${a.index}] ${a.role}${a.kind === 'review' ? ' (reviewer)' : ''}: ${a.state}, task ${a.taskId}${a.grantSeq === undefined ? '' : `, started #${a.grantSeq}`}${a.question ? `, asks: ${a.question}` : ''}`,
     );
   }
   return lines.join('\n');

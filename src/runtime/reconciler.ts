@@ -24,6 +24,8 @@ export interface ReconcileReport {
   requeued: { taskId: string; turn: number; job: LostJob }[];
   /** Active-set entries removed: their task is gone (state undefined) or has no turn queued or running. */
   pruned: { taskId: string; ownerKey: string; state: TaskState | undefined }[];
+  /** Parked coordinators run again to re-check their assignments. */
+  woken: string[];
 }
 
 export interface ReconcilerOptions {
@@ -39,6 +41,13 @@ export interface ReconcilerOptions {
   quietForMs: number;
   /** How long the sweep lock outlives a sweeper that dies mid-sweep. */
   lockTtlMs?: number;
+  /**
+   * A coordinator parked this long without news is run once more, so it re-reads its
+   * assignments (repairing one whose end was never recorded because its worker died).
+   */
+  parkedQuietForMs?: number;
+  /** Tells whether a sub-agent's task is still waiting for a slot (it has no job on purpose). */
+  waitsForSlot?: (coordinatorId: string, taskId: string) => Promise<boolean>;
 }
 
 const DEFAULT_LOCK_TTL_MS = 60_000;
@@ -79,7 +88,7 @@ export class Reconciler {
   }
 
   private async lockedSweep(): Promise<ReconcileReport> {
-    const report: ReconcileReport = { swept: false, requeued: [], pruned: [] };
+    const report: ReconcileReport = { swept: false, requeued: [], pruned: [], woken: [] };
     if (this.closed) return report;
     const { store } = this.options;
     const lock = store.keys.reconcilerLock();
@@ -111,9 +120,16 @@ export class Reconciler {
       // ZSCAN replies member, score, member, score, ...
       for (let i = 0; i < entries.length; i += 2) {
         const taskId = entries[i] as string;
-        const entry = await store.reconcileActiveEntry(key, taskId, new Date(), this.options.quietForMs);
+        const parkedQuietForMs = this.options.parkedQuietForMs ?? this.options.quietForMs * 10;
+        const entry = await store.reconcileActiveEntry(key, taskId, new Date(), this.options.quietForMs, parkedQuietForMs);
         if (entry.kind === 'removed') report.pruned.push({ taskId, ownerKey, state: entry.state });
+        if (entry.kind === 'wake') {
+          await this.options.queue.add('turn', { taskId, turn: entry.turn, ownerKey: entry.ownerKey, contextId: entry.contextId }, { jobId: `${turnJobId(taskId, entry.turn)}-w-r${Date.now()}` });
+          report.woken.push(taskId);
+          continue;
+        }
         if (entry.kind !== 'candidate') continue;
+        if (entry.parentTaskId !== undefined && (await this.options.waitsForSlot?.(entry.parentTaskId, taskId)) === true) continue;
         const lost = await this.requeueIfLost({ taskId, turn: entry.turn, ownerKey: entry.ownerKey, contextId: entry.contextId });
         if (lost !== undefined) report.requeued.push({ taskId, turn: entry.turn, job: lost });
       }

@@ -109,6 +109,7 @@ export async function startWorkerRole(
     // Longer than a lost worker's turn takes to be recovered by stall detection (one lock
     // period), so the reconciler does not race BullMQ for turns it is about to recover.
     quietForMs: config.lockDurationMs * 2,
+    waitsForSlot: async (coordinatorId, taskId) => (await assignments.readAssignment(coordinatorId, taskId))?.state === 'queued',
   });
   reconciler.start();
   return {

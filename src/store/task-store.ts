@@ -150,7 +150,9 @@ export type ActiveEntry =
   | { kind: 'running' }
   | { kind: 'parked' }
   | { kind: 'recent' }
-  | { kind: 'candidate'; turn: number; ownerKey: string; contextId: string };
+  /** A coordinator parked for long: run it, so it re-checks its assignments. */
+  | { kind: 'wake'; turn: number; ownerKey: string; contextId: string }
+  | { kind: 'candidate'; turn: number; ownerKey: string; contextId: string; parentTaskId: string | undefined };
 
 export type FinishResult =
   | { kind: 'stale' }
@@ -556,9 +558,9 @@ export class TaskStore {
    * For the reconciler: removes an entry of an owner's active set whose task is gone or has no
    * turn queued or running, else says whether the task may have lost its turn job.
    */
-  async reconcileActiveEntry(activeSetKey: string, taskId: string, now: Date, quietForMs: number): Promise<ActiveEntry> {
+  async reconcileActiveEntry(activeSetKey: string, taskId: string, now: Date, quietForMs: number, parkedQuietForMs: number): Promise<ActiveEntry> {
     const k = this.keys.task(taskId);
-    const reply = await this.run('reconcileEntry', [k.task, k.lease, activeSetKey], [taskId, now.getTime(), quietForMs]);
+    const reply = await this.run('reconcileEntry', [k.task, k.lease, activeSetKey], [taskId, now.getTime(), quietForMs, parkedQuietForMs]);
     switch (reply[0]) {
       case 'REMOVED':
         return { kind: 'removed', state: str(reply[1]) === '' ? undefined : (str(reply[1]) as TaskState) };
@@ -568,8 +570,10 @@ export class TaskStore {
         return { kind: 'parked' };
       case 'RECENT':
         return { kind: 'recent' };
+      case 'WAKE':
+        return { kind: 'wake', turn: Number(reply[1]), ownerKey: str(reply[2]), contextId: str(reply[3]) };
       default:
-        return { kind: 'candidate', turn: Number(reply[1]), ownerKey: str(reply[2]), contextId: str(reply[3]) };
+        return { kind: 'candidate', turn: Number(reply[1]), ownerKey: str(reply[2]), contextId: str(reply[3]), parentTaskId: str(reply[4]) || undefined };
     }
   }
 
