@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAdapter } from '../adapters/module-loader.ts';
 import { startGatewayRole } from '../src/gateway/server.ts';
 import { createLogger } from '../src/logging/logger.ts';
-import { expectUnchanged, ROOT, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
+import { expectUnchanged, ROOT, startTestGateway, textMessage, waitFor, type TestGateway, turnJobsSettled } from './support/harness.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
 
 let issuer: TestIssuer;
@@ -158,34 +158,9 @@ async function stableSnapshot(gw: TestGateway, options: { ignoreRateBuckets?: bo
   return result;
 }
 
-/**
- * Waits until every turn job left in BullMQ belongs to a task whose turn is queued or running:
- * a finished turn's job is removed just after the task's final state is written, and that
- * clean-up must not land inside a window that proves nothing changed.
- */
-async function jobsSettled(gw: TestGateway): Promise<void> {
-  await waitFor(
-    async () => {
-      let cursor = '0';
-      do {
-        const [next, keys] = await gw.redis.scan(cursor, 'MATCH', `${gw.prefix}:turns:*-t*`, 'COUNT', 1000);
-        cursor = next;
-        for (const key of keys) {
-          const taskId = /:turns:([0-9A-Z]{26})-t\d+$/.exec(key)?.[1];
-          if (taskId === undefined) continue;
-          const state = await gw.redis.hget(`${gw.prefix}:{${taskId}}:task`, 'state');
-          if (state !== 'TASK_STATE_SUBMITTED' && state !== 'TASK_STATE_WORKING') return false;
-        }
-      } while (cursor !== '0');
-      return true;
-    },
-    10_000,
-    'finished turns to leave the queue',
-  );
-}
 
 async function expectNothingStored<T>(gw: TestGateway, options: { ignoreRateBuckets?: boolean }, request: () => Promise<T>): Promise<T> {
-  await jobsSettled(gw);
+  await turnJobsSettled(gw);
   return expectUnchanged({ snapshotKeys: () => stableSnapshot(gw, options) }, request);
 }
 

@@ -115,6 +115,32 @@ export async function snapshotKeys(redis: Redis, prefix: string): Promise<Map<st
   return result;
 }
 
+/**
+ * Waits until every turn job left in BullMQ belongs to a task whose turn is queued or running:
+ * a finished turn's job is removed just after the task's final state is written, and that
+ * clean-up must not land inside a window that proves nothing changed.
+ */
+export async function turnJobsSettled(gw: Pick<TestGateway, 'redis' | 'prefix'>): Promise<void> {
+  await waitFor(
+    async () => {
+      let cursor = '0';
+      do {
+        const [next, keys] = await gw.redis.scan(cursor, 'MATCH', `${gw.prefix}:turns:*-t*`, 'COUNT', 1000);
+        cursor = next;
+        for (const key of keys) {
+          const taskId = /:turns:([0-9A-Z]{26})-t\d+$/.exec(key)?.[1];
+          if (taskId === undefined) continue;
+          const state = await gw.redis.hget(`${gw.prefix}:{${taskId}}:task`, 'state');
+          if (state !== 'TASK_STATE_SUBMITTED' && state !== 'TASK_STATE_WORKING') return false;
+        }
+      } while (cursor !== '0');
+      return true;
+    },
+    10_000,
+    'finished turns to leave the queue',
+  );
+}
+
 /** Runs a request and proves no key under the gateway's prefix appeared, vanished or changed. */
 export async function expectUnchanged<T>(gw: Pick<TestGateway, 'snapshotKeys'>, request: () => Promise<T>): Promise<T> {
   const before = Object.fromEntries(await gw.snapshotKeys());
