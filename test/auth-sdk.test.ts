@@ -27,7 +27,7 @@ import {
 } from '@a2a-js/sdk/client';
 import { isJsonRpcError, isRestError } from '@a2a-js/sdk/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectUnchanged, startTestGateway, waitFor, type TestGateway, turnJobsSettled } from './support/harness.ts';
+import { expectUnchanged, startTestGateway, type TestGateway, turnJobsSettled } from './support/harness.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
 
 let gw: TestGateway;

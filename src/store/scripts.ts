@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
+import { newId } from '../ids.ts';
 
 const LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), 'lua');
 
@@ -34,6 +35,33 @@ export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | nu
 interface ScriptSource {
   numberOfKeys: number;
   lua: string;
+  /** Runs at most once per call, however often the call reaches Redis (see ONCE_MARKER). */
+  once: boolean;
+}
+
+/**
+ * Marks a script whose second application would do harm (a duplicated event, a turn finished
+ * twice, a double charge). ioredis re-sends a command whose reply a dropped connection lost,
+ * and the first send may well have been applied (and persisted) already. Each call of such a
+ * script therefore carries a fresh call id as its last argument; the script remembers the last
+ * call id and its reply in the hash at KEYS[1] (the task's, where every writer of one task is
+ * serialized, so the last call is the only one that can be in flight), and a repeated call id
+ * gets the first reply back without running again.
+ */
+const ONCE_MARKER = '@once';
+
+function wrapOnce(lua: string): string {
+  return `local __call = table.remove(ARGV)
+if redis.call('HGET', KEYS[1], '__call') == __call then return cjson.decode(redis.call('HGET', KEYS[1], '__reply')) end
+local __reply = (function()
+${lua}
+end)()
+-- A call refused as stale changed nothing and stays refused: it is not remembered.
+if __reply[1] ~= 'STALE' and redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], '__call', __call, '__reply', cjson.encode(__reply))
+end
+return __reply
+`;
 }
 
 let cachedSources: Map<string, ScriptSource> | undefined;
@@ -45,7 +73,9 @@ function scriptSources(): Map<string, ScriptSource> {
   for (const file of readdirSync(LUA_DIR)) {
     const match = /^([A-Za-z]+)-(\d+)\.lua$/.exec(file);
     if (match === null) continue;
-    sources.set(match[1] as string, { numberOfKeys: Number(match[2]), lua: readFileSync(join(LUA_DIR, file), 'utf8') });
+    const lua = readFileSync(join(LUA_DIR, file), 'utf8');
+    const once = lua.includes(ONCE_MARKER);
+    sources.set(match[1] as string, { numberOfKeys: Number(match[2]), lua: once ? wrapOnce(lua) : lua, once });
   }
   cachedSources = sources;
   return sources;
@@ -57,7 +87,7 @@ function scriptSources(): Map<string, ScriptSource> {
  */
 export function defineScripts(redis: Redis): ScriptRunner {
   for (const [name, source] of scriptSources()) {
-    if (!(name in redis)) redis.defineCommand(name, source);
+    if (!(name in redis)) redis.defineCommand(name, { numberOfKeys: source.numberOfKeys, lua: source.lua });
   }
   return async (name, keys, args) => {
     const source = scriptSources().get(name);
@@ -67,6 +97,6 @@ export function defineScripts(redis: Redis): ScriptRunner {
     }
     const command = (redis as unknown as Record<string, (...a: (string | number)[]) => Promise<ScriptReply>>)[name];
     if (command === undefined) throw new Error(`Script ${name} is not defined on this connection`);
-    return command.call(redis, ...keys, ...args);
+    return command.call(redis, ...keys, ...args, ...(source.once ? [newId()] : []));
   };
 }

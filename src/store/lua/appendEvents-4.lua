@@ -5,6 +5,7 @@
   ARGV[5] artifacts JSON ('' = unchanged)   ARGV[6] status JSON ('' = unchanged)   ARGV[7] state ('' = unchanged)
   ARGV[8..] StreamResponse JSON of each event, in order
   Returns {'STALE'} when a newer generation holds the task, else {'OK', lastEventId}.
+  @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'artifacts', ARGV[5]) end

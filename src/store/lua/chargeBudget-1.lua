@@ -5,6 +5,7 @@
   KEYS[1] task hash
   ARGV[1] lease generation   ARGV[2] units (>= 0)
   Returns {'STALE'} | {'OK', total}
+  @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
 return {'OK', redis.call('HINCRBYFLOAT', KEYS[1], 'turnBudgetSpent', ARGV[2])}

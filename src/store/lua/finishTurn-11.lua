@@ -12,6 +12,7 @@
   ARGV[12] retention of a terminal task (s)
   Returns {'STALE'} | {'DONE', eventId} | {'NEXT', turn, turnInputStart, message JSON...}
   Emits: the final status update, or a TASK_STATE_WORKING status update for the next turn.
+  @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
 local turn = redis.call('HGET', KEYS[1], 'turn')

@@ -8,6 +8,7 @@
   KEYS[1] task hash   KEYS[2] lease   KEYS[3] turns
   ARGV[1] lease generation   ARGV[2] workerId   ARGV[3] turn record JSON (its handBacks already counted)
   Returns {'STALE'} | {'HANDED_BACK', attempts, handBacks}
+  @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
 local attempts = tonumber(redis.call('HGET', KEYS[1], 'turnAttempts') or '0')

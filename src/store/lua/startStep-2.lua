@@ -6,6 +6,7 @@
   KEYS[1] task hash   KEYS[2] steps hash
   ARGV[1] lease generation   ARGV[2] step field ("<turn>:<name>")   ARGV[3] started record JSON
   Returns {'STALE'} | {'STARTED'} | {'EXISTS', record JSON}
+  @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
 if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 1 then return {'STARTED'} end

@@ -6,6 +6,7 @@
   ARGV[1] lease generation   ARGV[2] status JSON (TASK_STATE_WORKING, saying what it waits for)
   ARGV[3] status event JSON   ARGV[4] now (ms)   ARGV[5] event channel
   Returns {'STALE'} | {'SUSPENDED'}
+  @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
 redis.call('DEL', KEYS[2])

@@ -1,0 +1,120 @@
+// A reconnect re-sends a command whose reply was lost, although Redis may already have applied
+// (and persisted) it. Writes that must not happen twice carry a call id and run once per call:
+// here every such call reaches Redis twice with the same arguments, exactly as a re-send does.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ownerKeyOf, TaskStore, type Owner, type StepRecord } from '../src/store/task-store.ts';
+import { createStoredTask, deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
+
+const owner: Owner = { tenant: '', subject: 'resend-tester' };
+const ownerKey = ownerKeyOf(owner);
+let redis: Redis;
+let store: TaskStore;
+let prefix: string;
+let counter = 0;
+
+type Command = (...args: (string | number)[]) => Promise<unknown>;
+
+/** Makes every call of a script reach Redis twice, the second with the same arguments (a re-send). */
+function sendTwice(name: string): () => void {
+  const commands = redis as unknown as Record<string, Command>;
+  const original = commands[name] as Command;
+  commands[name] = async (...args) => {
+    await original.apply(redis, args);
+    return original.apply(redis, args);
+  };
+  return () => {
+    commands[name] = original;
+  };
+}
+
+async function leasedTask(): Promise<{ taskId: string; contextId: string; generation: number }> {
+  counter += 1;
+  const taskId = `task-${counter}`;
+  const contextId = `ctx-${counter}`;
+  await createStoredTask(store, { taskId, contextId, owner });
+  const lease = await store.acquireLease({ taskId, ownerKey, contextId, workerId: 'w', leaseTtlMs: 60_000, now: new Date() });
+  if (lease.kind !== 'acquired') throw new Error(`lease: ${lease.kind}`);
+  return { taskId, contextId, generation: lease.generation };
+}
+
+const progress = (taskId: string, contextId: string, text: string) => ({
+  statusUpdate: { taskId, contextId, status: { state: 'TASK_STATE_WORKING' as const, message: { messageId: text, role: 'ROLE_AGENT' as const, parts: [{ text }] } } },
+});
+
+beforeAll(() => {
+  redis = new Redis(REDIS_URL);
+  prefix = uniquePrefix('resend');
+  store = new TaskStore(redis, prefix, 600);
+});
+
+afterAll(async () => {
+  await deletePrefix(redis, prefix);
+  await redis.quit();
+});
+
+describe('a write re-sent after a lost reply is applied once', () => {
+  it('appendEvents: one event in the replay buffer, the same id answered twice', async () => {
+    const { taskId, contextId, generation } = await leasedTask();
+    const before = await redis.xlen(store.keys.task(taskId).events);
+    const restore = sendTwice('appendEvents');
+    try {
+      const id = await store.appendEvents({ taskId, ownerKey, contextId, generation, artifacts: undefined, status: undefined, events: [progress(taskId, contextId, 'once')], now: new Date() });
+      const events = await redis.xrange(store.keys.task(taskId).events, '-', '+');
+      expect(events.length - before).toBe(1);
+      expect(events.at(-1)?.[0]).toBe(id);
+    } finally {
+      restore();
+    }
+    // Two real calls (two call ids) are two writes: the guard is per call, not per content.
+    await store.appendEvents({ taskId, ownerKey, contextId, generation, artifacts: undefined, status: undefined, events: [progress(taskId, contextId, 'once')], now: new Date() });
+    expect((await redis.xlen(store.keys.task(taskId).events)) - before).toBe(2);
+  });
+
+  it('chargeBudget: the units are spent once', async () => {
+    const { taskId, generation } = await leasedTask();
+    const restore = sendTwice('chargeBudget');
+    try {
+      expect(await store.chargeBudget(taskId, generation, 3)).toBe(3);
+      expect(await store.chargeBudget(taskId, generation, 2)).toBe(5);
+    } finally {
+      restore();
+    }
+    expect(Number(await redis.hget(store.keys.task(taskId).task, 'turnBudgetSpent'))).toBe(5);
+  });
+
+  it('startStep: a re-sent start is still the start, not a step of unknown outcome', async () => {
+    const { taskId, generation } = await leasedTask();
+    const record: StepRecord = { name: 'charge', turn: 1, idempotencyKey: `${taskId}:1:charge`, state: 'started', attempt: 1, startedAtMs: Date.now() };
+    const restore = sendTwice('startStep');
+    try {
+      expect(await store.startStep(taskId, generation, '1:charge', record)).toBeUndefined();
+    } finally {
+      restore();
+    }
+  });
+
+  it('finishTurn: the turn ends once, with one final event, and the re-send is not refused as stale', async () => {
+    const { taskId, contextId, generation } = await leasedTask();
+    const before = await redis.xlen(store.keys.task(taskId).events);
+    const restore = sendTwice('finishTurn');
+    try {
+      const finished = await store.finishTurn({
+        taskId,
+        ownerKey,
+        contextId,
+        generation,
+        status: { state: 'TASK_STATE_COMPLETED', timestamp: new Date().toISOString() },
+        agentMessage: undefined,
+        turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now() },
+        artifacts: [],
+        now: new Date(),
+      });
+      expect(finished.kind).toBe('done');
+    } finally {
+      restore();
+    }
+    expect((await redis.xlen(store.keys.task(taskId).events)) - before).toBe(1);
+    expect(Number(await redis.hget(store.keys.task(taskId).task, 'leaseGeneration'))).toBe(generation + 1);
+  });
+});
