@@ -43,22 +43,22 @@ interface ScriptSource {
  * Marks a script whose second application would do harm (a duplicated event, a turn finished
  * twice, a double charge). ioredis re-sends a command whose reply a dropped connection lost,
  * and the first send may well have been applied (and persisted) already. Each call of such a
- * script therefore carries a fresh call id as its last argument; the script remembers the last
- * call id and its reply in the hash at KEYS[1] (the task's, where every writer of one task is
- * serialized, so the last call is the only one that can be in flight), and a repeated call id
- * gets the first reply back without running again.
+ * script therefore carries a fresh call id as its last argument; the script remembers its last
+ * call id and reply in the hash at KEYS[1] (the task's; one task's calls of one script come
+ * from its lease holder one at a time, so the last call is the only one that can be in
+ * flight), and a repeated call id gets the first reply back without running again.
  */
 const ONCE_MARKER = '@once';
 
-function wrapOnce(lua: string): string {
+function wrapOnce(name: string, lua: string): string {
   return `local __call = table.remove(ARGV)
-if redis.call('HGET', KEYS[1], '__call') == __call then return cjson.decode(redis.call('HGET', KEYS[1], '__reply')) end
+if redis.call('HGET', KEYS[1], '__call:${name}') == __call then return cjson.decode(redis.call('HGET', KEYS[1], '__reply:${name}')) end
 local __reply = (function()
 ${lua}
 end)()
 -- A call refused as stale changed nothing and stays refused: it is not remembered.
 if __reply[1] ~= 'STALE' and redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('HSET', KEYS[1], '__call', __call, '__reply', cjson.encode(__reply))
+  redis.call('HSET', KEYS[1], '__call:${name}', __call, '__reply:${name}', cjson.encode(__reply))
 end
 return __reply
 `;
@@ -75,7 +75,8 @@ function scriptSources(): Map<string, ScriptSource> {
     if (match === null) continue;
     const lua = readFileSync(join(LUA_DIR, file), 'utf8');
     const once = lua.includes(ONCE_MARKER);
-    sources.set(match[1] as string, { numberOfKeys: Number(match[2]), lua: once ? wrapOnce(lua) : lua, once });
+    const name = match[1] as string;
+    sources.set(name, { numberOfKeys: Number(match[2]), lua: once ? wrapOnce(name, lua) : lua, once });
   }
   cachedSources = sources;
   return sources;
