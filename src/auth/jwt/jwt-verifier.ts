@@ -95,8 +95,19 @@ function scopesOf(payload: JWTPayload): Set<Scope> {
 
 function keySetOf(config: IssuerConfig, options: JwtVerifierOptions): JWTVerifyGetKey {
   if (config.jwksUri !== undefined) {
-    // jose refetches on an unknown kid (after a 30 s cooldown), which is how rotation reaches us.
-    return createRemoteJWKSet(new URL(config.jwksUri), { cacheMaxAge: options.jwksCacheSeconds * 1000, timeoutDuration: 5000 });
+    // jose refetches on an unknown kid (after a 30 s cooldown) and once the cache is stale,
+    // which is how rotation reaches us.
+    const remote = createRemoteJWKSet(new URL(config.jwksUri), { cacheMaxAge: options.jwksCacheSeconds * 1000, timeoutDuration: 5000 });
+    return async (header, token) => {
+      try {
+        return await remote(header, token);
+      } catch (error) {
+        // Choosing among the keys can fail on the token (no such kid); anything else is the
+        // issuer's endpoint failing, which says nothing about the token.
+        if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys || error instanceof errors.JOSENotSupported) throw error;
+        throw new IssuerKeysUnavailable(config.id, error);
+      }
+    };
   }
   if (config.jwks !== undefined) return createLocalJWKSet(config.jwks as JSONWebKeySet);
   const path = resolve(options.baseDir, config.jwksFile as string);
@@ -109,7 +120,18 @@ function keySetOf(config: IssuerConfig, options: JwtVerifierOptions): JWTVerifyG
   return createLocalJWKSet(parsed as JSONWebKeySet);
 }
 
+/** The issuer's keys could not be fetched: a retryable outage, not a bad token. */
+class IssuerKeysUnavailable extends Error {
+  constructor(issuerId: string, cause: unknown) {
+    super(`The keys of issuer ${issuerId} cannot be fetched: ${(cause as Error).message}`, { cause });
+    this.name = 'IssuerKeysUnavailable';
+  }
+}
+
 function translateJoseError(error: unknown): A2AError {
+  if (error instanceof IssuerKeysUnavailable) {
+    return new A2AError('UNAVAILABLE', "The token issuer's keys cannot be fetched right now; retry shortly.", { retryAfterSeconds: 5, cause: error });
+  }
   if (error instanceof errors.JWTExpired) return invalidToken('TOKEN_EXPIRED', 'The token has expired: get a new one.');
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === 'nbf' || error.claim === 'iat') {
@@ -124,9 +146,6 @@ function translateJoseError(error: unknown): A2AError {
   }
   if (error instanceof errors.JWKSNoMatchingKey) return invalidToken('UNKNOWN_KEY', 'The token names a signing key ("kid") the issuer does not publish.');
   if (error instanceof errors.JWSSignatureVerificationFailed) return invalidToken('BAD_SIGNATURE', 'The token\'s signature does not verify.');
-  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || (error instanceof TypeError && /fetch/i.test(error.message))) {
-    return new A2AError('UNAVAILABLE', 'The token issuer\'s keys cannot be fetched right now; retry shortly.', { retryAfterSeconds: 5, cause: error });
-  }
   if (error instanceof errors.JOSEError) return invalidToken('MALFORMED_TOKEN', `The token cannot be verified: ${error.message}.`);
   throw error;
 }
