@@ -12,6 +12,12 @@
 // Fixtures: one completed task per tenant ("" and "acme"); tenant-prefixed paths use tenant
 // "acme" with that tenant's task, so they reach the operation instead of TASK_NOT_FOUND.
 // Push-notification config ids are "cfg-1".
+//
+// Beyond the sweep: a coordinator (the demo's `fanout` skill) has its assignments listed by
+// the gateway extension ListTaskAssignments on both bindings, validated against the documented
+// schema; JSON-RPC's transport refusals (405, 413, 415, and 503 from a gateway whose turn
+// queue is full) are answered as documented, headers included; and every example in the
+// document is valid against its own schema.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
@@ -143,7 +149,7 @@ async function send(
     const headers: Record<string, string> = { ...V1, ...(options.headers ?? {}) };
     const init: RequestInit = { method, headers, signal: controller.signal };
     if (options.body !== undefined) {
-      headers['Content-Type'] = 'application/json';
+      headers['Content-Type'] ??= 'application/json';
       init.body = JSON.stringify(options.body);
     }
     const response = await fetch(url, init);
@@ -303,6 +309,33 @@ function expectServedAsDocumented(operation: DocumentedOperation, observed: Obse
   }
 }
 
+/**
+ * A refusal is one the document lists for the operation: its status, every required documented
+ * header present and every documented header valid, a documented media type and a valid body.
+ * (Unlike expectServedAsDocumented, a 405 is allowed: JSON-RPC documents one.)
+ */
+function expectRefusalAsDocumented(operation: DocumentedOperation, observed: Observed): void {
+  const label = `${operation.method} ${operation.path} answered ${observed.status}: ${observed.text.slice(0, 400)}`;
+  const response = documentedResponse(operation, observed.status);
+  expect(response, `${label} (not documented)`).toBeDefined();
+  if (response === undefined) return;
+  for (const name of Object.keys((response.node.headers ?? {}) as Json)) {
+    const { node: header, pointer } = deref(`${response.pointer}/headers/${escapePointer(name)}`);
+    const value = observed.headers.get(name);
+    if (header.required === true) expect(value, `${label}: documented header ${name} is required`).not.toBeNull();
+    if (value === null) continue;
+    const typed = header.schema?.type === 'integer' ? Number(value) : value;
+    const errors = schemaErrors(`${pointer}/schema`, typed);
+    expect(errors, `${label}: header ${name}: ${value}\n${errors}`).toBe('');
+  }
+  const content = response.node.content as Json | undefined;
+  expect(Object.keys(content ?? {}), label).toContain(observed.mediaType);
+  let body: unknown;
+  expect(() => (body = JSON.parse(observed.text)), label).not.toThrow();
+  const errors = schemaErrors(`${response.pointer}/content/${escapePointer(observed.mediaType)}/schema`, body);
+  expect(errors, `${label}\nschema errors: ${errors}`).toBe('');
+}
+
 // ----- Tests ---------------------------------------------------------------------------------
 
 beforeAll(async () => {
@@ -348,6 +381,9 @@ describe('openapi.yaml against the live gateway', () => {
       'SendStreamingMessageTenant',
       'ListTasksTenant',
       'GetTaskTenant',
+      // The gateway extension: a task that delegated nothing has an empty list.
+      'ListTaskAssignments',
+      'ListTaskAssignmentsTenant',
     ];
     expect([...validated2xx].sort()).toEqual(expect.arrayContaining(expected.sort()));
   });
@@ -391,6 +427,178 @@ describe('openapi.yaml against the live gateway', () => {
     const first = JSON.parse(observed.firstEvent?.data ?? '{}') as Json;
     expect(first.id).toBe('stream-1');
     expect(first.result?.task?.id).toEqual(expect.any(String));
+  });
+
+  it('lists a coordinator’s assignments as documented (ListTaskAssignments, a gateway extension), on both bindings', async () => {
+    // "fanout 2 a b c d": two specialists ("stream a b", "stream c d"), then a reviewer.
+    const coordinators: Record<string, { id: string }> = {
+      '': await taskIn('TASK_STATE_COMPLETED', 'fanout 2 a b c d', undefined),
+      [TENANT]: await taskIn('TASK_STATE_COMPLETED', 'fanout 2 a b c d', TENANT),
+    };
+    const operations = OPERATIONS.filter((op) => op.operationId.startsWith('ListTaskAssignments'));
+    expect(operations.map((op) => op.operationId).sort()).toEqual(['ListTaskAssignments', 'ListTaskAssignmentsTenant']);
+    const rpcOperation = OPERATIONS.find((op) => op.operationId === 'JsonRpc') as DocumentedOperation;
+    const rpcCall = (params: Json, id: string): Promise<Observed> =>
+      send(`${gw.url}/a2a/jsonrpc`, 'POST', { body: { jsonrpc: '2.0', id, method: 'ListTaskAssignments', params } });
+
+    for (const [tenant, coordinator] of Object.entries(coordinators)) {
+      const operation = operations.find((op) => op.path.includes('{tenant}') === (tenant !== '')) as DocumentedOperation;
+      const url = operation.path.replace('{tenant}', TENANT).replace('{id}', encodeURIComponent(coordinator.id));
+      const observed = await send(`${gw.url}${url}`, 'GET');
+      expect(observed.status, `${operation.operationId}: ${observed.text}`).toBe(200);
+      expectServedAsDocumented(operation, observed);
+      const listed = JSON.parse(observed.text) as Json;
+      expect(listed.taskId).toBe(coordinator.id);
+      const assignments = listed.assignments as Json[];
+      expect(assignments.map((a) => [a.delegation, a.index, a.role, a.kind]), operation.operationId).toEqual([
+        ['fanout', 0, 'specialist', 'work'],
+        ['fanout', 1, 'specialist', 'work'],
+        ['fanout#review', 0, 'reviewer', 'review'],
+      ]);
+      for (const assignment of assignments) {
+        expect(assignment, operation.operationId).toMatchObject({ state: 'completed', taskState: 'TASK_STATE_COMPLETED' });
+        expect(Date.parse(assignment.queuedAt as string)).toBeLessThanOrEqual(Date.parse(assignment.startedAt as string));
+        expect(Date.parse(assignment.startedAt as string)).toBeLessThanOrEqual(Date.parse(assignment.settledAt as string));
+      }
+      // Slots are granted first in, first out, and counted per coordinator.
+      expect(assignments.map((a) => a.startOrder)).toEqual([1, 2, 3]);
+
+      // Each assignment is an ordinary task of the caller, linked to its coordinator, which delegated nothing itself.
+      for (const assignment of assignments) {
+        const childUrl = `${gw.url}/a2a/rest${tenant === '' ? '' : `/${TENANT}`}/tasks/${encodeURIComponent(assignment.taskId as string)}`;
+        const child = JSON.parse((await send(childUrl, 'GET')).text) as Json;
+        expect(child.id).toBe(assignment.taskId);
+        expect(child.metadata?.a2aGateway?.parentTaskId).toBe(coordinator.id);
+        const own = await send(`${childUrl}/assignments`, 'GET');
+        expectServedAsDocumented(operation, own);
+        expect(JSON.parse(own.text)).toEqual({ taskId: assignment.taskId, assignments: [] });
+      }
+
+      // JSON-RPC answers the same list (ListTaskAssignmentsResponse as result).
+      const viaRpc = await rpcCall(tenant === '' ? { id: coordinator.id } : { id: coordinator.id, tenant }, `assign-${tenant}`);
+      expect(viaRpc.status).toBe(200);
+      expectServedAsDocumented(rpcOperation, viaRpc);
+      const rpcBody = JSON.parse(viaRpc.text) as Json;
+      expect(rpcBody.id).toBe(`assign-${tenant}`);
+      expect(schemaErrors(schemaPointer('ListTaskAssignmentsResponse'), rpcBody.result)).toBe('');
+      expect(rpcBody.result).toEqual(listed);
+    }
+
+    // A task that delegated nothing: 200 with an empty list.
+    const plain = await send(`${gw.restUrl}/tasks/${encodeURIComponent(completed['']?.id as string)}/assignments`, 'GET');
+    expect(JSON.parse(plain.text)).toEqual({ taskId: completed['']?.id, assignments: [] });
+
+    // An unknown task, and another tenant's coordinator: 404 TASK_NOT_FOUND, like GetTask.
+    for (const [tenant, id] of [['', 'no-such-task'], [TENANT, 'no-such-task'], [TENANT, coordinators['']?.id as string]] as const) {
+      const operation = operations.find((op) => op.path.includes('{tenant}') === (tenant !== '')) as DocumentedOperation;
+      const observed = await send(`${gw.url}${operation.path.replace('{tenant}', TENANT).replace('{id}', encodeURIComponent(id))}`, 'GET');
+      expect(observed.status, `${operation.operationId} ${id}: ${observed.text}`).toBe(404);
+      expectServedAsDocumented(operation, observed);
+      expect((JSON.parse(observed.text) as Json).error.details[0].reason).toBe('TASK_NOT_FOUND');
+    }
+    const missing = await rpcCall({ id: 'no-such-task' }, 'assign-404');
+    expect(missing.status).toBe(200);
+    expectServedAsDocumented(rpcOperation, missing);
+    expect((JSON.parse(missing.text) as Json).error.code).toBe(-32001);
+
+    // Negative controls: the documented schema rejects assignments that break its rules.
+    const sample = (JSON.parse((await send(`${gw.restUrl}/tasks/${encodeURIComponent(coordinators['']?.id as string)}/assignments`, 'GET')).text) as Json).assignments[0] as Json;
+    expect(schemaErrors(schemaPointer('TaskAssignment'), sample)).toBe('');
+    const doctored: Array<[string, (a: Json) => void, RegExp]> = [
+      ['an unknown state', (a) => (a.state = 'done'), /state must be equal to one of the allowed values/],
+      ['an unknown kind', (a) => (a.kind = 'other'), /kind must be equal to one of the allowed values/],
+      ['a start order of 0', (a) => (a.startOrder = 0), /startOrder must be >= 1/],
+      ['no queuedAt', (a) => delete a.queuedAt, /must have required property 'queuedAt'/],
+      ['a settled assignment without settledAt', (a) => delete a.settledAt, /must have required property 'settledAt'/],
+      ['a started assignment without startOrder', (a) => delete a.startOrder, /must have property startOrder when property startedAt is present/],
+      ['a running assignment with settledAt', (a) => (a.state = 'running'), /must NOT be valid/],
+      ['an input-required assignment without its question', (a) => (a.state = 'input-required'), /must have required property 'question'/],
+      ['a question outside input-required', (a) => (a.question = 'why?'), /must NOT be valid/],
+      ['an undocumented property', (a) => (a.message = 'done'), /must NOT have additional properties/],
+      ['a task state that is no TaskState', (a) => (a.taskState = 'completed'), /taskState must be equal to one of the allowed values/],
+    ];
+    for (const [what, edit, reason] of doctored) {
+      const assignment = structuredClone(sample);
+      edit(assignment);
+      expect(schemaErrors(schemaPointer('TaskAssignment'), assignment), what).toMatch(reason);
+    }
+  });
+
+  it('answers JSON-RPC transport refusals as documented: 405, 413, 415 with -32600 and 503 with Retry-After', async () => {
+    const operation = OPERATIONS.find((op) => op.operationId === 'JsonRpc') as DocumentedOperation;
+    const request = { jsonrpc: '2.0', id: 'transport', method: 'GetTask', params: { id: completed['']?.id } };
+
+    const wrongMethod = await send(`${gw.url}/a2a/jsonrpc`, 'GET');
+    expect(wrongMethod.status, wrongMethod.text).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('POST');
+    expectRefusalAsDocumented(operation, wrongMethod);
+
+    const tooLarge = await send(`${gw.url}/a2a/jsonrpc`, 'POST', {
+      body: { jsonrpc: '2.0', id: 'big', method: 'SendMessage', params: { message: textMessage('x'.repeat(gw.config.maxBodyBytes + 1)) } },
+    });
+    expect(tooLarge.status, tooLarge.text.slice(0, 300)).toBe(413);
+    expectRefusalAsDocumented(operation, tooLarge);
+
+    const wrongType = await send(`${gw.url}/a2a/jsonrpc`, 'POST', { body: request, headers: { 'Content-Type': 'text/plain' } });
+    expect(wrongType.status, wrongType.text).toBe(415);
+    expectRefusalAsDocumented(operation, wrongType);
+    for (const observed of [wrongMethod, tooLarge, wrongType]) {
+      expect(JSON.parse(observed.text), 'the request was not read: id null').toMatchObject({ id: null, error: { code: -32600 } });
+    }
+
+    // 503: a gateway without workers whose turn queue holds its one allowed turn.
+    const busy = await startTestGateway({ name: 'openapi-live-busy', inProcessWorker: false, config: { maxQueuedTurns: 1 } });
+    try {
+      const queued = await rpc(busy.jsonRpcUrl, 'SendMessage', { message: textMessage('echo queued'), configuration: { returnImmediately: true } });
+      expect(queued.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the queue depth is re-read at most every 200 ms
+      const refused = await send(`${busy.url}/a2a/jsonrpc`, 'POST', { body: { jsonrpc: '2.0', id: 'busy', method: 'SendMessage', params: { message: textMessage('echo one too many') } } });
+      expect(refused.status, refused.text).toBe(503);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expectRefusalAsDocumented(operation, refused);
+      expect(JSON.parse(refused.text)).toMatchObject({ id: 'busy', error: { code: -32603 } });
+      // The HTTP+JSON binding documents its 503 the same way (Retry-After required).
+      const restOperation = OPERATIONS.find((op) => op.operationId === 'SendMessage') as DocumentedOperation;
+      const restRefused = await send(`${busy.restUrl}/message:send`, 'POST', { body: { message: textMessage('echo rest') } });
+      expect(restRefused.status, restRefused.text).toBe(503);
+      expectRefusalAsDocumented(restOperation, restRefused);
+    } finally {
+      await busy.close();
+    }
+
+    // Negative controls: what the checks above reject.
+    expect(() => expectRefusalAsDocumented(operation, { ...wrongMethod, headers: new Headers() })).toThrow(/Allow is required/);
+    expect(() => expectRefusalAsDocumented(operation, { ...wrongMethod, headers: new Headers({ allow: 'GET, POST' }) })).toThrow(/must be equal to constant/);
+    expect(() => expectRefusalAsDocumented(operation, { ...wrongType, text: wrongMethod.text })).toThrow(/must contain at least 1 valid item/);
+    expect(() => expectRefusalAsDocumented(operation, { ...wrongType, text: JSON.stringify({ ...JSON.parse(wrongType.text), id: 'x' }) })).toThrow(/id must be null/);
+    expect(() => expectRefusalAsDocumented(operation, { ...wrongType, status: 418 })).toThrow(/not documented/);
+  });
+
+  it('documents examples that are valid against their own schemas', () => {
+    let checked = 0;
+    const failures: string[] = [];
+    const walk = (node: unknown, pointer: string): void => {
+      if (node === null || typeof node !== 'object') return;
+      const item = node as Json;
+      if (typeof item.schema === 'object' && item.schema !== null) {
+        const examples: Array<[string, unknown]> = [];
+        if ('example' in item) examples.push(['example', item.example]);
+        for (const name of Object.keys((item.examples ?? {}) as Json)) examples.push([`examples/${name}`, deref(`${pointer}/examples/${escapePointer(name)}`).node.value]);
+        for (const [where, value] of examples) {
+          checked += 1;
+          const errors = schemaErrors(`${pointer}/schema`, value);
+          if (errors !== '') failures.push(`#${pointer}/${where}: ${errors}`);
+        }
+      }
+      for (const [key, value] of Object.entries(item)) {
+        if (key === 'example' || key === 'examples') continue;
+        walk(value, `${pointer}/${escapePointer(key)}`);
+      }
+    };
+    walk(DOC.paths, '/paths');
+    walk(DOC.components, '/components');
+    expect(failures).toEqual([]);
+    expect(checked).toBeGreaterThanOrEqual(20);
   });
 
   it('documents SSE examples whose data validates against the documented event schema', () => {

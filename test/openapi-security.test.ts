@@ -4,8 +4,10 @@
 // Live, against a gateway with authentication ON (and one with a tiny rate limit): refusals
 // over both bindings are answered with a status the document lists for that operation, with
 // the documented headers (WWW-Authenticate, Accept-Signature, Retry-After) and a body that
-// validates against the documented schema; and /.well-known/jwks.json (card signing on)
-// validates against its documented schema and holds the key the agent card is signed with.
+// validates against the documented schema; a 403 for a missing scope challenges a bearer
+// caller with RFC 6750 `insufficient_scope` naming the scope, and nobody else; and
+// /.well-known/jwks.json (card signing on) validates against its documented schema and holds
+// the key the agent card is signed with.
 // Schemas come from the parser's `dereference` and are compiled with ajv (JSON Schema 2020-12).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -141,7 +143,7 @@ let partner: TestPartner;
 let gw: TestGateway;
 /** Authentication on and a rate limit of one request per principal (then ~100 s to wait). */
 let limited: TestGateway;
-const tokens = { read: '', all: '' };
+const tokens = { read: '', push: '', all: '' };
 
 const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
 const rpcBody = (method: string, params: unknown, id: string | number = 1): Json => ({ jsonrpc: '2.0', id, method, params });
@@ -150,6 +152,7 @@ beforeAll(async () => {
   [DOC, issuer] = await Promise.all([dereference(SPEC_PATH, { dereference: { circular: false } }) as Promise<Json>, createTestIssuer()]);
   partner = createTestPartner('acme', ['a2a:read', 'a2a:write']);
   tokens.read = await issuer.token({ scope: 'a2a:read' });
+  tokens.push = await issuer.token({ scope: 'a2a:push' });
   tokens.all = await issuer.token({ scope: 'a2a:admin' });
   [gw, limited] = await Promise.all([
     startTestGateway({
@@ -227,6 +230,13 @@ describe('openapi.yaml documents the security it enforces', () => {
       expect(responses[name].headers['Accept-Signature'], name).toBeDefined();
     }
     for (const name of ['TooManyRequests', 'JsonRpcTooManyRequests']) expect(responses[name].headers['Retry-After'].required, name).toBe(true);
+    // A 403 may challenge (a bearer caller without the scope), so its WWW-Authenticate is optional.
+    for (const name of ['PermissionDenied', 'JsonRpcPermissionDenied']) {
+      const header = responses[name].headers['WWW-Authenticate'] as Json;
+      expect(header.required, name).toBe(false);
+      expect(header.schema.pattern as string, name).toContain('error="insufficient_scope"');
+      expect(schemaErrors(header.schema as Json, header.example), `${name}: its example`).toBe('');
+    }
     // The raw document: REST bodies are ErrorStatus, JSON-RPC ones JsonRpcErrorResponse.
     const raw = RAW.components.responses as Json;
     for (const name of ['Unauthenticated', 'PermissionDenied', 'TooManyRequests']) {
@@ -240,6 +250,16 @@ describe('openapi.yaml documents the security it enforces', () => {
         expect(schemaErrors(media.schema as Json, media.example), full).toBe('');
       }
     }
+  });
+
+  it("pins in PermissionDeniedErrorInfo the reasons, and exactly the operations and scopes src/auth/scopes.ts can name", () => {
+    const metadata = RAW.components.schemas.PermissionDeniedErrorInfo.allOf[1].properties.metadata as Json;
+    const [scopeMissing, tenantMismatch] = metadata.oneOf as Json[];
+    expect(scopeMissing?.properties.reason.const).toBe('SCOPE_MISSING');
+    expect(scopeMissing?.required).toEqual(expect.arrayContaining(['reason', 'requiredScope', 'operation']));
+    expect([...(scopeMissing?.properties.operation.enum as string[])].sort()).toEqual(Object.keys(OPERATION_SCOPES).sort());
+    expect([...(scopeMissing?.properties.requiredScope.enum as string[])].sort()).toEqual([...new Set(Object.values(OPERATION_SCOPES))].sort());
+    expect(tenantMismatch?.properties.reason.const).toBe('TENANT_MISMATCH');
   });
 
   it('names on every HTTP+JSON operation the scope it needs (a2a:admin as the alternative), and per method on JSON-RPC', () => {
@@ -318,37 +338,67 @@ describe('refusals of an authenticating gateway are served as documented', () =>
     expect(observed.text).toContain('DIGEST_MISMATCH');
   });
 
-  it('403 for a read-only token on write routes, a push route, and JSON-RPC write methods', async () => {
-    const cases: Array<[string, string, string, unknown, string]> = [
-      ['/a2a/rest/message:send', 'POST', '/a2a/rest/message:send', { message: textMessage('hi') }, 'a2a:write'],
-      ['/a2a/rest/message:stream', 'POST', '/a2a/rest/message:stream', { message: textMessage('hi') }, 'a2a:write'],
-      ['/a2a/rest/tasks/{id}:cancel', 'POST', '/a2a/rest/tasks/some-task:cancel', undefined, 'a2a:write'],
-      ['/a2a/rest/{tenant}/message:send', 'POST', '/a2a/rest/acme/message:send', { message: textMessage('hi') }, 'a2a:write'],
-      ['/a2a/rest/tasks/{taskId}/pushNotificationConfigs', 'GET', '/a2a/rest/tasks/some-task/pushNotificationConfigs', undefined, 'a2a:push'],
-      [JSONRPC_PATH, 'POST', JSONRPC_PATH, rpcBody('SendMessage', { message: textMessage('hi') }), 'a2a:write'],
-      [JSONRPC_PATH, 'POST', JSONRPC_PATH, rpcBody('CancelTask', { id: 'some-task' }), 'a2a:write'],
+  it('403 SCOPE_MISSING for a token without the scope, with an insufficient_scope challenge naming it (RFC 6750 §3.1)', async () => {
+    // [documented path, method, URL, body, the token's scopes, the scope the operation needs, the operation]
+    const cases: Array<[string, string, string, unknown, keyof typeof tokens, string, string]> = [
+      ['/a2a/rest/message:send', 'POST', '/a2a/rest/message:send', { message: textMessage('hi') }, 'read', 'a2a:write', 'SendMessage'],
+      ['/a2a/rest/message:stream', 'POST', '/a2a/rest/message:stream', { message: textMessage('hi') }, 'read', 'a2a:write', 'SendStreamingMessage'],
+      ['/a2a/rest/tasks/{id}:cancel', 'POST', '/a2a/rest/tasks/some-task:cancel', undefined, 'read', 'a2a:write', 'CancelTask'],
+      ['/a2a/rest/{tenant}/message:send', 'POST', '/a2a/rest/acme/message:send', { message: textMessage('hi') }, 'read', 'a2a:write', 'SendMessage'],
+      ['/a2a/rest/tasks/{taskId}/pushNotificationConfigs', 'GET', '/a2a/rest/tasks/some-task/pushNotificationConfigs', undefined, 'read', 'a2a:push', 'ListTaskPushNotificationConfigs'],
+      ['/a2a/rest/tasks/{id}/assignments', 'GET', '/a2a/rest/tasks/some-task/assignments', undefined, 'push', 'a2a:read', 'ListTaskAssignments'],
+      // The scope is checked before the tenant: another tenant's path still names the scope.
+      ['/a2a/rest/{tenant}/tasks/{id}/assignments', 'GET', '/a2a/rest/acme/tasks/some-task/assignments', undefined, 'push', 'a2a:read', 'ListTaskAssignments'],
+      [JSONRPC_PATH, 'POST', JSONRPC_PATH, rpcBody('SendMessage', { message: textMessage('hi') }), 'read', 'a2a:write', 'SendMessage'],
+      [JSONRPC_PATH, 'POST', JSONRPC_PATH, rpcBody('CancelTask', { id: 'some-task' }, 'req-403'), 'read', 'a2a:write', 'CancelTask'],
+      [JSONRPC_PATH, 'POST', JSONRPC_PATH, rpcBody('ListTaskAssignments', { id: 'some-task' }), 'push', 'a2a:read', 'ListTaskAssignments'],
     ];
-    for (const [path, method, url, body, scope] of cases) {
-      const observed = await send(`${gw.url}${url}`, method, { body, headers: bearer(tokens.read) });
-      expect(observed.status, `${method} ${url}: ${observed.text}`).toBe(403);
-      expect(observed.headers.get('www-authenticate'), 'a 403 carries no challenge').toBeNull();
+    for (const [path, method, url, body, token, scope, operation] of cases) {
+      const label = `${method} ${url} (${operation})`;
+      const observed = await send(`${gw.url}${url}`, method, { body, headers: bearer(tokens[token]) });
+      expect(observed.status, `${label}: ${observed.text}`).toBe(403);
+      const challenge = observed.headers.get('www-authenticate');
+      expect(challenge, label).toMatch(/^Bearer realm="a2a-gateway", error="insufficient_scope", error_description="[^"]+", scope="[^"]+"$/);
+      expect(challenge, `${label}: the challenge names the scope to ask for`).toContain(`scope="${scope}"`);
       expectAsDocumented(path, method, observed);
       // The operation's documented scope is the one the refusal names.
       const documented = path === JSONRPC_PATH ? RAW.paths[path].post['x-required-scopes'][(body as Json).method] : RAW.paths[path][method.toLowerCase()]['x-required-scope'];
-      expect(documented, `${method} ${url}`).toBe(scope);
-      expect(observed.text, `${method} ${url}`).toContain(`"requiredScope":"${scope}"`);
+      expect(documented, label).toBe(scope);
+      const parsed = JSON.parse(observed.text) as Json;
+      const details = (path === JSONRPC_PATH ? parsed.error.data : parsed.error.details) as Json[];
+      expect(details[0]?.metadata, label).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: scope, operation });
+      if (path === JSONRPC_PATH) expect(parsed.id, `${label}: the refusal echoes the request id`).toBe((body as Json).id);
     }
   });
 
-  it('403 for another tenant than the caller’s, on HTTP+JSON and JSON-RPC', async () => {
+  it('403 SCOPE_MISSING for a partner-signed request carries no challenge', async () => {
+    // The partner has a2a:read and a2a:write, not a2a:push.
+    const body = JSON.stringify(rpcBody('ListTaskPushNotificationConfigs', { taskId: 'some-task' }, 'signed-403'));
+    const headers = await partner.sign(gw.jsonRpcUrl, body);
+    const observed = await send(gw.jsonRpcUrl, 'POST', { rawBody: body, headers });
+    expect(observed.status, observed.text).toBe(403);
+    expect(observed.headers.get('www-authenticate'), 'no bearer token, no bearer challenge').toBeNull();
+    expectAsDocumented(JSONRPC_PATH, 'POST', observed);
+    const parsed = JSON.parse(observed.text) as Json;
+    expect(parsed.error.data[0].metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: 'a2a:push', operation: 'ListTaskPushNotificationConfigs' });
+  });
+
+  it('403 TENANT_MISMATCH for another tenant than the caller’s, on HTTP+JSON and JSON-RPC, without a challenge', async () => {
     for (const [path, method, url, body] of [
       ['/a2a/rest/{tenant}/tasks', 'GET', '/a2a/rest/acme/tasks', undefined],
+      ['/a2a/rest/{tenant}/tasks/{id}/assignments', 'GET', '/a2a/rest/acme/tasks/some-task/assignments', undefined],
       [JSONRPC_PATH, 'POST', JSONRPC_PATH, rpcBody('ListTasks', { tenant: 'acme' })],
+      [JSONRPC_PATH, 'POST', JSONRPC_PATH, rpcBody('ListTaskAssignments', { id: 'some-task', tenant: 'acme' })],
     ] as const) {
+      const label = `${method} ${url}`;
       const observed = await send(`${gw.url}${url}`, method, { body, headers: bearer(tokens.all) });
       expect(observed.status, observed.text).toBe(403);
+      expect(observed.headers.get('www-authenticate'), `${label}: the scope is there, so there is nothing to challenge`).toBeNull();
       expectAsDocumented(path, method, observed);
-      expect(observed.text).toContain('TENANT_MISMATCH');
+      const parsed = JSON.parse(observed.text) as Json;
+      const metadata = ((path === JSONRPC_PATH ? parsed.error.data : parsed.error.details) as Json[])[0]?.metadata as Json;
+      expect(metadata?.reason, label).toBe('TENANT_MISMATCH');
+      expect(metadata, label).not.toHaveProperty('requiredScope');
     }
   });
 
@@ -391,6 +441,13 @@ describe('refusals of an authenticating gateway are served as documented', () =>
   it('rejects doctored answers (negative controls for the checks above)', async () => {
     const unauthenticated = await send(`${gw.restUrl}/tasks`, 'GET');
     const rpcUnauthenticated = await send(gw.jsonRpcUrl, 'POST', { body: rpcBody('ListTasks', {}) });
+    const scopeMissing = await send(`${gw.restUrl}/message:send`, 'POST', { body: { message: textMessage('hi') }, headers: bearer(tokens.read) });
+    const rpcScopeMissing = await send(gw.jsonRpcUrl, 'POST', { body: rpcBody('CancelTask', { id: 'some-task' }), headers: bearer(tokens.read) });
+    const tenantMismatch = await send(`${gw.restUrl}/acme/tasks`, 'GET', { headers: bearer(tokens.all) });
+    expect(() => expectAsDocumented('/a2a/rest/message:send', 'POST', scopeMissing)).not.toThrow();
+    expect(() => expectAsDocumented(JSONRPC_PATH, 'POST', rpcScopeMissing)).not.toThrow();
+    expect(() => expectAsDocumented('/a2a/rest/{tenant}/tasks', 'GET', tenantMismatch)).not.toThrow();
+    const withChallenge = (observed: Observed, challenge: string): Observed => ({ ...observed, headers: new Headers({ 'www-authenticate': challenge }) });
     const jwks = await send(`${gw.url}/.well-known/jwks.json`, 'GET');
     expect(() => expectAsDocumented('/a2a/rest/tasks', 'GET', unauthenticated)).not.toThrow();
     const headersWithout = (observed: Observed, name: string): Headers => {
@@ -411,6 +468,13 @@ describe('refusals of an authenticating gateway are served as documented', () =>
       ['a REST error body on JSON-RPC', JSONRPC_PATH, 'POST', { ...rpcUnauthenticated, text: unauthenticated.text }, /must have required property 'jsonrpc'/],
       ['a JSON-RPC 401 with a REST code', JSONRPC_PATH, 'POST', editJson(rpcUnauthenticated, (b) => (b.error.code = 401)), /must be equal to constant/],
       ['a 429 without Retry-After', '/a2a/rest/tasks', 'GET', { ...unauthenticated, status: 429 }, /Retry-After is required/],
+      ['a 403 challenging with invalid_token', '/a2a/rest/message:send', 'POST', withChallenge(scopeMissing, 'Bearer realm="a2a-gateway", error="invalid_token", error_description="x"'), /must match pattern/],
+      ['a 403 challenge without the scope', '/a2a/rest/message:send', 'POST', withChallenge(scopeMissing, 'Bearer realm="a2a-gateway", error="insufficient_scope", error_description="x"'), /must match pattern/],
+      ['a 403 challenge naming a2a:admin', JSONRPC_PATH, 'POST', withChallenge(rpcScopeMissing, 'Bearer realm="a2a-gateway", error="insufficient_scope", error_description="x", scope="a2a:admin"'), /must match pattern/],
+      ['a SCOPE_MISSING 403 without requiredScope', '/a2a/rest/message:send', 'POST', editJson(scopeMissing, (b) => delete b.error.details[0].metadata.requiredScope), /must contain at least 1 valid item/],
+      ['a JSON-RPC 403 without metadata.reason', JSONRPC_PATH, 'POST', editJson(rpcScopeMissing, (b) => delete b.error.data[0].metadata.reason), /must contain at least 1 valid item/],
+      ['a 403 naming an operation that needs no scope', '/a2a/rest/message:send', 'POST', editJson(scopeMissing, (b) => (b.error.details[0].metadata.operation = 'GetAgentCard')), /must contain at least 1 valid item/],
+      ['a TENANT_MISMATCH 403 naming a scope', '/a2a/rest/{tenant}/tasks', 'GET', editJson(tenantMismatch, (b) => (b.error.details[0].metadata.requiredScope = 'a2a:read')), /must contain at least 1 valid item/],
       ['a JWK with a private member', '/.well-known/jwks.json', 'GET', { ...jwks, text: JSON.stringify({ keys: [{ kty: 'EC', crv: 'P-256', x: 'a', y: 'b', kid: 'k', alg: 'ES256', use: 'sig', d: 'secret' }] }) }, /must NOT be valid/],
       ['an EC JWK without y', '/.well-known/jwks.json', 'GET', { ...jwks, text: JSON.stringify({ keys: [{ kty: 'EC', crv: 'P-256', x: 'a', kid: 'k', alg: 'ES256', use: 'sig' }] }) }, /must match exactly one schema in oneOf/],
       ['a 401 on a public route', '/.well-known/jwks.json', 'GET', unauthenticated, /not documented for this operation/],
