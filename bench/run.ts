@@ -8,6 +8,11 @@
  *   3. SendStreamingMessage: 200 workers looping "open stream, read to the end": time to first
  *      and to last SSE event (p50/p99), completed streams/s.
  *   4. Idle SubscribeToTask streams on one parked `long` task: server RSS growth per subscriber.
+ *   5. Fan-out (gateway only; the SDK server has no sub-agent delegation): C workers each loop
+ *      a blocking SendMessage to the demo `fanout` skill with A `echo` assignments (maxParallel 4,
+ *      no reviewer): coordinators/s, assignments/s, coordinator latency p50/p99. A coordinator
+ *      counts only if it ended COMPLETED with `completed` == A in its combined artifact; any
+ *      other outcome is printed and makes the run exit non-zero (see bench/load/fanout.ts).
  * Throughput tests run in alternating rounds (gateway, sdk, gateway, sdk, ...) and report the
  * median round, so slow drift of the machine (thermal, noisy neighbours) hits both sides alike.
  *
@@ -25,9 +30,13 @@
  * delta on top of the heap; thousands of finished tasks in the SDK's in-memory store (and a GC
  * returning memory mid-test) would otherwise swamp it.
  *
- * Flags: --only sdk | --only gateway.
- * Env: BENCH_SECONDS (10), BENCH_ROUNDS (3, min 2), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
+ * Flags: --only sdk | --only gateway (which servers).
+ * Env: BENCH_ONLY — comma-separated scenarios to run (idle, blocking, immediate, streams, fanout;
+ *      default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway.
+ *      BENCH_SECONDS (10), BENCH_ROUNDS (3, min 2), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
  *      BENCH_SUBSCRIBERS (10000), BENCH_WARMUP_SECONDS (2), A2A_REDIS_URL (redis://127.0.0.1:6379).
+ *      Fan-out: BENCH_FANOUT_COORDINATORS (20), BENCH_FANOUT_ASSIGNMENTS (10, at most the demo's 20),
+ *      BENCH_FANOUT_SECONDS (5 per round), BENCH_FANOUT_ROUNDS (3).
  * Output: a table on stdout, full data in bench/results/latest.json, server logs in
  * bench/results/{gateway,sdk}.log.
  */
@@ -48,6 +57,8 @@ import {
   type ServerChild,
   type ServerName,
 } from './gateway-process.ts';
+import { FANOUT_MAX_PARTS } from '../adapters/demo/fanout.ts';
+import { runFanoutLoad, type FanoutLoadResult } from './load/fanout.ts';
 import { runIdleSubscribers, type IdleSubscriberResult } from './load/idle-subscribers.ts';
 import { runSendMessageLoad, type SendMessageLoadResult } from './load/send-message.ts';
 import { runStreamLoad, type StreamLoadResult } from './load/streams.ts';
@@ -77,6 +88,24 @@ function parseOnly(argv: readonly string[]): ServerName | undefined {
   return undefined;
 }
 
+const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'fanout'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+/** Scenarios both servers can run; fanout is gateway-only. */
+const COMPARED: readonly Scenario[] = ['idle', 'blocking', 'immediate', 'streams'];
+
+function parseScenarios(raw: string | undefined): Scenario[] {
+  if (raw === undefined || raw.trim() === '') return [...SCENARIOS];
+  const picked = raw.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+  for (const name of picked) {
+    if (!(SCENARIOS as readonly string[]).includes(name)) throw new Error(`BENCH_ONLY: unknown scenario "${name}"; expected some of ${SCENARIOS.join(', ')}`);
+  }
+  return SCENARIOS.filter((s) => picked.includes(s)); // canonical order
+}
+
+/** Fan-out shape fixed by the issue: echo children, at most 4 at once, no reviewer. */
+const FANOUT_MAX_PARALLEL = 4;
+const FANOUT_CHILD_TEXT = 'echo x';
+
 // Bounds keep a typo from turning into an hour-long run or a fork bomb of sockets.
 const config = {
   seconds: envInt('BENCH_SECONDS', 10, 1, 300),
@@ -85,9 +114,16 @@ const config = {
   streams: envInt('BENCH_STREAMS', 200, 1, 2000),
   subscribers: envInt('BENCH_SUBSCRIBERS', 10_000, 10, 15_000),
   warmupSeconds: envInt('BENCH_WARMUP_SECONDS', 2, 0, 60),
+  fanoutCoordinators: envInt('BENCH_FANOUT_COORDINATORS', 20, 1, 500),
+  // The demo's fanout skill takes at most FANOUT_MAX_PARTS assignments; more would be cut off.
+  fanoutAssignments: envInt('BENCH_FANOUT_ASSIGNMENTS', 10, 1, FANOUT_MAX_PARTS),
+  fanoutSeconds: envInt('BENCH_FANOUT_SECONDS', 5, 1, 300),
+  fanoutRounds: envInt('BENCH_FANOUT_ROUNDS', 3, 1, 10),
   redisUrl: process.env.A2A_REDIS_URL ?? DEFAULT_REDIS_URL,
   only: parseOnly(process.argv.slice(2)),
+  scenarios: parseScenarios(process.env.BENCH_ONLY),
 };
+const runs = (scenario: Scenario): boolean => config.scenarios.includes(scenario) && (scenario !== 'fanout' || config.only !== 'sdk');
 
 const log = (msg: string): void => {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -176,6 +212,11 @@ const describeSend = (r: SendMessageLoadResult): string =>
   `${r.requestsPerSec.toFixed(0)} req/s p50 ${r.p50Ms.toFixed(1)} ms p99 ${r.p99Ms.toFixed(1)} ms` +
   (r.badBodies + r.non2xx + r.errors > 0 ? ` (bad ${r.badBodies}, non2xx ${r.non2xx}, errors ${r.errors})` : '');
 
+const describeFanout = (r: FanoutLoadResult): string =>
+  `${r.coordinatorsPerSec.toFixed(1)} coordinators/s, ${r.assignmentsPerSec.toFixed(0)} assignments/s, ` +
+  `p50 ${r.p50Ms.toFixed(1)} ms p99 ${r.p99Ms.toFixed(1)} ms (${r.completed}/${r.sent} completed in ${r.durationSec.toFixed(1)} s)` +
+  (r.failed > 0 ? ` (${r.failed} FAILED)` : '');
+
 const describeStreams = (r: StreamLoadResult): string =>
   `${r.streamsPerSec.toFixed(0)} streams/s first p50 ${r.firstEventP50Ms.toFixed(1)} / p99 ${r.firstEventP99Ms.toFixed(1)} ms, ` +
   `last p50 ${r.lastEventP50Ms.toFixed(1)} / p99 ${r.lastEventP99Ms.toFixed(1)} ms` +
@@ -192,18 +233,25 @@ interface Row {
   /** undefined: informational row, or not measurable in this run. */
   met?: boolean;
   digits: number;
+  /** Nothing to compare: the SDK server has no such feature (its columns print "n/a"). */
+  gatewayOnly?: boolean;
 }
 
 function fmt(value: number, digits: number): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '-';
 }
 
-function buildRows(
-  blocking: PerServer<SendMessageLoadResult>,
-  immediate: PerServer<SendMessageLoadResult>,
-  streams: PerServer<StreamLoadResult>,
-  idle: Partial<Record<ServerName, IdleSubscriberResult>>,
-): Row[] {
+interface Results {
+  blocking: PerServer<SendMessageLoadResult>;
+  immediate: PerServer<SendMessageLoadResult>;
+  streams: PerServer<StreamLoadResult>;
+  idle: Partial<Record<ServerName, IdleSubscriberResult>>;
+  /** Gateway only. */
+  fanout?: Series<FanoutLoadResult>;
+}
+
+/** Rows for the scenarios that ran (see BENCH_ONLY). */
+function buildRows({ blocking, immediate, streams, idle, fanout }: Results): Row[] {
   const g = (v: number | undefined): number => v ?? Number.NaN;
   const bg = blocking.gateway?.median;
   const bs = blocking.sdk?.median;
@@ -222,21 +270,40 @@ function buildRows(
     }
     rows.push(row);
   };
-  add('blocking req/s', g(bg?.requestsPerSec), g(bs?.requestsPerSec), 0, 'ratio >= 1.0', (r) => r >= 1.0);
-  add('blocking p50 ms', g(bg?.p50Ms), g(bs?.p50Ms), 1);
-  add('blocking p99 ms', g(bg?.p99Ms), g(bs?.p99Ms), 1, 'ratio <= 1.5', (r) => r <= 1.5);
-  add('returnImmediately req/s', g(ig?.requestsPerSec), g(is?.requestsPerSec), 0);
-  add('returnImmediately req/s vs sdk blocking', g(ig?.requestsPerSec), g(bs?.requestsPerSec), 0, 'ratio >= 2.0', (r) => r >= 2.0);
-  add('returnImmediately p50 ms', g(ig?.p50Ms), g(is?.p50Ms), 1);
-  add('returnImmediately p99 ms', g(ig?.p99Ms), g(is?.p99Ms), 1);
-  add('streams/s', g(sg?.streamsPerSec), g(ss?.streamsPerSec), 0, 'ratio >= 1.0', (r) => r >= 1.0);
-  add('stream first event p50 ms', g(sg?.firstEventP50Ms), g(ss?.firstEventP50Ms), 1);
-  add('stream first event p99 ms', g(sg?.firstEventP99Ms), g(ss?.firstEventP99Ms), 1);
-  add('stream last event p50 ms', g(sg?.lastEventP50Ms), g(ss?.lastEventP50Ms), 1);
-  add('stream last event p99 ms', g(sg?.lastEventP99Ms), g(ss?.lastEventP99Ms), 1);
-  add('idle subscriber KB (RSS)', g(idle.gateway?.kbPerSubscriber), g(idle.sdk?.kbPerSubscriber), 2, 'gateway < 12 KB', (_r, gv) => gv < 12);
-  if (idle.gateway?.extraKbPerSubscriber !== undefined) {
-    add('idle subscriber KB (Redis, server-wide)', idle.gateway.extraKbPerSubscriber, Number.NaN, 2);
+  const addGatewayOnly = (metric: string, gv: number, digits: number): void => {
+    rows.push({ metric, gateway: gv, sdk: Number.NaN, ratio: Number.NaN, target: '', digits, gatewayOnly: true });
+  };
+  if (runs('blocking')) {
+    add('blocking req/s', g(bg?.requestsPerSec), g(bs?.requestsPerSec), 0, 'ratio >= 1.0', (r) => r >= 1.0);
+    add('blocking p50 ms', g(bg?.p50Ms), g(bs?.p50Ms), 1);
+    add('blocking p99 ms', g(bg?.p99Ms), g(bs?.p99Ms), 1, 'ratio <= 1.5', (r) => r <= 1.5);
+  }
+  if (runs('immediate')) {
+    add('returnImmediately req/s', g(ig?.requestsPerSec), g(is?.requestsPerSec), 0);
+    // Needs the SDK's blocking figure: NaN ("-") when blocking was not run.
+    add('returnImmediately req/s vs sdk blocking', g(ig?.requestsPerSec), g(bs?.requestsPerSec), 0, 'ratio >= 2.0', (r) => r >= 2.0);
+    add('returnImmediately p50 ms', g(ig?.p50Ms), g(is?.p50Ms), 1);
+    add('returnImmediately p99 ms', g(ig?.p99Ms), g(is?.p99Ms), 1);
+  }
+  if (runs('streams')) {
+    add('streams/s', g(sg?.streamsPerSec), g(ss?.streamsPerSec), 0, 'ratio >= 1.0', (r) => r >= 1.0);
+    add('stream first event p50 ms', g(sg?.firstEventP50Ms), g(ss?.firstEventP50Ms), 1);
+    add('stream first event p99 ms', g(sg?.firstEventP99Ms), g(ss?.firstEventP99Ms), 1);
+    add('stream last event p50 ms', g(sg?.lastEventP50Ms), g(ss?.lastEventP50Ms), 1);
+    add('stream last event p99 ms', g(sg?.lastEventP99Ms), g(ss?.lastEventP99Ms), 1);
+  }
+  if (runs('idle')) {
+    add('idle subscriber KB (RSS)', g(idle.gateway?.kbPerSubscriber), g(idle.sdk?.kbPerSubscriber), 2, 'gateway < 12 KB', (_r, gv) => gv < 12);
+    if (idle.gateway?.extraKbPerSubscriber !== undefined) {
+      add('idle subscriber KB (Redis, server-wide)', idle.gateway.extraKbPerSubscriber, Number.NaN, 2);
+    }
+  }
+  if (runs('fanout')) {
+    const fg = fanout?.median;
+    addGatewayOnly('fan-out coordinators/s', g(fg?.coordinatorsPerSec), 1);
+    addGatewayOnly('fan-out assignments/s', g(fg?.assignmentsPerSec), 0);
+    addGatewayOnly('fan-out coordinator p50 ms', g(fg?.p50Ms), 1);
+    addGatewayOnly('fan-out coordinator p99 ms', g(fg?.p99Ms), 1);
   }
   return rows;
 }
@@ -246,8 +313,8 @@ function renderTable(rows: readonly Row[]): string {
   const body = rows.map((r) => [
     r.metric,
     fmt(r.gateway, r.digits),
-    fmt(r.sdk, r.digits),
-    fmt(r.ratio, 2),
+    r.gatewayOnly ? 'n/a' : fmt(r.sdk, r.digits),
+    r.gatewayOnly ? 'n/a' : fmt(r.ratio, 2),
     r.target,
     r.met === undefined ? (r.target ? '-' : '') : r.met ? 'met' : 'MISSED',
   ]);
@@ -258,12 +325,7 @@ function renderTable(rows: readonly Row[]): string {
   return [line(header), sep, ...body.map(line)].join('\n');
 }
 
-function validityNotes(
-  blocking: PerServer<SendMessageLoadResult>,
-  immediate: PerServer<SendMessageLoadResult>,
-  streams: PerServer<StreamLoadResult>,
-  idle: Partial<Record<ServerName, IdleSubscriberResult>>,
-): string[] {
+function validityNotes({ blocking, immediate, streams, idle, fanout }: Results): string[] {
   const notes: string[] = [];
   for (const [label, series] of [
     ['blocking', blocking],
@@ -283,13 +345,35 @@ function validityNotes(
     if (r.eventsWhileIdle > 0) notes.push(`idle/${name}: ${r.eventsWhileIdle} events arrived while idle`);
     if (!r.canceled) notes.push(`idle/${name}: the long task could not be canceled`);
   }
+  if (fanout) {
+    notes.push('fan-out rows are gateway-only: the @a2a-js/sdk server has no sub-agent delegation, so there is no SDK figure or ratio');
+    const failed = fanout.rounds.reduce((n, r) => n + r.failed, 0);
+    if (failed > 0) notes.push(`fan-out: ${failed} coordinators did not complete all ${config.fanoutAssignments} assignments (excluded; listed below)`);
+  }
   return notes;
 }
 
 // ---------- main ----------
 
+function fanoutRound(url: string, seconds: number): Promise<FanoutLoadResult> {
+  return runFanoutLoad({
+    url,
+    coordinators: config.fanoutCoordinators,
+    assignments: config.fanoutAssignments,
+    maxParallel: FANOUT_MAX_PARALLEL,
+    childText: FANOUT_CHILD_TEXT,
+    seconds,
+  });
+}
+
 async function main(): Promise<void> {
-  const names: ServerName[] = config.only ? [config.only] : ['gateway', 'sdk'];
+  if (config.only === 'sdk' && config.scenarios.every((sc) => sc === 'fanout')) {
+    throw new Error('fanout is gateway-only (the SDK server has no sub-agent delegation); drop --only sdk');
+  }
+  // The SDK server is only needed for scenarios it can run.
+  const needsSdk = config.scenarios.some((sc) => COMPARED.includes(sc));
+  const names: ServerName[] = (config.only ? [config.only] : (['gateway', 'sdk'] as ServerName[])).filter((n) => n === 'gateway' || needsSdk);
+  if (config.scenarios.includes('fanout') && !runs('fanout')) log('skipping fanout: it is gateway-only and --only sdk was given');
   log(`config: ${JSON.stringify(config)}`);
   const loadBefore = loadavg();
   mkdirSync(RESULTS_DIR, { recursive: true });
@@ -305,7 +389,7 @@ async function main(): Promise<void> {
 
   // 4. Idle subscribers first (see the header comment for why).
   const idle: Partial<Record<ServerName, IdleSubscriberResult>> = {};
-  for (const name of order) {
+  for (const name of runs('idle') ? order : []) {
     const s = servers[name] as ServerChild;
     await quiesce();
     log(`idle subscribers on ${name}: ${config.subscribers}`);
@@ -329,43 +413,73 @@ async function main(): Promise<void> {
     for (const name of order) {
       const url = (servers[name] as ServerChild).jsonRpcUrl;
       const seconds = config.warmupSeconds;
-      log(`warm-up ${name} (${seconds} s per path)`);
-      await quiesce();
-      await runSendMessageLoad({ url, connections: config.connections, seconds, returnImmediately: false });
-      await quiesce();
-      await runSendMessageLoad({ url, connections: config.connections, seconds, returnImmediately: true });
-      await quiesce();
-      await runStreamLoad({ url, concurrency: config.streams, seconds });
+      const paths: Array<[Scenario, () => Promise<unknown>]> = [
+        ['blocking', () => runSendMessageLoad({ url, connections: config.connections, seconds, returnImmediately: false })],
+        ['immediate', () => runSendMessageLoad({ url, connections: config.connections, seconds, returnImmediately: true })],
+        ['streams', () => runStreamLoad({ url, concurrency: config.streams, seconds })],
+        ['fanout', () => (name === 'gateway' ? fanoutRound(url, seconds) : Promise.resolve())],
+      ];
+      const selected = paths.filter(([sc]) => runs(sc) && (sc !== 'fanout' || name === 'gateway'));
+      if (selected.length === 0) continue;
+      log(`warm-up ${name} (${seconds} s per path: ${selected.map(([sc]) => sc).join(', ')})`);
+      for (const [, warm] of selected) {
+        await quiesce();
+        await warm();
+      }
     }
   }
 
   // 1. Blocking SendMessage.
-  const blocking = await alternate(
-    'blocking',
-    order,
-    (s) => runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: false }),
-    (r) => r.requestsPerSec,
-    describeSend,
-  );
+  const blocking: PerServer<SendMessageLoadResult> = !runs('blocking')
+    ? {}
+    : await alternate(
+        'blocking',
+        order,
+        (s) => runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: false }),
+        (r) => r.requestsPerSec,
+        describeSend,
+      );
   // 2. returnImmediately SendMessage.
-  const immediate = await alternate(
-    'returnImmediately',
-    order,
-    (s) => runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: true }),
-    (r) => r.requestsPerSec,
-    describeSend,
-  );
+  const immediate: PerServer<SendMessageLoadResult> = !runs('immediate')
+    ? {}
+    : await alternate(
+        'returnImmediately',
+        order,
+        (s) => runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: true }),
+        (r) => r.requestsPerSec,
+        describeSend,
+      );
   // 3. Streaming.
-  const streams = await alternate(
-    'streams',
-    order,
-    (s) => runStreamLoad({ url: s.jsonRpcUrl, concurrency: config.streams, seconds: config.seconds }),
-    (r) => r.streamsPerSec,
-    describeStreams,
-  );
+  const streams: PerServer<StreamLoadResult> = !runs('streams')
+    ? {}
+    : await alternate(
+        'streams',
+        order,
+        (s) => runStreamLoad({ url: s.jsonRpcUrl, concurrency: config.streams, seconds: config.seconds }),
+        (r) => r.streamsPerSec,
+        describeStreams,
+      );
 
-  const rows = buildRows(blocking, immediate, streams, idle);
-  const notes = validityNotes(blocking, immediate, streams, idle);
+  // 5. Fan-out, gateway only: nothing to alternate with, so its rounds run back to back (each
+  // after the gateway has gone idle again), and the median round is reported like the others.
+  let fanout: Series<FanoutLoadResult> | undefined;
+  const gateway = servers.gateway;
+  if (runs('fanout') && gateway) {
+    fanout = { rounds: [] };
+    for (let r = 1; r <= config.fanoutRounds; r++) {
+      await quiesce();
+      const res = await fanoutRound(gateway.jsonRpcUrl, config.fanoutSeconds);
+      fanout.rounds.push(res);
+      log(`fanout round ${r}/${config.fanoutRounds} gateway: ${describeFanout(res)}`);
+      for (const f of res.failures.slice(0, 5)) log(`  fanout failure (worker ${f.worker}): ${f.reason}`);
+    }
+    const m = medianRound(fanout.rounds, (x) => x.coordinatorsPerSec);
+    if (m !== undefined) fanout.median = m;
+  }
+
+  const results: Results = { blocking, immediate, streams, idle, ...(fanout ? { fanout } : {}) };
+  const rows = buildRows(results);
+  const notes = validityNotes(results);
   const loadAfter = loadavg();
   // Load generator and servers already share this machine's cores; anything else running
   // (tests, builds) skews both sides unpredictably, so say so next to the figures.
@@ -375,12 +489,41 @@ async function main(): Promise<void> {
     notes.push(`machine busy: load average up to ${busiest.toFixed(1)} on ${cores} CPUs — other processes competed; figures are noisy`);
   }
 
-  process.stdout.write(
-    `\nA2A gateway vs @a2a-js/sdk — ${config.seconds} s x ${config.rounds} rounds (median round), ` +
-      `${config.connections} connections, ${config.streams} streams, ${config.subscribers} idle subscribers\n\n`,
-  );
+  const compared: string[] = [];
+  if (runs('blocking') || runs('immediate') || runs('streams')) {
+    compared.push(`${config.seconds} s x ${config.rounds} rounds (median round)`);
+    if (runs('blocking') || runs('immediate')) compared.push(`${config.connections} connections`);
+    if (runs('streams')) compared.push(`${config.streams} streams`);
+  }
+  if (runs('idle')) compared.push(`${config.subscribers} idle subscribers`);
+  let title = compared.length > 0 ? `A2A gateway vs @a2a-js/sdk — ${compared.join(', ')}\n` : 'A2A gateway\n';
+  if (fanout) {
+    title +=
+      `fan-out (gateway only): ${config.fanoutCoordinators} concurrent coordinators x ${config.fanoutAssignments} ` +
+      `"${FANOUT_CHILD_TEXT}" assignments, maxParallel ${FANOUT_MAX_PARALLEL}, no review, blocking SendMessage; ` +
+      `${config.fanoutSeconds} s x ${config.fanoutRounds} round${config.fanoutRounds === 1 ? '' : 's'} (median round)\n`;
+  }
+  process.stdout.write(`\n${title}\n`);
   process.stdout.write(renderTable(rows) + '\n');
   if (notes.length > 0) process.stdout.write('\nNotes:\n' + notes.map((n) => `  - ${n}`).join('\n') + '\n');
+  if (fanout) {
+    // Every coordinator is checked, not just counted: one that lost an assignment is a bug.
+    const sent = fanout.rounds.reduce((n, r) => n + r.sent, 0);
+    const ok = fanout.rounds.reduce((n, r) => n + r.completed, 0);
+    const failed = fanout.rounds.reduce((n, r) => n + r.failed, 0);
+    const failures = fanout.rounds.flatMap((r, i) => r.failures.map((f) => `round ${i + 1}, worker ${f.worker}: ${f.reason}`));
+    const shown = failures.slice(0, 20);
+    const rounds = fanout.rounds.length;
+    process.stdout.write(
+      `\nFan-out check: ${ok}/${sent} timed coordinators ended COMPLETED with completed == ${config.fanoutAssignments} ` +
+        `(${ok * config.fanoutAssignments} assignments) across ${rounds} round${rounds === 1 ? '' : 's'}; ` +
+        `${failed} failed (priming calls included)` +
+        (shown.length > 0 ? ':\n' + shown.map((f) => `  - ${f}`).join('\n') : '') +
+        (failed > shown.length ? `\n  - … ${failed - shown.length} more (up to 100 per round kept in latest.json)` : '') +
+        '\n',
+    );
+    if (failed > 0) process.exitCode = 1;
+  }
 
   const report = {
     generatedAt: new Date().toISOString(),
@@ -401,7 +544,7 @@ async function main(): Promise<void> {
       target: r.target || null,
       met: r.met ?? null,
     })),
-    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle },
+    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, ...(fanout ? { fanout } : {}) },
     notes,
   };
   const outPath = join(RESULTS_DIR, 'latest.json');
