@@ -38,7 +38,7 @@ let reachable = true;
 let gw: TestGateway;
 
 beforeAll(async () => {
-  jwksServer = createServer((request, response) => {
+  jwksServer = createServer((_request, response) => {
     fetches += 1;
     if (!reachable) {
       response.writeHead(503).end();

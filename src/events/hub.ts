@@ -1,6 +1,7 @@
 // Live delivery for one gateway process: a single Redis connection pattern-subscribes to every
 // task's event channel and fans each event out to the in-process listeners of that task. An
 // idle SSE client therefore costs a map entry and a callback, never a Redis connection.
+import { whenReady } from '../redis/connection.ts';
 import type { Redis } from 'ioredis';
 import type { TaskState } from '../protocol/types.ts';
 import type { RedisKeys } from '../store/keys.ts';
@@ -122,7 +123,7 @@ export class EventHub {
 
   /** Subscribes once; resolves when Redis confirmed the subscription. */
   start(): Promise<void> {
-    this.ready ??= this.subscriber.psubscribe(this.keys.eventChannelPattern()).then(() => undefined);
+    this.ready ??= whenReady(this.subscriber).then(() => this.subscriber.psubscribe(this.keys.eventChannelPattern())).then(() => undefined);
     return this.ready;
   }
 

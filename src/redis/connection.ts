@@ -55,6 +55,17 @@ export function openRedis(url: string, role: RedisRole, extra: RedisOptions = {}
   return redis;
 }
 
+/**
+ * Resolves once the connection has passed its ready check. A (P)SUBSCRIBE sent before that
+ * can be lost: ioredis writes it as soon as the socket connects, its own ready check is then
+ * refused in subscriber mode, and after the reconnect that follows the subscription is gone
+ * although the call resolved. Subscribers wait for this first.
+ */
+export function whenReady(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => redis.once('ready', () => resolve()));
+}
+
 /** The ioredis internals the outage policy needs (private in its typings, stable since v4). */
 interface QueuedCommand {
   command: { reject(error: Error): void };

@@ -5,7 +5,7 @@ import type { Adapter } from '../../adapters/types.ts';
 import { createTurnQueue, createTurnWorker, type TurnJobData } from '../../queues/turns.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
-import { openRedis } from '../redis/connection.ts';
+import { openRedis, whenReady } from '../redis/connection.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { Reconciler } from './reconciler.ts';
 import { AssignmentStore } from '../coordination/assignment-store.ts';
@@ -62,6 +62,7 @@ export async function startWorkerRole(
     // dead worker's lease has lapsed and the new one can take it.
     leaseTtlMs: Math.max(100, Math.floor(config.lockDurationMs * 0.8)),
   });
+  await whenReady(cancelSubscriber);
   await runner.listenForCancels(cancelSubscriber);
   // A job this process is still running can be handed to it again: when Redis was unreachable
   // for longer than the job's lock, stall detection puts the job back and this worker takes
