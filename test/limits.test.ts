@@ -138,7 +138,9 @@ async function stableSnapshot(gw: TestGateway, options: { ignoreRateBuckets?: bo
     if (options.ignoreRateBuckets === true && name.startsWith('rate:')) continue;
     const part = /^\{[^}]+\}:(\w+)$/.exec(name)?.[1];
     if (part === 'task') {
-      const fields = Object.entries(await gw.redis.hgetall(key)).filter(([field]) => !['status', 'state', 'updatedAtMs', 'artifacts'].includes(field));
+      const fields = Object.entries(await gw.redis.hgetall(key))
+          // A running turn's own writes: its status, and the call ids of its once-only writes.
+          .filter(([field]) => !['status', 'state', 'updatedAtMs', 'artifacts'].includes(field) && !field.startsWith('__call:') && !field.startsWith('__reply:'));
       result.set(key, `task ${JSON.stringify(fields.sort())}`);
     } else if (part === 'events') {
       const kept = (await gw.redis.xrange(key, '-', '+'))
