@@ -180,7 +180,8 @@ export class Delegator {
         links: { parentTaskId: turn.taskId, role: assignment.role, readOnly: readOnly === true },
         now: new Date(),
       });
-      const taskId = created.kind === 'created' ? childId : created.kind === 'duplicate' ? created.taskId : childId;
+      // A retried delegation finds the child its first attempt created.
+      const taskId = created.kind === 'duplicate' ? created.taskId : childId;
       records.push({ taskId, delegation: settings.name, index, role: assignment.role, kind, state: 'queued', queuedAtMs: Date.now() });
     }
     if (!(await this.options.assignments.register(turn.taskId, turn.generation, settings, records))) throw new StaleLeaseError(turn.taskId);
