@@ -100,9 +100,22 @@ export interface AdapterContext {
 
 export type { Assignment, AssignmentEvidence, DelegationOptions, DelegationResult } from './delegation.ts';
 
+/**
+ * What an adapter checked about its result, when it could check it (the payment appears in
+ * the ledger, the reviewer approved, the tests passed). A terminal state alone is not a
+ * verified outcome: the task reports which it is in `metadata.a2aGateway.outcome`.
+ */
+export interface OutcomeVerification {
+  verified: boolean;
+  /** How it was checked, in a few words ("ledger entries match the charges"). */
+  method: string;
+  /** What was found: ids, counts, the reviewer's task, … */
+  evidence?: JsonObject;
+}
+
 /** How a turn ends. The runtime turns it into the task's next status. */
 export type TurnOutcome =
-  | { state: 'completed'; message?: string }
+  | { state: 'completed'; message?: string; verification?: OutcomeVerification }
   | { state: 'input-required'; message: string }
   | { state: 'auth-required'; message: string }
   | { state: 'failed'; message: string }

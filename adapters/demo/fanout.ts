@@ -108,7 +108,18 @@ export async function runFanout(ctx: AdapterContext, argument: string): Promise<
     lastChunk: true,
   });
   const verdict = result.review === undefined ? '' : ` Reviewer: ${result.review.verdict}`;
-  return { state: 'completed', message: `Combined ${result.completed} of ${result.assignments.length} assignments (${result.failed} failed, ${result.canceled} canceled).${verdict}` };
+  const message = `Combined ${result.completed} of ${result.assignments.length} assignments (${result.failed} failed, ${result.canceled} canceled).${verdict}`;
+  if (result.review === undefined) return { state: 'completed', message };
+  // The reviewer's judgement is the check of this result; its task is the evidence.
+  return {
+    state: 'completed',
+    message,
+    verification: {
+      verified: result.review.verdict.startsWith('approve'),
+      method: `reviewed by the ${result.review.role} sub-agent`,
+      evidence: { reviewerTaskId: result.review.taskId, verdict: result.review.verdict },
+    },
+  };
 }
 
 export async function runReview(ctx: AdapterContext): Promise<TurnOutcome> {

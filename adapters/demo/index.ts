@@ -9,7 +9,7 @@
 // context (history, input), because a turn may run in any worker process and be retried.
 import { appendFileSync, readFileSync } from 'node:fs';
 import type { AgentSkill, JsonObject, Message, Part } from '../../src/protocol/types.ts';
-import type { Adapter, AdapterContext, StepOutcome, TurnOutcome } from '../types.ts';
+import type { Adapter, AdapterContext, OutcomeVerification, StepOutcome, TurnOutcome } from '../types.ts';
 import { FANOUT_SKILLS, runFanout, runReview } from './fanout.ts';
 
 export interface DemoAdapterOptions {
@@ -335,18 +335,19 @@ type ChargeResult = 'charged' | 'replayed' | 'reconciled-charged' | 'recharged';
  * up in the ledger by its idempotency key (present: it took effect, do not repeat it; absent:
  * it never happened, charge under a new step name so the journal keeps both facts).
  */
-async function chargeOnce(ctx: AdapterContext, ledgerFile: string, stepMs: number, i: number): Promise<{ result: ChargeResult; line: string }> {
+async function chargeOnce(ctx: AdapterContext, ledgerFile: string, stepMs: number, i: number): Promise<{ result: ChargeResult; line: string; key: string }> {
   let unknowns = 0;
   for (let k = 0; k <= TRANSFER_MAX_RECHARGES; k++) {
     const name = k === 0 ? `charge-${i}` : k === 1 ? `charge-${i}-again` : `charge-${i}-again-${k}`;
     const outcome = await charge(ctx, ledgerFile, stepMs, name);
     throwIfAborted(ctx.signal);
     if (outcome.status === 'done') {
-      if (unknowns > 0) return { result: 'recharged', line: `charge-${i}: unknown, not in the ledger; charged as ${name}` };
-      return { result: outcome.replayed ? 'replayed' : 'charged', line: `charge-${i}: ${outcome.replayed ? 'replayed' : 'charged'}` };
+      const key = String(outcome.value.charged);
+      if (unknowns > 0) return { result: 'recharged', line: `charge-${i}: unknown, not in the ledger; charged as ${name}`, key };
+      return { result: outcome.replayed ? 'replayed' : 'charged', line: `charge-${i}: ${outcome.replayed ? 'replayed' : 'charged'}`, key };
     }
     if (ledgerHas(ledgerFile, outcome.idempotencyKey)) {
-      return { result: 'reconciled-charged', line: `${name}: unknown, reconciled as charged (${outcome.reference ?? 'no reference'})` };
+      return { result: 'reconciled-charged', line: `${name}: unknown, reconciled as charged (${outcome.reference ?? 'no reference'})`, key: outcome.idempotencyKey };
     }
     unknowns += 1;
   }
@@ -360,10 +361,12 @@ async function runTransfer(ctx: AdapterContext, stepMs: number, ledgerFile: stri
   const total = Number.isFinite(parsed) && parsed >= 1 ? Math.min(parsed, TRANSFER_MAX_CHARGES) : TRANSFER_DEFAULT_CHARGES;
   const counts: Record<ChargeResult, number> = { charged: 0, replayed: 0, 'reconciled-charged': 0, recharged: 0 };
   const lines: string[] = [];
+  const keys: string[] = [];
   for (let i = 1; i <= total; i++) {
-    const { result, line } = await chargeOnce(ctx, ledgerFile, stepMs, i);
+    const { result, line, key } = await chargeOnce(ctx, ledgerFile, stepMs, i);
     counts[result] += 1;
     lines.push(line);
+    keys.push(key);
   }
   throwIfAborted(ctx.signal);
   const summary: JsonObject = {
@@ -380,7 +383,20 @@ async function runTransfer(ctx: AdapterContext, stepMs: number, ledgerFile: stri
     parts: [{ text: lines.join('\n') }, { data: summary, mediaType: JSON_MEDIA }],
     lastChunk: true,
   });
-  return { state: 'completed', message: `transfer finished: ${total} charges` };
+  return { state: 'completed', message: `transfer finished: ${total} charges`, verification: verifyCharges(ledgerFile, keys) };
+}
+
+/** The transfer's result checked where it took effect: each charge in the ledger exactly once. */
+function verifyCharges(ledgerFile: string, keys: string[]): OutcomeVerification {
+  const lines = readFileSync(ledgerFile, 'utf8').split('\n');
+  const occurrences = keys.map((key) => lines.filter((line) => line === key).length);
+  const missing = occurrences.filter((n) => n === 0).length;
+  const duplicated = occurrences.filter((n) => n > 1).length;
+  return {
+    verified: missing === 0 && duplicated === 0,
+    method: 'each charge looked up in the ledger by its idempotency key',
+    evidence: { charges: keys.length, inLedgerOnce: keys.length - missing - duplicated, missing, duplicated },
+  };
 }
 
 export function createDemoAdapter(options: DemoAdapterOptions = {}): Adapter {

@@ -4,10 +4,10 @@ import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { newId } from '../ids.ts';
-import type { Adapter, TurnOutcome } from '../../adapters/types.ts';
+import type { Adapter, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
 import type { TurnJobData } from '../../queues/turns.ts';
 import type { Logger } from '../logging/logger.ts';
-import { isTerminal, type JsonValue, type Message, type TaskState, type TaskStatus } from '../protocol/types.ts';
+import { isTerminal, type JsonObject, type JsonValue, type Message, type TaskState, type TaskStatus } from '../protocol/types.ts';
 import { ownerFromKey, StaleLeaseError, type TaskStore, type TurnRecord } from '../store/task-store.ts';
 import { agentMessage, TurnContext, type TurnLease } from './turn-context.ts';
 import { budgetReason } from './turn-budget.ts';
@@ -71,7 +71,20 @@ export interface TurnRunnerOptions {
 }
 
 /** How runAdapter ended: an outcome to store, or the turn parked for its assignments. */
-type AdapterRun = { status: TaskStatus; message: Message | undefined; reason?: string } | { parked: TurnParked };
+type AdapterRun =
+  | { status: TaskStatus; message: Message | undefined; reason?: string; verification?: OutcomeVerification }
+  | { parked: TurnParked };
+
+/**
+ * What a completed task says about its result (invariant 8): verified only when the adapter
+ * checked it, with how and what it found; otherwise explicitly unverified.
+ */
+function outcomeOf(verification: OutcomeVerification | undefined): JsonObject {
+  if (verification === undefined) return { verified: false, method: 'none: the adapter reported completion without checking its result' };
+  const outcome: JsonObject = { verified: verification.verified, method: verification.method };
+  if (verification.evidence !== undefined) outcome.evidence = verification.evidence;
+  return outcome;
+}
 
 export class TurnRunner {
   readonly workerId = `${hostname()}:${process.pid}:${newId().slice(-6)}`;
@@ -229,6 +242,7 @@ export class TurnRunner {
         // Stage 3 of 3 of a cancellation (stopped) rides on the final status update.
         eventMetadata:
           outcome.status.state === 'TASK_STATE_CANCELED' ? { cancellation: { stage: 'stopped', at: new Date().toISOString() } } : undefined,
+        outcome: outcome.status.state === 'TASK_STATE_COMPLETED' ? outcomeOf(outcome.verification) : undefined,
         now: new Date(),
       });
       if (finished.kind === 'stale') {
@@ -332,7 +346,8 @@ export class TurnRunner {
       return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
     }
     const outcome = result as TurnOutcome;
-    return this.finalStatus(fence, OUTCOME_STATES[outcome.state], outcome.message);
+    const final = this.finalStatus(fence, OUTCOME_STATES[outcome.state], outcome.message);
+    return outcome.state === 'completed' && outcome.verification !== undefined ? { ...final, verification: outcome.verification } : final;
   }
 
   /** Parks a coordinator's turn: no lease, no worker; its assignments' end wakes it. */

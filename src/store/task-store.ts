@@ -349,7 +349,7 @@ export class TaskStore {
     const k = this.keys.task(taskId);
     const reply = await this.run('readTask', [k.task, k.history, k.events], [ownerKeyOf(owner), historyLength ?? -1]);
     if (reply.length === 0) return undefined;
-    const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, outcome, ...history] =
+    const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, ...history] =
       reply.map(str);
     const task: Task = {
       id: id as string,
@@ -359,12 +359,12 @@ export class TaskStore {
     const parsedArtifacts = JSON.parse(artifacts || '[]') as Artifact[];
     if (parsedArtifacts.length > 0) task.artifacts = parsedArtifacts;
     const parsedMetadata = JSON.parse(metadata || '{}') as JsonObject;
-    if (requested) {
-      // Kept beside what else the gateway recorded there (a sub-agent's link to its coordinator).
-      const recorded = parsedMetadata[GATEWAY_METADATA_KEY];
-      const base = recorded !== null && typeof recorded === 'object' && !Array.isArray(recorded) ? recorded : {};
-      parsedMetadata[GATEWAY_METADATA_KEY] = { ...base, cancellation: cancellationOf(requested, acknowledged, stopped, outcome) };
-    }
+    // Kept beside what else the gateway recorded there (a sub-agent's link to its coordinator).
+    const recorded = parsedMetadata[GATEWAY_METADATA_KEY];
+    const gateway: JsonObject = recorded !== null && typeof recorded === 'object' && !Array.isArray(recorded) ? { ...recorded } : {};
+    if (requested) gateway.cancellation = cancellationOf(requested, acknowledged, stopped, cancelOutcome);
+    if (outcome) gateway.outcome = JSON.parse(outcome) as JsonObject;
+    if (Object.keys(gateway).length > 0) parsedMetadata[GATEWAY_METADATA_KEY] = gateway;
     if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
     if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
     return { task, lastEventId: lastEventId as string };
@@ -635,6 +635,8 @@ export class TaskStore {
     artifacts: Artifact[];
     /** Metadata of the final status update (e.g. the cancellation stage it completes). */
     eventMetadata?: JsonObject;
+    /** Whether a terminal result was verified, and how (invariant 8). */
+    outcome?: JsonObject;
     now: Date;
   }): Promise<FinishResult> {
     const k = this.keys.task(input.taskId);
@@ -670,6 +672,7 @@ export class TaskStore {
         JSON.stringify(input.artifacts),
         JSON.stringify(finalEvent),
         this.retentionSeconds,
+        input.outcome === undefined ? '' : JSON.stringify(input.outcome),
       ],
     );
     if (reply[0] === 'STALE') return { kind: 'stale' };

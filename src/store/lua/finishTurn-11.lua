@@ -10,6 +10,7 @@
   ARGV[6] final state   ARGV[7] final status JSON   ARGV[8] agent message JSON ('' = none)
   ARGV[9] turn record JSON   ARGV[10] artifacts JSON   ARGV[11] final event JSON
   ARGV[12] retention of a terminal task (s)
+  ARGV[13] outcome JSON of a terminal turn: {verified, method?, evidence?} ('' = leave as is)
   Returns {'STALE'} | {'DONE', eventId} | {'NEXT', turn, turnInputStart, message JSON...}
   Emits: the final status update, or a TASK_STATE_WORKING status update for the next turn.
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
@@ -53,6 +54,7 @@ end
 if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
   or state == 'TASK_STATE_REJECTED' then
   redis.call('HSET', KEYS[1], 'finishedAtMs', ARGV[3])
+  if ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'outcome', ARGV[13]) end
   -- A finished task and its replay buffer live for the retention period, then go together.
   for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[8], KEYS[9], KEYS[10]}) do redis.call('EXPIRE', key, ARGV[12]) end
 end
