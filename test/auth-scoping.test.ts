@@ -4,7 +4,7 @@
 // change nothing in Redis trying. Checked over both bindings.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.ts';
-import { expectUnchanged, startTestGateway, textMessage, waitFor, type TestGateway, turnJobsSettled } from './support/harness.ts';
+import { expectUnchanged, startTestGateway, textMessage, waitFor, type TestGateway, turnJobsSettled, progressFreeFingerprint } from './support/harness.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
 
 let gw: TestGateway;
@@ -180,24 +180,7 @@ async function stableSnapshot(): Promise<Map<string, string>> {
     if (['turns:stalled-check', 'turns:stalled', 'turns:events'].includes(name)) continue;
     const ownKey = /^\{([^}]+)\}:(\w+)$/.exec(name);
     if (ownKey?.[1] === running.id) {
-      const part = ownKey[2];
-      if (part === 'task') {
-        const fields = Object.entries(await gw.redis.hgetall(key))
-          // A running turn's own writes: its status, and the call ids of its once-only writes.
-          .filter(([field]) => !['status', 'state', 'updatedAtMs', 'artifacts'].includes(field) && !field.startsWith('__call:') && !field.startsWith('__reply:'));
-        result.set(key, `task ${JSON.stringify(fields.sort())}`);
-      } else if (part === 'events') {
-        const kept = (await gw.redis.xrange(key, '-', '+'))
-          .map(([, fields]) => fields[1] ?? '')
-          .filter((json) => json.includes('cancellation') || !/"statusUpdate":.*"state":"TASK_STATE_WORKING"|"artifactUpdate"/.test(json));
-        result.set(key, `events ${JSON.stringify(kept)}`);
-      } else if (part === 'turns') {
-        result.set(key, `turns ${JSON.stringify((await gw.redis.hkeys(key)).sort())}`);
-      } else if (part === 'steps') {
-        result.set(key, 'steps');
-      } else {
-        result.set(key, fingerprint);
-      }
+      result.set(key, await progressFreeFingerprint(gw, key, ownKey[2] ?? '', fingerprint));
       continue;
     }
     if (name.startsWith('owner:') && fingerprint.startsWith('zset ')) {

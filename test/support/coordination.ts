@@ -5,24 +5,12 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { JsonObject, Message, StreamResponse, Task, TaskState } from '../../src/protocol/types.ts';
 import { TaskStore, type TurnRecord } from '../../src/store/task-store.ts';
+import type { AssignmentView } from '../../src/tasks/service.ts';
 import { rpc, waitFor, type TestGateway } from './harness.ts';
 
-export const TERMINAL: ReadonlySet<TaskState> = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
+export type { AssignmentView };
 
-export interface AssignmentView {
-  taskId: string;
-  delegation: string;
-  index: number;
-  role: string;
-  kind: 'work' | 'review';
-  state: string;
-  taskState?: TaskState;
-  queuedAt: string;
-  startedAt?: string;
-  startOrder?: number;
-  settledAt?: string;
-  question?: string;
-}
+export const TERMINAL: ReadonlySet<TaskState> = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
 
 export interface FanoutData {
   assignments: { role?: string; text: string }[];

@@ -116,6 +116,30 @@ export async function snapshotKeys(redis: Redis, prefix: string): Promise<Map<st
 }
 
 /**
+ * One key of a task whose turn may be running, without what the turn writes by itself: its
+ * status, progress events, turn records' content, step journal and call ids. Whatever a
+ * request could write (a new field, a cancel, a queued message, a history entry) still shows.
+ * `part` is what follows the task's hash tag (task, events, turns, steps, …).
+ */
+export async function progressFreeFingerprint(gw: Pick<TestGateway, 'redis'>, key: string, part: string, fingerprint: string): Promise<string> {
+  if (part === 'task') {
+    const fields = Object.entries(await gw.redis.hgetall(key)).filter(
+      ([field]) => !['status', 'state', 'updatedAtMs', 'artifacts'].includes(field) && !field.startsWith('__call:') && !field.startsWith('__reply:'),
+    );
+    return `task ${JSON.stringify(fields.sort())}`;
+  }
+  if (part === 'events') {
+    const kept = (await gw.redis.xrange(key, '-', '+'))
+      .map(([, fields]) => fields[1] ?? '')
+      .filter((json) => json.includes('cancellation') || !/"statusUpdate":.*"state":"TASK_STATE_WORKING"|"artifactUpdate"/.test(json));
+    return `events ${JSON.stringify(kept)}`;
+  }
+  if (part === 'turns') return `turns ${JSON.stringify((await gw.redis.hkeys(key)).sort())}`;
+  if (part === 'steps') return 'steps';
+  return fingerprint;
+}
+
+/**
  * Waits until every turn job left in BullMQ belongs to a task whose turn is queued or running:
  * a finished turn's job is removed just after the task's final state is written, and that
  * clean-up must not land inside a window that proves nothing changed.
