@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Job } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { loadAdapter } from '../adapters/module-loader.ts';
 import type { TurnJobData } from '../queues/turns.ts';
 import { createLogger } from '../src/logging/logger.ts';
@@ -135,6 +135,10 @@ describe('gateway shutdown', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // A failure before the SIGTERM below must not leave the gateway running after the suite.
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
     let banner = '';
     const rpcUrl = await new Promise<string>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => {
