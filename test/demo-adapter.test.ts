@@ -350,3 +350,18 @@ describe('loadAdapter', () => {
     await expect(loadAdapter('./missing.mjs', {}, dir)).rejects.toThrow(join(dir, 'missing.mjs'));
   });
 });
+
+describe('demo fanout planning', () => {
+  it('splits the text into exactly n parts, in order, as even as the words allow', async () => {
+    const { planFanout } = await import('../adapters/demo/fanout.ts');
+    expect(planFanout('4 the quick brown fox jumps over the lazy dog', undefined).assignments.map((a) => a.input)).toEqual([
+      'stream the quick',
+      'stream brown fox',
+      'stream jumps over',
+      'stream the lazy dog',
+    ]);
+    // Fewer words than parts: one word each.
+    expect(planFanout('5 a b', undefined).assignments.map((a) => a.input)).toEqual(['stream a', 'stream b']);
+    expect(planFanout('x y z', undefined).assignments).toHaveLength(3);
+  });
+});

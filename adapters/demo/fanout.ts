@@ -67,10 +67,13 @@ export function planFanout(argument: string, message: Message | undefined): Fano
   const requested = match === null ? FANOUT_DEFAULT_PARTS : Math.min(FANOUT_MAX_PARTS, Math.max(1, Number(match[1])));
   const words = (match === null ? argument : (match[2] ?? '')).split(/\s+/).filter((w) => w !== '');
   if (words.length === 0) words.push('nothing', 'to', 'split');
+  // Exactly n parts (fewer only when there are fewer words), as even as the words allow.
   const parts = Math.min(requested, words.length);
-  const size = Math.ceil(words.length / parts);
   const assignments: Assignment[] = [];
-  for (let i = 0; i < words.length; i += size) assignments.push({ role: 'specialist', input: `stream ${words.slice(i, i + size).join(' ')}` });
+  for (let i = 0; i < parts; i++) {
+    const group = words.slice(Math.floor((i * words.length) / parts), Math.floor(((i + 1) * words.length) / parts));
+    assignments.push({ role: 'specialist', input: `stream ${group.join(' ')}` });
+  }
   return { assignments, options };
 }
 
