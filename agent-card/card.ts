@@ -29,7 +29,7 @@ function securityOf(signedRequests: boolean): Pick<AgentCard, 'securitySchemes' 
         scheme: 'Bearer',
         bearerFormat: 'JWT',
         description:
-          'A JWT from an issuer this gateway trusts. Scopes (claim "scope" or "scp"): a2a:read for GetTask, ListTasks, ' +
+          'A JWT from an issuer this gateway trusts. Scopes (claim "scope" or "scp"): a2a:read for GetTask, ListTasks, ListTaskAssignments, ' +
           'SubscribeToTask and GetExtendedAgentCard; a2a:write for SendMessage, SendStreamingMessage and CancelTask; ' +
           'a2a:push for the push-notification config methods; a2a:admin implies all three.',
       },
