@@ -42,13 +42,14 @@ local delegation = cjson.decode(redis.call('HGET', KEYS[4], record.delegation))
 local failedFast = delegation.onFailure == 'fail-fast' and ARGV[2] ~= 'completed'
 -- Whoever grants slots next (this settle's caller, a sibling's settle, the woken coordinator)
 -- must start none of the rest: grantSlots skips a delegation marked here.
-if failedFast then redis.call('HSETNX', KEYS[4], record.delegation .. '#failed', ARGV[1]) end
+-- Only the first failure wakes the coordinator: the assignments it then cancels settle quietly.
+local firstFailure = failedFast and redis.call('HSETNX', KEYS[4], record.delegation .. '#failed', ARGV[1]) == 1
 local state = redis.call('HGET', KEYS[1], 'state')
 if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
   or state == 'TASK_STATE_REJECTED' then
   return {'SETTLED'}
 end
-if settled >= delegation.count or failedFast then
+if settled >= delegation.count or firstFailure then
   return {'WAKE', redis.call('HINCRBY', KEYS[1], 'wakeSeq', 1), redis.call('HGET', KEYS[1], 'turn')}
 end
 return {'SETTLED'}
