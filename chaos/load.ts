@@ -1,5 +1,5 @@
 // The chaos run's client load: SendMessage "transfer <k>" with returnImmediately, spread over
-// the live gateways. A request that fails in transit (gateway killed, Redis restarting) is
+// the live gateways, interleaved with "fanout" coordinators whose assignments are transfers. A request that fails in transit (gateway killed, Redis restarting) is
 // sent again with the SAME messageId to any gateway: the gateway de-duplicates by messageId,
 // so a retry can never start a second task. An id counts as "submitted" only once a gateway
 // returned it: that is the promise the run checks afterwards.
@@ -15,8 +15,20 @@ export interface SubmittedTask {
   requests: number;
 }
 
+/** A fanout coordinator: each assignment is a child task "transfer <charges[i]>". */
+export interface SubmittedCoordinator {
+  index: number;
+  messageId: string;
+  /** Charges of assignment i (its child task runs "transfer <charges[i]>"). */
+  charges: number[];
+  taskId: string;
+  requests: number;
+}
+
 export interface LoadResult {
   submitted: SubmittedTask[];
+  /** Coordinators whose id came back (their abandoned / refused submissions are in the lists below). */
+  coordinators: SubmittedCoordinator[];
   /** Tasks given up on (never got an id back within the bound); their messageIds, for evidence. */
   abandoned: string[];
   /** Answers that were not retryable (a bug in the run or in the gateway). */
@@ -37,6 +49,10 @@ export interface LoadOptions {
   gateways: () => string[];
   /** Called as soon as a task id came back (the stream watcher subscribes to some). */
   onSubmitted?: (task: SubmittedTask) => void;
+  /** Fanout coordinators to interleave with the transfers (0: none). */
+  coordinators?: number;
+  /** Called as soon as a coordinator's id came back. */
+  onCoordinatorSubmitted?: (coordinator: SubmittedCoordinator) => void;
   /** How long one submission may keep retrying before it is abandoned. */
   submitTimeoutMs?: number;
   /** Stops submitting new tasks (in-flight ones finish their retries). */
@@ -50,6 +66,19 @@ export function transferMessage(messageId: string, text: string, taskId?: string
   const message: Record<string, unknown> = { messageId, role: 'ROLE_USER', parts: [{ text }] };
   if (taskId !== undefined) message['taskId'] = taskId;
   return message;
+}
+
+export const COORDINATOR_ASSIGNMENTS = 3;
+export const COORDINATOR_MAX_PARALLEL = 2;
+
+/** "fanout" with a data part spelling out one specialist assignment "transfer <n>" per charge count. */
+export function coordinatorMessage(messageId: string, charges: readonly number[]): Record<string, unknown> {
+  const assignments = charges.map((n) => ({ role: 'specialist', text: `transfer ${n}` }));
+  return {
+    messageId,
+    role: 'ROLE_USER',
+    parts: [{ text: 'fanout' }, { data: { assignments, maxParallel: COORDINATOR_MAX_PARALLEL, review: false }, mediaType: 'application/json' }],
+  };
 }
 
 /** One JSON-RPC SendMessage; classifies the answer as done, retryable or refused. */
@@ -117,11 +146,50 @@ export async function submitWithRetry(
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const { random } = options;
-  const result: LoadResult = { submitted: [], abandoned: [], refused: [], retriesByCause: {}, slowestRequestMs: 0 };
+  const result: LoadResult = { submitted: [], coordinators: [], abandoned: [], refused: [], retriesByCause: {}, slowestRequestMs: 0 };
   const onRetry = (cause: string): void => {
     result.retriesByCause[cause] = (result.retriesByCause[cause] ?? 0) + 1;
   };
+  const onRequestMs = (ms: number): void => {
+    result.slowestRequestMs = Math.max(result.slowestRequestMs, ms);
+  };
   const inFlight: Promise<void>[] = [];
+
+  // Coordinators come from their own fork (forking does not advance `random`), so the transfer
+  // sequence of a seed is the same with or without them. Coordinator j is sent right after
+  // transfer p_j, one in each of `coordinators` equal slices of the load, at a seeded spot in it.
+  const coordinatorRandom = random.fork('coordinators');
+  const coordinatorCount = Math.max(0, Math.floor(options.coordinators ?? 0));
+  const schedule = Array.from({ length: coordinatorCount }, (_, j) => ({
+    j,
+    after: Math.floor(((j + coordinatorRandom.next()) * options.tasks) / coordinatorCount),
+    charges: Array.from({ length: COORDINATOR_ASSIGNMENTS }, () => coordinatorRandom.int(1, 3)),
+  }));
+  let nextCoordinator = 0;
+  const submitCoordinator = (j: number, charges: number[]): void => {
+    const pickRandom = random.fork(`coordinator-${j}`);
+    const messageId = `chaos-${options.seed}-coordinator-${j}`;
+    inFlight.push(
+      (async () => {
+        const outcome = await submitWithRetry(coordinatorMessage(messageId, charges), options.gateways, pickRandom, options.submitTimeoutMs ?? 60_000, onRetry, onRequestMs);
+        if (outcome === undefined) result.abandoned.push(messageId);
+        else if ('refused' in outcome) result.refused.push({ messageId, answer: outcome.refused });
+        else {
+          const coordinator: SubmittedCoordinator = { index: j, messageId, charges, taskId: outcome.taskId, requests: outcome.requests };
+          result.coordinators.push(coordinator);
+          options.onCoordinatorSubmitted?.(coordinator);
+        }
+      })(),
+    );
+  };
+  const submitCoordinatorsUpTo = (index: number): void => {
+    for (let next = schedule[nextCoordinator]; next !== undefined && next.after <= index; next = schedule[nextCoordinator]) {
+      if (options.signal?.aborted) return;
+      submitCoordinator(next.j, next.charges);
+      nextCoordinator += 1;
+    }
+  };
+
   for (let index = 0; index < options.tasks; index++) {
     if (options.signal?.aborted) break;
     // Drawn in submission order, before any await that depends on timing, so the sequence of
@@ -131,9 +199,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const messageId = `chaos-${options.seed}-${index}`;
     inFlight.push(
       (async () => {
-        const outcome = await submitWithRetry(transferMessage(messageId, `transfer ${charges}`), options.gateways, pickRandom, options.submitTimeoutMs ?? 60_000, onRetry, (ms) => {
-          result.slowestRequestMs = Math.max(result.slowestRequestMs, ms);
-        });
+        const outcome = await submitWithRetry(transferMessage(messageId, `transfer ${charges}`), options.gateways, pickRandom, options.submitTimeoutMs ?? 60_000, onRetry, onRequestMs);
         if (outcome === undefined) result.abandoned.push(messageId);
         else if ('refused' in outcome) result.refused.push({ messageId, answer: outcome.refused });
         else {
@@ -143,9 +209,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         }
       })(),
     );
+    submitCoordinatorsUpTo(index);
     await sleep(random.int(0, 2 * options.intervalMs));
   }
+  // With no transfers at all, the coordinators are the load.
+  submitCoordinatorsUpTo(Number.POSITIVE_INFINITY);
   await Promise.all(inFlight);
   result.submitted.sort((a, b) => a.index - b.index);
+  result.coordinators.sort((a, b) => a.index - b.index);
   return result;
 }

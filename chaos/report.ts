@@ -1,9 +1,13 @@
 // What the chaos run proves, read back from Redis and the ledger after the faults stopped:
 // every task id a client got back is stored and terminal (lost = 0), no charge hit the ledger
 // twice (duplicates = 0), and every SSE stream received exactly the replay buffer's events
-// (mismatched = 0). Everything else in the table says how hard the run actually hit the system.
+// (mismatched = 0). Coordinators: every one whose id came back is terminal (lost coordinators
+// = 0) and COMPLETED with all its assignments, or ended with a reason; their child transfers
+// are held to the same ledger checks. Everything else in the table says how hard the run
+// actually hit the system.
 import type { Redis } from 'ioredis';
 import { RedisKeys } from '../src/store/keys.ts';
+import { judgeCoordinator, type AssignmentListing } from './coordinators.ts';
 import { analyzeLedger, readLedger } from './ledger.ts';
 import type { LoadResult, SubmittedTask } from './load.ts';
 import { compareWithBuffer, type StreamRecord } from './streams.ts';
@@ -74,6 +78,38 @@ export interface ChaosResult {
   mismatches: { taskId: string; problem: string }[];
   anchors: number;
   anchorsCompleted: number;
+  /** Fanout coordinators asked for / whose id came back. */
+  coordinatorsRequested: number;
+  coordinatorsSubmitted: number;
+  /** COMPLETED with every assignment completed in the combined artifact. */
+  coordinatorsCompleted: number;
+  /** Ended otherwise (including the unexplained ones below). */
+  coordinatorsFailed: number;
+  /** Reason → how many coordinators ended with it. */
+  coordinatorFailedReasons: Record<string, number>;
+  /** Ended otherwise without a reason, or completed without saying how. Must be 0. */
+  coordinatorsUnexplained: number;
+  coordinatorsUnexplainedList: { taskId: string; why: string }[];
+  /** Returned coordinator ids whose task is missing or not terminal. Must be 0. */
+  lostCoordinators: number;
+  lostCoordinatorTasks: { taskId: string; why: string }[];
+  /** Child tasks listed by the coordinators / completed. */
+  assignmentsListed: number;
+  assignmentsCompleted: number;
+  /** Child failure reasons → how many. */
+  assignmentFailedReasons: Record<string, number>;
+  /** Listed child tasks missing or not terminal. Must be 0. */
+  lostChildren: number;
+  lostChildTasks: { taskId: string; why: string }[];
+  /** Ledger lines charged by listed child tasks. */
+  childLedgerLines: number;
+  /** A listing that failed, or disagrees with the combined artifact / the children. Must be 0. */
+  coordinatorProblems: { taskId: string; problem: string }[];
+  /** Stored tasks whose parent is one of our coordinators but that it does not list. */
+  strayChildren: number;
+  /** Ledger lines charged by such stray children: an assignment run twice. Must be 0. */
+  strayChildCharges: number;
+  strayChildTasks: string[];
   faults: FaultCounts;
   unexpectedExits: { name: string; how: string; logFile: string }[];
   durationMs: number;
@@ -154,6 +190,9 @@ export async function buildReport(input: {
   tasksRequested: number;
   load: LoadResult;
   anchors: string[];
+  /** How many coordinators were asked for, and each submitted coordinator's assignment listing. */
+  coordinatorsRequested?: number;
+  assignmentListings?: Map<string, AssignmentListing>;
   streams: StreamRecord[];
   ledgerFile: string;
   faults: FaultCounts;
@@ -162,8 +201,20 @@ export async function buildReport(input: {
 }): Promise<ChaosResult> {
   const keys = new RedisKeys(input.prefix);
   const tasks: SubmittedTask[] = input.load.submitted;
+  const coordinators = input.load.coordinators;
+  const listings = input.assignmentListings ?? new Map<string, AssignmentListing>();
+  // Each coordinator's children, from the gateway's listing: child id → expected charges.
+  const children = new Map<string, { coordinatorId: string; index: number; charges: number }>();
+  for (const coordinator of coordinators) {
+    const listing = listings.get(coordinator.taskId);
+    if (listing === undefined || 'error' in listing) continue;
+    for (const assignment of listing.assignments) {
+      if (assignment.kind !== 'work') continue;
+      children.set(assignment.taskId, { coordinatorId: coordinator.taskId, index: assignment.index, charges: coordinator.charges[assignment.index] ?? 0 });
+    }
+  }
   const facts = new Map<string, TaskFacts>();
-  for (const taskId of [...tasks.map((t) => t.taskId), ...input.anchors, ...input.streams.map((s) => s.taskId)]) {
+  for (const taskId of [...tasks.map((t) => t.taskId), ...input.anchors, ...coordinators.map((c) => c.taskId), ...children.keys(), ...input.streams.map((s) => s.taskId)]) {
     if (!facts.has(taskId)) facts.set(taskId, await readFacts(input.redis, keys, taskId));
   }
 
@@ -206,6 +257,25 @@ export async function buildReport(input: {
     mismatches: [],
     anchors: input.anchors.length,
     anchorsCompleted: 0,
+    coordinatorsRequested: input.coordinatorsRequested ?? coordinators.length,
+    coordinatorsSubmitted: coordinators.length,
+    coordinatorsCompleted: 0,
+    coordinatorsFailed: 0,
+    coordinatorFailedReasons: {},
+    coordinatorsUnexplained: 0,
+    coordinatorsUnexplainedList: [],
+    lostCoordinators: 0,
+    lostCoordinatorTasks: [],
+    assignmentsListed: children.size,
+    assignmentsCompleted: 0,
+    assignmentFailedReasons: {},
+    lostChildren: 0,
+    lostChildTasks: [],
+    childLedgerLines: 0,
+    coordinatorProblems: [],
+    strayChildren: 0,
+    strayChildCharges: 0,
+    strayChildTasks: [],
     faults: input.faults,
     unexpectedExits: input.unexpectedExits,
     durationMs: input.durationMs,
@@ -219,6 +289,30 @@ export async function buildReport(input: {
   result.doubleCharges = ledger.doubleCharges;
   result.doubleChargeKeys = ledger.doubleChargeKeys;
   const byCharge = ledger.charges;
+
+  /** The journal and transfer-report numbers of one terminal transfer (a load task or a child). */
+  const accountSteps = (fact: TaskFacts): void => {
+    for (const json of Object.values(fact.steps)) {
+      const step = JSON.parse(json) as { state?: string; attempt?: number; surfacedToAttempt?: number; idempotencyKey?: string };
+      if (step.state !== 'unknown') continue;
+      result.unknownSteps += 1;
+      if (step.surfacedToAttempt === step.attempt) {
+        result.selfUnknownSteps += 1;
+        result.selfUnknownKeys.push(`${step.idempotencyKey ?? '?'} (started and surfaced in attempt ${String(step.attempt)})`);
+      }
+    }
+    const sums = reportSums(fact.artifacts);
+    result.reconciledCharged += sums.reconciledCharged;
+    result.recharged += sums.recharged;
+  };
+  // Ledger lines by task id (a key is "<taskId>:<turn>:<step>"; task ids hold no ':').
+  const ledgerLinesByTask = new Map<string, number>();
+  for (const variants of byCharge.values()) {
+    for (const key of variants) {
+      const taskId = key.slice(0, key.indexOf(':'));
+      ledgerLinesByTask.set(taskId, (ledgerLinesByTask.get(taskId) ?? 0) + 1);
+    }
+  }
 
   for (const task of tasks) {
     const fact = facts.get(task.taskId) as TaskFacts;
@@ -244,18 +338,7 @@ export async function buildReport(input: {
       const label = `${fact.state}: ${fact.reason}`;
       result.otherTerminal[label] = (result.otherTerminal[label] ?? 0) + 1;
     }
-    for (const json of Object.values(fact.steps)) {
-      const step = JSON.parse(json) as { state?: string; attempt?: number; surfacedToAttempt?: number; idempotencyKey?: string };
-      if (step.state !== 'unknown') continue;
-      result.unknownSteps += 1;
-      if (step.surfacedToAttempt === step.attempt) {
-        result.selfUnknownSteps += 1;
-        result.selfUnknownKeys.push(`${step.idempotencyKey ?? '?'} (started and surfaced in attempt ${String(step.attempt)})`);
-      }
-    }
-    const sums = reportSums(fact.artifacts);
-    result.reconciledCharged += sums.reconciledCharged;
-    result.recharged += sums.recharged;
+    accountSteps(fact);
   }
   for (const anchor of input.anchors) {
     const fact = facts.get(anchor) as TaskFacts;
@@ -277,8 +360,84 @@ export async function buildReport(input: {
     }
   }
 
-  const known = new Set([...tasks.map((t) => t.taskId), ...input.anchors]);
-  result.orphans = (await storedTaskIds(input.redis, input.prefix)).filter((id) => !known.has(id)).length;
+  for (const coordinator of coordinators) {
+    const fact = facts.get(coordinator.taskId) as TaskFacts;
+    const expected = coordinator.charges.length;
+    const verdict = judgeCoordinator(fact, expected);
+    const problem = (text: string): void => {
+      result.coordinatorProblems.push({ taskId: coordinator.taskId, problem: text });
+    };
+    if (verdict.kind === 'lost') {
+      result.lostCoordinators += 1;
+      result.lostCoordinatorTasks.push({ taskId: coordinator.taskId, why: verdict.why });
+    } else if (verdict.kind === 'completed') {
+      result.coordinatorsCompleted += 1;
+    } else {
+      result.coordinatorsFailed += 1;
+      const reason = verdict.kind === 'failed' ? verdict.reason : `WITHOUT A REASON: ${verdict.why}`;
+      result.coordinatorFailedReasons[reason] = (result.coordinatorFailedReasons[reason] ?? 0) + 1;
+      if (verdict.kind === 'unexplained') {
+        result.coordinatorsUnexplained += 1;
+        result.coordinatorsUnexplainedList.push({ taskId: coordinator.taskId, why: verdict.why });
+      }
+    }
+    if (verdict.kind === 'lost' && fact.state === undefined) continue;
+    const listing = listings.get(coordinator.taskId);
+    if (listing === undefined || 'error' in listing) {
+      problem(`could not list its assignments: ${listing === undefined ? 'never asked' : listing.error}`);
+      continue;
+    }
+    const work = listing.assignments.filter((a) => a.kind === 'work').sort((a, b) => a.index - b.index);
+    if (verdict.kind !== 'lost' && work.length !== expected) problem(`lists ${work.length} assignments, ${expected} were asked for`);
+    // The combined artifact must name the same children the gateway lists, in the states they are in.
+    const combined = verdict.kind === 'lost' ? undefined : verdict.combined;
+    for (const entry of combined?.assignments ?? []) {
+      const listed = work.find((a) => a.index === entry.index);
+      if (listed === undefined) problem(`combined artifact names assignment ${entry.index} (${entry.taskId}), the listing does not`);
+      else if (listed.taskId !== entry.taskId) problem(`assignment ${entry.index}: combined artifact names ${entry.taskId}, the listing ${listed.taskId}`);
+      else {
+        const childState = facts.get(entry.taskId)?.state;
+        if (childState !== `TASK_STATE_${entry.state.toUpperCase()}`) problem(`assignment ${entry.index}: combined artifact says ${entry.state}, child ${entry.taskId} is ${childState ?? 'missing'}`);
+      }
+    }
+  }
+
+  for (const [childId, child] of children) {
+    const fact = facts.get(childId) as TaskFacts;
+    result.childLedgerLines += ledgerLinesByTask.get(childId) ?? 0;
+    if (fact.state === undefined || !TERMINAL.has(fact.state)) {
+      result.lostChildren += 1;
+      result.lostChildTasks.push({ taskId: childId, why: `assignment ${child.index} of ${child.coordinatorId} is ${fact.state ?? 'missing from Redis'}` });
+      continue;
+    }
+    if (fact.state === 'TASK_STATE_COMPLETED') {
+      result.assignmentsCompleted += 1;
+      for (let i = 1; i <= child.charges; i++) {
+        if (!byCharge.has(`${childId}:1:charge-${i}`)) result.missingCharges += 1;
+      }
+    } else {
+      const label = `${fact.state.replace('TASK_STATE_', '')}: ${fact.reason}`;
+      result.assignmentFailedReasons[label] = (result.assignmentFailedReasons[label] ?? 0) + 1;
+    }
+    accountSteps(fact);
+  }
+
+  const known = new Set([...tasks.map((t) => t.taskId), ...input.anchors, ...coordinators.map((c) => c.taskId), ...children.keys()]);
+  const unknownIds = (await storedTaskIds(input.redis, input.prefix)).filter((id) => !known.has(id));
+  // A stored child of one of our coordinators that the coordinator does not list: its
+  // assignment was created twice. If it charged, that assignment's transfer ran twice.
+  const coordinatorIds = new Set(coordinators.map((c) => c.taskId));
+  let strays = 0;
+  for (const id of unknownIds) {
+    const parent = await input.redis.hget(keys.task(id).task, 'parentTaskId');
+    if (parent === null || !coordinatorIds.has(parent)) continue;
+    strays += 1;
+    const charged = ledgerLinesByTask.get(id) ?? 0;
+    result.strayChildCharges += charged;
+    result.strayChildTasks.push(`${id} (parent ${parent}): ${charged} ledger lines`);
+  }
+  result.strayChildren = strays;
+  result.orphans = unknownIds.length - strays;
 
   for (const stream of input.streams) {
     if (stream.outcome === 'skipped') {
@@ -307,6 +466,12 @@ export async function buildReport(input: {
     result.doubleCharges === 0 &&
     result.mismatched === 0 &&
     result.bufferDuplicates === 0 &&
-    result.submitted > 0;
+    result.submitted > 0 &&
+    result.lostCoordinators === 0 &&
+    result.coordinatorsUnexplained === 0 &&
+    result.lostChildren === 0 &&
+    result.coordinatorProblems.length === 0 &&
+    result.strayChildCharges === 0 &&
+    (result.coordinatorsRequested === 0 || result.coordinatorsSubmitted > 0);
   return result;
 }

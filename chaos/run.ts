@@ -4,7 +4,9 @@
 // that runs SIGKILLs random workers and gateways and crashes Redis. Then it checks what the
 // issue promises (see report.ts) and prints the table; exit code 1 when a promise broke.
 //
-// Env: CHAOS_TASKS (200), CHAOS_SEED (1), CHAOS_GATEWAYS (2), CHAOS_WORKERS (3),
+// Env: CHAOS_TASKS (200), CHAOS_COORDINATORS (20: "fanout" coordinators, each with three
+// "transfer <1..3>" sub-agent tasks, interleaved with the transfers; 0 = none), CHAOS_SEED (1),
+// CHAOS_GATEWAYS (2), CHAOS_WORKERS (3),
 // CHAOS_STEP_MS (30), CHAOS_INTERVAL_MS (100, mean pause between submissions),
 // CHAOS_ANCHORS (3), CHAOS_FAULTS (e.g. "redis" or "worker,gateway": the kinds drawn after the
 // first three faults, which are always one of each), CHAOS_REDIS_DOWN_MS ("300,3000": how long
@@ -18,6 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { RedisKeys } from '../src/store/keys.ts';
+import { fetchAssignments, type AssignmentListing } from './coordinators.ts';
 import { FaultInjector, type FaultKind } from './faults.ts';
 import { runLoad, submitWithRetry, transferMessage, type LoadResult } from './load.ts';
 import { ProcessGroup } from './processes.ts';
@@ -32,6 +35,8 @@ const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STA
 
 export interface ChaosOptions {
   tasks: number;
+  /** Fanout coordinators (3 transfer sub-agents each) interleaved with the transfers. */
+  coordinators: number;
   seed: number;
   gateways: number;
   workers: number;
@@ -58,6 +63,7 @@ export interface ChaosOptions {
 
 export const DEFAULT_CHAOS_OPTIONS: ChaosOptions = {
   tasks: 200,
+  coordinators: 20,
   seed: 1,
   gateways: 2,
   workers: 3,
@@ -178,7 +184,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       streams.watch(sent.taskId, 'anchor');
     }
 
-    log(`load: ${o.tasks} transfers, ~${o.intervalMs} ms apart, ${o.gateways} gateways, ${o.workers} workers, seed ${o.seed}`);
+    log(`load: ${o.tasks} transfers, ~${o.intervalMs} ms apart, ${o.coordinators} coordinators, ${o.gateways} gateways, ${o.workers} workers, seed ${o.seed}`);
     let loadOver = false;
     const loadRandom = random.fork('load');
     const loading = runLoad({
@@ -190,21 +196,39 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       onSubmitted: (task) => {
         if (random.fork(`watch-${task.index}`).chance(o.streamShare)) streams.watch(task.taskId, 'transfer');
       },
+      coordinators: o.coordinators,
+      onCoordinatorSubmitted: (coordinator) => {
+        // A coordinator's stream stays open while it is parked for its assignments.
+        if (random.fork(`watch-coordinator-${coordinator.index}`).chance(o.streamShare)) streams.watch(coordinator.taskId, 'coordinator');
+      },
     }).finally(() => {
       loadOver = true;
     });
     faulting = faults.run(() => loadOver, Date.now() + o.maxFaultPhaseMs);
     const [load] = (await Promise.all([loading, faulting])) as [LoadResult, void];
-    log(`load done: ${load.submitted.length} submitted; faults: ${JSON.stringify(faults.counts)}`);
+    log(`load done: ${load.submitted.length} transfers, ${load.coordinators.length} coordinators submitted; faults: ${JSON.stringify(faults.counts)}`);
     await faults.replenish();
 
     // The faults are over: answer the anchors so their dialogues (and streams) can finish.
     for (const [i, taskId] of anchors.entries()) {
       await submitWithRetry(transferMessage(`chaos-${o.seed}-anchor-${i}-answer`, 'Ada', taskId), gateways, anchorRandom, 30_000, () => undefined);
     }
-    const open = await waitTerminal(redis, keys, [...load.submitted.map((t) => t.taskId), ...anchors], o.settleTimeoutMs);
+    const settleStarted = Date.now();
+    const open = await waitTerminal(redis, keys, [...load.submitted.map((t) => t.taskId), ...anchors, ...load.coordinators.map((c) => c.taskId)], o.settleTimeoutMs);
     log(open.length === 0 ? 'every task is terminal' : `${open.length} tasks still not terminal after ${o.settleTimeoutMs} ms`);
-    await streams.finish(open.length === 0 ? 15_000 : 1_000);
+    // The coordinators' children, as the gateway lists them; a terminal coordinator's are settled
+    // already, the rest get what is left of the settle time.
+    const listings = new Map<string, AssignmentListing>();
+    const listRandom = random.fork('assignments');
+    for (const coordinator of load.coordinators) {
+      listings.set(coordinator.taskId, await fetchAssignments(gateways, coordinator.taskId, listRandom.fork(coordinator.taskId)));
+    }
+    const childIds = [...listings.values()].flatMap((l) => ('error' in l ? [] : l.assignments.map((a) => a.taskId)));
+    const openChildren = await waitTerminal(redis, keys, childIds, Math.max(1_000, o.settleTimeoutMs - (Date.now() - settleStarted)));
+    if (load.coordinators.length > 0) {
+      log(`${childIds.length} child tasks listed for ${load.coordinators.length} coordinators${openChildren.length === 0 ? ', all terminal' : `, ${openChildren.length} not terminal`}`);
+    }
+    await streams.finish(open.length === 0 && openChildren.length === 0 ? 15_000 : 1_000);
 
     result = await buildReport({
       redis,
@@ -213,6 +237,8 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       tasksRequested: o.tasks,
       load,
       anchors,
+      coordinatorsRequested: o.coordinators,
+      assignmentListings: listings,
       streams: streams.records,
       ledgerFile,
       faults: faults.counts,
@@ -266,6 +292,7 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => process.exit(143));
   const result = await runChaos({
     tasks: envNumber('CHAOS_TASKS', DEFAULT_CHAOS_OPTIONS.tasks),
+    coordinators: envNumber('CHAOS_COORDINATORS', DEFAULT_CHAOS_OPTIONS.coordinators),
     seed: envNumber('CHAOS_SEED', DEFAULT_CHAOS_OPTIONS.seed),
     gateways: Math.max(2, envNumber('CHAOS_GATEWAYS', DEFAULT_CHAOS_OPTIONS.gateways)),
     workers: Math.max(2, envNumber('CHAOS_WORKERS', DEFAULT_CHAOS_OPTIONS.workers)),

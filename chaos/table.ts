@@ -17,10 +17,10 @@ export function formatReport(r: ChaosResult): string {
     ['submissions abandoned / refused', `${r.abandoned} / ${r.refused.length}`, ''],
     ['submission retries', String(Object.values(r.retries).reduce((a, b) => a + b, 0)), retries],
     ['slowest SendMessage', `${r.slowestRequestMs} ms`, 'one request, returnImmediately (the client gives up at 10 s)'],
-    ['ledger charges', String(r.ledgerLines), ''],
+    ['ledger charges', String(r.ledgerLines), r.coordinatorsRequested > 0 ? `${r.childLedgerLines} by coordinators' child tasks` : ''],
     ['LEDGER DUPLICATES', String(r.duplicates), 'must be 0 (same key twice)'],
     ['DOUBLE CHARGES', String(r.doubleCharges), 'must be 0 (charge-i and charge-i-again both charged)'],
-    ['missing charges', String(r.missingCharges), 'completed transfers lacking a ledger line'],
+    ['missing charges', String(r.missingCharges), 'completed transfers (load and child tasks) lacking a ledger line'],
     ['unknown steps reconciled', String(r.unknownSteps), `journal state 'unknown'; reports: ${r.reconciledCharged} found charged, ${r.recharged} charged again`],
     ['unknown to its own attempt', String(r.selfUnknownSteps), 'a step re-started by a re-sent command after a Redis crash'],
     ['REPLAY-BUFFER DUPLICATES', String(r.bufferDuplicates), 'must be 0 (the same event stored twice)'],
@@ -28,6 +28,14 @@ export function formatReport(r: ChaosResult): string {
     ['SSE resumes checked', String(r.resumes), `${r.streamsResumed} streams resumed, ${r.resumesElsewhere} on another gateway, ${r.streamErrorFrames} error frames before a drop`],
     ['SSE MISMATCHED', String(r.mismatched), 'must be 0'],
     ['anchor dialogues completed', `${r.anchorsCompleted} / ${r.anchors}`, 'long-lived streams across every fault'],
+    ['coordinators submitted', `${r.coordinatorsSubmitted} / ${r.coordinatorsRequested}`, 'fanout: 3 × "transfer <1..3>" sub-agents, maxParallel 2, no review'],
+    ['coordinators completed', String(r.coordinatorsCompleted), 'COMPLETED, combined artifact says completed = 3'],
+    ['coordinators failed (with reason)', String(r.coordinatorsFailed), [r.coordinatorsUnexplained > 0 ? `${r.coordinatorsUnexplained} WITHOUT A REASON (must be 0)` : '', ...Object.entries(r.coordinatorFailedReasons).map(([why, n]) => `${n}× ${why}`)].filter((x) => x !== '').join(' | ')],
+    ['assignments completed', `${r.assignmentsCompleted} / ${r.assignmentsListed}`, ['child tasks listed by GET /tasks/{id}/assignments', ...Object.entries(r.assignmentFailedReasons).map(([why, n]) => `${n}× ${why}`)].join(' | ')],
+    ['LOST COORDINATORS', String(r.lostCoordinators), 'must be 0'],
+    ['LOST CHILD TASKS', String(r.lostChildren), 'must be 0 (listed assignments missing or not terminal)'],
+    ['COORDINATOR PROBLEMS', String(r.coordinatorProblems.length), 'must be 0 (listing failed, or disagrees with the combined artifact)'],
+    ['STRAY CHILD CHARGES', String(r.strayChildCharges), `must be 0 (ledger lines of ${r.strayChildren} child tasks no coordinator lists)`],
     ['worker kills (SIGKILL)', String(r.faults.workerKills), ''],
     ['gateway kills (SIGKILL)', String(r.faults.gatewayKills), ''],
     ['Redis restarts (SIGKILL)', String(r.faults.redisRestarts), 'appendonly yes, appendfsync always'],
@@ -46,6 +54,11 @@ export function formatReport(r: ChaosResult): string {
     if (items.length > 20) details.push(`  ... and ${items.length - 20} more`);
   };
   list('lost tasks', r.lostTasks.map((t) => `${t.taskId}: ${t.why}`));
+  list('lost coordinators', r.lostCoordinatorTasks.map((t) => `${t.taskId}: ${t.why}`));
+  list('coordinators ended without a reason', r.coordinatorsUnexplainedList.map((t) => `${t.taskId}: ${t.why}`));
+  list('lost child tasks', r.lostChildTasks.map((t) => `${t.taskId}: ${t.why}`));
+  list('coordinator problems', r.coordinatorProblems.map((p) => `${p.taskId}: ${p.problem}`));
+  list('stray child tasks', r.strayChildTasks);
   list('duplicate ledger keys', r.duplicateKeys);
   list('double charges', r.doubleChargeKeys);
   list('stream mismatches', r.mismatches.map((m) => `${m.taskId}: ${m.problem}`));

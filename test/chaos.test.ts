@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { runChaos } from '../chaos/run.ts';
 import { analyzeLedger } from '../chaos/ledger.ts';
+import { judgeCoordinator } from '../chaos/coordinators.ts';
 import { formatReport } from '../chaos/table.ts';
 import { compareWithBuffer, type StreamRecord } from '../chaos/streams.ts';
 
@@ -51,6 +52,35 @@ describe('the chaos checks', () => {
     expect(bad.doubleCharges).toBe(1);
     expect(bad.doubleChargeKeys).toEqual(['t1:1:charge-2: t1:1:charge-2, t1:1:charge-2-again']);
   });
+  it('pass a coordinator only when it completed with every assignment, and want a reason otherwise', () => {
+    const combined = (states: [string, string | null][]): string =>
+      JSON.stringify([
+        {
+          artifactId: 'combined',
+          parts: [
+            { text: '' },
+            {
+              data: {
+                assignments: states.map(([state, message], index) => ({ index, role: 'specialist', taskId: `c${index}`, state, message })),
+                completed: states.filter(([state]) => state === 'completed').length,
+                failed: states.filter(([state]) => state === 'failed').length,
+                canceled: 0,
+              },
+            },
+          ],
+        },
+      ]);
+    const done = combined([['completed', 'ok'], ['completed', 'ok'], ['completed', 'ok']]);
+    expect(judgeCoordinator({ state: 'TASK_STATE_COMPLETED', reason: '', artifacts: done }, 3).kind).toBe('completed');
+    expect(judgeCoordinator({ state: undefined, reason: '', artifacts: '[]' }, 3)).toEqual({ kind: 'lost', why: 'missing from Redis' });
+    expect(judgeCoordinator({ state: 'TASK_STATE_WORKING', reason: '', artifacts: '[]' }, 3)).toEqual({ kind: 'lost', why: 'still TASK_STATE_WORKING' });
+    const partial = judgeCoordinator({ state: 'TASK_STATE_COMPLETED', reason: '', artifacts: combined([['completed', 'ok'], ['failed', 'worker gave up'], ['completed', 'ok']]) }, 3);
+    expect(partial).toMatchObject({ kind: 'failed', reason: 'completed 2 of 3: assignment 1 failed: worker gave up' });
+    expect(judgeCoordinator({ state: 'TASK_STATE_COMPLETED', reason: '', artifacts: combined([['completed', 'ok'], ['failed', null], ['completed', 'ok']]) }, 3).kind).toBe('unexplained');
+    expect(judgeCoordinator({ state: 'TASK_STATE_COMPLETED', reason: 'done', artifacts: '[]' }, 3).kind).toBe('unexplained');
+    expect(judgeCoordinator({ state: 'TASK_STATE_FAILED', reason: 'attempts exhausted', artifacts: '[]' }, 3)).toMatchObject({ kind: 'failed', reason: 'FAILED: attempts exhausted' });
+    expect(judgeCoordinator({ state: 'TASK_STATE_FAILED', reason: ' ', artifacts: '[]' }, 3).kind).toBe('unexplained');
+  });
 });
 
 describe('chaos (short, seeded)', () => {
@@ -58,6 +88,8 @@ describe('chaos (short, seeded)', () => {
     const log: string[] = [];
     const result = await runChaos({
       tasks: 40,
+      // Three fanout coordinators (nine transfer sub-agents) among them, through the same faults.
+      coordinators: 3,
       seed: 20240,
       // Spread 40 tasks over ~8 s so the first three faults land while work is in flight.
       intervalMs: 200,
@@ -78,5 +110,13 @@ describe('chaos (short, seeded)', () => {
     expect(result.doubleCharges, table).toBe(0);
     expect(result.mismatched, table).toBe(0);
     expect(result.streamsChecked, table).toBeGreaterThan(0);
+    expect(result.coordinatorsSubmitted, table).toBe(3);
+    expect(result.lostCoordinators, table).toBe(0);
+    expect(result.coordinatorsUnexplained, table).toBe(0);
+    expect(result.lostChildren, table).toBe(0);
+    expect(result.coordinatorProblems, table).toEqual([]);
+    expect(result.strayChildCharges, table).toBe(0);
+    expect(result.coordinatorsCompleted + result.coordinatorsFailed, table).toBe(3);
+    expect(result.assignmentsListed, table).toBe(9);
   }, 120_000);
 });
