@@ -23,8 +23,10 @@ export function ownerOf(principal: Principal): Owner {
  * The caller when authentication is off: every request is the same anonymous principal of
  * the tenant it names, with every scope, so tasks are still scoped per tenant.
  */
+const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
+
 export function anonymousPrincipal(tenant: string | undefined): Principal {
-  return { tenant: tenant ?? '', subject: 'anonymous', scopes: new Set(SCOPES), method: 'none' };
+  return { tenant: tenant ?? '', subject: 'anonymous', scopes: ALL_SCOPES, method: 'none' };
 }
 
 export const userSubject = (issuerId: string, sub: string): string => `user:${issuerId}:${sub}`;

@@ -69,7 +69,8 @@ function assignmentStateOf(state: TaskState): SettledState | 'input-required' | 
   }
 }
 
-const textOf = (message: Message | undefined): string | undefined => {
+/** A message's text parts joined (undefined when it has none). */
+export const textOf = (message: Message | undefined): string | undefined => {
   const text = message?.parts
     .map((part) => part.text)
     .filter((t): t is string => t !== undefined)
@@ -89,7 +90,7 @@ export class Delegator {
     const result = await this.evidence(turn, settings, records);
     const stopped = records.find((r) => r.state === 'failed' || r.state === 'rejected' || r.state === 'canceled');
     if (settings.onFailure === 'fail-fast' && stopped !== undefined) {
-      await this.cancelUnsettled(turn, records);
+      await this.cancelOpen(turn.taskId, ownerFromKey(turn.ownerKey), records, 'Canceled: the delegation failed fast.');
       const final = await this.evidence(turn, settings, await this.current(turn, name));
       throw new DelegationFailedError(final, final.assignments.find((a) => a.taskId === stopped.taskId) as AssignmentEvidence);
     }
@@ -111,11 +112,15 @@ export class Delegator {
 
   /** Cancels a coordinator's open assignments (queued ones never start). */
   async cancelAssignments(coordinatorId: string, owner: Owner): Promise<void> {
-    const records = await this.options.assignments.readAssignments(coordinatorId);
+    await this.cancelOpen(coordinatorId, owner, await this.options.assignments.readAssignments(coordinatorId), 'Canceled with its coordinator.');
+  }
+
+  private async cancelOpen(coordinatorId: string, owner: Owner, records: readonly AssignmentRecord[], reason: string): Promise<void> {
     for (const record of records) {
       if (SETTLED_STATES.has(record.state)) continue;
       const result = await this.options.store.cancelTask(record.taskId, owner, new Date());
-      if (result.kind === 'canceled') await this.options.assignments.settle(coordinatorId, record.taskId, 'canceled', 'Canceled with its coordinator.');
+      // A running child is stopped by its worker, which settles it; one that never ran is settled here.
+      if (result.kind === 'canceled') await this.options.assignments.settle(coordinatorId, record.taskId, 'canceled', reason);
     }
   }
 
@@ -265,16 +270,6 @@ export class Delegator {
       verdict: verdict.message ?? '',
       artifacts: verdict.artifacts,
     };
-  }
-
-  private async cancelUnsettled(turn: CoordinatorTurn, records: AssignmentRecord[]): Promise<void> {
-    const owner = ownerFromKey(turn.ownerKey);
-    for (const record of records) {
-      if (SETTLED_STATES.has(record.state)) continue;
-      const result = await this.options.store.cancelTask(record.taskId, owner, new Date());
-      // A running child is stopped by its worker, which settles it; one that never ran is settled here.
-      if (result.kind === 'canceled') await this.options.assignments.settle(turn.taskId, record.taskId, 'canceled', 'Canceled: the delegation failed fast.');
-    }
   }
 
   private async settleAndWake(coordinatorId: string, ownerKey: string, contextId: string, childId: string, outcome: SettledState | 'input-required', text: string): Promise<void> {

@@ -12,7 +12,7 @@ import { ownerFromKey, StaleLeaseError, type TaskStore, type TurnRecord } from '
 import { agentMessage, TurnContext, type TurnLease } from './turn-context.ts';
 import { budgetReason } from './turn-budget.ts';
 import type { AssignmentStore } from '../coordination/assignment-store.ts';
-import { TurnParked, type Delegator } from '../coordination/delegator.ts';
+import { textOf, TurnParked, type Delegator } from '../coordination/delegator.ts';
 import { RoleAdapters } from '../coordination/role-adapters.ts';
 import { isCompatibleAdapter } from './version-policy.ts';
 
@@ -368,11 +368,10 @@ export class TurnRunner {
     const coordination = this.options.coordination;
     if (coordination === undefined) return;
     if (lease.links !== undefined) {
-      const text = status.message?.parts.map((p) => p.text ?? '').join('') ?? '';
       await coordination.delegator.childTurnEnded(
         { taskId: fence.taskId, coordinatorId: lease.links.parentTaskId, ownerKey: fence.ownerKey, contextId: fence.contextId },
         status.state,
-        text,
+        textOf(status.message),
       );
     }
     if (lease.resumed && isTerminal(status.state)) {

@@ -18,6 +18,18 @@ local owner = redis.call('HGET', KEYS[1], 'owner')
 if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end
 local contextId = redis.call('HGET', KEYS[1], 'contextId')
 if ARGV[2] ~= '' and ARGV[2] ~= contextId then return {'CONTEXT_MISMATCH'} end
+
+-- The task's new status, stored, indexed and announced as one status update.
+local function announce(state, status)
+  redis.call('HSET', KEYS[1], 'status', status, 'state', state, 'updatedAtMs', ARGV[5])
+  redis.call('ZADD', KEYS[7], ARGV[5], ARGV[8])
+  redis.call('ZADD', KEYS[8], ARGV[5], ARGV[8])
+  local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[8]) .. ',"contextId":' .. cjson.encode(contextId)
+    .. ',"status":' .. status .. '}}'
+  local id = redis.call('XADD', KEYS[5], '*', 'r', event)
+  redis.call('PUBLISH', ARGV[7], id .. '\n' .. event)
+end
+
 if redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 1 then
   return {'DUPLICATE', redis.call('HGET', KEYS[1], 'turn')}
 end
@@ -37,14 +49,7 @@ if awaiting and state == 'TASK_STATE_INPUT_REQUIRED' then
   redis.call('HSET', KEYS[10], awaiting, cjson.encode(record))
   local message = {messageId = ARGV[4] .. ':forwarded', role = 'ROLE_AGENT', taskId = ARGV[8], contextId = contextId,
     parts = {{text = 'Forwarded your answer to assignment ' .. record.index .. ' (' .. record.role .. ').'}}}
-  local status = cjson.encode({state = 'TASK_STATE_WORKING', timestamp = ARGV[6], message = message})
-  redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[5])
-  redis.call('ZADD', KEYS[7], ARGV[5], ARGV[8])
-  redis.call('ZADD', KEYS[8], ARGV[5], ARGV[8])
-  local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[8]) .. ',"contextId":' .. cjson.encode(contextId)
-    .. ',"status":' .. status .. '}}'
-  local id = redis.call('XADD', KEYS[5], '*', 'r', event)
-  redis.call('PUBLISH', ARGV[7], id .. '\n' .. event)
+  announce('TASK_STATE_WORKING', cjson.encode({state = 'TASK_STATE_WORKING', timestamp = ARGV[6], message = message}))
   return {'FORWARDED', awaiting}
 end
 local resumes = state == 'TASK_STATE_INPUT_REQUIRED' or state == 'TASK_STATE_AUTH_REQUIRED'
@@ -59,16 +64,9 @@ if resumes then
   local start = redis.call('LLEN', KEYS[2])
   redis.call('RPUSH', KEYS[2], ARGV[3])
   local turn = redis.call('HINCRBY', KEYS[1], 'turn', 1)
-  local status = '{"state":"TASK_STATE_SUBMITTED","timestamp":' .. cjson.encode(ARGV[6]) .. '}'
-  redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_SUBMITTED', 'updatedAtMs', ARGV[5],
-    'turnInputStart', start, 'turnAttempts', 0, 'turnHandBacks', 0, 'turnBudgetSpent', 0)
+  redis.call('HSET', KEYS[1], 'turnInputStart', start, 'turnAttempts', 0, 'turnHandBacks', 0, 'turnBudgetSpent', 0)
   redis.call('HSET', KEYS[6], turn, cjson.encode({turn = turn, acceptedAtMs = tonumber(ARGV[5]), inputMessageIds = {ARGV[4]}}))
-  redis.call('ZADD', KEYS[7], ARGV[5], ARGV[8])
-  redis.call('ZADD', KEYS[8], ARGV[5], ARGV[8])
-  local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[8]) .. ',"contextId":' .. cjson.encode(contextId)
-    .. ',"status":' .. status .. '}}'
-  local id = redis.call('XADD', KEYS[5], '*', 'r', event)
-  redis.call('PUBLISH', ARGV[7], id .. '\n' .. event)
+  announce('TASK_STATE_SUBMITTED', '{"state":"TASK_STATE_SUBMITTED","timestamp":' .. cjson.encode(ARGV[6]) .. '}')
   return {'RESUMED', turn}
 end
 redis.call('RPUSH', KEYS[3], ARGV[3])
