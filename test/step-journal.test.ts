@@ -104,8 +104,11 @@ describe('a worker killed mid-step', () => {
     workers.push(first);
     const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('transfer 6'), configuration: { returnImmediately: true } });
     const taskId = ((reply.body.result as { task: { id: string } }).task).id;
-    // Kill inside the crash window of step 3: its charge is in the ledger, its result is not journalled.
-    await waitFor(() => (ledgerLines().some((line) => line.endsWith(':charge-3')) ? true : undefined), 30_000, 'the third charge');
+    // Kill inside the crash window of step 3: its charge is in the ledger and its reference
+    // journalled, its result is not (the step pauses after recording the reference).
+    const journal = new TaskStore(gw.redis, gw.prefix);
+    await waitFor(async () => ((await journal.readSteps(taskId))['1:charge-3']?.reference !== undefined ? true : undefined), 30_000, 'the third charge');
+    expect(ledgerLines().some((line) => line.endsWith(':charge-3'))).toBe(true);
     first.kill('SIGKILL');
     await first.exited;
     const second = await spawnWorkerProcess(gw.prefix, adapterEnv(50));
