@@ -77,10 +77,22 @@ export interface AdapterContext {
   /** Record a step of this turn in the task's turn record (for operators, `tasks inspect`). */
   recordStep(name: string, detail?: JsonObject): Promise<void>;
   /**
+   * Record what a model call consumed. Totals are kept per turn (`tasks inspect`) and per task
+   * (`metadata.a2aGateway.usage` on the task). Charging `ctx.budget` is separate.
+   */
+  recordUsage(usage: TurnUsage): Promise<void>;
+  /**
+   * The messages of this context's earlier tasks (same owner, same agent), oldest first: what a
+   * conversational agent needs to continue a conversation across tasks. At most `maxTasks`
+   * (default 20) tasks, the most recent ones; this task's own history is `history`.
+   */
+  contextHistory(options?: { maxTasks?: number }): Promise<readonly Message[]>;
+  /**
    * Run a side-effecting step through the journal: it is recorded as started before `run`
    * runs and its result after, so a turn resumed after a crash never repeats it blindly.
-   * Names must be unique within a turn. A step whose `run` throws is journalled as failed and
-   * the error is rethrown; a later attempt runs it again.
+   * Names must be unique within a turn: a second step of the same name in one run throws (a
+   * loop names each step, e.g. `charge-${i}`). A step whose `run` throws is journalled as
+   * failed and the error is rethrown; a later attempt runs it again.
    */
   step<T extends JsonValue>(name: string, run: (handle: StepHandle) => Promise<T>): Promise<StepOutcome<T>>;
   /** What this turn may spend and has spent (see TurnBudget). */
@@ -113,13 +125,30 @@ export interface OutcomeVerification {
   evidence?: JsonObject;
 }
 
-/** How a turn ends. The runtime turns it into the task's next status. */
+/** What a model call consumed (ctx.recordUsage). */
+export interface TurnUsage {
+  model?: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/**
+ * The agent's message that ends a turn: text, or parts (e.g. a question with a data part
+ * describing the form to fill in).
+ */
+export type OutcomeMessage = string | Part[];
+
+/**
+ * How a turn ends. The runtime turns it into the task's next status. It is checked when run()
+ * resolves: anything else (a misspelt state, a missing message, a part with two kinds of
+ * content) fails the turn once with a reason naming the field, and is not retried.
+ */
 export type TurnOutcome =
-  | { state: 'completed'; message?: string; verification?: OutcomeVerification }
-  | { state: 'input-required'; message: string }
-  | { state: 'auth-required'; message: string }
-  | { state: 'failed'; message: string }
-  | { state: 'rejected'; message: string };
+  | { state: 'completed'; message?: OutcomeMessage; verification?: OutcomeVerification }
+  | { state: 'input-required'; message: OutcomeMessage }
+  | { state: 'auth-required'; message: OutcomeMessage }
+  | { state: 'failed'; message: OutcomeMessage }
+  | { state: 'rejected'; message: OutcomeMessage };
 
 export interface Adapter {
   /** Kind of adapter, e.g. "demo"; recorded on every task it runs. */

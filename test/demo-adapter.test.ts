@@ -69,6 +69,12 @@ function fakeContext(opts: {
     async emitArtifact(chunk) {
       artifactsEmitted.push(structuredClone(chunk));
     },
+    async recordUsage() {
+      return undefined;
+    },
+    async contextHistory() {
+      return [];
+    },
     async recordStep(name) {
       steps.push(name);
       opts.onStep?.(steps.length);

@@ -56,10 +56,18 @@ describe('the step journal through the adapter context', () => {
       return acquired;
     };
     const contextFor = (generation: number, attempt: number) =>
-      new TurnContext(store, { taskId, contextId, ownerKey: ownerKeyOf(owner), generation }, 1, attempt, [], [], [], undefined, new AbortController().signal, {
+      new TurnContext({
+        store,
+        lease: { taskId, contextId, ownerKey: ownerKeyOf(owner), generation },
         turn: 1,
-        inputMessageIds: [],
-        acceptedAtMs: Date.now(),
+        attempt,
+        input: [],
+        history: [],
+        artifacts: [],
+        requestedSkill: undefined,
+        signal: new AbortController().signal,
+        turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now() },
+        adapterName: 'ledger',
       });
 
     const first = contextFor((await lease('w1')).generation, 1);

@@ -2,9 +2,10 @@
 // worker and writes every change through the store fenced by the lease generation, in the
 // order the adapter made them, even when the adapter does not await each call.
 import { newId } from '../ids.ts';
-import type { AdapterContext, ArtifactChunk, Assignment, DelegationOptions, DelegationResult, StepHandle, StepOutcome } from '../../adapters/types.ts';
+import type { AdapterContext, ArtifactChunk, Assignment, DelegationOptions, DelegationResult, StepHandle, StepOutcome, TurnUsage } from '../../adapters/types.ts';
+import { AdapterContractError, checkArtifactChunk, checkStatus, checkUsage, partsOf } from './adapter-contract.ts';
 import { TurnParked } from '../coordination/delegator.ts';
-import type { Artifact, JsonObject, JsonValue, Message, StreamResponse, TaskStatus } from '../protocol/types.ts';
+import type { Artifact, JsonObject, JsonValue, Message, Part, StreamResponse, TaskStatus } from '../protocol/types.ts';
 import type { StepRecord, TaskStore, TurnRecord } from '../store/task-store.ts';
 import { PersistedTurnBudget } from './turn-budget.ts';
 
@@ -15,11 +16,11 @@ export interface TurnLease {
   generation: number;
 }
 
-export function agentMessage(lease: TurnLease, text: string, metadata?: JsonObject): Message {
+export function agentMessage(lease: TurnLease, content: string | Part[], metadata?: JsonObject): Message {
   const message: Message = {
     messageId: newId(),
     role: 'ROLE_AGENT',
-    parts: [{ text }],
+    parts: partsOf(content),
     taskId: lease.taskId,
     contextId: lease.contextId,
   };
@@ -46,26 +47,78 @@ export function applyArtifactChunk(artifacts: Artifact[], chunk: ArtifactChunk):
   return merged;
 }
 
+/** Everything a turn's context is built from (the runner fills it from the lease). */
+export interface TurnContextInit {
+  store: TaskStore;
+  lease: TurnLease;
+  turn: number;
+  attempt: number;
+  input: readonly Message[];
+  history: readonly Message[];
+  /** The task's artifacts as stored; the context updates this array as chunks are stored. */
+  artifacts: Artifact[];
+  requestedSkill: string | undefined;
+  signal: AbortSignal;
+  turnRecord: TurnRecord;
+  /** Named in contract errors ("The demo adapter broke the adapter contract …"). */
+  adapterName: string;
+  /** Reads the messages of the context's earlier tasks (ctx.contextHistory). */
+  readContextHistory?: (maxTasks: number) => Promise<Message[]>;
+}
+
+const DEFAULT_CONTEXT_TASKS = 20;
+const MAX_CONTEXT_TASKS = 100;
+
 export class TurnContext implements AdapterContext {
   readonly taskId: string;
   readonly contextId: string;
+  readonly turn: number;
+  readonly attempt: number;
+  readonly input: readonly Message[];
+  readonly history: readonly Message[];
+  readonly requestedSkill: string | undefined;
+  readonly signal: AbortSignal;
+  readonly turnRecord: TurnRecord;
+  private readonly store: TaskStore;
+  private readonly lease: TurnLease;
+  private readonly artifactState: Artifact[];
+  private readonly adapterName: string;
+  private readonly readContextHistory: ((maxTasks: number) => Promise<Message[]>) | undefined;
   private writes: Promise<void> = Promise.resolve();
   private writeError: Error | undefined;
+  /** Step names used by this run: a second step of the same name would silently replay the first. */
+  private readonly stepNames = new Set<string>();
+  /**
+   * The first contract violation of this run. Kept apart from the error the adapter saw, so the
+   * turn fails with it even when the adapter caught that error and carried on.
+   */
+  contractViolation: AdapterContractError | undefined;
 
-  constructor(
-    private readonly store: TaskStore,
-    private readonly lease: TurnLease,
-    readonly turn: number,
-    readonly attempt: number,
-    readonly input: readonly Message[],
-    readonly history: readonly Message[],
-    private readonly artifactState: Artifact[],
-    readonly requestedSkill: string | undefined,
-    readonly signal: AbortSignal,
-    readonly turnRecord: TurnRecord,
-  ) {
-    this.taskId = lease.taskId;
-    this.contextId = lease.contextId;
+  constructor(init: TurnContextInit) {
+    this.store = init.store;
+    this.lease = init.lease;
+    this.taskId = init.lease.taskId;
+    this.contextId = init.lease.contextId;
+    this.turn = init.turn;
+    this.attempt = init.attempt;
+    this.input = init.input;
+    this.history = init.history;
+    this.artifactState = init.artifacts;
+    this.requestedSkill = init.requestedSkill;
+    this.signal = init.signal;
+    this.turnRecord = init.turnRecord;
+    this.adapterName = init.adapterName;
+    this.readContextHistory = init.readContextHistory;
+  }
+
+  /** Checks what the adapter handed over; a violation is remembered and rethrown. */
+  private contract<T>(check: () => T): T {
+    try {
+      return check();
+    } catch (error) {
+      if (error instanceof AdapterContractError) this.contractViolation ??= error;
+      throw error;
+    }
   }
 
   get artifacts(): readonly Artifact[] {
@@ -139,17 +192,28 @@ export class TurnContext implements AdapterContext {
   }
 
   emitStatus(text: string, metadata?: JsonObject): Promise<void> {
+    let checked: ReturnType<typeof checkStatus>;
+    try {
+      checked = this.contract(() => checkStatus(text, metadata, this.adapterName));
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     const status: TaskStatus = {
       state: 'TASK_STATE_WORKING',
-      message: agentMessage(this.lease, text, metadata),
+      message: agentMessage(this.lease, checked.text, checked.metadata),
       timestamp: new Date().toISOString(),
     };
     const event: StreamResponse = { statusUpdate: { taskId: this.taskId, contextId: this.contextId, status } };
     return this.enqueue(() => this.append(undefined, status, event));
   }
 
-  emitArtifact(chunk: ArtifactChunk): Promise<void> {
-    if (chunk.parts.length === 0) return Promise.reject(new Error('An artifact chunk needs at least one part.'));
+  emitArtifact(input: ArtifactChunk): Promise<void> {
+    let chunk: ArtifactChunk;
+    try {
+      chunk = this.contract(() => checkArtifactChunk(input, this.adapterName));
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     return this.enqueue(async () => {
       const merged = applyArtifactChunk(this.artifactState, chunk);
       const artifact: Artifact = { ...merged, parts: chunk.parts };
@@ -175,8 +239,31 @@ export class TurnContext implements AdapterContext {
     });
   }
 
+  async recordUsage(input: TurnUsage): Promise<void> {
+    const usage = this.contract(() => checkUsage(input, this.adapterName));
+    const total = (this.turnRecord.usage ??= { inputTokens: 0, outputTokens: 0 });
+    total.inputTokens += usage.inputTokens;
+    total.outputTokens += usage.outputTokens;
+    if (usage.model !== undefined) total.model = usage.model;
+    await this.enqueue(() => this.store.writeTurnRecord(this.taskId, this.lease.generation, this.turnRecord));
+  }
+
+  async contextHistory(options: { maxTasks?: number } = {}): Promise<readonly Message[]> {
+    const maxTasks = Math.min(MAX_CONTEXT_TASKS, Math.max(0, Math.floor(options.maxTasks ?? DEFAULT_CONTEXT_TASKS)));
+    if (this.readContextHistory === undefined || maxTasks === 0) return [];
+    return this.readContextHistory(maxTasks);
+  }
+
   async step<T extends JsonValue>(name: string, run: (handle: StepHandle) => Promise<T>): Promise<StepOutcome<T>> {
-    if (name === '') throw new Error('A step needs a name, unique within the turn.');
+    this.contract(() => {
+      if (typeof name !== 'string' || name === '') throw new AdapterContractError(this.adapterName, 'ctx.step()', ['a step needs a non-empty name, unique within the turn']);
+      if (this.stepNames.has(name)) {
+        throw new AdapterContractError(this.adapterName, 'ctx.step()', [
+          `the step name "${name}" was already used in this turn; a second step of the same name would return the first one's result without running. Give each step its own name (e.g. "${name}-2", or an index in a loop)`,
+        ]);
+      }
+    });
+    this.stepNames.add(name);
     if (this.readOnly) throw new Error('This task is a read-only reviewer: it may not run side-effecting steps.');
     const field = `${this.turn}:${name}`;
     const record: StepRecord = {

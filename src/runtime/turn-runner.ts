@@ -4,7 +4,8 @@ import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { newId } from '../ids.ts';
-import type { Adapter, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
+import type { Adapter, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
+import { AdapterContractError, checkOutcome } from './adapter-contract.ts';
 import type { TurnJobData } from '../../queues/turns.ts';
 import type { Logger } from '../logging/logger.ts';
 import { isTerminal, type JsonObject, type JsonValue, type Message, type TaskState, type TaskStatus } from '../protocol/types.ts';
@@ -273,18 +274,20 @@ export class TurnRunner {
     const { controller } = turn;
     const first = input[0];
     const skill = first?.metadata?.skill;
-    const context = new TurnContext(
-      this.options.store,
-      fence,
-      lease.turn,
-      lease.attempts,
+    const context = new TurnContext({
+      store: this.options.store,
+      lease: fence,
+      turn: lease.turn,
+      attempt: lease.attempts,
       input,
-      lease.history.slice(0, lease.turnInputStart),
-      lease.artifacts,
-      typeof skill === 'string' ? skill : undefined,
-      controller.signal,
-      record,
-    );
+      history: lease.history.slice(0, lease.turnInputStart),
+      artifacts: lease.artifacts,
+      requestedSkill: typeof skill === 'string' ? skill : undefined,
+      signal: controller.signal,
+      turnRecord: record,
+      adapterName: adapter.name,
+      readContextHistory: (maxTasks) => this.options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
+    });
     const budget = context.useBudget(this.budgetLimit, lease.budgetSpent);
     const coordination = this.options.coordination;
     const readOnly = lease.links?.readOnly === true;
@@ -342,10 +345,22 @@ export class TurnRunner {
     if (failure !== undefined) {
       if (controller.signal.reason === SHUTDOWN) await this.handBack(fence, record);
       if (controller.signal.aborted) return this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled while running.');
-      const reason = `The ${adapter.name} adapter failed: ${failure.message}`;
+    }
+    // A broken contract fails the turn once, whatever the adapter did with the error it got:
+    // retrying would break it again, and a task must never be left without a valid state.
+    let outcome: TurnOutcome | undefined;
+    try {
+      if (context.contractViolation !== undefined) throw context.contractViolation;
+      if (failure === undefined) outcome = checkOutcome(result, adapter.name);
+    } catch (error) {
+      if (!(error instanceof AdapterContractError)) throw error;
+      this.options.logger.error('adapter broke its contract; the turn fails', { taskId: fence.taskId, turn: lease.turn, adapter: `${adapter.name}@${adapter.version}`, reason: error.message });
+      return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', error.message), reason: error.message };
+    }
+    if (outcome === undefined) {
+      const reason = `The ${adapter.name} adapter failed: ${(failure as Error).message}`;
       return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
     }
-    const outcome = result as TurnOutcome;
     const final = this.finalStatus(fence, OUTCOME_STATES[outcome.state], outcome.message);
     return outcome.state === 'completed' && outcome.verification !== undefined ? { ...final, verification: outcome.verification } : final;
   }
@@ -399,8 +414,8 @@ export class TurnRunner {
     return `Turn ${turn} ran past its deadline of ${this.options.turnDeadlineMs} ms from its first start (turnDeadlineMs), across all the workers that ran it.`;
   }
 
-  private finalStatus(fence: TurnLease, state: TaskState, text: string | undefined): { status: TaskStatus; message: Message | undefined } {
-    const message = text === undefined || text === '' ? undefined : agentMessage(fence, text);
+  private finalStatus(fence: TurnLease, state: TaskState, content: OutcomeMessage | undefined): { status: TaskStatus; message: Message | undefined } {
+    const message = content === undefined || content === '' ? undefined : agentMessage(fence, content);
     const status: TaskStatus = { state, timestamp: new Date().toISOString() };
     if (message !== undefined) status.message = message;
     return { status, message };

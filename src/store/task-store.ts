@@ -12,6 +12,7 @@ import type {
   TaskState,
   TaskStatus,
 } from '../protocol/types.ts';
+import type { TurnUsage } from '../../adapters/types.ts';
 import { RedisKeys } from './keys.ts';
 import { defineScripts, type ScriptRunner } from './scripts.ts';
 
@@ -58,6 +59,8 @@ export interface TurnRecord {
   budgetSpent?: number;
   /** The budget the turn ran under (turnBudget), when it had one. */
   budgetLimit?: number;
+  /** What the turn's model calls consumed (ctx.recordUsage), across its attempts as recorded. */
+  usage?: TurnUsage;
 }
 
 /** One side-effecting step in the journal (invariant 4). */
@@ -349,7 +352,7 @@ export class TaskStore {
     const k = this.keys.task(taskId);
     const reply = await this.run('readTask', [k.task, k.history, k.events], [ownerKeyOf(owner), historyLength ?? -1]);
     if (reply.length === 0) return undefined;
-    const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, ...history] =
+    const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, ...history] =
       reply.map(str);
     const task: Task = {
       id: id as string,
@@ -364,6 +367,11 @@ export class TaskStore {
     const gateway: JsonObject = recorded !== null && typeof recorded === 'object' && !Array.isArray(recorded) ? { ...recorded } : {};
     if (requested) gateway.cancellation = cancellationOf(requested, acknowledged, stopped, cancelOutcome);
     if (outcome) gateway.outcome = JSON.parse(outcome) as JsonObject;
+    if (inputTokens || outputTokens) {
+      const input = Number(inputTokens || 0);
+      const output = Number(outputTokens || 0);
+      gateway.usage = { inputTokens: input, outputTokens: output, totalTokens: input + output };
+    }
     if (Object.keys(gateway).length > 0) parsedMetadata[GATEWAY_METADATA_KEY] = gateway;
     if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
     if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
@@ -456,6 +464,31 @@ export class TaskStore {
         },
       };
     });
+  }
+
+  /**
+   * The messages of a context's tasks created before `taskId`, oldest first (ctx.contextHistory).
+   * Sub-agents' tasks are the coordinators' own business and are left out. Reads the context's
+   * most recently updated tasks only, so a huge context costs a bounded amount.
+   */
+  async readContextHistory(ownerKey: string, contextId: string, taskId: string, maxTasks: number): Promise<Message[]> {
+    const recent = await this.redis.zrevrange(this.keys.ownerContextTasks(ownerKey, contextId), 0, maxTasks * 4 - 1);
+    // Task ids are ULIDs: their order is their creation order.
+    const earlier = recent.filter((id) => id < taskId).sort();
+    if (earlier.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of earlier) {
+      pipeline.hmget(this.keys.task(id).task, 'owner', 'parentTaskId');
+      pipeline.lrange(this.keys.task(id).history, 0, -1);
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    const histories: Message[][] = [];
+    for (let i = 0; i < earlier.length; i++) {
+      const [owner, parentTaskId] = (replies[i * 2]?.[1] ?? []) as (string | null)[];
+      if (owner !== ownerKey || (parentTaskId !== null && parentTaskId !== undefined)) continue;
+      histories.push(((replies[i * 2 + 1]?.[1] ?? []) as string[]).map((m) => JSON.parse(m) as Message));
+    }
+    return histories.slice(-maxTasks).flat();
   }
 
   /** The stored owner key of a task, used where the caller is a worker, not a principal. */
@@ -673,6 +706,7 @@ export class TaskStore {
         JSON.stringify(finalEvent),
         this.retentionSeconds,
         input.outcome === undefined ? '' : JSON.stringify(input.outcome),
+        input.turnRecord.usage === undefined ? '' : `${input.turnRecord.usage.inputTokens} ${input.turnRecord.usage.outputTokens}`,
       ],
     );
     if (reply[0] === 'STALE') return { kind: 'stale' };

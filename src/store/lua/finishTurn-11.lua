@@ -11,6 +11,7 @@
   ARGV[9] turn record JSON   ARGV[10] artifacts JSON   ARGV[11] final event JSON
   ARGV[12] retention of a terminal task (s)
   ARGV[13] outcome JSON of a terminal turn: {verified, method?, evidence?} ('' = leave as is)
+  ARGV[14] tokens the turn's model calls consumed, "<input> <output>" ('' = none): added to the task's totals
   Returns {'STALE'} | {'DONE', eventId} | {'NEXT', turn, turnInputStart, message JSON...}
   Emits: the final status update, or a TASK_STATE_WORKING status update for the next turn.
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
@@ -19,6 +20,11 @@ if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE
 local turn = redis.call('HGET', KEYS[1], 'turn')
 redis.call('HSET', KEYS[8], turn, ARGV[9])
 redis.call('HSET', KEYS[1], 'artifacts', ARGV[10])
+if ARGV[14] ~= '' then
+  local inputTokens, outputTokens = string.match(ARGV[14], '^(%d+) (%d+)$')
+  redis.call('HINCRBY', KEYS[1], 'usageInputTokens', inputTokens)
+  redis.call('HINCRBY', KEYS[1], 'usageOutputTokens', outputTokens)
+end
 if ARGV[8] ~= '' then redis.call('RPUSH', KEYS[5], ARGV[8]) end
 local state = ARGV[6]
 local continues = (state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_INPUT_REQUIRED'
