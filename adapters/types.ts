@@ -108,6 +108,19 @@ export interface AdapterContext {
   delegate(name: string, assignments: readonly Assignment[], options?: DelegationOptions): Promise<DelegationResult>;
   /** True when this run continues a turn that was parked for its assignments. */
   readonly resumed: boolean;
+  /**
+   * Small values the adapter keeps with the task across turns and workers (e.g. the id of the
+   * downstream task a follow-up must continue). Written through the lease like every other
+   * write, so a replaced worker cannot set them; they expire with the task.
+   */
+  readonly adapterState: AdapterState;
+}
+
+export interface AdapterState {
+  /** The value last set under `key` for this task, by any turn or worker. */
+  get<T extends JsonValue = JsonValue>(key: string): Promise<T | undefined>;
+  /** Stores `value` (JSON, at most 64 KiB) under `key` (1 to 128 characters). */
+  set(key: string, value: JsonValue): Promise<void>;
 }
 
 export type { Assignment, AssignmentEvidence, DelegationOptions, DelegationResult } from './delegation.ts';

@@ -130,6 +130,24 @@ describe('the wider context', () => {
   });
 });
 
+describe('adapter state', () => {
+  it('keeps a value from one turn of a task to the next', async () => {
+    const asked = await send('remember');
+    expect(asked.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const answered = await send('remember the answer', { taskId: asked.id });
+    expect(answered.status.state).toBe('TASK_STATE_COMPLETED');
+    expect((answered.artifacts?.[0]?.parts[0] as { data?: unknown }).data).toEqual({ taskId: 'd-42', at: 1 });
+    // Kept in the task hash, so it expires with the task.
+    expect(await gw.redis.hget(`${gw.prefix}:{${asked.id}}:task`, 'adapter:downstream')).toBe('{"taskId":"d-42","at":1}');
+  });
+
+  it('refuses a value past its size limit, failing the turn', async () => {
+    const task = await send('huge-state');
+    expect(task.status.state).toBe('TASK_STATE_FAILED');
+    expect(statusText(task)).toMatch(/more than 65536/);
+  });
+});
+
 async function readContext(taskId: string): Promise<string> {
   return (await gw.redis.hget(`${gw.prefix}:{${taskId}}:task`, 'contextId')) as string;
 }

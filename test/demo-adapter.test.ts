@@ -75,6 +75,7 @@ function fakeContext(opts: {
     async contextHistory() {
       return [];
     },
+    adapterState: { get: async () => undefined, set: async () => undefined },
     async recordStep(name) {
       steps.push(name);
       opts.onStep?.(steps.length);

@@ -107,3 +107,27 @@ export function checkUsage(value: unknown, adapter: string): TurnUsage {
 export function partsOf(content: string | Part[]): Part[] {
   return typeof content === 'string' ? [{ text: content }] : content;
 }
+
+const MAX_STATE_KEY = 128;
+const MAX_STATE_BYTES = 64 * 1024;
+
+export function checkStateKey(key: unknown, adapter: string): string {
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_STATE_KEY) {
+    throw new AdapterContractError(adapter, 'ctx.adapterState', [`a key must be a string of 1 to ${MAX_STATE_KEY} characters, got ${JSON.stringify(key) ?? String(key)}`]);
+  }
+  return key;
+}
+
+export function checkStateValue(key: unknown, value: unknown, adapter: string): void {
+  checkStateKey(key, adapter);
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch (error) {
+    throw new AdapterContractError(adapter, 'ctx.adapterState.set()', [`the value of "${String(key)}" is not JSON (${(error as Error).message})`]);
+  }
+  if (json === undefined) throw new AdapterContractError(adapter, 'ctx.adapterState.set()', [`the value of "${String(key)}" is not JSON (use null to clear it)`]);
+  if (Buffer.byteLength(json) > MAX_STATE_BYTES) {
+    throw new AdapterContractError(adapter, 'ctx.adapterState.set()', [`the value of "${String(key)}" is ${Buffer.byteLength(json)} bytes of JSON, more than ${MAX_STATE_BYTES}`]);
+  }
+}

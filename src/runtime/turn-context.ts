@@ -2,8 +2,8 @@
 // worker and writes every change through the store fenced by the lease generation, in the
 // order the adapter made them, even when the adapter does not await each call.
 import { newId } from '../ids.ts';
-import type { AdapterContext, ArtifactChunk, Assignment, DelegationOptions, DelegationResult, StepHandle, StepOutcome, TurnUsage } from '../../adapters/types.ts';
-import { AdapterContractError, checkArtifactChunk, checkStatus, checkUsage, partsOf } from './adapter-contract.ts';
+import type { AdapterContext, AdapterState, ArtifactChunk, Assignment, DelegationOptions, DelegationResult, StepHandle, StepOutcome, TurnUsage } from '../../adapters/types.ts';
+import { AdapterContractError, checkArtifactChunk, checkStateKey, checkStateValue, checkStatus, checkUsage, partsOf } from './adapter-contract.ts';
 import { TurnParked } from '../coordination/delegator.ts';
 import type { Artifact, JsonObject, JsonValue, Message, Part, StreamResponse, TaskStatus } from '../protocol/types.ts';
 import type { StepRecord, TaskStore, TurnRecord } from '../store/task-store.ts';
@@ -247,6 +247,23 @@ export class TurnContext implements AdapterContext {
     if (usage.model !== undefined) total.model = usage.model;
     await this.enqueue(() => this.store.writeTurnRecord(this.taskId, this.lease.generation, this.turnRecord));
   }
+
+  readonly adapterState: AdapterState = {
+    get: async <T extends JsonValue = JsonValue>(key: string): Promise<T | undefined> => {
+      this.contract(() => checkStateKey(key, this.adapterName));
+      // After this run's own writes, so a value set a moment ago reads back.
+      await this.writes;
+      return (await this.store.readAdapterState(this.taskId, key)) as T | undefined;
+    },
+    set: (key: string, value: JsonValue): Promise<void> => {
+      try {
+        this.contract(() => checkStateValue(key, value, this.adapterName));
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+      return this.enqueue(() => this.store.writeAdapterState(this.taskId, this.lease.generation, key, value));
+    },
+  };
 
   async contextHistory(options: { maxTasks?: number } = {}): Promise<readonly Message[]> {
     const maxTasks = Math.min(MAX_CONTEXT_TASKS, Math.max(0, Math.floor(options.maxTasks ?? DEFAULT_CONTEXT_TASKS)));

@@ -184,6 +184,9 @@ export class StaleLeaseError extends Error {
   }
 }
 
+/** Task hash field prefix of an adapter's values (ctx.adapterState). */
+const ADAPTER_STATE_FIELD = 'adapter:';
+
 /** Task metadata key under which the gateway reports what it did to a task (never set by callers). */
 export const GATEWAY_METADATA_KEY = 'a2aGateway';
 
@@ -757,6 +760,28 @@ export class TaskStore {
   async readSteps(taskId: string): Promise<Record<string, StepRecord>> {
     const all = await this.redis.hgetall(this.keys.task(taskId).steps);
     return Object.fromEntries(Object.entries(all).map(([field, json]) => [field, JSON.parse(json) as StepRecord]));
+  }
+
+  /** An adapter's value for this task (ctx.adapterState), or undefined. */
+  async readAdapterState(taskId: string, key: string): Promise<JsonValue | undefined> {
+    const raw = await this.redis.hget(this.keys.task(taskId).task, `${ADAPTER_STATE_FIELD}${key}`);
+    return raw === null ? undefined : (JSON.parse(raw) as JsonValue);
+  }
+
+  /**
+   * Stores an adapter's value in the task hash (so it expires with the task), fenced by the
+   * lease generation.
+   */
+  async writeAdapterState(taskId: string, generation: number, key: string, value: JsonValue): Promise<void> {
+    const ok = await this.redis.eval(
+      "if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return 0 end redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]) return 1",
+      1,
+      this.keys.task(taskId).task,
+      generation,
+      `${ADAPTER_STATE_FIELD}${key}`,
+      JSON.stringify(value),
+    );
+    if (ok !== 1) throw new StaleLeaseError(taskId);
   }
 
   /** Record the turn's progress (attempt, steps) without an event; fenced like every write. */
