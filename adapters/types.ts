@@ -178,10 +178,27 @@ export interface Adapter {
   readonly defaultInputModes?: string[];
   readonly defaultOutputModes?: string[];
   /**
+   * Optional: card fields learnt at run time, e.g. a remote agent's skills read from its own
+   * card (an agent configured with `skills: "from downstream"`). The gateway calls it when it
+   * builds the agent's card and again once the card is older than the agent's
+   * `cardRefreshSeconds`; a rejection keeps the previous card. The adapter may cache.
+   */
+  describe?(): Promise<AdapterDescription>;
+  /**
    * Run one turn. Resolve with the outcome; throwing fails the turn with the error's message.
    * When `ctx.signal` fires, stop promptly; the runtime records the task as canceled.
    */
   run(ctx: AdapterContext): Promise<TurnOutcome>;
+}
+
+/** What an adapter can say about itself at run time (Adapter.describe). */
+export interface AdapterDescription {
+  skills: AgentSkill[];
+  /** Skills only authenticated callers see (extended card). */
+  extendedSkills?: AgentSkill[];
+  description?: string;
+  defaultInputModes?: string[];
+  defaultOutputModes?: string[];
 }
 
 /** A module named in configuration exports `createAdapter(options)` (or a default of it). */
