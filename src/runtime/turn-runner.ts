@@ -286,6 +286,7 @@ export class TurnRunner {
       signal: controller.signal,
       turnRecord: record,
       adapterName: adapter.name,
+      emitScope: `${lease.turn}.${lease.resumption}`,
       readContextHistory: (maxTasks) => this.options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
     });
     const budget = context.useBudget(this.budgetLimit, lease.budgetSpent);
