@@ -9,6 +9,7 @@ import { TurnParked } from '../coordination/delegator.ts';
 import type { Artifact, JsonObject, JsonValue, Message, Part, StreamResponse, TaskStatus } from '../protocol/types.ts';
 import type { StepRecord, TaskStore, TurnRecord } from '../store/task-store.ts';
 import { PersistedTurnBudget } from './turn-budget.ts';
+import type { Logger } from '../logging/logger.ts';
 
 export interface TurnLease {
   taskId: string;
@@ -70,6 +71,8 @@ export interface TurnContextInit {
    * events (a lost worker's replacement has the same scope; a run woken after parking, a new one).
    */
   emitScope: string;
+  /** Where the context reports what it decided on the adapter's behalf (repeated events skipped). */
+  logger?: Logger;
 }
 
 const DEFAULT_CONTEXT_TASKS = 20;
@@ -93,6 +96,9 @@ export class TurnContext implements AdapterContext {
   private writes: Promise<void> = Promise.resolve();
   private writeError: Error | undefined;
   private readonly emitScope: string;
+  private readonly logger: Logger | undefined;
+  /** Events of this run an earlier run had stored already (not stored again). */
+  private repeatedEvents = 0;
   /** Events this run has emitted so far (each one's place in the run). */
   private emitSequence = 0;
   /** This run appended an event: it is past the part that repeats an earlier run. */
@@ -121,6 +127,7 @@ export class TurnContext implements AdapterContext {
     this.adapterName = init.adapterName;
     this.readContextHistory = init.readContextHistory;
     this.emitScope = init.emitScope;
+    this.logger = init.logger;
   }
 
   /** Checks what the adapter handed over; a violation is remembered and rethrown. */
@@ -418,7 +425,19 @@ export class TurnContext implements AdapterContext {
       emit: { scope: this.emitScope, sequence: place.sequence, digest: place.digest, pastPrefix: this.pastPrefix },
       now: new Date(),
     });
-    if (result.kind === 'repeated') return false;
+    if (result.kind === 'repeated') {
+      this.repeatedEvents += 1;
+      if (this.repeatedEvents === 1) {
+        this.logger?.info('this run repeats events an earlier run of the turn stored; they are not stored again', {
+          taskId: this.taskId,
+          turn: this.turn,
+          attempt: this.attempt,
+          emitScope: this.emitScope,
+          firstRepeated: place.sequence,
+        });
+      }
+      return false;
+    }
     this.pastPrefix = true;
     return true;
   }
