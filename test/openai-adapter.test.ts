@@ -375,6 +375,20 @@ describe('openai adapter, streamed replies', () => {
     expect(wire.metadata?.['a2aGateway']).toMatchObject({ cancellation: expect.objectContaining({ outcome: expect.any(String) }) });
   });
 
+  it('a server that reports no usage is charged an estimate; nothing is recorded as usage', async () => {
+    const m = marker();
+    const task = await send(client, `no-usage ${m}`);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const [request] = fake.requestsFor(m);
+    const sentChars = (request?.messages ?? []).reduce((n, msg) => n + msg.content.length, 0);
+    const record = await turnRecord(gw, task.id);
+    expect(record.budgetSpent).toBe(Math.ceil(sentChars / 4) + Math.ceil((request?.replyText.length ?? 0) / 4));
+    expect(record.usage).toBeUndefined();
+    const wire = await wireTask(gw, task.id);
+    expect((wire.metadata?.['a2aGateway'] as Record<string, unknown>)['usage']).toBeUndefined();
+    expect(wire.artifacts?.[0]?.metadata).toMatchObject({ usageReported: false });
+  });
+
   it('a tool the agent does not offer fails the turn, naming it; a skill it does not have is rejected', async () => {
     const m = marker();
     const task = await send(client, `tool=search ${m}`);
@@ -471,5 +485,38 @@ describe('openai adapter, token budget', () => {
     const wire = await wireTask(gw, task.id);
     expect(wire.metadata?.['a2aGateway']).toMatchObject({ usage: expectedUsage(request as RecordedRequest) });
     expect((await turnRecord(gw, task.id)).budgetSpent).toBe(expectedUsage(request as RecordedRequest).totalTokens);
+  });
+});
+
+describe('openai adapter, turn deadline', () => {
+  let gw: TestGateway;
+  let client: Client;
+
+  beforeAll(async () => {
+    gw = await startTestGateway({
+      name: 'openai-deadline',
+      config: { adapter: 'openai', turnDeadlineMs: 2_000, adapterOptions: { baseURL: fake.baseURL, model: 'fake-model', apiKeyEnv: KEY_ENV } },
+    });
+    client = await sdkClient(gw);
+  });
+
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('the deadline ends a wait before a retry (the server asked for 10 s, within maxRetryDelayMs)', async () => {
+    const m = marker();
+    const task = await send(client, `rate-limit=1 retry-after=10 ${m}`);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(statusText(task)).toMatch(/deadline of 2000 ms/);
+    expect(fake.requestsFor(m)).toHaveLength(1);
+  });
+
+  it('the deadline aborts a reply still streaming; the server sees the client go', async () => {
+    const m = marker();
+    const task = await send(client, `slow=200 words=100 ${m}`);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(statusText(task)).toMatch(/deadline of 2000 ms/);
+    await fake.waitFor(() => fake.requestsFor(m)[0]?.clientDisconnected === true || undefined, 10_000, 'the server to see the disconnect');
   });
 });

@@ -3,6 +3,7 @@
 // covers (reply kept, worker lost before the turn was stored) is too narrow to hit with a real
 // SIGKILL, so the adapter runs here with a recording context against the local model server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { questionOf } from '../adapters/openai/ask-user.ts';
 import { createOpenAIAdapter } from '../adapters/openai/index.ts';
 import type { AdapterContext, ArtifactChunk, TurnUsage } from '../adapters/types.ts';
 import type { JsonValue, Message } from '../src/protocol/types.ts';
@@ -97,5 +98,15 @@ describe('a turn re-run after its reply was kept', () => {
     expect(fake.requestsFor('turn two')).toHaveLength(1);
     expect(again.charges).toHaveLength(1);
     expect(again.chunks.at(-1)).toMatchObject({ artifactId: 'reply-2', lastChunk: true });
+  });
+});
+
+describe('the question of an ask_user call', () => {
+  it('is its question argument; bare text arguments are the question; an empty call falls back to the reply text, then to a generic request', () => {
+    expect(questionOf({ name: 'ask_user', arguments: '{"question":" Which city? "}' }, '')).toBe('Which city?');
+    expect(questionOf({ name: 'ask_user', arguments: 'Which city?' }, '')).toBe('Which city?');
+    expect(questionOf({ name: 'ask_user', arguments: '"Which city?"' }, '')).toBe('Which city?');
+    expect(questionOf({ name: 'ask_user', arguments: '{}' }, 'I need the city. ')).toBe('I need the city.');
+    expect(questionOf({ name: 'ask_user', arguments: '' }, '')).toMatch(/needs more information/);
   });
 });
