@@ -60,6 +60,21 @@ describe('ReplyWriter', () => {
     ]);
   });
 
+  it('a new attempt marks its first chunk (only that one), so it is never taken for the lost attempt’s', async () => {
+    const store = controlledEmit();
+    const writer = new ReplyWriter(store.emit, 'reply-1', 'reply', true, { attempt: 2, replacesEarlierAttempt: true });
+    writer.push('w1 ');
+    store.completeNext();
+    await tick();
+    writer.push('w2');
+    store.completeNext();
+    await tick();
+    expect(store.chunks.map((c) => [c.append, c.metadata])).toEqual([
+      [false, { attempt: 2, replacesEarlierAttempt: true }],
+      [true, undefined],
+    ]);
+  });
+
   it('an empty reply writes nothing, unless an earlier attempt left something to replace', async () => {
     const nothing = controlledEmit();
     await new ReplyWriter(nothing.emit, 'reply-1', 'reply', false).finish({});

@@ -1,6 +1,7 @@
 // A worker process running a model turn is SIGKILLed mid-reply. Another worker process runs the
-// turn again (attempt 2): its first chunk replaces the partial reply, the task completes with
-// one whole reply, the lost attempt's tokens (never reported) are not charged, and a watcher
+// turn again (attempt 2) and the model answers differently after the same first word (as a
+// sampling model does): the new attempt's first chunk replaces the partial reply, so the task
+// completes with the second reply whole, never spliced onto the first; the lost attempt's tokens (never reported) are not charged, and a watcher
 // that resumes with Last-Event-ID sees every stored event once, in order.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +16,8 @@ let gw: TestGateway;
 const workers: WorkerProcess[] = [];
 
 const WORDS = 40;
-const EXPECTED = Array.from({ length: WORDS }, (_, i) => `w${i + 1}`).join(' ');
+/** The second try's reply: the same first word, then different ones. */
+const EXPECTED = Array.from({ length: WORDS }, (_, i) => (i === 0 ? 'w1' : `w${i + 1}-t2`)).join(' ');
 
 beforeAll(async () => {
   fake = await startFakeOpenAIServer();
@@ -74,7 +76,7 @@ const pidOf = (workerId: string): number => Number(/:(\d+):[^:]+$/.exec(workerId
 describe('a model turn whose worker is SIGKILLed mid-reply', () => {
   it('completes on another worker with one whole reply, no double-counted usage, and a gapless resumable stream', async () => {
     const m = `#${randomBytes(4).toString('hex')}`;
-    const sent = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage(`slow=100 words=${WORDS} ${m}`), configuration: { returnImmediately: true } });
+    const sent = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage(`vary slow=100 words=${WORDS} ${m}`), configuration: { returnImmediately: true } });
     expect(sent.body.error).toBeUndefined();
     const taskId = (sent.body.result as { task: Task }).task.id;
     const watcher = await subscribe(taskId);
@@ -108,6 +110,7 @@ describe('a model turn whose worker is SIGKILLed mid-reply', () => {
     const requests = fake.requestsFor(m);
     expect(requests).toHaveLength(2);
     expect(requests[1]?.messages).toEqual(requests[0]?.messages);
+    expect(requests[1]?.replyText).toBe(EXPECTED);
 
     const record = JSON.parse((await gw.redis.hget(`${gw.prefix}:{${taskId}}:turns`, '1')) as string) as TurnRecord;
     expect(record.attempts).toBe(2);
@@ -122,7 +125,10 @@ describe('a model turn whose worker is SIGKILLed mid-reply', () => {
     // chunk in order gives the whole reply, never a splice; one last chunk.
     const stored = await storedEvents(taskId);
     const chunks = stored.map((e) => chunkOf(e.event)).filter((c): c is TaskArtifactUpdateEvent => c !== undefined);
-    expect(chunks.filter((c) => !c.append)).toHaveLength(2);
+    const replacing = chunks.filter((c) => !c.append);
+    expect(replacing).toHaveLength(2);
+    expect(textOfChunk(replacing[1] as TaskArtifactUpdateEvent)).toBe('w1 ');
+    expect(replacing[1]?.artifact.metadata).toMatchObject({ attempt: 2, replacesEarlierAttempt: true });
     let text = '';
     for (const chunk of chunks) text = chunk.append ? text + textOfChunk(chunk) : textOfChunk(chunk);
     expect(text).toBe(EXPECTED);

@@ -65,11 +65,14 @@ function outcomeOf(reply: ModelReply, askUser: boolean): TurnOutcome {
 export async function runChatTurn(ctx: AdapterContext, deps: ChatTurnDeps): Promise<TurnOutcome> {
   const { options } = deps;
   const artifactId = replyArtifactId(ctx.turn);
+  // A partial reply of an earlier attempt of this turn (its worker was lost) is replaced.
+  const leftover = ctx.artifacts.some((a) => a.artifactId === artifactId);
   const writer = new ReplyWriter(
     (chunk) => ctx.emitArtifact(chunk),
     artifactId,
     'reply',
-    ctx.artifacts.some((a) => a.artifactId === artifactId),
+    leftover,
+    leftover ? { attempt: ctx.attempt, replacesEarlierAttempt: true } : undefined,
   );
 
   if (ctx.attempt > 1) {

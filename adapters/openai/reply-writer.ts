@@ -7,7 +7,10 @@
 //
 // Replacement: the first chunk of every call (a retry after a stream cut, or a new attempt of
 // the turn on another worker) has append: false, so it replaces whatever an earlier call left
-// in the artifact and a client never sees two replies spliced together.
+// in the artifact and a client never sees two replies spliced together. A new attempt's first
+// chunk also carries `firstChunkMetadata` (the attempt number): the runtime drops events a
+// re-run repeats at the same place, and a first chunk equal to the lost attempt's would be
+// dropped, leaving the new attempt's later chunks appended to the old partial reply.
 import type { ArtifactChunk } from '../types.ts';
 import type { JsonObject } from '../../src/protocol/types.ts';
 
@@ -29,6 +32,8 @@ export class ReplyWriter {
     private readonly name: string,
     /** Whether the artifact already holds something (an earlier attempt's partial reply). */
     private existing: boolean,
+    /** Metadata of this writer's very first chunk (makes it differ from a lost attempt's). */
+    private firstChunkMetadata?: JsonObject,
   ) {}
 
   /** Adds a delta of the reply; it is stored now, or with the next chunk if one is being stored. */
@@ -83,7 +88,8 @@ export class ReplyWriter {
   private write(text: string, lastChunk: boolean, metadata: JsonObject | undefined): Promise<void> {
     const chunk: ArtifactChunk = { artifactId: this.artifactId, name: this.name, parts: [{ text }], append: !this.replaceNext };
     if (lastChunk) chunk.lastChunk = true;
-    if (metadata !== undefined) chunk.metadata = metadata;
+    const first = this.chunks === 0 ? this.firstChunkMetadata : undefined;
+    if (metadata !== undefined || first !== undefined) chunk.metadata = { ...first, ...metadata };
     this.replaceNext = false;
     this.existing = true;
     this.chunks += 1;

@@ -8,6 +8,7 @@
 //   ask                    call ask_user({question: "What is your name?"}) when the tool is offered
 //   tool=NAME              call a tool NAME instead of replying
 //   length                 finish with finish_reason "length"
+//   vary                   a retry's reply (try 2, 3 …) differs after its first word: "w1 w2-t2 …"
 //   no-usage               report no usage, even when asked
 //   fail-500[=N]           the first N requests with this message get 500 (default 1)
 //   rate-limit[=N]         the first N get 429, with retry-after=S and/or retry-after-ms=MS if given
@@ -81,6 +82,7 @@ interface Script {
   ask: boolean;
   tool: string | undefined;
   length: boolean;
+  vary: boolean;
   noUsage: boolean;
   fail500: number;
   rateLimit: number;
@@ -101,6 +103,7 @@ function parseScript(text: string): Script {
     ask: false,
     tool: undefined,
     length: false,
+    vary: false,
     noUsage: false,
     fail500: 0,
     rateLimit: 0,
@@ -133,6 +136,9 @@ function parseScript(text: string): Script {
         break;
       case 'length':
         script.length = true;
+        break;
+      case 'vary':
+        script.vary = true;
         break;
       case 'no-usage':
         script.noUsage = true;
@@ -186,10 +192,12 @@ function contentText(content: unknown): string {
 }
 
 /** The reply as chunks that concatenate to the whole text (words with their trailing space). */
-function replyChunks(script: Script, lastUserText: string): string[] {
+function replyChunks(script: Script, lastUserText: string, tryNumber: number): string[] {
   const count = script.burst ?? script.words;
-  if (count !== undefined) return Array.from({ length: count }, (_, i) => `w${i + 1}${i + 1 < count ? ' ' : ''}`);
-  return `You said: ${lastUserText}`.match(/\S+\s*/g) ?? [''];
+  const chunks = count !== undefined ? Array.from({ length: count }, (_, i) => `w${i + 1}${i + 1 < count ? ' ' : ''}`) : (`You said: ${lastUserText}`.match(/\S+\s*/g) ?? ['']);
+  if (!script.vary || tryNumber === 1) return chunks;
+  // Same first word, then different: what a sampling model does when asked again.
+  return chunks.map((chunk, i) => (i === 0 ? chunk : chunk.replace(/^(\S+)/, `$1-t${tryNumber}`)));
 }
 
 const ERROR_BODIES: Record<number, { message: string; type: string; code: string | null }> = {
@@ -239,7 +247,7 @@ export async function startFakeOpenAIServer(options: { port?: number; host?: str
 
     const offered = record.tools;
     const toolName = script.ask && offered.includes('ask_user') ? 'ask_user' : script.tool;
-    const chunks = toolName === undefined ? replyChunks(script, record.lastUserText) : [];
+    const chunks = toolName === undefined ? replyChunks(script, record.lastUserText, tryNumber) : [];
     const toolArgs = toolName === 'ask_user' ? JSON.stringify({ question: 'What is your name?' }) : '{}';
     const finishReason = toolName !== undefined ? 'tool_calls' : script.length ? 'length' : 'stop';
     record.replyText = chunks.join('');
