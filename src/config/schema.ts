@@ -76,7 +76,7 @@ const authSchema = z.strictObject({
 
 /** A sub-agent role: which adapter runs its assignments, and how many of one coordinator's run at once. */
 const roleSchema = z.strictObject({
-  /** "demo" or a path to an adapter module (like the top-level adapter setting). */
+  /** "demo", "openai" or a path to an adapter module (like the top-level adapter setting). */
   adapter: z.string().min(1).default('demo'),
   adapterOptions: z.record(z.string(), z.json()).default({}),
   /** At most this many of one coordinator's assignments of this role run at once (default: only the coordinator's limit). */
@@ -184,7 +184,7 @@ export const configSchema = z.object({
     .default('A durable A2A 1.0 gateway: tasks survive closed connections, killed workers and restarts.'),
   agentVersion: z.string().min(1).default('0.1.0'),
   /**
-   * The default agent's adapter: "demo", "a2a", "openai" or a path to an adapter module (relative
+   * The default agent's adapter: "demo", "a2a" (a remote A2A agent), "openai" (an OpenAI-compatible model) or a path to an adapter module (relative
    * to the config file, else to the working directory). Without `agents` it is the only agent.
    */
   adapter: z.string().min(1).optional(),
