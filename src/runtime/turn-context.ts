@@ -373,14 +373,15 @@ export class TurnContext implements AdapterContext {
     return { status: 'done', value, replayed: false };
   }
 
-  /** Stage 2 of a cancellation, ordered after everything the adapter emitted so far. */
-  acknowledgeCancel(): Promise<void> {
+  /** Stage 2 of a cancellation (or of an interrupt of `interruptedTurn`), ordered after everything the adapter emitted so far. */
+  acknowledgeCancel(interruptedTurn?: number): Promise<void> {
     return this.enqueue(() =>
       this.store.acknowledgeCancel({
         taskId: this.taskId,
         contextId: this.contextId,
         generation: this.lease.generation,
         status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() },
+        ...(interruptedTurn === undefined ? {} : { interruptedTurn }),
         now: new Date(),
       }),
     );

@@ -38,13 +38,19 @@ export class TurnHandedBackError extends Error {
 const SHUTDOWN = new DOMException('The worker is shutting down', 'AbortError');
 /** The abort reason of a turn that ran past its deadline. */
 const DEADLINE = new DOMException('The turn ran past its deadline', 'AbortError');
+/** The abort reason of a turn a new message interrupted (input policy interrupt): the task goes on. */
+const INTERRUPT = new DOMException('A new message interrupted the turn', 'AbortError');
 /** How long an adapter may keep running after its abort signal fired for the deadline. */
 const DEADLINE_GRACE_MS = 5_000;
+const INTERRUPTED_TEXT = 'Stopped: a new message interrupted this turn; the next turn answers it.';
 
 interface RunningTurn {
+  /** Aborts the current turn's adapter; a fresh one for each turn the job runs. */
   controller: AbortController;
-  /** Records that this worker saw a cancel request (set once the turn's context exists). */
-  acknowledge: (() => void) | undefined;
+  /** The turn running now (known once its lease is taken). */
+  turn: number | undefined;
+  /** Records that this worker saw a cancel or interrupt request (set once the turn's context exists). */
+  acknowledge: ((interruptedTurn?: number) => void) | undefined;
 }
 
 /** Thrown so BullMQ retries later: another live worker holds the task's lease right now. */
@@ -73,7 +79,7 @@ function deadlineReason(turn: number, limits: AgentLimits): string {
 
 /** How runAdapter ended: an outcome to store, or the turn parked for its assignments. */
 type AdapterRun =
-  | { status: TaskStatus; message: Message | undefined; reason?: string; verification?: OutcomeVerification }
+  | { status: TaskStatus; message: Message | undefined; reason?: string; verification?: OutcomeVerification; interrupted?: boolean }
   | { parked: TurnParked };
 
 /**
@@ -97,15 +103,26 @@ export class TurnRunner {
   constructor(private readonly options: TurnRunnerOptions) {
   }
 
-  /** Subscribes to cancel requests: whichever worker process runs the turn sees them. */
+  /**
+   * Subscribes to cancel requests ("<taskId>") and interrupts ("<taskId> <turn>"): whichever
+   * worker process runs the turn sees them. An interrupt stops only the turn it names, never a
+   * later one the same job went on to.
+   */
   async listenForCancels(subscriber: Redis): Promise<void> {
     const channel = this.options.store.keys.cancelChannel();
-    subscriber.on('message', (from: string, taskId: string) => {
+    subscriber.on('message', (from: string, message: string) => {
       if (from !== channel) return;
+      const [taskId = '', turnText] = message.split(' ');
       const turn = this.running.get(taskId);
       if (turn === undefined) return;
-      turn.controller.abort(new DOMException('Task canceled', 'AbortError'));
-      turn.acknowledge?.();
+      if (turnText === undefined) {
+        turn.controller.abort(new DOMException('Task canceled', 'AbortError'));
+        turn.acknowledge?.();
+        return;
+      }
+      if (turn.turn !== Number(turnText) || turn.controller.signal.aborted) return;
+      turn.controller.abort(INTERRUPT);
+      turn.acknowledge?.(turn.turn);
     });
     await subscriber.subscribe(channel);
   }
@@ -120,9 +137,13 @@ export class TurnRunner {
    * turn at once instead of after a stall timeout.
    */
   handBackAll(): number {
+    this.shuttingDown = true;
     for (const turn of this.running.values()) turn.controller.abort(SHUTDOWN);
     return this.running.size;
   }
+
+  /** Set by handBackAll: a turn a job goes on to is handed back too. */
+  private shuttingDown = false;
 
   /** BullMQ processor: advance the job's task until no turn is open or the lease is lost. */
   async process(job: Job<TurnJobData>): Promise<void> {
@@ -145,12 +166,16 @@ export class TurnRunner {
   private async processAlone(job: Job<TurnJobData>): Promise<void> {
     const { taskId } = job.data;
     // Registered before the lease is taken, so a cancel published right after is not missed.
-    const turn: RunningTurn = { controller: new AbortController(), acknowledge: undefined };
+    const turn: RunningTurn = { controller: new AbortController(), turn: undefined, acknowledge: undefined };
     this.running.set(taskId, turn);
     try {
       for (;;) {
         const more = await this.runOpenTurn(job.data, turn, job.id ?? '');
         if (!more) return;
+        // The next turn gets a signal of its own: an interrupt of the last one must not reach it.
+        turn.controller = new AbortController();
+        turn.turn = undefined;
+        if (this.shuttingDown) turn.controller.abort(SHUTDOWN);
       }
     } finally {
       if (this.running.get(taskId) === turn) this.running.delete(taskId);
@@ -175,6 +200,7 @@ export class TurnRunner {
     });
     if (lease.kind === 'gone' || lease.kind === 'closed') return false;
     if (lease.kind === 'held') throw new LeaseHeldError(data.taskId, lease.holder);
+    turn.turn = lease.turn;
 
     if (lease.attempts > 1) {
       // Another run of this turn was lost (its worker killed, or its lease lapsed): say which,
@@ -217,7 +243,13 @@ export class TurnRunner {
         // Shutdown began while the lease was being taken: this is a hand-back, not a cancel.
         await this.handBack(fence, record);
       }
-      if (lease.cancelRequestedAtMs !== undefined || controller.signal.aborted) {
+      const interrupted = lease.cancelRequestedAtMs === undefined && (lease.interrupted || controller.signal.reason === INTERRUPT);
+      if (interrupted) {
+        // A new message asked this turn to stop before its adapter ran here (or while a lost
+        // worker ran it): the next turn takes over with everything queued.
+        await store.acknowledgeCancel({ taskId: data.taskId, contextId: lease.contextId, generation: lease.generation, status: lease.status, interruptedTurn: lease.turn, now: new Date() });
+        outcome = { ...this.finalStatus(fence, 'TASK_STATE_CANCELED', INTERRUPTED_TEXT), interrupted: true };
+      } else if (lease.cancelRequestedAtMs !== undefined || controller.signal.aborted) {
         await store.acknowledgeCancel({ taskId: data.taskId, contextId: lease.contextId, generation: lease.generation, status: lease.status, now: new Date() });
         outcome = this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled before the turn started.');
       } else if (lease.versions !== undefined && !isCompatibleAdapter(lease.versions.adapter, adapterVersion)) {
@@ -243,6 +275,7 @@ export class TurnRunner {
       record.finishedAtMs = Date.now();
       record.outcome = outcome.status.state;
       if (outcome.reason !== undefined) record.reason = outcome.reason;
+      if (outcome.interrupted === true) record.reason = 'interrupted by a new message (inputPolicy interrupt)';
       const artifacts = lease.artifacts;
       const finished = await store.finishTurn({
         taskId: data.taskId,
@@ -253,10 +286,12 @@ export class TurnRunner {
         agentMessage: outcome.message,
         turnRecord: record,
         artifacts,
-        // Stage 3 of 3 of a cancellation (stopped) rides on the final status update.
+        // Stage 3 of 3 of a cancellation (stopped) rides on the final status update (an
+        // interrupted turn's, on the next turn's first status).
         eventMetadata:
           outcome.status.state === 'TASK_STATE_CANCELED' ? { cancellation: { stage: 'stopped', at: new Date().toISOString() } } : undefined,
         outcome: outcome.status.state === 'TASK_STATE_COMPLETED' ? outcomeOf(outcome.verification) : undefined,
+        interrupted: outcome.interrupted === true,
         now: new Date(),
       });
       if (finished.kind === 'stale') {
@@ -314,8 +349,8 @@ export class TurnRunner {
     );
     // Stage 2 of a cancellation goes through the context's write queue, so it is stored after
     // whatever the adapter emitted before and before the final status.
-    turn.acknowledge = () => void context.acknowledgeCancel().catch(() => undefined);
-    if (controller.signal.aborted && controller.signal.reason !== SHUTDOWN) turn.acknowledge();
+    turn.acknowledge = (interruptedTurn) => void context.acknowledgeCancel(interruptedTurn).catch(() => undefined);
+    if (controller.signal.aborted && controller.signal.reason !== SHUTDOWN) turn.acknowledge(controller.signal.reason === INTERRUPT ? lease.turn : undefined);
     // The lease script already recorded who runs which attempt; the record is written with
     // the outcome (and by recordStep), so starting a turn costs no extra round trip.
     record.startedAtMs = Date.now();
@@ -361,6 +396,7 @@ export class TurnRunner {
     }
     if (failure !== undefined) {
       if (controller.signal.reason === SHUTDOWN) await this.handBack(fence, record);
+      if (controller.signal.reason === INTERRUPT) return { ...this.finalStatus(fence, 'TASK_STATE_CANCELED', INTERRUPTED_TEXT), interrupted: true };
       if (controller.signal.aborted) return this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled while running.');
     }
     // A broken contract fails the turn once, whatever the adapter did with the error it got:

@@ -366,18 +366,26 @@ export class TaskService {
 
   private async submitFollowUp(owner: Owner, request: SendMessageRequest, taskId: string): Promise<Submission> {
     const { message } = request;
-    const { maxActiveTasks } = this.agentOf(owner).settings.limits;
+    const { settings } = this.agentOf(owner);
+    const { maxActiveTasks } = settings.limits;
     const result = await this.options.store.acceptMessage({
       taskId,
       owner,
       contextId: message.contextId,
       message: { ...message, taskId },
       maxActiveTasks,
+      inputPolicy: settings.inputPolicy,
       now: new Date(),
     });
     switch (result.kind) {
       case 'not-found':
         throw taskNotFound(taskId);
+      case 'busy':
+        throw new A2AError(
+          'UNSUPPORTED_OPERATION',
+          `Task ${taskId} is ${result.state}: a turn is queued or running, and agent "${owner.agent}" refuses messages until it ends (inputPolicy reject); nothing was stored. Send the message again once the task is waiting for input or has answered.`,
+          { metadata: { taskId, state: result.state, reason: 'TASK_BUSY', inputPolicy: 'reject' } },
+        );
       case 'too-many-active':
         throw tooManyActive(result.active, maxActiveTasks);
       case 'context-mismatch':
@@ -416,7 +424,8 @@ export class TaskService {
   private async forwardToAssignment(owner: Owner, coordinatorId: string, childId: string, message: Message): Promise<void> {
     const forwarded: Message = { ...message, taskId: childId, referenceTaskIds: [coordinatorId] };
     delete forwarded.contextId;
-    const accepted = await this.options.store.acceptMessage({ taskId: childId, owner, contextId: undefined, message: forwarded, maxActiveTasks: 0, now: new Date() });
+    // An answer the coordinator asked for on the child's behalf always queues: the child is waiting for it.
+    const accepted = await this.options.store.acceptMessage({ taskId: childId, owner, contextId: undefined, message: forwarded, maxActiveTasks: 0, inputPolicy: 'enqueue', now: new Date() });
     if (accepted.kind === 'resumed') {
       const child = await this.options.store.readTask(childId, owner, 0);
       if (child !== undefined) await this.enqueue(owner, childId, child.task.contextId, accepted.turn);
