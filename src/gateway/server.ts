@@ -70,15 +70,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     store,
     assignments,
     // The gateway cancels assignments, forwards answers and starts freed slots; only workers create assignments.
-    delegator: new Delegator({
-      store,
-      assignments,
-      queues,
-      defaultMaxParallel: config.delegation.maxParallel,
-      roleLimits: {},
-      idempotencyTtlSeconds: config.idempotencyTtlSeconds,
-      versionsFor: (agent, role) => (agents.get(agent) ?? agents.default).versionsFor(role),
-    }),
+    delegator: Delegator.forAgents(config, agents, { store, assignments, queues }),
     hub,
     queues,
     agents,
