@@ -5,10 +5,12 @@ import { Hono } from 'hono';
 import type { Redis } from 'ioredis';
 import type { JWK } from 'jose';
 import type { ServedCard } from '../../agent-card/card.ts';
-import type { Authenticator } from '../auth/authenticator.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import { registerJwksRoute } from './well-known-keys.ts';
 import { createExchange } from '../bindings/http/exchange.ts';
+import { headerFieldCount } from '../bindings/http/header-count.ts';
+import type { RequestEdge } from '../bindings/http/pipeline.ts';
+import { checkReadiness } from './readiness.ts';
 import { handleJsonRpc } from '../bindings/jsonrpc/index.ts';
 import { handleRest } from '../bindings/rest/index.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../bindings/rest/routes.ts';
@@ -23,12 +25,13 @@ export interface GatewayAppOptions {
   extendedCard: ServedCard | undefined;
   /** Public keys served at /.well-known/jwks.json (the card signing key). */
   publishedKeys: JWK[];
-  authenticator: Authenticator;
   rateLimiter: RateLimiter;
-  publicOrigin: string;
+  /** The per-request steps of both bindings (pipeline.ts). */
+  edge: RequestEdge;
+  /** Body bytes discarded after a refusal before the connection closes (refusedBodyDrainBytes). */
+  refusedBodyDrainBytes: number;
   redis: Redis;
   logger: Logger;
-  maxBodyBytes: number;
   streams: SseStreams;
 }
 
@@ -43,11 +46,9 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
   const bindingOptions = {
     service: options.service,
     inputModes: inputModesOf(options.extendedCard ?? options.card),
-    authenticator: options.authenticator,
     rateLimiter: options.rateLimiter,
-    publicOrigin: options.publicOrigin,
     extendedCard: options.extendedCard,
-    maxBodyBytes: options.maxBodyBytes,
+    edge: options.edge,
     streams: options.streams,
     logger: options.logger,
   };
@@ -70,12 +71,8 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
   registerJwksRoute(app, () => options.publishedKeys);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
-    try {
-      await options.redis.ping();
-      return c.json({ status: 'ok' });
-    } catch (error) {
-      return c.json({ status: 'unavailable', reason: `Redis: ${(error as Error).message}` }, 503, { 'Retry-After': '1' });
-    }
+    const readiness = await checkReadiness(options.redis, options.logger);
+    return readiness.ready ? c.json({ status: 'ok' }) : c.json({ status: 'unavailable', reason: readiness.reason }, 503, { 'Retry-After': '1' });
   });
 
   app.notFound((c) =>
@@ -98,6 +95,7 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
     response.end();
   };
+  const exchangeOptions = { drainBytes: options.refusedBodyDrainBytes };
   return (request, response) => {
     const url = request.url ?? '/';
     const pathEnd = url.indexOf('?');
@@ -119,10 +117,17 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
       }
     }
     if (isJsonRpc) {
-      handleJsonRpc(createExchange(request, response), bindingOptions).catch((error: unknown) => fail(response, error));
+      handleJsonRpc(createExchange(request, response, exchangeOptions), bindingOptions).catch((error: unknown) => fail(response, error));
     } else if (isRest) {
-      handleRest(createExchange(request, response), bindingOptions).catch((error: unknown) => fail(response, error));
+      handleRest(createExchange(request, response, exchangeOptions), bindingOptions).catch((error: unknown) => fail(response, error));
+    } else if (headerFieldCount(request) > options.edge.maxHeaderCount) {
+      // The bindings refuse this in their own error shapes (pipeline.ts); the card and health routes here.
+      createExchange(request, response, exchangeOptions).sendJson(431, {
+        error: { code: 431, status: 'INVALID_ARGUMENT', message: `The request has more than ${options.edge.maxHeaderCount} header fields (maxHeaderCount); send fewer.`, details: [] },
+      });
     } else {
+      // The server answers Expect: 100-continue itself only for the bindings (after judging the headers).
+      if (request.headers.expect?.toLowerCase() === '100-continue') response.writeContinue();
       void honoListener(request, response);
     }
   };
