@@ -79,7 +79,7 @@ describe('a2a-gateway refuses to start with one clear line', () => {
   });
 
   it('when production mode would run on the development issuer, naming the fix', async () => {
-    for (const env of [{ NODE_ENV: 'production' }, { A2A_PRODUCTION: 'true' }]) {
+    for (const env of [{ NODE_ENV: 'production' }, { A2A_PRODUCTION: 'true' }] as Record<string, string>[]) {
       const { code, stdout, stderr } = await runCli(['serve'], { ...env, A2A_PORT: '0', A2A_REDIS_URL: REDIS_URL, A2A_LOG_LEVEL: 'warn', A2A_KEY_PREFIX: uniquePrefix('cli-prod') });
       expect(code).toBe(1);
       expect(stdout).toBe('');

@@ -148,7 +148,7 @@ describe('presented credentials', () => {
   });
 
   it('refuses two Authorization headers, or a token beside a signature, with 400 AMBIGUOUS_CREDENTIALS', () => {
-    for (const headers of [
+    for (const headers of <Record<string, string | string[]>[]>[
       { Authorization: ['Bearer a', 'Bearer b'] },
       { Authorization: 'Bearer a', Signature: 'sig1=:AA==:' },
       { Authorization: 'Bearer a', 'Signature-Input': 'sig1=()' },

@@ -101,23 +101,33 @@ function announcesBody(request: IncomingMessage): boolean {
 }
 
 /**
- * Ends the response once the request body has arrived: read and discarded, up to `drainBytes`.
- * A client that sends more than that (or stalls past requestTimeoutMs, which Node enforces)
- * is disconnected.
+ * How long a refused request's body may take to arrive before its connection is closed
+ * anyway: a client uploading at any usable speed is done by then, and one trickling bytes to
+ * hold a connection open (no credentials needed) lets go of it well before requestTimeoutMs.
+ */
+const REFUSED_BODY_LINGER_MS = 5_000;
+
+/**
+ * Ends the response once the request body has arrived: read and discarded, up to `drainBytes`
+ * and REFUSED_BODY_LINGER_MS. A client that sends more, or takes longer, is disconnected.
  */
 function endAfterBody(request: IncomingMessage, response: ServerResponse, drainBytes: number): void {
   let drained = 0;
+  const disconnect = (): void => {
+    detach();
+    request.socket?.destroy();
+  };
+  const timer = setTimeout(disconnect, REFUSED_BODY_LINGER_MS);
+  timer.unref();
   const detach = (): void => {
+    clearTimeout(timer);
     request.off('data', onData);
     request.off('end', onEnd);
     request.off('close', detach);
   };
   const onData = (chunk: Buffer): void => {
     drained += chunk.length;
-    if (drained > drainBytes) {
-      detach();
-      request.socket?.destroy();
-    }
+    if (drained > drainBytes) disconnect();
   };
   const onEnd = (): void => {
     detach();
