@@ -11,7 +11,8 @@
 // The victim calls GetTask over one keep-alive connection about 20 times a second. For attacks
 // 1, 2 and 4 its p99 must stay within 5x its quiet p99 (ABUSE_P99_FACTOR); for 12, whose
 // victim needs the Redis that hangs, every call must be answered (503) rather than hang, and
-// /readyz must say not-ready within a second. Exit status 1 if any of that fails.
+// /readyz must say not-ready within a second. Exit status 1 if any of that fails. Attack 2b is
+// reported but not judged: it needs a valid token, which is rate-limited per principal.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -145,7 +146,7 @@ async function main(): Promise<void> {
     await phase(
       'quiet',
       async () => {
-        await sleep(8_000);
+        await sleep(12_000);
         return '';
       },
       (p99, errors) => {
@@ -175,10 +176,11 @@ async function main(): Promise<void> {
 
     await phase('2 heavy 1 MB bodies, 15/s, no credentials', async () => summary(await runAttacker('heavy-bodies', { url: gateway.url, durationMs: 15_000, localAddress: ATTACKER_ADDRESS, perSecond: 15 })), withinFactor);
 
+    // Not one of the issue's attacks (those need no credentials): reported, not judged.
     await phase(
       '2b the same with a valid token',
       async () => summary(await runAttacker('heavy-bodies', { url: gateway.url, durationMs: 15_000, localAddress: ATTACKER_ADDRESS, perSecond: 15, token: attackerToken })),
-      withinFactor,
+      (p99, errors) => `info: p99 ${ms(p99 / Math.max(quietP99, 1))}× quiet, ${errors} errors`,
     );
 
     const chatty = await Promise.all([1, 2, 3].map(() => send(attackerToken, 'long 100000', true)));
