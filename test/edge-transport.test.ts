@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAdapter } from '../adapters/module-loader.ts';
+import { Agents } from '../src/agents/agents.ts';
 import { configSchema } from '../src/config/schema.ts';
 import { startGatewayRole, type GatewayHandle } from '../src/gateway/server.ts';
 import type { LogFields, Logger } from '../src/logging/logger.ts';
@@ -209,7 +209,7 @@ describe('a client that gives up is not a gateway error', () => {
   beforeAll(async () => {
     dataDir = join(tmpdir(), `a2a-gateway-test-${prefix}`);
     const config = configSchema.parse({ auth: { enabled: false }, cardSigning: false, redisUrl: REDIS_URL, keyPrefix: prefix, port: 0, dataDir, logLevel: 'debug' });
-    gateway = await startGatewayRole(config, await loadAdapter('demo', {}, ROOT), recording, { baseDir: ROOT });
+    gateway = await startGatewayRole(config, await Agents.load(config, ROOT), recording, { baseDir: ROOT });
   });
   afterAll(async () => {
     await gateway?.close();

@@ -14,7 +14,8 @@ import { agentMessage, TurnContext, type TurnLease } from './turn-context.ts';
 import { budgetReason } from './turn-budget.ts';
 import type { AssignmentStore } from '../coordination/assignment-store.ts';
 import { textOf, TurnParked, type Delegator } from '../coordination/delegator.ts';
-import { RoleAdapters } from '../coordination/role-adapters.ts';
+import type { Agent, Agents } from '../agents/agents.ts';
+import type { AgentLimits } from '../agents/agent-settings.ts';
 import { isCompatibleAdapter } from './version-policy.ts';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
@@ -56,19 +57,18 @@ export class LeaseHeldError extends Error {
 
 export interface TurnRunnerOptions {
   store: TaskStore;
-  adapter: Adapter;
+  /** The agents whose turns this runner may run: a task's owner names its agent, whose adapter (or role adapter) runs it under its limits. */
+  agents: Agents;
   logger: Logger;
   maxTurnAttempts: number;
-  /** A turn must end this long after its first start, whichever workers run it (0 = none). */
-  turnDeadlineMs: number;
   /** Lease time-to-live; kept below BullMQ's lock so a dead worker's lease is gone before its job is re-run. */
   leaseTtlMs: number;
-  /** Units a turn may spend through ctx.budget, whichever workers run it (0 or absent = no budget). */
-  turnBudget?: number;
-  /** Adapters of sub-agent roles (default: the main adapter for every task). */
-  roles?: RoleAdapters;
   /** Sub-agent coordination; without it ctx.delegate refuses. */
   coordination?: { delegator: Delegator; assignments: AssignmentStore; retentionSeconds: number };
+}
+
+function deadlineReason(turn: number, limits: AgentLimits): string {
+  return `Turn ${turn} ran past its deadline of ${limits.turnDeadlineMs} ms from its first start (turnDeadlineMs), across all the workers that ran it.`;
 }
 
 /** How runAdapter ended: an outcome to store, or the turn parked for its assignments. */
@@ -89,14 +89,12 @@ function outcomeOf(verification: OutcomeVerification | undefined): JsonObject {
 
 export class TurnRunner {
   readonly workerId = `${hostname()}:${process.pid}:${newId().slice(-6)}`;
-  private readonly roles: RoleAdapters;
   /** The turns running in this process, by task id. */
   private readonly running = new Map<string, RunningTurn>();
   /** The last run of each task in this process: a second job of the same task waits for it. */
   private readonly runs = new Map<string, Promise<void>>();
 
   constructor(private readonly options: TurnRunnerOptions) {
-    this.roles = options.roles ?? RoleAdapters.single(options.adapter);
   }
 
   /** Subscribes to cancel requests: whichever worker process runs the turn sees them. */
@@ -163,13 +161,16 @@ export class TurnRunner {
   private async runOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string): Promise<boolean> {
     const { controller } = turn;
     const { store, logger } = this.options;
+    const agent = this.agentOf(data.ownerKey);
+    const { limits } = agent.settings;
+    const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
     const lease = await store.acquireLease({
       taskId: data.taskId,
       ownerKey: data.ownerKey,
       contextId: data.contextId,
       workerId: this.workerId,
       leaseTtlMs: this.options.leaseTtlMs,
-      turnDeadlineMs: this.options.turnDeadlineMs,
+      turnDeadlineMs: limits.turnDeadlineMs,
       now: new Date(),
     });
     if (lease.kind === 'gone' || lease.kind === 'closed') return false;
@@ -194,7 +195,7 @@ export class TurnRunner {
       generation: lease.generation,
     };
     const input = lease.history.slice(lease.turnInputStart);
-    const adapter = this.roles.adapterFor(lease.links?.role);
+    const adapter = agent.roles.adapterFor(lease.links?.role);
     const adapterVersion = `${adapter.name}@${adapter.version}`;
     const record: TurnRecord = {
       ...(lease.turnRecord ?? { turn: lease.turn, inputMessageIds: input.map((m) => m.messageId), acceptedAtMs: Date.now() }),
@@ -205,7 +206,7 @@ export class TurnRunner {
     // The task hash holds the authoritative total; the record may lag it by the charges a lost
     // worker made after its last record write.
     if (lease.budgetSpent > 0) record.budgetSpent = lease.budgetSpent;
-    if (this.budgetLimit !== undefined) record.budgetLimit = this.budgetLimit;
+    if (budgetLimit !== undefined) record.budgetLimit = budgetLimit;
     const renew = setInterval(() => {
       store.renewLease(data.taskId, this.workerId, this.options.leaseTtlMs).catch(() => undefined);
     }, Math.max(50, Math.floor(this.options.leaseTtlMs / 3)));
@@ -226,14 +227,14 @@ export class TurnRunner {
         const reason = `Turn ${lease.turn} exceeded its limit of ${this.options.maxTurnAttempts} attempts (maxTurnAttempts); the workers running it were lost each time.`;
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else if (lease.deadlineAtMs !== undefined && Date.now() >= lease.deadlineAtMs) {
-        const reason = this.deadlineReason(lease.turn);
+        const reason = deadlineReason(lease.turn, limits);
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
-      } else if (this.budgetLimit !== undefined && lease.budgetSpent > this.budgetLimit) {
+      } else if (budgetLimit !== undefined && lease.budgetSpent > budgetLimit) {
         // A lost worker's last charge passed the limit before it could fail the turn.
-        const reason = budgetReason(lease.turn, lease.budgetSpent, this.budgetLimit);
+        const reason = budgetReason(lease.turn, lease.budgetSpent, budgetLimit);
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else {
-        outcome = await this.runAdapter(adapter, fence, lease, input, record, turn);
+        outcome = await this.runAdapter(adapter, limits, fence, lease, input, record, turn);
       }
       if ('parked' in outcome) {
         await this.park(fence, outcome.parked);
@@ -277,6 +278,7 @@ export class TurnRunner {
 
   private async runAdapter(
     adapter: Adapter,
+    limits: AgentLimits,
     fence: TurnLease,
     lease: Extract<Awaited<ReturnType<TaskStore['acquireLease']>>, { kind: 'acquired' }>,
     input: Message[],
@@ -302,7 +304,8 @@ export class TurnRunner {
       logger: this.options.logger,
       readContextHistory: (maxTasks) => this.options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
     });
-    const budget = context.useBudget(this.budgetLimit, lease.budgetSpent);
+    const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
+    const budget = context.useBudget(budgetLimit, lease.budgetSpent);
     const coordination = this.options.coordination;
     const readOnly = lease.links?.readOnly === true;
     context.useDelegation(
@@ -340,7 +343,7 @@ export class TurnRunner {
     if (failure !== undefined && controller.signal.reason === DEADLINE) {
       turn.acknowledge = undefined;
       await context.settle().catch(() => undefined);
-      const reason = this.deadlineReason(lease.turn);
+      const reason = deadlineReason(lease.turn, limits);
       return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
     }
     // From here on the turn is deciding its end: a cancel seen now is not acknowledged (it would
@@ -351,9 +354,9 @@ export class TurnRunner {
     await context.settle();
     // Parked by ctx.delegate (even if the adapter caught it): the turn waits for its assignments.
     if (context.parkedAs !== undefined && !controller.signal.aborted) return { parked: context.parkedAs };
-    if (budget.exceeded !== undefined && this.budgetLimit !== undefined) {
+    if (budget.exceeded !== undefined && budgetLimit !== undefined) {
       // Decided whatever the adapter did with the error: the spending is recorded and final.
-      const reason = budgetReason(lease.turn, budget.spent(), this.budgetLimit, budget.exceeded);
+      const reason = budgetReason(lease.turn, budget.spent(), budgetLimit, budget.exceeded);
       return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
     }
     if (failure !== undefined) {
@@ -409,9 +412,12 @@ export class TurnRunner {
     }
   }
 
-  private get budgetLimit(): number | undefined {
-    const limit = this.options.turnBudget ?? 0;
-    return limit > 0 ? limit : undefined;
+  /** The agent a task belongs to (its owner key names it); every worker loads every agent it serves. */
+  private agentOf(ownerKey: string): Agent {
+    const name = ownerFromKey(ownerKey).agent;
+    const agent = this.options.agents.get(name);
+    if (agent === undefined) throw new Error(`This worker does not run agent "${name}" (workerAgents, or a configuration without that agent).`);
+    return agent;
   }
 
   /**
@@ -422,10 +428,6 @@ export class TurnRunner {
     const handedBack: TurnRecord = { ...record, attempts: Math.max(0, (record.attempts ?? 1) - 1), handBacks: (record.handBacks ?? 0) + 1 };
     if (!(await this.options.store.handBackTurn(fence.taskId, this.workerId, fence.generation, handedBack))) throw new StaleLeaseError(fence.taskId);
     throw new TurnHandedBackError(fence.taskId);
-  }
-
-  private deadlineReason(turn: number): string {
-    return `Turn ${turn} ran past its deadline of ${this.options.turnDeadlineMs} ms from its first start (turnDeadlineMs), across all the workers that ran it.`;
   }
 
   private finalStatus(fence: TurnLease, state: TaskState, content: OutcomeMessage | undefined): { status: TaskStatus; message: Message | undefined } {
