@@ -106,10 +106,15 @@ function announcesBody(request: IncomingMessage): boolean {
  * hold a connection open (no credentials needed) lets go of it well before requestTimeoutMs.
  */
 const REFUSED_BODY_LINGER_MS = 5_000;
+/**
+ * Up to this much is added to each linger at random: connections refused together (a flood
+ * opened in one burst) then close, and reconnect, spread out instead of all at once.
+ */
+const LINGER_JITTER_MS = 2_500;
 
 /**
  * Ends the response once the request body has arrived: read and discarded, up to `drainBytes`
- * and REFUSED_BODY_LINGER_MS. A client that sends more, or takes longer, is disconnected.
+ * and REFUSED_BODY_LINGER_MS (plus jitter). A client that sends more, or takes longer, is disconnected.
  */
 function endAfterBody(request: IncomingMessage, response: ServerResponse, drainBytes: number): void {
   let drained = 0;
@@ -117,7 +122,7 @@ function endAfterBody(request: IncomingMessage, response: ServerResponse, drainB
     detach();
     request.socket?.destroy();
   };
-  const timer = setTimeout(disconnect, REFUSED_BODY_LINGER_MS);
+  const timer = setTimeout(disconnect, REFUSED_BODY_LINGER_MS + Math.random() * LINGER_JITTER_MS);
   timer.unref();
   const detach = (): void => {
     clearTimeout(timer);
