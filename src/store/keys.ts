@@ -101,6 +101,11 @@ export class RedisKeys {
     return `${this.prefix}:{${childTaskId}}:created`;
   }
 
+  /** HASH: one client address's bucket of failed authentications (tokens, atMs), shared by every gateway. */
+  unauthenticatedBucket(address: string): string {
+    return `${this.prefix}:rate:address:${address}`;
+  }
+
   /** STRING: task id created by (owner, messageId): a re-sent message returns the same task. */
   idempotency(ownerKey: string, messageId: string): string {
     return `${this.prefix}:idem:${ownerKey}:${messageId}`;

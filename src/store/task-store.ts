@@ -340,8 +340,8 @@ export class TaskStore {
     const k = this.keys.task(taskId);
     // The context index key must be known before the script runs; the caller's contextId is
     // only trusted after the script checks it, so read the stored one first.
-    const contextId = await this.redis.hget(k.task, 'contextId');
-    if (contextId === null) return { kind: 'not-found' };
+    const contextId = await this.ownContextId(k.task, ownerKey);
+    if (contextId === undefined) return { kind: 'not-found' };
     const reply = await this.run(
       'acceptMessage',
       [
@@ -428,11 +428,21 @@ export class TaskStore {
     return { task, lastEventId: lastEventId as string };
   }
 
+  /**
+   * The task's contextId when `ownerKey` owns it. Another owner's task ends here exactly like a
+   * missing one, after the same single round trip (invariant 10: not even timing tells them
+   * apart); the script still checks the owner, atomically.
+   */
+  private async ownContextId(taskKey: string, ownerKey: string): Promise<string | undefined> {
+    const [owner, contextId] = await this.redis.hmget(taskKey, 'owner', 'contextId');
+    return owner === ownerKey && contextId !== null ? contextId : undefined;
+  }
+
   async cancelTask(taskId: string, owner: Owner, now: Date): Promise<CancelResult> {
     const ownerKey = ownerKeyOf(owner);
     const k = this.keys.task(taskId);
-    const contextId = await this.redis.hget(k.task, 'contextId');
-    if (contextId === null) return { kind: 'not-found' };
+    const contextId = await this.ownContextId(k.task, ownerKey);
+    if (contextId === undefined) return { kind: 'not-found' };
     const reply = await this.run(
       'cancelTask',
       [
