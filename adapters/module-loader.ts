@@ -5,7 +5,6 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { JsonObject } from '../src/protocol/types.ts';
 import { createDemoAdapter, type DemoAdapterOptions } from './demo/index.ts';
-import { createOpenAIAdapter } from './openai/index.ts';
 import type { Adapter, AdapterFactory } from './types.ts';
 
 const EXPORT_HINT =
@@ -96,7 +95,8 @@ async function fromModule(file: string, options: JsonObject): Promise<Adapter> {
  */
 export async function loadAdapter(spec: string, options: JsonObject, baseDir: string): Promise<Adapter> {
   if (spec === 'demo') return createDemoAdapter(demoOptions(options));
-  if (spec === 'openai') return createOpenAIAdapter(options);
+  // Imported when named: every gateway and worker process would otherwise load the model client.
+  if (spec === 'openai') return (await import('./openai/index.ts')).createOpenAIAdapter(options);
   if (spec.trim() === '') throw new Error(`adapter spec is empty. Use "demo", "openai" or a path to an ES module. ${EXPORT_HINT}`);
   return fromModule(modulePath(spec, baseDir), options);
 }
