@@ -5,6 +5,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { JsonObject } from '../src/protocol/types.ts';
 import { createDemoAdapter, type DemoAdapterOptions } from './demo/index.ts';
+import { createRemoteA2aAdapter, REMOTE_A2A_ADAPTER_NAME } from './remote-a2a/index.ts';
 import type { Adapter, AdapterFactory } from './types.ts';
 
 const EXPORT_HINT =
@@ -88,12 +89,14 @@ async function fromModule(file: string, options: JsonObject): Promise<Adapter> {
 }
 
 /**
- * Loads the adapter named by `spec`: "demo" for the built-in demo agent, otherwise a path to an
- * ES module (relative paths are resolved against `baseDir`, normally the config file's folder).
- * `options` is passed to the module's factory unchanged.
+ * Loads the adapter named by `spec`: "demo" for the built-in demo agent, "a2a" for a remote A2A
+ * agent (options checked here, so a bad one stops the start), otherwise a path to an ES module
+ * (relative paths are resolved against `baseDir`, normally the config file's folder). `options`
+ * is passed to the module's factory unchanged.
  */
 export async function loadAdapter(spec: string, options: JsonObject, baseDir: string): Promise<Adapter> {
   if (spec === 'demo') return createDemoAdapter(demoOptions(options));
-  if (spec.trim() === '') throw new Error(`adapter spec is empty. Use "demo" or a path to an ES module. ${EXPORT_HINT}`);
+  if (spec === REMOTE_A2A_ADAPTER_NAME) return createRemoteA2aAdapter(options, baseDir);
+  if (spec.trim() === '') throw new Error(`adapter spec is empty. Use "demo", "a2a" or a path to an ES module. ${EXPORT_HINT}`);
   return fromModule(modulePath(spec, baseDir), options);
 }

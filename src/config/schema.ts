@@ -70,7 +70,7 @@ const authSchema = z.strictObject({
 
 /** A sub-agent role: which adapter runs its assignments, and how many of one coordinator's run at once. */
 const roleSchema = z.strictObject({
-  /** "demo" or a path to an adapter module (like the top-level adapter setting). */
+  /** "demo", "a2a" (a remote A2A agent) or a path to an adapter module (like the top-level adapter setting). */
   adapter: z.string().min(1).default('demo'),
   adapterOptions: z.record(z.string(), z.json()).default({}),
   /** At most this many of one coordinator's assignments of this role run at once (default: only the coordinator's limit). */
@@ -115,7 +115,7 @@ export const configSchema = z.object({
     .string()
     .default('A durable A2A 1.0 gateway: tasks survive closed connections, killed workers and restarts.'),
   agentVersion: z.string().min(1).default('0.1.0'),
-  /** "demo" or a path to an adapter module (relative to the config file, else to the working directory). */
+  /** "demo", "a2a" (a remote A2A agent; adapterOptions.url names it) or a path to an adapter module (relative to the config file, else to the working directory). */
   adapter: z.string().min(1).default('demo'),
   /** Options handed to the adapter factory. */
   adapterOptions: z.record(z.string(), z.json()).default({}),

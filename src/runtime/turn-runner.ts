@@ -5,6 +5,7 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { newId } from '../ids.ts';
 import type { Adapter, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
+import { taskCanceled, TURN_DEADLINE, WORKER_SHUTDOWN } from '../../adapters/abort-reasons.ts';
 import { AdapterContractError, checkOutcome } from './adapter-contract.ts';
 import type { TurnJobData } from '../../queues/turns.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -34,9 +35,9 @@ export class TurnHandedBackError extends Error {
 }
 
 /** The abort reason that means "this worker stops", as opposed to "the task was canceled". */
-const SHUTDOWN = new DOMException('The worker is shutting down', 'AbortError');
+const SHUTDOWN = WORKER_SHUTDOWN;
 /** The abort reason of a turn that ran past its deadline. */
-const DEADLINE = new DOMException('The turn ran past its deadline', 'AbortError');
+const DEADLINE = TURN_DEADLINE;
 /** How long an adapter may keep running after its abort signal fired for the deadline. */
 const DEADLINE_GRACE_MS = 5_000;
 
@@ -106,7 +107,7 @@ export class TurnRunner {
       if (from !== channel) return;
       const turn = this.running.get(taskId);
       if (turn === undefined) return;
-      turn.controller.abort(new DOMException('Task canceled', 'AbortError'));
+      turn.controller.abort(taskCanceled());
       turn.acknowledge?.();
     });
     await subscriber.subscribe(channel);
