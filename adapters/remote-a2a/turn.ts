@@ -10,7 +10,7 @@ import { CancelTaskRequest, GetTaskRequest, Message as SdkMessage, SendMessageRe
 import type { Client } from '@a2a-js/sdk/client';
 import { abortCauseOf } from '../abort-reasons.ts';
 import type { AdapterContext, StepHandle, StepOutcome, TurnOutcome } from '../types.ts';
-import type { JsonObject, Message, Part, StreamResponse as WireEvent, Task, TaskState } from '../../src/protocol/types.ts';
+import type { JsonObject, Message, Part, StreamResponse as WireEvent, Task, TaskState, TaskStatus } from '../../src/protocol/types.ts';
 import type { DownstreamAgent, DownstreamConnection } from './downstream-agent.ts';
 import { describeDownstreamError, isRetryable } from './errors.ts';
 import { ArtifactMirror, DIRECT_REPLY_ARTIFACT_ID, outcomeOfStatus, partsOf, textOf } from './event-mapping.ts';
@@ -19,6 +19,9 @@ import { PollBackoff, sleep, withRetry } from './retry.ts';
 
 /** adapterState key: the downstream task and context this task continues. */
 export const DOWNSTREAM_STATE_KEY = 'downstream';
+
+/** Which downstream status a turn saw last: its message id, else its timestamp. */
+export type StatusMark = { messageId: string | null; timestamp: string | null };
 
 /** What adapterState keeps between turns (and workers). */
 export type DownstreamState = {
@@ -29,7 +32,18 @@ export type DownstreamState = {
   contextId: string | null;
   /** The downstream task's state when the turn ended (or WORKING while it runs). */
   state: TaskState | null;
+  /** The downstream status the turn ended on (null while it runs). */
+  status: StatusMark | null;
+  /**
+   * While a turn that answers a downstream question runs: that question's status. The downstream
+   * shows it until it takes the answer up (the SDK starts every stream with the task as it was),
+   * so a snapshot still showing it is not a new question.
+   */
+  answering: StatusMark | null;
 };
+
+/** How the downstream task left our turn. */
+type Ended = { outcome: TurnOutcome; status: TaskStatus };
 
 /** The send step's journalled result. */
 type Sent = { kind: 'task'; taskId: string; contextId: string | null } | { kind: 'message'; message: JsonObject };
@@ -40,6 +54,21 @@ const CANCEL_TIMEOUT_MS = 3_000;
 const MAX_STREAM_FAILURES = 3;
 
 const INTERRUPTED: ReadonlySet<TaskState> = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
+
+/** True when the earlier turn ended on a downstream question, so this turn's input answers it. */
+function continues(previous: DownstreamState | undefined): boolean {
+  return previous?.taskId != null && previous.state !== null && INTERRUPTED.has(previous.state);
+}
+
+function markOf(status: TaskStatus): StatusMark {
+  return { messageId: status.message?.messageId ?? null, timestamp: status.timestamp ?? null };
+}
+
+function sameStatus(status: TaskStatus, mark: StatusMark | null): boolean {
+  if (mark === null) return false;
+  const messageId = status.message?.messageId ?? null;
+  return messageId !== null ? messageId === mark.messageId : mark.messageId === null && (status.timestamp ?? null) === mark.timestamp;
+}
 
 /** The downstream messageId for a send step: stable across attempts, so a re-send is recognisable. */
 export function downstreamMessageId(idempotencyKey: string): string {
@@ -68,6 +97,8 @@ export class RemoteTurn {
   /** The downstream status message last seen (live or in a snapshot); undefined before the first. */
   private lastStatusId: string | undefined | null = null;
   private unreachableNoticed = false;
+  /** The downstream question this turn answers (see DownstreamState.answering). */
+  private answering: StatusMark | null = null;
 
   constructor(ctx: AdapterContext, deps: RemoteTurnDeps) {
     this.ctx = ctx;
@@ -80,16 +111,20 @@ export class RemoteTurn {
     const { ctx } = this;
     try {
       const stored = await ctx.adapterState.get<DownstreamState>(DOWNSTREAM_STATE_KEY);
-      // Only an earlier turn's state says which downstream task or context to continue.
+      // An earlier turn's state says which downstream task or context to continue; this turn's
+      // own (an earlier attempt's) which question it answers.
       const previous = stored !== undefined && stored !== null && stored.turn < ctx.turn ? stored : undefined;
-      this.contextId = previous?.contextId ?? null;
+      const earlierAttempt = stored !== undefined && stored !== null && stored.turn === ctx.turn ? stored : undefined;
+      this.contextId = previous?.contextId ?? earlierAttempt?.contextId ?? null;
+      this.answering = earlierAttempt?.answering ?? (continues(previous) ? previous?.status ?? null : null);
       const sent = await this.send(previous);
       if (sent.kind === 'message') return await this.directReply(sent.message as unknown as Message);
       this.taskId = sent.taskId;
       this.contextId = sent.contextId ?? this.contextId;
-      const { outcome, state } = await this.follow(sent.taskId);
-      await ctx.adapterState.set(DOWNSTREAM_STATE_KEY, { turn: ctx.turn, taskId: sent.taskId, contextId: this.contextId, state });
-      return outcome;
+      const ended = await this.follow(sent.taskId);
+      const final: DownstreamState = { turn: ctx.turn, taskId: sent.taskId, contextId: this.contextId, state: ended.status.state, status: markOf(ended.status), answering: null };
+      await ctx.adapterState.set(DOWNSTREAM_STATE_KEY, final);
+      return ended.outcome;
     } catch (error) {
       if (ctx.signal.aborted) {
         await this.stopDownstream();
@@ -113,7 +148,7 @@ export class RemoteTurn {
     if (extensions.length > 0) message.extensions = extensions;
     if (previous?.contextId) message.contextId = previous.contextId;
     // An answer continues the downstream task that asked; anything else starts a new one in the same context.
-    if (previous?.taskId && previous.state !== null && INTERRUPTED.has(previous.state)) message.taskId = previous.taskId;
+    if (continues(previous) && previous?.taskId) message.taskId = previous.taskId;
     return message;
   }
 
@@ -166,7 +201,7 @@ export class RemoteTurn {
       this.firstEvent = first;
       // Journalled before anything else happens: from here on a crash re-attaches instead of re-sending.
       await handle.recordReference(taskId);
-      await this.ctx.adapterState.set(DOWNSTREAM_STATE_KEY, { turn: this.ctx.turn, taskId, contextId, state: 'TASK_STATE_WORKING' });
+      await this.ctx.adapterState.set(DOWNSTREAM_STATE_KEY, { turn: this.ctx.turn, taskId, contextId, state: 'TASK_STATE_WORKING', status: null, answering: this.answering });
       return { kind: 'task', taskId, contextId };
     });
   }
@@ -178,7 +213,7 @@ export class RemoteTurn {
     // A replayed send (after a crash) may find the artifact stored already: only what is missing is emitted.
     const chunk = this.mirror.catchUp({ artifactId: DIRECT_REPLY_ARTIFACT_ID, name: 'reply', parts: content }, true);
     if (chunk !== undefined) await this.ctx.emitArtifact(chunk);
-    await this.ctx.adapterState.set(DOWNSTREAM_STATE_KEY, { turn: this.ctx.turn, taskId: null, contextId: message.contextId ?? this.contextId, state: null });
+    await this.ctx.adapterState.set(DOWNSTREAM_STATE_KEY, { turn: this.ctx.turn, taskId: null, contextId: message.contextId ?? this.contextId, state: null, status: null, answering: null });
     return { state: 'completed', message: content };
   }
 
@@ -186,7 +221,7 @@ export class RemoteTurn {
    * Mirrors the downstream task until it ends or asks: its live stream when there is one, else
    * (or once the stream breaks) a GetTask snapshot, then a resubscribe or the next poll.
    */
-  private async follow(taskId: string): Promise<{ outcome: TurnOutcome; state: TaskState }> {
+  private async follow(taskId: string): Promise<Ended> {
     const backoff = new PollBackoff({ initialDelayMs: this.deps.options.pollInitialDelayMs, maxDelayMs: this.deps.options.pollMaxDelayMs });
     let stream = this.live;
     this.live = undefined;
@@ -243,7 +278,7 @@ export class RemoteTurn {
   private changes = 0;
 
   /** Applies one downstream event to our task; returns how the turn ends, if it does. */
-  private async apply(event: WireEvent, taskId: string): Promise<{ outcome: TurnOutcome; state: TaskState } | undefined> {
+  private async apply(event: WireEvent, taskId: string): Promise<Ended | undefined> {
     const { ctx } = this;
     if ('task' in event) return this.applySnapshot(event.task, taskId);
     if ('artifactUpdate' in event) {
@@ -259,7 +294,7 @@ export class RemoteTurn {
       this.contextId = event.statusUpdate.contextId || this.contextId;
       const outcome = outcomeOfStatus(status, taskId);
       this.lastStatusId = status.message?.messageId;
-      if (outcome !== undefined) return { outcome, state: status.state };
+      if (outcome !== undefined) return { outcome, status };
       await this.progress(status.message);
       return undefined;
     }
@@ -274,9 +309,11 @@ export class RemoteTurn {
    * snapshot of a re-attaching worker only sets that baseline: the worker before it may already
    * have announced that status, and a repeated progress line is worse than a skipped one.
    */
-  private async applySnapshot(task: Task, taskId: string): Promise<{ outcome: TurnOutcome; state: TaskState } | undefined> {
+  private async applySnapshot(task: Task, taskId: string): Promise<Ended | undefined> {
     this.contextId = task.contextId || this.contextId;
-    const outcome = outcomeOfStatus(task.status, taskId);
+    // Still the question this turn answers: the downstream has not taken the answer up yet.
+    const stale = sameStatus(task.status, this.answering);
+    const outcome = stale ? undefined : outcomeOfStatus(task.status, taskId);
     const finished = outcome !== undefined;
     for (const artifact of task.artifacts ?? []) {
       const chunk = this.mirror.catchUp(artifact, finished);
@@ -285,7 +322,8 @@ export class RemoteTurn {
         await this.ctx.emitArtifact(chunk);
       }
     }
-    if (outcome !== undefined) return { outcome, state: task.status.state };
+    if (outcome !== undefined) return { outcome, status: task.status };
+    if (stale) return undefined;
     const statusId = task.status.message?.messageId;
     const seenBefore = this.lastStatusId !== null;
     if (statusId !== this.lastStatusId) {
