@@ -215,7 +215,7 @@ describe('a worker shut down while a remote turn runs', () => {
   it('hands the turn back without canceling the downstream task, and another worker re-attaches to it', async () => {
     const taskId = await startTask('slow 5000');
     const holder = await holderOf(taskId);
-    const downstreamTaskId = await waitFor(async () => (await downstreamOf(taskId))?.taskId ?? undefined, 30_000, 'the downstream task id');
+    const downstreamTaskId = await waitFor(async () => (await stepsOf(taskId))['1:send']?.reference, 30_000, 'the downstream task id in the step journal');
     holder.kill('SIGTERM');
     await holder.exited;
     const final = await finalTask(taskId);
@@ -272,7 +272,7 @@ describe('a send step left unknown with its reference journalled', () => {
 describe('the downstream agent restarts mid-task', () => {
   it('the turn rides it out with backoff and completes from the restarted agent', async () => {
     const taskId = await startTask('slow 3000');
-    const downstreamTaskId = await waitFor(async () => (await downstreamOf(taskId))?.taskId ?? undefined, 30_000, 'the downstream task id');
+    const downstreamTaskId = await waitFor(async () => (await stepsOf(taskId))['1:send']?.reference, 30_000, 'the downstream task id in the step journal');
     await downstream.kill();
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect((await getTask(taskId)).status.state).toBe('TASK_STATE_WORKING');
@@ -342,8 +342,9 @@ describe('deadlines', () => {
       const { body } = await rpc(shortGw.jsonRpcUrl, 'SendMessage', { message: textMessage('slow 60000') });
       const task = (body.result as { task: Task }).task;
       expect(task.status.state).toBe('TASK_STATE_FAILED');
-      const state = JSON.parse((await shortGw.redis.hget(`${shortGw.prefix}:{${task.id}}:task`, 'adapter:downstream')) ?? '{}') as DownstreamState;
-      expect((await downstream.stats()).cancels).toContain(state.taskId);
+      const send = JSON.parse((await shortGw.redis.hget(`${shortGw.prefix}:{${task.id}}:steps`, '1:send')) ?? '{}') as StepRecord;
+      expect(send.reference).toBeDefined();
+      expect((await downstream.stats()).cancels).toContain(send.reference);
     } finally {
       await shortGw.close();
     }

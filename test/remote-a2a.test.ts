@@ -139,7 +139,7 @@ describe('a2a adapter in front of a streaming 1.0 agent (JSON-RPC first)', () =>
 
   it('CancelTask cancels the downstream task too', async () => {
     const started = asTask(await client.sendMessage(request('slow 60000', { configuration: { returnImmediately: true } })));
-    const state = await waitFor(async () => (await downstreamOf(gw, started.id))?.taskId ?? undefined, 20_000, 'the downstream task id');
+    const state = await waitFor(async () => (await stepsOf(gw, started.id))['1:send']?.reference, 20_000, 'the downstream task id in the step journal');
     const canceled = await client.cancelTask(CancelTaskRequest.fromJSON({ id: started.id }));
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     const stats = await downstream.stats();

@@ -30,16 +30,10 @@ export type DownstreamState = {
   /** null after a direct Message reply (no downstream task). */
   taskId: string | null;
   contextId: string | null;
-  /** The downstream task's state when the turn ended (or WORKING while it runs). */
+  /** The downstream task's state when the turn ended. */
   state: TaskState | null;
-  /** The downstream status the turn ended on (null while it runs). */
+  /** The downstream status the turn ended on. */
   status: StatusMark | null;
-  /**
-   * While a turn that answers a downstream question runs: that question's status. The downstream
-   * shows it until it takes the answer up (the SDK starts every stream with the task as it was),
-   * so a snapshot still showing it is not a new question.
-   */
-  answering: StatusMark | null;
 };
 
 /** How the downstream task left our turn. */
@@ -77,6 +71,37 @@ export function downstreamMessageId(idempotencyKey: string): string {
 
 const toWire = (event: SdkStreamResponse): WireEvent => StreamResponse.toJSON(event) as WireEvent;
 
+/** Closes what a finished turn left open (one shared reason: an abort reason per turn costs a stack trace). */
+const TURN_ENDED = new DOMException('The turn ended', 'AbortError');
+
+/** How long a stream that delivered its last event may take to close by itself. */
+const DRAIN_MS = 250;
+
+/**
+ * Reads a finished stream to its end, briefly: a response read to the end leaves its connection
+ * in the pool, while one cut off is closed, and a new connection per turn costs the downstream
+ * (and us) far more than the wait. A stream that stays open (AUTH_REQUIRED keeps it so) is cut
+ * off with `cutOff`, which also settles the read still waiting on it.
+ */
+async function drain(stream: AsyncGenerator<SdkStreamResponse, void, undefined>, cutOff: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), DRAIN_MS);
+  });
+  try {
+    for (let i = 0; i < 100; i++) {
+      const next = await Promise.race([stream.next(), timeout]);
+      if (next === 'timeout') break;
+      if (next.done === true) return;
+    }
+    cutOff();
+  } catch {
+    // A stream that breaks after its last event has nothing more to give.
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface RemoteTurnDeps {
   downstream: DownstreamAgent;
   options: RemoteA2aOptions;
@@ -97,7 +122,7 @@ export class RemoteTurn {
   /** The downstream status message last seen (live or in a snapshot); undefined before the first. */
   private lastStatusId: string | undefined | null = null;
   private unreachableNoticed = false;
-  /** The downstream question this turn answers (see DownstreamState.answering). */
+  /** The downstream question this turn answers, as the downstream showed it (see run()). */
   private answering: StatusMark | null = null;
 
   constructor(ctx: AdapterContext, deps: RemoteTurnDeps) {
@@ -110,19 +135,20 @@ export class RemoteTurn {
   async run(): Promise<TurnOutcome> {
     const { ctx } = this;
     try {
-      const stored = await ctx.adapterState.get<DownstreamState>(DOWNSTREAM_STATE_KEY);
-      // An earlier turn's state says which downstream task or context to continue; this turn's
-      // own (an earlier attempt's) which question it answers.
+      // Written when a turn ends: the first turn has nothing to read (and saves the round trip).
+      const stored = ctx.turn === 1 ? undefined : await ctx.adapterState.get<DownstreamState>(DOWNSTREAM_STATE_KEY);
+      // Only an earlier turn's state says which downstream task or context to continue.
       const previous = stored !== undefined && stored !== null && stored.turn < ctx.turn ? stored : undefined;
-      const earlierAttempt = stored !== undefined && stored !== null && stored.turn === ctx.turn ? stored : undefined;
-      this.contextId = previous?.contextId ?? earlierAttempt?.contextId ?? null;
-      this.answering = earlierAttempt?.answering ?? (continues(previous) ? previous?.status ?? null : null);
+      this.contextId = previous?.contextId ?? stored?.contextId ?? null;
+      // The question this turn answers: the downstream shows it until it takes the answer up (the
+      // SDK starts every stream with the task as it was), so a snapshot still showing it is not a new one.
+      this.answering = continues(previous) ? (previous?.status ?? null) : null;
       const sent = await this.send(previous);
       if (sent.kind === 'message') return await this.directReply(sent.message as unknown as Message);
       this.taskId = sent.taskId;
       this.contextId = sent.contextId ?? this.contextId;
       const ended = await this.follow(sent.taskId);
-      const final: DownstreamState = { turn: ctx.turn, taskId: sent.taskId, contextId: this.contextId, state: ended.status.state, status: markOf(ended.status), answering: null };
+      const final: DownstreamState = { turn: ctx.turn, taskId: sent.taskId, contextId: this.contextId, state: ended.status.state, status: markOf(ended.status) };
       await ctx.adapterState.set(DOWNSTREAM_STATE_KEY, final);
       return ended.outcome;
     } catch (error) {
@@ -133,7 +159,7 @@ export class RemoteTurn {
       if (isRetryable(error)) throw error;
       throw new Error(describeDownstreamError(error), { cause: error });
     } finally {
-      this.local.abort();
+      this.local.abort(TURN_ENDED);
       await this.live?.return(undefined).catch(() => undefined);
     }
   }
@@ -201,7 +227,6 @@ export class RemoteTurn {
       this.firstEvent = first;
       // Journalled before anything else happens: from here on a crash re-attaches instead of re-sending.
       await handle.recordReference(taskId);
-      await this.ctx.adapterState.set(DOWNSTREAM_STATE_KEY, { turn: this.ctx.turn, taskId, contextId, state: 'TASK_STATE_WORKING', status: null, answering: this.answering });
       return { kind: 'task', taskId, contextId };
     });
   }
@@ -213,7 +238,7 @@ export class RemoteTurn {
     // A replayed send (after a crash) may find the artifact stored already: only what is missing is emitted.
     const chunk = this.mirror.catchUp({ artifactId: DIRECT_REPLY_ARTIFACT_ID, name: 'reply', parts: content }, true);
     if (chunk !== undefined) await this.ctx.emitArtifact(chunk);
-    await this.ctx.adapterState.set(DOWNSTREAM_STATE_KEY, { turn: this.ctx.turn, taskId: null, contextId: message.contextId ?? this.contextId, state: null, status: null, answering: null });
+    await this.ctx.adapterState.set(DOWNSTREAM_STATE_KEY, { turn: this.ctx.turn, taskId: null, contextId: message.contextId ?? this.contextId, state: null, status: null });
     return { state: 'completed', message: content };
   }
 
@@ -238,7 +263,10 @@ export class RemoteTurn {
             const next = await stream.next();
             if (next.done === true) break;
             const ended = await this.apply(toWire(next.value), taskId);
-            if (ended !== undefined) return ended;
+            if (ended !== undefined) {
+              await drain(stream, () => this.local.abort(TURN_ENDED));
+              return ended;
+            }
           }
         } catch (error) {
           if (this.ctx.signal.aborted) throw error;

@@ -1,0 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { runSendMessageLoad } from './bench/load/send-message.ts';
+import { processTree } from './bench/gateway-process.ts';
+const ticks = (pid: number) => processTree(pid).reduce((t, p) => { try { const f = readFileSync(`/proc/${p}/stat`, 'utf8'); const x = f.slice(f.lastIndexOf(')') + 2).split(' '); return t + Number(x[11]) + Number(x[12]); } catch { return t; } }, 0);
+const [port, ...pids] = process.argv.slice(2);
+const before = pids.map((p) => ticks(Number(p)));
+const r = await runSendMessageLoad({ url: `http://127.0.0.1:${port}/a2a/jsonrpc`, connections: 32, seconds: 5, returnImmediately: false });
+const after = pids.map((p) => ticks(Number(p)));
+const n = r.ok;
+console.log(port, r.requestsPerSec.toFixed(0), 'req/s;', pids.map((p, i) => `pid ${p}: ${(((after[i]! - before[i]!) * 10) / n).toFixed(2)} ms CPU/req`).join(', '));
