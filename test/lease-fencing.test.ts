@@ -129,8 +129,8 @@ describe('lease fencing (store level, real Redis)', () => {
 
     // B's writes with the current generation go through.
     const progressB = progressEvent(taskId, contextId, 'B step 1');
-    const eventId = await store.appendEvents({ taskId, ownerKey, contextId, generation: b.generation, artifacts: undefined, status: progressB.status, events: [progressB.event], now: new Date() });
-    expect(eventId).toMatch(/^\d+-\d+$/);
+    const appended = await store.appendEvents({ taskId, ownerKey, contextId, generation: b.generation, artifacts: undefined, status: progressB.status, events: [progressB.event], now: new Date() });
+    expect(appended.kind === 'appended' && appended.eventId).toMatch(/^\d+-\d+$/);
     const recordB: TurnRecord = { ...(b.turnRecord as TurnRecord), attempts: b.attempts, workerId: 'worker-B' };
     await store.writeTurnRecord(taskId, b.generation, recordB);
     const finishedByB = await store.finishTurn({

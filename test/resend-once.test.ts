@@ -59,10 +59,10 @@ describe('a write re-sent after a lost reply is applied once', () => {
     const before = await redis.xlen(store.keys.task(taskId).events);
     const restore = sendTwice('appendEvents');
     try {
-      const id = await store.appendEvents({ taskId, ownerKey, contextId, generation, artifacts: undefined, status: undefined, events: [progress(taskId, contextId, 'once')], now: new Date() });
+      const appended = await store.appendEvents({ taskId, ownerKey, contextId, generation, artifacts: undefined, status: undefined, events: [progress(taskId, contextId, 'once')], now: new Date() });
       const events = await redis.xrange(store.keys.task(taskId).events, '-', '+');
       expect(events.length - before).toBe(1);
-      expect(events.at(-1)?.[0]).toBe(id);
+      expect(appended.kind === 'appended' && appended.eventId).toBe(events.at(-1)?.[0]);
     } finally {
       restore();
     }

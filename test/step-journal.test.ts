@@ -68,6 +68,7 @@ describe('the step journal through the adapter context', () => {
         signal: new AbortController().signal,
         turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now() },
         adapterName: 'ledger',
+        emitScope: '1.0',
       });
 
     const first = contextFor((await lease('w1')).generation, 1);

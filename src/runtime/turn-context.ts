@@ -1,6 +1,7 @@
 // The adapter's context for one turn. It keeps the task's artifacts in memory for this
 // worker and writes every change through the store fenced by the lease generation, in the
 // order the adapter made them, even when the adapter does not await each call.
+import { createHash } from 'node:crypto';
 import { newId } from '../ids.ts';
 import type { AdapterContext, AdapterState, ArtifactChunk, Assignment, DelegationOptions, DelegationResult, StepHandle, StepOutcome, TurnUsage } from '../../adapters/types.ts';
 import { AdapterContractError, checkArtifactChunk, checkStateKey, checkStateValue, checkStatus, checkUsage, partsOf } from './adapter-contract.ts';
@@ -8,6 +9,7 @@ import { TurnParked } from '../coordination/delegator.ts';
 import type { Artifact, JsonObject, JsonValue, Message, Part, StreamResponse, TaskStatus } from '../protocol/types.ts';
 import type { StepRecord, TaskStore, TurnRecord } from '../store/task-store.ts';
 import { PersistedTurnBudget } from './turn-budget.ts';
+import type { Logger } from '../logging/logger.ts';
 
 export interface TurnLease {
   taskId: string;
@@ -64,6 +66,13 @@ export interface TurnContextInit {
   adapterName: string;
   /** Reads the messages of the context's earlier tasks (ctx.contextHistory). */
   readContextHistory?: (maxTasks: number) => Promise<Message[]>;
+  /**
+   * "<turn>.<resumption>": the run this context belongs to, for recognizing a re-run's repeated
+   * events (a lost worker's replacement has the same scope; a run woken after parking, a new one).
+   */
+  emitScope: string;
+  /** Where the context reports what it decided on the adapter's behalf (repeated events skipped). */
+  logger?: Logger;
 }
 
 const DEFAULT_CONTEXT_TASKS = 20;
@@ -86,6 +95,14 @@ export class TurnContext implements AdapterContext {
   private readonly readContextHistory: ((maxTasks: number) => Promise<Message[]>) | undefined;
   private writes: Promise<void> = Promise.resolve();
   private writeError: Error | undefined;
+  private readonly emitScope: string;
+  private readonly logger: Logger | undefined;
+  /** Events of this run an earlier run had stored already (not stored again). */
+  private repeatedEvents = 0;
+  /** Events this run has emitted so far (each one's place in the run). */
+  private emitSequence = 0;
+  /** This run appended an event: it is past the part that repeats an earlier run. */
+  private pastPrefix = false;
   /** Step names used by this run: a second step of the same name would silently replay the first. */
   private readonly stepNames = new Set<string>();
   /**
@@ -109,6 +126,8 @@ export class TurnContext implements AdapterContext {
     this.turnRecord = init.turnRecord;
     this.adapterName = init.adapterName;
     this.readContextHistory = init.readContextHistory;
+    this.emitScope = init.emitScope;
+    this.logger = init.logger;
   }
 
   /** Checks what the adapter handed over; a violation is remembered and rethrown. */
@@ -204,7 +223,10 @@ export class TurnContext implements AdapterContext {
       timestamp: new Date().toISOString(),
     };
     const event: StreamResponse = { statusUpdate: { taskId: this.taskId, contextId: this.contextId, status } };
-    return this.enqueue(() => this.append(undefined, status, event));
+    const place = this.nextPlace({ status: checked.text, metadata: checked.metadata ?? null });
+    return this.enqueue(async () => {
+      await this.append(undefined, status, event, place);
+    });
   }
 
   emitArtifact(input: ArtifactChunk): Promise<void> {
@@ -214,7 +236,10 @@ export class TurnContext implements AdapterContext {
     } catch (error) {
       return Promise.reject(error as Error);
     }
+    const place = this.nextPlace({ artifact: chunk as unknown as JsonObject });
     return this.enqueue(async () => {
+      const index = this.artifactState.findIndex((a) => a.artifactId === chunk.artifactId);
+      const before = index >= 0 ? this.artifactState[index] : undefined;
       const merged = applyArtifactChunk(this.artifactState, chunk);
       const artifact: Artifact = { ...merged, parts: chunk.parts };
       const event: StreamResponse = {
@@ -226,7 +251,12 @@ export class TurnContext implements AdapterContext {
           lastChunk: chunk.lastChunk === true,
         },
       };
-      await this.append(this.artifactState, undefined, event);
+      if (!(await this.append(this.artifactState, undefined, event, place))) {
+        // An earlier run of this turn stored this chunk already: the stored artifacts (which
+        // this run started from) include it, so it must not be applied a second time.
+        if (before !== undefined) this.artifactState[index] = before;
+        else this.artifactState.splice(this.artifactState.findIndex((a) => a.artifactId === chunk.artifactId), 1);
+      }
     });
   }
 
@@ -371,8 +401,20 @@ export class TurnContext implements AdapterContext {
     return next;
   }
 
-  private async append(artifacts: Artifact[] | undefined, status: TaskStatus | undefined, event: StreamResponse): Promise<void> {
-    await this.store.appendEvents({
+  /**
+   * The place of the adapter's next event in this run, taken when the adapter makes the call
+   * (so it follows call order even when the adapter does not await), with a digest of what the
+   * event says: a re-run that says the same at the same place appends nothing.
+   */
+  private nextPlace(content: JsonObject): { sequence: number; digest: string } {
+    this.emitSequence += 1;
+    const digest = createHash('sha256').update(JSON.stringify(content)).digest('base64url').slice(0, 22);
+    return { sequence: this.emitSequence, digest };
+  }
+
+  /** Appends one event; false when an earlier run of this turn had already appended it. */
+  private async append(artifacts: Artifact[] | undefined, status: TaskStatus | undefined, event: StreamResponse, place: { sequence: number; digest: string }): Promise<boolean> {
+    const result = await this.store.appendEvents({
       taskId: this.taskId,
       ownerKey: this.lease.ownerKey,
       contextId: this.contextId,
@@ -380,7 +422,23 @@ export class TurnContext implements AdapterContext {
       artifacts,
       status,
       events: [event],
+      emit: { scope: this.emitScope, sequence: place.sequence, digest: place.digest, pastPrefix: this.pastPrefix },
       now: new Date(),
     });
+    if (result.kind === 'repeated') {
+      this.repeatedEvents += 1;
+      if (this.repeatedEvents === 1) {
+        this.logger?.info('this run repeats events an earlier run of the turn stored; they are not stored again', {
+          taskId: this.taskId,
+          turn: this.turn,
+          attempt: this.attempt,
+          emitScope: this.emitScope,
+          firstRepeated: place.sequence,
+        });
+      }
+      return false;
+    }
+    this.pastPrefix = true;
+    return true;
   }
 }

@@ -152,7 +152,7 @@ export class TurnRunner {
     this.running.set(taskId, turn);
     try {
       for (;;) {
-        const more = await this.runOpenTurn(job.data, turn);
+        const more = await this.runOpenTurn(job.data, turn, job.id ?? '');
         if (!more) return;
       }
     } finally {
@@ -161,7 +161,7 @@ export class TurnRunner {
   }
 
   /** Runs the open turn once; true when a queued follow-up opened the next turn. */
-  private async runOpenTurn(data: TurnJobData, turn: RunningTurn): Promise<boolean> {
+  private async runOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string): Promise<boolean> {
     const { controller } = turn;
     const { store, logger } = this.options;
     const lease = await store.acquireLease({
@@ -176,6 +176,18 @@ export class TurnRunner {
     if (lease.kind === 'gone' || lease.kind === 'closed') return false;
     if (lease.kind === 'held') throw new LeaseHeldError(data.taskId, lease.holder);
 
+    if (lease.attempts > 1) {
+      // Another run of this turn was lost (its worker killed, or its lease lapsed): say which,
+      // so an operator can follow a turn across workers.
+      logger.info('turn run again after a lost run', {
+        taskId: data.taskId,
+        turn: lease.turn,
+        attempt: lease.attempts,
+        resumption: lease.resumption,
+        previousWorker: lease.turnRecord?.workerId,
+        jobId,
+      });
+    }
     const fence: TurnLease = {
       taskId: data.taskId,
       contextId: lease.contextId,
@@ -287,6 +299,8 @@ export class TurnRunner {
       signal: controller.signal,
       turnRecord: record,
       adapterName: adapter.name,
+      emitScope: `${lease.turn}.${lease.resumption}`,
+      logger: this.options.logger,
       readContextHistory: (maxTasks) => this.options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
     });
     const budget = context.useBudget(this.budgetLimit, lease.budgetSpent);

@@ -14,6 +14,8 @@ export interface TaskKeys {
   messageIds: string;
   /** HASH turn number → turn record JSON (attempts, steps, outcome). */
   turns: string;
+  /** HASH: digests of the events the current turn run emitted, so a re-run's repeats append nothing (appendEvents). */
+  emitted: string;
   /** STRING: worker id holding the lease, with a TTL renewed while the turn runs. */
   lease: string;
   /** HASH "<turn>:<step name>" → step journal record JSON (started / done / failed). */
@@ -42,6 +44,7 @@ export class RedisKeys {
       events: `${base}:events`,
       messageIds: `${base}:msgids`,
       turns: `${base}:turns`,
+      emitted: `${base}:emitted`,
       lease: `${base}:lease`,
       steps: `${base}:steps`,
       assignments: `${base}:assign`,

@@ -134,7 +134,9 @@ export type LeaseResult =
       handBacks: number;
       /** Set on a sub-agent's task: its role, its coordinator, and whether it may only read. */
       links: TaskLinks | undefined;
-      /** The turn was parked for its assignments and now runs again. */
+      /** How often this turn was woken after parking for its assignments (a lost worker's replacement keeps its run's count). */
+      resumption: number;
+      /** The turn was parked for its assignments at least once: this run continues it. */
       resumed: boolean;
       history: Message[];
     };
@@ -161,6 +163,18 @@ export type FinishResult =
   | { kind: 'stale' }
   | { kind: 'done'; eventId: string }
   | { kind: 'next'; turn: number; turnInputStart: number; input: Message[] };
+
+/** Where an adapter's event stands in its turn run (see appendEvents-5.lua). */
+export interface EmitPlace {
+  /** "<turn>.<resumption>": runs of one scope repeat each other; a new scope starts afresh. */
+  scope: string;
+  /** 1 for the run's first event, 2 for the next, … */
+  sequence: number;
+  /** Digest of what the event says (without its timestamps and message ids). */
+  digest: string;
+  /** This run already appended an event: it has left the earlier run's prefix, so append always. */
+  pastPrefix: boolean;
+}
 
 export interface StoredEvent {
   id: string;
@@ -400,6 +414,7 @@ export class TaskStore {
         k.messageIds,
         k.steps,
         this.keys.ownerActiveTasks(ownerKey),
+        k.emitted,
       ],
       [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds],
     );
@@ -533,7 +548,7 @@ export class TaskStore {
       case 'HELD':
         return { kind: 'held', holder: str(reply[1]) };
       default: {
-        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumed, ...history] =
+        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, ...history] =
           reply.map(str);
         return {
           kind: 'acquired',
@@ -552,7 +567,8 @@ export class TaskStore {
           budgetSpent: Number(budgetSpent || 0),
           handBacks: Number(handBacks || 0),
           links: parentTaskId ? { parentTaskId, role: role as string, readOnly: readOnly === '1' } : undefined,
-          resumed: resumed === '1',
+          resumption: Number(resumption || 0),
+          resumed: Number(resumption || 0) > 0,
           history: history.map((m) => JSON.parse(m) as Message),
         };
       }
@@ -631,6 +647,11 @@ export class TaskStore {
     );
   }
 
+  /**
+   * Stores and announces events of a running turn (fenced). An adapter's event carries its
+   * place in the run (`emit`): an earlier run of the same turn that already appended the same
+   * content there makes this a no-op that returns `repeated` (see appendEvents-5.lua).
+   */
   async appendEvents(input: {
     taskId: string;
     ownerKey: string;
@@ -639,12 +660,14 @@ export class TaskStore {
     artifacts: Artifact[] | undefined;
     status: TaskStatus | undefined;
     events: StreamResponse[];
+    emit?: EmitPlace;
     now: Date;
-  }): Promise<string> {
+  }): Promise<{ kind: 'appended'; eventId: string } | { kind: 'repeated' }> {
     const k = this.keys.task(input.taskId);
+    const { emit } = input;
     const reply = await this.run(
       'appendEvents',
-      [k.task, k.events, this.keys.ownerTasks(input.ownerKey), this.keys.ownerContextTasks(input.ownerKey, input.contextId)],
+      [k.task, k.events, this.keys.ownerTasks(input.ownerKey), this.keys.ownerContextTasks(input.ownerKey, input.contextId), k.emitted],
       [
         input.generation,
         this.keys.eventChannel(input.taskId),
@@ -653,11 +676,16 @@ export class TaskStore {
         input.artifacts === undefined ? '' : JSON.stringify(input.artifacts),
         input.status === undefined ? '' : JSON.stringify(input.status),
         input.status?.state ?? '',
+        emit?.scope ?? '',
+        emit?.sequence ?? 0,
+        emit?.digest ?? '',
+        emit?.pastPrefix === true ? '1' : '0',
         ...input.events.map((e) => JSON.stringify(e)),
       ],
     );
     if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
-    return str(reply[1]);
+    if (reply[0] === 'REPEATED') return { kind: 'repeated' };
+    return { kind: 'appended', eventId: str(reply[1]) };
   }
 
   async finishTurn(input: {
@@ -694,6 +722,7 @@ export class TaskStore {
         k.messageIds,
         k.steps,
         this.keys.ownerActiveTasks(input.ownerKey),
+        k.emitted,
       ],
       [
         input.generation,

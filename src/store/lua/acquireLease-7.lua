@@ -8,7 +8,10 @@
   Returns {'GONE'} | {'CLOSED', state} | {'HELD', holder}
         | {'ACQUIRED', generation, turn, attempts, cancelRequestedAtMs|'', status, artifacts, metadata,
            contextId, turnInputStart, turnRecord|'', versions|'', deadlineAtMs|'', budgetSpent, handBacks,
-           role|'', parentTaskId|'', readOnly|'', resumed ('1' when the turn was parked for its assignments), history...}
+           role|'', parentTaskId|'', readOnly|'', resumption, history...}
+        resumption: how often this turn has been woken after parking for its assignments (0 = never
+        parked). A run after a lost worker keeps the resumption of the run it replaces, so events
+        of a turn are keyed by (turn, resumption, sequence) and a re-run's repeats are recognized.
   Emits: a TASK_STATE_WORKING status update when the turn starts from SUBMITTED.
 ]]
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'GONE'} end
@@ -32,8 +35,17 @@ if redis.call('HGET', KEYS[1], 'turnDeadlineFor') ~= turn then
     redis.call('HDEL', KEYS[1], 'turnDeadlineAtMs')
   end
 end
-local resumed = redis.call('HGET', KEYS[1], 'suspended') or ''
-redis.call('HDEL', KEYS[1], 'suspended')
+local resumption = 0
+local counted = redis.call('HGET', KEYS[1], 'resumptions')
+if counted then
+  local countedTurn, count = string.match(counted, '^(%d+)%.(%d+)$')
+  if countedTurn == turn then resumption = tonumber(count) end
+end
+if redis.call('HGET', KEYS[1], 'suspended') == '1' then
+  resumption = resumption + 1
+  redis.call('HSET', KEYS[1], 'resumptions', turn .. '.' .. resumption)
+  redis.call('HDEL', KEYS[1], 'suspended')
+end
 local cancelRequested = redis.call('HGET', KEYS[1], 'cancelRequestedAtMs') or ''
 local handBacks = redis.call('HGET', KEYS[1], 'turnHandBacks') or '0'
 local taskId = redis.call('HGET', KEYS[1], 'id')
@@ -52,6 +64,6 @@ local fields = redis.call('HMGET', KEYS[1], 'status', 'artifacts', 'metadata', '
   'turnBudgetSpent', 'role', 'parentTaskId', 'readOnly')
 local result = {'ACQUIRED', generation, turn, attempts, cancelRequested, fields[1], fields[2], fields[3],
   contextId, fields[4], redis.call('HGET', KEYS[5], turn) or '', fields[5] or '', fields[6] or '', fields[7] or '0', handBacks,
-  fields[8] or '', fields[9] or '', fields[10] or '', resumed}
+  fields[8] or '', fields[9] or '', fields[10] or '', resumption}
 for _, message in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do table.insert(result, message) end
 return result

@@ -6,6 +6,7 @@
   KEYS[1] task hash   KEYS[2] events   KEYS[3] owner task index   KEYS[4] owner context index
   KEYS[5] lease       KEYS[6] inbox    KEYS[7] history                KEYS[8] turns
   KEYS[9] messageIds   KEYS[10] steps   KEYS[11] owner's active tasks (zset)
+  KEYS[12] emitted digests of the turn's runs (a parked coordinator's): the turn is over, so they go
   ARGV[1] ownerKey   ARGV[2] now (ms)   ARGV[3] now (ISO)   ARGV[4] event channel
   ARGV[5] cancel channel   ARGV[6] taskId   ARGV[7] retention of a terminal task (s)
   Returns {'NOT_FOUND'} | {'NOT_CANCELABLE', state} | {'CANCELED'} | {'REQUESTED'}
@@ -37,6 +38,7 @@ if running then
   return {'REQUESTED'}
 end
 redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
+redis.call('DEL', KEYS[12])
 for _, message in ipairs(redis.call('LRANGE', KEYS[6], 0, -1)) do redis.call('RPUSH', KEYS[7], message) end
 redis.call('DEL', KEYS[6])
 local status = '{"state":"TASK_STATE_CANCELED","timestamp":' .. cjson.encode(ARGV[3]) .. '}'

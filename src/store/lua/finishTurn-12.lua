@@ -6,6 +6,7 @@
   KEYS[1] task hash   KEYS[2] events   KEYS[3] owner task index   KEYS[4] owner context index
   KEYS[5] history     KEYS[6] inbox    KEYS[7] lease              KEYS[8] turns   KEYS[9] messageIds   KEYS[10] steps
   KEYS[11] owner's active tasks (zset): the task leaves it when no turn follows
+  KEYS[12] emitted digests of the turn's runs (see appendEvents): the turn is over, so they go
   ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] taskId
   ARGV[6] final state   ARGV[7] final status JSON   ARGV[8] agent message JSON ('' = none)
   ARGV[9] turn record JSON   ARGV[10] artifacts JSON   ARGV[11] final event JSON
@@ -19,6 +20,7 @@
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
 local turn = redis.call('HGET', KEYS[1], 'turn')
 redis.call('HSET', KEYS[8], turn, ARGV[9])
+redis.call('DEL', KEYS[12])
 redis.call('HSET', KEYS[1], 'artifacts', ARGV[10])
 if ARGV[14] ~= '' then
   local inputTokens, outputTokens = string.match(ARGV[14], '^(%d+) (%d+)$')

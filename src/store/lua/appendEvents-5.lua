@@ -1,0 +1,52 @@
+--[[
+  Store and announce events of a running turn, fenced by the lease generation, and at most once
+  per turn run: an event the adapter emits carries its place in the run (the emit scope — turn
+  and resumption — and its sequence number) and a digest of its content. A re-run of the turn
+  (after a lost worker, a lost lease, a second wake) that emits the same content at the same
+  place is recognized and appends nothing. The first event of a run that differs ends the shared
+  prefix: from then on the run appends everything it emits (forced), and the digests of the
+  earlier run past that point are dropped, so the next re-run compares against this run.
+  KEYS[1] task hash   KEYS[2] events   KEYS[3] owner task index   KEYS[4] owner context index
+  KEYS[5] emitted digests (hash: "scope" → emit scope, "high" → highest sequence, "<seq>" → digest)
+  ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] taskId
+  ARGV[5] artifacts JSON ('' = unchanged)   ARGV[6] status JSON ('' = unchanged)   ARGV[7] state ('' = unchanged)
+  ARGV[8] emit scope ('' = not an adapter's event: always appended)   ARGV[9] sequence   ARGV[10] content digest
+  ARGV[11] '1' when this run already appended an event (its re-run prefix is over)
+  ARGV[12..] StreamResponse JSON of each event, in order
+  Returns {'STALE'} when a newer generation holds the task, {'REPEATED'} when an earlier run of
+  this turn already appended this event (nothing changed), else {'OK', lastEventId}.
+  @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
+]]
+if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+local scope = ARGV[8]
+if scope ~= '' then
+  if redis.call('HGET', KEYS[5], 'scope') ~= scope then
+    -- Digests of another turn or resumption say nothing about this run.
+    redis.call('DEL', KEYS[5])
+    redis.call('HSET', KEYS[5], 'scope', scope)
+  end
+  local seq = tonumber(ARGV[9])
+  if ARGV[11] ~= '1' then
+    local earlier = redis.call('HGET', KEYS[5], ARGV[9])
+    if earlier == ARGV[10] then return {'REPEATED'} end
+    if earlier then
+      -- The re-run diverges here: what the earlier run emitted after this point is no guide.
+      local high = tonumber(redis.call('HGET', KEYS[5], 'high') or '0')
+      for later = seq + 1, high do redis.call('HDEL', KEYS[5], tostring(later)) end
+    end
+  end
+  redis.call('HSET', KEYS[5], ARGV[9], ARGV[10])
+  if seq > tonumber(redis.call('HGET', KEYS[5], 'high') or '0') then redis.call('HSET', KEYS[5], 'high', seq) end
+end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'artifacts', ARGV[5]) end
+if ARGV[6] ~= '' then
+  redis.call('HSET', KEYS[1], 'status', ARGV[6], 'state', ARGV[7], 'updatedAtMs', ARGV[3])
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+  redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4])
+end
+local id = ''
+for i = 12, #ARGV do
+  id = redis.call('XADD', KEYS[2], '*', 'r', ARGV[i])
+  redis.call('PUBLISH', ARGV[2], id .. '\n' .. ARGV[i])
+end
+return {'OK', id}

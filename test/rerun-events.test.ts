@@ -1,0 +1,101 @@
+// Appends are idempotent per turn run (DESIGN.md, Redis): a turn run again from the top — its
+// worker killed after it had emitted, or a coordinator's resumed run lost after its combined
+// artifact — cannot store an event its earlier run already stored. Found by the chaos suite as
+// a coordinator's artifact stored twice; reproduced here deterministically with real worker
+// processes killed by SIGKILL at the moment the events are in the replay buffer.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
+
+const ADAPTER = 'test/fixtures/rerun-adapter.mjs';
+let gw: TestGateway;
+const workers: WorkerProcess[] = [];
+
+beforeAll(async () => {
+  gw = await startTestGateway({ name: 'rerun', inProcessWorker: false, config: { adapter: ADAPTER } });
+});
+
+afterEach(() => {
+  for (const worker of workers.splice(0)) worker.kill('SIGKILL');
+});
+
+afterAll(async () => {
+  await gw?.close();
+});
+
+const worker = async (): Promise<WorkerProcess> => {
+  const started = await spawnWorkerProcess(gw.prefix, { A2A_ADAPTER: ADAPTER });
+  workers.push(started);
+  return started;
+};
+
+async function events(taskId: string): Promise<{ id: string; json: string }[]> {
+  return (await gw.redis.xrange(`${gw.prefix}:{${taskId}}:events`, '-', '+')).map(([id, fields]) => ({ id, json: fields[1] ?? '' }));
+}
+
+async function start(text: string): Promise<string> {
+  const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage(text), configuration: { returnImmediately: true } });
+  return (reply.body.result as { task: { id: string } }).task.id;
+}
+
+async function state(taskId: string): Promise<string | null> {
+  return gw.redis.hget(`${gw.prefix}:{${taskId}}:task`, 'state');
+}
+
+/** Events that are not the gateway's own (task snapshot, submitted/working, final status). */
+const adapterEvents = (all: { json: string }[]): string[] =>
+  all
+    .map((e) => JSON.parse(e.json) as { artifactUpdate?: { artifact: { artifactId: string; parts: { text?: string }[] } }; statusUpdate?: { status: { message?: { parts: { text?: string }[] } } } })
+    .flatMap((e) => {
+      if (e.artifactUpdate !== undefined) return [`artifact ${e.artifactUpdate.artifact.artifactId}: ${e.artifactUpdate.artifact.parts.map((p) => p.text).join('')}`];
+      const text = e.statusUpdate?.status.message?.parts.map((p) => p.text).join('');
+      return text === undefined ? [] : [`status: ${text}`];
+    });
+
+describe('a turn run again after its worker was killed', () => {
+  it('stores nothing twice that its earlier run stored, and its task completes', async () => {
+    const first = await worker();
+    const taskId = await start('repeat');
+    await waitFor(async () => ((await events(taskId)).some((e) => e.json.includes('"lastChunk":true')) ? true : undefined), 20_000, 'the first run to emit');
+    first.kill('SIGKILL');
+    await first.exited;
+    await worker();
+    await waitFor(async () => ((await state(taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 30_000, 'the re-run to complete the task');
+    const attempts = JSON.parse((await gw.redis.hget(`${gw.prefix}:{${taskId}}:turns`, '1')) as string).attempts;
+    expect(attempts).toBe(2);
+    expect(adapterEvents(await events(taskId)).filter((e) => !e.startsWith('status: done'))).toEqual(['status: halfway', 'artifact result: the ', 'artifact result: answer']);
+    const task = (await rpc(gw.jsonRpcUrl, 'GetTask', { id: taskId })).body.result as { artifacts: { parts: { text: string }[] }[] };
+    // The stored artifact was not built twice either.
+    expect(task.artifacts[0]?.parts.map((p) => p.text).join('')).toBe('the answer');
+  });
+
+  it('that says something new appends it (a re-run is never silenced past what it repeats)', async () => {
+    const first = await worker();
+    const taskId = await start('diverge');
+    await waitFor(async () => ((await events(taskId)).some((e) => e.json.includes('(attempt 1)')) ? true : undefined), 20_000, 'the first run to emit');
+    first.kill('SIGKILL');
+    await first.exited;
+    await worker();
+    await waitFor(async () => ((await state(taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 30_000, 'the re-run to complete the task');
+    expect(adapterEvents(await events(taskId)).filter((e) => !e.startsWith('status: done'))).toEqual([
+      'status: halfway',
+      'artifact result: the ',
+      'artifact result: answer',
+      'artifact result:  (attempt 1)',
+      'artifact result:  (attempt 2)',
+    ]);
+  });
+});
+
+describe("a coordinator's resumed run lost after its combined artifact", () => {
+  it('is run again and the combined artifact is stored once', async () => {
+    const first = await worker();
+    const taskId = await start('coordinate');
+    await waitFor(async () => ((await events(taskId)).some((e) => e.json.includes('"artifactId":"combined"')) ? true : undefined), 30_000, 'the resumed run to emit its combined artifact');
+    first.kill('SIGKILL');
+    await first.exited;
+    await worker();
+    await waitFor(async () => ((await state(taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 30_000, 'the coordinator to complete');
+    const combined = adapterEvents(await events(taskId)).filter((e) => e.startsWith('artifact combined'));
+    expect(combined).toEqual(['artifact combined: combined 2']);
+  });
+});
