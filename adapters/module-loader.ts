@@ -1,10 +1,11 @@
-// Turns the adapter named in configuration into a live Adapter: either the built-in demo or a
-// user's ES module. User modules are checked here, at startup, so a wrong export fails with a
+// Turns the adapter named in configuration into a live Adapter: a built-in one (the demo, an
+// OpenAI-compatible model) or a user's ES module. User modules are checked here, at startup, so a wrong export fails with a
 // message naming the file and the fix instead of surfacing later as a broken turn.
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { JsonObject } from '../src/protocol/types.ts';
 import { createDemoAdapter, type DemoAdapterOptions } from './demo/index.ts';
+import { createOpenAIAdapter } from './openai/index.ts';
 import { createRemoteA2aAdapter, REMOTE_A2A_ADAPTER_NAME } from './remote-a2a/index.ts';
 import type { Adapter, AdapterFactory } from './types.ts';
 
@@ -89,14 +90,16 @@ async function fromModule(file: string, options: JsonObject): Promise<Adapter> {
 }
 
 /**
- * Loads the adapter named by `spec`: "demo" for the built-in demo agent, "a2a" for a remote A2A
- * agent (options checked here, so a bad one stops the start), otherwise a path to an ES module
+ * Loads the adapter named by `spec`: "demo" for the built-in demo agent, "openai" for an
+ * OpenAI-compatible model, "a2a" for a remote A2A agent, otherwise a path to an ES module
  * (relative paths are resolved against `baseDir`, normally the config file's folder). `options`
- * is passed to the module's factory unchanged.
+ * is passed to the module's factory unchanged; the built-in adapters check theirs here, so a
+ * bad option stops the start.
  */
 export async function loadAdapter(spec: string, options: JsonObject, baseDir: string): Promise<Adapter> {
   if (spec === 'demo') return createDemoAdapter(demoOptions(options));
+  if (spec === 'openai') return createOpenAIAdapter(options);
   if (spec === REMOTE_A2A_ADAPTER_NAME) return createRemoteA2aAdapter(options, baseDir);
-  if (spec.trim() === '') throw new Error(`adapter spec is empty. Use "demo", "a2a" or a path to an ES module. ${EXPORT_HINT}`);
+  if (spec.trim() === '') throw new Error(`adapter spec is empty. Use "demo", "openai", "a2a" or a path to an ES module. ${EXPORT_HINT}`);
   return fromModule(modulePath(spec, baseDir), options);
 }

@@ -1,17 +1,19 @@
 // The public agent card (spec 8): what this gateway serves, built from configuration and
 // the adapter's skills, with the caching validators of spec 8.6.
 import { createHash } from 'node:crypto';
-import type { Adapter } from '../adapters/types.ts';
+import type { AdapterDescription } from '../adapters/types.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../src/bindings/rest/routes.ts';
 import { PROTOCOL_VERSION } from '../src/bindings/version.ts';
 import type { AgentCard, JsonObject, SecurityRequirement } from '../src/protocol/types.ts';
 
 export interface CardInput {
-  publicUrl: string;
+  /** Where the agent's URLs start: the public URL for the default agent, `<publicUrl>/agents/<name>` for each. */
+  baseUrl: string;
   name: string;
   description: string;
   version: string;
-  adapter: Adapter;
+  /** Skills and modes: the adapter's, the configured ones, or what the downstream agent says. */
+  fields: AdapterDescription;
   /** What the gateway enforces; undefined when authentication is off (the card then declares none). */
   security: { signedRequests: boolean } | undefined;
   /** The extended card (GetExtendedAgentCard) rather than the public one. */
@@ -62,24 +64,24 @@ export interface ServedCard {
 }
 
 export function buildAgentCard(input: CardInput): AgentCard {
-  const { adapter, security } = input;
+  const { fields, security } = input;
   // Extended skills are for authenticated callers; with nobody authenticated there is nothing to withhold.
-  const skills = input.extended === true || security === undefined ? [...adapter.skills, ...(adapter.extendedSkills ?? [])] : adapter.skills;
+  const skills = input.extended === true || security === undefined ? [...fields.skills, ...(fields.extendedSkills ?? [])] : fields.skills;
   return {
     name: input.name,
     description: input.description,
     // Preference order (spec 8.3.1): JSON-RPC is the primary binding.
     supportedInterfaces: [
-      { url: `${input.publicUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', protocolVersion: PROTOCOL_VERSION },
-      { url: `${input.publicUrl}${REST_BASE_PATH}`, protocolBinding: 'HTTP+JSON', protocolVersion: PROTOCOL_VERSION },
+      { url: `${input.baseUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', protocolVersion: PROTOCOL_VERSION },
+      { url: `${input.baseUrl}${REST_BASE_PATH}`, protocolBinding: 'HTTP+JSON', protocolVersion: PROTOCOL_VERSION },
     ],
     version: input.version,
     // Only what works: streams with replay, no push notifications yet; the extended card
     // exists when there are authenticated callers to serve it to.
     capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: security !== undefined },
     ...(security === undefined ? {} : securityOf(security.signedRequests)),
-    defaultInputModes: adapter.defaultInputModes ?? ['text/plain'],
-    defaultOutputModes: adapter.defaultOutputModes ?? ['text/plain'],
+    defaultInputModes: fields.defaultInputModes ?? ['text/plain'],
+    defaultOutputModes: fields.defaultOutputModes ?? ['text/plain'],
     skills,
   };
 }

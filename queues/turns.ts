@@ -1,25 +1,30 @@
-// The BullMQ queue that carries turns from gateways to workers. A job names a task whose
-// turn is open; the worker that takes it advances the task until no turn is open. BullMQ's
-// stall detection hands a job whose worker died to another worker; the task's lease and
-// turn record (not the job) carry attempts and progress.
+// The BullMQ queues that carry turns from gateways to workers, one per agent: an agent's
+// backlog (a slow model, a rate-limited remote agent) never holds up another agent's turns, each
+// agent has its own worker concurrency, and a worker process may serve only some agents
+// (workerAgents). A job names a task whose turn is open; the worker that takes it advances the
+// task until no turn is open. BullMQ's stall detection hands a job whose worker died to another
+// worker; the task's lease and turn record (not the job) carry attempts and progress.
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-
-export const TURN_QUEUE_NAME = 'turns';
+import { ownerFromKey } from '../src/store/task-store.ts';
 
 export interface TurnJobData {
   taskId: string;
   /** The turn that was opened when this job was enqueued. */
   turn: number;
+  /** The task's owner key: its agent, tenant and principal. */
   ownerKey: string;
   contextId: string;
 }
 
+/** BullMQ queue name of an agent's turns. */
+export const turnQueueName = (agent: string): string => `turns-${agent}`;
+
 /** Deterministic job id: enqueueing the same turn twice (a re-sent message) adds one job. */
 export const turnJobId = (taskId: string, turn: number): string => `${taskId}-t${turn}`;
 
-export function createTurnQueue(connection: Redis, prefix: string): Queue<TurnJobData> {
-  return new Queue<TurnJobData>(TURN_QUEUE_NAME, {
+export function createTurnQueue(connection: Redis, prefix: string, agent: string): Queue<TurnJobData> {
+  return new Queue<TurnJobData>(turnQueueName(agent), {
     connection,
     prefix,
     defaultJobOptions: {
@@ -36,20 +41,52 @@ export function createTurnQueue(connection: Redis, prefix: string): Queue<TurnJo
   });
 }
 
-export async function enqueueTurn(queue: Queue<TurnJobData>, data: TurnJobData): Promise<void> {
-  await queue.add('turn', data, { jobId: turnJobId(data.taskId, data.turn) });
+/** Every agent's turn queue on one connection, created when first needed. */
+export class TurnQueues {
+  private readonly queues = new Map<string, Queue<TurnJobData>>();
+
+  constructor(
+    private readonly connection: Redis,
+    private readonly prefix: string,
+    private readonly onError: (error: Error) => void = () => undefined,
+  ) {}
+
+  /** The queue of an agent's turns. */
+  of(agent: string): Queue<TurnJobData> {
+    let queue = this.queues.get(agent);
+    if (queue === undefined) {
+      queue = createTurnQueue(this.connection, this.prefix, agent);
+      queue.on('error', this.onError);
+      this.queues.set(agent, queue);
+    }
+    return queue;
+  }
+
+  /** The queue a task's turns go to (its owner key names its agent). */
+  forOwner(ownerKey: string): Queue<TurnJobData> {
+    return this.of(ownerFromKey(ownerKey).agent);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((queue) => queue.close().catch(() => undefined)));
+  }
+}
+
+export async function enqueueTurn(queues: TurnQueues, data: TurnJobData): Promise<void> {
+  await queues.forOwner(data.ownerKey).add('turn', data, { jobId: turnJobId(data.taskId, data.turn) });
 }
 
 export function createTurnWorker(options: {
   connection: Redis;
   prefix: string;
+  agent: string;
   concurrency: number;
   lockDurationMs: number;
   stalledIntervalMs: number;
   maxStalledCount: number;
   process: (job: Job<TurnJobData>) => Promise<void>;
 }): Worker<TurnJobData> {
-  return new Worker<TurnJobData>(TURN_QUEUE_NAME, options.process, {
+  return new Worker<TurnJobData>(turnQueueName(options.agent), options.process, {
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency,

@@ -1,8 +1,8 @@
 // The adapter contract holds under an adapter's mistakes: what an adapter hands the runtime is
 // checked at the boundary, and a violation fails the turn once, with a reason naming the
 // adapter and the field, logged, never retried as if a worker had been lost.
+import { Agents } from '../src/agents/agents.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAdapter } from '../adapters/module-loader.ts';
 import type { Logger, LogFields } from '../src/logging/logger.ts';
 import { startWorkerRole, type WorkerHandle } from '../src/runtime/worker-role.ts';
 import { ROOT, rpc, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
@@ -18,7 +18,7 @@ const logger: Logger = { debug: capture('debug'), info: capture('info'), warn: c
 
 beforeAll(async () => {
   gw = await startTestGateway({ name: 'contract', inProcessWorker: false, config: { adapter: 'test/fixtures/contract-adapter.mjs', blockingTimeoutMs: 20_000 } });
-  worker = await startWorkerRole(gw.config, await loadAdapter(gw.config.adapter, {}, ROOT), logger, { baseDir: ROOT });
+  worker = await startWorkerRole(gw.config, await Agents.load(gw.config, ROOT), logger);
 });
 
 afterAll(async () => {

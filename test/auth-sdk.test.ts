@@ -111,7 +111,7 @@ function stateOf(event: StreamResponse | undefined): TaskState | undefined {
 /** The keyspace without BullMQ's own bookkeeping: the idle worker rewrites its stall check every second. */
 async function stableSnapshot(): Promise<Map<string, string>> {
   const keys = await gw.snapshotKeys();
-  for (const key of [...keys.keys()]) if (/:turns:(stalled|stalled-check|events)$/.test(key)) keys.delete(key);
+  for (const key of [...keys.keys()]) if (/:turns-[^:]+:(stalled|stalled-check|events)$/.test(key)) keys.delete(key);
   return keys;
 }
 

@@ -1,7 +1,7 @@
 // Queue depth beyond the configured bound is answered with 503 and Retry-After, before
 // anything is stored, over both bindings; once workers drain the queue, messages are taken again.
+import { Agents } from '../src/agents/agents.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAdapter } from '../adapters/module-loader.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { startWorkerRole, type WorkerHandle } from '../src/runtime/worker-role.ts';
 import { expectUnchanged, ROOT, rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
@@ -38,7 +38,7 @@ describe('queue depth bound', () => {
     expect(refused.retryAfter).toBe('1');
     expect(refused.body.id).toBe(7);
     expect(refused.body.error.code).toBe(-32603);
-    expect(refused.body.error.message).toMatch(/3 turns are waiting for a worker, the limit is 3 \(maxQueuedTurns\)/);
+    expect(refused.body.error.message).toMatch(/3 turns of agent "default" are waiting for a worker, the limit is 3 \(maxQueuedTurns\)/);
 
     const rest = await fetch(`${gw.restUrl}/message:send`, {
       method: 'POST',
@@ -51,7 +51,7 @@ describe('queue depth bound', () => {
   });
 
   it('takes messages again once workers drained the queue', async () => {
-    worker = await startWorkerRole(gw.config, await loadAdapter('demo', gw.config.adapterOptions, ROOT), createLogger('silent'));
+    worker = await startWorkerRole(gw.config, await Agents.load(gw.config, ROOT), createLogger('silent'));
     const accepted = await waitFor(async () => {
       await pause(250);
       const reply = await send('echo after drain');

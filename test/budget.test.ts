@@ -2,6 +2,7 @@
 // running it (invariant 3): the spent total is stored with the task, a worker that takes the
 // turn over after a crash continues from it, a turn over budget fails naming the limit, and a
 // new turn starts from 0. The demo's `long` skill charges one unit per step.
+import { Agents } from '../src/agents/agents.ts';
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAdapter } from '../adapters/module-loader.ts';
@@ -125,7 +126,7 @@ describe('a new turn', () => {
       configuration: { returnImmediately: true },
     });
     expect(followUp.body.error).toBeUndefined();
-    const worker = await startWorkerRole(gw.config, await loadAdapter('demo', gw.config.adapterOptions, ROOT), createLogger('silent'));
+    const worker = await startWorkerRole(gw.config, await Agents.load(gw.config, ROOT), createLogger('silent'));
     workers.push(worker);
 
     const final = await finalTask(gw, first.id);
@@ -180,18 +181,16 @@ describe('a turn already past its budget', () => {
   it('is failed by the worker that takes it over, before its adapter runs again', async () => {
     // A worker lost right after the charge that passed the limit never got to fail the turn.
     const gw = await gateway('budget-takeover', { inProcessWorker: false });
-    const owner: Owner = { tenant: '', subject: 'budget-takeover' };
+    const owner: Owner = { agent: 'default', tenant: '', subject: 'budget-takeover' };
     const store = new TaskStore(gw.redis, gw.prefix);
     const { taskId, contextId } = await createStoredTask(store, { taskId: `over-${Date.now()}`, contextId: 'over-ctx', owner, text: 'long 3' });
     await gw.redis.hset(store.keys.task(taskId).task, 'turnBudgetSpent', '7');
     const runner = new TurnRunner({
       store,
-      adapter: await loadAdapter('demo', { stepMs: 5 }, ROOT),
+      agents: Agents.single({ ...gw.config, turnDeadlineMs: 0, turnBudget: 5 }, await loadAdapter('demo', { stepMs: 5 }, ROOT)),
       logger: createLogger('silent'),
       maxTurnAttempts: 3,
-      turnDeadlineMs: 0,
       leaseTtlMs: 2_000,
-      turnBudget: 5,
     });
     await runner.process({ id: `${taskId}-t1`, data: { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId } } as Job<TurnJobData>);
 

@@ -77,7 +77,7 @@ describe('cancellation stages', () => {
     // Deterministically: the turn holds its lease when the cancel is requested, and its worker
     // finishes it as completed before acting on the request.
     const store = new TaskStore(gw.redis, gw.prefix);
-    const owner = { tenant: '', subject: 'anonymous' };
+    const owner = { agent: 'default', tenant: '', subject: 'anonymous' };
     const taskId = 'race-task';
     const contextId = 'race-ctx';
     await createStoredTask(store, { taskId, contextId, owner, text: 'echo', messageId: 'race-m' });

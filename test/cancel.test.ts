@@ -87,7 +87,7 @@ describe('cancellation', () => {
     expect(workers).toHaveLength(0); // nothing can have picked the turn up yet
     const task = await send('long 5');
     expect(task.status.state).toBe('TASK_STATE_SUBMITTED');
-    const jobKey = `${gw.prefix}:turns:${task.id}-t1`;
+    const jobKey = `${gw.prefix}:turns-default:${task.id}-t1`;
     expect(await gw.redis.exists(jobKey)).toBe(1); // the turn is really queued
 
     const canceled = await cancel(task.id);

@@ -2,12 +2,15 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { resolveAgents } from '../src/agents/agent-settings.ts';
 import { ConfigError, loadConfig, publicUrlOf } from '../src/config/load.ts';
 
 describe('configuration', () => {
   it('has working defaults', () => {
     const { config } = loadConfig({});
-    expect(config).toMatchObject({ redisUrl: 'redis://127.0.0.1:6379', keyPrefix: 'a2a', port: 8080, adapter: 'demo' });
+    expect(config).toMatchObject({ redisUrl: 'redis://127.0.0.1:6379', keyPrefix: 'a2a', port: 8080 });
+    // One agent, the demo, at the root URLs.
+    expect(resolveAgents(config)).toMatchObject({ defaultAgent: 'default', agents: [{ name: 'default', adapter: 'demo', inputPolicy: 'enqueue' }] });
     expect(publicUrlOf(config)).toBe('http://127.0.0.1:8080');
   });
 

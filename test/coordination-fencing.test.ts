@@ -7,7 +7,7 @@ import { AssignmentStore, type AssignmentRecord, type DelegationSettings } from 
 import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { createStoredTask, deletePrefix, REDIS_URL, snapshotKeys, uniquePrefix } from './support/harness.ts';
 
-const owner: Owner = { tenant: '', subject: 'fencing-coordinator' };
+const owner: Owner = { agent: 'default', tenant: '', subject: 'fencing-coordinator' };
 let redis: Redis;
 let store: TaskStore;
 let assignments: AssignmentStore;

@@ -9,7 +9,7 @@ import type { Message, StreamResponse, TaskStatus } from '../src/protocol/types.
 import { ownerKeyOf, StaleLeaseError, TaskStore, type Owner, type TurnRecord } from '../src/store/task-store.ts';
 import { createStoredTask, deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
 
-const owner: Owner = { tenant: '', subject: 'fencing-tester' };
+const owner: Owner = { agent: 'default', tenant: '', subject: 'fencing-tester' };
 const ownerKey = ownerKeyOf(owner);
 const LEASE_TTL_MS = 60_000;
 

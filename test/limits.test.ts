@@ -1,9 +1,9 @@
 // Per-principal limits: the request rate (a token bucket in Redis, shared by every gateway on
 // the prefix) and the number of tasks a principal may have queued or running. A refusal is a
 // 429 with Retry-After on both bindings and stores nothing.
+import { Agents } from '../src/agents/agents.ts';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAdapter } from '../adapters/module-loader.ts';
 import { startGatewayRole } from '../src/gateway/server.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { expectUnchanged, ROOT, startTestGateway, textMessage, waitFor, type TestGateway, turnJobsSettled, progressFreeFingerprint } from './support/harness.ts';
@@ -214,7 +214,7 @@ describe('rate limit: 1 request per second, bursts of 3', () => {
 
   it('two gateways on the same prefix share one bucket', async () => {
     const config = { ...gw.config, port: 0 };
-    const second = await startGatewayRole(config, await loadAdapter(config.adapter, config.adapterOptions, ROOT), createLogger('silent'), { baseDir: ROOT });
+    const second = await startGatewayRole(config, await Agents.load(config, ROOT), createLogger('silent'), { baseDir: ROOT });
     try {
       const token = await freshToken('shared');
       JSON_RPC.result(await JSON_RPC.listTasks(gw.url, token));

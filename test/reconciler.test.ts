@@ -5,8 +5,8 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { loadAdapter } from '../adapters/module-loader.ts';
-import { createTurnQueue, TURN_QUEUE_NAME, turnJobId, type TurnJobData } from '../queues/turns.ts';
+import { turnQueueName, TurnQueues, turnJobId, type TurnJobData } from '../queues/turns.ts';
+import { Agents } from '../src/agents/agents.ts';
 import type { Logger } from '../src/logging/logger.ts';
 import type { Task } from '../src/protocol/types.ts';
 import { Reconciler } from '../src/runtime/reconciler.ts';
@@ -17,7 +17,9 @@ import { REDIS_URL, ROOT, rpc, startTestGateway, textMessage, waitFor, type Test
 interface Harness {
   gw: TestGateway;
   store: TaskStore;
+  /** The default agent's turn queue (all these tests' tasks are the default agent's). */
   queue: Queue<TurnJobData>;
+  queues: TurnQueues;
   connection: Redis;
 }
 
@@ -27,7 +29,7 @@ const workers: WorkerHandle[] = [];
 afterEach(async () => {
   for (const worker of workers.splice(0)) await worker.close();
   for (const h of open.splice(0)) {
-    await h.queue.close();
+    await h.queues.close();
     h.connection.disconnect();
     await h.gw.close();
   }
@@ -41,7 +43,8 @@ afterAll(async () => {
 async function harness(name: string, config: Record<string, unknown> = {}): Promise<Harness> {
   const gw = await startTestGateway({ name, inProcessWorker: false, config: { reconcileIntervalMs: 0, ...config } });
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  const h = { gw, store: new TaskStore(gw.redis, gw.prefix), queue: createTurnQueue(connection, gw.prefix), connection };
+  const queues = new TurnQueues(connection, gw.prefix);
+  const h = { gw, store: new TaskStore(gw.redis, gw.prefix), queue: queues.of('default'), queues, connection };
   open.push(h);
   return h;
 }
@@ -57,8 +60,8 @@ function recordingLogger(): Logger & { warnings: string[] } {
   };
 }
 
-function reconciler(h: Harness, logger: Logger = recordingLogger(), queue: Queue<TurnJobData> = h.queue): Reconciler {
-  return new Reconciler({ store: h.store, queue, logger, intervalMs: 0, quietForMs: h.gw.config.lockDurationMs * 2 });
+function reconciler(h: Harness, logger: Logger = recordingLogger(), queues: TurnQueues = h.queues): Reconciler {
+  return new Reconciler({ store: h.store, queues, logger, intervalMs: 0, quietForMs: h.gw.config.lockDurationMs * 2 });
 }
 
 async function send(h: Harness, text: string): Promise<Task> {
@@ -80,7 +83,7 @@ async function removeJob(h: Harness, taskId: string): Promise<void> {
 }
 
 async function startWorker(h: Harness, config: Record<string, unknown> = {}, logger?: Logger): Promise<WorkerHandle> {
-  const worker = await startWorkerRole({ ...h.gw.config, ...config }, await loadAdapter('demo', h.gw.config.adapterOptions, ROOT), logger ?? recordingLogger());
+  const worker = await startWorkerRole({ ...h.gw.config, ...config }, await Agents.load({ ...h.gw.config, ...config }, ROOT), logger ?? recordingLogger());
   workers.push(worker);
   return worker;
 }
@@ -130,7 +133,7 @@ describe('reconciler', () => {
     // The same job id, failed with no retries left, as after a turn job gave up.
     await h.queue.add('turn', data, { jobId, attempts: 1 });
     const failingConnection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const failing = new Worker<TurnJobData>(TURN_QUEUE_NAME, async () => {
+    const failing = new Worker<TurnJobData>(turnQueueName('default'), async () => {
       throw new Error('infrastructure trouble');
     }, { connection: failingConnection, prefix: h.gw.prefix });
     await waitFor(async () => ((await h.queue.getJobState(jobId)) === 'failed' ? true : undefined), 20_000, 'the job to fail');
@@ -220,7 +223,7 @@ describe('reconciler', () => {
     });
     const firstLogger = recordingLogger();
     const secondLogger = recordingLogger();
-    const first = reconciler(h, firstLogger, gated);
+    const first = reconciler(h, firstLogger, { of: () => gated, forOwner: () => gated, close: async () => undefined } as unknown as TurnQueues);
     const second = reconciler(h, secondLogger);
     const lock = h.store.keys.reconcilerLock();
 

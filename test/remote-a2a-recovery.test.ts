@@ -6,7 +6,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { SendMessageRequest, Task as SdkTask } from '@a2a-js/sdk';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAdapter } from '../adapters/module-loader.ts';
+import { Agents } from '../src/agents/agents.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { startWorkerRole } from '../src/runtime/worker-role.ts';
 import { downstreamMessageId, type DownstreamState } from '../adapters/remote-a2a/turn.ts';
@@ -244,7 +244,7 @@ describe('a send step left unknown with its reference journalled', () => {
       const started: StepRecord = { name: 'send', turn: 1, idempotencyKey: `${taskId}:1:send`, state: 'started', attempt: 1, startedAtMs: Date.now(), reference: existing.id };
       await idle.redis.hset(`${idle.prefix}:{${taskId}}:steps`, '1:send', JSON.stringify(started));
 
-      const worker = await startWorkerRole(idle.config, await loadAdapter('a2a', idle.config.adapterOptions, ROOT), createLogger('silent'), { baseDir: ROOT });
+      const worker = await startWorkerRole(idle.config, await Agents.load(idle.config, ROOT), createLogger('silent'));
       try {
         const final = await waitFor(
           async () => {

@@ -164,6 +164,30 @@ describe('a2a adapter in front of a streaming 1.0 agent (JSON-RPC first)', () =>
     expect((await downstreamOf(gw, task.id))?.taskId).toBeNull();
   });
 
+  it('an agent configured with skills "from downstream" publishes the downstream\'s skills on its own card, under the gateway\'s security', async () => {
+    const agents = await startTestGateway({
+      name: 'remote-a2a-card',
+      config: { agents: { remote: { adapter: 'a2a', adapterOptions: { url: downstream.url, ...FAST }, card: { skills: 'from downstream' } } } },
+    });
+    try {
+      const card = (await (await fetch(`${agents.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json()) as {
+        skills: { id: string; securityRequirements?: unknown }[];
+        description: string;
+      };
+      // Authentication is off in this suite, so the extended card's "audit" is public too.
+      expect(card.skills.map((s) => s.id)).toEqual(['echo', 'stream', 'audit']);
+      expect(card.skills.every((s) => s.securityRequirements === undefined)).toBe(true);
+      expect(card.description).toContain('scripted A2A agent');
+      // Callers are pointed at the gateway, never at the downstream.
+      expect(JSON.stringify(card)).not.toContain(downstream.url);
+      // Without the setting, the agent publishes the adapter's own generic skill.
+      const plain = (await (await fetch(`${gw.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json()) as { skills: { id: string }[] };
+      expect(plain.skills.map((s) => s.id)).toEqual(['remote-agent']);
+    } finally {
+      await agents.close();
+    }
+  });
+
   it('describe(): the downstream skills under our card (its per-skill security dropped), extended skills apart, refreshed when stale', async () => {
     const adapter = createRemoteA2aAdapter({ url: downstream.url, cardRefreshSeconds: 1 });
     const described = await adapter.describe?.();

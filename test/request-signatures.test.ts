@@ -106,7 +106,7 @@ describe('accepted signatures', () => {
     expect(RequestSignatureVerifier.isSigned(request)).toBe(true);
 
     const principal = await verifier.verify(request);
-    expect(principal).toEqual({ tenant: 'acme-tenant', subject: 'partner:acme', scopes: new Set(['a2a:read', 'a2a:write']), method: 'signature' });
+    expect(principal).toEqual({ tenant: 'acme-tenant', subject: 'partner:acme', scopes: new Set(['a2a:read', 'a2a:write']), grants: new Set(['a2a:read', 'a2a:write']), method: 'signature' });
     const key = `${prefix}:nonce:acme:ed25519-good-nonce`;
     expect(await redis.get(key)).toBe('1');
     const ttl = await redis.pttl(key);
@@ -117,7 +117,7 @@ describe('accepted signatures', () => {
   it('an ECDSA P-256-signed POST gives that partner principal', async () => {
     const headers = await sign({ keyId: 'globex-ec-1', privateKey: globexEc.privateKey, alg: 'ecdsa-p256-sha256' });
     const principal = await verifier.verify(requestOf(headers, BODY));
-    expect(principal).toEqual({ tenant: '', subject: 'partner:globex', scopes: new Set(['a2a:read']), method: 'signature' });
+    expect(principal).toEqual({ tenant: '', subject: 'partner:globex', scopes: new Set(['a2a:read']), grants: new Set(['a2a:read']), method: 'signature' });
   });
 
   it('a private JWK works as the signing key, and a bodiless GET signs the digest of the empty body', async () => {

@@ -81,8 +81,29 @@ describe('a turn run again after its worker was killed', () => {
       'artifact result: the ',
       'artifact result: answer',
       'artifact result:  (attempt 1)',
-      'artifact result:  (attempt 2)',
+      // Where the re-run diverges it sends the artifact whole, as it built it.
+      'artifact result: the answer (attempt 2)',
     ]);
+    const task = (await rpc(gw.jsonRpcUrl, 'GetTask', { id: taskId })).body.result as { artifacts: { parts: { text: string }[] }[] };
+    expect(task.artifacts[0]?.parts.map((p) => p.text).join('')).toBe('the answer (attempt 2)');
+  });
+
+  it('that repeats the start of a reply and then diverges replaces the reply instead of splicing it', async () => {
+    const first = await worker();
+    const taskId = await start('reply');
+    await waitFor(async () => ((await events(taskId)).some((e) => e.json.includes(' w3')) ? true : undefined), 20_000, 'the first run to emit');
+    first.kill('SIGKILL');
+    await first.exited;
+    await worker();
+    await waitFor(async () => ((await state(taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 30_000, 'the re-run to complete the task');
+    const updates = (await events(taskId))
+      .map((e) => (JSON.parse(e.json) as { artifactUpdate?: { append: boolean; artifact: { parts: { text: string }[] } } }).artifactUpdate)
+      .filter((u) => u !== undefined)
+      .map((u) => `${u.append ? '+' : '='}${u.artifact.parts.map((p) => p.text).join('')}`);
+    // The first word was not stored twice; the divergence arrives whole, then the rest.
+    expect(updates).toEqual(['=w1', '+ w2', '+ w3', '=w1 x2', '+ x3']);
+    const task = (await rpc(gw.jsonRpcUrl, 'GetTask', { id: taskId })).body.result as { artifacts: { parts: { text: string }[] }[] };
+    expect(task.artifacts[0]?.parts.map((p) => p.text).join('')).toBe('w1 x2 x3');
   });
 });
 

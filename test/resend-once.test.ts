@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownerKeyOf, TaskStore, type Owner, type StepRecord } from '../src/store/task-store.ts';
 import { createStoredTask, deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
 
-const owner: Owner = { tenant: '', subject: 'resend-tester' };
+const owner: Owner = { agent: 'default', tenant: '', subject: 'resend-tester' };
 const ownerKey = ownerKeyOf(owner);
 let redis: Redis;
 let store: TaskStore;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { createStoredTask, deletePrefix, REDIS_URL, uniquePrefix, waitFor } from './support/harness.ts';
 
-const owner: Owner = { tenant: '', subject: 'retention-tester' };
+const owner: Owner = { agent: 'default', tenant: '', subject: 'retention-tester' };
 const RETENTION_SECONDS = 1;
 let redis: Redis;
 let store: TaskStore;

@@ -1,6 +1,7 @@
 // Graceful shutdown on SIGTERM: a worker hands its running turn back (lease released, job
 // re-queued) so another worker continues at once, not after a stall timeout; a gateway ends
 // its SSE streams with a reconnect hint and exits cleanly.
+import { Agents } from '../src/agents/agents.ts';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Job } from 'bullmq';
@@ -101,15 +102,14 @@ describe('worker shutdown', () => {
   }, 180_000);
 
   it('hands a turn back, not cancels it, when shutdown begins while its lease is being taken', async () => {
-    const owner: Owner = { tenant: '', subject: 'shutdown-race' };
+    const owner: Owner = { agent: 'default', tenant: '', subject: 'shutdown-race' };
     const store = new TaskStore(gw.redis, gw.prefix);
     const { taskId, contextId } = await createStoredTask(store, { taskId: `race-${Date.now()}`, contextId: 'race-ctx', owner, text: 'long 3' });
     const runner = new TurnRunner({
       store,
-      adapter: await loadAdapter('demo', { stepMs: 5 }, ROOT),
+      agents: Agents.single({ ...gw.config, turnDeadlineMs: 0 }, await loadAdapter('demo', { stepMs: 5 }, ROOT)),
       logger: createLogger('silent'),
       maxTurnAttempts: 2,
-      turnDeadlineMs: 0,
       leaseTtlMs: 2_000,
     });
     const job = { id: `${taskId}-t1`, data: { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId } } as Job<TurnJobData>;

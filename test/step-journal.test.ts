@@ -45,7 +45,7 @@ const ledgerLines = (): string[] => {
 describe('the step journal through the adapter context', () => {
   it('runs a step once, replays its result, hands an unfinished one over as unknown, and is fenced', async () => {
     const store = new TaskStore(gw.redis, gw.prefix);
-    const owner = { tenant: '', subject: 'journal' };
+    const owner = { agent: 'default', tenant: '', subject: 'journal' };
     const taskId = 'journal-task';
     const contextId = 'journal-ctx';
     await createStoredTask(store, { taskId, contextId, owner, text: 'x', messageId: 'j-m', adapter: 'ledger@1.0.0' });

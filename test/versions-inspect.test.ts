@@ -1,9 +1,9 @@
 // Invariant 9 (versions are pinned) and the operator's view of a task.
+import { Agents } from '../src/agents/agents.ts';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAdapter } from '../adapters/module-loader.ts';
 import { formatInspection, inspectTask } from '../src/cli/inspect.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { isCompatibleAdapter } from '../src/runtime/version-policy.ts';
@@ -58,7 +58,7 @@ describe('versions are pinned', () => {
 
     // As if the task had been started by a gateway running demo 2.x.
     await gw.redis.hset(versionsKey(pinned.id), 'versions', JSON.stringify({ ...recorded, adapter: 'demo@2.0.0' }));
-    worker = await startWorkerRole(gw.config, await loadAdapter('demo', gw.config.adapterOptions, ROOT), createLogger('silent'));
+    worker = await startWorkerRole(gw.config, await Agents.load(gw.config, ROOT), createLogger('silent'));
 
     const refused = await finalTask(pinned.id);
     expect(refused.status.state).toBe('TASK_STATE_FAILED');
@@ -69,7 +69,7 @@ describe('versions are pinned', () => {
 
 describe('tasks inspect', () => {
   it('explains a finished task: versions, lease, turns with attempts, worker, steps and outcome', async () => {
-    worker ??= await startWorkerRole(gw.config, await loadAdapter('demo', gw.config.adapterOptions, ROOT), createLogger('silent'));
+    worker ??= await startWorkerRole(gw.config, await Agents.load(gw.config, ROOT), createLogger('silent'));
     const task = await send('long 3');
     expect((await finalTask(task.id)).status.state).toBe('TASK_STATE_COMPLETED');
 

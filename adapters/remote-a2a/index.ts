@@ -8,13 +8,13 @@ import { createCredentials } from './credentials/index.ts';
 import { describeDownstream } from './describe.ts';
 import { createDownstreamFetch } from './downstream-fetch.ts';
 import { DownstreamAgent } from './downstream-agent.ts';
-import { fixedSkills, parseRemoteA2aOptions } from './options.ts';
+import { parseRemoteA2aOptions } from './options.ts';
 import { RemoteTurn } from './turn.ts';
 
 export const REMOTE_A2A_ADAPTER_NAME = 'a2a';
 export const REMOTE_A2A_ADAPTER_VERSION = '1.0.0';
 
-/** Published until the downstream card has been read (and whenever it cannot be). */
+/** The adapter's own skills: only published when an agent's card does not take them from downstream. */
 const PLACEHOLDER_SKILL = {
   id: 'remote-agent',
   name: 'Remote agent',
@@ -31,14 +31,13 @@ export function createRemoteA2aAdapter(options: JsonObject, baseDir: string = pr
     fetch: createDownstreamFetch({ credentials, requestTimeoutMs: parsed.requestTimeoutMs }),
     refreshMs: parsed.cardRefreshSeconds * 1000,
   });
-  const fixed = fixedSkills(parsed);
   let described: { fetchedAtMs: number; description: AdapterDescription } | undefined;
   return {
     name: REMOTE_A2A_ADAPTER_NAME,
     version: REMOTE_A2A_ADAPTER_VERSION,
-    skills: fixed ?? [PLACEHOLDER_SKILL],
+    skills: [PLACEHOLDER_SKILL],
+    /** The downstream card's skills (an agent's card takes them "from downstream", the default for a2a agents). */
     async describe(): Promise<AdapterDescription> {
-      if (fixed !== undefined) return { skills: fixed };
       const connection = await downstream.connection();
       // One description per card fetch (the extended card costs a call).
       if (described?.fetchedAtMs !== connection.fetchedAtMs) described = { fetchedAtMs: connection.fetchedAtMs, description: await describeDownstream(connection) };

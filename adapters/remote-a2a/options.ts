@@ -4,7 +4,7 @@
 // files, cards and logs.
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
-import type { AgentSkill, JsonObject } from '../../src/protocol/types.ts';
+import type { JsonObject } from '../../src/protocol/types.ts';
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 const filePath = z.string().min(1, 'must be a file path');
@@ -54,16 +54,6 @@ const signatureSchema = z
   })
   .superRefine((v, ctx) => oneSecret(v, 'privateKey', ctx));
 
-const skillSchema = z.strictObject({
-  id: z.string().min(1),
-  name: z.string().min(1),
-  description: z.string(),
-  tags: z.array(z.string()).default([]),
-  examples: z.array(z.string()).optional(),
-  inputModes: z.array(z.string()).optional(),
-  outputModes: z.array(z.string()).optional(),
-});
-
 const credentialsSchema = z.discriminatedUnion('type', [bearerSchema, oauth2Schema, signatureSchema], {
   error: () => 'type must be one of bearer, oauth2-client-credentials, signature',
 });
@@ -71,9 +61,7 @@ const credentialsSchema = z.discriminatedUnion('type', [bearerSchema, oauth2Sche
 export const remoteA2aOptionsSchema = z.strictObject({
   /** The downstream agent: its base URL (card at /.well-known/agent-card.json) or its card's URL (ending in .json). */
   url: httpUrl,
-  /** "from downstream": publish the downstream card's skills (re-read when stale); or a fixed list. */
-  skills: z.union([z.literal('from downstream'), z.array(skillSchema).min(1)]).default('from downstream'),
-  /** The downstream card is fetched again once it is older than this. */
+  /** The downstream card (its interfaces and, for describe(), its skills) is fetched again once it is older than this. */
   cardRefreshSeconds: z.number().int().min(1).default(300),
   /** Outbound credentials; none = anonymous calls. */
   credentials: credentialsSchema.optional(),
@@ -119,9 +107,4 @@ export function parseRemoteA2aOptions(options: JsonObject, baseDir: string): Rem
     if (credentials.type === 'signature') credentials.privateKeyFile = file(credentials.privateKeyFile);
   }
   return parsed;
-}
-
-/** The fixed skills option as card skills. */
-export function fixedSkills(options: RemoteA2aOptions): AgentSkill[] | undefined {
-  return options.skills === 'from downstream' ? undefined : options.skills;
 }

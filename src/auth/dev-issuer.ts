@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { importJWK, SignJWT, type JWK } from 'jose';
-import { SCOPES, type IssuerConfig, type Scope } from '../config/schema.ts';
+import { isGrantableScope, SCOPES, type IssuerConfig, type Scope } from '../config/schema.ts';
 import { loadOrCreatePrivateJwk, publicJwkOf } from './keys/key-file.ts';
 
 export const DEV_ISSUER = 'a2a-gateway-dev';
@@ -18,7 +18,8 @@ export interface DevTokenClaims {
   sub: string;
   /** Omitted from the token when not given, which means the default tenant. */
   tenant?: string;
-  scopes?: Scope[];
+  /** Operation scopes (a2a:…) and scopes of the deployment's own (agent access). */
+  scopes?: string[];
   ttlSeconds?: number;
 }
 
@@ -57,8 +58,8 @@ export async function loadDevIssuer(dataDir: string): Promise<DevIssuer> {
       const ttl = claims.ttlSeconds ?? DEFAULT_DEV_TOKEN_TTL_SECONDS;
       if (!Number.isSafeInteger(ttl) || ttl <= 0) throw new Error(`ttlSeconds must be a positive whole number of seconds, not ${ttl}`);
       const scopes = [...new Set(claims.scopes ?? DEFAULT_DEV_SCOPES)];
-      const unknown = scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
-      if (unknown.length > 0) throw new Error(`unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}; valid scopes: ${SCOPES.join(', ')}`);
+      const unknown = scopes.filter((scope) => !isGrantableScope(scope));
+      if (unknown.length > 0) throw new Error(`unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}; valid scopes: ${SCOPES.join(', ')}, or scopes of your own not starting with "a2a:"`);
 
       const now = Math.floor(Date.now() / 1000);
       const payload: Record<string, string> = { scope: scopes.join(' ') };

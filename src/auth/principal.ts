@@ -11,12 +11,16 @@ export interface Principal {
   tenant: string;
   /** Owner id of the tasks it creates: `user:<issuer id>:<sub>`, `partner:<id>` or `anonymous`. */
   subject: string;
+  /** The scopes that decide which operations it may call. */
   scopes: ReadonlySet<Scope>;
+  /** Every scope the credentials grant, including scopes of the deployment's own (agent access). */
+  grants: ReadonlySet<string>;
   method: AuthMethod;
 }
 
-export function ownerOf(principal: Principal): Owner {
-  return { tenant: principal.tenant, subject: principal.subject };
+/** The owner of what the principal does with one agent. */
+export function ownerOf(principal: Principal, agent: string): Owner {
+  return { agent, tenant: principal.tenant, subject: principal.subject };
 }
 
 /**
@@ -26,8 +30,13 @@ export function ownerOf(principal: Principal): Owner {
 const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
 
 export function anonymousPrincipal(tenant: string | undefined): Principal {
-  return { tenant: tenant ?? '', subject: 'anonymous', scopes: ALL_SCOPES, method: 'none' };
+  return { tenant: tenant ?? '', subject: 'anonymous', scopes: ALL_SCOPES, grants: ALL_SCOPES, method: 'none' };
 }
 
 export const userSubject = (issuerId: string, sub: string): string => `user:${issuerId}:${sub}`;
 export const partnerSubject = (partnerId: string): string => `partner:${partnerId}`;
+
+/** The operation scopes among what credentials grant (a2a:read …); others only gate agents. */
+export function operationScopes(grants: Iterable<string>): Set<Scope> {
+  return new Set([...grants].filter((s): s is Scope => (SCOPES as readonly string[]).includes(s)));
+}

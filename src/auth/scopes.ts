@@ -47,3 +47,21 @@ export function requireTenant(principal: Principal, requested: string | undefine
     { metadata: { reason: 'TENANT_MISMATCH' } },
   );
 }
+
+/**
+ * An agent configured with scopes is only for callers holding one of them (a2a:admin always
+ * may). Refused like a missing operation scope, naming what would let the caller in.
+ */
+export function requireAgentAccess(principal: Principal, agent: string, scopes: readonly string[]): void {
+  if (scopes.length === 0 || principal.scopes.has('a2a:admin') || scopes.some((scope) => principal.grants.has(scope))) return;
+  const message = `Agent "${agent}" needs one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}, which these credentials do not grant.`;
+  throw new A2AError('PERMISSION_DENIED', message, {
+    metadata: { reason: 'AGENT_SCOPE_MISSING', agent, requiredScope: scopes.join(' ') },
+    headers: principal.method === 'jwt' ? { 'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', description: message, scope: scopes.join(' ') }) } : {},
+  });
+}
+
+/** Whether a caller may use an agent at all (GET /agents lists only those). */
+export function mayUseAgent(principal: Principal, scopes: readonly string[]): boolean {
+  return scopes.length === 0 || principal.scopes.has('a2a:admin') || scopes.some((scope) => principal.grants.has(scope));
+}

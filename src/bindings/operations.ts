@@ -1,10 +1,10 @@
 // The A2A operations as both bindings call them: validate params, resolve the caller, check
 // capabilities, call the task service. JSON-RPC and HTTP+JSON differ only in how they get
 // params in and results or errors out.
-import type { ServedCard } from '../../agent-card/card.ts';
+import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { anonymousPrincipal, ownerOf, type Principal } from '../auth/principal.ts';
-import { requireScope, requireTenant } from '../auth/scopes.ts';
+import { requireAgentAccess, requireScope, requireTenant } from '../auth/scopes.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { Owner } from '../store/task-store.ts';
 import type { Exchange } from './http/exchange.ts';
@@ -48,14 +48,12 @@ export const isStreamOperation = (name: string): name is StreamOperation => (STR
 
 export interface OperationDeps {
   service: TaskService;
-  /** Media types the adapter accepts in message parts ('*\/*' accepts any). */
-  inputModes: readonly string[];
+  /** The agent whose URLs the request came to: its tasks, cards, limits and input policy. */
+  endpoint: AgentEndpoint;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   /** Origin clients address (publicUrl): signed requests cover the target URI as they sent it. */
   publicOrigin: string;
-  /** Served to authenticated callers by GetExtendedAgentCard; undefined when authentication is off. */
-  extendedCard: ServedCard | undefined;
 }
 
 /** Authenticates one HTTP request (after its body is read: signatures cover the body's digest). */
@@ -69,15 +67,18 @@ export function authenticateExchange(exchange: Exchange, body: string, deps: Ope
 }
 
 /**
- * The owner an operation acts for: scope and tenant checked first (refusals cost nothing),
- * then one token from the caller's rate bucket.
+ * The owner an operation acts for: scope, tenant and access to the agent checked first
+ * (refusals cost nothing), then one token from the caller's rate bucket for this agent.
  */
 async function ownerFor(operation: string, principal: Principal | undefined, tenant: string | undefined, deps: OperationDeps): Promise<Owner> {
   const caller = principal ?? anonymousPrincipal(tenant);
+  const { agent } = deps.endpoint;
   requireScope(caller, operation);
   requireTenant(caller, tenant);
-  await deps.rateLimiter.take(caller);
-  return ownerOf(caller);
+  requireAgentAccess(caller, agent.name, agent.settings.scopes);
+  const owner = ownerOf(caller, agent.name);
+  await deps.rateLimiter.take(owner, agent.settings.limits);
+  return owner;
 }
 
 export interface StreamPlan {
@@ -120,7 +121,7 @@ export async function runUnaryOperation(
   switch (operation) {
     case 'SendMessage': {
       const request = parseParams(sendMessageRequestSchema, params) as SendMessageRequest;
-      checkSendRequest(request, deps.inputModes);
+      checkSendRequest(request, (await deps.endpoint.cards.cards()).inputModes);
       return service.sendMessage(await ownerFor(operation, principal, request.tenant, deps), request);
     }
     case 'GetTask': {
@@ -151,9 +152,10 @@ export async function runUnaryOperation(
       throw pushNotSupported();
     case 'GetExtendedAgentCard': {
       const request = parseParams(extendedCardRequestSchema, params);
-      if (deps.extendedCard !== undefined && principal !== undefined) {
+      const { extended } = await deps.endpoint.cards.cards();
+      if (extended !== undefined && principal !== undefined) {
         await ownerFor(operation, principal, request?.tenant, deps);
-        return deps.extendedCard.card;
+        return extended.card;
       }
       throw new A2AError(
         'UNSUPPORTED_OPERATION',
@@ -177,7 +179,7 @@ export async function startStreamOperation(
   const { service } = deps;
   if (operation === 'SendStreamingMessage') {
     const request = parseParams(sendMessageRequestSchema, params) as SendMessageRequest;
-    checkSendRequest(request, deps.inputModes);
+    checkSendRequest(request, (await deps.endpoint.cards.cards()).inputModes);
     const start = await service.startStreamingMessage(await ownerFor(operation, principal, request.tenant, deps), request);
     // The turn is over at a terminal state or when the agent waits for input (DESIGN.md);
     // AUTH_REQUIRED keeps the stream open: the turn resumes after out-of-band credentials.

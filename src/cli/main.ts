@@ -1,7 +1,7 @@
 // a2a-gateway command line: `start` (gateway + workers in one process, the first-run default),
 // `serve` (gateway only), `worker` (workers only). Configuration: A2A_* variables and an
 // optional A2A_CONFIG file; see README.md.
-import { loadAdapter } from '../../adapters/module-loader.ts';
+import { Agents } from '../agents/agents.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { startGatewayRole, type GatewayHandle } from '../gateway/server.ts';
@@ -60,18 +60,18 @@ async function main(argv: string[]): Promise<void> {
   } catch (error) {
     fail((error as Error).message);
   }
-  let adapter;
+  let agents: Agents;
   try {
-    adapter = await loadAdapter(config.adapter, config.adapterOptions, baseDir);
+    agents = await Agents.load(config, baseDir);
   } catch (error) {
-    fail(`could not load adapter "${config.adapter}": ${(error as Error).message}`);
+    fail((error as Error).message);
   }
 
   let worker: WorkerHandle | undefined;
   let gateway: GatewayHandle | undefined;
   try {
-    if (roles.worker) worker = await startWorkerRole(config, adapter, logger, { baseDir });
-    if (roles.gateway) gateway = await startGatewayRole(config, adapter, logger, { baseDir });
+    if (roles.worker) worker = await startWorkerRole(config, agents, logger);
+    if (roles.gateway) gateway = await startGatewayRole(config, agents, logger, { baseDir });
   } catch (error) {
     await worker?.close().catch(() => undefined);
     fail((error as Error).message);
@@ -82,10 +82,13 @@ async function main(argv: string[]): Promise<void> {
     const credentials = await bannerCredentials(config, gateway);
     process.stdout.write(
       [
-        `a2a-gateway ${command}: ${roles.worker ? 'gateway + workers' : 'gateway'} with the "${adapter.name}" adapter, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")`,
+        `a2a-gateway ${command}: ${roles.worker ? 'gateway + workers' : 'gateway'} ${agentsLine(agents)}, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")`,
         `  agent card: ${gateway.url}/.well-known/agent-card.json`,
         `  JSON-RPC:   ${rpc}`,
         `  HTTP+JSON:  ${gateway.card.card.supportedInterfaces[1]?.url ?? ''}`,
+        ...(agents.list().length > 1
+          ? [`  agents:     ${gateway.url}/agents (each at /agents/<name>/…)`, ...agents.list().map((a) => `    ${a.name}: ${gateway?.url}/agents/${encodeURIComponent(a.name)}/.well-known/agent-card.json`)]
+          : []),
         ...credentials.notes,
         `  try it:`,
         `    curl -s ${rpc} -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' ${credentials.header}\\`,
@@ -95,7 +98,7 @@ async function main(argv: string[]): Promise<void> {
     );
   } else {
     process.stdout.write(
-      `a2a-gateway worker: ${config.workerConcurrency} concurrent turns with the "${adapter.name}" adapter, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")\n`,
+      `a2a-gateway worker: turns ${agentsLine(agents, worker?.agents)}, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")\n`,
     );
   }
 
@@ -112,6 +115,22 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** 'with the "demo" adapter', or the agents with their adapters (and worker concurrency). */
+function agentsLine(agents: Agents, only?: string[]): string {
+  const listed = agents.list().filter((agent) => only === undefined || only.includes(agent.name));
+  if (listed.length === 1 && agents.list().length === 1) {
+    const [agent] = listed as [Agents['default']];
+    return `with the "${agent.adapter.name}" adapter${only === undefined ? '' : ` (${agent.settings.limits.workerConcurrency} at once)`}`;
+  }
+  const described = listed.map((agent) => {
+    const notes = [`${agent.adapter.name} adapter`];
+    if (agent.name === agents.defaultName) notes.push('default');
+    if (only !== undefined) notes.push(`${agent.settings.limits.workerConcurrency} at once`);
+    return `${agent.name} (${notes.join(', ')})`;
+  });
+  return `with agents ${described.join(', ')}`;
 }
 
 /** How the printed curl line authenticates: a fresh development token, or a hint. */

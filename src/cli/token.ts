@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadDevIssuer } from '../auth/dev-issuer.ts';
 import { loadConfig } from '../config/load.ts';
-import { SCOPES, type Scope } from '../config/schema.ts';
+import { isGrantableScope, SCOPES } from '../config/schema.ts';
 
 const USAGE = 'usage: npm run token -- --sub <subject> [--tenant <tenant>] [--scope "a2a:read a2a:write"] [--ttl <seconds>]';
 
@@ -23,7 +23,7 @@ const usageError = (problem: string): ExitError => new ExitError(`a2a-gateway to
 interface TokenRequest {
   sub: string;
   tenant: string | undefined;
-  scopes: Scope[] | undefined;
+  scopes: string[] | undefined;
   ttlSeconds: number | undefined;
 }
 
@@ -49,18 +49,18 @@ function parseRequest(argv: string[]): TokenRequest | 'help' {
   if (values.help === true) return 'help';
   if (values.sub === undefined || values.sub.trim() === '') throw usageError('--sub is required');
 
-  let scopes: Scope[] | undefined;
+  let scopes: string[] | undefined;
   if (values.scope !== undefined) {
     const requested = values.scope.split(/[\s,]+/).filter((s) => s !== '');
-    const unknown = requested.filter((s) => !(SCOPES as readonly string[]).includes(s));
+    const unknown = requested.filter((s) => !isGrantableScope(s));
     if (unknown.length > 0) {
       throw new ExitError(
-        `a2a-gateway token: unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}; valid scopes are ${SCOPES.join(', ')}.`,
+        `a2a-gateway token: unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}; valid scopes are ${SCOPES.join(', ')}, or scopes of your own (agent access) not starting with "a2a:".`,
         2,
       );
     }
     if (requested.length === 0) throw usageError(`--scope names no scope; valid scopes are ${SCOPES.join(', ')}`);
-    scopes = requested as Scope[];
+    scopes = requested;
   }
 
   let ttlSeconds: number | undefined;

@@ -8,7 +8,13 @@ const name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, "_", "
 /** What a token or a partner may do; docs/identity in the README maps them to operations. */
 export const SCOPES = ['a2a:read', 'a2a:write', 'a2a:push', 'a2a:admin'] as const;
 export type Scope = (typeof SCOPES)[number];
-const scope = z.enum(SCOPES);
+/**
+ * A scope credentials may grant: one of SCOPES (which decide the operations), or any other
+ * scope an agent may require (agents.<name>.scopes). A misspelt "a2a:" scope is refused.
+ */
+export const isGrantableScope = (value: string): boolean =>
+  /^[\x21-\x7e]{1,128}$/.test(value) && (!value.startsWith('a2a:') || (SCOPES as readonly string[]).includes(value));
+const scope = z.string().refine(isGrantableScope, { message: `a scope is one of ${SCOPES.join(', ')} or a scope of your own (1 to 128 printable characters, not starting with "a2a:")` });
 
 /** A JSON Web Key as configured (public keys only; validated again when imported). */
 const jwk = z.looseObject({ kty: z.string().min(1) });
@@ -70,7 +76,7 @@ const authSchema = z.strictObject({
 
 /** A sub-agent role: which adapter runs its assignments, and how many of one coordinator's run at once. */
 const roleSchema = z.strictObject({
-  /** "demo", "a2a" (a remote A2A agent) or a path to an adapter module (like the top-level adapter setting). */
+  /** "demo", "openai", "a2a" (a remote A2A agent) or a path to an adapter module (like the top-level adapter setting). */
   adapter: z.string().min(1).default('demo'),
   adapterOptions: z.record(z.string(), z.json()).default({}),
   /** At most this many of one coordinator's assignments of this role run at once (default: only the coordinator's limit). */
@@ -94,6 +100,68 @@ const limitsSchema = z.strictObject({
   maxActiveTasks: z.coerce.number().int().min(0).default(100),
 });
 
+/** An A2A skill as a card declares it (spec 4.4.5), for agents whose skills are configured. */
+const skillSchema = z.strictObject({
+  id: z.string().min(1),
+  name: z.string().min(1),
+  description: z.string().min(1),
+  tags: z.array(z.string()).default([]),
+  examples: z.array(z.string()).optional(),
+  inputModes: z.array(z.string()).optional(),
+  outputModes: z.array(z.string()).optional(),
+});
+
+/** Card fields of one agent; what is not set comes from the top-level agentName… settings and the adapter. */
+const agentCardSchema = z.strictObject({
+  name: z.string().min(1).optional(),
+  description: z.string().optional(),
+  version: z.string().min(1).optional(),
+  /** The adapter's skills (default), a list of skills, or "from downstream": a remote agent's own, re-read every cardRefreshSeconds. */
+  skills: z.union([z.literal('from downstream'), z.array(skillSchema).min(1)]).optional(),
+  /** How long a card built from what the adapter learns at run time ("from downstream") is kept before it is built again. */
+  cardRefreshSeconds: z.coerce.number().int().min(5).default(300),
+});
+
+/** Per-agent limits; each one not set is the top-level setting of the same name. */
+const agentLimitsSchema = z.strictObject({
+  /** Tasks of this agent one principal may have queued or running (0 = no cap). */
+  maxActiveTasks: z.coerce.number().int().min(0).optional(),
+  /** Requests per second one principal may make to this agent (0 = no limit). */
+  requestsPerSecond: z.coerce.number().min(0).optional(),
+  burst: z.coerce.number().int().min(1).optional(),
+  /** Largest request body this agent's endpoints accept. */
+  maxBodyBytes: z.coerce.number().int().min(1024).optional(),
+  /** A turn of this agent still running this long after it first started fails (0 = none). */
+  turnDeadlineMs: z.coerce.number().int().min(0).optional(),
+  /** Units a turn of this agent may spend through ctx.budget (0 = no budget). */
+  turnBudget: z.coerce.number().min(0).optional(),
+  /** Turns of this agent one worker process runs at once. */
+  workerConcurrency: z.coerce.number().int().min(1).max(1000).optional(),
+});
+
+/**
+ * What happens to a message sent to a task whose turn is queued or running: `enqueue` (it
+ * becomes the next turn's input), `reject` (refused, nothing changes) or `interrupt` (the
+ * running turn is stopped through the cancel stages and the next turn starts at once with all
+ * pending input).
+ */
+export const INPUT_POLICIES = ['enqueue', 'reject', 'interrupt'] as const;
+export type InputPolicy = (typeof INPUT_POLICIES)[number];
+
+/** One agent behind the gateway: its adapter, card, limits and input policy. */
+const agentSchema = z.strictObject({
+  /** "demo", "a2a" (a remote A2A agent), "openai" (an OpenAI-compatible model) or a path to an adapter module. */
+  adapter: z.string().min(1).default('demo'),
+  adapterOptions: z.record(z.string(), z.json()).default({}),
+  card: agentCardSchema.default(agentCardSchema.parse({})),
+  inputPolicy: z.enum(INPUT_POLICIES).default('enqueue'),
+  /** Scopes of which a caller must hold at least one to use this agent, besides the operation's own (a2a:admin always may). Empty: every caller. */
+  scopes: z.array(scope).default([]),
+  limits: agentLimitsSchema.default({}),
+});
+export type AgentConfig = z.infer<typeof agentSchema>;
+export const AGENT_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
 /**
  * Every setting, with its default. Environment variables (A2A_*) override the config file,
  * which overrides these defaults; the README's configuration reference mirrors this schema.
@@ -115,10 +183,26 @@ export const configSchema = z.object({
     .string()
     .default('A durable A2A 1.0 gateway: tasks survive closed connections, killed workers and restarts.'),
   agentVersion: z.string().min(1).default('0.1.0'),
-  /** "demo", "a2a" (a remote A2A agent; adapterOptions.url names it) or a path to an adapter module (relative to the config file, else to the working directory). */
-  adapter: z.string().min(1).default('demo'),
-  /** Options handed to the adapter factory. */
-  adapterOptions: z.record(z.string(), z.json()).default({}),
+  /**
+   * The default agent's adapter: "demo", "a2a" (a remote A2A agent), "openai" (an OpenAI-compatible model) or a path to an adapter module (relative
+   * to the config file, else to the working directory). Without `agents` it is the only agent.
+   */
+  adapter: z.string().min(1).optional(),
+  /** Options handed to the default agent's adapter factory. */
+  adapterOptions: z.record(z.string(), z.json()).optional(),
+  /**
+   * Several agents behind one gateway, by name (the name is their URL segment:
+   * /agents/<name>/…). Without it the gateway fronts one agent named "default" built from
+   * adapter, adapterOptions and agentName/agentDescription/agentVersion.
+   */
+  agents: z.record(z.string().regex(AGENT_NAME_PATTERN, 'agent names are 1 to 64 letters, digits, "_", "." or "-"'), agentSchema).optional(),
+  /** The agent served at the root URLs (/.well-known/agent-card.json, /a2a/…); default: the first one listed. */
+  defaultAgent: z.string().regex(AGENT_NAME_PATTERN).optional(),
+  /** Which agents this process's workers run turns for (default: all). */
+  workerAgents: z.preprocess(
+    (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter((s) => s !== '') : v),
+    z.array(z.string().regex(AGENT_NAME_PATTERN)).min(1).optional(),
+  ),
   /** Turns one worker process runs at once. */
   workerConcurrency: z.coerce.number().int().min(1).max(1000).default(32),
   /** How often a turn may be started before it fails with a reason naming the limit. */
@@ -185,6 +269,8 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_AGENT_DESCRIPTION: 'agentDescription',
   A2A_AGENT_VERSION: 'agentVersion',
   A2A_ADAPTER: 'adapter',
+  A2A_DEFAULT_AGENT: 'defaultAgent',
+  A2A_WORKER_AGENTS: 'workerAgents',
   A2A_WORKER_CONCURRENCY: 'workerConcurrency',
   A2A_MAX_TURN_ATTEMPTS: 'maxTurnAttempts',
   A2A_TURN_DEADLINE_MS: 'turnDeadlineMs',

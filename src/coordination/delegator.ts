@@ -3,9 +3,8 @@
 // across all workers), settled as they end, and the coordinator's parked turn is woken when
 // its delegation is over. Every step is idempotent, so a worker lost at any point is repaired
 // by the next run of the coordinator's turn (which re-reads the children themselves).
-import type { Queue } from 'bullmq';
 import { DelegationFailedError, type Assignment, type AssignmentEvidence, type DelegationOptions, type DelegationResult } from '../../adapters/delegation.ts';
-import { enqueueTurn, turnJobId, type TurnJobData } from '../../queues/turns.ts';
+import { enqueueTurn, turnJobId, type TurnQueues } from '../../queues/turns.ts';
 import { newId } from '../ids.ts';
 import { GATEWAY_METADATA_KEY, ownerFromKey, StaleLeaseError, type Owner, type TaskStore, type TaskVersions } from '../store/task-store.ts';
 import type { Artifact, JsonObject, Message, Part, Task, TaskState } from '../protocol/types.ts';
@@ -41,13 +40,13 @@ export interface CoordinatorTurn {
 export interface DelegatorOptions {
   store: TaskStore;
   assignments: AssignmentStore;
-  queue: Queue<TurnJobData>;
+  queues: TurnQueues;
   defaultMaxParallel: number;
   /** Per-role limits from configuration. */
   roleLimits: Record<string, number>;
   idempotencyTtlSeconds: number;
-  /** Versions recorded on a child task: its role's adapter and this gateway's. */
-  versionsFor(role: string): TaskVersions;
+  /** Versions recorded on a child task: its role's adapter (within the coordinator's agent) and this gateway's. */
+  versionsFor(agent: string, role: string): TaskVersions;
 }
 
 /** Assignment state from a child's task state ('running' while it is still open). */
@@ -179,7 +178,7 @@ export class Delegator {
         message,
         metadata,
         idempotencyTtlSeconds: this.options.idempotencyTtlSeconds,
-        versions: this.options.versionsFor(assignment.role),
+        versions: this.options.versionsFor(owner.agent, assignment.role),
         // The owner asked for the coordinator; its pieces are not refused one by one.
         maxActiveTasks: 0,
         links: { parentTaskId: turn.taskId, role: assignment.role, readOnly: readOnly === true },
@@ -278,7 +277,7 @@ export class Delegator {
     if (settled.kind === 'wake') {
       // A wake is a fresh job of the same turn: the coordinator's parked run may still be
       // finishing (its job id is taken), and the runner waits for its lease to be free.
-      await this.options.queue.add(
+      await this.options.queues.forOwner(ownerKey).add(
         'turn',
         { taskId: coordinatorId, turn: settled.turn, ownerKey, contextId },
         { jobId: `${turnJobId(coordinatorId, settled.turn)}-w${settled.wakeSeq}` },
@@ -292,7 +291,7 @@ export class Delegator {
   }
 
   private enqueueChild(childId: string, ownerKey: string, contextId: string): Promise<void> {
-    return enqueueTurn(this.options.queue, { taskId: childId, turn: 1, ownerKey, contextId });
+    return enqueueTurn(this.options.queues, { taskId: childId, turn: 1, ownerKey, contextId });
   }
 }
 

@@ -1,27 +1,36 @@
-// Which adapter runs a task: the configured one for top-level tasks, the role's for a
+// Which adapter runs a task: the agent's own for its top-level tasks, the role's for a
 // sub-agent's assignment. Every worker loads the same set, so any worker can run any task.
 import { loadAdapter } from '../../adapters/module-loader.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { JsonObject } from '../protocol/types.ts';
 
+/** The role adapters every agent shares (loaded once per process). */
+export interface SharedRoles {
+  roles: ReadonlyMap<string, Adapter>;
+  /** Runs roles that are not configured. */
+  demo: Adapter;
+}
+
 export class RoleAdapters {
   private constructor(
     readonly main: Adapter,
-    private readonly roles: Map<string, Adapter>,
-    /** Runs roles that are not configured. */
+    private readonly roles: ReadonlyMap<string, Adapter>,
     private readonly fallback: Adapter,
   ) {}
 
   /** Loads every configured role's adapter at start, so a bad module fails the start, not a turn. */
-  static async load(config: GatewayConfig, main: Adapter, baseDir: string): Promise<RoleAdapters> {
+  static async loadShared(config: GatewayConfig, baseDir: string): Promise<SharedRoles> {
     const roles = new Map<string, Adapter>();
     for (const [role, settings] of Object.entries(config.delegation.roles)) {
       roles.set(role, await loadAdapter(settings.adapter, settings.adapterOptions as JsonObject, baseDir));
     }
-    // An unlisted role runs on the demo adapter; with the demo as the main adapter it shares its options.
-    const fallback = config.adapter === 'demo' ? main : await loadAdapter('demo', {}, baseDir);
-    return new RoleAdapters(main, roles, fallback);
+    return { roles, demo: await loadAdapter('demo', {}, baseDir) };
+  }
+
+  /** An agent's adapters: its own, and the shared roles. An unlisted role runs on the demo adapter (the agent's own, options and all, when it is the demo). */
+  static forAgent(main: Adapter, shared: SharedRoles): RoleAdapters {
+    return new RoleAdapters(main, shared.roles, main.name === 'demo' ? main : shared.demo);
   }
 
   /** Only the main adapter (tests and tools that run no sub-agents). */

@@ -1,10 +1,11 @@
-// The gateway's HTTP surface: agent card, health, and the two A2A bindings.
+// The gateway's HTTP surface: every agent's URL space (its card and its two A2A bindings, at
+// /agents/<name>/…, and the default agent's at the root), the agent list, keys and health.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Redis } from 'ioredis';
 import type { JWK } from 'jose';
-import type { ServedCard } from '../../agent-card/card.ts';
+import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import { registerJwksRoute } from './well-known-keys.ts';
@@ -15,58 +16,62 @@ import { JSONRPC_PATH, REST_BASE_PATH } from '../bindings/rest/routes.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { SseStreams } from '../bindings/sse/sse-writer.ts';
 import type { TaskService } from '../tasks/service.ts';
+import { serveCard } from './card-route.ts';
+import { handleAgentList } from './agent-list.ts';
 
 export interface GatewayAppOptions {
   service: TaskService;
-  card: ServedCard;
-  /** For GetExtendedAgentCard; undefined when authentication is off. */
-  extendedCard: ServedCard | undefined;
+  /** The default agent at the root URLs. */
+  root: AgentEndpoint;
+  /** Every agent at /agents/<name>/…, by name. */
+  endpoints: ReadonlyMap<string, AgentEndpoint>;
   /** Public keys served at /.well-known/jwks.json (the card signing key). */
   publishedKeys: JWK[];
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   publicOrigin: string;
+  /** Where clients reach this gateway (publicUrl, path included): the agent list's card URLs. */
+  publicUrl: string;
   redis: Redis;
   logger: Logger;
+  /** Largest body of a request to no agent in particular; each agent has its own limit. */
   maxBodyBytes: number;
   streams: SseStreams;
 }
 
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
+const AGENTS_PATH = '/agents';
+const CARD_PATH = '/.well-known/agent-card.json';
+
+/** Which agent a path belongs to and what it asks of it; undefined when it is no agent's. */
+function routeOf(path: string, options: GatewayAppOptions): { endpoint: AgentEndpoint; rest: string } | { unknownAgent: string } | undefined {
+  if (!path.startsWith(`${AGENTS_PATH}/`)) return { endpoint: options.root, rest: path };
+  const end = path.indexOf('/', AGENTS_PATH.length + 1);
+  const segment = path.slice(AGENTS_PATH.length + 1, end < 0 ? undefined : end);
+  let name: string;
+  try {
+    name = decodeURIComponent(segment);
+  } catch {
+    return { unknownAgent: segment };
+  }
+  const endpoint = options.endpoints.get(name);
+  if (endpoint === undefined) return { unknownAgent: name };
+  return { endpoint, rest: end < 0 ? '' : path.slice(end) };
+}
+
+function notFound(response: ServerResponse, message: string): void {
+  const body = JSON.stringify({ error: { code: 404, status: 'NOT_FOUND', message, details: [] } });
+  response.writeHead(404, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  response.end(body);
+}
+
 /**
- * The gateway's request listener: the A2A bindings run directly on Node's request and
- * response (src/bindings/http/exchange.ts says why); Hono serves everything else.
+ * The gateway's request listener: the A2A bindings, cards and the agent list run directly on
+ * Node's request and response (src/bindings/http/exchange.ts says why); Hono serves the rest.
  */
 export function createGatewayListener(options: GatewayAppOptions): RequestListener {
   const app = new Hono();
-  const bindingOptions = {
-    service: options.service,
-    inputModes: inputModesOf(options.extendedCard ?? options.card),
-    authenticator: options.authenticator,
-    rateLimiter: options.rateLimiter,
-    publicOrigin: options.publicOrigin,
-    extendedCard: options.extendedCard,
-    maxBodyBytes: options.maxBodyBytes,
-    streams: options.streams,
-    logger: options.logger,
-  };
-
-  app.get('/.well-known/agent-card.json', (c) => {
-    const { card } = options;
-    const headers = {
-      'Cache-Control': 'public, max-age=300',
-      ETag: card.etag,
-      'Last-Modified': card.lastModified,
-      'Access-Control-Allow-Origin': '*',
-    };
-    const ifNoneMatch = c.req.header('if-none-match');
-    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => tag.trim() === card.etag || tag.trim() === '*')) {
-      return c.body(null, 304, headers);
-    }
-    return c.body(card.json, 200, { ...headers, 'Content-Type': 'application/json' });
-  });
-
   registerJwksRoute(app, () => options.publishedKeys);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
@@ -77,14 +82,13 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
       return c.json({ status: 'unavailable', reason: `Redis: ${(error as Error).message}` }, 503, { 'Retry-After': '1' });
     }
   });
-
   app.notFound((c) =>
     c.json(
       {
         error: {
           code: 404,
           status: 'NOT_FOUND',
-          message: `Nothing at ${c.req.method} ${new URL(c.req.url).pathname}. The agent card is at /.well-known/agent-card.json.`,
+          message: `Nothing at ${c.req.method} ${new URL(c.req.url).pathname}. The agent card is at ${CARD_PATH}; the agents are listed at ${AGENTS_PATH}.`,
           details: [],
         },
       },
@@ -92,18 +96,41 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     ),
   );
   const honoListener = getRequestListener(app.fetch);
-  const restPrefix = `${REST_BASE_PATH}/`;
   const fail = (response: ServerResponse, error: unknown): void => {
     options.logger.error('request handler failed', { error: String((error as Error).stack ?? error) });
     if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
     response.end();
   };
+  const bindingOptionsFor = (endpoint: AgentEndpoint) => ({
+    service: options.service,
+    endpoint,
+    authenticator: options.authenticator,
+    rateLimiter: options.rateLimiter,
+    publicOrigin: options.publicOrigin,
+    maxBodyBytes: endpoint.agent.settings.limits.maxBodyBytes,
+    streams: options.streams,
+    logger: options.logger,
+  });
   return (request, response) => {
     const url = request.url ?? '/';
     const pathEnd = url.indexOf('?');
     const path = pathEnd < 0 ? url : url.slice(0, pathEnd);
-    const isJsonRpc = path === JSONRPC_PATH || path === `${JSONRPC_PATH}/`;
-    const isRest = path === REST_BASE_PATH || path.startsWith(restPrefix);
+    if (path === AGENTS_PATH || path === `${AGENTS_PATH}/`) {
+      handleAgentList(createExchange(request, response), options).catch((error: unknown) => fail(response, error));
+      return;
+    }
+    const route = routeOf(path, options);
+    if (route !== undefined && 'unknownAgent' in route) {
+      notFound(response, `There is no agent "${route.unknownAgent}" here. GET ${AGENTS_PATH} lists the agents you may use.`);
+      return;
+    }
+    const { endpoint, rest } = route as { endpoint: AgentEndpoint; rest: string };
+    if (rest === CARD_PATH) {
+      serveCard(request, response, endpoint).catch((error: unknown) => fail(response, error));
+      return;
+    }
+    const isJsonRpc = rest === JSONRPC_PATH || rest === `${JSONRPC_PATH}/`;
+    const isRest = rest === REST_BASE_PATH || rest.startsWith(`${REST_BASE_PATH}/`);
     if (isJsonRpc || isRest) {
       // Browser-based A2A clients (inspectors, dashboards) call the bindings cross-origin.
       response.setHeader('Access-Control-Allow-Origin', '*');
@@ -117,23 +144,17 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
         response.end();
         return;
       }
+      const handle = isJsonRpc ? handleJsonRpc : handleRest;
+      handle(createExchange(request, response), bindingOptionsFor(endpoint)).catch((error: unknown) => fail(response, error));
+      return;
     }
-    if (isJsonRpc) {
-      handleJsonRpc(createExchange(request, response), bindingOptions).catch((error: unknown) => fail(response, error));
-    } else if (isRest) {
-      handleRest(createExchange(request, response), bindingOptions).catch((error: unknown) => fail(response, error));
-    } else {
-      void honoListener(request, response);
+    if (endpoint !== options.root) {
+      notFound(response, `Nothing at ${request.method ?? 'GET'} ${path}. Agent "${endpoint.agent.name}" serves ${endpoint.basePath}${CARD_PATH}, ${endpoint.basePath}${JSONRPC_PATH} and ${endpoint.basePath}${REST_BASE_PATH}/….`);
+      return;
     }
+    void honoListener(request, response);
   };
 }
 
 const CORS_REQUEST_HEADERS =
   'Content-Type, Authorization, A2A-Version, A2A-Extensions, Last-Event-ID, Accept, Signature, Signature-Input, Content-Digest';
-
-/** Media types accepted in message parts: the card's input modes plus every skill's. */
-function inputModesOf(served: ServedCard): string[] {
-  const modes = new Set(served.card.defaultInputModes);
-  for (const skill of served.card.skills) for (const mode of skill.inputModes ?? []) modes.add(mode);
-  return [...modes];
-}

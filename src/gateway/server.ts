@@ -3,9 +3,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
-import type { Adapter } from '../../adapters/types.ts';
-import { buildAgentCard, serveAgentCard, type CardInput, type ServedCard } from '../../agent-card/card.ts';
+import { AgentCards } from '../../agent-card/agent-cards.ts';
+import { serveAgentCard, type ServedCard } from '../../agent-card/card.ts';
 import { signAgentCard } from '../../agent-card/sign.ts';
+import type { Agents } from '../agents/agents.ts';
 import { AUTHENTICATION_OFF, createAuthenticator, type Authenticator } from '../auth/authenticator.ts';
 import type { DevIssuer } from '../auth/dev-issuer.ts';
 import { JwtVerifier } from '../auth/jwt/jwt-verifier.ts';
@@ -14,7 +15,7 @@ import { RequestSignatureVerifier } from '../auth/signatures/verify-request.ts';
 import { RateLimiter } from '../limits/rate-limiter.ts';
 import { AssignmentStore } from '../coordination/assignment-store.ts';
 import { Delegator } from '../coordination/delegator.ts';
-import { createTurnQueue } from '../../queues/turns.ts';
+import { TurnQueues } from '../../queues/turns.ts';
 import { publicUrlOf } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { EventHub } from '../events/hub.ts';
@@ -22,14 +23,17 @@ import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { TaskService } from '../tasks/service.ts';
-import { GATEWAY_VERSION } from '../version.ts';
 import { SseStreams } from '../bindings/sse/sse-writer.ts';
+import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import { createGatewayListener, type RequestListener } from './app.ts';
 
 export interface GatewayHandle {
   url: string;
   port: number;
+  /** The default agent's card at the root URL. */
   card: ServedCard;
+  /** Every agent's endpoint, by name (its cards at /agents/<name>/…). */
+  endpoints: ReadonlyMap<string, AgentEndpoint>;
   service: TaskService;
   hub: EventHub;
   /** The local development issuer, when no issuer is configured (npm run token). */
@@ -42,12 +46,7 @@ export interface GatewayRoleOptions {
   baseDir?: string;
 }
 
-export async function startGatewayRole(
-  config: GatewayConfig,
-  adapter: Adapter,
-  logger: Logger,
-  options: GatewayRoleOptions = {},
-): Promise<GatewayHandle> {
+export async function startGatewayRole(config: GatewayConfig, agents: Agents, logger: Logger, options: GatewayRoleOptions = {}): Promise<GatewayHandle> {
   const baseDir = options.baseDir ?? process.cwd();
   // Keys first: a bad key file is a configuration error, reported before anything connects.
   const keys = await loadGatewayKeys(config, baseDir);
@@ -63,12 +62,10 @@ export async function startGatewayRole(
   const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds);
   const hub = new EventHub(subscriber, store.keys, outage);
   await hub.start();
-  const queue = createTurnQueue(queueConnection, config.keyPrefix);
-  // The queue re-emits its connection's errors, which the handler above already logs; without
+  // The queues re-emit their connection's errors, which the handler above already logs; without
   // a listener BullMQ would print each one to stderr while Redis is down.
-  queue.on('error', (error: Error) => logger.debug('turn queue error', { error: error.message }));
+  const queues = new TurnQueues(queueConnection, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
   const assignments = new AssignmentStore(commands, store.keys);
-  const versions = { gateway: GATEWAY_VERSION, adapter: `${adapter.name}@${adapter.version}`, card: config.agentVersion };
   const service = new TaskService({
     store,
     assignments,
@@ -76,20 +73,19 @@ export async function startGatewayRole(
     delegator: new Delegator({
       store,
       assignments,
-      queue,
+      queues,
       defaultMaxParallel: config.delegation.maxParallel,
       roleLimits: {},
       idempotencyTtlSeconds: config.idempotencyTtlSeconds,
-      versionsFor: () => versions,
+      versionsFor: (agent, role) => (agents.get(agent) ?? agents.default).versionsFor(role),
     }),
     hub,
-    queue,
+    queues,
+    agents,
     blockingTimeoutMs: config.blockingTimeoutMs,
     cancelWaitMs: config.cancelWaitMs,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     maxQueuedTurns: config.maxQueuedTurns,
-    maxActiveTasks: config.limits.maxActiveTasks,
-    versions,
   });
 
   const streams = new SseStreams(config.heartbeatMs);
@@ -120,7 +116,7 @@ export async function startGatewayRole(
       httpServer.listen(config.port, config.host, () => resolve((httpServer.address() as AddressInfo).port));
     });
   } catch (error) {
-    await queue.close().catch(() => undefined);
+    await queues.close();
     releaseConnections();
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       throw new Error(`${config.host}:${config.port} is already in use; stop what listens there or set A2A_PORT to a free port.`);
@@ -134,32 +130,46 @@ export async function startGatewayRole(
   } else if (keys.devIssuer !== undefined) {
     logger.info('no token issuer configured: accepting tokens of the local development issuer (npm run token -- --sub <name>)');
   }
-  // The card names the bound port when port 0 asked for any free one, so it is built now.
-  const cardInput: CardInput = {
-    publicUrl,
-    name: config.agentName,
-    description: config.agentDescription,
-    version: config.agentVersion,
-    adapter,
-    security: authenticator.enabled ? { signedRequests: authenticator.acceptsSignatures } : undefined,
-  };
-  const sign = async (input: CardInput): Promise<ServedCard> => {
-    const built = buildAgentCard(input);
+  // The cards name the bound port when port 0 asked for any free one, so they are built now.
+  const security = authenticator.enabled ? { signedRequests: authenticator.acceptsSignatures } : undefined;
+  const finish = async (built: ServedCard['card']): Promise<ServedCard> => {
     if (keys.cardSigningKey !== undefined) {
       built.signatures = [await signAgentCard(built, { privateJwk: keys.cardSigningKey }, { jku: `${publicUrl}/.well-known/jwks.json` })];
     }
     return serveAgentCard(built);
   };
-  const card = await sign(cardInput);
-  const extendedCard = authenticator.enabled ? await sign({ ...cardInput, extended: true }) : undefined;
+  const endpointAt = (name: string, basePath: string): AgentEndpoint => {
+    const agent = agents.get(name) as NonNullable<ReturnType<Agents['get']>>;
+    return { agent, basePath, cards: new AgentCards({ agent, baseUrl: `${publicUrl}${basePath}`, security, finish, logger }) };
+  };
+  const endpoints = new Map(agents.list().map((agent) => [agent.name, endpointAt(agent.name, `/agents/${encodeURIComponent(agent.name)}`)]));
+  const root = endpointAt(agents.defaultName, '');
+  let rootCard: ServedCard;
+  try {
+    rootCard = (await root.cards.cards()).card;
+    // Every agent's card is built once now, so a broken configuration shows at start; one whose
+    // skills come from a downstream agent that cannot be reached yet is retried on first request.
+    for (const endpoint of endpoints.values()) {
+      await endpoint.cards.cards().catch((error: Error) => {
+        if (endpoint.agent.settings.card.skills !== 'from downstream') throw error;
+        logger.warn('the card of an agent could not be built yet; retried on the first request for it', { agent: endpoint.agent.name, error: error.message });
+      });
+    }
+  } catch (error) {
+    httpServer.close();
+    await queues.close();
+    releaseConnections();
+    throw error;
+  }
   handler = createGatewayListener({
     service,
-    card,
-    extendedCard,
+    root,
+    endpoints,
     publishedKeys: keys.publishedKeys,
     authenticator,
-    rateLimiter: new RateLimiter(commands, store.keys, config.limits),
+    rateLimiter: new RateLimiter(commands, store.keys),
     publicOrigin: new URL(publicUrl).origin,
+    publicUrl,
     redis: commands,
     logger,
     maxBodyBytes: config.maxBodyBytes,
@@ -169,7 +179,8 @@ export async function startGatewayRole(
   return {
     url: publicUrl,
     port,
-    card,
+    card: rootCard,
+    endpoints,
     service,
     hub,
     devIssuer: keys.devIssuer,
@@ -182,7 +193,7 @@ export async function startGatewayRole(
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
       httpServer.closeAllConnections();
       await closed;
-      await queue.close();
+      await queues.close();
       subscriber.disconnect();
       queueConnection.disconnect();
       await commands.quit().catch(() => undefined);

@@ -1,11 +1,10 @@
-// Per-principal request rate limit: one token bucket per owner in Redis, shared by every
-// gateway instance (src/store/lua/takeToken-1.lua).
+// Per-owner request rate limit: one token bucket per owner (a principal using one agent) in
+// Redis, shared by every gateway instance (src/store/lua/takeToken-1.lua).
 import type { Redis } from 'ioredis';
-import type { Principal } from '../auth/principal.ts';
 import { A2AError } from '../protocol/errors.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
-import { ownerKeyOf } from '../store/task-store.ts';
+import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 
 export interface RateLimit {
   /** Tokens added per second; 0 turns the limit off. */
@@ -19,25 +18,20 @@ export class RateLimiter {
   constructor(
     redis: Redis,
     private readonly keys: RedisKeys,
-    private readonly limit: RateLimit,
   ) {
     this.run = defineScripts(redis);
   }
 
-  get enabled(): boolean {
-    return this.limit.requestsPerSecond > 0;
-  }
-
-  /** Takes one token for the principal, or throws RESOURCE_EXHAUSTED with a retry hint. */
-  async take(principal: Principal): Promise<void> {
-    if (!this.enabled) return;
-    const key = this.keys.rateBucket(ownerKeyOf({ tenant: principal.tenant, subject: principal.subject }));
-    const [taken, waitMs] = await this.run('takeToken', [key], [this.limit.requestsPerSecond, this.limit.burst]);
+  /** Takes one token from the owner's bucket, or throws RESOURCE_EXHAUSTED with a retry hint. */
+  async take(owner: Owner, limit: RateLimit): Promise<void> {
+    if (limit.requestsPerSecond <= 0) return;
+    const key = this.keys.rateBucket(ownerKeyOf(owner));
+    const [taken, waitMs] = await this.run('takeToken', [key], [limit.requestsPerSecond, limit.burst]);
     if (Number(taken) === 1) return;
     const retryAfterSeconds = Math.max(1, Math.ceil(Number(waitMs) / 1000));
     throw new A2AError(
       'RESOURCE_EXHAUSTED',
-      `Too many requests: the limit is ${this.limit.requestsPerSecond} per second with bursts of ${this.limit.burst} (limits.requestsPerSecond, limits.burst). Retry after ${retryAfterSeconds} s.`,
+      `Too many requests to agent "${owner.agent}": the limit is ${limit.requestsPerSecond} per second with bursts of ${limit.burst} (limits.requestsPerSecond, limits.burst, or the agent's limits). Retry after ${retryAfterSeconds} s.`,
       { retryAfterSeconds, metadata: { reason: 'RATE_LIMITED' } },
     );
   }

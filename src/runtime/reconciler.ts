@@ -8,9 +8,8 @@
 // Re-adding a job is safe even when the judgement is wrong (a job of an earlier turn is still
 // carrying a follow-up turn, say): jobs only advance a task under its lease, so a second job
 // finds the lease held, or the turn already over, and changes nothing.
-import type { Queue } from 'bullmq';
 import { newId } from '../ids.ts';
-import { enqueueTurn, turnJobId, type TurnJobData } from '../../queues/turns.ts';
+import { enqueueTurn, turnJobId, type TurnJobData, type TurnQueues } from '../../queues/turns.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { TaskState } from '../protocol/types.ts';
 import type { TaskStore } from '../store/task-store.ts';
@@ -30,7 +29,8 @@ export interface ReconcileReport {
 
 export interface ReconcilerOptions {
   store: TaskStore;
-  queue: Queue<TurnJobData>;
+  /** Each agent's turn queue. */
+  queues: TurnQueues;
   logger: Logger;
   /** Sweep period; 0 = no periodic sweep (reconcileOnce still works). */
   intervalMs: number;
@@ -124,7 +124,7 @@ export class Reconciler {
         const entry = await store.reconcileActiveEntry(key, taskId, new Date(), this.options.quietForMs, parkedQuietForMs);
         if (entry.kind === 'removed') report.pruned.push({ taskId, ownerKey, state: entry.state });
         if (entry.kind === 'wake') {
-          await this.options.queue.add('turn', { taskId, turn: entry.turn, ownerKey: entry.ownerKey, contextId: entry.contextId }, { jobId: `${turnJobId(taskId, entry.turn)}-w-r${Date.now()}` });
+          await this.options.queues.forOwner(entry.ownerKey).add('turn', { taskId, turn: entry.turn, ownerKey: entry.ownerKey, contextId: entry.contextId }, { jobId: `${turnJobId(taskId, entry.turn)}-w-r${Date.now()}` });
           report.woken.push(taskId);
           continue;
         }
@@ -138,7 +138,8 @@ export class Reconciler {
 
   /** Queues the turn again when its job is gone or ended; returns what was wrong with it. */
   private async requeueIfLost(data: TurnJobData): Promise<LostJob | undefined> {
-    const { queue, logger } = this.options;
+    const { queues, logger } = this.options;
+    const queue = queues.forOwner(data.ownerKey);
     const jobId = turnJobId(data.taskId, data.turn);
     const job = await queue.getJob(jobId);
     let lost: LostJob;
@@ -151,7 +152,7 @@ export class Reconciler {
       // BullMQ ignores an add whose job id still exists, finished or not.
       if ((await queue.remove(jobId)) !== 1) return undefined;
     }
-    await enqueueTurn(queue, data);
+    await enqueueTurn(queues, data);
     logger.warn(`re-queued turn ${data.turn} of task ${data.taskId}: the task is open but its job was ${lost}`, {
       taskId: data.taskId,
       turn: data.turn,

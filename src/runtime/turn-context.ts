@@ -99,6 +99,8 @@ export class TurnContext implements AdapterContext {
   private readonly logger: Logger | undefined;
   /** Events of this run an earlier run had stored already (not stored again). */
   private repeatedEvents = 0;
+  /** Parts this run put in each artifact it started with a replacing chunk (a re-run's own view). */
+  private readonly ownArtifactParts = new Map<string, Part[]>();
   /** Events this run has emitted so far (each one's place in the run). */
   private emitSequence = 0;
   /** This run appended an event: it is past the part that repeats an earlier run. */
@@ -238,17 +240,28 @@ export class TurnContext implements AdapterContext {
     }
     const place = this.nextPlace({ artifact: chunk as unknown as JsonObject });
     return this.enqueue(async () => {
-      const index = this.artifactState.findIndex((a) => a.artifactId === chunk.artifactId);
+      // What this run itself has put in the artifact, when it started it with a replacing chunk.
+      const own = chunk.append === true ? this.ownArtifactParts.get(chunk.artifactId) : [];
+      const ownParts = own === undefined ? undefined : [...own, ...chunk.parts];
+      if (ownParts === undefined) this.ownArtifactParts.delete(chunk.artifactId);
+      else this.ownArtifactParts.set(chunk.artifactId, ownParts);
+      // A re-run still repeating its earlier run may diverge at this chunk. Appended as it is, it
+      // would extend what the earlier run stored after the shared part (a spliced reply); sent
+      // whole instead, it replaces the artifact with exactly what this run built. Repeats are
+      // still recognized: the digest is of the chunk the adapter emitted.
+      const sent: ArtifactChunk =
+        !this.pastPrefix && this.repeatedEvents > 0 && chunk.append === true && ownParts !== undefined ? { ...chunk, append: false, parts: ownParts } : chunk;
+      const index = this.artifactState.findIndex((a) => a.artifactId === sent.artifactId);
       const before = index >= 0 ? this.artifactState[index] : undefined;
-      const merged = applyArtifactChunk(this.artifactState, chunk);
-      const artifact: Artifact = { ...merged, parts: chunk.parts };
+      const merged = applyArtifactChunk(this.artifactState, sent);
+      const artifact: Artifact = { ...merged, parts: sent.parts };
       const event: StreamResponse = {
         artifactUpdate: {
           taskId: this.taskId,
           contextId: this.contextId,
           artifact,
-          append: chunk.append === true,
-          lastChunk: chunk.lastChunk === true,
+          append: sent.append === true,
+          lastChunk: sent.lastChunk === true,
         },
       };
       if (!(await this.append(this.artifactState, undefined, event, place))) {
@@ -360,14 +373,15 @@ export class TurnContext implements AdapterContext {
     return { status: 'done', value, replayed: false };
   }
 
-  /** Stage 2 of a cancellation, ordered after everything the adapter emitted so far. */
-  acknowledgeCancel(): Promise<void> {
+  /** Stage 2 of a cancellation (or of an interrupt of `interruptedTurn`), ordered after everything the adapter emitted so far. */
+  acknowledgeCancel(interruptedTurn?: number): Promise<void> {
     return this.enqueue(() =>
       this.store.acknowledgeCancel({
         taskId: this.taskId,
         contextId: this.contextId,
         generation: this.lease.generation,
         status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() },
+        ...(interruptedTurn === undefined ? {} : { interruptedTurn }),
         now: new Date(),
       }),
     );

@@ -5,7 +5,7 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { newId } from '../ids.ts';
 import type { Adapter, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
-import { taskCanceled, TURN_DEADLINE, WORKER_SHUTDOWN } from '../../adapters/abort-reasons.ts';
+import { taskCanceled, TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../adapters/abort-reasons.ts';
 import { AdapterContractError, checkOutcome } from './adapter-contract.ts';
 import type { TurnJobData } from '../../queues/turns.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -15,7 +15,8 @@ import { agentMessage, TurnContext, type TurnLease } from './turn-context.ts';
 import { budgetReason } from './turn-budget.ts';
 import type { AssignmentStore } from '../coordination/assignment-store.ts';
 import { textOf, TurnParked, type Delegator } from '../coordination/delegator.ts';
-import { RoleAdapters } from '../coordination/role-adapters.ts';
+import type { Agent, Agents } from '../agents/agents.ts';
+import type { AgentLimits } from '../agents/agent-settings.ts';
 import { isCompatibleAdapter } from './version-policy.ts';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
@@ -38,13 +39,19 @@ export class TurnHandedBackError extends Error {
 const SHUTDOWN = WORKER_SHUTDOWN;
 /** The abort reason of a turn that ran past its deadline. */
 const DEADLINE = TURN_DEADLINE;
+/** The abort reason of a turn a new message interrupted (input policy interrupt): the task goes on. */
+const INTERRUPT = TURN_INTERRUPTED;
 /** How long an adapter may keep running after its abort signal fired for the deadline. */
 const DEADLINE_GRACE_MS = 5_000;
+const INTERRUPTED_TEXT = 'Stopped: a new message interrupted this turn; the next turn answers it.';
 
 interface RunningTurn {
+  /** Aborts the current turn's adapter; a fresh one for each turn the job runs. */
   controller: AbortController;
-  /** Records that this worker saw a cancel request (set once the turn's context exists). */
-  acknowledge: (() => void) | undefined;
+  /** The turn running now (known once its lease is taken). */
+  turn: number | undefined;
+  /** Records that this worker saw a cancel or interrupt request (set once the turn's context exists). */
+  acknowledge: ((interruptedTurn?: number) => void) | undefined;
 }
 
 /** Thrown so BullMQ retries later: another live worker holds the task's lease right now. */
@@ -57,24 +64,23 @@ export class LeaseHeldError extends Error {
 
 export interface TurnRunnerOptions {
   store: TaskStore;
-  adapter: Adapter;
+  /** The agents whose turns this runner may run: a task's owner names its agent, whose adapter (or role adapter) runs it under its limits. */
+  agents: Agents;
   logger: Logger;
   maxTurnAttempts: number;
-  /** A turn must end this long after its first start, whichever workers run it (0 = none). */
-  turnDeadlineMs: number;
   /** Lease time-to-live; kept below BullMQ's lock so a dead worker's lease is gone before its job is re-run. */
   leaseTtlMs: number;
-  /** Units a turn may spend through ctx.budget, whichever workers run it (0 or absent = no budget). */
-  turnBudget?: number;
-  /** Adapters of sub-agent roles (default: the main adapter for every task). */
-  roles?: RoleAdapters;
   /** Sub-agent coordination; without it ctx.delegate refuses. */
   coordination?: { delegator: Delegator; assignments: AssignmentStore; retentionSeconds: number };
 }
 
+function deadlineReason(turn: number, limits: AgentLimits): string {
+  return `Turn ${turn} ran past its deadline of ${limits.turnDeadlineMs} ms from its first start (turnDeadlineMs), across all the workers that ran it.`;
+}
+
 /** How runAdapter ended: an outcome to store, or the turn parked for its assignments. */
 type AdapterRun =
-  | { status: TaskStatus; message: Message | undefined; reason?: string; verification?: OutcomeVerification }
+  | { status: TaskStatus; message: Message | undefined; reason?: string; verification?: OutcomeVerification; interrupted?: boolean }
   | { parked: TurnParked };
 
 /**
@@ -90,25 +96,34 @@ function outcomeOf(verification: OutcomeVerification | undefined): JsonObject {
 
 export class TurnRunner {
   readonly workerId = `${hostname()}:${process.pid}:${newId().slice(-6)}`;
-  private readonly roles: RoleAdapters;
   /** The turns running in this process, by task id. */
   private readonly running = new Map<string, RunningTurn>();
   /** The last run of each task in this process: a second job of the same task waits for it. */
   private readonly runs = new Map<string, Promise<void>>();
 
   constructor(private readonly options: TurnRunnerOptions) {
-    this.roles = options.roles ?? RoleAdapters.single(options.adapter);
   }
 
-  /** Subscribes to cancel requests: whichever worker process runs the turn sees them. */
+  /**
+   * Subscribes to cancel requests ("<taskId>") and interrupts ("<taskId> <turn>"): whichever
+   * worker process runs the turn sees them. An interrupt stops only the turn it names, never a
+   * later one the same job went on to.
+   */
   async listenForCancels(subscriber: Redis): Promise<void> {
     const channel = this.options.store.keys.cancelChannel();
-    subscriber.on('message', (from: string, taskId: string) => {
+    subscriber.on('message', (from: string, message: string) => {
       if (from !== channel) return;
+      const [taskId = '', turnText] = message.split(' ');
       const turn = this.running.get(taskId);
       if (turn === undefined) return;
-      turn.controller.abort(taskCanceled());
-      turn.acknowledge?.();
+      if (turnText === undefined) {
+        turn.controller.abort(taskCanceled());
+        turn.acknowledge?.();
+        return;
+      }
+      if (turn.turn !== Number(turnText) || turn.controller.signal.aborted) return;
+      turn.controller.abort(INTERRUPT);
+      turn.acknowledge?.(turn.turn);
     });
     await subscriber.subscribe(channel);
   }
@@ -123,9 +138,13 @@ export class TurnRunner {
    * turn at once instead of after a stall timeout.
    */
   handBackAll(): number {
+    this.shuttingDown = true;
     for (const turn of this.running.values()) turn.controller.abort(SHUTDOWN);
     return this.running.size;
   }
+
+  /** Set by handBackAll: a turn a job goes on to is handed back too. */
+  private shuttingDown = false;
 
   /** BullMQ processor: advance the job's task until no turn is open or the lease is lost. */
   async process(job: Job<TurnJobData>): Promise<void> {
@@ -148,12 +167,16 @@ export class TurnRunner {
   private async processAlone(job: Job<TurnJobData>): Promise<void> {
     const { taskId } = job.data;
     // Registered before the lease is taken, so a cancel published right after is not missed.
-    const turn: RunningTurn = { controller: new AbortController(), acknowledge: undefined };
+    const turn: RunningTurn = { controller: new AbortController(), turn: undefined, acknowledge: undefined };
     this.running.set(taskId, turn);
     try {
       for (;;) {
         const more = await this.runOpenTurn(job.data, turn, job.id ?? '');
         if (!more) return;
+        // The next turn gets a signal of its own: an interrupt of the last one must not reach it.
+        turn.controller = new AbortController();
+        turn.turn = undefined;
+        if (this.shuttingDown) turn.controller.abort(SHUTDOWN);
       }
     } finally {
       if (this.running.get(taskId) === turn) this.running.delete(taskId);
@@ -164,17 +187,21 @@ export class TurnRunner {
   private async runOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string): Promise<boolean> {
     const { controller } = turn;
     const { store, logger } = this.options;
+    const agent = this.agentOf(data.ownerKey);
+    const { limits } = agent.settings;
+    const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
     const lease = await store.acquireLease({
       taskId: data.taskId,
       ownerKey: data.ownerKey,
       contextId: data.contextId,
       workerId: this.workerId,
       leaseTtlMs: this.options.leaseTtlMs,
-      turnDeadlineMs: this.options.turnDeadlineMs,
+      turnDeadlineMs: limits.turnDeadlineMs,
       now: new Date(),
     });
     if (lease.kind === 'gone' || lease.kind === 'closed') return false;
     if (lease.kind === 'held') throw new LeaseHeldError(data.taskId, lease.holder);
+    turn.turn = lease.turn;
 
     if (lease.attempts > 1) {
       // Another run of this turn was lost (its worker killed, or its lease lapsed): say which,
@@ -195,7 +222,7 @@ export class TurnRunner {
       generation: lease.generation,
     };
     const input = lease.history.slice(lease.turnInputStart);
-    const adapter = this.roles.adapterFor(lease.links?.role);
+    const adapter = agent.roles.adapterFor(lease.links?.role);
     const adapterVersion = `${adapter.name}@${adapter.version}`;
     const record: TurnRecord = {
       ...(lease.turnRecord ?? { turn: lease.turn, inputMessageIds: input.map((m) => m.messageId), acceptedAtMs: Date.now() }),
@@ -206,7 +233,7 @@ export class TurnRunner {
     // The task hash holds the authoritative total; the record may lag it by the charges a lost
     // worker made after its last record write.
     if (lease.budgetSpent > 0) record.budgetSpent = lease.budgetSpent;
-    if (this.budgetLimit !== undefined) record.budgetLimit = this.budgetLimit;
+    if (budgetLimit !== undefined) record.budgetLimit = budgetLimit;
     const renew = setInterval(() => {
       store.renewLease(data.taskId, this.workerId, this.options.leaseTtlMs).catch(() => undefined);
     }, Math.max(50, Math.floor(this.options.leaseTtlMs / 3)));
@@ -217,7 +244,13 @@ export class TurnRunner {
         // Shutdown began while the lease was being taken: this is a hand-back, not a cancel.
         await this.handBack(fence, record);
       }
-      if (lease.cancelRequestedAtMs !== undefined || controller.signal.aborted) {
+      const interrupted = lease.cancelRequestedAtMs === undefined && (lease.interrupted || controller.signal.reason === INTERRUPT);
+      if (interrupted) {
+        // A new message asked this turn to stop before its adapter ran here (or while a lost
+        // worker ran it): the next turn takes over with everything queued.
+        await store.acknowledgeCancel({ taskId: data.taskId, contextId: lease.contextId, generation: lease.generation, status: lease.status, interruptedTurn: lease.turn, now: new Date() });
+        outcome = { ...this.finalStatus(fence, 'TASK_STATE_CANCELED', INTERRUPTED_TEXT), interrupted: true };
+      } else if (lease.cancelRequestedAtMs !== undefined || controller.signal.aborted) {
         await store.acknowledgeCancel({ taskId: data.taskId, contextId: lease.contextId, generation: lease.generation, status: lease.status, now: new Date() });
         outcome = this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled before the turn started.');
       } else if (lease.versions !== undefined && !isCompatibleAdapter(lease.versions.adapter, adapterVersion)) {
@@ -227,14 +260,14 @@ export class TurnRunner {
         const reason = `Turn ${lease.turn} exceeded its limit of ${this.options.maxTurnAttempts} attempts (maxTurnAttempts); the workers running it were lost each time.`;
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else if (lease.deadlineAtMs !== undefined && Date.now() >= lease.deadlineAtMs) {
-        const reason = this.deadlineReason(lease.turn);
+        const reason = deadlineReason(lease.turn, limits);
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
-      } else if (this.budgetLimit !== undefined && lease.budgetSpent > this.budgetLimit) {
+      } else if (budgetLimit !== undefined && lease.budgetSpent > budgetLimit) {
         // A lost worker's last charge passed the limit before it could fail the turn.
-        const reason = budgetReason(lease.turn, lease.budgetSpent, this.budgetLimit);
+        const reason = budgetReason(lease.turn, lease.budgetSpent, budgetLimit);
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else {
-        outcome = await this.runAdapter(adapter, fence, lease, input, record, turn);
+        outcome = await this.runAdapter(adapter, limits, fence, lease, input, record, turn);
       }
       if ('parked' in outcome) {
         await this.park(fence, outcome.parked);
@@ -243,6 +276,7 @@ export class TurnRunner {
       record.finishedAtMs = Date.now();
       record.outcome = outcome.status.state;
       if (outcome.reason !== undefined) record.reason = outcome.reason;
+      if (outcome.interrupted === true) record.reason = 'interrupted by a new message (inputPolicy interrupt)';
       const artifacts = lease.artifacts;
       const finished = await store.finishTurn({
         taskId: data.taskId,
@@ -253,10 +287,12 @@ export class TurnRunner {
         agentMessage: outcome.message,
         turnRecord: record,
         artifacts,
-        // Stage 3 of 3 of a cancellation (stopped) rides on the final status update.
+        // Stage 3 of 3 of a cancellation (stopped) rides on the final status update (an
+        // interrupted turn's, on the next turn's first status).
         eventMetadata:
           outcome.status.state === 'TASK_STATE_CANCELED' ? { cancellation: { stage: 'stopped', at: new Date().toISOString() } } : undefined,
         outcome: outcome.status.state === 'TASK_STATE_COMPLETED' ? outcomeOf(outcome.verification) : undefined,
+        interrupted: outcome.interrupted === true,
         now: new Date(),
       });
       if (finished.kind === 'stale') {
@@ -278,6 +314,7 @@ export class TurnRunner {
 
   private async runAdapter(
     adapter: Adapter,
+    limits: AgentLimits,
     fence: TurnLease,
     lease: Extract<Awaited<ReturnType<TaskStore['acquireLease']>>, { kind: 'acquired' }>,
     input: Message[],
@@ -303,7 +340,8 @@ export class TurnRunner {
       logger: this.options.logger,
       readContextHistory: (maxTasks) => this.options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
     });
-    const budget = context.useBudget(this.budgetLimit, lease.budgetSpent);
+    const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
+    const budget = context.useBudget(budgetLimit, lease.budgetSpent);
     const coordination = this.options.coordination;
     const readOnly = lease.links?.readOnly === true;
     context.useDelegation(
@@ -312,8 +350,8 @@ export class TurnRunner {
     );
     // Stage 2 of a cancellation goes through the context's write queue, so it is stored after
     // whatever the adapter emitted before and before the final status.
-    turn.acknowledge = () => void context.acknowledgeCancel().catch(() => undefined);
-    if (controller.signal.aborted && controller.signal.reason !== SHUTDOWN) turn.acknowledge();
+    turn.acknowledge = (interruptedTurn) => void context.acknowledgeCancel(interruptedTurn).catch(() => undefined);
+    if (controller.signal.aborted && controller.signal.reason !== SHUTDOWN) turn.acknowledge(controller.signal.reason === INTERRUPT ? lease.turn : undefined);
     // The lease script already recorded who runs which attempt; the record is written with
     // the outcome (and by recordStep), so starting a turn costs no extra round trip.
     record.startedAtMs = Date.now();
@@ -341,7 +379,7 @@ export class TurnRunner {
     if (failure !== undefined && controller.signal.reason === DEADLINE) {
       turn.acknowledge = undefined;
       await context.settle().catch(() => undefined);
-      const reason = this.deadlineReason(lease.turn);
+      const reason = deadlineReason(lease.turn, limits);
       return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
     }
     // From here on the turn is deciding its end: a cancel seen now is not acknowledged (it would
@@ -352,13 +390,14 @@ export class TurnRunner {
     await context.settle();
     // Parked by ctx.delegate (even if the adapter caught it): the turn waits for its assignments.
     if (context.parkedAs !== undefined && !controller.signal.aborted) return { parked: context.parkedAs };
-    if (budget.exceeded !== undefined && this.budgetLimit !== undefined) {
+    if (budget.exceeded !== undefined && budgetLimit !== undefined) {
       // Decided whatever the adapter did with the error: the spending is recorded and final.
-      const reason = budgetReason(lease.turn, budget.spent(), this.budgetLimit, budget.exceeded);
+      const reason = budgetReason(lease.turn, budget.spent(), budgetLimit, budget.exceeded);
       return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
     }
     if (failure !== undefined) {
       if (controller.signal.reason === SHUTDOWN) await this.handBack(fence, record);
+      if (controller.signal.reason === INTERRUPT) return { ...this.finalStatus(fence, 'TASK_STATE_CANCELED', INTERRUPTED_TEXT), interrupted: true };
       if (controller.signal.aborted) return this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled while running.');
     }
     // A broken contract fails the turn once, whatever the adapter did with the error it got:
@@ -410,9 +449,12 @@ export class TurnRunner {
     }
   }
 
-  private get budgetLimit(): number | undefined {
-    const limit = this.options.turnBudget ?? 0;
-    return limit > 0 ? limit : undefined;
+  /** The agent a task belongs to (its owner key names it); every worker loads every agent it serves. */
+  private agentOf(ownerKey: string): Agent {
+    const name = ownerFromKey(ownerKey).agent;
+    const agent = this.options.agents.get(name);
+    if (agent === undefined) throw new Error(`This worker does not run agent "${name}" (workerAgents, or a configuration without that agent).`);
+    return agent;
   }
 
   /**
@@ -423,10 +465,6 @@ export class TurnRunner {
     const handedBack: TurnRecord = { ...record, attempts: Math.max(0, (record.attempts ?? 1) - 1), handBacks: (record.handBacks ?? 0) + 1 };
     if (!(await this.options.store.handBackTurn(fence.taskId, this.workerId, fence.generation, handedBack))) throw new StaleLeaseError(fence.taskId);
     throw new TurnHandedBackError(fence.taskId);
-  }
-
-  private deadlineReason(turn: number): string {
-    return `Turn ${turn} ran past its deadline of ${this.options.turnDeadlineMs} ms from its first start (turnDeadlineMs), across all the workers that ran it.`;
   }
 
   private finalStatus(fence: TurnLease, state: TaskState, content: OutcomeMessage | undefined): { status: TaskStatus; message: Message | undefined } {

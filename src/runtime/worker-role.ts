@@ -1,8 +1,8 @@
 // The worker role: takes turns from the queue and runs them on the adapter. Any number of
 // worker processes share one Redis; a turn whose worker dies is re-run by another.
-import type { Job } from 'bullmq';
-import type { Adapter } from '../../adapters/types.ts';
-import { createTurnQueue, createTurnWorker, type TurnJobData } from '../../queues/turns.ts';
+import type { Job, Worker } from 'bullmq';
+import type { Agents } from '../agents/agents.ts';
+import { createTurnWorker, TurnQueues, type TurnJobData } from '../../queues/turns.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import { openRedis, whenReady } from '../redis/connection.ts';
@@ -10,54 +10,44 @@ import { TaskStore } from '../store/task-store.ts';
 import { Reconciler } from './reconciler.ts';
 import { AssignmentStore } from '../coordination/assignment-store.ts';
 import { Delegator } from '../coordination/delegator.ts';
-import { RoleAdapters } from '../coordination/role-adapters.ts';
-import { GATEWAY_VERSION } from '../version.ts';
 import { TurnRunner } from './turn-runner.ts';
 
 export interface WorkerHandle {
   runner: TurnRunner;
+  /** The agents whose turns this process runs. */
+  agents: string[];
   /** Re-queues open tasks whose turn job is gone (every reconcileIntervalMs; reconcileOnce() on demand). */
   reconciler: Reconciler;
   close(): Promise<void>;
 }
 
-export async function startWorkerRole(
-  config: GatewayConfig,
-  adapter: Adapter,
-  logger: Logger,
-  options: { baseDir?: string } = {},
-): Promise<WorkerHandle> {
+export async function startWorkerRole(config: GatewayConfig, agents: Agents, logger: Logger): Promise<WorkerHandle> {
   const commands = openRedis(config.redisUrl, 'commands');
   const cancelSubscriber = openRedis(config.redisUrl, 'cancel');
   const workerConnection = openRedis(config.redisUrl, 'worker');
   for (const [role, connection] of [['commands', commands], ['cancel', cancelSubscriber], ['worker', workerConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
-  const turnQueue = createTurnQueue(commands, config.keyPrefix);
-  turnQueue.on('error', (error: Error) => logger.debug('turn queue error', { error: error.message }));
+  const turnQueues = new TurnQueues(commands, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
   const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds);
-  const roles = await RoleAdapters.load(config, adapter, options.baseDir ?? process.cwd());
   const assignments = new AssignmentStore(commands, store.keys);
   const delegator = new Delegator({
     store,
     assignments,
-    queue: turnQueue,
+    queues: turnQueues,
     defaultMaxParallel: config.delegation.maxParallel,
     roleLimits: Object.fromEntries(
       Object.entries(config.delegation.roles).flatMap(([role, settings]) => (settings.maxParallel === undefined ? [] : [[role, settings.maxParallel]])),
     ),
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
-    versionsFor: (role) => ({ gateway: GATEWAY_VERSION, adapter: roles.versionOf(role), card: config.agentVersion }),
+    versionsFor: (agent, role) => agents.get(agent)?.versionsFor(role) ?? agents.default.versionsFor(role),
   });
   const runner = new TurnRunner({
     store,
-    adapter,
-    roles,
+    agents,
     coordination: { delegator, assignments, retentionSeconds: config.retentionSeconds },
     logger,
     maxTurnAttempts: config.maxTurnAttempts,
-    turnDeadlineMs: config.turnDeadlineMs,
-    turnBudget: config.turnBudget,
     // Below BullMQ's lock, so by the time a stalled job is handed to another worker the
     // dead worker's lease has lapsed and the new one can take it.
     leaseTtlMs: Math.max(100, Math.floor(config.lockDurationMs * 0.8)),
@@ -89,22 +79,28 @@ export async function startWorkerRole(
       if (runningJobs.get(jobId) === run) runningJobs.delete(jobId);
     }
   };
-  const worker = createTurnWorker({
-    connection: workerConnection,
-    prefix: config.keyPrefix,
-    concurrency: config.workerConcurrency,
-    lockDurationMs: config.lockDurationMs,
-    stalledIntervalMs: config.stalledIntervalMs,
-    // A stall is a lost worker; the turn record counts attempts and fails the turn past the limit.
-    maxStalledCount: config.maxTurnAttempts + 1,
-    process: processTurnJob,
+  // One BullMQ worker per agent this process serves, each with the agent's own concurrency.
+  const served = agents.list().filter((agent) => config.workerAgents === undefined || config.workerAgents.includes(agent.name));
+  const workers: Worker<TurnJobData>[] = served.map((agent) => {
+    const worker = createTurnWorker({
+      connection: workerConnection,
+      prefix: config.keyPrefix,
+      agent: agent.name,
+      concurrency: agent.settings.limits.workerConcurrency,
+      lockDurationMs: config.lockDurationMs,
+      stalledIntervalMs: config.stalledIntervalMs,
+      // A stall is a lost worker; the turn record counts attempts and fails the turn past the limit.
+      maxStalledCount: config.maxTurnAttempts + 1,
+      process: processTurnJob,
+    });
+    worker.on('error', (error) => logger.warn('turn worker error', { agent: agent.name, error: error.message }));
+    worker.on('failed', (job, error) => logger.warn('turn job failed', { agent: agent.name, jobId: job?.id, error: error.message }));
+    return worker;
   });
-  worker.on('error', (error) => logger.warn('turn worker error', { error: error.message }));
-  worker.on('failed', (job, error) => logger.warn('turn job failed', { jobId: job?.id, error: error.message }));
-  await worker.waitUntilReady();
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   const reconciler = new Reconciler({
     store,
-    queue: turnQueue,
+    queues: turnQueues,
     logger,
     intervalMs: config.reconcileIntervalMs,
     // Longer than a lost worker's turn takes to be recovered by stall detection (one lock
@@ -115,18 +111,19 @@ export async function startWorkerRole(
   reconciler.start();
   return {
     runner,
+    agents: served.map((agent) => agent.name),
     reconciler,
     async close() {
       await reconciler.close();
       // Finish what can finish within the grace period, then hand the rest back.
-      const closing = worker.close();
+      const closing = Promise.all(workers.map((worker) => worker.close()));
       const graceOver = new Promise<'grace-over'>((resolve) => setTimeout(() => resolve('grace-over'), config.shutdownGraceMs).unref());
       if ((await Promise.race([closing.then(() => 'closed' as const), graceOver])) === 'grace-over') {
         const handedBack = runner.handBackAll();
         logger.info('handing running turns back to the queue', { turns: handedBack });
       }
       await closing;
-      await turnQueue.close().catch(() => undefined);
+      await turnQueues.close();
       cancelSubscriber.disconnect();
       await commands.quit().catch(() => undefined);
       workerConnection.disconnect();

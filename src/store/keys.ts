@@ -115,9 +115,4 @@ export class RedisKeys {
   cancelChannel(): string {
     return `${this.prefix}:cancel`;
   }
-
-  /** BullMQ queue name for turns. */
-  turnQueueName(): string {
-    return `${this.prefix}-turns`;
-  }
 }

@@ -13,10 +13,18 @@ import type {
   TaskStatus,
 } from '../protocol/types.ts';
 import type { TurnUsage } from '../../adapters/types.ts';
+import type { InputPolicy } from '../config/schema.ts';
 import { RedisKeys } from './keys.ts';
 import { defineScripts, type ScriptRunner } from './scripts.ts';
 
+/**
+ * Whose a task is: a principal of a tenant, using one agent. Tasks, contexts, indexes,
+ * idempotency keys, active-task caps and rate buckets are all per owner, so a task of one agent
+ * is not found through another agent's URLs, and two agents never share a context.
+ */
 export interface Owner {
+  /** The agent (name) the task belongs to. */
+  agent: string;
   /** Tenant the owner belongs to ('' when tenants are not used). */
   tenant: string;
   /** Principal id within the tenant. */
@@ -31,13 +39,14 @@ export interface TaskVersions {
   card: string;
 }
 
+/** "<agent>/<tenant>/<subject>", each part URI-encoded (so it holds no "/" and no ":"). */
 export const ownerKeyOf = (owner: Owner): string =>
-  `${encodeURIComponent(owner.tenant)}/${encodeURIComponent(owner.subject)}`;
+  `${encodeURIComponent(owner.agent)}/${encodeURIComponent(owner.tenant)}/${encodeURIComponent(owner.subject)}`;
 
 /** The owner a key was made from (ownerKeyOf's inverse). */
 export function ownerFromKey(ownerKey: string): Owner {
-  const slash = ownerKey.indexOf('/');
-  return { tenant: decodeURIComponent(ownerKey.slice(0, slash)), subject: decodeURIComponent(ownerKey.slice(slash + 1)) };
+  const [agent = '', tenant = '', subject = ''] = ownerKey.split('/');
+  return { agent: decodeURIComponent(agent), tenant: decodeURIComponent(tenant), subject: decodeURIComponent(subject) };
 }
 
 export interface TurnRecord {
@@ -95,7 +104,13 @@ export type AcceptResult =
   | { kind: 'resumed'; turn: number }
   | { kind: 'queued'; turn: number }
   | { kind: 'too-many-active'; active: number }
-  | { kind: 'forwarded'; childId: string };
+  | { kind: 'forwarded'; childId: string }
+  /** Input policy reject: a turn is queued or running; nothing changed. */
+  | { kind: 'busy'; state: TaskState }
+  /** Input policy interrupt, the turn had not started: the message joined its input. */
+  | { kind: 'joined'; turn: number }
+  /** Input policy interrupt: the running turn was asked to stop; the message is the next turn's input. */
+  | { kind: 'interrupting'; turn: number };
 
 export type CancelResult =
   | { kind: 'not-found' }
@@ -138,6 +153,8 @@ export type LeaseResult =
       resumption: number;
       /** The turn was parked for its assignments at least once: this run continues it. */
       resumed: boolean;
+      /** A new message asked this turn to stop (input policy interrupt): it ends at once, the next turn takes over. */
+      interrupted: boolean;
       history: Message[];
     };
 
@@ -308,6 +325,8 @@ export class TaskStore {
     message: Message;
     /** Most tasks the owner may have queued or running (0 = no cap). */
     maxActiveTasks: number;
+    /** What a message to a task whose turn is queued or running does (the agent's setting). */
+    inputPolicy: InputPolicy;
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -342,11 +361,19 @@ export class TaskStore {
         this.keys.eventChannel(taskId),
         taskId,
         input.maxActiveTasks,
+        input.inputPolicy,
+        this.keys.cancelChannel(),
       ],
     );
     switch (reply[0]) {
       case 'NOT_FOUND':
         return { kind: 'not-found' };
+      case 'BUSY':
+        return { kind: 'busy', state: str(reply[1]) as TaskState };
+      case 'JOINED':
+        return { kind: 'joined', turn: Number(reply[1]) };
+      case 'INTERRUPTING':
+        return { kind: 'interrupting', turn: Number(reply[1]) };
       case 'TOO_MANY_ACTIVE':
         return { kind: 'too-many-active', active: Number(reply[1]) };
       case 'FORWARDED':
@@ -548,7 +575,7 @@ export class TaskStore {
       case 'HELD':
         return { kind: 'held', holder: str(reply[1]) };
       default: {
-        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, ...history] =
+        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, ...history] =
           reply.map(str);
         return {
           kind: 'acquired',
@@ -568,6 +595,7 @@ export class TaskStore {
           handBacks: Number(handBacks || 0),
           links: parentTaskId ? { parentTaskId, role: role as string, readOnly: readOnly === '1' } : undefined,
           resumption: Number(resumption || 0),
+          interrupted: interrupted === '1',
           resumed: Number(resumption || 0) > 0,
           history: history.map((m) => JSON.parse(m) as Message),
         };
@@ -701,6 +729,8 @@ export class TaskStore {
     eventMetadata?: JsonObject;
     /** Whether a terminal result was verified, and how (invariant 8). */
     outcome?: JsonObject;
+    /** The turn stopped because a new message interrupted it: the next turn starts at once. */
+    interrupted?: boolean;
     now: Date;
   }): Promise<FinishResult> {
     const k = this.keys.task(input.taskId);
@@ -739,6 +769,7 @@ export class TaskStore {
         this.retentionSeconds,
         input.outcome === undefined ? '' : JSON.stringify(input.outcome),
         input.turnRecord.usage === undefined ? '' : `${input.turnRecord.usage.inputTokens} ${input.turnRecord.usage.outputTokens}`,
+        input.interrupted === true ? '1' : '',
       ],
     );
     if (reply[0] === 'STALE') return { kind: 'stale' };
@@ -752,18 +783,21 @@ export class TaskStore {
     };
   }
 
-  /** Stage 2 of a cancellation: the worker running the turn saw the request. Fenced. */
-  async acknowledgeCancel(input: { taskId: string; contextId: string; generation: number; status: TaskStatus; now: Date }): Promise<void> {
+  /**
+   * Stage 2 of a cancellation: the worker running the turn saw the request, to cancel the task
+   * or (`interruptedTurn`) to stop that turn for a new message. Fenced.
+   */
+  async acknowledgeCancel(input: { taskId: string; contextId: string; generation: number; status: TaskStatus; interruptedTurn?: number; now: Date }): Promise<void> {
     const k = this.keys.task(input.taskId);
+    const stage: JsonObject =
+      input.interruptedTurn === undefined
+        ? { stage: 'acknowledged', at: input.now.toISOString() }
+        : { stage: 'acknowledged', scope: 'turn', turn: input.interruptedTurn, reason: 'interrupted by a new message', at: input.now.toISOString() };
     const event: StreamResponse = {
-      statusUpdate: {
-        taskId: input.taskId,
-        contextId: input.contextId,
-        status: input.status,
-        metadata: { cancellation: { stage: 'acknowledged', at: input.now.toISOString() } },
-      },
+      statusUpdate: { taskId: input.taskId, contextId: input.contextId, status: input.status, metadata: { cancellation: stage } },
     };
-    const reply = await this.run('acknowledgeCancel', [k.task, k.events], [input.generation, this.keys.eventChannel(input.taskId), input.now.getTime(), JSON.stringify(event)]);
+    const field = input.interruptedTurn === undefined ? 'cancelAcknowledgedAtMs' : `interruptAcknowledged:${input.interruptedTurn}`;
+    const reply = await this.run('acknowledgeCancel', [k.task, k.events], [input.generation, this.keys.eventChannel(input.taskId), input.now.getTime(), JSON.stringify(event), field]);
     if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
   }
 

@@ -1,8 +1,8 @@
 // The A2A operations, once, independent of any binding. Bindings translate wire shapes and
 // errors; everything that decides something about a task happens here or in the store.
-import type { Queue } from 'bullmq';
 import { newId } from '../ids.ts';
-import { enqueueTurn, type TurnJobData } from '../../queues/turns.ts';
+import { enqueueTurn, type TurnQueues } from '../../queues/turns.ts';
+import type { Agent, Agents } from '../agents/agents.ts';
 import { compareEventIds, type EventHub, type LiveEvent } from '../events/hub.ts';
 import { openTaskFeed } from '../events/task-feed.ts';
 import { A2AError, invalidParams, taskNotFound } from '../protocol/errors.ts';
@@ -20,23 +20,22 @@ import {
   type Task,
   type TaskState,
 } from '../protocol/types.ts';
-import { ownerKeyOf, type Owner, type TaskStore, type TaskVersions } from '../store/task-store.ts';
+import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
 import { coordinatorOf, type Delegator } from '../coordination/delegator.ts';
 
 export interface TaskServiceOptions {
   store: TaskStore;
   hub: EventHub;
-  queue: Queue<TurnJobData>;
+  /** Each agent's turn queue. */
+  queues: TurnQueues;
+  /** The agents: versions recorded on their tasks (invariant 9), their limits and input policies. */
+  agents: Agents;
   blockingTimeoutMs: number;
   cancelWaitMs: number;
   idempotencyTtlSeconds: number;
-  /** Recorded on every task created here (invariant 9). */
-  versions: TaskVersions;
-  /** New turns are refused (503, Retry-After) while this many wait in the queue; 0 = no bound. */
+  /** New turns of an agent are refused (503, Retry-After) while this many wait in its queue; 0 = no bound. */
   maxQueuedTurns: number;
-  /** Tasks one owner may have queued or running; past it new work is refused with 429 (0 = no cap). */
-  maxActiveTasks: number;
   /** Coordinators' assignments: cancel propagation, answers forwarded to children, listing. */
   delegator: Delegator;
   assignments: AssignmentStore;
@@ -63,7 +62,7 @@ export interface AssignmentView {
 function tooManyActive(active: number, limit: number): A2AError {
   return new A2AError(
     'RESOURCE_EXHAUSTED',
-    `You have ${active} tasks queued or running, the limit is ${limit} (limits.maxActiveTasks); nothing was stored. Wait for one to finish, or cancel one, then retry.`,
+    `You have ${active} tasks of this agent queued or running, the limit is ${limit} (limits.maxActiveTasks, or the agent's limits); nothing was stored. Wait for one to finish, or cancel one, then retry.`,
     { retryAfterSeconds: 1, metadata: { reason: 'ACTIVE_TASK_LIMIT', limit: String(limit) } },
   );
 }
@@ -91,26 +90,35 @@ interface Submission {
 const DEFAULT_PAGE_SIZE = 50;
 
 export class TaskService {
-  private queueDepth: { readAtMs: number; depth: Promise<number> } | undefined;
+  private readonly queueDepths = new Map<string, { readAtMs: number; depth: Promise<number> }>();
 
   constructor(private readonly options: TaskServiceOptions) {}
 
+  /** The agent an owner's tasks belong to (owners are made for configured agents only). */
+  private agentOf(owner: Owner): Agent {
+    const agent = this.options.agents.get(owner.agent);
+    if (agent === undefined) throw new Error(`No agent "${owner.agent}" is configured.`);
+    return agent;
+  }
+
   /**
-   * Refuses new work while the queue is over its bound, before anything is stored: an
+   * Refuses new work while the agent's queue is over its bound, before anything is stored: an
    * overloaded deployment answers 503 with Retry-After instead of growing without limit.
    */
-  private async checkQueueDepth(): Promise<void> {
+  private async checkQueueDepth(agent: string): Promise<void> {
     const limit = this.options.maxQueuedTurns;
     if (limit <= 0) return;
     const now = Date.now();
-    if (this.queueDepth === undefined || now - this.queueDepth.readAtMs > QUEUE_DEPTH_TTL_MS) {
-      this.queueDepth = { readAtMs: now, depth: this.options.queue.count() };
+    let reading = this.queueDepths.get(agent);
+    if (reading === undefined || now - reading.readAtMs > QUEUE_DEPTH_TTL_MS) {
+      reading = { readAtMs: now, depth: this.options.queues.of(agent).count() };
+      this.queueDepths.set(agent, reading);
     }
-    const depth = await this.queueDepth.depth;
+    const depth = await reading.depth;
     if (depth >= limit) {
       throw new A2AError(
         'UNAVAILABLE',
-        `${depth} turns are waiting for a worker, the limit is ${limit} (maxQueuedTurns); nothing was stored. Retry after the Retry-After delay.`,
+        `${depth} turns of agent "${agent}" are waiting for a worker, the limit is ${limit} (maxQueuedTurns); nothing was stored. Retry after the Retry-After delay.`,
         { retryAfterSeconds: 1, httpStatus: 503, metadata: { queuedTurns: String(depth), limit: String(limit) } },
       );
     }
@@ -324,8 +332,9 @@ export class TaskService {
   /** Stores the message (a new task, or the next input of an existing one) and enqueues its turn. */
   private async submit(owner: Owner, request: SendMessageRequest, taskId: string = newId()): Promise<Submission> {
     const { message } = request;
-    await this.checkQueueDepth();
+    await this.checkQueueDepth(owner.agent);
     if (message.taskId !== undefined) return this.submitFollowUp(owner, request, message.taskId);
+    const agent = this.agentOf(owner);
 
     const contextId = message.contextId ?? newId();
     const stored: Message = { ...message, taskId, contextId };
@@ -336,11 +345,11 @@ export class TaskService {
       message: stored,
       metadata: request.metadata ?? {},
       idempotencyTtlSeconds: this.options.idempotencyTtlSeconds,
-      versions: this.options.versions,
-      maxActiveTasks: this.options.maxActiveTasks,
+      versions: agent.versionsFor(),
+      maxActiveTasks: agent.settings.limits.maxActiveTasks,
       now: new Date(),
     });
-    if (created.kind === 'too-many-active') throw tooManyActive(created.active, this.options.maxActiveTasks);
+    if (created.kind === 'too-many-active') throw tooManyActive(created.active, agent.settings.limits.maxActiveTasks);
     if (created.kind === 'duplicate') {
       // The same message again: same task, no second turn. Re-enqueueing the first turn is a
       // no-op unless the first attempt stored the task but died before its job was added.
@@ -357,19 +366,28 @@ export class TaskService {
 
   private async submitFollowUp(owner: Owner, request: SendMessageRequest, taskId: string): Promise<Submission> {
     const { message } = request;
+    const { settings } = this.agentOf(owner);
+    const { maxActiveTasks } = settings.limits;
     const result = await this.options.store.acceptMessage({
       taskId,
       owner,
       contextId: message.contextId,
       message: { ...message, taskId },
-      maxActiveTasks: this.options.maxActiveTasks,
+      maxActiveTasks,
+      inputPolicy: settings.inputPolicy,
       now: new Date(),
     });
     switch (result.kind) {
       case 'not-found':
         throw taskNotFound(taskId);
+      case 'busy':
+        throw new A2AError(
+          'UNSUPPORTED_OPERATION',
+          `Task ${taskId} is ${result.state}: a turn is queued or running, and agent "${owner.agent}" refuses messages until it ends (inputPolicy reject); nothing was stored. Send the message again once the task is waiting for input or has answered.`,
+          { metadata: { taskId, state: result.state, reason: 'TASK_BUSY', inputPolicy: 'reject' } },
+        );
       case 'too-many-active':
-        throw tooManyActive(result.active, this.options.maxActiveTasks);
+        throw tooManyActive(result.active, maxActiveTasks);
       case 'context-mismatch':
         throw invalidParams([
           { field: 'message.contextId', description: `does not match the contextId of task ${taskId}; omit it or send the task's own` },
@@ -406,7 +424,8 @@ export class TaskService {
   private async forwardToAssignment(owner: Owner, coordinatorId: string, childId: string, message: Message): Promise<void> {
     const forwarded: Message = { ...message, taskId: childId, referenceTaskIds: [coordinatorId] };
     delete forwarded.contextId;
-    const accepted = await this.options.store.acceptMessage({ taskId: childId, owner, contextId: undefined, message: forwarded, maxActiveTasks: 0, now: new Date() });
+    // An answer the coordinator asked for on the child's behalf always queues: the child is waiting for it.
+    const accepted = await this.options.store.acceptMessage({ taskId: childId, owner, contextId: undefined, message: forwarded, maxActiveTasks: 0, inputPolicy: 'enqueue', now: new Date() });
     if (accepted.kind === 'resumed') {
       const child = await this.options.store.readTask(childId, owner, 0);
       if (child !== undefined) await this.enqueue(owner, childId, child.task.contextId, accepted.turn);
@@ -416,7 +435,7 @@ export class TaskService {
 
   private async enqueue(owner: Owner, taskId: string, contextId: string, turn: number): Promise<void> {
     try {
-      await enqueueTurn(this.options.queue, { taskId, turn, ownerKey: ownerKeyOf(owner), contextId });
+      await enqueueTurn(this.options.queues, { taskId, turn, ownerKey: ownerKeyOf(owner), contextId });
     } catch (error) {
       throw new A2AError(
         'UNAVAILABLE',

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { expect } from 'vitest';
-import { loadAdapter } from '../../adapters/module-loader.ts';
+import { Agents } from '../../src/agents/agents.ts';
 import { configSchema, type GatewayConfig } from '../../src/config/schema.ts';
 import { startGatewayRole, type GatewayHandle } from '../../src/gateway/server.ts';
 import { createLogger } from '../../src/logging/logger.ts';
@@ -63,13 +63,14 @@ export async function startTestGateway(
     heartbeatMs: 1_000,
     lockDurationMs: 2_000,
     stalledIntervalMs: 1_000,
-    adapterOptions: { stepMs: 20, ...(options.adapterOptions ?? {}) },
+    // With several agents configured, each brings its own options.
+    ...(options.config?.agents === undefined ? { adapterOptions: { stepMs: 20, ...(options.adapterOptions ?? {}) } } : {}),
     ...(options.config ?? {}),
   });
   const logger = createLogger(config.logLevel);
-  const adapter = await loadAdapter(config.adapter, config.adapterOptions, ROOT);
-  const worker = options.inProcessWorker === false ? undefined : await startWorkerRole(config, adapter, logger, { baseDir: ROOT });
-  const gateway = await startGatewayRole(config, adapter, logger, { baseDir: ROOT });
+  const agents = await Agents.load(config, ROOT);
+  const worker = options.inProcessWorker === false ? undefined : await startWorkerRole(config, agents, logger);
+  const gateway = await startGatewayRole(config, agents, logger, { baseDir: ROOT });
   const redis = new Redis(REDIS_URL);
   return {
     prefix,
@@ -102,9 +103,10 @@ export async function snapshotKeys(redis: Redis, prefix: string): Promise<Map<st
   const result = new Map<string, string>();
   // BullMQ's own housekeeping (the stall check's marker and its event log) changes on a timer,
   // whatever requests do; everything else under the prefix is compared.
-  const housekeeping = new Set([`${prefix}:turns:stalled-check`, `${prefix}:turns:stalled`, `${prefix}:turns:events`]);
+  // Emitted-event digests come and go with a running turn's own progress (appendEvents).
+  const housekeeping = /:turns-[^:]+:(stalled-check|stalled|events)$|^[^{]*\{[^}]+\}:emitted$/;
   for (const key of keys.sort()) {
-    if (housekeeping.has(key)) continue;
+    if (housekeeping.test(key)) continue;
     // Hashes and sets are compared by sorted content: a hashtable-encoded hash is rehashed
     // incrementally by lookups, so a plain read can reorder its DUMP without changing it.
     const type = await redis.type(key);
@@ -117,7 +119,7 @@ export async function snapshotKeys(redis: Redis, prefix: string): Promise<Map<st
 
 /**
  * One key of a task whose turn may be running, without what the turn writes by itself: its
- * status, progress events, turn records' content, step journal and call ids. Whatever a
+ * status, progress events, turn records' content, step journal, emitted digests and call ids. Whatever a
  * request could write (a new field, a cancel, a queued message, a history entry) still shows.
  * `part` is what follows the task's hash tag (task, events, turns, steps, …).
  */
@@ -135,7 +137,7 @@ export async function progressFreeFingerprint(gw: Pick<TestGateway, 'redis'>, ke
     return `events ${JSON.stringify(kept)}`;
   }
   if (part === 'turns') return `turns ${JSON.stringify((await gw.redis.hkeys(key)).sort())}`;
-  if (part === 'steps') return 'steps';
+  if (part === 'steps' || part === 'emitted') return part;
   return fingerprint;
 }
 
@@ -149,10 +151,10 @@ export async function turnJobsSettled(gw: Pick<TestGateway, 'redis' | 'prefix'>)
     async () => {
       let cursor = '0';
       do {
-        const [next, keys] = await gw.redis.scan(cursor, 'MATCH', `${gw.prefix}:turns:*-t*`, 'COUNT', 1000);
+        const [next, keys] = await gw.redis.scan(cursor, 'MATCH', `${gw.prefix}:turns-*:*-t*`, 'COUNT', 1000);
         cursor = next;
         for (const key of keys) {
-          const taskId = /:turns:([0-9A-Z]{26})-t\d+$/.exec(key)?.[1];
+          const taskId = /:turns-[^:]+:([0-9A-Z]{26})-t\d+$/.exec(key)?.[1];
           if (taskId === undefined) continue;
           const state = await gw.redis.hget(`${gw.prefix}:{${taskId}}:task`, 'state');
           if (state !== 'TASK_STATE_SUBMITTED' && state !== 'TASK_STATE_WORKING') return false;

@@ -13,9 +13,9 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
-import { SCOPES, type IssuerConfig, type Scope } from '../../config/schema.ts';
+import type { IssuerConfig } from '../../config/schema.ts';
 import { A2AError } from '../../protocol/errors.ts';
-import { userSubject, type Principal } from '../principal.ts';
+import { operationScopes, userSubject, type Principal } from '../principal.ts';
 import { bearerChallenge } from './challenge.ts';
 
 export interface JwtVerifierOptions {
@@ -30,8 +30,6 @@ interface TrustedIssuer {
   config: IssuerConfig;
   keys: JWTVerifyGetKey;
 }
-
-const KNOWN_SCOPES = new Set<string>(SCOPES);
 
 /** Thrown for a credential we cannot accept: 401 with an RFC 6750 challenge. */
 export function invalidToken(reason: string, message: string): A2AError {
@@ -82,15 +80,16 @@ export class JwtVerifier {
       throw invalidToken('MALFORMED_TOKEN', `The token's "${config.tenantClaim}" claim must be a string.`);
     }
     if (typeof payload.sub !== 'string' || payload.sub === '') throw invalidToken('MALFORMED_TOKEN', 'The token\'s "sub" claim must be a non-empty string.');
-    return { tenant: tenant ?? '', subject: userSubject(config.id, payload.sub), scopes: scopesOf(payload), method: 'jwt' };
+    const grants = grantsOf(payload);
+    return { tenant: tenant ?? '', subject: userSubject(config.id, payload.sub), scopes: operationScopes(grants), grants, method: 'jwt' };
   }
 }
 
-/** OAuth `scope` (space-separated, RFC 9068) or `scp` (array); scopes we do not know are ignored. */
-function scopesOf(payload: JWTPayload): Set<Scope> {
+/** OAuth `scope` (space-separated, RFC 9068) or `scp` (array). */
+function grantsOf(payload: JWTPayload): Set<string> {
   const raw = payload.scope ?? payload.scp;
   const listed = typeof raw === 'string' ? raw.split(' ') : Array.isArray(raw) ? raw.filter((s): s is string => typeof s === 'string') : [];
-  return new Set(listed.filter((s): s is Scope => KNOWN_SCOPES.has(s)));
+  return new Set(listed.filter((s) => s !== ''));
 }
 
 function keySetOf(config: IssuerConfig, options: JwtVerifierOptions): JWTVerifyGetKey {

@@ -15,7 +15,7 @@ import { isInnerList, parseDictionary, serializeDictionary, serializeItem, type 
 import type { PartnerConfig } from '../../config/schema.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { AUTH_REALM } from '../jwt/challenge.ts';
-import { partnerSubject, type Principal } from '../principal.ts';
+import { operationScopes, partnerSubject, type Principal } from '../principal.ts';
 import { NonceStore } from './nonce-store.ts';
 import {
   algorithmOfKey,
@@ -200,7 +200,7 @@ export class RequestSignatureVerifier {
       throw signatureRefusal('NONCE_REUSED', 'This nonce was already used: every request needs a new nonce and a new signature.');
     }
     const { partner } = key;
-    return { tenant: partner.tenant, subject: partnerSubject(partner.id), scopes: new Set(partner.scopes), method: 'signature' };
+    return { tenant: partner.tenant, subject: partnerSubject(partner.id), scopes: operationScopes(partner.scopes), grants: new Set(partner.scopes), method: 'signature' };
   }
 
   /** The first signature (in Signature-Input order) whose keyid is a configured partner key. */

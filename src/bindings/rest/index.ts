@@ -97,26 +97,27 @@ function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Rec
   return params;
 }
 
-/** Handles one request below REST_BASE_PATH. */
+/** Handles one request below the endpoint's REST base (`<agent base>/a2a/rest`). */
 export async function handleRest(exchange: Exchange, options: RestBindingOptions): Promise<void> {
   try {
     // Read the body before any refusal, so an early error leaves the connection reusable.
     const bodyText = exchange.method === 'POST' || exchange.method === 'PUT' || exchange.method === 'PATCH' ? await exchange.readBody(options.maxBodyBytes) : '';
-    const path = exchange.path.slice(REST_BASE_PATH.length) || '/';
+    const base = `${options.endpoint.basePath}${REST_BASE_PATH}`;
+    const path = exchange.path.slice(base.length) || '/';
     let match: ReturnType<typeof matchRestRoute>;
     try {
       match = matchRestRoute(exchange.method, path);
     } catch (error) {
       // decodeURIComponent of a path segment such as "%E0%A4%A": the client's mistake, not ours.
-      if (error instanceof URIError) throw new A2AError('INVALID_REQUEST', `The path ${REST_BASE_PATH}${path} has malformed percent-encoding.`);
+      if (error instanceof URIError) throw new A2AError('INVALID_REQUEST', `The path ${base}${path} has malformed percent-encoding.`);
       throw error;
     }
     if (match === undefined) {
-      throw new A2AError('METHOD_NOT_FOUND', `No A2A operation at ${exchange.method} ${REST_BASE_PATH}${path}; see openapi.yaml for the routes.`);
+      throw new A2AError('METHOD_NOT_FOUND', `No A2A operation at ${exchange.method} ${base}${path}; see openapi.yaml for the routes.`);
     }
     if (match === 'method-not-allowed') {
       exchange.response.setHeader('Allow', allowedMethods(path).join(', '));
-      throw new A2AError('METHOD_NOT_FOUND', `${exchange.method} is not allowed on ${REST_BASE_PATH}${path}`, { httpStatus: 405 });
+      throw new A2AError('METHOD_NOT_FOUND', `${exchange.method} is not allowed on ${base}${path}`, { httpStatus: 405 });
     }
     const principal = await authenticateExchange(exchange, bodyText, options);
     checkProtocolVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);

@@ -6,13 +6,20 @@
   ARGV[1] ownerKey   ARGV[2] contextId sent by the caller ('' if none)   ARGV[3] message JSON
   ARGV[4] messageId  ARGV[5] now (ms)  ARGV[6] now (ISO)  ARGV[7] event channel  ARGV[8] taskId
   ARGV[9] most active tasks the owner may have (0 = no cap)
+  ARGV[10] the agent's input policy for a task whose turn is queued or running: enqueue | reject | interrupt
+  ARGV[11] cancel channel (an interrupt reaches the worker running the turn there as "<taskId> <turn>")
   Returns {'NOT_FOUND'} | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
+        | {'BUSY', state} (policy reject: a turn is queued or running; nothing changed)
+        | {'JOINED', turn} (policy interrupt, the turn has not started: the message joins its input)
+        | {'INTERRUPTING', turn} (policy interrupt: the running turn is asked to stop; the message
+          is the next turn's input, which starts as soon as it stops)
         | {'TOO_MANY_ACTIVE', count} (resuming it would pass the owner's cap; nothing changed)
         | {'FORWARDED', child task id} (a coordinator asked on behalf of an assignment: the caller
           forwards the message to that child; the coordinator's turn stays parked)
         | {'RESUMED', turn} (no turn ran: the message starts the next one; caller enqueues it)
         | {'QUEUED', turn}  (a turn is running or queued: the message is the next turn's input)
-  Emits on RESUMED: a TASK_STATE_SUBMITTED status update.
+  Emits on RESUMED: a TASK_STATE_SUBMITTED status update. On INTERRUPTING (the first interrupt of a
+  turn): a status update with metadata.cancellation {stage "requested", scope "turn", turn}.
 ]]
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end
@@ -57,6 +64,34 @@ local cap = tonumber(ARGV[9])
 if resumes and cap > 0 and not redis.call('ZSCORE', KEYS[9], ARGV[8]) then
   local active = redis.call('ZCARD', KEYS[9])
   if active >= cap then return {'TOO_MANY_ACTIVE', active} end
+end
+local policy = ARGV[10]
+if not resumes and policy == 'reject' then return {'BUSY', state} end
+local parked = redis.call('HGET', KEYS[1], 'suspended') == '1'
+-- A parked coordinator's turn is its assignments' business: the message queues (policy enqueue).
+if not resumes and policy == 'interrupt' and not parked then
+  redis.call('SADD', KEYS[4], ARGV[4])
+  local turn = redis.call('HGET', KEYS[1], 'turn')
+  if state == 'TASK_STATE_SUBMITTED' then
+    -- Not started yet: nothing to stop, the message is more input of the same turn.
+    redis.call('RPUSH', KEYS[2], ARGV[3])
+    local record = cjson.decode(redis.call('HGET', KEYS[6], turn))
+    table.insert(record.inputMessageIds, ARGV[4])
+    redis.call('HSET', KEYS[6], turn, cjson.encode(record))
+    return {'JOINED', turn}
+  end
+  redis.call('RPUSH', KEYS[3], ARGV[3])
+  if redis.call('HGET', KEYS[1], 'interruptTurn') ~= turn then
+    redis.call('HSET', KEYS[1], 'interruptTurn', turn, 'interruptRequestedAtMs', ARGV[5])
+    local requested = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[8]) .. ',"contextId":' .. cjson.encode(contextId)
+      .. ',"status":' .. redis.call('HGET', KEYS[1], 'status')
+      .. ',"metadata":{"cancellation":{"stage":"requested","scope":"turn","turn":' .. turn .. ',"reason":"interrupted by a new message","at":'
+      .. cjson.encode(ARGV[6]) .. '}}}}'
+    local id = redis.call('XADD', KEYS[5], '*', 'r', requested)
+    redis.call('PUBLISH', ARGV[7], id .. '\n' .. requested)
+  end
+  redis.call('PUBLISH', ARGV[11], ARGV[8] .. ' ' .. turn)
+  return {'INTERRUPTING', turn}
 end
 redis.call('SADD', KEYS[4], ARGV[4])
 if resumes then

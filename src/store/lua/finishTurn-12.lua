@@ -13,8 +13,11 @@
   ARGV[12] retention of a terminal task (s)
   ARGV[13] outcome JSON of a terminal turn: {verified, method?, evidence?} ('' = leave as is)
   ARGV[14] tokens the turn's model calls consumed, "<input> <output>" ('' = none): added to the task's totals
+  ARGV[15] '1' when the turn stopped because a new message interrupted it (input policy interrupt):
+    it is over (its record says canceled) and the next turn starts at once with the queued input
   Returns {'STALE'} | {'DONE', eventId} | {'NEXT', turn, turnInputStart, message JSON...}
-  Emits: the final status update, or a TASK_STATE_WORKING status update for the next turn.
+  Emits: the final status update, or a TASK_STATE_WORKING status update for the next turn (for an
+  interrupted turn, with metadata.cancellation {stage "stopped", scope "turn", turn}).
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
@@ -29,9 +32,11 @@ if ARGV[14] ~= '' then
 end
 if ARGV[8] ~= '' then redis.call('RPUSH', KEYS[5], ARGV[8]) end
 local state = ARGV[6]
+local interrupted = ARGV[15] == '1'
 local continues = (state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_INPUT_REQUIRED'
-  or state == 'TASK_STATE_AUTH_REQUIRED') and redis.call('LLEN', KEYS[6]) > 0
+  or state == 'TASK_STATE_AUTH_REQUIRED' or interrupted) and redis.call('LLEN', KEYS[6]) > 0
   and not redis.call('HGET', KEYS[1], 'cancelRequestedAtMs')
+redis.call('HDEL', KEYS[1], 'interruptTurn', 'interruptRequestedAtMs')
 local queued = redis.call('LRANGE', KEYS[6], 0, -1)
 redis.call('DEL', KEYS[6])
 local start = redis.call('LLEN', KEYS[5])
@@ -44,8 +49,13 @@ if continues then
   local status = '{"state":"TASK_STATE_WORKING","timestamp":' .. cjson.encode(ARGV[4]) .. '}'
   redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[3],
     'turnInputStart', start, 'turnAttempts', 0, 'turnHandBacks', 0, 'turnBudgetSpent', 0)
+  local stopped = ''
+  if interrupted then
+    stopped = ',"metadata":{"cancellation":{"stage":"stopped","scope":"turn","turn":' .. turn
+      .. ',"reason":"interrupted by a new message","at":' .. cjson.encode(ARGV[4]) .. '}}'
+  end
   local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[5]) .. ',"contextId":' .. cjson.encode(contextId)
-    .. ',"status":' .. status .. '}}'
+    .. ',"status":' .. status .. stopped .. '}}'
   local id = redis.call('XADD', KEYS[2], '*', 'r', event)
   redis.call('PUBLISH', ARGV[2], id .. '\n' .. event)
   local result = {'NEXT', nextTurn, start}

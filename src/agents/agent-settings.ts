@@ -1,0 +1,92 @@
+// The agents a configuration describes, with every default applied: the one place that knows
+// how the top-level settings (adapter, agentName, limits…) fill in what an agent leaves out,
+// and which agent answers at the root URLs.
+import { AGENT_NAME_PATTERN, type AgentConfig, type GatewayConfig, type InputPolicy } from '../config/schema.ts';
+import type { AgentSkill, JsonObject } from '../protocol/types.ts';
+
+/** The name of the one agent a configuration without `agents` describes. */
+export const IMPLICIT_AGENT = 'default';
+
+export interface AgentLimits {
+  maxActiveTasks: number;
+  requestsPerSecond: number;
+  burst: number;
+  maxBodyBytes: number;
+  turnDeadlineMs: number;
+  turnBudget: number;
+  workerConcurrency: number;
+}
+
+export interface AgentSettings {
+  name: string;
+  adapter: string;
+  adapterOptions: JsonObject;
+  card: {
+    name: string;
+    /** Set explicitly for this agent; otherwise a downstream agent's own, else defaultDescription. */
+    description: string | undefined;
+    defaultDescription: string;
+    version: string;
+    /** undefined: the adapter's own; 'from downstream': what Adapter.describe() says, refreshed. */
+    skills: AgentSkill[] | 'from downstream' | undefined;
+    refreshSeconds: number;
+  };
+  inputPolicy: InputPolicy;
+  /** A caller needs one of these (or a2a:admin) to use the agent; empty = any caller. */
+  scopes: string[];
+  limits: AgentLimits;
+}
+
+export interface ResolvedAgents {
+  /** In configuration order. */
+  agents: AgentSettings[];
+  /** The agent served at the root URLs. */
+  defaultAgent: string;
+}
+
+/** Resolves the configured agents; throws an Error naming the setting when they do not fit together. */
+export function resolveAgents(config: GatewayConfig): ResolvedAgents {
+  const configured: Record<string, Partial<AgentConfig>> = config.agents ?? { [IMPLICIT_AGENT]: { adapter: config.adapter ?? 'demo', adapterOptions: config.adapterOptions ?? {} } };
+  const names = Object.keys(configured);
+  if (names.length === 0) throw new Error('agents: configure at least one agent, or leave the setting out for the demo agent.');
+  const defaultAgent = config.defaultAgent ?? (names[0] as string);
+  if (!names.includes(defaultAgent)) throw new Error(`defaultAgent (A2A_DEFAULT_AGENT): "${defaultAgent}" is not one of the configured agents (${names.join(', ')}).`);
+  for (const name of config.workerAgents ?? []) {
+    if (!names.includes(name)) throw new Error(`workerAgents (A2A_WORKER_AGENTS): "${name}" is not one of the configured agents (${names.join(', ')}).`);
+  }
+  const agents = names.map((name) => {
+    if (!AGENT_NAME_PATTERN.test(name)) throw new Error(`agents: "${name}" is not a valid agent name.`);
+    const entry = configured[name] ?? {};
+    const isDefault = name === defaultAgent;
+    // Top-level adapter settings (and their A2A_ADAPTER* variables) override the default agent's.
+    const adapter = isDefault && config.agents !== undefined && config.adapter !== undefined ? config.adapter : (entry.adapter ?? 'demo');
+    const adapterOptions = isDefault && config.agents !== undefined && config.adapterOptions !== undefined ? config.adapterOptions : (entry.adapterOptions ?? {});
+    const card = entry.card;
+    const limits = entry.limits ?? {};
+    return {
+      name,
+      adapter,
+      adapterOptions: adapterOptions as JsonObject,
+      card: {
+        name: card?.name ?? (config.agents === undefined || isDefault ? config.agentName : name),
+        description: card?.description ?? (config.agents === undefined ? config.agentDescription : undefined),
+        defaultDescription: config.agentDescription,
+        version: card?.version ?? config.agentVersion,
+        skills: card?.skills as AgentSettings['card']['skills'],
+        refreshSeconds: card?.cardRefreshSeconds ?? 300,
+      },
+      inputPolicy: entry.inputPolicy ?? 'enqueue',
+      scopes: entry.scopes ?? [],
+      limits: {
+        maxActiveTasks: limits.maxActiveTasks ?? config.limits.maxActiveTasks,
+        requestsPerSecond: limits.requestsPerSecond ?? config.limits.requestsPerSecond,
+        burst: limits.burst ?? config.limits.burst,
+        maxBodyBytes: limits.maxBodyBytes ?? config.maxBodyBytes,
+        turnDeadlineMs: limits.turnDeadlineMs ?? config.turnDeadlineMs,
+        turnBudget: limits.turnBudget ?? config.turnBudget,
+        workerConcurrency: limits.workerConcurrency ?? config.workerConcurrency,
+      },
+    } satisfies AgentSettings;
+  });
+  return { agents, defaultAgent };
+}

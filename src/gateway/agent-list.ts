@@ -1,0 +1,50 @@
+// GET /agents: the agents behind this gateway that the caller may use (its credentials grant
+// one of each agent's scopes), with where their cards are. Authenticated like the bindings.
+import { mayUseAgent } from '../auth/scopes.ts';
+import { anonymousPrincipal } from '../auth/principal.ts';
+import { restErrorBody } from '../bindings/rest/index.ts';
+import { toA2AError } from '../bindings/errors.ts';
+import type { Exchange } from '../bindings/http/exchange.ts';
+import { A2AError } from '../protocol/errors.ts';
+import type { GatewayAppOptions } from './app.ts';
+
+export interface AgentListing {
+  name: string;
+  description: string;
+  cardUrl: string;
+  /** The agent also served at the root URLs. */
+  default: boolean;
+}
+
+export async function handleAgentList(exchange: Exchange, options: Pick<GatewayAppOptions, 'authenticator' | 'endpoints' | 'root' | 'publicOrigin' | 'publicUrl' | 'logger'>): Promise<void> {
+  try {
+    if (exchange.method !== 'GET') {
+      exchange.response.setHeader('Allow', 'GET');
+      throw new A2AError('METHOD_NOT_FOUND', 'GET /agents lists the agents; nothing else is served there.', { httpStatus: 405 });
+    }
+    const principal =
+      (await options.authenticator.authenticate({
+        method: exchange.method,
+        targetUri: `${options.publicOrigin}${exchange.target}`,
+        header: (name) => exchange.header(name),
+        body: '',
+      })) ?? anonymousPrincipal(undefined);
+    const agents: AgentListing[] = [];
+    for (const endpoint of options.endpoints.values()) {
+      const { settings } = endpoint.agent;
+      if (!mayUseAgent(principal, settings.scopes)) continue;
+      const { card } = await endpoint.cards.cards().catch(() => ({ card: undefined }));
+      agents.push({
+        name: settings.name,
+        description: card?.card.description ?? settings.card.description ?? settings.card.defaultDescription,
+        cardUrl: `${options.publicUrl}${endpoint.basePath}/.well-known/agent-card.json`,
+        default: settings.name === options.root.agent.name,
+      });
+    }
+    exchange.sendJson(200, { agents });
+  } catch (error) {
+    const a2a = toA2AError(error);
+    if (a2a.kind === 'INTERNAL') options.logger.error('GET /agents failed', { error: String((error as Error).stack ?? error) });
+    exchange.sendJson(a2a.httpStatus ?? a2a.mapping.httpStatus, restErrorBody(a2a), a2a.httpHeaders());
+  }
+}
