@@ -146,6 +146,29 @@ describe('a2a adapter in front of a streaming 1.0 agent (JSON-RPC first)', () =>
     expect(stats.cancels).toContain(state);
   });
 
+  it('a message that interrupts a remote turn (input policy interrupt) cancels its downstream task; the next turn starts a new one in the same context', async () => {
+    const interrupting = await startTestGateway({
+      name: 'remote-a2a-interrupt',
+      config: { agents: { remote: { adapter: 'a2a', adapterOptions: { url: downstream.url, ...FAST }, inputPolicy: 'interrupt' } } },
+    });
+    try {
+      const remote = await new ClientFactory().createFromUrl(interrupting.url);
+      const started = asTask(await remote.sendMessage(request('slow 60000', { configuration: { returnImmediately: true } })));
+      const first = await waitFor(async () => (await stepsOf(interrupting, started.id))['1:send']?.reference, 20_000, 'the first downstream task id');
+      const answered = asTask(await remote.sendMessage(request('echo instead', { taskId: started.id })));
+      expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(artifactText(answered, 'echo')).toBe('echo instead');
+      expect((await downstream.stats()).cancels).toContain(first);
+      const state = await downstreamOf(interrupting, started.id);
+      expect(state?.turn).toBe(2);
+      expect(state?.taskId).not.toBe(first);
+      const firstContext = (await new ClientFactory().createFromUrl(downstream.url)).getTask(GetTaskRequest.fromJSON({ id: first }));
+      expect(state?.contextId).toBe((await firstContext).contextId);
+    } finally {
+      await interrupting.close();
+    }
+  });
+
   it('a downstream failure fails ours with its reason; a rejection rejects ours with its reason', async () => {
     const failed = asTask(await client.sendMessage(request('fail disk full')));
     expect(failed.status?.state).toBe(TaskState.TASK_STATE_FAILED);

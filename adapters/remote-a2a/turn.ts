@@ -400,9 +400,11 @@ export class RemoteTurn {
   }
 
   /**
-   * The turn was aborted. A cancel or a deadline ends the work, so the downstream task is
-   * canceled too; a worker shutdown only hands the turn over, and the next worker re-attaches
-   * to the downstream task, which must still be running then.
+   * The turn was aborted. A cancel, a deadline or an interrupt ends the turn's work, so the
+   * downstream task is canceled too, and noted as such: a turn that comes next (after an
+   * interrupt) starts a new downstream task in the same context instead of continuing this one.
+   * A worker shutdown only hands the turn over, and the next worker re-attaches to the
+   * downstream task, which must still be running then.
    */
   private async stopDownstream(): Promise<void> {
     const cause = abortCauseOf(this.ctx.signal);
@@ -421,5 +423,7 @@ export class RemoteTurn {
       result = `not canceled: ${describeDownstreamError(error)}`;
     }
     await this.ctx.recordStep('downstream-cancel', { taskId, reason: cause, result }).catch(() => undefined);
+    const stopped: DownstreamState = { turn: this.ctx.turn, taskId, contextId: this.contextId, state: 'TASK_STATE_CANCELED', status: null };
+    await this.ctx.adapterState.set(DOWNSTREAM_STATE_KEY, stopped).catch(() => undefined);
   }
 }
