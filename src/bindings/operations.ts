@@ -2,12 +2,10 @@
 // capabilities, call the task service. JSON-RPC and HTTP+JSON differ only in how they get
 // params in and results or errors out.
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
-import type { Authenticator } from '../auth/authenticator.ts';
 import { anonymousPrincipal, ownerOf, type Principal } from '../auth/principal.ts';
 import { requireAgentAccess, requireScope, requireTenant } from '../auth/scopes.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { Owner } from '../store/task-store.ts';
-import type { Exchange } from './http/exchange.ts';
 import { A2AError } from '../protocol/errors.ts';
 import {
   cancelTaskRequestSchema,
@@ -50,20 +48,7 @@ export interface OperationDeps {
   service: TaskService;
   /** The agent whose URLs the request came to: its tasks, cards, limits and input policy. */
   endpoint: AgentEndpoint;
-  authenticator: Authenticator;
   rateLimiter: RateLimiter;
-  /** Origin clients address (publicUrl): signed requests cover the target URI as they sent it. */
-  publicOrigin: string;
-}
-
-/** Authenticates one HTTP request (after its body is read: signatures cover the body's digest). */
-export function authenticateExchange(exchange: Exchange, body: string, deps: OperationDeps): Promise<Principal | undefined> {
-  return deps.authenticator.authenticate({
-    method: exchange.method,
-    targetUri: `${deps.publicOrigin}${exchange.target}`,
-    header: (name) => exchange.header(name),
-    body,
-  });
 }
 
 /**

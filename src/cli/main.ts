@@ -144,6 +144,7 @@ async function bannerCredentials(config: GatewayConfig, gateway: GatewayHandle):
     header: `-H 'Authorization: Bearer ${token}' `,
     notes: [
       `  authentication: development issuer (key in ${config.dataDir}); the token below is user "quickstart" for 24 h.`,
+      '    WARNING: no token issuer is configured; the development issuer is for local use only (refused when NODE_ENV=production).',
       '    Your own: npm run -s token -- --sub alice [--tenant acme] [--scope "a2a:read a2a:write"]',
     ],
   };

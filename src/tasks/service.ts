@@ -22,7 +22,7 @@ import {
 } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
-import { coordinatorOf, type Delegator } from '../coordination/delegator.ts';
+import type { Delegator } from '../coordination/delegator.ts';
 
 export interface TaskServiceOptions {
   store: TaskStore;
@@ -314,7 +314,8 @@ export class TaskService {
     await this.options.delegator.cancelAssignments(taskId, owner);
     if (kind !== 'canceled') return;
     const read = await this.options.store.readTask(taskId, owner, 0);
-    const coordinator = read === undefined ? undefined : coordinatorOf(read.task);
+    // The server's own link, never the task's metadata (which a caller could have written).
+    const coordinator = read === undefined ? undefined : await this.options.store.parentOf(taskId);
     if (read === undefined || coordinator === undefined) return;
     await this.options.delegator.childTurnEnded(
       { taskId, coordinatorId: coordinator, ownerKey: ownerKeyOf(owner), contextId: read.task.contextId },

@@ -16,6 +16,8 @@
 ]]
 local existing = redis.call('GET', KEYS[8])
 if existing then return {'DUPLICATE', existing} end
+-- Task ids are the server's: one that exists already (a sub-agent's derived id) is never overwritten.
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'DUPLICATE', ARGV[1]} end
 local cap = tonumber(ARGV[15])
 if cap > 0 then
   local active = redis.call('ZCARD', KEYS[9])
