@@ -6,7 +6,8 @@ import { CancelTaskRequest, GetTaskRequest, SendMessageRequest, TaskState, type 
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemoteA2aAdapter } from '../adapters/remote-a2a/index.ts';
-import { downstreamMessageId, type DownstreamState } from '../adapters/remote-a2a/turn.ts';
+import type { DownstreamState } from '../adapters/remote-a2a/downstream-state.ts';
+import { downstreamMessageId } from '../adapters/remote-a2a/message-id.ts';
 import { loadAdapter } from '../adapters/module-loader.ts';
 import type { StepRecord } from '../src/store/task-store.ts';
 import { spawnDownstreamAgent, type DownstreamAgentProcess } from './support/downstream-agent.ts';

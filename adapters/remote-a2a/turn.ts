@@ -5,36 +5,19 @@
 // re-attaches to that downstream task (subscribe, else poll) and never sends the message again;
 // when the crash came before the id was known it sends again with the same messageId, so an
 // idempotent downstream recognises the message.
-import { createHash } from 'node:crypto';
 import { CancelTaskRequest, GetTaskRequest, Message as SdkMessage, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task as SdkTask, type StreamResponse as SdkStreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { abortCauseOf } from '../abort-reasons.ts';
 import type { AdapterContext, StepHandle, StepOutcome, TurnOutcome } from '../types.ts';
-import type { JsonObject, Message, Part, StreamResponse as WireEvent, Task, TaskState, TaskStatus } from '../../src/protocol/types.ts';
+import type { JsonObject, Message, Part, StreamResponse as WireEvent, Task, TaskStatus } from '../../src/protocol/types.ts';
 import type { DownstreamAgent, DownstreamConnection } from './downstream-agent.ts';
+import { continues, DOWNSTREAM_STATE_KEY, markOf, sameStatus, type DownstreamState, type StatusMark } from './downstream-state.ts';
 import { describeDownstreamError, isRetryable } from './errors.ts';
 import { ArtifactMirror, DIRECT_REPLY_ARTIFACT_ID, outcomeOfStatus, partsOf, textOf } from './event-mapping.ts';
 import type { RemoteA2aOptions } from './options.ts';
+import { downstreamMessageId } from './message-id.ts';
 import { PollBackoff, sleep, withRetry } from './retry.ts';
-
-/** adapterState key: the downstream task and context this task continues. */
-export const DOWNSTREAM_STATE_KEY = 'downstream';
-
-/** Which downstream status a turn saw last: its message id, else its timestamp. */
-export type StatusMark = { messageId: string | null; timestamp: string | null };
-
-/** What adapterState keeps between turns (and workers). */
-export type DownstreamState = {
-  /** The turn that wrote it. */
-  turn: number;
-  /** null after a direct Message reply (no downstream task). */
-  taskId: string | null;
-  contextId: string | null;
-  /** The downstream task's state when the turn ended. */
-  state: TaskState | null;
-  /** The downstream status the turn ended on. */
-  status: StatusMark | null;
-};
+import { drain } from './stream-drain.ts';
 
 /** How the downstream task left our turn. */
 type Ended = { outcome: TurnOutcome; status: TaskStatus };
@@ -47,60 +30,10 @@ const CANCEL_TIMEOUT_MS = 3_000;
 /** A downstream whose resubscribe keeps failing (not merely unreachable) is polled instead. */
 const MAX_STREAM_FAILURES = 3;
 
-const INTERRUPTED: ReadonlySet<TaskState> = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
-
-/** True when the earlier turn ended on a downstream question, so this turn's input answers it. */
-function continues(previous: DownstreamState | undefined): boolean {
-  return previous?.taskId != null && previous.state !== null && INTERRUPTED.has(previous.state);
-}
-
-function markOf(status: TaskStatus): StatusMark {
-  return { messageId: status.message?.messageId ?? null, timestamp: status.timestamp ?? null };
-}
-
-function sameStatus(status: TaskStatus, mark: StatusMark | null): boolean {
-  if (mark === null) return false;
-  const messageId = status.message?.messageId ?? null;
-  return messageId !== null ? messageId === mark.messageId : mark.messageId === null && (status.timestamp ?? null) === mark.timestamp;
-}
-
-/** The downstream messageId for a send step: stable across attempts, so a re-send is recognisable. */
-export function downstreamMessageId(idempotencyKey: string): string {
-  return `a2agw-${createHash('sha256').update(idempotencyKey).digest('base64url').slice(0, 32)}`;
-}
-
 const toWire = (event: SdkStreamResponse): WireEvent => StreamResponse.toJSON(event) as WireEvent;
 
 /** Closes what a finished turn left open (one shared reason: an abort reason per turn costs a stack trace). */
 const TURN_ENDED = new DOMException('The turn ended', 'AbortError');
-
-/** How long a stream that delivered its last event may take to close by itself. */
-const DRAIN_MS = 250;
-
-/**
- * Reads a finished stream to its end, briefly: a response read to the end leaves its connection
- * in the pool, while one cut off is closed, and a new connection per turn costs the downstream
- * (and us) far more than the wait. A stream that stays open (AUTH_REQUIRED keeps it so) is cut
- * off with `cutOff`, which also settles the read still waiting on it.
- */
-async function drain(stream: AsyncGenerator<SdkStreamResponse, void, undefined>, cutOff: () => void): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), DRAIN_MS);
-  });
-  try {
-    for (let i = 0; i < 100; i++) {
-      const next = await Promise.race([stream.next(), timeout]);
-      if (next === 'timeout') break;
-      if (next.done === true) return;
-    }
-    cutOff();
-  } catch {
-    // A stream that breaks after its last event has nothing more to give.
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 export interface RemoteTurnDeps {
   downstream: DownstreamAgent;
