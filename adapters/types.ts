@@ -68,7 +68,12 @@ export interface AdapterContext {
   readonly artifacts: readonly Artifact[];
   /** The skill the caller asked for (message metadata `skill`), if any. */
   readonly requestedSkill: string | undefined;
-  /** Fires when the task is canceled, in whichever process runs the turn. */
+  /**
+   * Fires when the task is canceled (in whichever process runs the turn), when the turn runs
+   * past its deadline, and when the worker shuts down. `abortCauseOf(signal)` (adapters/abort-reasons.ts)
+   * says which: after a shutdown the turn is handed to another worker that continues it, so
+   * work outside the gateway (a downstream task) must be left running, not canceled.
+   */
   readonly signal: AbortSignal;
   /** Publish a progress status (TASK_STATE_WORKING) with an agent message. */
   emitStatus(text: string, metadata?: JsonObject): Promise<void>;

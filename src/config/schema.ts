@@ -76,7 +76,7 @@ const authSchema = z.strictObject({
 
 /** A sub-agent role: which adapter runs its assignments, and how many of one coordinator's run at once. */
 const roleSchema = z.strictObject({
-  /** "demo", "openai" or a path to an adapter module (like the top-level adapter setting). */
+  /** "demo", "openai", "a2a" (a remote A2A agent) or a path to an adapter module (like the top-level adapter setting). */
   adapter: z.string().min(1).default('demo'),
   adapterOptions: z.record(z.string(), z.json()).default({}),
   /** At most this many of one coordinator's assignments of this role run at once (default: only the coordinator's limit). */

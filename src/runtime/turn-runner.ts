@@ -5,6 +5,7 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { newId } from '../ids.ts';
 import type { Adapter, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
+import { taskCanceled, TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../adapters/abort-reasons.ts';
 import { AdapterContractError, checkOutcome } from './adapter-contract.ts';
 import type { TurnJobData } from '../../queues/turns.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -35,11 +36,11 @@ export class TurnHandedBackError extends Error {
 }
 
 /** The abort reason that means "this worker stops", as opposed to "the task was canceled". */
-const SHUTDOWN = new DOMException('The worker is shutting down', 'AbortError');
+const SHUTDOWN = WORKER_SHUTDOWN;
 /** The abort reason of a turn that ran past its deadline. */
-const DEADLINE = new DOMException('The turn ran past its deadline', 'AbortError');
+const DEADLINE = TURN_DEADLINE;
 /** The abort reason of a turn a new message interrupted (input policy interrupt): the task goes on. */
-const INTERRUPT = new DOMException('A new message interrupted the turn', 'AbortError');
+const INTERRUPT = TURN_INTERRUPTED;
 /** How long an adapter may keep running after its abort signal fired for the deadline. */
 const DEADLINE_GRACE_MS = 5_000;
 const INTERRUPTED_TEXT = 'Stopped: a new message interrupted this turn; the next turn answers it.';
@@ -116,7 +117,7 @@ export class TurnRunner {
       const turn = this.running.get(taskId);
       if (turn === undefined) return;
       if (turnText === undefined) {
-        turn.controller.abort(new DOMException('Task canceled', 'AbortError'));
+        turn.controller.abort(taskCanceled());
         turn.acknowledge?.();
         return;
       }
