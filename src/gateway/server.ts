@@ -33,8 +33,8 @@ import { createGatewayListener, type RequestListener } from './app.ts';
 export interface GatewayHandle {
   url: string;
   port: number;
-  /** The default agent's card at the root URL. */
-  card: ServedCard;
+  /** The default agent's card at the root URL (undefined while a downstream agent it describes is unreachable). */
+  card: ServedCard | undefined;
   /** Every agent's endpoint, by name (its cards at /agents/<name>/…). */
   endpoints: ReadonlyMap<string, AgentEndpoint>;
   service: TaskService;
@@ -170,16 +170,17 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   };
   const endpoints = new Map(agents.list().map((agent) => [agent.name, endpointAt(agent.name, `/agents/${encodeURIComponent(agent.name)}`)]));
   const root = endpointAt(agents.defaultName, '');
-  let rootCard: ServedCard;
+  let rootCard: ServedCard | undefined;
   try {
-    rootCard = (await root.cards.cards()).card;
     // Every agent's card is built once now, so a broken configuration shows at start; one whose
     // skills come from a downstream agent that cannot be reached yet is retried on first request.
-    for (const endpoint of endpoints.values()) {
-      await endpoint.cards.cards().catch((error: Error) => {
+    for (const endpoint of [root, ...endpoints.values()]) {
+      const built = await endpoint.cards.cards().catch((error: Error) => {
         if (endpoint.agent.settings.card.skills !== 'from downstream') throw error;
         logger.warn('the card of an agent could not be built yet; retried on the first request for it', { agent: endpoint.agent.name, error: error.message });
+        return undefined;
       });
+      if (endpoint === root) rootCard = built?.card;
     }
   } catch (error) {
     httpServer.close();
