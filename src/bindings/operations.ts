@@ -66,6 +66,9 @@ async function ownerFor(operation: string, principal: Principal | undefined, ten
   return owner;
 }
 
+/** What a caller's credentials grant, as the adapter sees them (everything when authentication is off). */
+const grantsOf = (principal: Principal | undefined): string[] => [...(principal ?? anonymousPrincipal(undefined)).grants];
+
 export interface StreamPlan {
   taskId: string;
   snapshot: { task: Task; eventId: string } | undefined;
@@ -107,7 +110,7 @@ export async function runUnaryOperation(
     case 'SendMessage': {
       const request = parseParams(sendMessageRequestSchema, params) as SendMessageRequest;
       checkSendRequest(request, (await deps.endpoint.cards.cards()).inputModes);
-      return service.sendMessage(await ownerFor(operation, principal, request.tenant, deps), request);
+      return service.sendMessage(await ownerFor(operation, principal, request.tenant, deps), request, grantsOf(principal));
     }
     case 'GetTask': {
       const request = parseParams(getTaskRequestSchema, params);
@@ -165,7 +168,7 @@ export async function startStreamOperation(
   if (operation === 'SendStreamingMessage') {
     const request = parseParams(sendMessageRequestSchema, params) as SendMessageRequest;
     checkSendRequest(request, (await deps.endpoint.cards.cards()).inputModes);
-    const start = await service.startStreamingMessage(await ownerFor(operation, principal, request.tenant, deps), request);
+    const start = await service.startStreamingMessage(await ownerFor(operation, principal, request.tenant, deps), request, grantsOf(principal));
     // The turn is over at a terminal state or when the agent waits for input (DESIGN.md);
     // AUTH_REQUIRED keeps the stream open: the turn resumes after out-of-band credentials.
     return { ...start, closesOn: (state) => isTerminal(state) || state === 'TASK_STATE_INPUT_REQUIRED', alreadyEnded: false };

@@ -37,6 +37,8 @@ export interface CoordinatorTurn {
   contextId: string;
   ownerKey: string;
   generation: number;
+  /** What the coordinator's caller's credentials granted: its sub-agents see the same. */
+  callerScopes?: readonly string[];
 }
 
 export interface DelegatorOptions {
@@ -210,6 +212,7 @@ export class Delegator {
         maxActiveTasks: this.options.maxActiveTasksFor(owner.agent),
         links: { parentTaskId: turn.taskId, role: assignment.role, readOnly: readOnly === true },
         idempotencyKey: this.options.store.keys.childCreated(childId),
+        callerScopes: turn.callerScopes ?? [],
         now: new Date(),
       });
       if (created.kind === 'too-many-active') {

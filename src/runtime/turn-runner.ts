@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { newId } from '../ids.ts';
-import type { Adapter, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
+import type { Adapter, CallerIdentity, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
 import { taskCanceled, TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../adapters/abort-reasons.ts';
 import { AdapterContractError, checkOutcome } from './adapter-contract.ts';
 import type { TurnJobData } from '../../queues/turns.ts';
@@ -72,6 +72,12 @@ export interface TurnRunnerOptions {
   leaseTtlMs: number;
   /** Sub-agent coordination; without it ctx.delegate refuses. */
   coordination?: { delegator: Delegator; assignments: AssignmentStore; retentionSeconds: number };
+}
+
+/** Who a task's turn runs for, as its adapter sees it (ctx.caller). */
+function callerOf(ownerKey: string, scopes: readonly string[]): CallerIdentity {
+  const { agent, tenant, subject } = ownerFromKey(ownerKey);
+  return { agent, tenant, principal: subject, scopes };
 }
 
 function deadlineReason(turn: number, limits: AgentLimits): string {
@@ -220,6 +226,7 @@ export class TurnRunner {
       contextId: lease.contextId,
       ownerKey: data.ownerKey,
       generation: lease.generation,
+      callerScopes: lease.callerScopes,
     };
     const input = lease.history.slice(lease.turnInputStart);
     const adapter = agent.roles.adapterFor(lease.links?.role);
@@ -338,6 +345,7 @@ export class TurnRunner {
       adapterName: adapter.name,
       emitScope: `${lease.turn}.${lease.resumption}`,
       logger: this.options.logger,
+      caller: callerOf(fence.ownerKey, lease.callerScopes),
       readContextHistory: (maxTasks) => this.options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
     });
     const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;

@@ -156,6 +156,8 @@ export type LeaseResult =
       resumed: boolean;
       /** A new message asked this turn to stop (input policy interrupt): it ends at once, the next turn takes over. */
       interrupted: boolean;
+      /** The scopes the credentials of the task's latest input granted. */
+      callerScopes: string[];
       history: Message[];
     };
 
@@ -271,6 +273,8 @@ export class TaskStore {
      * key for the message id. Sub-agents' tasks use a key of their own, out of every caller's reach.
      */
     idempotencyKey?: string;
+    /** What the caller's credentials granted (ctx.caller.scopes of the task's turns). */
+    callerScopes?: readonly string[];
     now: Date;
   }): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
@@ -312,6 +316,7 @@ export class TaskStore {
         input.links === undefined
           ? ''
           : JSON.stringify({ parentTaskId: input.links.parentTaskId, role: input.links.role, readOnly: input.links.readOnly ? '1' : '0' }),
+        JSON.stringify(input.callerScopes ?? []),
       ],
     );
     switch (reply[0]) {
@@ -333,6 +338,8 @@ export class TaskStore {
     maxActiveTasks: number;
     /** What a message to a task whose turn is queued or running does (the agent's setting). */
     inputPolicy: InputPolicy;
+    /** What the caller's credentials granted (ctx.caller.scopes of the turn that takes the message). */
+    callerScopes?: readonly string[];
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -369,6 +376,7 @@ export class TaskStore {
         input.maxActiveTasks,
         input.inputPolicy,
         this.keys.cancelChannel(),
+        JSON.stringify(input.callerScopes ?? []),
       ],
     );
     switch (reply[0]) {
@@ -596,7 +604,7 @@ export class TaskStore {
       case 'HELD':
         return { kind: 'held', holder: str(reply[1]) };
       default: {
-        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, ...history] =
+        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, callerScopes, ...history] =
           reply.map(str);
         return {
           kind: 'acquired',
@@ -617,6 +625,7 @@ export class TaskStore {
           links: parentTaskId ? { parentTaskId, role: role as string, readOnly: readOnly === '1' } : undefined,
           resumption: Number(resumption || 0),
           interrupted: interrupted === '1',
+          callerScopes: JSON.parse(callerScopes || '[]') as string[],
           resumed: Number(resumption || 0) > 0,
           history: history.map((m) => JSON.parse(m) as Message),
         };

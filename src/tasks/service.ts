@@ -132,7 +132,8 @@ export class TaskService {
     return this.options.hub;
   }
 
-  async sendMessage(owner: Owner, request: SendMessageRequest): Promise<SendMessageResponse> {
+  /** `grants`: the scopes the caller's credentials granted; the adapter sees them as ctx.caller.scopes. */
+  async sendMessage(owner: Owner, request: SendMessageRequest, grants: readonly string[] = []): Promise<SendMessageResponse> {
     const blocking = request.configuration?.returnImmediately !== true;
     const turnOver = (state: TaskState): boolean => isTerminal(state) || isInterrupted(state);
     // A new task publishes nothing before it is created, so watching its id first means the
@@ -142,7 +143,7 @@ export class TaskService {
       blocking && newTaskId !== undefined ? this.watchTurnEnd(newTaskId, '', this.options.blockingTimeoutMs, turnOver, true) : undefined;
     let submission: Submission;
     try {
-      submission = await this.submit(owner, request, newTaskId);
+      submission = await this.submit(owner, request, grants, newTaskId);
     } catch (error) {
       early?.cancel();
       throw error;
@@ -163,8 +164,8 @@ export class TaskService {
     return { task: await this.readOwnTask(submission.taskId, owner, historyLength) };
   }
 
-  async startStreamingMessage(owner: Owner, request: SendMessageRequest): Promise<StreamStart> {
-    const submission = await this.submit(owner, request);
+  async startStreamingMessage(owner: Owner, request: SendMessageRequest, grants: readonly string[] = []): Promise<StreamStart> {
+    const submission = await this.submit(owner, request, grants);
     return { taskId: submission.taskId, snapshot: submission.snapshot, afterId: submission.afterId };
   }
 
@@ -331,10 +332,10 @@ export class TaskService {
   }
 
   /** Stores the message (a new task, or the next input of an existing one) and enqueues its turn. */
-  private async submit(owner: Owner, request: SendMessageRequest, taskId: string = newId()): Promise<Submission> {
+  private async submit(owner: Owner, request: SendMessageRequest, grants: readonly string[], taskId: string = newId()): Promise<Submission> {
     const { message } = request;
     await this.checkQueueDepth(owner.agent);
-    if (message.taskId !== undefined) return this.submitFollowUp(owner, request, message.taskId);
+    if (message.taskId !== undefined) return this.submitFollowUp(owner, request, message.taskId, grants);
     const agent = this.agentOf(owner);
 
     const contextId = message.contextId ?? newId();
@@ -348,6 +349,7 @@ export class TaskService {
       idempotencyTtlSeconds: this.options.idempotencyTtlSeconds,
       versions: agent.versionsFor(),
       maxActiveTasks: agent.settings.limits.maxActiveTasks,
+      callerScopes: grants,
       now: new Date(),
     });
     if (created.kind === 'too-many-active') throw tooManyActive(created.active, agent.settings.limits.maxActiveTasks);
@@ -365,7 +367,7 @@ export class TaskService {
     return { taskId, contextId, afterId: '', snapshot: undefined };
   }
 
-  private async submitFollowUp(owner: Owner, request: SendMessageRequest, taskId: string): Promise<Submission> {
+  private async submitFollowUp(owner: Owner, request: SendMessageRequest, taskId: string, grants: readonly string[]): Promise<Submission> {
     const { message } = request;
     const { settings } = this.agentOf(owner);
     const { maxActiveTasks } = settings.limits;
@@ -376,6 +378,7 @@ export class TaskService {
       message: { ...message, taskId },
       maxActiveTasks,
       inputPolicy: settings.inputPolicy,
+      callerScopes: grants,
       now: new Date(),
     });
     switch (result.kind) {
@@ -400,7 +403,7 @@ export class TaskService {
           { metadata: { taskId, state: result.state } },
         );
       case 'forwarded':
-        await this.forwardToAssignment(owner, taskId, result.childId, message);
+        await this.forwardToAssignment(owner, taskId, result.childId, message, grants);
         break;
       default:
         break;
@@ -422,11 +425,11 @@ export class TaskService {
    * The coordinator was asking on behalf of one of its assignments: the answer goes to that
    * child as its next turn, and the coordinator asks its next waiting question, if any.
    */
-  private async forwardToAssignment(owner: Owner, coordinatorId: string, childId: string, message: Message): Promise<void> {
+  private async forwardToAssignment(owner: Owner, coordinatorId: string, childId: string, message: Message, grants: readonly string[]): Promise<void> {
     const forwarded: Message = { ...message, taskId: childId, referenceTaskIds: [coordinatorId] };
     delete forwarded.contextId;
     // An answer the coordinator asked for on the child's behalf always queues: the child is waiting for it.
-    const accepted = await this.options.store.acceptMessage({ taskId: childId, owner, contextId: undefined, message: forwarded, maxActiveTasks: 0, inputPolicy: 'enqueue', now: new Date() });
+    const accepted = await this.options.store.acceptMessage({ taskId: childId, owner, contextId: undefined, message: forwarded, maxActiveTasks: 0, inputPolicy: 'enqueue', callerScopes: grants, now: new Date() });
     if (accepted.kind === 'resumed') {
       const child = await this.options.store.readTask(childId, owner, 0);
       if (child !== undefined) await this.enqueue(owner, childId, child.task.contextId, accepted.turn);
