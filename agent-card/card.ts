@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto';
 import type { AdapterDescription } from '../adapters/types.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../src/bindings/rest/routes.ts';
 import { PROTOCOL_VERSION } from '../src/bindings/version.ts';
+import { SCOPES } from '../src/config/schema.ts';
+import { OPERATIONS } from '../src/operations/registry.ts';
 import type { AgentCard, JsonObject, SecurityRequirement } from '../src/protocol/types.ts';
 
 export interface CardInput {
@@ -23,6 +25,20 @@ export interface CardInput {
 export const BEARER_SCHEME = 'bearer';
 export const SIGNATURE_SCHEME = 'partnerSignature';
 
+const listed = (names: readonly string[]): string =>
+  names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1) as string}`;
+
+/** Which scope each operation needs, as the operation registry declares it (never a hand-kept copy). */
+export function scopeText(): string {
+  const byScope = new Map<string, string[]>();
+  for (const [operation, scope] of Object.entries(OPERATIONS.scopes())) byScope.set(scope, [...(byScope.get(scope) ?? []), operation]);
+  const others = SCOPES.filter((scope) => scope !== 'a2a:admin');
+  const parts = others.filter((scope) => byScope.has(scope)).map((scope) => `${scope} for ${listed(byScope.get(scope) ?? [])}`);
+  const adminOnly = byScope.get('a2a:admin') ?? [];
+  parts.push(`a2a:admin implies ${listed(others)}${adminOnly.length > 0 ? ` and alone grants ${listed(adminOnly)}` : ''}`);
+  return parts.join('; ');
+}
+
 /** securitySchemes and securityRequirements describing exactly what the bindings enforce. */
 function securityOf(signedRequests: boolean): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
   const securitySchemes: Record<string, JsonObject> = {
@@ -30,10 +46,7 @@ function securityOf(signedRequests: boolean): Pick<AgentCard, 'securitySchemes' 
       httpAuthSecurityScheme: {
         scheme: 'Bearer',
         bearerFormat: 'JWT',
-        description:
-          'A JWT from an issuer this gateway trusts. Scopes (claim "scope" or "scp"): a2a:read for GetTask, ListTasks, ListTaskAssignments, ' +
-          'SubscribeToTask and GetExtendedAgentCard; a2a:write for SendMessage, SendStreamingMessage and CancelTask; ' +
-          'a2a:push for the push-notification config methods; a2a:admin implies all three.',
+        description: `A JWT from an issuer this gateway trusts. Scopes (claim "scope" or "scp"): ${scopeText()}.`,
       },
     },
   };

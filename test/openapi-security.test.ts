@@ -16,7 +16,9 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { decodeProtectedHeader } from 'jose';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATION_SCOPES } from '../src/auth/scopes.ts';
+import { OPERATIONS } from '../src/operations/registry.ts';
+
+const OPERATION_SCOPES = OPERATIONS.scopes();
 import { JSONRPC_PATH, REST_BASE_PATH, REST_ROUTES } from '../src/bindings/rest/routes.ts';
 import { startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 import { createTestIssuer, createTestPartner, type TestIssuer, type TestPartner } from './support/identity.ts';
@@ -48,7 +50,7 @@ const DOCUMENTED_OPERATIONS = [
     ...REST_ROUTES.filter((route) => (RAW.paths as Json)[`${REST_BASE_PATH}${route.path}`]?.[route.method.toLowerCase()] !== undefined).map((route) => route.operation),
   ]),
 ];
-/** The scope src/auth/scopes.ts requires of each of `operations` (undefined: it requires none). */
+/** The scope the operation registry declares of each of `operations` (undefined: it requires none). */
 const scopesOf = (operations: readonly string[]): Record<string, string | undefined> =>
   Object.fromEntries(operations.map((operation) => [operation, OPERATION_SCOPES[operation]]));
 

@@ -1,32 +1,25 @@
-// Which scope each A2A operation needs. a2a:admin implies the other three.
-import type { Scope } from '../config/schema.ts';
+// Scope checks. Which scope each operation needs is declared with the operation
+// (src/operations/registry.ts); a2a:admin implies the other three.
+import { SCOPES, type Scope } from '../config/schema.ts';
 import { A2AError } from '../protocol/errors.ts';
 import { bearerChallenge } from './jwt/challenge.ts';
 import type { Principal } from './principal.ts';
-
-export const OPERATION_SCOPES: Record<string, Scope> = {
-  GetTask: 'a2a:read',
-  ListTasks: 'a2a:read',
-  SubscribeToTask: 'a2a:read',
-  GetExtendedAgentCard: 'a2a:read',
-  ListTaskAssignments: 'a2a:read',
-  SendMessage: 'a2a:write',
-  SendStreamingMessage: 'a2a:write',
-  CancelTask: 'a2a:write',
-  CreateTaskPushNotificationConfig: 'a2a:push',
-  GetTaskPushNotificationConfig: 'a2a:push',
-  ListTaskPushNotificationConfigs: 'a2a:push',
-  DeleteTaskPushNotificationConfig: 'a2a:push',
-};
 
 export function hasScope(principal: Principal, scope: Scope): boolean {
   return principal.scopes.has(scope) || principal.scopes.has('a2a:admin');
 }
 
-/** Throws PERMISSION_DENIED naming the missing scope (never anything about the resource). */
-export function requireScope(principal: Principal, operation: string): void {
-  const scope = OPERATION_SCOPES[operation];
-  if (scope === undefined || hasScope(principal, scope)) return;
+/**
+ * Throws PERMISSION_DENIED naming the missing scope (never anything about the resource). An
+ * operation without a known scope is refused, never let through.
+ */
+export function requireScope(principal: Principal, operation: string, scope: Scope | undefined): void {
+  if (scope === undefined || !(SCOPES as readonly string[]).includes(scope)) {
+    throw new A2AError('PERMISSION_DENIED', `${operation} declares no known scope, so nobody may call it.`, {
+      metadata: { reason: 'SCOPE_UNDECLARED', operation },
+    });
+  }
+  if (hasScope(principal, scope)) return;
   const message = `${operation} needs the scope "${scope}", which these credentials do not grant.`;
   throw new A2AError('PERMISSION_DENIED', message, {
     metadata: { reason: 'SCOPE_MISSING', requiredScope: scope, operation },

@@ -105,7 +105,7 @@ export const listPushConfigsRequestSchema = z.object({
   pageToken: z.string().optional(),
 });
 export const createPushConfigRequestSchema = pushConfigSchema.extend({ taskId: id('taskId') });
-export const extendedCardRequestSchema = z.object({ tenant }).optional();
+export const extendedCardRequestSchema = z.object({ tenant });
 
 /** zod issues → spec field violations ("message.parts[0]" style paths). */
 export function toViolations(error: z.ZodError, prefix = ''): FieldViolation[] {

@@ -13,7 +13,7 @@
 // the version after reading the envelope instead, so that its error can name the request id.
 import type { Principal } from '../../auth/principal.ts';
 import type { JsonLimits } from '../../config/schema.ts';
-import { checkProtocolVersion } from '../version.ts';
+import { negotiateVersion, type ProtocolVersion } from '../version.ts';
 import { authenticateHead, type AuthenticationStep } from './authenticate.ts';
 import { checkContentType, type BodyContentRule } from './content-type.ts';
 import type { Exchange } from './exchange.ts';
@@ -37,6 +37,8 @@ export interface AdmitOptions {
 export interface AdmittedRequest {
   /** Undefined when authentication is off. */
   principal: Principal | undefined;
+  /** The protocol version the request is served in (when the step ran; JSON-RPC negotiates later). */
+  version: ProtocolVersion | undefined;
   /** The body text ('' when none was read). */
   body: string;
 }
@@ -48,8 +50,13 @@ export async function admitRequest(exchange: Exchange, edge: RequestEdge, option
     checkContentType(exchange, options.content);
   }
   const caller = await authenticateHead(exchange, edge);
-  if (options.checkVersion) checkProtocolVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);
+  const version = options.checkVersion ? versionOf(exchange) : undefined;
   const body = options.readsBody ? await exchange.readBody({ maxBytes: edge.maxBodyBytes, json: edge.jsonLimits }) : '';
   const principal = await caller.complete(body);
-  return { principal, body };
+  return { principal, version, body };
+}
+
+/** The version step: the version a request is served in, or VersionNotSupportedError. */
+export function versionOf(exchange: Pick<Exchange, 'header' | 'query'>): ProtocolVersion {
+  return negotiateVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);
 }

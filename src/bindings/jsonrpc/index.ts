@@ -1,21 +1,16 @@
-// The JSON-RPC 2.0 binding (spec 9): one POST endpoint, PascalCase methods, SSE for the two
-// streaming methods. Translates envelopes and errors; the operations live in ../operations.ts.
+// The JSON-RPC 2.0 binding (spec 9): one POST endpoint, PascalCase methods (the operation
+// registry's names), SSE for streaming methods. Translates envelopes and errors; the operations
+// are declared in src/operations and run by its dispatcher.
 import { A2AError } from '../../protocol/errors.ts';
 import type { Logger } from '../../logging/logger.ts';
-import {
-  isStreamOperation,
-  isUnaryOperation,
-  runUnaryOperation,
-  startStreamOperation,
-  type OperationDeps,
-} from '../operations.ts';
+import { openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
+import { OPERATIONS } from '../../operations/registry.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
-import { checkProtocolVersion } from '../version.ts';
 import { toA2AError } from '../errors.ts';
 import { ClientGoneError, type Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
-import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
+import { admitRequest, versionOf, type RequestEdge } from '../http/pipeline.ts';
 
 type JsonRpcId = string | number | null;
 
@@ -101,28 +96,29 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       throw error;
     }
     id = envelope.id;
-    checkProtocolVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);
-    if (isUnaryOperation(envelope.method)) {
-      const result = await runUnaryOperation(envelope.method, envelope.params, principal, options);
+    versionOf(exchange);
+    const operation = OPERATIONS.byName(envelope.method);
+    if (operation === undefined) {
+      const extensionMethods = OPERATIONS.extensions.flatMap((extension) => extension.methods.map((method) => method.name));
+      throw new A2AError('METHOD_NOT_FOUND', `"${envelope.method}" is not an A2A 1.0 method (nor one of this gateway's extension methods: ${extensionMethods.join(', ')})`, {
+        metadata: { method: envelope.method },
+      });
+    }
+    if (!operation.streaming) {
+      const result = await runUnary(operation, envelope.params, { principal }, options);
       exchange.sendJson(200, { jsonrpc: '2.0', id, result });
       return;
     }
-    if (isStreamOperation(envelope.method)) {
-      const plan = await startStreamOperation(envelope.method, envelope.params, lastEventIdOf(exchange), principal, options);
-      const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
-      const requestId = id;
-      pipeTaskStream({
-        service: options.service,
-        response: exchange.response,
-        streams: options.streams,
-        plan,
-        frame: (json) => `${prefix}${json}}`,
-        frameError: (error) => ({ data: JSON.stringify(jsonRpcErrorBody(requestId, toA2AError(error))) }),
-      });
-      return;
-    }
-    throw new A2AError('METHOD_NOT_FOUND', `"${envelope.method}" is not an A2A 1.0 method (nor ListTaskAssignments, this gateway's one extension)`, {
-      metadata: { method: envelope.method },
+    const plan = await openStream(operation, envelope.params, { principal, lastEventId: lastEventIdOf(exchange) }, options);
+    const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
+    const requestId = id;
+    pipeTaskStream({
+      service: options.service,
+      response: exchange.response,
+      streams: options.streams,
+      plan,
+      frame: (json) => `${prefix}${json}}`,
+      frameError: (error) => ({ data: JSON.stringify(jsonRpcErrorBody(requestId, toA2AError(error))) }),
     });
   } catch (error) {
     if (error instanceof ClientGoneError) {

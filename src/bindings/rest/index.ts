@@ -1,21 +1,17 @@
-// The HTTP+JSON binding (spec 11): resource routes from ./routes.ts, google.rpc.Status errors,
-// SSE for streams. Translates wire shapes only; the operations live in ../operations.ts.
+// The HTTP+JSON binding (spec 11): routes from the operation registry (./routes.ts),
+// google.rpc.Status errors, SSE for streams. Translates wire shapes only; the operations are
+// declared in src/operations and run by its dispatcher.
 import type { Logger } from '../../logging/logger.ts';
+import type { Operation } from '../../operations/definition.ts';
+import { openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { toA2AError } from '../errors.ts';
 import { ClientGoneError, type Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
-import {
-  isStreamOperation,
-  isUnaryOperation,
-  runUnaryOperation,
-  startStreamOperation,
-  type OperationDeps,
-} from '../operations.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
-import { allowedMethods, matchRestRoute, REST_BASE_PATH, type RouteMatch } from './routes.ts';
+import { REST_BASE_PATH, REST_ROUTER, type RouteMatch } from './routes.ts';
 
 export interface RestBindingOptions extends OperationDeps {
   /** The per-request steps before the operation (size, type, credentials, body bounds). */
@@ -69,12 +65,12 @@ function parseJsonBody(text: string, required: boolean): Record<string, unknown>
   return body as Record<string, unknown>;
 }
 
-/** Builds the operation's params from path, query and body; path values win and must agree. */
-const BODY_REQUIRED = new Set(['SendMessage', 'SendStreamingMessage', 'CreateTaskPushNotificationConfig']);
+/** Whether the binding reads a body for this route: POST routes of operations that take one. */
+const readsBody = (match: RouteMatch): boolean => match.route.method === 'POST' && match.operation.restBody !== 'none';
 
+/** Builds the operation's params from path, query and body; path values win and must agree. */
 function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Record<string, unknown> {
-  const { route } = match;
-  const fromBody = route.method === 'POST' ? parseJsonBody(bodyText, BODY_REQUIRED.has(route.operation)) : {};
+  const fromBody = readsBody(match) ? parseJsonBody(bodyText, match.operation.restBody === 'required') : {};
   const params: Record<string, unknown> = { ...queryParams(exchange.query), ...fromBody };
   for (const [name, value] of Object.entries(match.params)) {
     // On push-config routes the path's {taskId} is the task and {id} the config.
@@ -96,14 +92,32 @@ function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Rec
   return params;
 }
 
+/** Runs a matched operation and writes its answer: JSON, or an SSE stream. */
+async function serve(exchange: Exchange, operation: Operation, params: Record<string, unknown>, principal: Parameters<typeof runUnary>[2]['principal'], options: RestBindingOptions): Promise<void> {
+  if (!operation.streaming) {
+    const result = await runUnary(operation, params, { principal }, options);
+    exchange.sendJson(200, result ?? {});
+    return;
+  }
+  const plan = await openStream(operation, params, { principal, lastEventId: lastEventIdOf(exchange) }, options);
+  pipeTaskStream({
+    service: options.service,
+    response: exchange.response,
+    streams: options.streams,
+    plan,
+    frame: (json) => json,
+    frameError: (error) => ({ event: 'error', data: JSON.stringify(restErrorBody(toA2AError(error))) }),
+  });
+}
+
 /** Handles one request below the endpoint's REST base (`<agent base>/a2a/rest`). */
 export async function handleRest(exchange: Exchange, options: RestBindingOptions): Promise<void> {
   try {
     const base = `${options.endpoint.basePath}${REST_BASE_PATH}`;
     const path = exchange.path.slice(base.length) || '/';
-    let match: ReturnType<typeof matchRestRoute>;
+    let match: ReturnType<typeof REST_ROUTER.match>;
     try {
-      match = matchRestRoute(exchange.method, path);
+      match = REST_ROUTER.match(exchange.method, path);
     } catch (error) {
       // decodeURIComponent of a path segment such as "%E0%A4%A": the client's mistake, not ours.
       if (error instanceof URIError) throw new A2AError('INVALID_REQUEST', `The path ${base}${path} has malformed percent-encoding.`);
@@ -113,34 +127,15 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
       throw new A2AError('METHOD_NOT_FOUND', `No A2A operation at ${exchange.method} ${base}${path}; see openapi.yaml for the routes.`);
     }
     if (match === 'method-not-allowed') {
-      exchange.response.setHeader('Allow', allowedMethods(path).join(', '));
+      exchange.response.setHeader('Allow', REST_ROUTER.allowedMethods(path).join(', '));
       throw new A2AError('METHOD_NOT_FOUND', `${exchange.method} is not allowed on ${base}${path}`, { httpStatus: 405 });
     }
     const { principal, body: bodyText } = await admitRequest(exchange, options.edge, {
       content: 'json-if-body',
-      readsBody: match.route.method === 'POST',
+      readsBody: readsBody(match),
       checkVersion: true,
     });
-    const params = paramsFor(exchange, match, bodyText);
-    const operation = match.route.operation;
-    if (isUnaryOperation(operation)) {
-      const result = await runUnaryOperation(operation, params, principal, options);
-      exchange.sendJson(200, result ?? {});
-      return;
-    }
-    if (isStreamOperation(operation)) {
-      const plan = await startStreamOperation(operation, params, lastEventIdOf(exchange), principal, options);
-      pipeTaskStream({
-        service: options.service,
-        response: exchange.response,
-        streams: options.streams,
-        plan,
-        frame: (json) => json,
-        frameError: (error) => ({ event: 'error', data: JSON.stringify(restErrorBody(toA2AError(error))) }),
-      });
-      return;
-    }
-    throw new A2AError('METHOD_NOT_FOUND', `Operation ${operation} is not available`);
+    await serve(exchange, match.operation, paramsFor(exchange, match, bodyText), principal, options);
   } catch (error) {
     if (error instanceof ClientGoneError) {
       // Nobody is left to answer; not the gateway's failure.

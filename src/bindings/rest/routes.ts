@@ -1,65 +1,38 @@
-// The HTTP+JSON binding's routes (spec 5.3, 11.3), each with and without the optional
-// `/{tenant}` prefix. One table serves the router, the OpenAPI agreement test and the docs.
-
-export type RestOperation =
-  | 'SendMessage'
-  | 'SendStreamingMessage'
-  | 'GetTask'
-  | 'ListTasks'
-  | 'CancelTask'
-  | 'SubscribeToTask'
-  | 'CreateTaskPushNotificationConfig'
-  | 'GetTaskPushNotificationConfig'
-  | 'ListTaskPushNotificationConfigs'
-  | 'DeleteTaskPushNotificationConfig'
-  | 'GetExtendedAgentCard'
-  | 'ListTaskAssignments';
-
-export interface RestRoute {
-  method: 'GET' | 'POST' | 'DELETE';
-  /** Path below the binding's base URL, with `{name}` placeholders. */
-  path: string;
-  operation: RestOperation;
-}
+// The HTTP+JSON binding's routes (spec 5.3, 11.3), read from the operation registry: the 1.0
+// routes, each with and without the optional `/{tenant}` prefix, and the 0.3 routes (`/v1/…`,
+// no tenant). One table serves the router, the OpenAPI agreement test and the docs.
+import type { HttpMethod, Operation } from '../../operations/definition.ts';
+import { OPERATIONS, type OperationRoute } from '../../operations/registry.ts';
 
 /** Where the HTTP+JSON binding is mounted; the agent card advertises `<publicUrl><base>`. */
 export const REST_BASE_PATH = '/a2a/rest';
 /** Where the JSON-RPC endpoint listens. */
 export const JSONRPC_PATH = '/a2a/jsonrpc';
 
-export const REST_ROUTES: readonly RestRoute[] = [
-  { method: 'POST', path: '/message:send', operation: 'SendMessage' },
-  { method: 'POST', path: '/message:stream', operation: 'SendStreamingMessage' },
-  { method: 'GET', path: '/tasks', operation: 'ListTasks' },
-  { method: 'GET', path: '/tasks/{id}', operation: 'GetTask' },
-  { method: 'POST', path: '/tasks/{id}:cancel', operation: 'CancelTask' },
-  // The proto maps subscribe to GET, the spec's prose (11.3.2) and the official client to POST.
-  { method: 'POST', path: '/tasks/{id}:subscribe', operation: 'SubscribeToTask' },
-  { method: 'GET', path: '/tasks/{id}:subscribe', operation: 'SubscribeToTask' },
-  { method: 'POST', path: '/tasks/{taskId}/pushNotificationConfigs', operation: 'CreateTaskPushNotificationConfig' },
-  { method: 'GET', path: '/tasks/{taskId}/pushNotificationConfigs', operation: 'ListTaskPushNotificationConfigs' },
-  { method: 'GET', path: '/tasks/{taskId}/pushNotificationConfigs/{id}', operation: 'GetTaskPushNotificationConfig' },
-  { method: 'DELETE', path: '/tasks/{taskId}/pushNotificationConfigs/{id}', operation: 'DeleteTaskPushNotificationConfig' },
-  { method: 'GET', path: '/extendedAgentCard', operation: 'GetExtendedAgentCard' },
-  // Gateway extension (not an A2A operation): the sub-agent tasks a coordinator delegated to.
-  { method: 'GET', path: '/tasks/{id}/assignments', operation: 'ListTaskAssignments' },
-];
+/** A route as the docs and tests name it. */
+export interface RestRoute {
+  method: HttpMethod;
+  path: string;
+  /** The operation's name. */
+  operation: string;
+}
 
 export interface RouteMatch {
-  route: RestRoute;
+  operation: Operation;
+  route: OperationRoute;
   params: Record<string, string>;
   tenant: string | undefined;
 }
 
 interface CompiledRoute {
-  route: RestRoute;
+  route: OperationRoute;
   names: string[];
   pattern: RegExp;
 }
 
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
 
-function compile(route: RestRoute): CompiledRoute {
+function compile(route: OperationRoute, tenantPrefix: boolean): CompiledRoute {
   const names: string[] = [];
   const source = route.path
     .split(/(\{[a-zA-Z]+\})/)
@@ -71,44 +44,63 @@ function compile(route: RestRoute): CompiledRoute {
       return '([^/:]+)';
     })
     .join('');
-  return { route, names, pattern: new RegExp(`^(?:/([^/:]+))?${source}$`) };
+  return { route, names, pattern: new RegExp(tenantPrefix ? `^(?:/([^/:]+))?${source}$` : `^()${source}$`) };
 }
 
-const COMPILED = REST_ROUTES.map(compile);
+/** Matches request paths (below the binding's base) against one set of routes. */
+export class RestRouter {
+  private readonly compiled: CompiledRoute[];
 
-/**
- * Match a path below the base against the table. Returns `undefined` for an unknown path,
- * and `'method-not-allowed'` when the path exists for another method.
- */
-export function matchRestRoute(method: string, path: string): RouteMatch | 'method-not-allowed' | undefined {
-  let pathMatched = false;
-  for (const compiled of COMPILED) {
-    const match = compiled.pattern.exec(path);
-    if (match === null) continue;
-    const tenantRaw = match[1];
-    // "/tasks/tasks" is task "tasks", not the task list of tenant "tasks".
-    if (tenantRaw === 'tasks') continue;
-    pathMatched = true;
-    if (compiled.route.method !== method) continue;
-    const params: Record<string, string> = {};
-    compiled.names.forEach((name, index) => {
-      params[name] = decodeURIComponent(match[index + 2] ?? '');
-    });
-    return {
-      route: compiled.route,
-      params,
-      tenant: tenantRaw === undefined ? undefined : decodeURIComponent(tenantRaw),
-    };
+  constructor(routes: readonly OperationRoute[], options: { tenantPrefix: boolean }) {
+    this.compiled = routes.map((route) => compile(route, options.tenantPrefix));
   }
-  return pathMatched ? 'method-not-allowed' : undefined;
+
+  /**
+   * Match a path against the table. Returns `undefined` for an unknown path, and
+   * `'method-not-allowed'` when the path exists for another method. Throws URIError for
+   * malformed percent-encoding.
+   */
+  match(method: string, path: string): RouteMatch | 'method-not-allowed' | undefined {
+    let pathMatched = false;
+    for (const compiled of this.compiled) {
+      const match = compiled.pattern.exec(path);
+      if (match === null) continue;
+      const tenantRaw = match[1] || undefined;
+      // "/tasks/tasks" is task "tasks", not the task list of tenant "tasks".
+      if (tenantRaw === 'tasks') continue;
+      pathMatched = true;
+      if (compiled.route.method !== method) continue;
+      const params: Record<string, string> = {};
+      compiled.names.forEach((name, index) => {
+        params[name] = decodeURIComponent(match[index + 2] ?? '');
+      });
+      return {
+        operation: compiled.route.operation,
+        route: compiled.route,
+        params,
+        tenant: tenantRaw === undefined ? undefined : decodeURIComponent(tenantRaw),
+      };
+    }
+    return pathMatched ? 'method-not-allowed' : undefined;
+  }
+
+  /** Methods served on a path (for the Allow header of a 405). */
+  allowedMethods(path: string): string[] {
+    const methods = new Set<string>();
+    for (const method of ['GET', 'POST', 'DELETE']) {
+      const match = this.match(method, path);
+      if (match !== undefined && match !== 'method-not-allowed') methods.add(method);
+    }
+    return [...methods];
+  }
 }
 
-/** Methods served on a path (for the Allow header of a 405). */
-export function allowedMethods(path: string): string[] {
-  const methods = new Set<string>();
-  for (const method of ['GET', 'POST', 'DELETE']) {
-    const match = matchRestRoute(method, path);
-    if (match !== undefined && match !== 'method-not-allowed') methods.add(method);
-  }
-  return [...methods];
-}
+/** The A2A 1.0 routes, with and without `/{tenant}`. */
+export const REST_ROUTER = new RestRouter(OPERATIONS.restRoutes(), { tenantPrefix: true });
+/** The A2A 0.3 routes (`/v1/…`), for requests whose A2A-Version is 0.3 or absent. */
+export const LEGACY_REST_ROUTER = new RestRouter(OPERATIONS.legacyRestRoutes(), { tenantPrefix: false });
+
+/** The 1.0 routes by operation name, in declaration order. */
+export const REST_ROUTES: readonly RestRoute[] = OPERATIONS.restRoutes().map(({ method, path, operation }) => ({ method, path, operation: operation.name }));
+
+export type { OperationRoute };

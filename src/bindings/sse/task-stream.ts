@@ -5,14 +5,14 @@ import type { ServerResponse } from 'node:http';
 import { openTaskFeed } from '../../events/task-feed.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import type { TaskService } from '../../tasks/service.ts';
-import type { StreamPlan } from '../operations.ts';
+import type { StreamPlan } from '../../operations/stream-plan.ts';
 import type { SseStreams } from './sse-writer.ts';
 
 export interface TaskStreamOptions {
   service: TaskService;
   response: ServerResponse;
   streams: SseStreams;
-  /** Where the stream starts and what ends it (from startStreamOperation). */
+  /** Where the stream starts and what ends it (from the operation's open()). */
   plan: StreamPlan;
   /** Wraps a StreamResponse JSON into what the binding puts in `data:`. */
   frame: (streamResponseJson: string) => string;

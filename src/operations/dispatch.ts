@@ -1,0 +1,69 @@
+// Runs a declared operation for both bindings (and both protocol versions): parse the request
+// with the operation's schema, admit the caller (scope, tenant, access to the agent, then one
+// token from its rate bucket), then call the handler. A refusal at any step changes nothing.
+import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
+import { anonymousPrincipal, ownerOf, type Principal } from '../auth/principal.ts';
+import { requireAgentAccess, requireScope, requireTenant } from '../auth/scopes.ts';
+import type { RateLimiter } from '../limits/rate-limiter.ts';
+import { parseParams } from '../protocol/schemas.ts';
+import type { TaskService } from '../tasks/service.ts';
+import type { Operation, OperationCall, StreamOperation, UnaryOperation } from './definition.ts';
+import type { StreamPlan } from './stream-plan.ts';
+
+/** What the gateway gives every operation of one agent's URL space. */
+export interface OperationDeps {
+  service: TaskService;
+  /** The agent whose URLs the request came to: its tasks, cards, limits and input policy. */
+  endpoint: AgentEndpoint;
+  rateLimiter: RateLimiter;
+}
+
+/** What the binding learnt about the request before the operation runs. */
+export interface RequestContext {
+  /** Undefined when authentication is off. */
+  principal: Principal | undefined;
+  lastEventId?: string | undefined;
+}
+
+const tenantOf = (request: unknown): string | undefined => {
+  const tenant = (request as { tenant?: unknown } | undefined)?.tenant;
+  return typeof tenant === 'string' ? tenant : undefined;
+};
+
+/** Parses the params and admits the caller; the handler runs with what this returns. */
+async function admit<Request>(operation: Operation, params: unknown, context: RequestContext, deps: OperationDeps): Promise<{ request: Request; call: OperationCall }> {
+  const request = parseParams(operation.request, params) as Request;
+  const tenant = tenantOf(request);
+  const caller = context.principal ?? anonymousPrincipal(tenant);
+  const { agent } = deps.endpoint;
+  requireScope(caller, operation.name, operation.scope);
+  requireTenant(caller, tenant);
+  requireAgentAccess(caller, agent.name, agent.settings.scopes);
+  const owner = ownerOf(caller, agent.name);
+  await deps.rateLimiter.take(owner, agent.settings.limits);
+  const call: OperationCall = {
+    principal: context.principal,
+    owner,
+    grants: [...caller.grants],
+    service: deps.service,
+    endpoint: deps.endpoint,
+    lastEventId: context.lastEventId,
+    extensions: [],
+  };
+  return { request, call };
+}
+
+/** Runs an operation that answers with one JSON value. */
+export async function runUnary(operation: UnaryOperation, params: unknown, context: RequestContext, deps: OperationDeps): Promise<unknown> {
+  const { request, call } = await admit(operation, params, context, deps);
+  return operation.handle(request, call);
+}
+
+/**
+ * Validates and starts a streaming operation. Errors thrown here happen before any SSE byte
+ * is written, so the binding can still answer with an ordinary error response.
+ */
+export async function openStream(operation: StreamOperation, params: unknown, context: RequestContext, deps: OperationDeps): Promise<StreamPlan> {
+  const { request, call } = await admit(operation, params, context, deps);
+  return operation.open(request, call);
+}

@@ -1,0 +1,23 @@
+import type { Message, Task, TaskState } from '../protocol/types.ts';
+
+/** Where a stream starts, what ends it, and how its first frames are decided. */
+export interface StreamPlan {
+  taskId: string;
+  /** Sent first when set (a Task snapshot and the event id it stands for). */
+  snapshot: { task: Task; eventId: string } | undefined;
+  /** Deliver stored events strictly after this id ('' = from the first). */
+  afterId: string;
+  closesOn: (state: TaskState) => boolean;
+  /** Nothing will follow: the client already holds the terminal event. */
+  alreadyEnded: boolean;
+  /**
+   * A new task of an agent that may answer with a direct Message (spec 3.1.2, "message-only
+   * stream"): the task's lifecycle frames (its creation, the start of its turn) are held back
+   * until the turn shows what it is. A direct reply is then the stream's one frame, converted
+   * by `directReplyOf`; anything else releases the held frames first.
+   */
+  holdForDirectReply?: {
+    /** The direct Message a final event stands for, or undefined when the event is not one. */
+    directReplyOf: (eventJson: string) => Message | undefined;
+  };
+}

@@ -1,0 +1,175 @@
+// The operation registry: every operation is declared once (name, schema, scope, streaming,
+// routes, handler), and each binding exposes exactly the registry's operations, each behind
+// the scope the registry declares. The card's scope text and the 405/404 answers come from it too.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { scopeText } from '../agent-card/card.ts';
+import { anonymousPrincipal } from '../src/auth/principal.ts';
+import { requireScope } from '../src/auth/scopes.ts';
+import { REST_ROUTER, REST_ROUTES } from '../src/bindings/rest/routes.ts';
+import { GATEWAY_EXTENSIONS } from '../src/extensions/gateway-extensions.ts';
+import { A2A_OPERATIONS } from '../src/operations/a2a-operations.ts';
+import { defineUnary, type Operation, type RestRoute } from '../src/operations/definition.ts';
+import { OPERATIONS, OperationRegistry } from '../src/operations/registry.ts';
+import { startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
+import { createTestIssuer, type TestIssuer } from './support/identity.ts';
+
+/** Valid params for each operation, so that what a refusal says is about the caller, not the request. */
+const SAMPLE_PARAMS: Record<string, () => Record<string, unknown>> = {
+  SendMessage: () => ({ message: textMessage('echo registry') }),
+  SendStreamingMessage: () => ({ message: textMessage('echo registry') }),
+  GetTask: () => ({ id: 'no-such-task' }),
+  ListTasks: () => ({}),
+  CancelTask: () => ({ id: 'no-such-task' }),
+  SubscribeToTask: () => ({ id: 'no-such-task' }),
+  CreateTaskPushNotificationConfig: () => ({ taskId: 'no-such-task', url: 'https://receiver.example/hook' }),
+  GetTaskPushNotificationConfig: () => ({ taskId: 'no-such-task', id: 'cfg' }),
+  ListTaskPushNotificationConfigs: () => ({ taskId: 'no-such-task' }),
+  DeleteTaskPushNotificationConfig: () => ({ taskId: 'no-such-task', id: 'cfg' }),
+  GetExtendedAgentCard: () => ({}),
+  ListTaskAssignments: () => ({ id: 'no-such-task' }),
+};
+
+const names = OPERATIONS.operations.map((operation) => operation.name);
+
+describe('the declarations', () => {
+  it('declare each operation once, with a known scope, and every operation has sample params here', () => {
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual([...A2A_OPERATIONS.map((o) => o.name), ...GATEWAY_EXTENSIONS.flatMap((e) => e.methods.map((m) => m.name))]);
+    expect(Object.keys(SAMPLE_PARAMS).sort()).toEqual([...names].sort());
+    for (const operation of OPERATIONS.operations) expect(['a2a:read', 'a2a:write', 'a2a:push', 'a2a:admin']).toContain(operation.scope);
+  });
+
+  it('the A2A operations carry what a gRPC service needs; streaming ones answer with a stream of StreamResponse', () => {
+    for (const operation of A2A_OPERATIONS) {
+      expect(operation.grpc?.method).toBe(operation.name);
+      expect(operation.grpc?.requestType).toMatch(/^[A-Z]\w+$/);
+      if (operation.streaming) expect(operation.grpc?.responseType).toBe('StreamResponse');
+    }
+    expect(A2A_OPERATIONS.filter((o) => o.streaming).map((o) => o.name)).toEqual(['SendStreamingMessage', 'SubscribeToTask']);
+  });
+
+  it('refuses a registry with an operation declared twice, a route declared twice, or an unknown scope', () => {
+    const op = (name: string, scope: string, path: string): Operation =>
+      defineUnary({ name, scope: scope as 'a2a:read', request: z.object({}), rest: [{ method: 'GET', path }], restBody: 'none', handle: async () => ({}) }) as Operation;
+    expect(() => new OperationRegistry([op('A', 'a2a:read', '/a'), op('A', 'a2a:read', '/b')])).toThrow(/declared twice/);
+    expect(() => new OperationRegistry([op('A', 'a2a:read', '/a'), op('B', 'a2a:read', '/a')])).toThrow(/route GET \/a is declared twice/);
+    expect(() => new OperationRegistry([op('A', 'a2a:everything', '/a')])).toThrow(/not one of/);
+    expect(() => new OperationRegistry([op('A', undefined as unknown as string, '/a')])).toThrow(/not one of/);
+  });
+
+  it('an operation whose scope is unknown is refused at the scope check, never let through', () => {
+    const caller = anonymousPrincipal(undefined);
+    expect(() => requireScope(caller, 'Mystery', undefined)).toThrow(/declares no known scope/);
+    expect(() => requireScope(caller, 'Mystery', 'a2a:everything' as 'a2a:read')).toThrow(/declares no known scope/);
+  });
+
+  it('the HTTP+JSON routes are exactly the registry routes, and each matches its operation', () => {
+    expect(REST_ROUTES.map((r) => `${r.method} ${r.path} ${r.operation}`)).toEqual(
+      OPERATIONS.operations.flatMap((o) => o.rest.map((r) => `${r.method} ${r.path} ${o.name}`)),
+    );
+    for (const route of REST_ROUTES) {
+      const match = REST_ROUTER.match(route.method, concretePath(route, { id: 'abc', taskId: 'abc' }));
+      expect(match !== undefined && match !== 'method-not-allowed' ? match.operation.name : match).toBe(route.operation);
+    }
+  });
+
+  it("the card's scope text names every operation under the scope the registry declares", () => {
+    const text = scopeText();
+    for (const [name, scope] of Object.entries(OPERATIONS.scopes())) {
+      const clause = text.split('; ').find((part) => part.startsWith(`${scope} for`)) ?? '';
+      expect(clause, `${name} under ${scope}`).toContain(name);
+    }
+    expect(text).toContain('a2a:admin implies a2a:read, a2a:write and a2a:push');
+  });
+});
+
+function concretePath(route: Pick<RestRoute, 'path'>, params: Record<string, unknown>): string {
+  return route.path.replace(/\{([a-zA-Z]+)\}/g, (_, name: string) => encodeURIComponent(String(params[name] ?? 'x')));
+}
+
+describe('over the wire', () => {
+  let gw: TestGateway;
+  let issuer: TestIssuer;
+  let admin: string;
+  let nobody: string;
+
+  beforeAll(async () => {
+    issuer = await createTestIssuer();
+    gw = await startTestGateway({ name: 'registry', config: { auth: { enabled: true, issuers: [issuer.config] } } });
+    admin = await issuer.token({ scope: 'a2a:admin' });
+    // Credentials that grant no operation scope at all.
+    nobody = await issuer.token({ scope: 'profile' });
+  });
+
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const headers = (token: string): Record<string, string> => ({ 'Content-Type': 'application/json', 'A2A-Version': '1.0', Authorization: `Bearer ${token}` });
+
+  async function callJsonRpc(token: string, method: string, params: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown>; contentType: string }> {
+    const controller = new AbortController();
+    const response = await fetch(gw.jsonRpcUrl, { method: 'POST', headers: headers(token), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), signal: controller.signal });
+    const contentType = response.headers.get('content-type') ?? '';
+    if (contentType.startsWith('text/event-stream')) {
+      controller.abort();
+      return { status: response.status, body: {}, contentType };
+    }
+    return { status: response.status, body: (await response.json()) as Record<string, unknown>, contentType };
+  }
+
+  async function callRest(token: string, route: (typeof REST_ROUTES)[number], params: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown>; contentType: string }> {
+    const controller = new AbortController();
+    const path = concretePath(route, params);
+    const body = route.method === 'POST' ? JSON.stringify(params) : undefined;
+    const response = await fetch(`${gw.restUrl}${path}`, { method: route.method, headers: headers(token), ...(body === undefined ? {} : { body }), signal: controller.signal });
+    const contentType = response.headers.get('content-type') ?? '';
+    if (contentType.startsWith('text/event-stream')) {
+      controller.abort();
+      return { status: response.status, body: {}, contentType };
+    }
+    return { status: response.status, body: (await response.json()) as Record<string, unknown>, contentType };
+  }
+
+  it('JSON-RPC serves every registry operation by its name, behind its declared scope', async () => {
+    for (const operation of OPERATIONS.operations) {
+      const params = (SAMPLE_PARAMS[operation.name] as () => Record<string, unknown>)();
+      const refused = await callJsonRpc(nobody, operation.name, params);
+      expect(refused.status, operation.name).toBe(403);
+      const error = refused.body.error as { code: number; data: { metadata?: Record<string, string> }[] };
+      expect(error.code, operation.name).toBe(-31403);
+      expect(error.data[0]?.metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: operation.scope, operation: operation.name });
+      const served = await callJsonRpc(admin, operation.name, params);
+      expect((served.body.error as { code?: number } | undefined)?.code, operation.name).not.toBe(-32601);
+      if (operation.streaming && served.contentType.startsWith('text/event-stream')) expect(served.status).toBe(200);
+    }
+  });
+
+  it('JSON-RPC knows no method the registry does not declare (0.3 names without A2A-Version 0.3, other spellings)', async () => {
+    for (const method of ['message/send', 'sendMessage', 'tasks/list', 'ListSchedulesX', 'GetAgentCard']) {
+      const answer = await callJsonRpc(admin, method, {});
+      expect((answer.body.error as { code: number }).code, method).toBe(-32601);
+    }
+  });
+
+  it('HTTP+JSON serves every registry route, behind the declared scope; other paths are 404 and other methods 405', async () => {
+    for (const route of REST_ROUTES) {
+      const operation = OPERATIONS.byName(route.operation) as Operation;
+      const params = (SAMPLE_PARAMS[route.operation] as () => Record<string, unknown>)();
+      const refused = await callRest(nobody, route, params);
+      expect(refused.status, `${route.method} ${route.path}`).toBe(403);
+      const error = refused.body.error as { details: { metadata?: Record<string, string> }[] };
+      expect(error.details[0]?.metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: operation.scope, operation: operation.name });
+      const served = await callRest(admin, route, params);
+      expect(served.status, `${route.method} ${route.path}`).not.toBe(405);
+      // Served: at most the task is not found (never "no operation here").
+      if (served.status === 404) expect((served.body.error as { details: { reason?: string }[] }).details[0]?.reason).toBe('TASK_NOT_FOUND');
+    }
+    const unknown = await fetch(`${gw.restUrl}/tasks:everything`, { headers: headers(admin) });
+    expect(unknown.status).toBe(404);
+    const wrongMethod = await fetch(`${gw.restUrl}/message:send`, { method: 'DELETE', headers: headers(admin) });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('POST');
+  });
+});
