@@ -1,10 +1,11 @@
 // Runs a declared operation for both bindings (and both protocol versions): parse the request
-// with the operation's schema, admit the caller (scope, tenant, access to the agent, then one
+// with the operation's schema (proto field names accepted beside JSON names), admit the caller (scope, tenant, access to the agent, then one
 // token from its rate bucket), then call the handler. A refusal at any step changes nothing.
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import { anonymousPrincipal, ownerOf, type Principal } from '../auth/principal.ts';
 import { requireAgentAccess, requireScope, requireTenant } from '../auth/scopes.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
+import { withJsonNames } from '../protocol/protojson.ts';
 import { parseParams } from '../protocol/schemas.ts';
 import type { TaskService } from '../tasks/service.ts';
 import type { Operation, OperationCall, StreamOperation, UnaryOperation } from './definition.ts';
@@ -32,7 +33,7 @@ const tenantOf = (request: unknown): string | undefined => {
 
 /** Parses the params and admits the caller; the handler runs with what this returns. */
 async function admit<Request>(operation: Operation, params: unknown, context: RequestContext, deps: OperationDeps): Promise<{ request: Request; call: OperationCall }> {
-  const request = parseParams(operation.request, params) as Request;
+  const request = parseParams(operation.request, withJsonNames(params)) as Request;
   const tenant = tenantOf(request);
   const caller = context.principal ?? anonymousPrincipal(tenant);
   const { agent } = deps.endpoint;

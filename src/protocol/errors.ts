@@ -24,7 +24,8 @@ export type A2AErrorKind =
   | 'UNAVAILABLE'
   | 'UNAUTHENTICATED'
   | 'PERMISSION_DENIED'
-  | 'RESOURCE_EXHAUSTED';
+  | 'RESOURCE_EXHAUSTED'
+  | 'ALREADY_EXISTS';
 
 interface ErrorMapping {
   jsonRpcCode: number;
@@ -60,6 +61,9 @@ export const ERROR_MAPPINGS: Record<A2AErrorKind, ErrorMapping> = {
   UNAUTHENTICATED: { jsonRpcCode: -31401, httpStatus: 401, grpcStatus: 'UNAUTHENTICATED', a2a: false, transport: true },
   PERMISSION_DENIED: { jsonRpcCode: -31403, httpStatus: 403, grpcStatus: 'PERMISSION_DENIED', a2a: false, transport: true },
   RESOURCE_EXHAUSTED: { jsonRpcCode: -31429, httpStatus: 429, grpcStatus: 'RESOURCE_EXHAUSTED', a2a: false, transport: true },
+  // What the request would create exists already with other content (a messageId re-sent with
+  // another message): invalid params on JSON-RPC, 409 Conflict on HTTP+JSON.
+  ALREADY_EXISTS: { jsonRpcCode: -32602, httpStatus: 409, grpcStatus: 'ALREADY_EXISTS', a2a: false },
 };
 
 export class A2AError extends Error {

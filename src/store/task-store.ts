@@ -99,6 +99,8 @@ export type CreateResult =
 
 export type AcceptResult =
   | { kind: 'not-found' }
+  /** The messageId was taken before with other content; nothing changed. */
+  | { kind: 'conflict' }
   | { kind: 'context-mismatch' }
   | { kind: 'duplicate'; turn: number }
   | { kind: 'terminal'; state: TaskState }
@@ -158,6 +160,8 @@ export type LeaseResult =
       interrupted: boolean;
       /** The scopes the credentials of the task's latest input granted. */
       callerScopes: string[];
+      /** The extensions the request of the task's latest input activated. */
+      callerExtensions: string[];
       history: Message[];
     };
 
@@ -275,6 +279,10 @@ export class TaskStore {
     idempotencyKey?: string;
     /** What the caller's credentials granted (ctx.caller.scopes of the task's turns). */
     callerScopes?: readonly string[];
+    /** The extensions the request activated (ctx.extensions of the task's turns). */
+    callerExtensions?: readonly string[];
+    /** Digest of the message as sent (messageDigestOf): a re-send with other content is a conflict. */
+    messageDigest?: string;
     now: Date;
   }): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
@@ -317,6 +325,8 @@ export class TaskStore {
           ? ''
           : JSON.stringify({ parentTaskId: input.links.parentTaskId, role: input.links.role, readOnly: input.links.readOnly ? '1' : '0' }),
         JSON.stringify(input.callerScopes ?? []),
+        input.messageDigest ?? '',
+        JSON.stringify(input.callerExtensions ?? []),
       ],
     );
     switch (reply[0]) {
@@ -340,6 +350,10 @@ export class TaskStore {
     inputPolicy: InputPolicy;
     /** What the caller's credentials granted (ctx.caller.scopes of the turn that takes the message). */
     callerScopes?: readonly string[];
+    /** The extensions the request activated (ctx.extensions of the turn that takes the message). */
+    callerExtensions?: readonly string[];
+    /** Digest of the message as sent (messageDigestOf): a messageId taken with other content is a conflict. */
+    messageDigest?: string;
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -377,11 +391,15 @@ export class TaskStore {
         input.inputPolicy,
         this.keys.cancelChannel(),
         JSON.stringify(input.callerScopes ?? []),
+        input.messageDigest ?? '',
+        JSON.stringify(input.callerExtensions ?? []),
       ],
     );
     switch (reply[0]) {
       case 'NOT_FOUND':
         return { kind: 'not-found' };
+      case 'CONFLICT':
+        return { kind: 'conflict' };
       case 'BUSY':
         return { kind: 'busy', state: str(reply[1]) as TaskState };
       case 'JOINED':
@@ -560,6 +578,12 @@ export class TaskStore {
     return histories.slice(-maxTasks).flat();
   }
 
+  /** The digest of the content a task's message was taken with, or undefined (unknown message, or a task from before digests). */
+  async messageDigest(taskId: string, messageId: string): Promise<string | undefined> {
+    const digest = await this.redis.hget(this.keys.task(taskId).task, `digest:${messageId}`);
+    return digest === null || digest === '' ? undefined : digest;
+  }
+
   /** The coordinator a sub-agent's task hangs off, from the server's own link (never from metadata a caller sent). */
   async parentOf(taskId: string): Promise<string | undefined> {
     return (await this.redis.hget(this.keys.task(taskId).task, 'parentTaskId')) ?? undefined;
@@ -604,7 +628,7 @@ export class TaskStore {
       case 'HELD':
         return { kind: 'held', holder: str(reply[1]) };
       default: {
-        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, callerScopes, ...history] =
+        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, callerScopes, callerExtensions, ...history] =
           reply.map(str);
         return {
           kind: 'acquired',
@@ -626,6 +650,7 @@ export class TaskStore {
           resumption: Number(resumption || 0),
           interrupted: interrupted === '1',
           callerScopes: JSON.parse(callerScopes || '[]') as string[],
+          callerExtensions: JSON.parse(callerExtensions || '[]') as string[],
           resumed: Number(resumption || 0) > 0,
           history: history.map((m) => JSON.parse(m) as Message),
         };

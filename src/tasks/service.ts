@@ -21,6 +21,7 @@ import {
   type TaskState,
 } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
+import { messageDigestOf } from './message-digest.ts';
 import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
 import type { Delegator } from '../coordination/delegator.ts';
 
@@ -89,6 +90,28 @@ interface Submission {
 
 const DEFAULT_PAGE_SIZE = 50;
 
+/** What the request that sends a message carried for the adapter: ctx.caller.scopes and ctx.extensions. */
+export interface SenderContext {
+  /** Every scope the caller's credentials granted. */
+  grants: readonly string[];
+  /** The extensions the request activated. */
+  extensions: readonly string[];
+}
+
+const NO_SENDER: SenderContext = { grants: [], extensions: [] };
+
+/** A messageId used before for a message with other content: refused, since taking either silently would lose one. */
+function messageIdReused(messageId: string, taskId: string): A2AError {
+  return new A2AError(
+    'ALREADY_EXISTS',
+    `messageId ${JSON.stringify(messageId)} was already sent with other content (text, parts, task, context or references) and belongs to task ${taskId}; nothing was stored. A retry must resend the same message; a new message needs a new messageId.`,
+    {
+      metadata: { reason: 'MESSAGE_ID_REUSED', messageId, taskId },
+      violations: [{ field: 'message.messageId', description: 'was already used for a message with other content' }],
+    },
+  );
+}
+
 export class TaskService {
   private readonly queueDepths = new Map<string, { readAtMs: number; depth: Promise<number> }>();
 
@@ -132,8 +155,8 @@ export class TaskService {
     return this.options.hub;
   }
 
-  /** `grants`: the scopes the caller's credentials granted; the adapter sees them as ctx.caller.scopes. */
-  async sendMessage(owner: Owner, request: SendMessageRequest, grants: readonly string[] = []): Promise<SendMessageResponse> {
+  /** `sender`: what the adapter sees of the request (ctx.caller.scopes, ctx.extensions). */
+  async sendMessage(owner: Owner, request: SendMessageRequest, sender: SenderContext = NO_SENDER): Promise<SendMessageResponse> {
     const blocking = request.configuration?.returnImmediately !== true;
     const turnOver = (state: TaskState): boolean => isTerminal(state) || isInterrupted(state);
     // A new task publishes nothing before it is created, so watching its id first means the
@@ -143,7 +166,7 @@ export class TaskService {
       blocking && newTaskId !== undefined ? this.watchTurnEnd(newTaskId, '', this.options.blockingTimeoutMs, turnOver, true) : undefined;
     let submission: Submission;
     try {
-      submission = await this.submit(owner, request, grants, newTaskId);
+      submission = await this.submit(owner, request, sender, newTaskId);
     } catch (error) {
       early?.cancel();
       throw error;
@@ -164,8 +187,8 @@ export class TaskService {
     return { task: await this.readOwnTask(submission.taskId, owner, historyLength) };
   }
 
-  async startStreamingMessage(owner: Owner, request: SendMessageRequest, grants: readonly string[] = []): Promise<StreamStart> {
-    const submission = await this.submit(owner, request, grants);
+  async startStreamingMessage(owner: Owner, request: SendMessageRequest, sender: SenderContext = NO_SENDER): Promise<StreamStart> {
+    const submission = await this.submit(owner, request, sender);
     return { taskId: submission.taskId, snapshot: submission.snapshot, afterId: submission.afterId };
   }
 
@@ -332,10 +355,11 @@ export class TaskService {
   }
 
   /** Stores the message (a new task, or the next input of an existing one) and enqueues its turn. */
-  private async submit(owner: Owner, request: SendMessageRequest, grants: readonly string[], taskId: string = newId()): Promise<Submission> {
+  private async submit(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string = newId()): Promise<Submission> {
     const { message } = request;
     await this.checkQueueDepth(owner.agent);
-    if (message.taskId !== undefined) return this.submitFollowUp(owner, request, message.taskId, grants);
+    const digest = messageDigestOf(message);
+    if (message.taskId !== undefined) return this.submitFollowUp(owner, request, message.taskId, sender, digest);
     const agent = this.agentOf(owner);
 
     const contextId = message.contextId ?? newId();
@@ -349,11 +373,16 @@ export class TaskService {
       idempotencyTtlSeconds: this.options.idempotencyTtlSeconds,
       versions: agent.versionsFor(),
       maxActiveTasks: agent.settings.limits.maxActiveTasks,
-      callerScopes: grants,
+      callerScopes: sender.grants,
+      callerExtensions: sender.extensions,
+      messageDigest: digest,
       now: new Date(),
     });
     if (created.kind === 'too-many-active') throw tooManyActive(created.active, agent.settings.limits.maxActiveTasks);
     if (created.kind === 'duplicate') {
+      const taken = await this.options.store.messageDigest(created.taskId, message.messageId);
+      // A task from before digests were kept has none: taken as the same message.
+      if (taken !== undefined && taken !== digest) throw messageIdReused(message.messageId, created.taskId);
       // The same message again: same task, no second turn. Re-enqueueing the first turn is a
       // no-op unless the first attempt stored the task but died before its job was added.
       const read = await this.options.store.readTask(created.taskId, owner, 0);
@@ -367,7 +396,7 @@ export class TaskService {
     return { taskId, contextId, afterId: '', snapshot: undefined };
   }
 
-  private async submitFollowUp(owner: Owner, request: SendMessageRequest, taskId: string, grants: readonly string[]): Promise<Submission> {
+  private async submitFollowUp(owner: Owner, request: SendMessageRequest, taskId: string, sender: SenderContext, digest: string): Promise<Submission> {
     const { message } = request;
     const { settings } = this.agentOf(owner);
     const { maxActiveTasks } = settings.limits;
@@ -378,12 +407,16 @@ export class TaskService {
       message: { ...message, taskId },
       maxActiveTasks,
       inputPolicy: settings.inputPolicy,
-      callerScopes: grants,
+      callerScopes: sender.grants,
+      callerExtensions: sender.extensions,
+      messageDigest: digest,
       now: new Date(),
     });
     switch (result.kind) {
       case 'not-found':
         throw taskNotFound(taskId);
+      case 'conflict':
+        throw messageIdReused(message.messageId, taskId);
       case 'busy':
         throw new A2AError(
           'UNSUPPORTED_OPERATION',
@@ -403,7 +436,7 @@ export class TaskService {
           { metadata: { taskId, state: result.state } },
         );
       case 'forwarded':
-        await this.forwardToAssignment(owner, taskId, result.childId, message, grants);
+        await this.forwardToAssignment(owner, taskId, result.childId, message, sender);
         break;
       default:
         break;
@@ -425,11 +458,22 @@ export class TaskService {
    * The coordinator was asking on behalf of one of its assignments: the answer goes to that
    * child as its next turn, and the coordinator asks its next waiting question, if any.
    */
-  private async forwardToAssignment(owner: Owner, coordinatorId: string, childId: string, message: Message, grants: readonly string[]): Promise<void> {
+  private async forwardToAssignment(owner: Owner, coordinatorId: string, childId: string, message: Message, sender: SenderContext): Promise<void> {
     const forwarded: Message = { ...message, taskId: childId, referenceTaskIds: [coordinatorId] };
     delete forwarded.contextId;
     // An answer the coordinator asked for on the child's behalf always queues: the child is waiting for it.
-    const accepted = await this.options.store.acceptMessage({ taskId: childId, owner, contextId: undefined, message: forwarded, maxActiveTasks: 0, inputPolicy: 'enqueue', callerScopes: grants, now: new Date() });
+    const accepted = await this.options.store.acceptMessage({
+      taskId: childId,
+      owner,
+      contextId: undefined,
+      message: forwarded,
+      maxActiveTasks: 0,
+      inputPolicy: 'enqueue',
+      callerScopes: sender.grants,
+      callerExtensions: sender.extensions,
+      messageDigest: messageDigestOf(forwarded),
+      now: new Date(),
+    });
     if (accepted.kind === 'resumed') {
       const child = await this.options.store.readTask(childId, owner, 0);
       if (child !== undefined) await this.enqueue(owner, childId, child.task.contextId, accepted.turn);

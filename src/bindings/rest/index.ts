@@ -5,6 +5,7 @@ import type { Logger } from '../../logging/logger.ts';
 import type { Operation } from '../../operations/definition.ts';
 import { openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
 import { A2AError } from '../../protocol/errors.ts';
+import { jsonNameOf } from '../../protocol/protojson.ts';
 import { toA2AError } from '../errors.ts';
 import { ClientGoneError, type Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
@@ -35,11 +36,15 @@ function respondError(exchange: Exchange, error: A2AError): void {
 const NUMBER_QUERY = new Set(['historyLength', 'pageSize']);
 const BOOLEAN_QUERY = new Set(['includeArtifacts']);
 
-/** Query strings carry everything as text (spec 11.5); give the schemas typed values. */
+/** Query strings carry everything as text (spec 11.5); give the schemas typed values. Proto names (`history_length`) count as JSON names. */
 function queryParams(query: URLSearchParams): Record<string, unknown> {
   const params: Record<string, unknown> = {};
-  for (const [name, value] of query) {
-    if (name === 'A2A-Version') continue;
+  for (const [given, value] of query) {
+    if (given === 'A2A-Version') continue;
+    const name = jsonNameOf(given);
+    if (Object.hasOwn(params, name)) {
+      throw new A2AError('INVALID_PARAMS', `the query parameter ${name} is given twice`, { violations: [{ field: name, description: `is given twice (as "${given}" among others); send it once` }] });
+    }
     if (NUMBER_QUERY.has(name) && /^-?\d+$/.test(value)) params[name] = Number(value);
     else if (BOOLEAN_QUERY.has(name) && (value === 'true' || value === 'false')) params[name] = value === 'true';
     else params[name] = value;

@@ -9,7 +9,11 @@
   ARGV[10] the agent's input policy for a task whose turn is queued or running: enqueue | reject | interrupt
   ARGV[11] cancel channel (an interrupt reaches the worker running the turn there as "<taskId> <turn>")
   ARGV[12] the scopes the caller's credentials granted, JSON array: kept (for ctx.caller) when the message is taken
+  ARGV[13] digest of the message's content (parts, task, context, references): a messageId the task
+    already took with other content is a conflict, never a silently dropped message
+  ARGV[14] the extensions the request activated, JSON array: kept (for ctx.extensions) when the message is taken
   Returns {'NOT_FOUND'} | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
+        | {'CONFLICT'} (the messageId was taken before with other content; nothing changed)
         | {'BUSY', state} (policy reject: a turn is queued or running; nothing changed)
         | {'JOINED', turn} (policy interrupt, the turn has not started: the message joins its input)
         | {'INTERRUPTING', turn} (policy interrupt: the running turn is asked to stop; the message
@@ -38,7 +42,18 @@ local function announce(state, status)
   redis.call('PUBLISH', ARGV[7], id .. '\n' .. event)
 end
 
+-- The message is the task's from now on: its id (re-sends are duplicates), its digest, and what
+-- the request that sent it carried for the adapter (ctx.caller.scopes, ctx.extensions).
+local function take()
+  redis.call('SADD', KEYS[4], ARGV[4])
+  redis.call('HSET', KEYS[1], 'callerScopes', ARGV[12], 'callerExtensions', ARGV[14])
+  if ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'digest:' .. ARGV[4], ARGV[13]) end
+end
+
 if redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 1 then
+  -- A task created before digests were kept has none for its messages: taken as the same.
+  local taken = redis.call('HGET', KEYS[1], 'digest:' .. ARGV[4])
+  if taken and ARGV[13] ~= '' and taken ~= ARGV[13] then return {'CONFLICT'} end
   return {'DUPLICATE', redis.call('HGET', KEYS[1], 'turn')}
 end
 local state = redis.call('HGET', KEYS[1], 'state')
@@ -48,8 +63,7 @@ if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == '
 end
 local awaiting = redis.call('HGET', KEYS[1], 'awaitingChild')
 if awaiting and state == 'TASK_STATE_INPUT_REQUIRED' then
-  redis.call('SADD', KEYS[4], ARGV[4])
-  redis.call('HSET', KEYS[1], 'callerScopes', ARGV[12])
+  take()
   redis.call('RPUSH', KEYS[2], ARGV[3])
   redis.call('HDEL', KEYS[1], 'awaitingChild')
   local record = cjson.decode(redis.call('HGET', KEYS[10], awaiting))
@@ -72,8 +86,7 @@ if not resumes and policy == 'reject' then return {'BUSY', state} end
 local parked = redis.call('HGET', KEYS[1], 'suspended') == '1'
 -- A parked coordinator's turn is its assignments' business: the message queues (policy enqueue).
 if not resumes and policy == 'interrupt' and not parked then
-  redis.call('SADD', KEYS[4], ARGV[4])
-  redis.call('HSET', KEYS[1], 'callerScopes', ARGV[12])
+  take()
   local turn = redis.call('HGET', KEYS[1], 'turn')
   if state == 'TASK_STATE_SUBMITTED' then
     -- Not started yet: nothing to stop, the message is more input of the same turn.
@@ -96,8 +109,7 @@ if not resumes and policy == 'interrupt' and not parked then
   redis.call('PUBLISH', ARGV[11], ARGV[8] .. ' ' .. turn)
   return {'INTERRUPTING', turn}
 end
-redis.call('SADD', KEYS[4], ARGV[4])
-redis.call('HSET', KEYS[1], 'callerScopes', ARGV[12])
+take()
 if resumes then
   redis.call('ZADD', KEYS[9], ARGV[5], ARGV[8])
   local start = redis.call('LLEN', KEYS[2])

@@ -12,6 +12,8 @@
   ARGV[15] most active tasks the owner may have (0 = no cap)
   ARGV[16] a sub-agent's links JSON {parentTaskId, role, readOnly} ('' = a top-level task)
   ARGV[17] the scopes the caller's credentials granted, JSON array (what ctx.caller shows the adapter)
+  ARGV[18] digest of the message's content as sent (a re-send with the same messageId is compared with it)
+  ARGV[19] the extensions the request activated, JSON array (what ctx.extensions shows the adapter)
   Returns {'DUPLICATE', existingTaskId} | {'TOO_MANY_ACTIVE', count} | {'CREATED', eventId}
   Emits: XADD + PUBLISH of the task snapshot event.
 ]]
@@ -29,7 +31,9 @@ redis.call('HSET', KEYS[1],
   'id', ARGV[1], 'owner', ARGV[2], 'tenant', ARGV[3], 'contextId', ARGV[4],
   'status', ARGV[5], 'state', 'TASK_STATE_SUBMITTED', 'artifacts', '[]', 'metadata', ARGV[13],
   'turn', 1, 'turnInputStart', 0, 'turnAttempts', 0, 'leaseGeneration', 0,
-  'createdAtMs', ARGV[8], 'updatedAtMs', ARGV[8], 'versions', ARGV[14], 'callerScopes', ARGV[17])
+  'createdAtMs', ARGV[8], 'updatedAtMs', ARGV[8], 'versions', ARGV[14], 'callerScopes', ARGV[17],
+  'callerExtensions', ARGV[19])
+if ARGV[18] ~= '' then redis.call('HSET', KEYS[1], 'digest:' .. ARGV[7], ARGV[18]) end
 if ARGV[16] ~= '' then
   local links = cjson.decode(ARGV[16])
   redis.call('HSET', KEYS[1], 'parentTaskId', links.parentTaskId, 'role', links.role, 'readOnly', links.readOnly)
