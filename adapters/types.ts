@@ -85,6 +85,11 @@ export interface AdapterContext {
   readonly requestedSkill: string | undefined;
   /** Who sent the turn's input. Never put secrets from it in artifacts; it is for decisions and logs. */
   readonly caller: CallerIdentity;
+  /**
+   * The extensions the request that sent this turn's (latest) input activated: URIs the client
+   * asked for in A2A-Extensions that this agent declares (Adapter.extensions, or the gateway's).
+   */
+  readonly extensions: readonly string[];
   /** The gateway's log, with the task, context, turn, attempt and agent on every line. */
   readonly logger: Logger;
   /**
@@ -179,9 +184,17 @@ export type OutcomeMessage = string | Part[];
  * How a turn ends. The runtime turns it into the task's next status. It is checked when run()
  * resolves: anything else (a misspelt state, a missing message, a part with two kinds of
  * content) fails the turn once with a reason naming the field, and is not retried.
+ *
+ * `message` answers with a direct Message instead of a task (spec 3.1.1), for an adapter that
+ * declares `directMessages: true`: SendMessage returns that Message, SendStreamingMessage
+ * streams it as its only frame and closes. The gateway still keeps the exchange as a completed
+ * task (so a re-sent messageId gets the same Message back), which the client never has to know.
+ * Where the client already holds the task (a later turn, a sub-agent, a turn that emitted
+ * status or artifacts first) it completes the task with the message as its final status message.
  */
 export type TurnOutcome =
   | { state: 'completed'; message?: OutcomeMessage; verification?: OutcomeVerification }
+  | { state: 'message'; message: OutcomeMessage }
   | { state: 'input-required'; message: OutcomeMessage }
   | { state: 'auth-required'; message: OutcomeMessage }
   | { state: 'failed'; message: OutcomeMessage }
@@ -202,6 +215,18 @@ export interface Adapter {
   readonly defaultInputModes?: string[];
   readonly defaultOutputModes?: string[];
   /**
+   * True when run() may answer with `{ state: 'message' }` (a direct Message, spec 3.1.1).
+   * Streams of a new task to this agent then hold the task's first frames back until the turn
+   * shows whether it is a task or a message (a message-only stream has exactly one frame).
+   */
+  readonly directMessages?: boolean;
+  /**
+   * Extensions (spec 4.6) this agent supports, declared on its card. The extensions a request
+   * activates (A2A-Extensions) reach the turn as `ctx.extensions`. One marked `required` must be
+   * activated by every client that sends the agent a message.
+   */
+  readonly extensions?: readonly AdapterExtension[];
+  /**
    * Optional: card fields learnt at run time, e.g. a remote agent's skills read from its own
    * card (an agent configured with `skills: "from downstream"`). The gateway calls it when it
    * builds the agent's card and again once the card is older than the agent's
@@ -213,6 +238,16 @@ export interface Adapter {
    * When `ctx.signal` fires, stop promptly; the runtime records the task as canceled.
    */
   run(ctx: AdapterContext): Promise<TurnOutcome>;
+}
+
+/** An extension an adapter declares (AgentExtension on the card). */
+export interface AdapterExtension {
+  /** The extension's identifier; a breaking change gets a new URI. */
+  uri: string;
+  description?: string;
+  /** Clients must activate it (A2A-Extensions) to send messages to this agent. */
+  required?: boolean;
+  params?: JsonObject;
 }
 
 /** What an adapter can say about itself at run time (Adapter.describe). */

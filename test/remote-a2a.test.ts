@@ -2,7 +2,7 @@
 // process, test/fixtures/downstream-agent): what a caller of the gateway sees, driven with the
 // official client, and what the downstream received.
 import { randomBytes } from 'node:crypto';
-import { CancelTaskRequest, GetTaskRequest, SendMessageRequest, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageRequest, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemoteA2aAdapter } from '../adapters/remote-a2a/index.ts';
@@ -179,13 +179,30 @@ describe('a2a adapter in front of a streaming 1.0 agent (JSON-RPC first)', () =>
     expect(messageText(rejected.status?.message)).toMatch(/^The downstream agent rejected task \S+: not my job$/);
   });
 
-  it('a direct Message reply completes our task with its parts as the final message and as the artifact "reply"', async () => {
-    const task = asTask(await client.sendMessage(request('direct hi there')));
-    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(messageText(task.status?.message)).toBe('direct: hi there');
-    const reply = task.artifacts.find((a) => a.artifactId === 'reply');
-    expect(reply?.parts.map((p) => p.content?.$case)).toEqual(['text', 'data']);
-    expect((await downstreamOf(gw, task.id))?.taskId).toBeNull();
+  it('a direct Message reply is our direct Message too: SendMessage returns it, a stream carries it alone, a re-send gets the same one', async () => {
+    const sent = request('direct hi there');
+    const reply = await client.sendMessage(sent);
+    expect('status' in reply, `expected a Message, got ${JSON.stringify(reply)}`).toBe(false);
+    const message = reply as Message;
+    expect(message.role).toBe(2 /* ROLE_AGENT */);
+    expect(messageText(message)).toBe('direct: hi there');
+    expect(message.parts.map((p) => p.content?.$case)).toEqual(['text', 'data']);
+    expect(message.taskId).toBe('');
+    // The same messageId again: the same Message, from the store, without a second downstream call.
+    const again = (await client.sendMessage(sent)) as Message;
+    expect(again.messageId).toBe(message.messageId);
+    // Streamed: exactly one frame, the Message, then the stream closes.
+    const events = await collect(client.sendMessageStream(request('direct streamed')));
+    expect(events.map((e) => e.payload?.$case)).toEqual(['message']);
+    expect(messageText(events[0]?.payload?.$case === 'message' ? events[0].payload.value : undefined)).toBe('direct: streamed');
+    // The gateway kept the exchange as a completed task, marked as a direct reply.
+    const listed = await client.listTasks(ListTasksRequest.fromJSON({ contextId: message.contextId, historyLength: 2 }));
+    const kept = listed.tasks.find((t) => t.history.some((m) => m.messageId === sent.message?.messageId));
+    expect(kept?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect((kept?.metadata as { a2aGateway?: { directReply?: boolean } } | undefined)?.a2aGateway?.directReply).toBe(true);
+    expect((await downstreamOf(gw, kept?.id as string))?.taskId).toBeNull();
+    const send = (await stepsOf(gw, kept?.id as string))['1:send'];
+    expect((await downstream.stats()).messages[downstreamMessageId(send?.idempotencyKey ?? '')]).toBe(1);
   });
 
   it('an agent configured with skills "from downstream" publishes the downstream\'s skills on its own card, under the gateway\'s security', async () => {

@@ -8,9 +8,6 @@ import type { ArtifactChunk, TurnOutcome } from '../types.ts';
 import { partSchema } from '../../src/protocol/schemas.ts';
 import type { Artifact, JsonObject, Message, Part, TaskArtifactUpdateEvent, TaskStatus } from '../../src/protocol/types.ts';
 
-/** The id of the artifact that holds a downstream's direct Message reply (spec 3.1.1: no task). */
-export const DIRECT_REPLY_ARTIFACT_ID = 'reply';
-
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The downstream's parts as ours; a part this gateway could not store is replaced by a note, never silently dropped. */

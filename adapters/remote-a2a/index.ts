@@ -36,6 +36,8 @@ export function createRemoteA2aAdapter(options: JsonObject, baseDir: string = pr
     name: REMOTE_A2A_ADAPTER_NAME,
     version: REMOTE_A2A_ADAPTER_VERSION,
     skills: [PLACEHOLDER_SKILL],
+    // A downstream agent may answer with a Message (spec 3.1.1); so does this adapter then.
+    directMessages: true,
     /** The downstream card's skills (an agent's card takes them "from downstream", the default for a2a agents). */
     async describe(): Promise<AdapterDescription> {
       const connection = await downstream.connection();

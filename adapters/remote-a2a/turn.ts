@@ -13,7 +13,7 @@ import type { JsonObject, Message, Part, StreamResponse as WireEvent, Task, Task
 import type { DownstreamAgent, DownstreamConnection } from './downstream-agent.ts';
 import { continues, DOWNSTREAM_STATE_KEY, markOf, sameStatus, type DownstreamState, type StatusMark } from './downstream-state.ts';
 import { describeDownstreamError, isRetryable } from './errors.ts';
-import { ArtifactMirror, DIRECT_REPLY_ARTIFACT_ID, outcomeOfStatus, partsOf, textOf } from './event-mapping.ts';
+import { ArtifactMirror, outcomeOfStatus, partsOf, textOf } from './event-mapping.ts';
 import type { RemoteA2aOptions } from './options.ts';
 import { downstreamMessageId } from './message-id.ts';
 import { PollBackoff, sleep, withRetry } from './retry.ts';
@@ -164,15 +164,15 @@ export class RemoteTurn {
     });
   }
 
-  /** Spec 3.1.1: the downstream answered with a Message, no task. It completes our turn and is kept as an artifact. */
+  /**
+   * Spec 3.1.1: the downstream answered with a Message, no task. So does our turn: a direct
+   * Message to our client (or, where our client already holds the task, its final message).
+   */
   private async directReply(message: Message): Promise<TurnOutcome> {
     const parts = partsOf(message.parts);
     const content: Part[] = parts.length > 0 ? parts : [{ text: '' }];
-    // A replayed send (after a crash) may find the artifact stored already: only what is missing is emitted.
-    const chunk = this.mirror.catchUp({ artifactId: DIRECT_REPLY_ARTIFACT_ID, name: 'reply', parts: content }, true);
-    if (chunk !== undefined) await this.ctx.emitArtifact(chunk);
     await this.ctx.adapterState.set(DOWNSTREAM_STATE_KEY, { turn: this.ctx.turn, taskId: null, contextId: message.contextId ?? this.contextId, state: null, status: null });
-    return { state: 'completed', message: content };
+    return { state: 'message', message: content };
   }
 
   /**

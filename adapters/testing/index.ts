@@ -54,6 +54,8 @@ export interface TestTurnOptions {
   resumed?: boolean;
   requestedSkill?: string;
   caller?: Partial<CallerIdentity>;
+  /** What ctx.extensions holds: the extensions the request activated. */
+  extensions?: readonly string[];
   /** The turn's budget (ctx.budget.limit); undefined = none. */
   budget?: number;
   /** Units earlier runs of the turn spent. */
@@ -89,6 +91,7 @@ export class TestTurnContext implements AdapterContext {
   readonly requestedSkill: string | undefined;
   readonly resumed: boolean;
   readonly caller: CallerIdentity;
+  readonly extensions: readonly string[];
   readonly budget: PersistedTurnBudget;
   readonly journal: TestStepJournal;
   /** Every chunk the adapter emitted, in order (ctx.artifacts holds them merged). */
@@ -120,6 +123,7 @@ export class TestTurnContext implements AdapterContext {
     this.requestedSkill = options.requestedSkill;
     this.resumed = options.resumed ?? false;
     this.caller = { agent: 'default', tenant: '', principal: 'user:test:tester', scopes: ['a2a:read', 'a2a:write'], ...options.caller };
+    this.extensions = Object.freeze([...(options.extensions ?? [])]);
     this.journal = options.journal ?? new TestStepJournal();
     this.state = options.adapterState ?? new Map();
     let spent = options.budgetSpent ?? 0;
@@ -230,5 +234,5 @@ export async function runTestTurn(adapter: Adapter, options: TestTurnOptions): P
   const context = new TestTurnContext({ adapterName: adapter.name, ...options });
   const result = await adapter.run(context);
   if (context.contractViolation !== undefined) throw context.contractViolation;
-  return { outcome: checkOutcome(result, adapter.name), context };
+  return { outcome: checkOutcome(result, adapter.name, { directMessages: adapter.directMessages === true }), context };
 }

@@ -14,6 +14,7 @@ import {
   subscribeRequestSchema,
 } from '../protocol/schemas.ts';
 import { isTerminal, type SendMessageRequest } from '../protocol/types.ts';
+import { directReplyOfEvent } from '../tasks/direct-reply.ts';
 import { defineStream, defineUnary, type OperationCall, type RestRoute } from './definition.ts';
 
 const pushNotSupported = (): A2AError =>
@@ -82,6 +83,11 @@ export const sendStreamingMessage = defineStream({
       // AUTH_REQUIRED keeps the stream open: the turn resumes after out-of-band credentials.
       closesOn: (state) => isTerminal(state) || state === 'TASK_STATE_INPUT_REQUIRED',
       alreadyEnded: false,
+      // Only a new task (or a re-send of the message that made one) of an agent that may answer
+      // with a Message can turn out to be one; a follow-up's client holds the task already.
+      ...(start.snapshot === undefined && call.endpoint.agent.adapter.directMessages === true
+        ? { holdForDirectReply: { directReplyOf: directReplyOfEvent } }
+        : {}),
     };
   },
 });

@@ -30,12 +30,13 @@ const verificationSchema = z.strictObject({
   evidence: jsonObject.optional(),
 });
 
-const STATES = ['completed', 'input-required', 'auth-required', 'failed', 'rejected'] as const;
+const STATES = ['completed', 'message', 'input-required', 'auth-required', 'failed', 'rejected'] as const;
 
 const outcomeSchema = z.discriminatedUnion(
   'state',
   [
     z.strictObject({ state: z.literal('completed'), message: messageContent.optional(), verification: verificationSchema.optional() }),
+    z.strictObject({ state: z.literal('message'), message: messageContent }),
     z.strictObject({ state: z.literal('input-required'), message: messageContent }),
     z.strictObject({ state: z.literal('auth-required'), message: messageContent }),
     z.strictObject({ state: z.literal('failed'), message: messageContent }),
@@ -81,14 +82,25 @@ function receivedOf(value: unknown, field: string, prefix: string): string {
   return typeof got === 'string' || typeof got === 'number' || typeof got === 'boolean' ? ` (got ${JSON.stringify(got)})` : '';
 }
 
-export function checkOutcome(value: unknown, adapter: string): TurnOutcome {
+/**
+ * `declares.directMessages`: whether the adapter declared it may answer with a direct Message;
+ * a `message` outcome from one that did not is a broken contract (streams of its tasks were
+ * never held back for one).
+ */
+export function checkOutcome(value: unknown, adapter: string, declares: { directMessages?: boolean } = {}): TurnOutcome {
   if (value === undefined || value === null) {
     throw new AdapterContractError(adapter, 'run()', [`it resolved with ${String(value)} instead of a turn outcome such as { state: 'completed' } (did run() forget to return?)`]);
   }
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw new AdapterContractError(adapter, 'run()', [`it resolved with ${Array.isArray(value) ? 'an array' : typeof value} instead of a turn outcome object`]);
   }
-  return check(outcomeSchema, value, adapter, 'the outcome returned by run()', 'outcome') as TurnOutcome;
+  const outcome = check(outcomeSchema, value, adapter, 'the outcome returned by run()', 'outcome') as TurnOutcome;
+  if (outcome.state === 'message' && declares.directMessages !== true) {
+    throw new AdapterContractError(adapter, 'the outcome returned by run()', [
+      "outcome.state is 'message' (a direct Message), but the adapter does not declare directMessages: true",
+    ]);
+  }
+  return outcome;
 }
 
 export function checkArtifactChunk(value: unknown, adapter: string): ArtifactChunk {

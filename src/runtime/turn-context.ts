@@ -89,6 +89,8 @@ export interface TurnContextInit {
   /** The gateway's log; the context binds it to the task for the adapter (ctx.logger). */
   logger?: Logger;
   caller: CallerIdentity;
+  /** The extensions the request of the turn's latest input activated (ctx.extensions). */
+  extensions?: readonly string[];
 }
 
 const DEFAULT_CONTEXT_TASKS = 20;
@@ -105,6 +107,7 @@ export class TurnContext implements AdapterContext {
   readonly signal: AbortSignal;
   readonly turnRecord: TurnRecord;
   readonly caller: CallerIdentity;
+  readonly extensions: readonly string[];
   readonly logger: Logger;
   private readonly store: TaskStore;
   private readonly lease: TurnLease;
@@ -147,6 +150,7 @@ export class TurnContext implements AdapterContext {
     this.readContextHistory = init.readContextHistory;
     this.emitScope = init.emitScope;
     this.caller = Object.freeze({ ...init.caller, scopes: Object.freeze([...init.caller.scopes]) });
+    this.extensions = Object.freeze([...(init.extensions ?? [])]);
     this.logger = boundLogger(init.logger, { taskId: this.taskId, contextId: this.contextId, turn: this.turn, attempt: this.attempt, agent: init.caller.agent });
   }
 

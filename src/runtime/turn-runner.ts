@@ -18,9 +18,12 @@ import { textOf, TurnParked, type Delegator } from '../coordination/delegator.ts
 import type { Agent, Agents } from '../agents/agents.ts';
 import type { AgentLimits } from '../agents/agent-settings.ts';
 import { isCompatibleAdapter } from './version-policy.ts';
+import { asDirectReply } from '../tasks/direct-reply.ts';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
   completed: 'TASK_STATE_COMPLETED',
+  // A direct Message completes the task that keeps the exchange (see src/tasks/direct-reply.ts).
+  message: 'TASK_STATE_COMPLETED',
   'input-required': 'TASK_STATE_INPUT_REQUIRED',
   'auth-required': 'TASK_STATE_AUTH_REQUIRED',
   failed: 'TASK_STATE_FAILED',
@@ -86,7 +89,15 @@ function deadlineReason(turn: number, limits: AgentLimits): string {
 
 /** How runAdapter ended: an outcome to store, or the turn parked for its assignments. */
 type AdapterRun =
-  | { status: TaskStatus; message: Message | undefined; reason?: string; verification?: OutcomeVerification; interrupted?: boolean }
+  | {
+      status: TaskStatus;
+      message: Message | undefined;
+      reason?: string;
+      verification?: OutcomeVerification;
+      interrupted?: boolean;
+      /** The adapter answered with a direct Message; finishTurn keeps it as the reply if the client cannot hold the task yet. */
+      directReply?: Message;
+    }
   | { parked: TurnParked };
 
 /**
@@ -300,6 +311,7 @@ export class TurnRunner {
           outcome.status.state === 'TASK_STATE_CANCELED' ? { cancellation: { stage: 'stopped', at: new Date().toISOString() } } : undefined,
         outcome: outcome.status.state === 'TASK_STATE_COMPLETED' ? outcomeOf(outcome.verification) : undefined,
         interrupted: outcome.interrupted === true,
+        ...(outcome.directReply === undefined ? {} : { directReply: outcome.directReply }),
         now: new Date(),
       });
       if (finished.kind === 'stale') {
@@ -346,6 +358,7 @@ export class TurnRunner {
       emitScope: `${lease.turn}.${lease.resumption}`,
       logger: this.options.logger,
       caller: callerOf(fence.ownerKey, lease.callerScopes),
+      extensions: lease.callerExtensions,
       readContextHistory: (maxTasks) => this.options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
     });
     const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
@@ -413,7 +426,7 @@ export class TurnRunner {
     let outcome: TurnOutcome | undefined;
     try {
       if (context.contractViolation !== undefined) throw context.contractViolation;
-      if (failure === undefined) outcome = checkOutcome(result, adapter.name);
+      if (failure === undefined) outcome = checkOutcome(result, adapter.name, { directMessages: adapter.directMessages === true });
     } catch (error) {
       if (!(error instanceof AdapterContractError)) throw error;
       this.options.logger.error('adapter broke its contract; the turn fails', { taskId: fence.taskId, turn: lease.turn, adapter: `${adapter.name}@${adapter.version}`, reason: error.message });
@@ -424,6 +437,10 @@ export class TurnRunner {
       return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
     }
     const final = this.finalStatus(fence, OUTCOME_STATES[outcome.state], outcome.message);
+    if (outcome.state === 'message' && final.message !== undefined && lease.links === undefined && lease.turn === 1) {
+      // A sub-agent's and a later turn's client holds the task already: for them it just completes.
+      return { ...final, directReply: asDirectReply(final.message) };
+    }
     return outcome.state === 'completed' && outcome.verification !== undefined ? { ...final, verification: outcome.verification } : final;
   }
 

@@ -15,6 +15,7 @@ import type {
 import type { TurnUsage } from '../../adapters/types.ts';
 import type { InputPolicy } from '../config/schema.ts';
 import { RESERVED_METADATA_KEY } from '../protocol/schemas.ts';
+import { DIRECT_REPLY_EVENT_METADATA } from '../tasks/direct-reply.ts';
 import { RedisKeys } from './keys.ts';
 import { defineScripts, type ScriptRunner } from './scripts.ts';
 
@@ -123,6 +124,8 @@ export type CancelResult =
 
 export interface TaskRead {
   task: Task;
+  /** The Message the agent answered with instead of a task (spec 3.1.1), when it did. */
+  directReply?: Message;
   /** Id of the last event the snapshot includes ('' if the buffer is empty or expired). */
   lastEventId: string;
 }
@@ -185,7 +188,8 @@ export type ActiveEntry =
 
 export type FinishResult =
   | { kind: 'stale' }
-  | { kind: 'done'; eventId: string }
+  /** `directReply`: the turn's message was kept as the task's direct reply. */
+  | { kind: 'done'; eventId: string; directReply: boolean }
   | { kind: 'next'; turn: number; turnInputStart: number; input: Message[] };
 
 /** Where an adapter's event stands in its turn run (see appendEvents-5.lua). */
@@ -428,7 +432,7 @@ export class TaskStore {
     const k = this.keys.task(taskId);
     const reply = await this.run('readTask', [k.task, k.history, k.events], [ownerKeyOf(owner), historyLength ?? -1]);
     if (reply.length === 0) return undefined;
-    const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, ...history] =
+    const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, ...history] =
       reply.map(str);
     const task: Task = {
       id: id as string,
@@ -448,10 +452,13 @@ export class TaskStore {
       const output = Number(outputTokens || 0);
       gateway.usage = { inputTokens: input, outputTokens: output, totalTokens: input + output };
     }
+    if (directReply) gateway.directReply = true;
     if (Object.keys(gateway).length > 0) parsedMetadata[GATEWAY_METADATA_KEY] = gateway;
     if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
     if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
-    return { task, lastEventId: lastEventId as string };
+    const read: TaskRead = { task, lastEventId: lastEventId as string };
+    if (directReply) read.directReply = JSON.parse(directReply) as Message;
+    return read;
   }
 
   /**
@@ -786,6 +793,11 @@ export class TaskStore {
     outcome?: JsonObject;
     /** The turn stopped because a new message interrupted it: the next turn starts at once. */
     interrupted?: boolean;
+    /**
+     * The agent answered with a direct Message (spec 3.1.1): kept as the task's reply when the
+     * client cannot hold the task yet (see finishTurn-12.lua), else the task just completes.
+     */
+    directReply?: Message;
     now: Date;
   }): Promise<FinishResult> {
     const k = this.keys.task(input.taskId);
@@ -793,6 +805,9 @@ export class TaskStore {
       statusUpdate: { taskId: input.taskId, contextId: input.contextId, status: input.status },
     };
     if (input.eventMetadata !== undefined) finalEvent.statusUpdate.metadata = input.eventMetadata;
+    const directEvent: StreamResponse = {
+      statusUpdate: { ...finalEvent.statusUpdate, metadata: { ...input.eventMetadata, ...DIRECT_REPLY_EVENT_METADATA } },
+    };
     const reply = await this.run(
       'finishTurn',
       [
@@ -825,10 +840,12 @@ export class TaskStore {
         input.outcome === undefined ? '' : JSON.stringify(input.outcome),
         input.turnRecord.usage === undefined ? '' : `${input.turnRecord.usage.inputTokens} ${input.turnRecord.usage.outputTokens}`,
         input.interrupted === true ? '1' : '',
+        input.directReply === undefined ? '' : JSON.stringify(input.directReply),
+        input.directReply === undefined ? '' : JSON.stringify(directEvent),
       ],
     );
     if (reply[0] === 'STALE') return { kind: 'stale' };
-    if (reply[0] === 'DONE') return { kind: 'done', eventId: str(reply[1]) };
+    if (reply[0] === 'DONE') return { kind: 'done', eventId: str(reply[1]), directReply: reply[2] === 'DIRECT' };
     const [, turn, start, ...messages] = reply.map(str);
     return {
       kind: 'next',

@@ -184,7 +184,11 @@ export class TaskService {
         await this.waitForTurnEnd(submission.taskId, submission.afterId, this.options.blockingTimeoutMs, turnOver);
       }
     }
-    return { task: await this.readOwnTask(submission.taskId, owner, historyLength) };
+    const read = await this.options.store.readTask(submission.taskId, owner, historyLength);
+    if (read === undefined) throw taskNotFound(submission.taskId);
+    // The agent answered with a Message (spec 3.1.1): that is the answer, to this call and to every re-send.
+    if (read.directReply !== undefined) return { message: read.directReply };
+    return { task: read.task };
   }
 
   async startStreamingMessage(owner: Owner, request: SendMessageRequest, sender: SenderContext = NO_SENDER): Promise<StreamStart> {

@@ -4,6 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import { openTaskFeed } from '../../events/task-feed.ts';
 import { A2AError } from '../../protocol/errors.ts';
+import type { LiveEvent } from '../../events/hub.ts';
 import type { TaskService } from '../../tasks/service.ts';
 import type { StreamPlan } from '../../operations/stream-plan.ts';
 import type { SseStreams } from './sse-writer.ts';
@@ -48,14 +49,36 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
     sse.end();
     return;
   }
+  const deliver = (event: LiveEvent): void => {
+    sse.send(frame(event.json), { id: event.id });
+    if (event.state !== undefined && closesOn(event.state)) sse.end();
+  };
+  // A stream that may turn out to be message-only holds the task's lifecycle frames back until
+  // the turn shows what it is (StreamPlan.holdForDirectReply).
+  const hold = options.plan.holdForDirectReply;
+  let held: LiveEvent[] | undefined = hold === undefined ? undefined : [];
   feed = openTaskFeed({
     hub: service.hub,
     store: service.store,
     taskId,
     afterId,
     onEvent: (event) => {
-      sse.send(frame(event.json), { id: event.id });
-      if (event.state !== undefined && closesOn(event.state)) sse.end();
+      if (held !== undefined && hold !== undefined) {
+        const reply = hold.directReplyOf(event.json);
+        if (reply !== undefined) {
+          sse.send(frame(JSON.stringify({ message: reply })), { id: event.id });
+          sse.end();
+          return;
+        }
+        if (isLifecycleEvent(event)) {
+          held.push(event);
+          return;
+        }
+        const release = held;
+        held = undefined;
+        for (const earlier of release) deliver(earlier);
+      }
+      deliver(event);
     },
     onError: (error) => {
       const framed = frameError(error);
@@ -64,4 +87,15 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
     },
   });
   if (sse.closed) feed.close();
+}
+
+/**
+ * The events a task has before its turn shows anything: its creation (a Task snapshot) and the
+ * start of its turn (a bare WORKING status update, no message, no metadata).
+ */
+function isLifecycleEvent(event: LiveEvent): boolean {
+  if (event.json.startsWith('{"task":')) return true;
+  if (event.state !== 'TASK_STATE_WORKING' && event.state !== 'TASK_STATE_SUBMITTED') return false;
+  const parsed = JSON.parse(event.json) as { statusUpdate?: { status: { message?: unknown }; metadata?: unknown } };
+  return parsed.statusUpdate !== undefined && parsed.statusUpdate.status.message === undefined && parsed.statusUpdate.metadata === undefined;
 }

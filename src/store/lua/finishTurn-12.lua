@@ -15,13 +15,20 @@
   ARGV[14] tokens the turn's model calls consumed, "<input> <output>" ('' = none): added to the task's totals
   ARGV[15] '1' when the turn stopped because a new message interrupted it (input policy interrupt):
     it is over (its record says canceled) and the next turn starts at once with the queued input
-  Returns {'STALE'} | {'DONE', eventId} | {'NEXT', turn, turnInputStart, message JSON...}
+  ARGV[16] a direct reply (spec 3.1.1): the Message the client gets instead of the task ('' = none). It
+    is one only when the client cannot hold the task yet: the task's first turn, nothing announced
+    but its creation and start, no message waiting; it is then kept as the task's 'directReply'
+  ARGV[17] the final event JSON for a direct reply (the final status update, marked as one)
+  Returns {'STALE'} | {'DONE', eventId, 'DIRECT' | ''} | {'NEXT', turn, turnInputStart, message JSON...}
   Emits: the final status update, or a TASK_STATE_WORKING status update for the next turn (for an
   interrupted turn, with metadata.cancellation {stage "stopped", scope "turn", turn}).
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
 local turn = redis.call('HGET', KEYS[1], 'turn')
+-- Decided before the inbox is drained: a message waiting means the client holds the task.
+local direct = ARGV[16] ~= '' and turn == '1' and redis.call('XLEN', KEYS[2]) <= 2 and redis.call('LLEN', KEYS[6]) == 0
+  and not redis.call('HGET', KEYS[1], 'cancelRequestedAtMs')
 redis.call('HSET', KEYS[8], turn, ARGV[9])
 redis.call('DEL', KEYS[12])
 redis.call('HSET', KEYS[1], 'artifacts', ARGV[10])
@@ -81,6 +88,11 @@ redis.call('ZREM', KEYS[11], ARGV[5])
 -- The turn is over: an adapter still running (one that ignored its abort signal past the
 -- deadline) must not be able to write after the final status.
 redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
-local id = redis.call('XADD', KEYS[2], '*', 'r', ARGV[11])
-redis.call('PUBLISH', ARGV[2], id .. '\n' .. ARGV[11])
-return {'DONE', id}
+local final = ARGV[11]
+if direct then
+  redis.call('HSET', KEYS[1], 'directReply', ARGV[16])
+  final = ARGV[17]
+end
+local id = redis.call('XADD', KEYS[2], '*', 'r', final)
+redis.call('PUBLISH', ARGV[2], id .. '\n' .. final)
+return {'DONE', id, direct and 'DIRECT' or ''}

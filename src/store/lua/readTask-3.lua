@@ -5,17 +5,17 @@
   ARGV[1] ownerKey   ARGV[2] history length (-1 = all, 0 = none)
   Returns {} when missing or foreign, else {id, contextId, status, artifacts, metadata, lastEventId,
     cancelRequestedAtMs, cancelAcknowledgedAtMs, cancelStoppedAtMs, cancelOutcome, outcome,
-    usageInputTokens, usageOutputTokens, history...}
+    usageInputTokens, usageOutputTokens, directReply, history...}
 ]]
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'id', 'contextId', 'status', 'artifacts', 'metadata',
   'cancelRequestedAtMs', 'cancelAcknowledgedAtMs', 'cancelStoppedAtMs', 'cancelOutcome', 'outcome',
-  'usageInputTokens', 'usageOutputTokens')
+  'usageInputTokens', 'usageOutputTokens', 'directReply')
 if (not fields[1]) or fields[1] ~= ARGV[1] then return {} end
 local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
 local lastId = ''
 if last[1] then lastId = last[1][1] end
 local result = {fields[2], fields[3], fields[4], fields[5], fields[6], lastId,
-  fields[7] or '', fields[8] or '', fields[9] or '', fields[10] or '', fields[11] or '', fields[12] or '', fields[13] or ''}
+  fields[7] or '', fields[8] or '', fields[9] or '', fields[10] or '', fields[11] or '', fields[12] or '', fields[13] or '', fields[14] or ''}
 local n = tonumber(ARGV[2])
 if n ~= 0 then
   local from = 0
