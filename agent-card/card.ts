@@ -6,6 +6,7 @@ import { JSONRPC_PATH, REST_BASE_PATH } from '../src/bindings/rest/routes.ts';
 import { PROTOCOL_VERSION } from '../src/bindings/version.ts';
 import { SCOPES } from '../src/config/schema.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
+import type { ExtensionDeclaration } from '../src/extensions/definition.ts';
 import type { AgentCard, JsonObject, SecurityRequirement } from '../src/protocol/types.ts';
 
 export interface CardInput {
@@ -20,6 +21,8 @@ export interface CardInput {
   security: { signedRequests: boolean } | undefined;
   /** The extended card (GetExtendedAgentCard) rather than the public one. */
   extended?: boolean;
+  /** The extensions the agent declares (spec 4.6): the gateway's and its adapter's. */
+  extensions?: readonly ExtensionDeclaration[];
 }
 
 export const BEARER_SCHEME = 'bearer';
@@ -91,7 +94,12 @@ export function buildAgentCard(input: CardInput): AgentCard {
     version: input.version,
     // Only what works: streams with replay, no push notifications yet; the extended card
     // exists when there are authenticated callers to serve it to.
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: security !== undefined },
+    capabilities: {
+      streaming: true,
+      pushNotifications: false,
+      extendedAgentCard: security !== undefined,
+      ...(input.extensions === undefined || input.extensions.length === 0 ? {} : { extensions: input.extensions.map((extension) => ({ ...extension })) }),
+    },
     ...(security === undefined ? {} : securityOf(security.signedRequests)),
     defaultInputModes: fields.defaultInputModes ?? ['text/plain'],
     defaultOutputModes: fields.defaultOutputModes ?? ['text/plain'],

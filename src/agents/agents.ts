@@ -6,6 +6,8 @@ import type { Adapter } from '../../adapters/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { RoleAdapters } from '../coordination/role-adapters.ts';
 import type { TaskVersions } from '../store/task-store.ts';
+import type { ExtensionDeclaration } from '../extensions/definition.ts';
+import { extensionsOf } from '../extensions/agent-extensions.ts';
 import { GATEWAY_VERSION } from '../version.ts';
 import { resolveAgents, type AgentSettings } from './agent-settings.ts';
 
@@ -14,6 +16,8 @@ export interface Agent {
   readonly settings: AgentSettings;
   readonly adapter: Adapter;
   readonly roles: RoleAdapters;
+  /** The extensions the agent's card declares: the gateway's and its adapter's (spec 4.6). */
+  readonly extensions: readonly ExtensionDeclaration[];
   /** What a task of this agent records it started under (invariant 9), for a given role. */
   versionsFor(role?: string): TaskVersions;
 }
@@ -58,6 +62,7 @@ export class Agents {
       settings,
       adapter,
       roles,
+      extensions: extensionsOf(adapter),
       versionsFor: (role) => ({ gateway: GATEWAY_VERSION, adapter: roles.versionOf(role), card: settings.card.version }),
     };
   }

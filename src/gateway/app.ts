@@ -152,7 +152,7 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     if (isJsonRpc || isRest) {
       // Browser-based A2A clients (inspectors, dashboards) call the bindings cross-origin.
       response.setHeader('Access-Control-Allow-Origin', '*');
-      response.setHeader('Access-Control-Expose-Headers', 'Retry-After, Allow, WWW-Authenticate, Accept-Signature');
+      response.setHeader('Access-Control-Expose-Headers', 'Retry-After, Allow, WWW-Authenticate, Accept-Signature, A2A-Extensions, X-A2A-Extensions');
       if (request.method === 'OPTIONS') {
         response.writeHead(204, {
           'Access-Control-Allow-Methods': isJsonRpc ? 'POST' : 'GET, POST, DELETE',
@@ -175,4 +175,4 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
 }
 
 const CORS_REQUEST_HEADERS =
-  'Content-Type, Authorization, A2A-Version, A2A-Extensions, Last-Event-ID, Accept, Signature, Signature-Input, Content-Digest';
+  'Content-Type, Authorization, A2A-Version, A2A-Extensions, X-A2A-Extensions, Last-Event-ID, Accept, Signature, Signature-Input, Content-Digest';

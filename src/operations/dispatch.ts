@@ -1,10 +1,13 @@
 // Runs a declared operation for both bindings (and both protocol versions): parse the request
 // with the operation's schema (proto field names accepted beside JSON names), admit the caller (scope, tenant, access to the agent, then one
-// token from its rate bucket), then call the handler. A refusal at any step changes nothing.
+// token from its rate bucket), activate the extensions it names (refusing it when it does not
+// name one the agent requires), then call the handler. A refusal at any step changes nothing.
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import { anonymousPrincipal, ownerOf, type Principal } from '../auth/principal.ts';
 import { requireAgentAccess, requireScope, requireTenant } from '../auth/scopes.ts';
+import { activateExtensions } from '../extensions/activation.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
+import { OPERATIONS } from './registry.ts';
 import { withJsonNames } from '../protocol/protojson.ts';
 import { parseParams } from '../protocol/schemas.ts';
 import type { TaskService } from '../tasks/service.ts';
@@ -24,6 +27,10 @@ export interface RequestContext {
   /** Undefined when authentication is off. */
   principal: Principal | undefined;
   lastEventId?: string | undefined;
+  /** The extension URIs the request names (A2A-Extensions). */
+  requestedExtensions?: readonly string[];
+  /** Told which extensions the request activated, before the operation runs (the binding echoes them). */
+  announceExtensions?: (uris: readonly string[]) => void;
 }
 
 const tenantOf = (request: unknown): string | undefined => {
@@ -40,6 +47,12 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
   requireScope(caller, operation.name, operation.scope);
   requireTenant(caller, tenant);
   requireAgentAccess(caller, agent.name, agent.settings.scopes);
+  const extensions = activateExtensions({
+    requested: context.requestedExtensions ?? [],
+    declared: agent.extensions,
+    ofMethod: OPERATIONS.extensionUriOf(operation),
+    startsWork: operation.startsWork === true,
+  });
   const owner = ownerOf(caller, agent.name);
   await deps.rateLimiter.take(owner, agent.settings.limits);
   const call: OperationCall = {
@@ -49,8 +62,9 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
     service: deps.service,
     endpoint: deps.endpoint,
     lastEventId: context.lastEventId,
-    extensions: [],
+    extensions,
   };
+  context.announceExtensions?.(extensions);
   return { request, call };
 }
 

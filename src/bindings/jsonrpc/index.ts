@@ -10,6 +10,7 @@ import { pipeTaskStream } from '../sse/task-stream.ts';
 import { toA2AError } from '../errors.ts';
 import { ClientGoneError, type Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
+import { extensionsContext } from '../http/extensions.ts';
 import { admitRequest, versionOf, type RequestEdge } from '../http/pipeline.ts';
 
 type JsonRpcId = string | number | null;
@@ -105,11 +106,11 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       });
     }
     if (!operation.streaming) {
-      const result = await runUnary(operation, envelope.params, { principal }, options);
+      const result = await runUnary(operation, envelope.params, { principal, ...extensionsContext(exchange) }, options);
       exchange.sendJson(200, { jsonrpc: '2.0', id, result });
       return;
     }
-    const plan = await openStream(operation, envelope.params, { principal, lastEventId: lastEventIdOf(exchange) }, options);
+    const plan = await openStream(operation, envelope.params, { principal, lastEventId: lastEventIdOf(exchange), ...extensionsContext(exchange) }, options);
     const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
     const requestId = id;
     pipeTaskStream({

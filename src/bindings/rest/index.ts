@@ -9,6 +9,7 @@ import { jsonNameOf } from '../../protocol/protojson.ts';
 import { toA2AError } from '../errors.ts';
 import { ClientGoneError, type Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
+import { extensionsContext } from '../http/extensions.ts';
 import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
@@ -100,11 +101,11 @@ function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Rec
 /** Runs a matched operation and writes its answer: JSON, or an SSE stream. */
 async function serve(exchange: Exchange, operation: Operation, params: Record<string, unknown>, principal: Parameters<typeof runUnary>[2]['principal'], options: RestBindingOptions): Promise<void> {
   if (!operation.streaming) {
-    const result = await runUnary(operation, params, { principal }, options);
+    const result = await runUnary(operation, params, { principal, ...extensionsContext(exchange) }, options);
     exchange.sendJson(200, result ?? {});
     return;
   }
-  const plan = await openStream(operation, params, { principal, lastEventId: lastEventIdOf(exchange) }, options);
+  const plan = await openStream(operation, params, { principal, lastEventId: lastEventIdOf(exchange), ...extensionsContext(exchange) }, options);
   pipeTaskStream({
     service: options.service,
     response: exchange.response,
