@@ -6,10 +6,14 @@
 import type { AdapterDescription } from '../adapters/types.ts';
 import type { Agent } from '../src/agents/agents.ts';
 import type { Logger } from '../src/logging/logger.ts';
-import { buildAgentCard, type CardInput, type ServedCard } from './card.ts';
+import { legacyCardOf } from '../src/compat/v0_3/card.ts';
+import type { AgentCard } from '../src/protocol/types.ts';
+import { buildAgentCard, serveAgentCard, type CardInput, type ServedCard } from './card.ts';
 
 export interface AgentCardPair {
   card: ServedCard;
+  /** The public card as 0.3 clients read it (served to requests without A2A-Version 1.x). */
+  legacyCard: ServedCard;
   /** For GetExtendedAgentCard; undefined when authentication is off. */
   extended: ServedCard | undefined;
   /** Media types the agent accepts in message parts: the card's input modes plus every skill's. */
@@ -61,7 +65,9 @@ export class AgentCards {
     const input: CardInput = { baseUrl, name: card.name, description, version: card.version, fields, security, extensions: agent.extensions };
     const built = await finish(buildAgentCard(input));
     const extended = security === undefined ? undefined : await finish(buildAgentCard({ ...input, extended: true }));
-    const pair = { card: built, extended, inputModes: inputModesOf(extended ?? built) };
+    // A 1.0 card signature does not verify over the 0.3 shape: the 0.3 card goes unsigned.
+    const legacy = legacyCardOf({ ...built.card, signatures: undefined }, { form: 'json', embedSupportedInterfaces: true }) as unknown as AgentCard;
+    const pair = { card: built, legacyCard: serveAgentCard(legacy), extended, inputModes: inputModesOf(extended ?? built) };
     this.current = pair;
     this.builtAtMs = Date.now();
     return pair;

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { AdapterDescription } from '../adapters/types.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../src/bindings/rest/routes.ts';
-import { PROTOCOL_VERSION } from '../src/bindings/version.ts';
+import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION } from '../src/bindings/version.ts';
 import { SCOPES } from '../src/config/schema.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import type { ExtensionDeclaration } from '../src/extensions/definition.ts';
@@ -86,11 +86,12 @@ export function buildAgentCard(input: CardInput): AgentCard {
   return {
     name: input.name,
     description: input.description,
-    // Preference order (spec 8.3.1): JSON-RPC is the primary binding.
-    supportedInterfaces: [
-      { url: `${input.baseUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', protocolVersion: PROTOCOL_VERSION },
-      { url: `${input.baseUrl}${REST_BASE_PATH}`, protocolBinding: 'HTTP+JSON', protocolVersion: PROTOCOL_VERSION },
-    ],
+    // Preference order (spec 8.3.1): JSON-RPC is the primary binding, 1.0 before 0.3. The 0.3
+    // interfaces are the same URLs: A2A-Version (0.3, or none) selects the 0.3 wire form.
+    supportedInterfaces: [PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSION].flatMap((protocolVersion) => [
+      { url: `${input.baseUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', protocolVersion },
+      { url: `${input.baseUrl}${REST_BASE_PATH}`, protocolBinding: 'HTTP+JSON', protocolVersion },
+    ]),
     version: input.version,
     // Only what works: streams with replay, no push notifications yet; the extended card
     // exists when there are authenticated callers to serve it to.

@@ -40,8 +40,8 @@ afterAll(async () => {
 const auth = (t = token): Record<string, string> => ({ Authorization: `Bearer ${t}` });
 const rpcUrl = (agent: string): string => `${gw.url}/agents/${agent}/a2a/jsonrpc`;
 
-async function card(path: string): Promise<{ name: string; supportedInterfaces: { url: string; protocolBinding: string }[]; skills: { id: string }[] }> {
-  const response = await fetch(`${gw.url}${path}/.well-known/agent-card.json`);
+async function card(path: string): Promise<{ name: string; supportedInterfaces: { url: string; protocolBinding: string; protocolVersion: string }[]; skills: { id: string }[] }> {
+  const response = await fetch(`${gw.url}${path}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } });
   expect(response.status).toBe(200);
   return (await response.json()) as never;
 }
@@ -59,11 +59,14 @@ describe('cards and URL spaces', () => {
     for (const name of ['alpha', 'beta', 'gamma'] as const) {
       const served = await card(`/agents/${name}`);
       expect(served.name).toBe(AGENTS[name].card.name);
-      expect(served.supportedInterfaces.map((i) => i.url)).toEqual([`${gw.url}/agents/${name}/a2a/jsonrpc`, `${gw.url}/agents/${name}/a2a/rest`]);
+      // 1.0, then the same URLs for 0.3 clients.
+      expect(served.supportedInterfaces.map((i) => `${i.protocolVersion} ${i.url}`)).toEqual(
+        ['1.0', '0.3'].flatMap((version) => [`${version} ${gw.url}/agents/${name}/a2a/jsonrpc`, `${version} ${gw.url}/agents/${name}/a2a/rest`]),
+      );
     }
     const root = await card('');
     expect(root.name).toBe('Alpha');
-    expect(root.supportedInterfaces.map((i) => i.url)).toEqual([`${gw.url}/a2a/jsonrpc`, `${gw.url}/a2a/rest`]);
+    expect(root.supportedInterfaces.map((i) => i.url)).toEqual([`${gw.url}/a2a/jsonrpc`, `${gw.url}/a2a/rest`, `${gw.url}/a2a/jsonrpc`, `${gw.url}/a2a/rest`]);
     expect((await card('/agents/beta')).skills.map((s) => s.id)).toEqual(['upper']);
   });
 

@@ -238,7 +238,7 @@ describe.each(BINDINGS)('official SDK client over $name', (binding) => {
 
 describe('the public agent card', () => {
   it('with authentication on: declares bearer security and the extended card, and withholds transfer', async () => {
-    const response = await fetch(`${gw.url}/.well-known/agent-card.json`);
+    const response = await fetch(`${gw.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } });
     expect(response.status).toBe(200);
     const card = (await response.json()) as {
       capabilities: { extendedAgentCard?: boolean };
@@ -257,7 +257,7 @@ describe('the public agent card', () => {
   it('with authentication off: no security declared and no extended card', async () => {
     const open = await startTestGateway({ name: 'auth-sdk-open', config: { auth: { enabled: false } } });
     try {
-      const card = (await (await fetch(`${open.url}/.well-known/agent-card.json`)).json()) as Record<string, unknown> & {
+      const card = (await (await fetch(`${open.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json()) as Record<string, unknown> & {
         capabilities: { extendedAgentCard?: boolean };
       };
       expect(card).not.toHaveProperty('securitySchemes');

@@ -145,9 +145,10 @@ describe('JSON-RPC envelope errors', () => {
     expectRpcError(response, { code: -32600, id: 41, fields: ['method'] });
   });
 
-  it('a 0.3 method name ("tasks/get") is -32601', async () => {
+  it('a 0.3 method name ("tasks/get") under A2A-Version 1.0 is -32601, naming the version that has it', async () => {
     const response = await unchanged(() => call('old-name', 'tasks/get', { id: completed.id }));
-    expectRpcError(response, { code: -32601, id: 'old-name' });
+    const error = expectRpcError(response, { code: -32601, id: 'old-name' });
+    expect(error.message).toMatch(/A2A 0\.3 method: send "A2A-Version: 0\.3"/);
   });
 
   it.each([
@@ -283,7 +284,7 @@ describe('transport-level refusals', () => {
 });
 
 describe('A2A-Version (spec 3.6)', () => {
-  it('a missing A2A-Version means 0.3: -32009 VersionNotSupported', async () => {
+  it('a missing A2A-Version means 0.3: a 1.0 method is then -32009 VersionNotSupported', async () => {
     const response = await unchanged(() =>
       call('nv', 'SendMessage', { message: textMessage('no version') }, { 'Content-Type': 'application/json' }),
     );
@@ -292,7 +293,7 @@ describe('A2A-Version (spec 3.6)', () => {
     expect(info?.metadata.requestedVersion).toBe('');
   });
 
-  it.each(['0.3', '2.0', '1.1', 'banana'])('A2A-Version %s is -32009', async (version) => {
+  it.each(['0.3', '2.0', '1.1', 'banana'])('A2A-Version %s with a 1.0 method is -32009', async (version) => {
     const response = await unchanged(() =>
       call('ver', 'SendMessage', { message: textMessage('wrong version') }, { 'Content-Type': 'application/json', 'A2A-Version': version }),
     );

@@ -264,14 +264,14 @@ describe('transport-level refusals', () => {
 });
 
 describe('A2A-Version (spec 3.6)', () => {
-  it('a missing A2A-Version means 0.3 and is VERSION_NOT_SUPPORTED', async () => {
+  it('a missing A2A-Version means 0.3: a 1.0 route is then VERSION_NOT_SUPPORTED', async () => {
     const get = await unchanged(() => http('GET', `/tasks/${completed.id}`, { headers: {} }));
     expectRestError(get, versionNotSupported);
     const post = await unchanged(() => http('POST', '/message:send', { body: { message: textMessage('no version') }, headers: { 'Content-Type': 'application/json' } }));
     expectRestError(post, versionNotSupported);
   });
 
-  it.each(['0.3', '2.0', '1'])('A2A-Version %s is VERSION_NOT_SUPPORTED', async (version) => {
+  it.each(['0.3', '2.0', '1'])('A2A-Version %s on a 1.0 route is VERSION_NOT_SUPPORTED', async (version) => {
     const response = await unchanged(() =>
       http('POST', '/message:send', { body: { message: textMessage('wrong version') }, headers: { 'Content-Type': 'application/json', 'A2A-Version': version } }),
     );

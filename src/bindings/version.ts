@@ -8,7 +8,7 @@ export const LEGACY_PROTOCOL_VERSION = '0.3';
 /** The versions this gateway speaks: 1.0, and 0.3 through its compatibility layer (src/compat/v0_3). */
 export type ProtocolVersion = typeof PROTOCOL_VERSION | typeof LEGACY_PROTOCOL_VERSION;
 
-export const SUPPORTED_VERSIONS: readonly ProtocolVersion[] = [PROTOCOL_VERSION];
+export const SUPPORTED_VERSIONS: readonly ProtocolVersion[] = [PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSION];
 
 /** The version a request asks for ("0.3" when it names none), as major.minor, or its text when unreadable. */
 export function requestedVersionOf(header: string | undefined, query: string | undefined): string {
@@ -33,7 +33,19 @@ export function negotiateVersion(header: string | undefined, query: string | und
   const supported = SUPPORTED_VERSIONS.join(', ');
   throw new A2AError(
     'VERSION_NOT_SUPPORTED',
-    `A2A protocol version ${shown} is not supported; this agent serves ${supported}. Send the header "A2A-Version: ${PROTOCOL_VERSION}".`,
+    `A2A protocol version ${shown} is not supported; this agent serves ${supported}. Send the header "A2A-Version: ${PROTOCOL_VERSION}" (or "${LEGACY_PROTOCOL_VERSION}" for the 0.3 wire form).`,
     { metadata: { requestedVersion: raw, supportedVersions: supported } },
   );
+}
+
+/**
+ * A request in one version for what only the other has (a 1.0 method or route without
+ * A2A-Version 1.0, which means 0.3): VersionNotSupportedError naming the version to send.
+ */
+export function wrongVersionFor(what: string, requested: { header: string | undefined; query: string | undefined }, needed: ProtocolVersion): A2AError {
+  const raw = (requested.header ?? requested.query ?? '').trim();
+  const shown = raw === '' ? `${LEGACY_PROTOCOL_VERSION} (no A2A-Version means ${LEGACY_PROTOCOL_VERSION})` : raw;
+  return new A2AError('VERSION_NOT_SUPPORTED', `${what} is part of A2A ${needed}, but the request is for A2A ${shown}. Send the header "A2A-Version: ${needed}".`, {
+    metadata: { requestedVersion: raw, supportedVersions: needed },
+  });
 }

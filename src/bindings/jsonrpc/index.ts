@@ -1,5 +1,6 @@
 // The JSON-RPC 2.0 binding (spec 9): one POST endpoint, PascalCase methods (the operation
-// registry's names), SSE for streaming methods. Translates envelopes and errors; the operations
+// registry's names), SSE for streaming methods; with A2A-Version 0.3 (or none) the registry's
+// 0.3 method names, in the 0.3 wire form (src/compat/v0_3). Translates envelopes and errors; the operations
 // are declared in src/operations and run by its dispatcher.
 import { A2AError } from '../../protocol/errors.ts';
 import type { Logger } from '../../logging/logger.ts';
@@ -11,6 +12,10 @@ import { toA2AError } from '../errors.ts';
 import { ClientGoneError, type Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { extensionsContext } from '../http/extensions.ts';
+import { LEGACY_TRANSLATIONS, legacyStreamFrame, type LegacyTranslation } from '../../compat/v0_3/index.ts';
+import { EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER } from '../../extensions/activation.ts';
+import type { Operation } from '../../operations/definition.ts';
+import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, wrongVersionFor, type ProtocolVersion } from '../version.ts';
 import { admitRequest, versionOf, type RequestEdge } from '../http/pipeline.ts';
 
 type JsonRpcId = string | number | null;
@@ -74,6 +79,31 @@ function readEnvelope(body: unknown): { id: JsonRpcId; method: string; params: u
   return { id, method: envelope.method as string, params: envelope.params ?? {} };
 }
 
+/**
+ * The operation a method names in the request's protocol version: a 1.0 (PascalCase) method,
+ * or a 0.3 one (`message/send`, …) with its translation. A method of the other version is
+ * refused naming the version to send.
+ */
+function resolveMethod(method: string, version: ProtocolVersion, requested: Parameters<typeof wrongVersionFor>[1]): { operation: Operation; legacy: LegacyTranslation | undefined } {
+  if (version === LEGACY_PROTOCOL_VERSION) {
+    const operation = OPERATIONS.byLegacyJsonRpcMethod(method);
+    const translation = operation === undefined ? undefined : LEGACY_TRANSLATIONS[operation.name];
+    if (operation !== undefined && translation !== undefined) return { operation, legacy: translation };
+    if (OPERATIONS.byName(method) !== undefined) throw wrongVersionFor(`The method ${method}`, requested, PROTOCOL_VERSION);
+    const known = OPERATIONS.operations.flatMap((o) => (o.legacy === undefined ? [] : [o.legacy.jsonRpcMethod]));
+    throw new A2AError('METHOD_NOT_FOUND', `"${method}" is not an A2A 0.3 method (${known.join(', ')}); send "A2A-Version: 1.0" for the 1.0 methods`, {
+      metadata: { method },
+    });
+  }
+  const operation = OPERATIONS.byName(method);
+  if (operation !== undefined) return { operation, legacy: undefined };
+  const extensionMethods = OPERATIONS.extensions.flatMap((extension) => extension.methods.map((m) => m.name));
+  const hint = OPERATIONS.byLegacyJsonRpcMethod(method) === undefined ? '' : `; it is an A2A 0.3 method: send "A2A-Version: ${LEGACY_PROTOCOL_VERSION}" to call it`;
+  throw new A2AError('METHOD_NOT_FOUND', `"${method}" is not an A2A 1.0 method (nor one of this gateway's extension methods: ${extensionMethods.join(', ')})${hint}`, {
+    metadata: { method },
+  });
+}
+
 /** Handles one request to the JSON-RPC endpoint. */
 export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingOptions): Promise<void> {
   let id: JsonRpcId = null;
@@ -97,20 +127,21 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       throw error;
     }
     id = envelope.id;
-    versionOf(exchange);
-    const operation = OPERATIONS.byName(envelope.method);
-    if (operation === undefined) {
-      const extensionMethods = OPERATIONS.extensions.flatMap((extension) => extension.methods.map((method) => method.name));
-      throw new A2AError('METHOD_NOT_FOUND', `"${envelope.method}" is not an A2A 1.0 method (nor one of this gateway's extension methods: ${extensionMethods.join(', ')})`, {
-        metadata: { method: envelope.method },
-      });
-    }
+    const version = versionOf(exchange);
+    const resolved = resolveMethod(envelope.method, version, { header: exchange.header('a2a-version'), query: exchange.query.get('A2A-Version') ?? undefined });
+    const { operation, legacy } = resolved;
+    const context = {
+      principal,
+      lastEventId: lastEventIdOf(exchange),
+      ...extensionsContext(exchange, legacy === undefined ? EXTENSIONS_HEADER : LEGACY_EXTENSIONS_HEADER),
+    };
+    const params = legacy === undefined ? envelope.params : legacy.fromJsonRpc(envelope.params as Record<string, unknown>);
     if (!operation.streaming) {
-      const result = await runUnary(operation, envelope.params, { principal, ...extensionsContext(exchange) }, options);
-      exchange.sendJson(200, { jsonrpc: '2.0', id, result });
+      const result = await runUnary(operation, params, context, options);
+      exchange.sendJson(200, { jsonrpc: '2.0', id, result: legacy === undefined ? result : legacy.result(result, 'json') });
       return;
     }
-    const plan = await openStream(operation, envelope.params, { principal, lastEventId: lastEventIdOf(exchange), ...extensionsContext(exchange) }, options);
+    const plan = await openStream(operation, params, context, options);
     const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
     const requestId = id;
     pipeTaskStream({
@@ -118,7 +149,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       response: exchange.response,
       streams: options.streams,
       plan,
-      frame: (json) => `${prefix}${json}}`,
+      frame: legacy === undefined ? (json) => `${prefix}${json}}` : (json) => `${prefix}${legacyStreamFrame(json, 'json', plan.closesOn)}}`,
       frameError: (error) => ({ data: JSON.stringify(jsonRpcErrorBody(requestId, toA2AError(error))) }),
     });
   } catch (error) {

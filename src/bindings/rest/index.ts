@@ -1,5 +1,6 @@
 // The HTTP+JSON binding (spec 11): routes from the operation registry (./routes.ts),
-// google.rpc.Status errors, SSE for streams. Translates wire shapes only; the operations are
+// google.rpc.Status errors, SSE for streams; with A2A-Version 0.3 (or none) the registry's 0.3
+// routes (`/v1/…`) in the 0.3 wire form (src/compat/v0_3). Translates wire shapes only; the operations are
 // declared in src/operations and run by its dispatcher.
 import type { Logger } from '../../logging/logger.ts';
 import type { Operation } from '../../operations/definition.ts';
@@ -13,7 +14,12 @@ import { extensionsContext } from '../http/extensions.ts';
 import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
-import { REST_BASE_PATH, REST_ROUTER, type RouteMatch } from './routes.ts';
+import { LEGACY_REST_ROUTER, REST_BASE_PATH, REST_ROUTER, type RestRouter, type RouteMatch } from './routes.ts';
+import { LEGACY_TRANSLATIONS, legacyRestErrorBody, legacyStreamFrame } from '../../compat/v0_3/index.ts';
+import { LEGACY_EXTENSIONS_HEADER } from '../../extensions/activation.ts';
+import type { RequestContext } from '../../operations/dispatch.ts';
+import { withJsonNames } from '../../protocol/protojson.ts';
+import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, servedVersionOf, wrongVersionFor } from '../version.ts';
 
 export interface RestBindingOptions extends OperationDeps {
   /** The per-request steps before the operation (size, type, credentials, body bounds). */
@@ -99,7 +105,7 @@ function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Rec
 }
 
 /** Runs a matched operation and writes its answer: JSON, or an SSE stream. */
-async function serve(exchange: Exchange, operation: Operation, params: Record<string, unknown>, principal: Parameters<typeof runUnary>[2]['principal'], options: RestBindingOptions): Promise<void> {
+async function serve(exchange: Exchange, operation: Operation, params: Record<string, unknown>, principal: RequestContext['principal'], options: RestBindingOptions): Promise<void> {
   if (!operation.streaming) {
     const result = await runUnary(operation, params, { principal, ...extensionsContext(exchange) }, options);
     exchange.sendJson(200, result ?? {});
@@ -116,31 +122,79 @@ async function serve(exchange: Exchange, operation: Operation, params: Record<st
   });
 }
 
+/** Runs a matched 0.3 operation: the request and result translated, errors in the 0.3 shape. */
+async function serveLegacy(exchange: Exchange, match: RouteMatch, bodyText: string, principal: RequestContext['principal'], options: RestBindingOptions): Promise<void> {
+  const { operation } = match;
+  const translation = LEGACY_TRANSLATIONS[operation.name];
+  if (translation === undefined) throw new A2AError('METHOD_NOT_FOUND', `${operation.name} has no A2A 0.3 form.`);
+  // 0.3 clients send an empty POST as the literal `null` (the proto's reference SDKs do).
+  const body = readsBody(match) && bodyText.trim() !== 'null' ? parseJsonBody(bodyText, false) : {};
+  const params = translation.fromRest({ path: match.params, query: queryParams(exchange.query), body: withJsonNames(body) as Record<string, unknown> });
+  const context: RequestContext = { principal, lastEventId: lastEventIdOf(exchange), ...extensionsContext(exchange, LEGACY_EXTENSIONS_HEADER) };
+  if (!operation.streaming) {
+    const result = translation.result(await runUnary(operation, params, context, options), 'proto');
+    exchange.sendJson(200, result ?? {});
+    return;
+  }
+  const plan = await openStream(operation, params, context, options);
+  pipeTaskStream({
+    service: options.service,
+    response: exchange.response,
+    streams: options.streams,
+    plan,
+    frame: (json) => legacyStreamFrame(json, 'proto', plan.closesOn),
+    frameError: (error) => ({ event: 'error', data: JSON.stringify(legacyRestErrorBody(toA2AError(error))) }),
+  });
+}
+
+/**
+ * The route a request takes: a 0.3 request (A2A-Version 0.3, or none) takes the 0.3 routes
+ * (`/v1/…`); one that matches none of them but a 1.0 route takes that one, whose version step
+ * then asks for A2A-Version 1.0 (what a request without the header always got).
+ */
+function routeOf(exchange: Exchange, path: string, legacyRequested: boolean): { match: ReturnType<RestRouter['match']>; router: RestRouter; legacy: boolean } {
+  if (legacyRequested) {
+    const match = LEGACY_REST_ROUTER.match(exchange.method, path);
+    if (match !== undefined) return { match, router: LEGACY_REST_ROUTER, legacy: true };
+  }
+  return { match: REST_ROUTER.match(exchange.method, path), router: REST_ROUTER, legacy: false };
+}
+
 /** Handles one request below the endpoint's REST base (`<agent base>/a2a/rest`). */
 export async function handleRest(exchange: Exchange, options: RestBindingOptions): Promise<void> {
+  let legacy = servedVersionOf(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined) === LEGACY_PROTOCOL_VERSION;
   try {
     const base = `${options.endpoint.basePath}${REST_BASE_PATH}`;
     const path = exchange.path.slice(base.length) || '/';
-    let match: ReturnType<typeof REST_ROUTER.match>;
+    let route: ReturnType<typeof routeOf>;
     try {
-      match = REST_ROUTER.match(exchange.method, path);
+      route = routeOf(exchange, path, legacy);
     } catch (error) {
       // decodeURIComponent of a path segment such as "%E0%A4%A": the client's mistake, not ours.
       if (error instanceof URIError) throw new A2AError('INVALID_REQUEST', `The path ${base}${path} has malformed percent-encoding.`);
       throw error;
     }
+    const { match, router } = route;
     if (match === undefined) {
-      throw new A2AError('METHOD_NOT_FOUND', `No A2A operation at ${exchange.method} ${base}${path}; see openapi.yaml for the routes.`);
+      throw new A2AError('METHOD_NOT_FOUND', `No A2A operation at ${exchange.method} ${base}${path}; see openapi.yaml for the routes${legacy ? ' (this request, without A2A-Version 1.0, was matched against the 0.3 routes and the 1.0 ones)' : ''}.`);
     }
+    legacy = route.legacy;
     if (match === 'method-not-allowed') {
-      exchange.response.setHeader('Allow', REST_ROUTER.allowedMethods(path).join(', '));
+      exchange.response.setHeader('Allow', router.allowedMethods(path).join(', '));
       throw new A2AError('METHOD_NOT_FOUND', `${exchange.method} is not allowed on ${base}${path}`, { httpStatus: 405 });
     }
-    const { principal, body: bodyText } = await admitRequest(exchange, options.edge, {
+    const { principal, version, body: bodyText } = await admitRequest(exchange, options.edge, {
       content: 'json-if-body',
       readsBody: readsBody(match),
       checkVersion: true,
     });
+    if (legacy) {
+      await serveLegacy(exchange, match, bodyText, principal, options);
+      return;
+    }
+    if (version !== PROTOCOL_VERSION) {
+      throw wrongVersionFor(`${exchange.method} ${base}${match.route.path}`, { header: exchange.header('a2a-version'), query: exchange.query.get('A2A-Version') ?? undefined }, PROTOCOL_VERSION);
+    }
     await serve(exchange, match.operation, paramsFor(exchange, match, bodyText), principal, options);
   } catch (error) {
     if (error instanceof ClientGoneError) {
@@ -150,6 +204,7 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
     }
     const a2a = toA2AError(error);
     if (a2a.kind === 'INTERNAL') options.logger.error('HTTP+JSON request failed', { error: String((error as Error).stack ?? error) });
-    respondError(exchange, a2a);
+    if (legacy) exchange.sendJson(a2a.httpStatus ?? a2a.mapping.httpStatus, legacyRestErrorBody(a2a), a2a.httpHeaders());
+    else respondError(exchange, a2a);
   }
 }
