@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { scopeText } from '../agent-card/card.ts';
 import { anonymousPrincipal } from '../src/auth/principal.ts';
 import { requireScope } from '../src/auth/scopes.ts';
-import { REST_ROUTER, REST_ROUTES } from '../src/bindings/rest/routes.ts';
+import { LEGACY_REST_ROUTER, REST_ROUTER, REST_ROUTES } from '../src/bindings/rest/routes.ts';
+import { LEGACY_TRANSLATIONS } from '../src/compat/v0_3/index.ts';
 import { GATEWAY_EXTENSIONS } from '../src/extensions/gateway-extensions.ts';
 import { A2A_OPERATIONS } from '../src/operations/a2a-operations.ts';
 import { defineUnary, type Operation, type RestRoute } from '../src/operations/definition.ts';
@@ -30,7 +31,22 @@ const SAMPLE_PARAMS: Record<string, () => Record<string, unknown>> = {
   ListTaskAssignments: () => ({ id: 'no-such-task' }),
 };
 
+/** The same, in the 0.3 JSON-RPC form, for the operations that have one. */
+const SAMPLE_LEGACY_PARAMS: Record<string, () => Record<string, unknown>> = {
+  SendMessage: () => ({ message: { kind: 'message', messageId: `m-${Date.now()}`, role: 'user', parts: [{ kind: 'text', text: 'echo registry' }] } }),
+  SendStreamingMessage: () => ({ message: { kind: 'message', messageId: `m-${Date.now()}`, role: 'user', parts: [{ kind: 'text', text: 'echo registry' }] } }),
+  GetTask: () => ({ id: 'no-such-task' }),
+  CancelTask: () => ({ id: 'no-such-task' }),
+  SubscribeToTask: () => ({ id: 'no-such-task' }),
+  CreateTaskPushNotificationConfig: () => ({ taskId: 'no-such-task', pushNotificationConfig: { url: 'https://receiver.example/hook' } }),
+  GetTaskPushNotificationConfig: () => ({ id: 'no-such-task', pushNotificationConfigId: 'cfg' }),
+  ListTaskPushNotificationConfigs: () => ({ id: 'no-such-task' }),
+  DeleteTaskPushNotificationConfig: () => ({ id: 'no-such-task', pushNotificationConfigId: 'cfg' }),
+  GetExtendedAgentCard: () => ({}),
+};
+
 const names = OPERATIONS.operations.map((operation) => operation.name);
+const legacyOperations = OPERATIONS.operations.filter((operation) => operation.legacy !== undefined);
 
 describe('the declarations', () => {
   it('declare each operation once, with a known scope, and every operation has sample params here', () => {
@@ -38,6 +54,13 @@ describe('the declarations', () => {
     expect(names).toEqual([...A2A_OPERATIONS.map((o) => o.name), ...GATEWAY_EXTENSIONS.flatMap((e) => e.methods.map((m) => m.name))]);
     expect(Object.keys(SAMPLE_PARAMS).sort()).toEqual([...names].sort());
     for (const operation of OPERATIONS.operations) expect(['a2a:read', 'a2a:write', 'a2a:push', 'a2a:admin']).toContain(operation.scope);
+  });
+
+  it('the 0.3 layer translates exactly the operations that declare 0.3 names, and 0.3 had all of A2A but ListTasks', () => {
+    expect(Object.keys(LEGACY_TRANSLATIONS).sort()).toEqual(legacyOperations.map((o) => o.name).sort());
+    expect(Object.keys(SAMPLE_LEGACY_PARAMS).sort()).toEqual(legacyOperations.map((o) => o.name).sort());
+    expect(A2A_OPERATIONS.filter((o) => o.legacy === undefined).map((o) => o.name)).toEqual(['ListTasks']);
+    expect(LEGACY_REST_ROUTER.allowedMethods('/v1/message:send')).toEqual(['POST']);
   });
 
   it('the A2A operations carry what a gRPC service needs; streaming ones answer with a stream of StreamResponse', () => {
@@ -150,6 +173,39 @@ describe('over the wire', () => {
     for (const method of ['message/send', 'sendMessage', 'tasks/list', 'ListSchedulesX', 'GetAgentCard']) {
       const answer = await callJsonRpc(admin, method, {});
       expect((answer.body.error as { code: number }).code, method).toBe(-32601);
+    }
+  });
+
+  it('0.3 JSON-RPC (no A2A-Version) serves every 0.3 method of the registry behind its declared scope, and no other', async () => {
+    for (const operation of legacyOperations) {
+      const params = (SAMPLE_LEGACY_PARAMS[operation.name] as () => Record<string, unknown>)();
+      const method = operation.legacy?.jsonRpcMethod as string;
+      const response = await fetch(gw.jsonRpcUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${nobody}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+      expect(response.status, method).toBe(403);
+      const error = ((await response.json()) as { error: { data: { metadata?: Record<string, string> }[] } }).error;
+      expect(error.data[0]?.metadata, method).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: operation.scope, operation: operation.name });
+    }
+    for (const method of ['tasks/list', 'message/sendX', 'ListTaskAssignments']) {
+      const response = await fetch(gw.jsonRpcUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${admin}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: {} }) });
+      expect(((await response.json()) as { error: { code: number } }).error.code, method).toBe(method === 'ListTaskAssignments' ? -32009 : -32601);
+    }
+  });
+
+  it('0.3 HTTP+JSON (no A2A-Version) serves every 0.3 route of the registry behind its declared scope', async () => {
+    for (const operation of legacyOperations) {
+      for (const route of operation.legacy?.rest ?? []) {
+        const controller = new AbortController();
+        const response = await fetch(`${gw.restUrl}${concretePath(route, { id: 'no-such-task', taskId: 'no-such-task' })}`, {
+          method: route.method,
+          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${nobody}` },
+          ...(route.method === 'POST' ? { body: JSON.stringify(operation.name.startsWith('Send') ? { message: { messageId: 'm', role: 'ROLE_USER', content: [{ text: 'echo' }] } } : { pushNotificationConfig: { url: 'https://receiver.example/hook' } }) } : {}),
+          signal: controller.signal,
+        });
+        const label = `${route.method} ${route.path}`;
+        expect(response.status, label).toBe(403);
+        // 0.3 errors are bare: {code, message, data}.
+        expect(((await response.json()) as { code: number }).code, label).toBe(-31403);
+      }
     }
   });
 
