@@ -341,6 +341,16 @@ export const configSchema = z.object({
   /** Private JWK file of the card signing key; default: generated in dataDir. */
   cardSigningKeyFile: z.string().min(1).optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** One info line per request (method, path, status, duration, agent, operation, task, principal, trace id; never a credential). */
+  accessLog: booleanish.default(true),
+  /**
+   * Browser origins allowed to call the A2A bindings and /agents: ['*'] (any, the default, for the
+   * demo and A2A inspectors) or a list such as ['https://console.example.com']. Cards and the JWKS stay public.
+   */
+  corsOrigins: z.preprocess(
+    (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter((s) => s !== '') : v),
+    z.array(z.string().regex(/^(\*|https?:\/\/[^/\s]+)$/, 'an origin is "*" or scheme://host[:port], without a path')).min(1),
+  ).default(['*']),
   /**
    * Production mode (also on when NODE_ENV=production): the gateway refuses to start with the
    * development token issuer, which it otherwise uses when no issuer is configured.
@@ -399,6 +409,8 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
   A2A_MAX_QUEUED_TURNS: 'maxQueuedTurns',
   A2A_LOG_LEVEL: 'logLevel',
+  A2A_ACCESS_LOG: 'accessLog',
+  A2A_CORS_ORIGINS: 'corsOrigins',
   A2A_DATA_DIR: 'dataDir',
   A2A_AUTH_ENABLED: 'auth.enabled',
   A2A_AUTH_CLOCK_TOLERANCE_SECONDS: 'auth.clockToleranceSeconds',
