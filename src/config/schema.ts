@@ -127,6 +127,11 @@ const agentCardSchema = z.strictObject({
   version: z.string().min(1).optional(),
   /** The adapter's skills (default), a list of skills, or "from downstream": a remote agent's own, re-read every cardRefreshSeconds. */
   skills: z.union([z.literal('from downstream'), z.array(skillSchema).min(1)]).optional(),
+  provider: z.strictObject({ organization: z.string().min(1), url: z.string().url() }).optional(),
+  documentationUrl: z.string().url().optional(),
+  iconUrl: z.string().url().optional(),
+  /** Added to the card's security scheme descriptions: how to get credentials, whom to ask. */
+  securityNotes: z.string().min(1).optional(),
   /** How long a card built from what the adapter learns at run time ("from downstream") is kept before it is built again. */
   cardRefreshSeconds: z.coerce.number().int().min(5).default(300),
 });
@@ -340,6 +345,17 @@ export const configSchema = z.object({
   cardSigning: booleanish.default(true),
   /** Private JWK file of the card signing key; default: generated in dataDir. */
   cardSigningKeyFile: z.string().min(1).optional(),
+  /**
+   * JWK files (private or public) of keys that signed cards before a rotation: published on
+   * /.well-known/jwks.json beside the current key until removed (the rotation's overlap window).
+   */
+  cardSigningPreviousKeyFiles: z.array(z.string().min(1)).default([]),
+  /** Card fields every agent inherits (each agent's `card` may set its own). */
+  agentProvider: z.strictObject({ organization: z.string().min(1), url: z.string().url() }).optional(),
+  agentDocumentationUrl: z.string().url().optional(),
+  agentIconUrl: z.string().url().optional(),
+  /** Added to the card's security scheme descriptions: how to get credentials, whom to ask. */
+  agentSecurityNotes: z.string().min(1).optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** One info line per request (method, path, status, duration, agent, operation, task, principal, trace id; never a credential). */
   accessLog: booleanish.default(true),
