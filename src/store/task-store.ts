@@ -93,7 +93,8 @@ export interface StepRecord {
 }
 
 export type CreateResult =
-  | { kind: 'created'; task: Task; eventId: string }
+  /** `active`: the owner's tasks queued or running now, this one included (its turn's queue priority). */
+  | { kind: 'created'; task: Task; eventId: string; active: number }
   | { kind: 'duplicate'; taskId: string }
   | { kind: 'too-many-active'; active: number };
 
@@ -102,7 +103,7 @@ export type AcceptResult =
   | { kind: 'context-mismatch' }
   | { kind: 'duplicate'; turn: number }
   | { kind: 'terminal'; state: TaskState }
-  | { kind: 'resumed'; turn: number }
+  | { kind: 'resumed'; turn: number; active: number }
   | { kind: 'queued'; turn: number }
   | { kind: 'too-many-active'; active: number }
   | { kind: 'forwarded'; childId: string }
@@ -321,7 +322,7 @@ export class TaskStore {
     );
     switch (reply[0]) {
       case 'CREATED':
-        return { kind: 'created', task, eventId: str(reply[1]) };
+        return { kind: 'created', task, eventId: str(reply[1]), active: Number(reply[2]) };
       case 'DUPLICATE':
         return { kind: 'duplicate', taskId: str(reply[1]) };
       default:
@@ -399,7 +400,7 @@ export class TaskStore {
       case 'TERMINAL':
         return { kind: 'terminal', state: str(reply[1]) as TaskState };
       case 'RESUMED':
-        return { kind: 'resumed', turn: Number(reply[1]) };
+        return { kind: 'resumed', turn: Number(reply[1]), active: Number(reply[2]) };
       default:
         return { kind: 'queued', turn: Number(reply[1]) };
     }

@@ -363,7 +363,7 @@ export class TaskService {
       }
       return { taskId: created.taskId, contextId: read.task.contextId, afterId: '', snapshot: undefined };
     }
-    await this.enqueue(owner, taskId, contextId, 1);
+    await this.enqueue(owner, taskId, contextId, 1, created.active);
     return { taskId, contextId, afterId: '', snapshot: undefined };
   }
 
@@ -411,7 +411,7 @@ export class TaskService {
     const read = await this.options.store.readTask(taskId, owner, undefined);
     if (read === undefined) throw taskNotFound(taskId);
     if (result.kind === 'resumed' || (result.kind === 'duplicate' && read.task.status.state === 'TASK_STATE_SUBMITTED')) {
-      await this.enqueue(owner, taskId, read.task.contextId, result.turn);
+      await this.enqueue(owner, taskId, read.task.contextId, result.turn, result.kind === 'resumed' ? result.active : 1);
     }
     return {
       taskId,
@@ -437,9 +437,10 @@ export class TaskService {
     await this.options.delegator.surfaceQuestion(coordinatorId);
   }
 
-  private async enqueue(owner: Owner, taskId: string, contextId: string, turn: number): Promise<void> {
+  /** `ownerActiveTasks`: the owner's tasks queued or running, the turn's priority (see turnPriority). */
+  private async enqueue(owner: Owner, taskId: string, contextId: string, turn: number, ownerActiveTasks = 1): Promise<void> {
     try {
-      await enqueueTurn(this.options.queues, { taskId, turn, ownerKey: ownerKeyOf(owner), contextId });
+      await enqueueTurn(this.options.queues, { taskId, turn, ownerKey: ownerKeyOf(owner), contextId }, ownerActiveTasks);
     } catch (error) {
       throw new A2AError(
         'UNAVAILABLE',

@@ -17,7 +17,8 @@
         | {'TOO_MANY_ACTIVE', count} (resuming it would pass the owner's cap; nothing changed)
         | {'FORWARDED', child task id} (a coordinator asked on behalf of an assignment: the caller
           forwards the message to that child; the coordinator's turn stays parked)
-        | {'RESUMED', turn} (no turn ran: the message starts the next one; caller enqueues it)
+        | {'RESUMED', turn, active} (no turn ran: the message starts the next one; the caller enqueues it, with the
+          owner's count of tasks queued or running as its priority)
         | {'QUEUED', turn}  (a turn is running or queued: the message is the next turn's input)
   Emits on RESUMED: a TASK_STATE_SUBMITTED status update. On INTERRUPTING (the first interrupt of a
   turn): a status update with metadata.cancellation {stage "requested", scope "turn", turn}.
@@ -106,7 +107,7 @@ if resumes then
   redis.call('HSET', KEYS[1], 'turnInputStart', start, 'turnAttempts', 0, 'turnHandBacks', 0, 'turnBudgetSpent', 0)
   redis.call('HSET', KEYS[6], turn, cjson.encode({turn = turn, acceptedAtMs = tonumber(ARGV[5]), inputMessageIds = {ARGV[4]}}))
   announce('TASK_STATE_SUBMITTED', '{"state":"TASK_STATE_SUBMITTED","timestamp":' .. cjson.encode(ARGV[6]) .. '}')
-  return {'RESUMED', turn}
+  return {'RESUMED', turn, redis.call('ZCARD', KEYS[9])}
 end
 redis.call('RPUSH', KEYS[3], ARGV[3])
 return {'QUEUED', redis.call('HGET', KEYS[1], 'turn')}
