@@ -9,6 +9,7 @@ export const IMPLICIT_AGENT = 'default';
 
 export interface AgentLimits {
   maxActiveTasks: number;
+  maxQueuedMessages: number;
   requestsPerSecond: number;
   burst: number;
   maxBodyBytes: number;
@@ -87,6 +88,7 @@ export function resolveAgents(config: GatewayConfig): ResolvedAgents {
       scopes: entry.scopes ?? [],
       limits: {
         maxActiveTasks: limits.maxActiveTasks ?? config.limits.maxActiveTasks,
+        maxQueuedMessages: limits.maxQueuedMessages ?? config.limits.maxQueuedMessages,
         requestsPerSecond: limits.requestsPerSecond ?? config.limits.requestsPerSecond,
         burst: limits.burst ?? config.limits.burst,
         maxBodyBytes: limits.maxBodyBytes ?? config.maxBodyBytes,

@@ -98,6 +98,8 @@ const limitsSchema = z.strictObject({
   burst: z.coerce.number().int().min(1).default(100),
   /** Tasks a principal may have in flight (submitted or working) at once (0 = no cap). */
   maxActiveTasks: z.coerce.number().int().min(0).default(100),
+  /** Messages that may wait for one task's running turn to end (0 = no bound); past it a follow-up is refused with 429. */
+  maxQueuedMessages: z.coerce.number().int().min(0).default(100),
   /**
    * Requests that fail authentication (no, malformed or invalid credentials), per second and
    * client address, shared by all gateways (token bucket in Redis). Past it that address's
@@ -140,6 +142,8 @@ const agentCardSchema = z.strictObject({
 const agentLimitsSchema = z.strictObject({
   /** Tasks of this agent one principal may have queued or running (0 = no cap). */
   maxActiveTasks: z.coerce.number().int().min(0).optional(),
+  /** Messages that may wait for one task's running turn (0 = no bound). */
+  maxQueuedMessages: z.coerce.number().int().min(0).optional(),
   /** Requests per second one principal may make to this agent (0 = no limit). */
   requestsPerSecond: z.coerce.number().min(0).optional(),
   burst: z.coerce.number().int().min(1).optional(),
@@ -434,6 +438,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_RATE_LIMIT_PER_SECOND: 'limits.requestsPerSecond',
   A2A_RATE_LIMIT_BURST: 'limits.burst',
   A2A_MAX_ACTIVE_TASKS: 'limits.maxActiveTasks',
+  A2A_MAX_QUEUED_MESSAGES: 'limits.maxQueuedMessages',
   A2A_UNAUTHENTICATED_PER_SECOND: 'limits.unauthenticatedPerSecond',
   A2A_UNAUTHENTICATED_BURST: 'limits.unauthenticatedBurst',
   A2A_DELEGATION_MAX_PARALLEL: 'delegation.maxParallel',

@@ -107,6 +107,8 @@ export type AcceptResult =
   | { kind: 'queued'; turn: number }
   | { kind: 'too-many-active'; active: number }
   | { kind: 'forwarded'; childId: string }
+  /** As many messages as allowed already wait for the running turn; nothing changed. */
+  | { kind: 'inbox-full'; waiting: number }
   /** Input policy reject: a turn is queued or running; nothing changed. */
   | { kind: 'busy'; state: TaskState }
   /** Input policy interrupt, the turn had not started: the message joined its input. */
@@ -341,6 +343,8 @@ export class TaskStore {
     inputPolicy: InputPolicy;
     /** What the caller's credentials granted (ctx.caller.scopes of the turn that takes the message). */
     callerScopes?: readonly string[];
+    /** Most messages that may wait for a running turn (0 = no bound). */
+    maxQueuedMessages?: number;
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -378,6 +382,7 @@ export class TaskStore {
         input.inputPolicy,
         this.keys.cancelChannel(),
         JSON.stringify(input.callerScopes ?? []),
+        input.maxQueuedMessages ?? 0,
       ],
     );
     switch (reply[0]) {
@@ -385,6 +390,8 @@ export class TaskStore {
         return { kind: 'not-found' };
       case 'BUSY':
         return { kind: 'busy', state: str(reply[1]) as TaskState };
+      case 'INBOX_FULL':
+        return { kind: 'inbox-full', waiting: Number(reply[1]) };
       case 'JOINED':
         return { kind: 'joined', turn: Number(reply[1]) };
       case 'INTERRUPTING':

@@ -379,11 +379,18 @@ export class TaskService {
       maxActiveTasks,
       inputPolicy: settings.inputPolicy,
       callerScopes: grants,
+      maxQueuedMessages: settings.limits.maxQueuedMessages,
       now: new Date(),
     });
     switch (result.kind) {
       case 'not-found':
         throw taskNotFound(taskId);
+      case 'inbox-full':
+        throw new A2AError(
+          'RESOURCE_EXHAUSTED',
+          `${result.waiting} messages already wait for the running turn of task ${taskId}, the limit is ${settings.limits.maxQueuedMessages} (limits.maxQueuedMessages); nothing was stored. Send it again once the turn has answered.`,
+          { retryAfterSeconds: 1, metadata: { taskId, reason: 'INBOX_FULL', limit: String(settings.limits.maxQueuedMessages) } },
+        );
       case 'busy':
         throw new A2AError(
           'UNSUPPORTED_OPERATION',
