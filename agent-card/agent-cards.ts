@@ -62,7 +62,19 @@ export class AgentCards {
     const { card } = agent.settings;
     const fields = await this.fields();
     const description = card.description ?? fields.description ?? card.defaultDescription;
-    const input: CardInput = { baseUrl, name: card.name, description, version: card.version, fields, security, extensions: agent.extensions };
+    const input: CardInput = {
+      baseUrl,
+      name: card.name,
+      description,
+      version: card.version,
+      fields,
+      security,
+      extensions: agent.extensions,
+      ...(card.provider === undefined ? {} : { provider: card.provider }),
+      ...(card.documentationUrl === undefined ? {} : { documentationUrl: card.documentationUrl }),
+      ...(card.iconUrl === undefined ? {} : { iconUrl: card.iconUrl }),
+      ...(card.securityNotes === undefined ? {} : { securityNotes: card.securityNotes }),
+    };
     const built = await finish(buildAgentCard(input));
     const extended = security === undefined ? undefined : await finish(buildAgentCard({ ...input, extended: true }));
     // A 1.0 card signature does not verify over the 0.3 shape: the 0.3 card goes unsigned.

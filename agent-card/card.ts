@@ -23,6 +23,11 @@ export interface CardInput {
   extended?: boolean;
   /** The extensions the agent declares (spec 4.6): the gateway's and its adapter's. */
   extensions?: readonly ExtensionDeclaration[];
+  provider?: { organization: string; url: string };
+  documentationUrl?: string;
+  iconUrl?: string;
+  /** Appended to each security scheme's description (how to get credentials, whom to ask). */
+  securityNotes?: string;
 }
 
 export const BEARER_SCHEME = 'bearer';
@@ -43,7 +48,7 @@ export function scopeText(): string {
 }
 
 /** securitySchemes and securityRequirements describing exactly what the bindings enforce. */
-function securityOf(signedRequests: boolean): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
+function securityOf(signedRequests: boolean, notes: string | undefined): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
   const securitySchemes: Record<string, JsonObject> = {
     [BEARER_SCHEME]: {
       httpAuthSecurityScheme: {
@@ -68,6 +73,13 @@ function securityOf(signedRequests: boolean): Pick<AgentCard, 'securitySchemes' 
       },
     };
     securityRequirements.push({ schemes: { [SIGNATURE_SCHEME]: { list: [] } } });
+  }
+  if (notes !== undefined) {
+    for (const scheme of Object.values(securitySchemes)) {
+      for (const detail of Object.values(scheme)) {
+        if (detail !== null && typeof detail === 'object' && !Array.isArray(detail) && typeof detail.description === 'string') detail.description = `${detail.description} ${notes}`;
+      }
+    }
   }
   return { securitySchemes, securityRequirements };
 }
@@ -101,7 +113,10 @@ export function buildAgentCard(input: CardInput): AgentCard {
       extendedAgentCard: security !== undefined,
       ...(input.extensions === undefined || input.extensions.length === 0 ? {} : { extensions: input.extensions.map((extension) => ({ ...extension })) }),
     },
-    ...(security === undefined ? {} : securityOf(security.signedRequests)),
+    ...(security === undefined ? {} : securityOf(security.signedRequests, input.securityNotes)),
+    ...(input.provider === undefined ? {} : { provider: input.provider }),
+    ...(input.documentationUrl === undefined ? {} : { documentationUrl: input.documentationUrl }),
+    ...(input.iconUrl === undefined ? {} : { iconUrl: input.iconUrl }),
     defaultInputModes: fields.defaultInputModes ?? ['text/plain'],
     defaultOutputModes: fields.defaultOutputModes ?? ['text/plain'],
     skills,

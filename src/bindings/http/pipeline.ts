@@ -18,6 +18,7 @@ import { authenticateHead, type AuthenticationStep } from './authenticate.ts';
 import { checkContentType, type BodyContentRule } from './content-type.ts';
 import type { Exchange } from './exchange.ts';
 import { checkHeaderCount } from './header-count.ts';
+import { noteRequest } from './request-notes.ts';
 import { checkDeclaredLength } from './request-body.ts';
 
 export interface RequestEdge extends AuthenticationStep {
@@ -53,6 +54,7 @@ export async function admitRequest(exchange: Exchange, edge: RequestEdge, option
   const version = options.checkVersion ? versionOf(exchange) : undefined;
   const body = options.readsBody ? await exchange.readBody({ maxBytes: edge.maxBodyBytes, json: edge.jsonLimits }) : '';
   const principal = await caller.complete(body);
+  if (principal !== undefined) noteRequest(exchange.response, { principal: principal.subject, tenant: principal.tenant });
   return { principal, version, body };
 }
 

@@ -17,6 +17,7 @@ import { EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER } from '../../extensions/ac
 import type { Operation } from '../../operations/definition.ts';
 import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, wrongVersionFor, type ProtocolVersion } from '../version.ts';
 import { admitRequest, versionOf, type RequestEdge } from '../http/pipeline.ts';
+import { noteRequest } from '../http/request-notes.ts';
 
 type JsonRpcId = string | number | null;
 
@@ -136,6 +137,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       ...extensionsContext(exchange, legacy === undefined ? EXTENSIONS_HEADER : LEGACY_EXTENSIONS_HEADER),
     };
     const params = legacy === undefined ? envelope.params : legacy.fromJsonRpc(envelope.params as Record<string, unknown>);
+    noteRequest(exchange.response, { operation: operation.name, taskId: taskIdOf(params) });
     if (!operation.streaming) {
       const result = await runUnary(operation, params, context, options);
       exchange.sendJson(200, { jsonrpc: '2.0', id, result: legacy === undefined ? result : legacy.result(result, 'json') });
@@ -162,4 +164,12 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
     if (a2a.kind === 'INTERNAL') options.logger.error('JSON-RPC request failed', { error: String((error as Error).stack ?? error) });
     respondError(exchange, id, a2a);
   }
+}
+
+/** The task a JSON-RPC request names, for the access log (params.id, params.taskId or message.taskId). */
+function taskIdOf(params: unknown): string | undefined {
+  if (params === null || typeof params !== 'object') return undefined;
+  const p = params as { id?: unknown; taskId?: unknown; message?: { taskId?: unknown } };
+  const id = p.id ?? p.taskId ?? p.message?.taskId;
+  return typeof id === 'string' ? id.slice(0, 256) : undefined;
 }

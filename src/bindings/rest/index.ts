@@ -12,6 +12,7 @@ import { ClientGoneError, type Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { extensionsContext } from '../http/extensions.ts';
 import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
+import { noteRequest } from '../http/request-notes.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
 import { LEGACY_REST_ROUTER, REST_BASE_PATH, REST_ROUTER, type RestRouter, type RouteMatch } from './routes.ts';
@@ -77,6 +78,12 @@ function parseJsonBody(text: string, required: boolean): Record<string, unknown>
   return body as Record<string, unknown>;
 }
 
+/** The task a request names, for the access log. */
+function taskIdOf(params: Record<string, unknown>): string | undefined {
+  const named = params.id ?? params.taskId ?? (params.message as { taskId?: unknown } | undefined)?.taskId;
+  return typeof named === 'string' ? named.slice(0, 256) : undefined;
+}
+
 /** Whether the binding reads a body for this route: POST routes of operations that take one. */
 const readsBody = (match: RouteMatch): boolean => match.route.method === 'POST' && match.operation.restBody !== 'none';
 
@@ -130,6 +137,7 @@ async function serveLegacy(exchange: Exchange, match: RouteMatch, bodyText: stri
   // 0.3 clients send an empty POST as the literal `null` (the proto's reference SDKs do).
   const body = readsBody(match) && bodyText.trim() !== 'null' ? parseJsonBody(bodyText, false) : {};
   const params = translation.fromRest({ path: match.params, query: queryParams(exchange.query), body: withJsonNames(body) as Record<string, unknown> });
+  noteRequest(exchange.response, { operation: operation.name, taskId: taskIdOf(params) });
   const context: RequestContext = { principal, lastEventId: lastEventIdOf(exchange), ...extensionsContext(exchange, LEGACY_EXTENSIONS_HEADER) };
   if (!operation.streaming) {
     const result = translation.result(await runUnary(operation, params, context, options), 'proto');
@@ -195,7 +203,9 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
     if (version !== PROTOCOL_VERSION) {
       throw wrongVersionFor(`${exchange.method} ${base}${match.route.path}`, { header: exchange.header('a2a-version'), query: exchange.query.get('A2A-Version') ?? undefined }, PROTOCOL_VERSION);
     }
-    await serve(exchange, match.operation, paramsFor(exchange, match, bodyText), principal, options);
+    const params = paramsFor(exchange, match, bodyText);
+    noteRequest(exchange.response, { operation: match.operation.name, taskId: taskIdOf(params) });
+    await serve(exchange, match.operation, params, principal, options);
   } catch (error) {
     if (error instanceof ClientGoneError) {
       // Nobody is left to answer; not the gateway's failure.

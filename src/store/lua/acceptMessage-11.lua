@@ -9,19 +9,22 @@
   ARGV[10] the agent's input policy for a task whose turn is queued or running: enqueue | reject | interrupt
   ARGV[11] cancel channel (an interrupt reaches the worker running the turn there as "<taskId> <turn>")
   ARGV[12] the scopes the caller's credentials granted, JSON array: kept (for ctx.caller) when the message is taken
-  ARGV[13] digest of the message's content (parts, task, context, references): a messageId the task
+  ARGV[13] most messages that may wait for a running turn to end (0 = no bound)
+  ARGV[14] digest of the message's content (parts, task, context, references): a messageId the task
     already took with other content is a conflict, never a silently dropped message
-  ARGV[14] the extensions the request activated, JSON array: kept (for ctx.extensions) when the message is taken
+  ARGV[15] the extensions the request activated, JSON array: kept (for ctx.extensions) when the message is taken
   Returns {'NOT_FOUND'} | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
         | {'CONFLICT'} (the messageId was taken before with other content; nothing changed)
         | {'BUSY', state} (policy reject: a turn is queued or running; nothing changed)
+        | {'INBOX_FULL', count} (that many messages already wait for the running turn; nothing changed)
         | {'JOINED', turn} (policy interrupt, the turn has not started: the message joins its input)
         | {'INTERRUPTING', turn} (policy interrupt: the running turn is asked to stop; the message
           is the next turn's input, which starts as soon as it stops)
         | {'TOO_MANY_ACTIVE', count} (resuming it would pass the owner's cap; nothing changed)
         | {'FORWARDED', child task id} (a coordinator asked on behalf of an assignment: the caller
           forwards the message to that child; the coordinator's turn stays parked)
-        | {'RESUMED', turn} (no turn ran: the message starts the next one; caller enqueues it)
+        | {'RESUMED', turn, active} (no turn ran: the message starts the next one; the caller enqueues it, with the
+          owner's count of tasks queued or running as its priority)
         | {'QUEUED', turn}  (a turn is running or queued: the message is the next turn's input)
   Emits on RESUMED: a TASK_STATE_SUBMITTED status update. On INTERRUPTING (the first interrupt of a
   turn): a status update with metadata.cancellation {stage "requested", scope "turn", turn}.
@@ -46,14 +49,14 @@ end
 -- the request that sent it carried for the adapter (ctx.caller.scopes, ctx.extensions).
 local function take()
   redis.call('SADD', KEYS[4], ARGV[4])
-  redis.call('HSET', KEYS[1], 'callerScopes', ARGV[12], 'callerExtensions', ARGV[14])
-  if ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'digest:' .. ARGV[4], ARGV[13]) end
+  redis.call('HSET', KEYS[1], 'callerScopes', ARGV[12], 'callerExtensions', ARGV[15])
+  if ARGV[14] ~= '' then redis.call('HSET', KEYS[1], 'digest:' .. ARGV[4], ARGV[14]) end
 end
 
 if redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 1 then
   -- A task created before digests were kept has none for its messages: taken as the same.
   local taken = redis.call('HGET', KEYS[1], 'digest:' .. ARGV[4])
-  if taken and ARGV[13] ~= '' and taken ~= ARGV[13] then return {'CONFLICT'} end
+  if taken and ARGV[14] ~= '' and taken ~= ARGV[14] then return {'CONFLICT'} end
   return {'DUPLICATE', redis.call('HGET', KEYS[1], 'turn')}
 end
 local state = redis.call('HGET', KEYS[1], 'state')
@@ -84,6 +87,12 @@ end
 local policy = ARGV[10]
 if not resumes and policy == 'reject' then return {'BUSY', state} end
 local parked = redis.call('HGET', KEYS[1], 'suspended') == '1'
+local maxQueued = tonumber(ARGV[13])
+local joins = policy == 'interrupt' and not parked and state == 'TASK_STATE_SUBMITTED'
+if not resumes and not joins and maxQueued > 0 then
+  local waiting = redis.call('LLEN', KEYS[3])
+  if waiting >= maxQueued then return {'INBOX_FULL', waiting} end
+end
 -- A parked coordinator's turn is its assignments' business: the message queues (policy enqueue).
 if not resumes and policy == 'interrupt' and not parked then
   take()
@@ -118,7 +127,7 @@ if resumes then
   redis.call('HSET', KEYS[1], 'turnInputStart', start, 'turnAttempts', 0, 'turnHandBacks', 0, 'turnBudgetSpent', 0)
   redis.call('HSET', KEYS[6], turn, cjson.encode({turn = turn, acceptedAtMs = tonumber(ARGV[5]), inputMessageIds = {ARGV[4]}}))
   announce('TASK_STATE_SUBMITTED', '{"state":"TASK_STATE_SUBMITTED","timestamp":' .. cjson.encode(ARGV[6]) .. '}')
-  return {'RESUMED', turn}
+  return {'RESUMED', turn, redis.call('ZCARD', KEYS[9])}
 end
 redis.call('RPUSH', KEYS[3], ARGV[3])
 return {'QUEUED', redis.call('HGET', KEYS[1], 'turn')}

@@ -14,7 +14,8 @@
   ARGV[17] the scopes the caller's credentials granted, JSON array (what ctx.caller shows the adapter)
   ARGV[18] digest of the message's content as sent (a re-send with the same messageId is compared with it)
   ARGV[19] the extensions the request activated, JSON array (what ctx.extensions shows the adapter)
-  Returns {'DUPLICATE', existingTaskId} | {'TOO_MANY_ACTIVE', count} | {'CREATED', eventId}
+  Returns {'DUPLICATE', existingTaskId} | {'TOO_MANY_ACTIVE', count}
+        | {'CREATED', eventId, the owner's tasks queued or running now (this one included): its turn's queue priority}
   Emits: XADD + PUBLISH of the task snapshot event.
 ]]
 local existing = redis.call('GET', KEYS[8])
@@ -47,4 +48,4 @@ redis.call('ZADD', KEYS[9], ARGV[8], ARGV[1])
 redis.call('SET', KEYS[8], ARGV[1], 'EX', ARGV[11])
 local id = redis.call('XADD', KEYS[3], '*', 'r', ARGV[9])
 redis.call('PUBLISH', ARGV[12], id .. '\n' .. ARGV[9])
-return {'CREATED', id}
+return {'CREATED', id, redis.call('ZCARD', KEYS[9])}
