@@ -430,9 +430,10 @@ describe.each(BINDINGS)('official SDK client over $name', (binding) => {
 });
 
 describe('agent card as the SDK reads it', () => {
-  it('advertises JSONRPC and HTTP+JSON interfaces at protocol version 1.0', async () => {
+  it('advertises JSONRPC and HTTP+JSON interfaces at protocol version 1.0 (and 0.3 after them, at the same URLs)', async () => {
     const card = await new DefaultAgentCardResolver().resolve(gw.url);
-    const byBinding = new Map(card.supportedInterfaces.map((i) => [i.protocolBinding, i]));
+    const byBinding = new Map(card.supportedInterfaces.filter((i) => i.protocolVersion === '1.0').map((i) => [i.protocolBinding, i]));
+    expect(card.supportedInterfaces.map((i) => `${i.protocolBinding} ${i.protocolVersion}`)).toEqual(['JSONRPC 1.0', 'HTTP+JSON 1.0', 'JSONRPC 0.3', 'HTTP+JSON 0.3']);
     expect(byBinding.get('JSONRPC')?.url).toBe(gw.jsonRpcUrl);
     expect(byBinding.get('JSONRPC')?.protocolVersion).toBe('1.0');
     expect(byBinding.get('HTTP+JSON')?.url).toBe(gw.restUrl);
