@@ -160,6 +160,14 @@ describe('JSON-RPC, 0.3 bodies', () => {
     expect((await legacyRpc('tasks/get', { id: 'x' }, { 'A2A-Version': '2.0' })).body.error.code).toBe(-32009);
   });
 
+  it('proto field names are accepted in 0.3 bodies too (message_id, context_id, history_length)', async () => {
+    const contextId = nextId();
+    const sent = await legacyRpc('message/send', { message: { kind: 'message', message_id: nextId(), context_id: contextId, role: 'user', parts: [{ kind: 'text', text: 'echo snake' }] } });
+    expect(sent.body.result).toMatchObject({ kind: 'task', contextId, status: { state: 'completed' } });
+    const read = await legacyRpc('tasks/get', { id: sent.body.result.id, history_length: 1 });
+    expect(read.body.result.history).toHaveLength(1);
+  });
+
   it('an explicit A2A-Version 0.3 is the same as none; extensions are echoed under the 0.3 header name', async () => {
     const explicit = await legacyRpc('message/send', { message: legacyMessage('echo v') }, { 'A2A-Version': '0.3', 'X-A2A-Extensions': 'urn:a2a-gateway:ext:assignments:v1' });
     expect(explicit.body.result.kind).toBe('task');

@@ -2,7 +2,11 @@
 // `{<taskId>}` so they land in one Cluster slot and one Lua script may update them together.
 
 export interface TaskKeys {
-  /** HASH: snapshot (Task JSON without history), state, owner, tenant, contextId, turn, leaseGeneration, timestamps. */
+  /**
+   * HASH: snapshot (Task JSON without history), state, owner, tenant, contextId, turn, leaseGeneration, timestamps;
+   * `digest:<messageId>` per message taken (a re-send with other content is a conflict), `callerScopes` and
+   * `callerExtensions` of the latest input, `directReply` (the Message the agent answered with, spec 3.1.1).
+   */
   task: string;
   /** LIST of Message JSON, oldest first. */
   history: string;

@@ -18,6 +18,7 @@ import type { Operation } from '../../operations/definition.ts';
 import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, wrongVersionFor, type ProtocolVersion } from '../version.ts';
 import { admitRequest, versionOf, type RequestEdge } from '../http/pipeline.ts';
 import { noteRequest } from '../http/request-notes.ts';
+import { withJsonNames } from '../../protocol/protojson.ts';
 
 type JsonRpcId = string | number | null;
 
@@ -136,7 +137,8 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       lastEventId: lastEventIdOf(exchange),
       ...extensionsContext(exchange, legacy === undefined ? EXTENSIONS_HEADER : LEGACY_EXTENSIONS_HEADER),
     };
-    const params = legacy === undefined ? envelope.params : legacy.fromJsonRpc(envelope.params as Record<string, unknown>);
+    // Proto field names are accepted in 0.3 bodies too (the dispatcher renames the 1.0 ones).
+    const params = legacy === undefined ? envelope.params : legacy.fromJsonRpc(withJsonNames(envelope.params) as Record<string, unknown>);
     noteRequest(exchange.response, { operation: operation.name, taskId: taskIdOf(params) });
     if (!operation.streaming) {
       const result = await runUnary(operation, params, context, options);
