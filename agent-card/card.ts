@@ -76,8 +76,9 @@ export function buildAgentCard(input: CardInput): AgentCard {
       { url: `${input.baseUrl}${REST_BASE_PATH}`, protocolBinding: 'HTTP+JSON', protocolVersion: PROTOCOL_VERSION },
     ],
     version: input.version,
-    // Only what works: streams with replay, no push notifications yet; the extended card
-    // exists when there are authenticated callers to serve it to.
+    // Only what works: streams with replay; push notifications when the gateway offers them
+    // (set by the gateway, push.enabled); the extended card exists when there are authenticated
+    // callers to serve it to.
     capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: security !== undefined },
     ...(security === undefined ? {} : securityOf(security.signedRequests)),
     defaultInputModes: fields.defaultInputModes ?? ['text/plain'],

@@ -24,6 +24,7 @@ import {
 } from '../protocol/schemas.ts';
 import { isTerminal, type SendMessageRequest, type Task, type TaskState } from '../protocol/types.ts';
 import type { TaskService } from '../tasks/service.ts';
+import type { PushConfigs } from '../push/push-configs.ts';
 
 export const UNARY_OPERATIONS = [
   'SendMessage',
@@ -96,8 +97,13 @@ const pushNotSupported = (): A2AError =>
     'This agent does not send push notifications (capabilities.pushNotifications is false). Use SubscribeToTask or GetTask to follow a task.',
   );
 
+/** The push-config operations, or PushNotificationNotSupportedError (after the caller was checked). */
+function pushConfigs(service: TaskService): PushConfigs {
+  if (service.push === undefined) throw pushNotSupported();
+  return service.push;
+}
+
 function checkSendRequest(request: SendMessageRequest, inputModes: readonly string[]): void {
-  if (request.configuration?.taskPushNotificationConfig !== undefined) throw pushNotSupported();
   if (inputModes.includes('*/*')) return;
   request.message.parts.forEach((part, index) => {
     if (part.mediaType !== undefined && !inputModes.includes(part.mediaType)) {
@@ -140,16 +146,22 @@ export async function runUnaryOperation(
       const request = parseParams(cancelTaskRequestSchema, params);
       return service.cancelTask(await ownerFor(operation, principal, request.tenant, deps), request);
     }
-    case 'CreateTaskPushNotificationConfig':
-      await ownerFor(operation, principal, parseParams(createPushConfigRequestSchema, params).tenant, deps);
-      throw pushNotSupported();
+    case 'CreateTaskPushNotificationConfig': {
+      const request = parseParams(createPushConfigRequestSchema, params);
+      const owner = await ownerFor(operation, principal, request.tenant, deps);
+      return pushConfigs(service).create(owner, request);
+    }
     case 'GetTaskPushNotificationConfig':
-    case 'DeleteTaskPushNotificationConfig':
-      await ownerFor(operation, principal, parseParams(getPushConfigRequestSchema, params).tenant, deps);
-      throw pushNotSupported();
-    case 'ListTaskPushNotificationConfigs':
-      await ownerFor(operation, principal, parseParams(listPushConfigsRequestSchema, params).tenant, deps);
-      throw pushNotSupported();
+    case 'DeleteTaskPushNotificationConfig': {
+      const request = parseParams(getPushConfigRequestSchema, params);
+      const owner = await ownerFor(operation, principal, request.tenant, deps);
+      return operation === 'GetTaskPushNotificationConfig' ? pushConfigs(service).get(owner, request) : pushConfigs(service).delete(owner, request);
+    }
+    case 'ListTaskPushNotificationConfigs': {
+      const request = parseParams(listPushConfigsRequestSchema, params);
+      const owner = await ownerFor(operation, principal, request.tenant, deps);
+      return pushConfigs(service).list(owner, request);
+    }
     case 'GetExtendedAgentCard': {
       const request = parseParams(extendedCardRequestSchema, params);
       const { extended } = await deps.endpoint.cards.cards();

@@ -26,6 +26,11 @@ import { TaskService } from '../tasks/service.ts';
 import { SseStreams } from '../bindings/sse/sse-writer.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import { createGatewayListener, type RequestListener } from './app.ts';
+import { publicJwkOf } from '../auth/keys/key-file.ts';
+import { PushConfigs } from '../push/push-configs.ts';
+import { PushStore } from '../push/push-store.ts';
+import { ReceiverPolicy, type PushResolver } from '../push/receiver-policy.ts';
+import { loadPushSigningKey } from '../push/signing-key.ts';
 
 export interface GatewayHandle {
   url: string;
@@ -44,12 +49,16 @@ export interface GatewayHandle {
 export interface GatewayRoleOptions {
   /** Directory relative paths in the configuration (jwksFile, cardSigningKeyFile) are resolved against. */
   baseDir?: string;
+  /** How webhook receivers' host names are resolved when a config is registered (tests inject one). */
+  pushResolver?: PushResolver;
 }
 
 export async function startGatewayRole(config: GatewayConfig, agents: Agents, logger: Logger, options: GatewayRoleOptions = {}): Promise<GatewayHandle> {
   const baseDir = options.baseDir ?? process.cwd();
   // Keys first: a bad key file is a configuration error, reported before anything connects.
   const keys = await loadGatewayKeys(config, baseDir);
+  // Receivers verify webhook signatures with its public half, published beside the card's key.
+  const pushSigningKey = config.push.enabled ? await loadPushSigningKey(config, baseDir) : undefined;
   // Connections that answer clients wait for a lost Redis at most redisOutageGraceMs, then
   // fail with 503 + Retry-After (see redis/connection.ts); the subscriber reconnects forever.
   const outage = { outageGraceMs: config.redisOutageGraceMs };
@@ -66,7 +75,19 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   // a listener BullMQ would print each one to stderr while Redis is down.
   const queues = new TurnQueues(queueConnection, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
   const assignments = new AssignmentStore(commands, store.keys);
+  const pushStore = config.push.enabled ? new PushStore(commands, config.keyPrefix) : undefined;
+  const push =
+    pushStore === undefined
+      ? undefined
+      : new PushConfigs({
+          store: pushStore,
+          policy: new ReceiverPolicy({ allowedHosts: config.push.allowedHosts, maxUrlLength: config.push.maxUrlLength, resolve: options.pushResolver }),
+          maxConfigsPerTask: config.push.maxConfigsPerTask,
+          // Workers start the new config's deliveries at once; their sweeper would find it anyway.
+          onIndexed: (taskId) => void commands.publish(pushStore.keys.attachedChannel(), taskId).catch(() => undefined),
+        });
   const service = new TaskService({
+    push,
     store,
     assignments,
     // The gateway cancels assignments, forwards answers and starts freed slots; only workers create assignments.
@@ -133,6 +154,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   // The cards name the bound port when port 0 asked for any free one, so they are built now.
   const security = authenticator.enabled ? { signedRequests: authenticator.acceptsSignatures } : undefined;
   const finish = async (built: ServedCard['card']): Promise<ServedCard> => {
+    built.capabilities.pushNotifications = push !== undefined;
     if (keys.cardSigningKey !== undefined) {
       built.signatures = [await signAgentCard(built, { privateJwk: keys.cardSigningKey }, { jku: `${publicUrl}/.well-known/jwks.json` })];
     }
@@ -165,7 +187,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     service,
     root,
     endpoints,
-    publishedKeys: keys.publishedKeys,
+    publishedKeys: pushSigningKey === undefined ? keys.publishedKeys : [...keys.publishedKeys, publicJwkOf(pushSigningKey)],
     authenticator,
     rateLimiter: new RateLimiter(commands, store.keys),
     publicOrigin: new URL(publicUrl).origin,

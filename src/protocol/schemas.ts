@@ -45,13 +45,28 @@ const historyLength = z.number().int('historyLength must be an integer').min(0, 
 const tenant = z.string().max(128).optional();
 const taskState = z.enum(TASK_STATES, { message: `must be one of ${TASK_STATES.join(', ')}` });
 
+/** A value sent as (part of) an HTTP header of every webhook: no CR, LF or other control characters. */
+const headerValue = (what: string) =>
+  z
+    .string()
+    .max(4096, `${what} is longer than 4096 characters`)
+    .regex(/^[^\x00-\x1f\x7f]*$/, `${what} must not contain control characters (CR, LF, …): it is sent in an HTTP header`);
+
 export const pushConfigSchema = z.object({
   tenant,
-  id: z.string().optional(),
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9_.~-]{1,128}$/, 'id must be 1 to 128 letters, digits, "_", ".", "~" or "-" (a UUID fits)')
+    .optional(),
   taskId: z.string().optional(),
-  url: z.string().url(),
-  token: z.string().optional(),
-  authentication: z.object({ scheme: z.string().min(1), credentials: z.string().optional() }).optional(),
+  url: z.string().url('url must be an absolute http(s) URL'),
+  token: headerValue('token').optional(),
+  authentication: z
+    .object({
+      scheme: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/, 'scheme must be an HTTP authentication scheme name such as Bearer or Basic'),
+      credentials: headerValue('credentials').optional(),
+    })
+    .optional(),
 });
 
 export const sendMessageRequestSchema = z.object({

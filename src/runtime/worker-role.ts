@@ -11,6 +11,8 @@ import { Reconciler } from './reconciler.ts';
 import { AssignmentStore } from '../coordination/assignment-store.ts';
 import { Delegator } from '../coordination/delegator.ts';
 import { TurnRunner } from './turn-runner.ts';
+import { startPushRole, type PushRoleHandle } from '../push/push-role.ts';
+import type { PushResolver } from '../push/receiver-policy.ts';
 
 export interface WorkerHandle {
   runner: TurnRunner;
@@ -18,10 +20,19 @@ export interface WorkerHandle {
   agents: string[];
   /** Re-queues open tasks whose turn job is gone (every reconcileIntervalMs; reconcileOnce() on demand). */
   reconciler: Reconciler;
+  /** Webhook deliveries (undefined when push.enabled is false). */
+  push: PushRoleHandle | undefined;
   close(): Promise<void>;
 }
 
-export async function startWorkerRole(config: GatewayConfig, agents: Agents, logger: Logger): Promise<WorkerHandle> {
+export interface WorkerRoleOptions {
+  /** Directory relative paths in the configuration (push.signingKeyFile) are resolved against. */
+  baseDir?: string;
+  /** How webhook receivers' host names are resolved (tests inject one). */
+  pushResolver?: PushResolver;
+}
+
+export async function startWorkerRole(config: GatewayConfig, agents: Agents, logger: Logger, options: WorkerRoleOptions = {}): Promise<WorkerHandle> {
   const commands = openRedis(config.redisUrl, 'commands');
   const cancelSubscriber = openRedis(config.redisUrl, 'cancel');
   const workerConnection = openRedis(config.redisUrl, 'worker');
@@ -109,12 +120,15 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     waitsForSlot: async (coordinatorId, taskId) => (await assignments.readAssignment(coordinatorId, taskId))?.state === 'queued',
   });
   reconciler.start();
+  const push = config.push.enabled ? await startPushRole(config, logger, { baseDir: options.baseDir ?? process.cwd(), resolve: options.pushResolver }) : undefined;
   return {
     runner,
     agents: served.map((agent) => agent.name),
     reconciler,
+    push,
     async close() {
       await reconciler.close();
+      await push?.close();
       // Finish what can finish within the grace period, then hand the rest back.
       const closing = Promise.all(workers.map((worker) => worker.close()));
       const graceOver = new Promise<'grace-over'>((resolve) => setTimeout(() => resolve('grace-over'), config.shutdownGraceMs).unref());

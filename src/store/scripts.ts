@@ -27,7 +27,16 @@ export type ScriptName =
   | 'handBackTurn'
   | 'chargeBudget'
   | 'reconcileEntry'
-  | 'releaseLock';
+  | 'releaseLock'
+  | 'pushSaveConfig'
+  | 'pushReadConfigs'
+  | 'pushDeleteConfig'
+  | 'pushNext'
+  | 'pushSettle'
+  | 'pushDeliveryState'
+  | 'pushDeadLetter'
+  | 'pushRemoveDeadLetter'
+  | 'pushBreaker';
 
 type ScriptReply = (string | number | null)[];
 export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<ScriptReply>;

@@ -1,0 +1,24 @@
+--[[
+  Settle the delivery of one event to one push config: delivered, dead-lettered, or the
+  receiver answered 410 Gone (the config is disabled: nothing more is sent to it). The config's
+  cursor moves past the event and its chain is free for the next one. Idempotent: settling an
+  event the cursor is already past, or that is not the one in flight, changes nothing.
+  One slot: the task's.
+  KEYS[1] push configs   KEYS[2] push cursors   KEYS[3] events (unused; keeps the slot explicit)
+  ARGV[1] configId   ARGV[2] eventId   ARGV[3] 'delivered' | 'dead' | 'gone'   ARGV[4] disabled JSON (for 'gone')
+  Returns {'SETTLED'} | {'STALE'}
+]]
+local configsKey, cursorsKey = KEYS[1], KEYS[2]
+local configId, eventId = ARGV[1], ARGV[2]
+local inflight = redis.call('HGET', cursorsKey, 'i:' .. configId)
+if inflight ~= eventId then return {'STALE'} end
+redis.call('HSET', cursorsKey, 'd:' .. configId, eventId, 'i:' .. configId, '')
+if ARGV[3] == 'gone' then
+  local json = redis.call('HGET', configsKey, configId)
+  if json then
+    local config = cjson.decode(json)
+    config.disabled = cjson.decode(ARGV[4])
+    redis.call('HSET', configsKey, configId, cjson.encode(config))
+  end
+end
+return {'SETTLED'}
