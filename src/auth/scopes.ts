@@ -17,6 +17,9 @@ export const OPERATION_SCOPES: Record<string, Scope> = {
   GetTaskPushNotificationConfig: 'a2a:push',
   ListTaskPushNotificationConfigs: 'a2a:push',
   DeleteTaskPushNotificationConfig: 'a2a:push',
+  // Gateway extension: operators' view of push deliveries that were given up on.
+  ListPushDeadLetters: 'a2a:admin',
+  ReplayPushDeadLetter: 'a2a:admin',
 };
 
 export function hasScope(principal: Principal, scope: Scope): boolean {

@@ -17,6 +17,8 @@ import {
   getTaskRequestSchema,
   listPushConfigsRequestSchema,
   listAssignmentsRequestSchema,
+  listDeadLettersRequestSchema,
+  replayDeadLetterRequestSchema,
   listTasksRequestSchema,
   parseParams,
   sendMessageRequestSchema,
@@ -25,6 +27,7 @@ import {
 import { isTerminal, type SendMessageRequest, type Task, type TaskState } from '../protocol/types.ts';
 import type { TaskService } from '../tasks/service.ts';
 import type { PushConfigs } from '../push/push-configs.ts';
+import type { PushDeadLetters } from '../push/dead-letters.ts';
 
 export const UNARY_OPERATIONS = [
   'SendMessage',
@@ -38,6 +41,9 @@ export const UNARY_OPERATIONS = [
   'GetExtendedAgentCard',
   // Gateway extension: a coordinator's assignments.
   'ListTaskAssignments',
+  // Gateway extension (operators): dead-lettered push deliveries.
+  'ListPushDeadLetters',
+  'ReplayPushDeadLetter',
 ] as const;
 export const STREAM_OPERATIONS = ['SendStreamingMessage', 'SubscribeToTask'] as const;
 
@@ -103,6 +109,11 @@ function pushConfigs(service: TaskService): PushConfigs {
   return service.push;
 }
 
+function deadLetters(service: TaskService): PushDeadLetters {
+  if (service.pushDeadLetters === undefined) throw pushNotSupported();
+  return service.pushDeadLetters;
+}
+
 function checkSendRequest(request: SendMessageRequest, inputModes: readonly string[]): void {
   if (inputModes.includes('*/*')) return;
   request.message.parts.forEach((part, index) => {
@@ -161,6 +172,16 @@ export async function runUnaryOperation(
       const request = parseParams(listPushConfigsRequestSchema, params);
       const owner = await ownerFor(operation, principal, request.tenant, deps);
       return pushConfigs(service).list(owner, request);
+    }
+    case 'ListPushDeadLetters': {
+      const request = parseParams(listDeadLettersRequestSchema, params);
+      const owner = await ownerFor(operation, principal, request.tenant, deps);
+      return deadLetters(service).list(owner.agent, request);
+    }
+    case 'ReplayPushDeadLetter': {
+      const request = parseParams(replayDeadLetterRequestSchema, params);
+      const owner = await ownerFor(operation, principal, request.tenant, deps);
+      return deadLetters(service).replay(owner.agent, request.id);
     }
     case 'GetExtendedAgentCard': {
       const request = parseParams(extendedCardRequestSchema, params);

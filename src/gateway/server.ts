@@ -31,6 +31,8 @@ import { PushConfigs } from '../push/push-configs.ts';
 import { PushStore } from '../push/push-store.ts';
 import { ReceiverPolicy, type PushResolver } from '../push/receiver-policy.ts';
 import { loadPushSigningKey } from '../push/signing-key.ts';
+import { PushDeadLetters } from '../push/dead-letters.ts';
+import { createPushQueue } from '../../queues/push.ts';
 
 export interface GatewayHandle {
   url: string;
@@ -86,8 +88,11 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
           // Workers start the new config's deliveries at once; their sweeper would find it anyway.
           onIndexed: (taskId) => void commands.publish(pushStore.keys.attachedChannel(), taskId).catch(() => undefined),
         });
+  const pushQueue = pushStore === undefined ? undefined : createPushQueue(queueConnection, config.keyPrefix);
+  pushQueue?.on('error', (error: Error) => logger.debug('push queue error', { error: error.message }));
   const service = new TaskService({
     push,
+    pushDeadLetters: pushStore === undefined || pushQueue === undefined ? undefined : new PushDeadLetters(pushStore, pushQueue),
     store,
     assignments,
     // The gateway cancels assignments, forwards answers and starts freed slots; only workers create assignments.
@@ -216,6 +221,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       httpServer.closeAllConnections();
       await closed;
       await queues.close();
+      await pushQueue?.close().catch(() => undefined);
       subscriber.disconnect();
       queueConnection.disconnect();
       await commands.quit().catch(() => undefined);

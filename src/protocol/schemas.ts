@@ -108,6 +108,13 @@ export const listPushConfigsRequestSchema = z.object({
   pageToken: z.string().optional(),
 });
 export const createPushConfigRequestSchema = pushConfigSchema.extend({ taskId: id('taskId') });
+/** Gateway extension (operators): dead-lettered push deliveries. */
+export const listDeadLettersRequestSchema = z.object({
+  tenant,
+  taskId: id('taskId').optional(),
+  pageSize: z.number().int().min(1, 'pageSize must be between 1 and 1000').max(1000, 'pageSize must be between 1 and 1000').optional(),
+});
+export const replayDeadLetterRequestSchema = z.object({ tenant, id: id('id') });
 export const extendedCardRequestSchema = z.object({ tenant }).optional();
 
 /** zod issues → spec field violations ("message.parts[0]" style paths). */

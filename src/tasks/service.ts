@@ -24,6 +24,7 @@ import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
 import { coordinatorOf, type Delegator } from '../coordination/delegator.ts';
 import type { PushConfigs } from '../push/push-configs.ts';
+import type { PushDeadLetters } from '../push/dead-letters.ts';
 import type { StoredPushConfig } from '../push/push-config.ts';
 
 export interface TaskServiceOptions {
@@ -43,6 +44,8 @@ export interface TaskServiceOptions {
   assignments: AssignmentStore;
   /** Push-notification configs; undefined when push notifications are off (push.enabled). */
   push?: PushConfigs;
+  /** Operators' dead-lettered push deliveries; undefined when push notifications are off. */
+  pushDeadLetters?: PushDeadLetters;
 }
 
 /** One assignment as ListTaskAssignments reports it. */
@@ -139,6 +142,10 @@ export class TaskService {
   /** Push-notification configs, or undefined when this gateway offers none. */
   get push(): PushConfigs | undefined {
     return this.options.push;
+  }
+
+  get pushDeadLetters(): PushDeadLetters | undefined {
+    return this.options.pushDeadLetters;
   }
 
   /**

@@ -13,7 +13,9 @@ export type RestOperation =
   | 'ListTaskPushNotificationConfigs'
   | 'DeleteTaskPushNotificationConfig'
   | 'GetExtendedAgentCard'
-  | 'ListTaskAssignments';
+  | 'ListTaskAssignments'
+  | 'ListPushDeadLetters'
+  | 'ReplayPushDeadLetter';
 
 export interface RestRoute {
   method: 'GET' | 'POST' | 'DELETE';
@@ -43,6 +45,9 @@ export const REST_ROUTES: readonly RestRoute[] = [
   { method: 'GET', path: '/extendedAgentCard', operation: 'GetExtendedAgentCard' },
   // Gateway extension (not an A2A operation): the sub-agent tasks a coordinator delegated to.
   { method: 'GET', path: '/tasks/{id}/assignments', operation: 'ListTaskAssignments' },
+  // Gateway extension (operators, a2a:admin): push deliveries given up on, and their replay.
+  { method: 'GET', path: '/push/deadLetters', operation: 'ListPushDeadLetters' },
+  { method: 'POST', path: '/push/deadLetters/{id}:replay', operation: 'ReplayPushDeadLetter' },
 ];
 
 export interface RouteMatch {
