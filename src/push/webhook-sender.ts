@@ -5,6 +5,7 @@
 // blocked address. Redirects are never followed (undici.request does not follow them): a 3xx is
 // a failure.
 import type { LookupAddress, LookupOneOptions } from 'node:dns';
+import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import { BlockedReceiverError, type ReceiverPolicy } from './receiver-policy.ts';
 
@@ -68,8 +69,10 @@ export class WebhookSender {
 
   async send(delivery: WebhookRequest): Promise<SendOutcome> {
     try {
-      // An IP literal is connected to without any lookup: judge it here.
-      await this.policy.resolveAllowed(delivery.url.hostname);
+      // An IP literal is connected to without any lookup: judge it here. A host name is judged
+      // only in the connect hook, on the address the socket then connects to.
+      const host = delivery.url.hostname.replace(/^\[(.*)\]$/, '$1');
+      if (isIP(host) !== 0) await this.policy.resolveAllowed(host);
       const response = await request(delivery.url, {
         method: 'POST',
         headers: delivery.headers,
