@@ -330,6 +330,8 @@ export async function startGateway(opts: StartOptions): Promise<ServerChild> {
     A2A_AUTH_ENABLED: 'false',
     A2A_RATE_LIMIT_PER_SECOND: '0',
     A2A_MAX_ACTIVE_TASKS: '0',
+    // The push scenario's receiver listens on loopback, which webhooks may otherwise not reach.
+    A2A_PUSH_ALLOWED_HOSTS: LOOPBACK,
   };
   // The demo `long` skill emits a progress event every stepMs (default 50 ms, at most 1000 steps),
   // so "long 100000" would be neither idle nor long (~50 s of 20 events/s to every subscriber).

@@ -84,12 +84,12 @@ export class PushDelivery {
     const outcome = await this.options.sender.send({ url, headers: webhookHeaders(config, deliveryId, data.eventJson, this.options.signer), body: data.eventJson });
     switch (outcome.kind) {
       case 'delivered':
-        await store.breaker(url.origin, 'success', this.options.breaker);
+        if (admitted.failures > 0) await store.breaker(url.origin, 'success', this.options.breaker);
         if (replay) await store.removeDeadLetter(data.taskId, deliveryId);
         else await this.settleAndContinue(data, 'delivered');
         return;
       case 'gone': {
-        await store.breaker(url.origin, 'success', this.options.breaker);
+        if (admitted.failures > 0) await store.breaker(url.origin, 'success', this.options.breaker);
         if (!replay) {
           await store.settle(data.taskId, data.configId, data.eventId, 'gone', { atMs: Date.now(), status: outcome.status, reason: outcome.error, deliveryId });
         }
@@ -99,7 +99,7 @@ export class PushDelivery {
       }
       case 'failed':
         // The receiver answered (or may not be reached at all): its circuit is not at fault.
-        if (outcome.status !== undefined) await store.breaker(url.origin, 'success', this.options.breaker);
+        if (outcome.status !== undefined && admitted.failures > 0) await store.breaker(url.origin, 'success', this.options.breaker);
         await this.fail(job, deliveryId, config, outcome);
         return;
       case 'retry': {
@@ -114,9 +114,10 @@ export class PushDelivery {
     }
   }
 
+  /** Settles the delivery and starts the config's next one (the chain moves on). */
   private async settleAndContinue(data: PushJobData, outcome: 'delivered' | 'dead'): Promise<void> {
-    await this.options.store.settle(data.taskId, data.configId, data.eventId, outcome);
-    await this.options.outbox.dispatch(data.taskId);
+    const next = await this.options.store.settle(data.taskId, data.configId, data.eventId, outcome);
+    if (next !== undefined) await this.options.outbox.addJob(data.taskId, next);
   }
 
   /** A delivery that will not be retried: dead letter, then the config's chain moves on. */

@@ -69,7 +69,8 @@ export class PushOutbox {
     await Promise.all(fresh.map((delivery) => this.addJob(taskId, delivery)));
   }
 
-  private async addJob(taskId: string, delivery: PendingDelivery, replaceFailed = false): Promise<void> {
+  /** Adds the job of a delivery marked in flight (by pushNext or pushSettle). */
+  async addJob(taskId: string, delivery: PendingDelivery, replaceFailed = false): Promise<void> {
     const jobId = deliveryIdOf(taskId, delivery.configId, delivery.eventId);
     if (replaceFailed) {
       const existing = await this.queue.getJob(jobId);

@@ -106,11 +106,21 @@ export class PushStore {
     return { config: config ? (JSON.parse(config) as StoredPushConfig) : undefined, settledEventId: settled ?? '', inflightEventId: inflight ?? '' };
   }
 
-  /** Moves a config's cursor past a settled event (and disables the config on 'gone'). */
-  async settle(taskId: string, configId: string, eventId: string, outcome: 'delivered' | 'dead' | 'gone', disabled?: StoredPushConfig['disabled']): Promise<boolean> {
+  /**
+   * Moves a config's cursor past a settled event (and disables the config on 'gone'); returns
+   * the config's next event, now in flight, when there is one (its job is the caller's to add).
+   */
+  async settle(
+    taskId: string,
+    configId: string,
+    eventId: string,
+    outcome: 'delivered' | 'dead' | 'gone',
+    disabled?: StoredPushConfig['disabled'],
+  ): Promise<PendingDelivery | undefined> {
     const k = this.keys.task(taskId);
     const reply = await this.run('pushSettle', [k.configs, k.cursors, k.events], [configId, eventId, outcome, JSON.stringify(disabled ?? null)]);
-    return reply[0] === 'SETTLED';
+    if (reply[0] !== 'SETTLED' || reply[1] === undefined) return undefined;
+    return { kind: 'new', configId, eventId: str(reply[1]), eventJson: str(reply[2]) };
   }
 
   /** Indexes a task in its shard's outbox (a hint; the sweeper re-checks the task). */
@@ -159,12 +169,13 @@ export class PushStore {
   }
 
   /** The breaker of one receiver (pushBreaker-1.lua). */
-  async breaker(origin: string, action: 'admit' | 'success' | 'failure', settings: { threshold: number; cooldownMs: number; probeMs: number }): Promise<{ allow: boolean; untilMs: number | undefined }> {
+  async breaker(origin: string, action: 'admit' | 'success' | 'failure', settings: { threshold: number; cooldownMs: number; probeMs: number }): Promise<{ allow: boolean; untilMs: number | undefined; failures: number }> {
     const reply = await this.run(
       'pushBreaker',
       [this.keys.breaker(origin)],
       [action, Date.now(), settings.threshold, settings.cooldownMs, settings.probeMs, Math.max(settings.cooldownMs * 4, 3_600_000)],
     );
-    return { allow: reply[0] === 'ALLOW' || reply[0] === 'CLOSED', untilMs: reply[1] === undefined || reply[1] === null ? undefined : Number(reply[1]) };
+    if (reply[0] === 'ALLOW') return { allow: true, untilMs: undefined, failures: Number(reply[1] ?? 0) };
+    return { allow: reply[0] === 'CLOSED', untilMs: reply[1] === undefined || reply[1] === null ? undefined : Number(reply[1]), failures: 0 };
   }
 }

@@ -6,7 +6,7 @@
   KEYS[1] breaker hash: failures, openUntilMs, probeUntilMs
   ARGV[1] 'admit' | 'success' | 'failure'   ARGV[2] now (ms)   ARGV[3] threshold   ARGV[4] cooldown (ms)
   ARGV[5] how long a probe may take (ms)   ARGV[6] how long the hash is kept after the last change (ms)
-  Returns {'ALLOW'} | {'WAIT', untilMs} for admit; {'CLOSED'} | {'OPEN', untilMs} for success and failure
+  Returns {'ALLOW', consecutive failures so far} | {'WAIT', untilMs} for admit; {'CLOSED'} | {'OPEN', untilMs} for success and failure
 ]]
 local key = KEYS[1]
 local now, threshold, cooldown = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -15,13 +15,13 @@ local failures = tonumber(fields[1] or '0')
 local openUntil = tonumber(fields[2] or '0')
 local probeUntil = tonumber(fields[3] or '0')
 if ARGV[1] == 'admit' then
-  if failures < threshold then return {'ALLOW'} end
+  if failures < threshold then return {'ALLOW', failures} end
   if now < openUntil then return {'WAIT', openUntil} end
   -- Half-open: one probe at a time.
   if now < probeUntil then return {'WAIT', probeUntil} end
   redis.call('HSET', key, 'probeUntilMs', now + tonumber(ARGV[5]))
   redis.call('PEXPIRE', key, ARGV[6])
-  return {'ALLOW'}
+  return {'ALLOW', failures}
 end
 if ARGV[1] == 'success' then
   if failures > 0 then redis.call('DEL', key) end
