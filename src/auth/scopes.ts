@@ -20,6 +20,13 @@ export const OPERATION_SCOPES: Record<string, Scope> = {
   // Gateway extension: operators' view of push deliveries that were given up on.
   ListPushDeadLetters: 'a2a:admin',
   ReplayPushDeadLetter: 'a2a:admin',
+  // Gateway extension: schedules (a firing's task belongs to the schedule's owner).
+  CreateSchedule: 'a2a:write',
+  PauseSchedule: 'a2a:write',
+  ResumeSchedule: 'a2a:write',
+  DeleteSchedule: 'a2a:write',
+  GetSchedule: 'a2a:read',
+  ListSchedules: 'a2a:read',
 };
 
 export function hasScope(principal: Principal, scope: Scope): boolean {

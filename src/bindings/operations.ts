@@ -19,6 +19,9 @@ import {
   listAssignmentsRequestSchema,
   listDeadLettersRequestSchema,
   replayDeadLetterRequestSchema,
+  createScheduleRequestSchema,
+  listSchedulesRequestSchema,
+  scheduleIdRequestSchema,
   listTasksRequestSchema,
   parseParams,
   sendMessageRequestSchema,
@@ -28,6 +31,7 @@ import { isTerminal, type SendMessageRequest, type Task, type TaskState } from '
 import type { TaskService } from '../tasks/service.ts';
 import type { PushConfigs } from '../push/push-configs.ts';
 import type { PushDeadLetters } from '../push/dead-letters.ts';
+import type { ScheduleService } from '../schedules/schedule-service.ts';
 
 export const UNARY_OPERATIONS = [
   'SendMessage',
@@ -44,6 +48,13 @@ export const UNARY_OPERATIONS = [
   // Gateway extension (operators): dead-lettered push deliveries.
   'ListPushDeadLetters',
   'ReplayPushDeadLetter',
+  // Gateway extension: schedules.
+  'CreateSchedule',
+  'GetSchedule',
+  'ListSchedules',
+  'PauseSchedule',
+  'ResumeSchedule',
+  'DeleteSchedule',
 ] as const;
 export const STREAM_OPERATIONS = ['SendStreamingMessage', 'SubscribeToTask'] as const;
 
@@ -114,6 +125,13 @@ function deadLetters(service: TaskService): PushDeadLetters {
   return service.pushDeadLetters;
 }
 
+function schedules(service: TaskService): ScheduleService {
+  if (service.schedules === undefined) {
+    throw new A2AError('UNSUPPORTED_OPERATION', 'This gateway offers no schedules (schedules.enabled is false; the card does not declare the schedules extension).');
+  }
+  return service.schedules;
+}
+
 function checkSendRequest(request: SendMessageRequest, inputModes: readonly string[]): void {
   if (inputModes.includes('*/*')) return;
   request.message.parts.forEach((part, index) => {
@@ -182,6 +200,26 @@ export async function runUnaryOperation(
       const request = parseParams(replayDeadLetterRequestSchema, params);
       const owner = await ownerFor(operation, principal, request.tenant, deps);
       return deadLetters(service).replay(owner.agent, request.id);
+    }
+    case 'CreateSchedule': {
+      const request = parseParams(createScheduleRequestSchema, params);
+      return schedules(service).create(await ownerFor(operation, principal, request.tenant, deps), request);
+    }
+    case 'ListSchedules': {
+      const request = parseParams(listSchedulesRequestSchema, params);
+      return schedules(service).list(await ownerFor(operation, principal, request.tenant, deps), request);
+    }
+    case 'GetSchedule':
+    case 'PauseSchedule':
+    case 'ResumeSchedule':
+    case 'DeleteSchedule': {
+      const request = parseParams(scheduleIdRequestSchema, params);
+      const owner = await ownerFor(operation, principal, request.tenant, deps);
+      const service_ = schedules(service);
+      if (operation === 'GetSchedule') return service_.get(owner, request.id);
+      if (operation === 'PauseSchedule') return service_.pause(owner, request.id);
+      if (operation === 'ResumeSchedule') return service_.resume(owner, request.id);
+      return service_.delete(owner, request.id);
     }
     case 'GetExtendedAgentCard': {
       const request = parseParams(extendedCardRequestSchema, params);

@@ -118,6 +118,22 @@ const pushSchema = z.strictObject({
   signingKeyFile: z.string().min(1).optional(),
 });
 
+/** Schedules (gateway extension): messages sent to an agent later or repeatedly. */
+const schedulesSchema = z.strictObject({
+  /** Offer schedules (declared on the card as an extension); false answers their methods with UnsupportedOperationError. */
+  enabled: booleanish.default(true),
+  /** Schedules one owner (principal and agent) may have. */
+  maxPerOwner: z.coerce.number().int().min(1).max(100_000).default(100),
+  /** Shortest time between two firings of a cron schedule. */
+  minIntervalSeconds: z.coerce.number().int().min(1).default(60),
+  /** A firing handled this long after its time was missed (nothing ran then): the schedule's lateness policy decides. */
+  lateAfterMs: z.coerce.number().int().min(100).default(60_000),
+  /** Most missed firings a catch-up policy may run at once. */
+  maxCatchUp: z.coerce.number().int().min(1).max(1_000).default(10),
+  /** Firing jobs one worker process runs at once. */
+  concurrency: z.coerce.number().int().min(1).max(100).default(4),
+});
+
 /** A sub-agent role: which adapter runs its assignments, and how many of one coordinator's run at once. */
 const roleSchema = z.strictObject({
   /** "demo", "openai" or a path to an adapter module (like the top-level adapter setting). */
@@ -289,6 +305,8 @@ export const configSchema = z.object({
   limits: limitsSchema.default(limitsSchema.parse({})),
   /** Push notifications: receivers, timeouts, retries, breaker, dead letters, signing key. */
   push: pushSchema.default(pushSchema.parse({})),
+  /** Schedules: per-owner limits, shortest interval, lateness. */
+  schedules: schedulesSchema.default(schedulesSchema.parse({})),
   /** Sub-agent coordination (ctx.delegate). */
   delegation: delegationSchema.default(delegationSchema.parse({})),
   /** Sign the agent card (spec 8.4) with the key in dataDir (or cardSigningKeyFile); its public key is at /.well-known/jwks.json. */
@@ -350,5 +368,8 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_PUSH_CONCURRENCY: 'push.concurrency',
   A2A_PUSH_RETRY_HORIZON_MS: 'push.retryHorizonMs',
   A2A_PUSH_SIGNING_KEY_FILE: 'push.signingKeyFile',
+  A2A_SCHEDULES_ENABLED: 'schedules.enabled',
+  A2A_SCHEDULES_MAX_PER_OWNER: 'schedules.maxPerOwner',
+  A2A_SCHEDULES_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',
   A2A_CARD_SIGNING_KEY_FILE: 'cardSigningKeyFile',
 };

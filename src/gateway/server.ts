@@ -33,6 +33,10 @@ import { ReceiverPolicy, type PushResolver } from '../push/receiver-policy.ts';
 import { loadPushSigningKey } from '../push/signing-key.ts';
 import { PushDeadLetters } from '../push/dead-letters.ts';
 import { createPushQueue } from '../../queues/push.ts';
+import { createScheduleQueue } from '../../queues/schedules.ts';
+import { ScheduleService } from '../schedules/schedule-service.ts';
+import { ScheduleStore } from '../schedules/schedule-store.ts';
+import { SCHEDULES_EXTENSION_URI } from '../schedules/schedule-types.ts';
 
 export interface GatewayHandle {
   url: string;
@@ -88,10 +92,13 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
           // Workers start the new config's deliveries at once; their sweeper would find it anyway.
           onIndexed: (taskId) => void commands.publish(pushStore.keys.attachedChannel(), taskId).catch(() => undefined),
         });
+  const scheduleQueue = config.schedules.enabled ? createScheduleQueue(queueConnection, config.keyPrefix) : undefined;
+  scheduleQueue?.on('error', (error: Error) => logger.debug('schedule queue error', { error: error.message }));
   const pushQueue = pushStore === undefined ? undefined : createPushQueue(queueConnection, config.keyPrefix);
   pushQueue?.on('error', (error: Error) => logger.debug('push queue error', { error: error.message }));
   const service = new TaskService({
     push,
+    schedules: scheduleQueue === undefined ? undefined : new ScheduleService(new ScheduleStore(commands, config.keyPrefix), scheduleQueue, config.schedules),
     pushDeadLetters: pushStore === undefined || pushQueue === undefined ? undefined : new PushDeadLetters(pushStore, pushQueue),
     store,
     assignments,
@@ -160,6 +167,18 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   const security = authenticator.enabled ? { signedRequests: authenticator.acceptsSignatures } : undefined;
   const finish = async (built: ServedCard['card']): Promise<ServedCard> => {
     built.capabilities.pushNotifications = push !== undefined;
+    if (scheduleQueue !== undefined) {
+      built.capabilities.extensions = [
+        ...(built.capabilities.extensions ?? []).filter((e) => e.uri !== SCHEDULES_EXTENSION_URI),
+        {
+          uri: SCHEDULES_EXTENSION_URI,
+          description:
+            'Schedules: send a message to this agent at a time or on a cron expression (with time zone); each firing is a task of yours. ' +
+            'JSON-RPC methods CreateSchedule, GetSchedule, ListSchedules, PauseSchedule, ResumeSchedule, DeleteSchedule; HTTP+JSON routes under /schedules (see openapi.yaml).',
+          required: false,
+        },
+      ];
+    }
     if (keys.cardSigningKey !== undefined) {
       built.signatures = [await signAgentCard(built, { privateJwk: keys.cardSigningKey }, { jku: `${publicUrl}/.well-known/jwks.json` })];
     }
@@ -222,6 +241,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       await closed;
       await queues.close();
       await pushQueue?.close().catch(() => undefined);
+      await scheduleQueue?.close().catch(() => undefined);
       subscriber.disconnect();
       queueConnection.disconnect();
       await commands.quit().catch(() => undefined);

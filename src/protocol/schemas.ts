@@ -115,6 +115,40 @@ export const listDeadLettersRequestSchema = z.object({
   pageSize: z.number().int().min(1, 'pageSize must be between 1 and 1000').max(1000, 'pageSize must be between 1 and 1000').optional(),
 });
 export const replayDeadLetterRequestSchema = z.object({ tenant, id: id('id') });
+/** Gateway extension: schedules (src/schedules). */
+export const createScheduleRequestSchema = z
+  .object({
+    tenant,
+    name: z.string().max(128, 'name is longer than 128 characters').optional(),
+    message: z.object({
+      parts: z.array(partSchema).min(1, 'at least one part is required'),
+      contextId: id('contextId').optional(),
+      metadata: jsonObject.optional(),
+      extensions: z.array(z.string()).optional(),
+      role: z.literal('ROLE_USER', { message: 'role must be ROLE_USER for messages sent to the agent' }).optional(),
+    }),
+    at: z.string().datetime({ offset: true, message: 'must be an ISO 8601 timestamp like 2026-01-01T09:00:00Z' }).optional(),
+    cron: z.string().min(1).max(256, 'cron is longer than 256 characters').optional(),
+    timeZone: z.string().min(1).max(64).optional(),
+    lateness: z
+      .object({
+        policy: z.enum(['skip', 'run-once', 'catch-up'], { message: 'must be skip, run-once or catch-up' }),
+        catchUpMax: z.number().int().min(1, 'catchUpMax must be at least 1').optional(),
+      })
+      .optional(),
+    metadata: jsonObject.optional(),
+  })
+  .superRefine((request, ctx) => {
+    if ((request.at === undefined) === (request.cron === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['at'], message: 'give exactly one of at (one firing) and cron (repeating)' });
+    }
+  });
+export const scheduleIdRequestSchema = z.object({ tenant, id: id('id') });
+export const listSchedulesRequestSchema = z.object({
+  tenant,
+  pageSize: z.number().int().min(1, 'pageSize must be between 1 and 100').max(100, 'pageSize must be between 1 and 100').optional(),
+  pageToken: z.string().regex(/^\d{1,9}$/, 'is not a token this gateway issued; use nextPageToken from the previous page').optional(),
+});
 export const extendedCardRequestSchema = z.object({ tenant }).optional();
 
 /** zod issues → spec field violations ("message.parts[0]" style paths). */

@@ -13,6 +13,7 @@ import { Delegator } from '../coordination/delegator.ts';
 import { TurnRunner } from './turn-runner.ts';
 import { startPushRole, type PushRoleHandle } from '../push/push-role.ts';
 import type { PushResolver } from '../push/receiver-policy.ts';
+import { startScheduleRole } from '../schedules/schedule-role.ts';
 
 export interface WorkerHandle {
   runner: TurnRunner;
@@ -121,6 +122,7 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
   });
   reconciler.start();
   const push = config.push.enabled ? await startPushRole(config, logger, { baseDir: options.baseDir ?? process.cwd(), resolve: options.pushResolver }) : undefined;
+  const schedules = config.schedules.enabled ? await startScheduleRole(config, agents, logger) : undefined;
   return {
     runner,
     agents: served.map((agent) => agent.name),
@@ -129,6 +131,7 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     async close() {
       await reconciler.close();
       await push?.close();
+      await schedules?.close();
       // Finish what can finish within the grace period, then hand the rest back.
       const closing = Promise.all(workers.map((worker) => worker.close()));
       const graceOver = new Promise<'grace-over'>((resolve) => setTimeout(() => resolve('grace-over'), config.shutdownGraceMs).unref());

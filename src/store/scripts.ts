@@ -36,7 +36,12 @@ export type ScriptName =
   | 'pushDeliveryState'
   | 'pushDeadLetter'
   | 'pushRemoveDeadLetter'
-  | 'pushBreaker';
+  | 'pushBreaker'
+  | 'schedClaim'
+  | 'schedCreate'
+  | 'schedSetState'
+  | 'schedFire'
+  | 'schedFiringDone';
 
 type ScriptReply = (string | number | null)[];
 export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<ScriptReply>;

@@ -25,6 +25,7 @@ import type { AssignmentRecord, AssignmentStore } from '../coordination/assignme
 import { coordinatorOf, type Delegator } from '../coordination/delegator.ts';
 import type { PushConfigs } from '../push/push-configs.ts';
 import type { PushDeadLetters } from '../push/dead-letters.ts';
+import type { ScheduleService } from '../schedules/schedule-service.ts';
 import type { StoredPushConfig } from '../push/push-config.ts';
 
 export interface TaskServiceOptions {
@@ -46,6 +47,8 @@ export interface TaskServiceOptions {
   push?: PushConfigs;
   /** Operators' dead-lettered push deliveries; undefined when push notifications are off. */
   pushDeadLetters?: PushDeadLetters;
+  /** Schedules (gateway extension); undefined when they are off. */
+  schedules?: ScheduleService;
 }
 
 /** One assignment as ListTaskAssignments reports it. */
@@ -142,6 +145,10 @@ export class TaskService {
   /** Push-notification configs, or undefined when this gateway offers none. */
   get push(): PushConfigs | undefined {
     return this.options.push;
+  }
+
+  get schedules(): ScheduleService | undefined {
+    return this.options.schedules;
   }
 
   get pushDeadLetters(): PushDeadLetters | undefined {

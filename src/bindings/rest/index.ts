@@ -71,7 +71,7 @@ function parseJsonBody(exchange: Exchange, text: string, required: boolean): Rec
 }
 
 /** Builds the operation's params from path, query and body; path values win and must agree. */
-const BODY_REQUIRED = new Set(['SendMessage', 'SendStreamingMessage', 'CreateTaskPushNotificationConfig']);
+const BODY_REQUIRED = new Set(['SendMessage', 'SendStreamingMessage', 'CreateTaskPushNotificationConfig', 'CreateSchedule']);
 
 function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Record<string, unknown> {
   const { route } = match;

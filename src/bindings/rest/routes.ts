@@ -15,7 +15,13 @@ export type RestOperation =
   | 'GetExtendedAgentCard'
   | 'ListTaskAssignments'
   | 'ListPushDeadLetters'
-  | 'ReplayPushDeadLetter';
+  | 'ReplayPushDeadLetter'
+  | 'CreateSchedule'
+  | 'GetSchedule'
+  | 'ListSchedules'
+  | 'PauseSchedule'
+  | 'ResumeSchedule'
+  | 'DeleteSchedule';
 
 export interface RestRoute {
   method: 'GET' | 'POST' | 'DELETE';
@@ -48,6 +54,13 @@ export const REST_ROUTES: readonly RestRoute[] = [
   // Gateway extension (operators, a2a:admin): push deliveries given up on, and their replay.
   { method: 'GET', path: '/push/deadLetters', operation: 'ListPushDeadLetters' },
   { method: 'POST', path: '/push/deadLetters/{id}:replay', operation: 'ReplayPushDeadLetter' },
+  // Gateway extension: schedules (urn:a2a-gateway:ext:schedules:v1 on the card).
+  { method: 'POST', path: '/schedules', operation: 'CreateSchedule' },
+  { method: 'GET', path: '/schedules/{id}', operation: 'GetSchedule' },
+  { method: 'GET', path: '/schedules', operation: 'ListSchedules' },
+  { method: 'POST', path: '/schedules/{id}:pause', operation: 'PauseSchedule' },
+  { method: 'POST', path: '/schedules/{id}:resume', operation: 'ResumeSchedule' },
+  { method: 'DELETE', path: '/schedules/{id}', operation: 'DeleteSchedule' },
 ];
 
 export interface RouteMatch {
