@@ -118,7 +118,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       });
       return;
     }
-    throw new A2AError('METHOD_NOT_FOUND', `"${envelope.method}" is not an A2A 1.0 method (nor ListTaskAssignments, this gateway's one extension)`, {
+    throw new A2AError('METHOD_NOT_FOUND', `"${envelope.method}" is not an A2A 1.0 method (nor one of this gateway's extensions: ListTaskAssignments, ListPushDeadLetters, ReplayPushDeadLetter and the schedule methods)`, {
       metadata: { method: envelope.method },
     });
   } catch (error) {
