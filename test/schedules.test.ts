@@ -103,6 +103,10 @@ describe('schedules', () => {
       // Nothing fires again later.
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect((await getSchedule(created.id)).firings).toHaveLength(1);
+      // Completed: readable for the retention period, no longer listed nor counted against the owner's limit.
+      expect(await gw.redis.pttl(`${gw.prefix}:{sched:${created.id}}:schedule`)).toBeGreaterThan(0);
+      const listed = await call<{ schedules: { id: string }[] }>('ListSchedules', {});
+      expect(listed.schedules.map((s) => s.id)).not.toContain(created.id);
     } finally {
       await stopWorker(worker);
     }

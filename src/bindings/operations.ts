@@ -215,11 +215,11 @@ export async function runUnaryOperation(
     case 'DeleteSchedule': {
       const request = parseParams(scheduleIdRequestSchema, params);
       const owner = await ownerFor(operation, principal, request.tenant, deps);
-      const service_ = schedules(service);
-      if (operation === 'GetSchedule') return service_.get(owner, request.id);
-      if (operation === 'PauseSchedule') return service_.pause(owner, request.id);
-      if (operation === 'ResumeSchedule') return service_.resume(owner, request.id);
-      return service_.delete(owner, request.id);
+      const scheduling = schedules(service);
+      if (operation === 'GetSchedule') return scheduling.get(owner, request.id);
+      if (operation === 'PauseSchedule') return scheduling.pause(owner, request.id);
+      if (operation === 'ResumeSchedule') return scheduling.resume(owner, request.id);
+      return scheduling.delete(owner, request.id);
     }
     case 'GetExtendedAgentCard': {
       const request = parseParams(extendedCardRequestSchema, params);

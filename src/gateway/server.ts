@@ -99,7 +99,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   const service = new TaskService({
     push,
     schedules: scheduleQueue === undefined ? undefined : new ScheduleService(new ScheduleStore(commands, config.keyPrefix), scheduleQueue, config.schedules),
-    pushDeadLetters: pushStore === undefined || pushQueue === undefined ? undefined : new PushDeadLetters(pushStore, pushQueue),
+    pushDeadLetters: pushStore === undefined || pushQueue === undefined ? undefined : new PushDeadLetters(pushStore, pushQueue, config.push.maxDeadLetters),
     store,
     assignments,
     // The gateway cancels assignments, forwards answers and starts freed slots; only workers create assignments.

@@ -23,12 +23,14 @@ export class PushDeadLetters {
   constructor(
     private readonly store: PushStore,
     private readonly queue: Queue<PushJobData>,
+    /** push.maxDeadLetters: what one shard may hold, so one task's are all read. */
+    private readonly maxPerShard: number,
   ) {}
 
   /** An agent's dead letters, newest first; optionally of one task. */
   async list(agent: string, request: { taskId?: string; pageSize?: number }): Promise<{ deadLetters: DeadLetterView[] }> {
     const limit = request.pageSize ?? 100;
-    const letters = await this.store.listDeadLetters(request.taskId === undefined ? limit : 10_000);
+    const letters = await this.store.listDeadLetters(request.taskId === undefined ? limit : this.maxPerShard, request.taskId);
     const mine = letters.filter((letter) => ownerFromKey(letter.ownerKey).agent === agent && (request.taskId === undefined || letter.taskId === request.taskId));
     return { deadLetters: mine.slice(0, limit).map(view) };
   }

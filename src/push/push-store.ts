@@ -156,10 +156,14 @@ export class PushStore {
     return json === null ? undefined : (JSON.parse(json) as DeadLetter);
   }
 
-  /** Dead letters, newest first, at most `limit` from each shard (bounded work per call). */
-  async listDeadLetters(limit: number): Promise<DeadLetter[]> {
+  /**
+   * Dead letters, newest first, at most `limit` from each shard (bounded work per call); of one
+   * task only its own shard is read.
+   */
+  async listDeadLetters(limit: number, taskId?: string): Promise<DeadLetter[]> {
     const letters: DeadLetter[] = [];
-    for (let shard = 0; shard < PUSH_SHARDS; shard += 1) {
+    const shards = taskId === undefined ? [...Array(PUSH_SHARDS).keys()] : [this.keys.shardOf(taskId)];
+    for (const shard of shards) {
       const ids = await this.redis.zrevrange(this.keys.deadLetterIndex(shard), 0, limit - 1);
       if (ids.length === 0) continue;
       const values = await this.redis.hmget(this.keys.deadLetters(shard), ...ids);

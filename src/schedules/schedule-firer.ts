@@ -26,6 +26,8 @@ export interface ScheduleFirerOptions {
   logger: Logger;
   lateAfterMs: number;
   idempotencyTtlSeconds: number;
+  /** How long a completed one-time schedule stays readable (retentionSeconds). */
+  retentionSeconds: number;
 }
 
 export class ScheduleFirer {
@@ -56,9 +58,12 @@ export class ScheduleFirer {
       candidates,
       taskIds: candidates.map(() => newId()),
       omitted,
+      retentionMs: this.options.retentionSeconds * 1000,
     });
     if ('inactive' in decided) return;
     for (const firing of decided.due) await this.start(record, firing);
+    // A completed one-time schedule no longer counts against its owner's limit (index step, owner slot).
+    if (decided.completed) await this.options.store.unclaim(record.ownerKey, record.id);
   }
 
   private async start(record: ScheduleRecord, firing: DueFiring): Promise<void> {

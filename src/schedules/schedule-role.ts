@@ -29,6 +29,7 @@ export async function startScheduleRole(config: GatewayConfig, agents: Agents, l
     logger,
     lateAfterMs: config.schedules.lateAfterMs,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+    retentionSeconds: config.retentionSeconds,
   });
   const worker: Worker<ScheduleJobData> = createScheduleWorker({
     connection: workerConnection,

@@ -79,18 +79,18 @@ export class ScheduleStore {
   /** Decides what fires now (schedFire-3.lua); returns firings to start. */
   async decide(
     scheduleId: string,
-    input: { nowMs: number; lateAfterMs: number; candidates: number[]; taskIds: string[]; omitted: number },
-  ): Promise<{ inactive: string } | { due: DueFiring[] }> {
+    input: { nowMs: number; lateAfterMs: number; candidates: number[]; taskIds: string[]; omitted: number; retentionMs: number },
+  ): Promise<{ inactive: string } | { due: DueFiring[]; completed: boolean }> {
     const k = scheduleKeys(this.prefix, scheduleId);
     const reply = await this.run(
       'schedFire',
       [k.schedule, k.firings, k.firingIndex],
-      [input.nowMs, input.lateAfterMs, JSON.stringify(input.candidates), JSON.stringify(input.taskIds), input.omitted, FIRINGS_KEPT],
+      [input.nowMs, input.lateAfterMs, JSON.stringify(input.candidates), JSON.stringify(input.taskIds), input.omitted, FIRINGS_KEPT, input.retentionMs],
     );
     if (reply[0] === 'INACTIVE') return { inactive: str(reply[1]) };
     const due: DueFiring[] = [];
-    for (let i = 1; i + 2 < reply.length; i += 3) due.push({ firingId: str(reply[i]), scheduledFor: Number(reply[i + 1]), taskId: str(reply[i + 2]) });
-    return { due };
+    for (let i = 2; i + 2 < reply.length; i += 3) due.push({ firingId: str(reply[i]), scheduledFor: Number(reply[i + 1]), taskId: str(reply[i + 2]) });
+    return { due, completed: reply[1] === '1' };
   }
 
   async firingDone(scheduleId: string, firingId: string, outcome: 'started' | 'failed', taskId: string, reason = ''): Promise<void> {

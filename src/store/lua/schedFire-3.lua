@@ -10,8 +10,10 @@
   KEYS[1] schedule hash   KEYS[2] firings (hash firingId → JSON)   KEYS[3] firings index (zset firingId → scheduled-for ms)
   ARGV[1] now (ms)   ARGV[2] late after (ms)   ARGV[3] candidate times JSON (ascending)   ARGV[4] task ids JSON (one per candidate)
   ARGV[5] older candidates left out of ARGV[3] (all missed)   ARGV[6] most firing records kept
-  Returns {'INACTIVE', state} | {'OK', firingId1, scheduledFor1, taskId1, ...}: every firing decided to
-  fire and not yet started (including ones an earlier run decided and did not get to start).
+  ARGV[7] how long a completed one-time schedule stays readable (ms)
+  Returns {'INACTIVE', state} | {'OK', completed ('1' when this decision completed a one-time schedule),
+  firingId1, scheduledFor1, taskId1, ...}: every firing decided to fire and not yet started
+  (including ones an earlier run decided and did not get to start).
 ]]
 local key, firingsKey, firingIndexKey = KEYS[1], KEYS[2], KEYS[3]
 local fields = redis.call('HMGET', key, 'id', 'state', 'lastScheduledForMs', 'definition')
@@ -60,7 +62,11 @@ if fields[2] == 'active' then
   end
   if skipped > 0 then redis.call('HINCRBY', key, 'skippedCount', skipped) end
   redis.call('HSET', key, 'lastScheduledForMs', last, 'updatedAtMs', now)
-  if definition.at and #candidates > 0 then redis.call('HSET', key, 'state', 'completed') end
+  if definition.at and #candidates > 0 then
+    -- Done: it stays readable for the retention period, like a finished task, then goes.
+    redis.call('HSET', key, 'state', 'completed')
+    for _, k in ipairs({key, firingsKey, firingIndexKey}) do redis.call('PEXPIRE', k, ARGV[7]) end
+  end
   -- Only the newest firing records are kept.
   local over = redis.call('ZCARD', firingIndexKey) - tonumber(ARGV[6])
   if over > 0 then
@@ -70,7 +76,8 @@ if fields[2] == 'active' then
 elseif fields[2] ~= 'completed' then
   return {'INACTIVE', fields[2]}
 end
-local result = {'OK'}
+local result = {'OK', '0'}
+if definition.at and redis.call('HGET', key, 'state') == 'completed' then result[2] = '1' end
 for _, firingId in ipairs(redis.call('ZRANGE', firingIndexKey, 0, -1)) do
   local firing = cjson.decode(redis.call('HGET', firingsKey, firingId))
   if firing.state == 'starting' then
