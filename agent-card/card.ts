@@ -32,8 +32,9 @@ function securityOf(signedRequests: boolean): Pick<AgentCard, 'securitySchemes' 
         bearerFormat: 'JWT',
         description:
           'A JWT from an issuer this gateway trusts. Scopes (claim "scope" or "scp"): a2a:read for GetTask, ListTasks, ListTaskAssignments, ' +
-          'SubscribeToTask and GetExtendedAgentCard; a2a:write for SendMessage, SendStreamingMessage and CancelTask; ' +
-          'a2a:push for the push-notification config methods; a2a:admin implies all three.',
+          'SubscribeToTask, GetExtendedAgentCard, GetSchedule and ListSchedules; a2a:write for SendMessage, SendStreamingMessage, CancelTask ' +
+          'and creating, pausing, resuming or deleting schedules; a2a:push for the push-notification config methods; ' +
+          'a2a:admin implies all three and alone lists and replays dead-lettered push deliveries.',
       },
     },
   };
