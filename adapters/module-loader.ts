@@ -5,7 +5,6 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { JsonObject } from '../src/protocol/types.ts';
 import { createDemoAdapter, type DemoAdapterOptions } from './demo/index.ts';
-import { createOpenAIAdapter } from './openai/index.ts';
 import type { Adapter, AdapterFactory } from './types.ts';
 
 const EXPORT_HINT =
@@ -90,13 +89,16 @@ async function fromModule(file: string, options: JsonObject): Promise<Adapter> {
 
 /**
  * Loads the adapter named by `spec`: "demo" for the built-in demo agent, "openai" for an
- * OpenAI-compatible model, otherwise a path to an ES module (relative paths are resolved
- * against `baseDir`, normally the config file's folder). `options` is passed to the module's
- * factory unchanged; the built-in adapters check theirs here.
+ * OpenAI-compatible model, "a2a" for a remote A2A agent, otherwise a path to an ES module
+ * (relative paths are resolved against `baseDir`, normally the config file's folder). `options`
+ * is passed to the module's factory unchanged; the built-in adapters check theirs here, so a
+ * bad option stops the start.
  */
 export async function loadAdapter(spec: string, options: JsonObject, baseDir: string): Promise<Adapter> {
   if (spec === 'demo') return createDemoAdapter(demoOptions(options));
-  if (spec === 'openai') return createOpenAIAdapter(options);
-  if (spec.trim() === '') throw new Error(`adapter spec is empty. Use "demo", "openai" or a path to an ES module. ${EXPORT_HINT}`);
+  // Imported when named: every gateway and worker process would otherwise load the model and A2A clients.
+  if (spec === 'openai') return (await import('./openai/index.ts')).createOpenAIAdapter(options);
+  if (spec === 'a2a') return (await import('./remote-a2a/index.ts')).createRemoteA2aAdapter(options, baseDir);
+  if (spec.trim() === '') throw new Error(`adapter spec is empty. Use "demo", "openai", "a2a" or a path to an ES module. ${EXPORT_HINT}`);
   return fromModule(modulePath(spec, baseDir), options);
 }

@@ -3,6 +3,7 @@
 // task's lease so a replaced worker's adapter cannot write.
 import type { AgentSkill, Artifact, JsonObject, JsonValue, Message, Part } from '../src/protocol/types.ts';
 import type { Assignment, DelegationOptions, DelegationResult } from './delegation.ts';
+import type { Logger } from '../src/logging/logger.ts';
 
 export interface ArtifactChunk {
   /** Stable id; chunks with the same id and `append: true` extend one artifact. */
@@ -53,6 +54,20 @@ export interface TurnBudget {
   charge(units: number, what?: string): Promise<void>;
 }
 
+/** Who the task belongs to and what its latest input's credentials granted (read-only). */
+export interface CallerIdentity {
+  /** The agent (its name in the gateway's configuration) the task was sent to. */
+  readonly agent: string;
+  /** The caller's tenant ("" = the default tenant). */
+  readonly tenant: string;
+  /** `user:<issuer>:<sub>`, `partner:<id>` or `anonymous`. */
+  readonly principal: string;
+  /** Every scope the credentials granted (a2a:… and the deployment's own). */
+  readonly scopes: readonly string[];
+}
+
+export type { Logger } from '../src/logging/logger.ts';
+
 export interface AdapterContext {
   readonly taskId: string;
   readonly contextId: string;
@@ -68,7 +83,16 @@ export interface AdapterContext {
   readonly artifacts: readonly Artifact[];
   /** The skill the caller asked for (message metadata `skill`), if any. */
   readonly requestedSkill: string | undefined;
-  /** Fires when the task is canceled, in whichever process runs the turn. */
+  /** Who sent the turn's input. Never put secrets from it in artifacts; it is for decisions and logs. */
+  readonly caller: CallerIdentity;
+  /** The gateway's log, with the task, context, turn, attempt and agent on every line. */
+  readonly logger: Logger;
+  /**
+   * Fires when the task is canceled (in whichever process runs the turn), when the turn runs
+   * past its deadline, and when the worker shuts down. `abortCauseOf(signal)` (adapters/abort-reasons.ts)
+   * says which: after a shutdown the turn is handed to another worker that continues it, so
+   * work outside the gateway (a downstream task) must be left running, not canceled.
+   */
   readonly signal: AbortSignal;
   /** Publish a progress status (TASK_STATE_WORKING) with an agent message. */
   emitStatus(text: string, metadata?: JsonObject): Promise<void>;

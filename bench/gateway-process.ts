@@ -14,7 +14,8 @@ import { request } from 'undici';
 export const LOOPBACK = '127.0.0.1';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
-export type ServerName = 'gateway' | 'sdk';
+/** `remote`: a second gateway whose a2a adapter fronts the SDK echo server. */
+export type ServerName = 'gateway' | 'sdk' | 'remote';
 
 /** Demo adapter step for the gateway child: 10 min, far longer than the idle test needs. */
 export const GATEWAY_LONG_STEP_MS = 600_000;
@@ -313,8 +314,15 @@ export interface StartOptions {
   readyTimeoutMs?: number;
 }
 
+export interface GatewayStartOptions extends StartOptions {
+  /** Default "gateway"; also names its log file. */
+  name?: ServerName;
+  /** Extra environment (e.g. A2A_ADAPTER and A2A_ADAPTER_OPTIONS). */
+  env?: Record<string, string>;
+}
+
 /** Starts the gateway like `npm start`, on a free port with its own Redis key prefix. */
-export async function startGateway(opts: StartOptions): Promise<ServerChild> {
+export async function startGateway(opts: GatewayStartOptions): Promise<ServerChild> {
   const port = await freePort();
   const keyPrefix = `bench-${randomBytes(6).toString('hex')}`;
   const redisUrl = opts.redisUrl ?? process.env.A2A_REDIS_URL ?? DEFAULT_REDIS_URL;
@@ -332,6 +340,7 @@ export async function startGateway(opts: StartOptions): Promise<ServerChild> {
     A2A_MAX_ACTIVE_TASKS: '0',
     // The push scenario's receiver listens on loopback, which webhooks may otherwise not reach.
     A2A_PUSH_ALLOWED_HOSTS: LOOPBACK,
+    ...opts.env,
   };
   // The demo `long` skill emits a progress event every stepMs (default 50 ms, at most 1000 steps),
   // so "long 100000" would be neither idle nor long (~50 s of 20 events/s to every subscriber).
@@ -345,7 +354,7 @@ export async function startGateway(opts: StartOptions): Promise<ServerChild> {
   let started: Awaited<ReturnType<typeof spawnServer>> | undefined;
   try {
     started = await spawnServer({
-      name: 'gateway',
+      name: opts.name ?? 'gateway',
       cwd: opts.repoRoot,
       args: ['--import', 'tsx', 'src/cli/main.ts', 'start'],
       env,
@@ -360,7 +369,7 @@ export async function startGateway(opts: StartOptions): Promise<ServerChild> {
   const { pid, entry, logPath } = started;
   let stopped = false;
   return {
-    name: 'gateway',
+    name: opts.name ?? 'gateway',
     pid,
     baseUrl: `http://${LOOPBACK}:${port}`,
     jsonRpcUrl: `http://${LOOPBACK}:${port}/a2a/jsonrpc`,

@@ -8,14 +8,17 @@
  *   3. SendStreamingMessage: 200 workers looping "open stream, read to the end": time to first
  *      and to last SSE event (p50/p99), completed streams/s.
  *   4. Idle SubscribeToTask streams on one parked `long` task: server RSS growth per subscriber.
- *   6. Push delivery (gateway only; see bench/load/push.ts): senders loop SendMessage with a webhook
- *      config to a local receiver: deliveries/s and event-to-receiver latency p50/p99, every task's
- *      deliveries checked (each event once, in order).
  *   5. Fan-out (gateway only; the SDK server has no sub-agent delegation): C workers each loop
  *      a blocking SendMessage to the demo `fanout` skill with A `echo` assignments (maxParallel 4,
  *      no reviewer): coordinators/s, assignments/s, coordinator latency p50/p99. A coordinator
  *      counts only if it ended COMPLETED with `completed` == A in its combined artifact; any
  *      other outcome is printed and makes the run exit non-zero (see bench/load/fanout.ts).
+ *   6. Gateway overhead in front of a remote agent: the SDK echo server called directly vs through
+ *      a second gateway whose `a2a` adapter fronts that same server (blocking SendMessage "echo
+ *      hello", same connections and seconds): requests/s and p50/p99 of both, and their ratio.
+ *   7. Push delivery (gateway only; see bench/load/push.ts): senders loop SendMessage with a webhook
+ *      config to a local receiver: deliveries/s and event-to-receiver latency p50/p99, every task's
+ *      deliveries checked (each event once, in order).
  * Throughput tests run in alternating rounds (gateway, sdk, gateway, sdk, ...) and report the
  * median round, so slow drift of the machine (thermal, noisy neighbours) hits both sides alike.
  *
@@ -34,8 +37,9 @@
  * returning memory mid-test) would otherwise swamp it.
  *
  * Flags: --only sdk | --only gateway (which servers).
- * Env: BENCH_ONLY — comma-separated scenarios to run (idle, blocking, immediate, streams, fanout;
- *      default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway.
+ * Env: BENCH_ONLY — comma-separated scenarios to run (idle, blocking, immediate, streams, fanout,
+ *      remote; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
+ *      `BENCH_ONLY=remote` only the SDK server and the gateway in front of it.
  *      BENCH_SECONDS (10), BENCH_ROUNDS (3, min 2), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
  *      BENCH_SUBSCRIBERS (10000), BENCH_WARMUP_SECONDS (2), A2A_REDIS_URL (redis://127.0.0.1:6379).
  *      Fan-out: BENCH_FANOUT_COORDINATORS (20), BENCH_FANOUT_ASSIGNMENTS (10, at most the demo's 20),
@@ -93,7 +97,7 @@ function parseOnly(argv: readonly string[]): ServerName | undefined {
   return undefined;
 }
 
-const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'fanout', 'push'] as const;
+const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'fanout', 'remote', 'push'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 /** Scenarios both servers can run; fanout and push are gateway-only. */
 const COMPARED: readonly Scenario[] = ['idle', 'blocking', 'immediate', 'streams'];
@@ -132,7 +136,8 @@ const config = {
   scenarios: parseScenarios(process.env.BENCH_ONLY),
 };
 const GATEWAY_ONLY: readonly Scenario[] = ['fanout', 'push'];
-const runs = (scenario: Scenario): boolean => config.scenarios.includes(scenario) && (!GATEWAY_ONLY.includes(scenario) || config.only !== 'sdk');
+const runs = (scenario: Scenario): boolean =>
+  config.scenarios.includes(scenario) && (!GATEWAY_ONLY.includes(scenario) || config.only !== 'sdk') && (scenario !== 'remote' || config.only === undefined);
 
 const log = (msg: string): void => {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -262,12 +267,14 @@ interface Results {
   idle: Partial<Record<ServerName, IdleSubscriberResult>>;
   /** Gateway only. */
   fanout?: Series<FanoutLoadResult>;
+  /** `remote` (the gateway's a2a adapter in front of the SDK server) and `sdk` (that server called directly). */
+  remote: PerServer<SendMessageLoadResult>;
   /** Gateway only. */
   push?: Series<PushLoadResult>;
 }
 
 /** Rows for the scenarios that ran (see BENCH_ONLY). */
-function buildRows({ blocking, immediate, streams, idle, fanout, push }: Results): Row[] {
+function buildRows({ blocking, immediate, streams, idle, fanout, remote, push }: Results): Row[] {
   const g = (v: number | undefined): number => v ?? Number.NaN;
   const bg = blocking.gateway?.median;
   const bs = blocking.sdk?.median;
@@ -314,6 +321,13 @@ function buildRows({ blocking, immediate, streams, idle, fanout, push }: Results
       add('idle subscriber KB (Redis, server-wide)', idle.gateway.extraKbPerSubscriber, Number.NaN, 2);
     }
   }
+  if (runs('remote')) {
+    const rg = remote.remote?.median;
+    const rs = remote.sdk?.median;
+    add('remote agent: via gateway (a2a) vs direct, req/s', g(rg?.requestsPerSec), g(rs?.requestsPerSec), 0);
+    add('remote agent: via gateway vs direct, p50 ms', g(rg?.p50Ms), g(rs?.p50Ms), 1);
+    add('remote agent: via gateway vs direct, p99 ms', g(rg?.p99Ms), g(rs?.p99Ms), 1);
+  }
   if (runs('fanout')) {
     const fg = fanout?.median;
     addGatewayOnly('fan-out coordinators/s', g(fg?.coordinatorsPerSec), 1);
@@ -347,11 +361,12 @@ function renderTable(rows: readonly Row[]): string {
   return [line(header), sep, ...body.map(line)].join('\n');
 }
 
-function validityNotes({ blocking, immediate, streams, idle, fanout, push }: Results): string[] {
+function validityNotes({ blocking, immediate, streams, idle, fanout, remote, push }: Results): string[] {
   const notes: string[] = [];
   for (const [label, series] of [
     ['blocking', blocking],
     ['returnImmediately', immediate],
+    ['remote', remote],
   ] as const) {
     for (const [name, s] of Object.entries(series)) {
       const bad = s.rounds.reduce((n, r) => n + r.badBodies + r.non2xx + r.errors + r.timeouts, 0);
@@ -366,6 +381,11 @@ function validityNotes({ blocking, immediate, streams, idle, fanout, push }: Res
     if (r.established < r.requested) notes.push(`idle/${name}: only ${r.established}/${r.requested} subscribers established`);
     if (r.eventsWhileIdle > 0) notes.push(`idle/${name}: ${r.eventsWhileIdle} events arrived while idle`);
     if (!r.canceled) notes.push(`idle/${name}: the long task could not be canceled`);
+  }
+  if (runs('remote')) {
+    notes.push(
+      'remote rows: "gateway" is a second gateway process (gateway + workers, Redis) whose a2a adapter calls the SDK echo server; "sdk" is that server called directly; the SDK server runs in both, so the ratio is what the gateway in front costs',
+    );
   }
   if (fanout) {
     notes.push('fan-out rows are gateway-only: the @a2a-js/sdk server has no sub-agent delegation, so there is no SDK figure or ratio');
@@ -394,12 +414,16 @@ function fanoutRound(url: string, seconds: number): Promise<FanoutLoadResult> {
 }
 
 async function main(): Promise<void> {
+  if (config.only !== undefined && config.scenarios.every((sc) => sc === 'remote')) {
+    throw new Error('remote needs both the SDK server and a gateway in front of it; drop --only');
+  }
   if (config.only === 'sdk' && config.scenarios.every((sc) => sc === 'fanout')) {
     throw new Error('fanout is gateway-only (the SDK server has no sub-agent delegation); drop --only sdk');
   }
-  // The SDK server is only needed for scenarios it can run.
-  const needsSdk = config.scenarios.some((sc) => COMPARED.includes(sc));
-  const names: ServerName[] = (config.only ? [config.only] : (['gateway', 'sdk'] as ServerName[])).filter((n) => n === 'gateway' || needsSdk);
+  // The SDK server is only needed for scenarios it can run (and as the remote agent).
+  const needsSdk = config.scenarios.some((sc) => COMPARED.includes(sc)) || runs('remote');
+  const needsGateway = config.scenarios.some((sc) => sc !== 'remote');
+  const names: ServerName[] = (config.only ? [config.only] : (['gateway', 'sdk'] as ServerName[])).filter((n) => (n === 'gateway' ? needsGateway : needsSdk));
   if (config.scenarios.includes('fanout') && !runs('fanout')) log('skipping fanout: it is gateway-only and --only sdk was given');
   log(`config: ${JSON.stringify(config)}`);
   const loadBefore = loadavg();
@@ -413,6 +437,18 @@ async function main(): Promise<void> {
     log(`${name} ready: pid ${s.pid}, ${s.jsonRpcUrl}${s.keyPrefix ? `, key prefix ${s.keyPrefix}` : ''}`);
   }
   const order: Order = names; // gateway first, then sdk, every round
+  if (runs('remote')) {
+    const sdk = servers.sdk as ServerChild;
+    log('starting remote (a gateway whose a2a adapter fronts the SDK server)...');
+    servers.remote = await startGateway({
+      repoRoot: REPO_ROOT,
+      logDir: RESULTS_DIR,
+      redisUrl: config.redisUrl,
+      name: 'remote',
+      env: { A2A_ADAPTER: 'a2a', A2A_ADAPTER_OPTIONS: JSON.stringify({ url: sdk.baseUrl }) },
+    });
+    log(`remote ready: pid ${servers.remote.pid}, ${servers.remote.jsonRpcUrl}, key prefix ${servers.remote.keyPrefix ?? ''}`);
+  }
 
   // 4. Idle subscribers first (see the header comment for why).
   const idle: Partial<Record<ServerName, IdleSubscriberResult>> = {};
@@ -454,6 +490,12 @@ async function main(): Promise<void> {
         await warm();
       }
     }
+  }
+
+  if (config.warmupSeconds > 0 && runs('remote')) {
+    log(`warm-up remote (${config.warmupSeconds} s)`);
+    await quiesce();
+    await runSendMessageLoad({ url: (servers.remote as ServerChild).jsonRpcUrl, connections: config.connections, seconds: config.warmupSeconds, returnImmediately: false });
   }
 
   // 1. Blocking SendMessage.
@@ -504,7 +546,19 @@ async function main(): Promise<void> {
     if (m !== undefined) fanout.median = m;
   }
 
-  // 6. Push delivery, gateway only, rounds back to back like fan-out.
+  // 6. The gateway in front of a remote agent vs that agent called directly.
+  const remote: PerServer<SendMessageLoadResult> = !runs('remote')
+    ? {}
+    : await alternate(
+        'remote',
+        ['remote', 'sdk'],
+        (s) => runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: false }),
+        (r) => r.requestsPerSec,
+        describeSend,
+      );
+
+
+  // 7. Push delivery, gateway only, rounds back to back like fan-out.
   let push: Series<PushLoadResult> | undefined;
   if (runs('push') && gateway) {
     push = { rounds: [] };
@@ -520,7 +574,7 @@ async function main(): Promise<void> {
     if (push.rounds.some((r) => r.failed > 0)) process.exitCode = 1;
   }
 
-  const results: Results = { blocking, immediate, streams, idle, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}) };
+  const results: Results = { blocking, immediate, streams, idle, remote, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}) };
   const rows = buildRows(results);
   const notes = validityNotes(results);
   const loadAfter = loadavg();
@@ -533,9 +587,9 @@ async function main(): Promise<void> {
   }
 
   const compared: string[] = [];
-  if (runs('blocking') || runs('immediate') || runs('streams')) {
+  if (runs('blocking') || runs('immediate') || runs('streams') || runs('remote')) {
     compared.push(`${config.seconds} s x ${config.rounds} rounds (median round)`);
-    if (runs('blocking') || runs('immediate')) compared.push(`${config.connections} connections`);
+    if (runs('blocking') || runs('immediate') || runs('remote')) compared.push(`${config.connections} connections`);
     if (runs('streams')) compared.push(`${config.streams} streams`);
   }
   if (runs('idle')) compared.push(`${config.subscribers} idle subscribers`);
@@ -588,7 +642,7 @@ async function main(): Promise<void> {
       target: r.target || null,
       met: r.met ?? null,
     })),
-    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}) },
+    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}) },
     notes,
   };
   const outPath = join(RESULTS_DIR, 'latest.json');

@@ -6,8 +6,10 @@
 // e.g. node --import tsx examples/signed-request.mjs http://127.0.0.1:8080 acme-ed-1 ./acme-ed-1.private.jwk 'hello'
 //
 // `--import tsx` is needed because the signer is imported from the gateway's TypeScript source.
-// <gateway-url> is the gateway's public URL (a bare origin gets /a2a/jsonrpc appended): the
-// signature covers the full URL, so it must be the address the gateway knows itself by.
+// <gateway-url> is the gateway's public URL (/a2a/jsonrpc is appended unless it is there): the
+// signature covers the full URL, so it must be the address the gateway knows itself by. Behind
+// a reverse proxy that mounts the gateway under a path, include it (http://host/gw); the gateway
+// learns the prefix from its publicUrl or from a trusted proxy's X-Forwarded-Prefix.
 // The key is an Ed25519 (OKP) or P-256 (EC) private JWK; the gateway's config lists its public
 // part under auth.partners[].keys with the same keyId. To make a pair:
 //   node -e "const {generateKeyPairSync:g}=require('crypto');const k=g('ed25519');
@@ -24,7 +26,7 @@ if (!gateway || !keyId || !jwkFile) {
 }
 
 const url = new URL(gateway);
-if (url.pathname === '/') url.pathname = '/a2a/jsonrpc';
+if (!url.pathname.endsWith('/a2a/jsonrpc')) url.pathname = `${url.pathname.replace(/\/+$/, '')}/a2a/jsonrpc`;
 const privateKey = JSON.parse(readFileSync(jwkFile, 'utf8'));
 const alg = privateKey.kty === 'OKP' ? 'ed25519' : 'ecdsa-p256-sha256';
 

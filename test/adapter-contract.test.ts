@@ -130,6 +130,20 @@ describe('the wider context', () => {
   });
 });
 
+describe('the caller', () => {
+  it('is on the context, read-only: agent, tenant, principal and scopes', async () => {
+    const task = await send('whoami');
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect((task.artifacts?.[0]?.parts[0] as { data?: unknown }).data).toEqual({
+      agent: 'default',
+      tenant: '',
+      principal: 'anonymous',
+      scopes: ['a2a:read', 'a2a:write', 'a2a:push', 'a2a:admin'],
+    });
+    expect(statusText(task)).toBe('anonymous');
+  });
+});
+
 describe('adapter state', () => {
   it('keeps a value from one turn of a task to the next', async () => {
     const asked = await send('remember');

@@ -44,6 +44,8 @@ describe('a2a-gateway start', () => {
       child?.once('exit', (code) => reject(new Error(`start exited with ${code}: ${out}`)));
       setTimeout(() => reject(new Error(`no banner after 30 s: ${out}`)), 30_000).unref();
     });
+    // The development issuer is announced loudly, in the banner (and as a WARN log line).
+    expect(out).toMatch(/WARNING: no token issuer is configured; the development issuer is for local use only/);
     const cardUrl = /agent card: (\S+)/.exec(out)?.[1];
     expect(cardUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\.well-known\/agent-card\.json$/);
     const card = (await (await fetch(cardUrl as string)).json()) as { supportedInterfaces: { url: string }[] };
@@ -74,6 +76,17 @@ describe('a2a-gateway refuses to start with one clear line', () => {
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toContain('A2A_PORT');
+  });
+
+  it('when production mode would run on the development issuer, naming the fix', async () => {
+    for (const env of [{ NODE_ENV: 'production' }, { A2A_PRODUCTION: 'true' }] as Record<string, string>[]) {
+      const { code, stdout, stderr } = await runCli(['serve'], { ...env, A2A_PORT: '0', A2A_REDIS_URL: REDIS_URL, A2A_LOG_LEVEL: 'warn', A2A_KEY_PREFIX: uniquePrefix('cli-prod') });
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      const lines = stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/refusing to start: production mode .* no token issuer is configured.*configure auth\.issuers/);
+    }
   });
 
   it('when the command is unknown', async () => {

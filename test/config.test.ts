@@ -42,4 +42,36 @@ describe('configuration', () => {
   it('says which file cannot be read', () => {
     expect(() => loadConfig({ A2A_CONFIG: '/nonexistent/gateway.yaml' })).toThrow(/\/nonexistent\/gateway\.yaml/);
   });
+
+  it('listens on the platform PORT when A2A_PORT is not set, and names PORT when it is bad', () => {
+    expect(loadConfig({ PORT: '9123' }).config.port).toBe(9123);
+    expect(loadConfig({ PORT: '9123', A2A_PORT: '9124' }).config.port).toBe(9124);
+    expect(() => loadConfig({ PORT: 'http' })).toThrow(/port \(PORT\)/);
+  });
+
+  it('NODE_ENV=production turns production mode on, unless A2A_PRODUCTION says otherwise', () => {
+    expect(loadConfig({}).config.production).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production' }).config.production).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', A2A_PRODUCTION: 'false' }).config.production).toBe(false);
+    expect(loadConfig({ A2A_PRODUCTION: 'true' }).config.production).toBe(true);
+  });
+
+  it('reads trustProxy from the environment as true, false or a list of addresses', () => {
+    expect(loadConfig({}).config.trustProxy).toBe(false);
+    expect(loadConfig({ A2A_TRUST_PROXY: 'true' }).config.trustProxy).toBe(true);
+    expect(loadConfig({ A2A_TRUST_PROXY: 'loopback, 10.0.0.0/8' }).config.trustProxy).toEqual(['loopback', '10.0.0.0/8']);
+  });
+
+  it('has bounded edge defaults: timeouts for requests, not responses; JSON structure; header count', () => {
+    const { config } = loadConfig({});
+    expect(config).toMatchObject({
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      maxHeaderCount: 100,
+      redisCommandTimeoutMs: 2_000,
+      jsonLimits: { maxDepth: 64, maxObjectKeys: 1_000, maxArrayLength: 10_000, maxNodes: 100_000 },
+      limits: { unauthenticatedPerSecond: 10, unauthenticatedBurst: 50 },
+    });
+    expect(config.maxConnections).toBeUndefined(); // derived from the open-file limit at start
+  });
 });

@@ -9,13 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject, Message, Part } from '../src/protocol/types.ts';
 import { createDemoAdapter } from '../adapters/demo/index.ts';
 import { loadAdapter } from '../adapters/module-loader.ts';
-import type { AdapterContext, ArtifactChunk } from '../adapters/types.ts';
-
-interface FakeContext extends AdapterContext {
-  readonly artifacts_emitted: ArtifactChunk[];
-  readonly statuses: { text: string; metadata: JsonObject | undefined }[];
-  readonly steps: string[];
-}
+import { TestTurnContext } from '../adapters/testing/index.ts';
 
 let messageCounter = 0;
 
@@ -34,6 +28,7 @@ function agentMessage(text: string): Message {
   return { messageId: `m-${messageCounter}`, role: 'ROLE_AGENT', parts: [{ text }] };
 }
 
+/** The adapter-testing harness, with the demo tests' way of canceling and watching steps. */
 function fakeContext(opts: {
   input: Message[];
   history?: Message[];
@@ -41,50 +36,17 @@ function fakeContext(opts: {
   requestedSkill?: string;
   signal?: AbortSignal;
   onStep?: (count: number) => void;
-}): FakeContext {
-  const artifactsEmitted: ArtifactChunk[] = [];
-  const statuses: { text: string; metadata: JsonObject | undefined }[] = [];
-  const steps: string[] = [];
-  return {
-    taskId: 't-1',
-    contextId: 'c-1',
-    turn: opts.turn ?? 1,
-    attempt: 1,
-    input: opts.input,
-    history: opts.history ?? [],
-    artifacts: [],
-    requestedSkill: opts.requestedSkill,
-    signal: opts.signal ?? new AbortController().signal,
-    resumed: false,
-    budget: { limit: undefined, spent: () => 0, charge: async () => undefined },
-    async delegate() {
-      throw new Error('the demo skills under test do not delegate');
-    },
-    artifacts_emitted: artifactsEmitted,
-    statuses,
-    steps,
-    async emitStatus(text, metadata) {
-      statuses.push({ text, metadata });
-    },
-    async emitArtifact(chunk) {
-      artifactsEmitted.push(structuredClone(chunk));
-    },
-    async recordUsage() {
-      return undefined;
-    },
-    async contextHistory() {
-      return [];
-    },
-    adapterState: { get: async () => undefined, set: async () => undefined },
-    async recordStep(name) {
-      steps.push(name);
-      opts.onStep?.(steps.length);
-    },
-    async step(name, run) {
-      // The demo skills do not journal side effects; a plain pass-through is enough here.
-      return { status: 'done', value: await run({ idempotencyKey: `t-1:1:${name}`, recordReference: async () => undefined }), replayed: false };
-    },
-  };
+}): TestTurnContext {
+  const ctx = new TestTurnContext({ ...opts, taskId: 't-1', contextId: 'c-1', adapterName: 'demo' });
+  const onStep = opts.onStep;
+  if (onStep !== undefined) {
+    const record = ctx.recordStep.bind(ctx);
+    ctx.recordStep = async (name) => {
+      await record(name);
+      onStep(ctx.recordedSteps.length);
+    };
+  }
+  return ctx;
 }
 
 describe('demo adapter', () => {
@@ -114,9 +76,9 @@ describe('demo adapter', () => {
     // The echo path is the benchmark path: it must not wait for stepMs.
     expect(Date.now() - started).toBeLessThan(500);
     expect(outcome).toEqual({ state: 'completed', message: 'echo complete' });
-    expect(ctx.artifacts_emitted).toHaveLength(1);
-    expect(ctx.artifacts_emitted[0]).toMatchObject({ artifactId: 'echo', name: 'echo' });
-    expect(ctx.artifacts_emitted[0]?.parts).toEqual([
+    expect(ctx.chunks).toHaveLength(1);
+    expect(ctx.chunks[0]).toMatchObject({ artifactId: 'echo', name: 'echo' });
+    expect(ctx.chunks[0]?.parts).toEqual([
       { text: 'hello ' },
       { data: { answer: 42, list: [1, 'two'] } },
       { text: 'world' },
@@ -127,13 +89,13 @@ describe('demo adapter', () => {
     const adapter = createDemoAdapter({ stepMs: 1 });
     const fallback = fakeContext({ input: [userMessage('summarize this')] });
     expect((await adapter.run(fallback)).state).toBe('completed');
-    expect(fallback.artifacts_emitted[0]?.artifactId).toBe('echo');
+    expect(fallback.chunks[0]?.artifactId).toBe('echo');
 
     const unknown = fakeContext({ input: [userMessage('hi')], requestedSkill: 'translate' });
     const outcome = await adapter.run(unknown);
     expect(outcome.state).toBe('rejected');
     expect(outcome.message).toContain('translate');
-    expect(unknown.artifacts_emitted).toHaveLength(0);
+    expect(unknown.chunks).toHaveLength(0);
   });
 
   it('stream emits one chunk per word, in order, with append and lastChunk flags', async () => {
@@ -141,7 +103,7 @@ describe('demo adapter', () => {
     const ctx = fakeContext({ input: [userMessage('stream alpha beta gamma delta')] });
     const outcome = await adapter.run(ctx);
     expect(outcome.state).toBe('completed');
-    const chunks = ctx.artifacts_emitted;
+    const chunks = ctx.chunks;
     expect(chunks.map((c) => c.artifactId)).toEqual(['stream', 'stream', 'stream', 'stream']);
     expect(chunks.map((c) => c.parts.map((p) => p.text).join('').trim())).toEqual(['alpha', 'beta', 'gamma', 'delta']);
     expect(chunks.map((c) => c.append)).toEqual([false, true, true, true]);
@@ -154,8 +116,8 @@ describe('demo adapter', () => {
     const adapter = createDemoAdapter({ stepMs: 0 });
     const ctx = fakeContext({ input: [userMessage('')], requestedSkill: 'stream' });
     await adapter.run(ctx);
-    expect(ctx.artifacts_emitted).toHaveLength(9);
-    expect(ctx.artifacts_emitted.at(-1)?.lastChunk).toBe(true);
+    expect(ctx.chunks).toHaveLength(9);
+    expect(ctx.chunks.at(-1)?.lastChunk).toBe(true);
   });
 
   it('stream stops between chunks when the signal fires', async () => {
@@ -165,7 +127,7 @@ describe('demo adapter', () => {
     const run = adapter.run(ctx);
     setTimeout(() => controller.abort(), 20);
     await expect(run).rejects.toMatchObject({ name: 'AbortError' });
-    expect(ctx.artifacts_emitted).toHaveLength(1);
+    expect(ctx.chunks).toHaveLength(1);
   });
 
   it('dialogue asks for a name, then greets the answer in the next turn', async () => {
@@ -174,7 +136,7 @@ describe('demo adapter', () => {
     const first = fakeContext({ input: [start] });
     const asked = await adapter.run(first);
     expect(asked).toEqual({ state: 'input-required', message: 'What is your name?' });
-    expect(first.artifacts_emitted).toHaveLength(0);
+    expect(first.chunks).toHaveLength(0);
 
     // The runtime records the input-required message into history as an agent message.
     const second = fakeContext({
@@ -184,7 +146,7 @@ describe('demo adapter', () => {
     });
     const greeted = await adapter.run(second);
     expect(greeted.state).toBe('completed');
-    expect(second.artifacts_emitted).toEqual([
+    expect(second.chunks).toEqual([
       { artifactId: 'greeting', name: 'greeting', parts: [{ text: 'Hello, Ada!' }], lastChunk: true },
     ]);
   });
@@ -198,7 +160,7 @@ describe('demo adapter', () => {
       requestedSkill: 'dialogue',
     });
     await adapter.run(ctx);
-    expect(ctx.artifacts_emitted[0]?.parts).toEqual([{ text: 'Hello, Grace!' }]);
+    expect(ctx.chunks[0]?.parts).toEqual([{ text: 'Hello, Grace!' }]);
   });
 
   it('an answer that is not to the dialogue question is not mistaken for one', async () => {
@@ -209,7 +171,7 @@ describe('demo adapter', () => {
       history: [userMessage('long 1'), agentMessage('Need approval')],
     });
     await adapter.run(ctx);
-    expect(ctx.artifacts_emitted[0]?.artifactId).toBe('echo');
+    expect(ctx.chunks[0]?.artifactId).toBe('echo');
   });
 
   it('long records steps, reports progress and ends with a report artifact', async () => {
@@ -217,25 +179,25 @@ describe('demo adapter', () => {
     const ctx = fakeContext({ input: [userMessage('long 3')] });
     const outcome = await adapter.run(ctx);
     expect(outcome.state).toBe('completed');
-    expect(ctx.steps).toEqual(['step-1', 'step-2', 'step-3']);
+    expect(ctx.recordedSteps).toEqual(['step-1', 'step-2', 'step-3']);
     expect(ctx.statuses).toEqual([
       { text: 'progress 1/3', metadata: { progress: 1, total: 3 } },
       { text: 'progress 2/3', metadata: { progress: 2, total: 3 } },
       { text: 'progress 3/3', metadata: { progress: 3, total: 3 } },
     ]);
-    expect(ctx.artifacts_emitted).toHaveLength(1);
-    expect(ctx.artifacts_emitted[0]?.artifactId).toBe('report');
-    expect(ctx.artifacts_emitted[0]?.parts[0]?.text).toContain('3 steps');
+    expect(ctx.chunks).toHaveLength(1);
+    expect(ctx.chunks[0]?.artifactId).toBe('report');
+    expect(ctx.chunks[0]?.parts[0]?.text).toContain('3 steps');
   });
 
   it('long caps the step count at 1000 and defaults to 10', async () => {
     const adapter = createDemoAdapter({ stepMs: 0 });
     const capped = fakeContext({ input: [userMessage('long 5000')] });
     await adapter.run(capped);
-    expect(capped.steps).toHaveLength(1000);
+    expect(capped.recordedSteps).toHaveLength(1000);
     const defaulted = fakeContext({ input: [userMessage('long')] });
     await adapter.run(defaulted);
-    expect(defaulted.steps).toHaveLength(10);
+    expect(defaulted.recordedSteps).toHaveLength(10);
   });
 
   it('long rejects with AbortError promptly when canceled mid-step', async () => {
@@ -261,19 +223,19 @@ describe('demo adapter', () => {
     expect((error as DOMException).name).toBe('AbortError');
     // Promptly: well before the step's wait would have ended on its own.
     expect(Date.now() - abortedAt).toBeLessThan(stepMs / 2);
-    expect(ctx.steps).toEqual(['step-1', 'step-2']);
+    expect(ctx.recordedSteps).toEqual(['step-1', 'step-2']);
     expect(ctx.statuses).toHaveLength(2);
     // Nothing more happens after the rejection either.
     await new Promise((resolve) => setTimeout(resolve, stepMs + 50));
-    expect(ctx.steps).toHaveLength(2);
-    expect(ctx.artifacts_emitted).toHaveLength(0);
+    expect(ctx.recordedSteps).toHaveLength(2);
+    expect(ctx.chunks).toHaveLength(0);
   });
 
   it('long fails fast when the signal has already fired', async () => {
     const adapter = createDemoAdapter({ stepMs: 10_000 });
     const ctx = fakeContext({ input: [userMessage('long 2')], signal: AbortSignal.abort() });
     await expect(adapter.run(ctx)).rejects.toMatchObject({ name: 'AbortError' });
-    expect(ctx.steps).toHaveLength(0);
+    expect(ctx.recordedSteps).toHaveLength(0);
   });
 });
 
@@ -293,7 +255,7 @@ describe('loadAdapter', () => {
     expect(adapter.name).toBe('demo');
     const ctx = fakeContext({ input: [userMessage('stream a b')] });
     await adapter.run(ctx);
-    expect(ctx.artifacts_emitted).toHaveLength(2);
+    expect(ctx.chunks).toHaveLength(2);
   });
 
   it('rejects a non-numeric stepMs for the demo adapter', async () => {
@@ -350,7 +312,7 @@ describe('loadAdapter', () => {
     const adapter = await loadAdapter('examples/echo-adapter.mjs', {}, fileURLToPath(new URL('..', import.meta.url)));
     const ctx = fakeContext({ input: [userMessage('shout this')] });
     expect((await adapter.run(ctx)).state).toBe('completed');
-    expect(ctx.artifacts_emitted[0]?.parts).toEqual([{ text: 'SHOUT THIS' }]);
+    expect(ctx.chunks[0]?.parts).toEqual([{ text: 'SHOUT THIS' }]);
   });
 
   it('reports a missing module file with its resolved path', async () => {

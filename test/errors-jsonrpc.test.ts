@@ -199,15 +199,18 @@ describe('SendMessage params validation (-32602)', () => {
     expectRpcError(response, { code: -32602, id: 's6', fields: ['message.parts'] });
   });
 
-  it('hostile nesting (5000 levels of metadata) is -32602, not an internal error', async () => {
+  it('hostile nesting (5000 levels of metadata) is refused before parsing: -32600 JSON_TOO_DEEP, not an internal error', async () => {
     const depth = 5000;
     const deep = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
     const message = JSON.stringify(textMessage('deep')).replace(/}$/, `,"metadata":${deep}}`);
     const raw = `{"jsonrpc":"2.0","id":"deep","method":"SendMessage","params":{"message":${message}}}`;
     const response = await unchanged(() => send(raw, { raw: true }));
-    const error = expectRpcError(response, { code: -32602, id: 'deep' });
-    expect((error.data as Json[]).some((d) => d['@type'] === BAD_REQUEST)).toBe(true);
+    // The body was never parsed, so its id is unknown.
+    const error = expectRpcError(response, { code: -32600, id: null });
+    expect(JSON.stringify(error.data)).toContain('JSON_TOO_DEEP');
+    expect(error.message).toMatch(/deeper than 64 levels \(jsonLimits\.maxDepth\)/);
   });
+
 });
 
 describe('GetTask and ListTasks params validation (-32602)', () => {
@@ -267,10 +270,11 @@ describe('transport-level refusals', () => {
     expectRpcError(response, { status: 413, code: -32600, id: null });
   });
 
-  it('Content-Type text/plain is HTTP 415', async () => {
+  it('Content-Type text/plain is HTTP 415 with -32005 ContentTypeNotSupportedError, judged before the body is read', async () => {
     const body = { jsonrpc: '2.0', id: 'tp', method: 'SendMessage', params: { message: textMessage('plain') } };
     const response = await unchanged(() => send(body, { headers: { 'Content-Type': 'text/plain', 'A2A-Version': '1.0' } }));
-    expectRpcError(response, { status: 415, code: -32600, id: null });
+    const error = expectRpcError(response, { status: 415, code: -32005, id: null });
+    expect(error.message).toContain('text/plain');
   });
 
   it('GET on the endpoint is HTTP 405', async () => {

@@ -161,12 +161,13 @@ describe('request body errors (400)', () => {
     expectRestError(response, invalid(['message.messageId']));
   });
 
-  it('hostile nesting (5000 levels in a data part) is 400, not 500', async () => {
+  it('hostile nesting (5000 levels in a data part) is 400 JSON_TOO_DEEP before parsing, not 500', async () => {
     const depth = 5000;
     const deep = `${'['.repeat(depth)}1${']'.repeat(depth)}`;
     const raw = `{"message":{"messageId":"deep-1","role":"ROLE_USER","parts":[{"data":${deep}}]}}`;
     const response = await unchanged(() => http('POST', '/message:send', { raw }));
     expectRestError(response, { status: 400, grpc: 'INVALID_ARGUMENT' });
+    expect(JSON.stringify(response.body.error.details)).toContain('JSON_TOO_DEEP');
   });
 });
 

@@ -353,9 +353,9 @@ afterAll(async () => {
 
 describe('openapi.yaml against the live gateway', () => {
   it('documents a non-trivial set of operations', () => {
-    // Agent card, JWKS, liveness, readiness, JSON-RPC, and every HTTP+JSON route with and without /{tenant}.
+    // Agent card, JWKS, liveness, readiness, the agent list, JSON-RPC, and every HTTP+JSON route with and without /{tenant}.
     expect(REST_ROUTES.length).toBeGreaterThanOrEqual(12);
-    expect(OPERATIONS.length).toBe(5 + REST_ROUTES.length * 2);
+    expect(OPERATIONS.length).toBe(6 + REST_ROUTES.length * 2);
   });
 
   for (const operation of OPERATIONS) {
@@ -527,7 +527,7 @@ describe('openapi.yaml against the live gateway', () => {
     }
   });
 
-  it('answers JSON-RPC transport refusals as documented: 405, 413, 415 with -32600 and 503 with Retry-After', async () => {
+  it('answers JSON-RPC transport refusals as documented: 405 and 413 with -32600, 415 with -32005 and 503 with Retry-After', async () => {
     const operation = OPERATIONS.find((op) => op.operationId === 'JsonRpc') as DocumentedOperation;
     const request = { jsonrpc: '2.0', id: 'transport', method: 'GetTask', params: { id: completed['']?.id } };
 
@@ -545,9 +545,10 @@ describe('openapi.yaml against the live gateway', () => {
     const wrongType = await send(`${gw.url}/a2a/jsonrpc`, 'POST', { body: request, headers: { 'Content-Type': 'text/plain' } });
     expect(wrongType.status, wrongType.text).toBe(415);
     expectRefusalAsDocumented(operation, wrongType);
-    for (const observed of [wrongMethod, tooLarge, wrongType]) {
+    for (const observed of [wrongMethod, tooLarge]) {
       expect(JSON.parse(observed.text), 'the request was not read: id null').toMatchObject({ id: null, error: { code: -32600 } });
     }
+    expect(JSON.parse(wrongType.text), 'the request was not read: id null').toMatchObject({ id: null, error: { code: -32005 } });
 
     // 503: a gateway without workers whose turn queue holds its one allowed turn.
     const busy = await startTestGateway({ name: 'openapi-live-busy', inProcessWorker: false, config: { maxQueuedTurns: 1 } });

@@ -30,17 +30,18 @@ afterAll(async () => {
 
 describe('worker shutdown', () => {
   it('hands a running turn back on SIGTERM; another worker finishes it long before a stall timeout', async () => {
-    const first = await spawnWorkerProcess(gw.prefix, SLOW_STALL_ENV);
-    workers.push(first);
-    const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 60'), configuration: { returnImmediately: true } });
+    // Both workers are up before the turn starts: starting one takes seconds on a busy machine,
+    // and the turn must still be running when its worker is told to stop.
+    const pair = [await spawnWorkerProcess(gw.prefix, SLOW_STALL_ENV), await spawnWorkerProcess(gw.prefix, SLOW_STALL_ENV)];
+    workers.push(...pair);
+    const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 120'), configuration: { returnImmediately: true } });
     const taskId = ((reply.body.result as { task: { id: string } }).task).id;
     const leaseKey = `${gw.prefix}:{${taskId}}:lease`;
-    const firstHolder = await waitFor(async () => (await gw.redis.get(leaseKey)) ?? undefined, 20_000, 'the first worker to take the lease');
-    expect(firstHolder).toContain(`:${first.pid}:`);
+    const firstHolder = await waitFor(async () => (await gw.redis.get(leaseKey)) ?? undefined, 20_000, 'a worker to take the lease');
+    const first = pair.find((w) => firstHolder.includes(`:${w.pid}:`)) as WorkerProcess;
+    const second = pair.find((w) => w !== first) as WorkerProcess;
+    expect(first).toBeDefined();
     await waitFor(async () => ((await gw.redis.xlen(`${gw.prefix}:{${taskId}}:events`)) >= 5 ? true : undefined), 20_000, 'progress');
-
-    const second = await spawnWorkerProcess(gw.prefix, SLOW_STALL_ENV);
-    workers.push(second);
     const stoppedAt = Date.now();
     first.kill('SIGTERM');
     expect(await first.exited).toBe('0');
@@ -66,7 +67,7 @@ describe('worker shutdown', () => {
     // running by an earlier test may take the turn too).
     for (let i = 0; i < 4; i++) workers.push(await spawnWorkerProcess(gw.prefix, env));
     const running = (): WorkerProcess[] => workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
-    const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 200'), configuration: { returnImmediately: true } });
+    const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 120'), configuration: { returnImmediately: true } });
     const taskId = ((reply.body.result as { task: { id: string } }).task).id;
     const keys = { task: `${gw.prefix}:{${taskId}}:task`, lease: `${gw.prefix}:{${taskId}}:lease`, events: `${gw.prefix}:{${taskId}}:events` };
     let deadline: string | null = null;

@@ -76,3 +76,60 @@ describe('frameSseEvent', () => {
     expect(comments.map((c) => c.trim())).toEqual(['keep-alive']);
   });
 });
+
+describe('SseStreams: a reader that does not keep up', () => {
+  it('is ended once its unsent bytes pass the cap, with a last frame saying how to resume', async () => {
+    const { createServer, request } = await import('node:http');
+    const { SseStreams } = await import('../src/bindings/sse/sse-writer.ts');
+    const cap = 64 * 1024;
+    const streams = new SseStreams(60_000, cap);
+    const frame = 'x'.repeat(32 * 1024);
+    let sent = 0;
+    let bufferedAtEnd = -1;
+    let resolveReceived: (value: { events: EventSourceMessage[]; ids: number }) => void = () => undefined;
+    const received = new Promise<{ events: EventSourceMessage[]; ids: number }>((resolve) => {
+      resolveReceived = resolve;
+    });
+    const ended = new Promise<void>((resolveEnded) => {
+      const server = createServer((_req, res) => {
+        const writer = streams.open(res, () => {
+          bufferedAtEnd = res.writableLength;
+          clearInterval(timer);
+          server.close();
+          resolveEnded();
+        }, { slowReaderFrame: () => ({ event: 'error', data: '{"reason":"SLOW_READER","resume":"Last-Event-ID"}' }) });
+        const timer = setInterval(() => {
+          for (let i = 0; i < 8 && !writer.closed; i++) writer.send(frame, { id: `1-${sent++}` });
+        }, 2);
+      });
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        const req = request({ port, host: '127.0.0.1', path: '/' }, (res) => {
+          res.pause(); // never reads until the server gave up
+          void ended.then(() => {
+            let text = '';
+            res.on('data', (chunk: Buffer) => {
+              text += chunk.toString();
+            });
+            res.on('end', () => {
+              const { events } = parseAll(text);
+              resolveReceived({ events, ids: events.filter((e) => e.id !== undefined).length });
+            });
+            res.resume();
+          });
+        });
+        req.end();
+      });
+    });
+    await ended;
+    expect(streams.size).toBe(0);
+    // Bounded: what waited for the reader never grew far past the cap (plus one frame and the last one).
+    expect(bufferedAtEnd).toBeLessThanOrEqual(cap + frame.length + 1024);
+    const { events, ids } = await received;
+    // The reader gets every event that was written, then the last frame, then the end.
+    expect(ids).toBeGreaterThan(0);
+    expect(events.at(-1)).toMatchObject({ event: 'error' });
+    expect(events.at(-1)?.data).toContain('SLOW_READER');
+    expect(events.slice(0, -1).every((event, i) => event.id === `1-${i}`)).toBe(true);
+  });
+});

@@ -69,6 +69,7 @@ describe('the step journal through the adapter context', () => {
         turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now() },
         adapterName: 'ledger',
         emitScope: '1.0',
+        caller: { agent: 'default', tenant: '', principal: 'journal', scopes: [] },
       });
 
     const first = contextFor((await lease('w1')).generation, 1);

@@ -1,25 +1,37 @@
 // Who is calling: a partner's signed request (RFC 9421) or a bearer JWT. Runs once per HTTP
-// request, before any operation, so an unauthenticated request changes nothing.
+// request, from its headers alone, before its body is read: a request without valid
+// credentials costs no body buffering and no JSON parsing, and changes nothing. A signed
+// request's body is checked against its signed Content-Digest once it has been read.
 import { A2AError } from '../protocol/errors.ts';
+import { presentedCredentials, type CredentialHeaders } from './credentials.ts';
 import { AUTH_REALM, bearerChallenge } from './jwt/challenge.ts';
 import { invalidToken, type JwtVerifier } from './jwt/jwt-verifier.ts';
 import type { Principal } from './principal.ts';
-import { RequestSignatureVerifier, type SignedRequestInput } from './signatures/verify-request.ts';
+import type { RequestSignatureVerifier, SignedRequestHead } from './signatures/verify-request.ts';
 
-export type CallerRequest = SignedRequestInput;
+/** A request as far as authentication reads it: method, target URI and headers. */
+export interface CallerRequest extends SignedRequestHead, CredentialHeaders {}
+
+/** The outcome of the headers: the caller, pending (for a signed request) the body's check. */
+export interface Authentication {
+  /** The caller once the body is known (undefined when authentication is off). */
+  complete(body: string): Promise<Principal | undefined>;
+}
 
 export interface Authenticator {
-  /** The caller, or undefined when authentication is off (operations then use the anonymous principal). */
-  authenticate(request: CallerRequest): Promise<Principal | undefined>;
+  /** Authenticates from the headers; throws UNAUTHENTICATED (401, or 400 for ambiguous credentials). */
+  authenticate(request: CallerRequest): Promise<Authentication>;
   /** The schemes accepted, for the card: bearer tokens always, signatures when partners exist. */
   readonly acceptsSignatures: boolean;
   readonly enabled: boolean;
 }
 
+const settled = (principal: Principal | undefined): Authentication => ({ complete: () => Promise.resolve(principal) });
+
 export const AUTHENTICATION_OFF: Authenticator = {
   enabled: false,
   acceptsSignatures: false,
-  authenticate: () => Promise.resolve(undefined),
+  authenticate: () => Promise.resolve(settled(undefined)),
 };
 
 export function createAuthenticator(jwt: JwtVerifier, signatures: RequestSignatureVerifier | undefined): Authenticator {
@@ -37,22 +49,23 @@ export function createAuthenticator(jwt: JwtVerifier, signatures: RequestSignatu
     enabled: true,
     acceptsSignatures: signatures !== undefined,
     async authenticate(request) {
-      if (RequestSignatureVerifier.isSigned(request)) {
+      const credentials = presentedCredentials(request);
+      if (credentials.kind === 'signature') {
         if (signatures === undefined) {
           throw new A2AError('UNAUTHENTICATED', 'This gateway has no partners registered: signed requests are not accepted. Send a bearer token.', {
             metadata: { reason: 'SIGNATURES_NOT_ACCEPTED' },
             headers: { 'WWW-Authenticate': challenges.join(', ') },
           });
         }
-        return signatures.verify(request);
+        const head = await signatures.verifyHead(request);
+        return { complete: (body) => head.completeWithBody(body) };
       }
-      const authorization = request.header('authorization');
-      if (authorization === undefined || authorization.trim() === '') throw missing();
-      const match = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(authorization);
+      if (credentials.kind === 'none') throw missing();
+      const match = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(credentials.authorization);
       if (match === null) {
         throw invalidToken('MALFORMED_CREDENTIALS', 'The Authorization header must be "Bearer <token>" (RFC 6750).');
       }
-      return jwt.verify(match[1] as string);
+      return settled(await jwt.verify(match[1] as string));
     },
   };
 }

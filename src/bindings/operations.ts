@@ -2,12 +2,10 @@
 // capabilities, call the task service. JSON-RPC and HTTP+JSON differ only in how they get
 // params in and results or errors out.
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
-import type { Authenticator } from '../auth/authenticator.ts';
 import { anonymousPrincipal, ownerOf, type Principal } from '../auth/principal.ts';
 import { requireAgentAccess, requireScope, requireTenant } from '../auth/scopes.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { Owner } from '../store/task-store.ts';
-import type { Exchange } from './http/exchange.ts';
 import { A2AError } from '../protocol/errors.ts';
 import {
   cancelTaskRequestSchema,
@@ -68,20 +66,7 @@ export interface OperationDeps {
   service: TaskService;
   /** The agent whose URLs the request came to: its tasks, cards, limits and input policy. */
   endpoint: AgentEndpoint;
-  authenticator: Authenticator;
   rateLimiter: RateLimiter;
-  /** Origin clients address (publicUrl): signed requests cover the target URI as they sent it. */
-  publicOrigin: string;
-}
-
-/** Authenticates one HTTP request (after its body is read: signatures cover the body's digest). */
-export function authenticateExchange(exchange: Exchange, body: string, deps: OperationDeps): Promise<Principal | undefined> {
-  return deps.authenticator.authenticate({
-    method: exchange.method,
-    targetUri: `${deps.publicOrigin}${exchange.target}`,
-    header: (name) => exchange.header(name),
-    body,
-  });
 }
 
 /**
@@ -98,6 +83,9 @@ async function ownerFor(operation: string, principal: Principal | undefined, ten
   await deps.rateLimiter.take(owner, agent.settings.limits);
   return owner;
 }
+
+/** What a caller's credentials grant, as the adapter sees them (everything when authentication is off). */
+const grantsOf = (principal: Principal | undefined): string[] => [...(principal ?? anonymousPrincipal(undefined)).grants];
 
 export interface StreamPlan {
   taskId: string;
@@ -157,7 +145,7 @@ export async function runUnaryOperation(
     case 'SendMessage': {
       const request = parseParams(sendMessageRequestSchema, params) as SendMessageRequest;
       checkSendRequest(request, (await deps.endpoint.cards.cards()).inputModes);
-      return service.sendMessage(await ownerFor(operation, principal, request.tenant, deps), request);
+      return service.sendMessage(await ownerFor(operation, principal, request.tenant, deps), request, grantsOf(principal));
     }
     case 'GetTask': {
       const request = parseParams(getTaskRequestSchema, params);
@@ -251,7 +239,7 @@ export async function startStreamOperation(
   if (operation === 'SendStreamingMessage') {
     const request = parseParams(sendMessageRequestSchema, params) as SendMessageRequest;
     checkSendRequest(request, (await deps.endpoint.cards.cards()).inputModes);
-    const start = await service.startStreamingMessage(await ownerFor(operation, principal, request.tenant, deps), request);
+    const start = await service.startStreamingMessage(await ownerFor(operation, principal, request.tenant, deps), request, grantsOf(principal));
     // The turn is over at a terminal state or when the agent waits for input (DESIGN.md);
     // AUTH_REQUIRED keeps the stream open: the turn resumes after out-of-band credentials.
     return { ...start, closesOn: (state) => isTerminal(state) || state === 'TASK_STATE_INPUT_REQUIRED', alreadyEnded: false };

@@ -78,14 +78,14 @@ async function main(argv: string[]): Promise<void> {
   }
 
   if (gateway !== undefined) {
-    const rpc = gateway.card.card.supportedInterfaces[0]?.url ?? `${gateway.url}/a2a/jsonrpc`;
+    const rpc = gateway.card?.card.supportedInterfaces[0]?.url ?? `${gateway.url}/a2a/jsonrpc`;
     const credentials = await bannerCredentials(config, gateway);
     process.stdout.write(
       [
         `a2a-gateway ${command}: ${roles.worker ? 'gateway + workers' : 'gateway'} ${agentsLine(agents)}, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")`,
         `  agent card: ${gateway.url}/.well-known/agent-card.json`,
         `  JSON-RPC:   ${rpc}`,
-        `  HTTP+JSON:  ${gateway.card.card.supportedInterfaces[1]?.url ?? ''}`,
+        `  HTTP+JSON:  ${gateway.card?.card.supportedInterfaces[1]?.url ?? `${gateway.url}/a2a/rest`}`,
         ...(agents.list().length > 1
           ? [`  agents:     ${gateway.url}/agents (each at /agents/<name>/…)`, ...agents.list().map((a) => `    ${a.name}: ${gateway?.url}/agents/${encodeURIComponent(a.name)}/.well-known/agent-card.json`)]
           : []),
@@ -144,6 +144,7 @@ async function bannerCredentials(config: GatewayConfig, gateway: GatewayHandle):
     header: `-H 'Authorization: Bearer ${token}' `,
     notes: [
       `  authentication: development issuer (key in ${config.dataDir}); the token below is user "quickstart" for 24 h.`,
+      '    WARNING: no token issuer is configured; the development issuer is for local use only (refused when NODE_ENV=production).',
       '    Your own: npm run -s token -- --sub alice [--tenant acme] [--scope "a2a:read a2a:write"]',
     ],
   };

@@ -42,9 +42,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     else if (parsed !== null) throw new ConfigError(`Config file ${path} must hold an object of settings.`);
     baseDir = dirname(path);
   }
+  // Which variable set each key, so an error names the one the user actually set.
+  const envNames = new Map(Object.entries(ENV_KEYS).map(([name, path]) => [path, name]));
   for (const [name, path] of Object.entries(ENV_KEYS)) {
     const value = env[name];
     if (value !== undefined && value !== '') setPath(raw, path, value);
+  }
+  // Platforms (Heroku, Cloud Run, Render, …) say where to listen in PORT.
+  if ((env.A2A_PORT ?? '') === '' && env.PORT !== undefined && env.PORT !== '') {
+    setPath(raw, 'port', env.PORT);
+    envNames.set('port', 'PORT');
+  }
+  if (env.NODE_ENV === 'production' && (env.A2A_PRODUCTION ?? '') === '' && raw.production === undefined) {
+    raw.production = true;
+    envNames.set('production', 'NODE_ENV=production');
   }
   if (env.A2A_ADAPTER_OPTIONS !== undefined && env.A2A_ADAPTER_OPTIONS !== '') {
     try {
@@ -58,7 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!result.success) {
     const problems = result.error.issues.map((issue) => {
       const key = issue.path.join('.') || '(root)';
-      const envName = Object.entries(ENV_KEYS).find(([, path]) => path === key)?.[0];
+      const envName = envNames.get(key);
       return `${key}${envName ? ` (${envName})` : ''}: ${issue.message}`;
     });
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);

@@ -136,7 +136,7 @@ const schedulesSchema = z.strictObject({
 
 /** A sub-agent role: which adapter runs its assignments, and how many of one coordinator's run at once. */
 const roleSchema = z.strictObject({
-  /** "demo", "openai" or a path to an adapter module (like the top-level adapter setting). */
+  /** "demo", "openai", "a2a" (a remote A2A agent) or a path to an adapter module (like the top-level adapter setting). */
   adapter: z.string().min(1).default('demo'),
   adapterOptions: z.record(z.string(), z.json()).default({}),
   /** At most this many of one coordinator's assignments of this role run at once (default: only the coordinator's limit). */
@@ -158,6 +158,15 @@ const limitsSchema = z.strictObject({
   burst: z.coerce.number().int().min(1).default(100),
   /** Tasks a principal may have in flight (submitted or working) at once (0 = no cap). */
   maxActiveTasks: z.coerce.number().int().min(0).default(100),
+  /**
+   * Requests that fail authentication (no, malformed or invalid credentials), per second and
+   * client address, shared by all gateways (token bucket in Redis). Past it that address's
+   * failing requests get 429 + Retry-After instead of 401, answered without touching Redis
+   * (0 = no limit). Requests that authenticate are never counted or refused by it.
+   */
+  unauthenticatedPerSecond: z.coerce.number().min(0).default(10),
+  /** Failed authentications an address may make at once after being quiet. */
+  unauthenticatedBurst: z.coerce.number().int().min(1).default(50),
 });
 
 /** An A2A skill as a card declares it (spec 4.4.5), for agents whose skills are configured. */
@@ -223,6 +232,46 @@ export type AgentConfig = z.infer<typeof agentSchema>;
 export const AGENT_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
+ * Structural bounds of a JSON request body, checked while the body arrives and before it is
+ * parsed: a body past one is refused with -32600 / 400 naming the bound, at a cost linear in
+ * its size however it is shaped.
+ */
+const jsonLimitsSchema = z.strictObject({
+  /** Deepest nesting of objects and arrays. */
+  maxDepth: z.coerce.number().int().min(8).max(1000).default(64),
+  /** Most members of one object. */
+  maxObjectKeys: z.coerce.number().int().min(16).default(1_000),
+  /** Most elements of one array. */
+  maxArrayLength: z.coerce.number().int().min(16).default(10_000),
+  /** Most values in the whole document (every object member and array element counts). */
+  maxNodes: z.coerce.number().int().min(64).default(100_000),
+});
+export type JsonLimits = z.infer<typeof jsonLimitsSchema>;
+
+/**
+ * Which reverse proxies may tell the gateway, through `Forwarded` (RFC 7239) or
+ * `X-Forwarded-For/-Proto/-Host/-Prefix`, the client's address and the URL the client
+ * addressed: false (default: the headers are ignored), true (any peer), or a list of
+ * addresses and CIDR ranges of trusted proxies (`loopback`, `linklocal` and `uniquelocal`
+ * name the usual ranges). In the environment: `true`, `false` or a comma-separated list.
+ */
+const trustProxySchema = z
+  .union([
+    z.boolean(),
+    z.array(z.string().min(1)).min(1),
+    z.string().transform((value, context) => {
+      const trimmed = value.trim();
+      if (['true', '1'].includes(trimmed)) return true;
+      if (['false', '0', ''].includes(trimmed)) return false;
+      const list = trimmed.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+      if (list.length === 0) context.addIssue({ code: 'custom', message: 'true, false, or a comma-separated list of proxy addresses' });
+      return list;
+    }),
+  ])
+  .default(false);
+export type TrustProxySetting = boolean | string[];
+
+/**
  * Every setting, with its default. Environment variables (A2A_*) override the config file,
  * which overrides these defaults; the README's configuration reference mirrors this schema.
  */
@@ -235,6 +284,7 @@ export const configSchema = z.object({
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, "_", "." and "-" only, 1 to 64 characters')
     .default('a2a'),
   host: z.string().min(1).default('127.0.0.1'),
+  /** Listen port; the platform's PORT variable is used when A2A_PORT is not set. */
   port: port.default(8080),
   /** URL clients use to reach this gateway (what the agent card advertises). Defaults to http://host:port. */
   publicUrl: z.string().url().optional(),
@@ -279,6 +329,40 @@ export const configSchema = z.object({
   reconcileIntervalMs: z.coerce.number().int().min(0).default(30_000),
   /** Largest accepted request body. */
   maxBodyBytes: z.coerce.number().int().min(1024).default(1_048_576),
+  /** Structural bounds of JSON request bodies (depth, keys, array lengths, values). */
+  jsonLimits: jsonLimitsSchema.default(jsonLimitsSchema.parse({})),
+  /**
+   * A refused request whose body has not all arrived (413, 401, …) gets its answer, then the
+   * gateway reads and discards up to this many more body bytes before it closes the
+   * connection, so the client reads the error instead of a connection reset.
+   */
+  refusedBodyDrainBytes: z.coerce.number().int().min(0).default(8_388_608),
+  /**
+   * How long a client may take to send a whole request, headers and body; then it gets 408
+   * (if nothing was answered yet) and the connection is closed. Responses are not limited:
+   * SSE streams and blocking SendMessage calls last as long as they need.
+   */
+  requestTimeoutMs: positiveMs.default(30_000),
+  /** How long a client may take to send the request headers. */
+  headersTimeoutMs: positiveMs.default(10_000),
+  /** How long an idle keep-alive connection stays open between requests. */
+  keepAliveTimeoutMs: positiveMs.default(65_000),
+  /** Most request header fields; a request with more gets 431 (instead of losing the rest). */
+  maxHeaderCount: z.coerce.number().int().min(16).max(1000).default(100),
+  /**
+   * Most open client connections (SSE streams included); more are closed as they arrive, so
+   * file descriptors remain for Redis and for the clients already connected.
+   * Default: the process's open-file limit minus 128.
+   */
+  maxConnections: z.coerce.number().int().min(1).optional(),
+  /**
+   * Most open connections from one client address (0 = no per-address cap). Connections from
+   * trusted proxies (trustProxy) are not counted: behind a proxy every client shares its address.
+   */
+  maxConnectionsPerAddress: z.coerce.number().int().min(0).default(0),
+  /** Bytes an SSE stream may have waiting for a slow reader; past it the stream ends (resume with Last-Event-ID). */
+  sseMaxBufferedBytes: z.coerce.number().int().min(16_384).default(1_048_576),
+  trustProxy: trustProxySchema,
   /** SSE comment heartbeat on idle streams. */
   heartbeatMs: positiveMs.default(15_000),
   /** Longest a blocking SendMessage waits; then it returns the task in its current state. */
@@ -289,6 +373,13 @@ export const configSchema = z.object({
    * streams end with an error naming the Last-Event-ID to resume from. Workers always wait.
    */
   redisOutageGraceMs: positiveMs.default(3_000),
+  /**
+   * A gateway's Redis command that gets no answer this long (a hung, not a disconnected, Redis)
+   * fails the request with 503 + Retry-After; /readyz answers not-ready within a second.
+   * Workers always wait. A command that timed out may still have run: re-sending a message
+   * with the same messageId is safe.
+   */
+  redisCommandTimeoutMs: positiveMs.default(2_000),
   /** How long CancelTask waits for a running turn to stop before returning the task. */
   cancelWaitMs: z.coerce.number().int().min(0).default(5_000),
   /** How long a (caller, messageId) pair is remembered for de-duplicating re-sent messages. */
@@ -314,6 +405,11 @@ export const configSchema = z.object({
   /** Private JWK file of the card signing key; default: generated in dataDir. */
   cardSigningKeyFile: z.string().min(1).optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /**
+   * Production mode (also on when NODE_ENV=production): the gateway refuses to start with the
+   * development token issuer, which it otherwise uses when no issuer is configured.
+   */
+  production: booleanish.default(false),
   /** Which roles this process runs (the CLI sets it from the command). */
   roles: z
     .object({ gateway: booleanish.default(true), worker: booleanish.default(true) })
@@ -343,6 +439,21 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_STALLED_INTERVAL_MS: 'stalledIntervalMs',
   A2A_RECONCILE_INTERVAL_MS: 'reconcileIntervalMs',
   A2A_MAX_BODY_BYTES: 'maxBodyBytes',
+  A2A_JSON_MAX_DEPTH: 'jsonLimits.maxDepth',
+  A2A_JSON_MAX_OBJECT_KEYS: 'jsonLimits.maxObjectKeys',
+  A2A_JSON_MAX_ARRAY_LENGTH: 'jsonLimits.maxArrayLength',
+  A2A_JSON_MAX_NODES: 'jsonLimits.maxNodes',
+  A2A_REFUSED_BODY_DRAIN_BYTES: 'refusedBodyDrainBytes',
+  A2A_REQUEST_TIMEOUT_MS: 'requestTimeoutMs',
+  A2A_HEADERS_TIMEOUT_MS: 'headersTimeoutMs',
+  A2A_KEEP_ALIVE_TIMEOUT_MS: 'keepAliveTimeoutMs',
+  A2A_MAX_HEADER_COUNT: 'maxHeaderCount',
+  A2A_MAX_CONNECTIONS: 'maxConnections',
+  A2A_MAX_CONNECTIONS_PER_ADDRESS: 'maxConnectionsPerAddress',
+  A2A_SSE_MAX_BUFFERED_BYTES: 'sseMaxBufferedBytes',
+  A2A_TRUST_PROXY: 'trustProxy',
+  A2A_REDIS_COMMAND_TIMEOUT_MS: 'redisCommandTimeoutMs',
+  A2A_PRODUCTION: 'production',
   A2A_HEARTBEAT_MS: 'heartbeatMs',
   A2A_BLOCKING_TIMEOUT_MS: 'blockingTimeoutMs',
   A2A_REDIS_OUTAGE_GRACE_MS: 'redisOutageGraceMs',
@@ -359,6 +470,8 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_RATE_LIMIT_PER_SECOND: 'limits.requestsPerSecond',
   A2A_RATE_LIMIT_BURST: 'limits.burst',
   A2A_MAX_ACTIVE_TASKS: 'limits.maxActiveTasks',
+  A2A_UNAUTHENTICATED_PER_SECOND: 'limits.unauthenticatedPerSecond',
+  A2A_UNAUTHENTICATED_BURST: 'limits.unauthenticatedBurst',
   A2A_DELEGATION_MAX_PARALLEL: 'delegation.maxParallel',
   A2A_CARD_SIGNING: 'cardSigning',
   A2A_PUSH_ENABLED: 'push.enabled',

@@ -5,9 +5,11 @@
 // by the next run of the coordinator's turn (which re-reads the children themselves).
 import { DelegationFailedError, type Assignment, type AssignmentEvidence, type DelegationOptions, type DelegationResult } from '../../adapters/delegation.ts';
 import { enqueueTurn, turnJobId, type TurnQueues } from '../../queues/turns.ts';
-import { newId } from '../ids.ts';
+import type { Agents } from '../agents/agents.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import { derivedId, newId } from '../ids.ts';
 import { GATEWAY_METADATA_KEY, ownerFromKey, StaleLeaseError, type Owner, type TaskStore, type TaskVersions } from '../store/task-store.ts';
-import type { Artifact, JsonObject, Message, Part, Task, TaskState } from '../protocol/types.ts';
+import type { Artifact, JsonObject, Message, Part, TaskState } from '../protocol/types.ts';
 import {
   SETTLED_STATES,
   type AssignmentRecord,
@@ -35,6 +37,8 @@ export interface CoordinatorTurn {
   contextId: string;
   ownerKey: string;
   generation: number;
+  /** What the coordinator's caller's credentials granted: its sub-agents see the same. */
+  callerScopes?: readonly string[];
 }
 
 export interface DelegatorOptions {
@@ -47,6 +51,8 @@ export interface DelegatorOptions {
   idempotencyTtlSeconds: number;
   /** Versions recorded on a child task: its role's adapter (within the coordinator's agent) and this gateway's. */
   versionsFor(agent: string, role: string): TaskVersions;
+  /** Tasks an owner of the agent may have queued or running, sub-agents' included (0 = no cap). */
+  maxActiveTasksFor(agent: string): number;
 }
 
 /** Assignment state from a child's task state ('running' while it is still open). */
@@ -79,6 +85,21 @@ export const textOf = (message: Message | undefined): string | undefined => {
 
 export class Delegator {
   constructor(private readonly options: DelegatorOptions) {}
+
+  /** The delegator of a process: settings from configuration, versions and caps from each agent. */
+  static forAgents(config: GatewayConfig, agents: Agents, parts: Pick<DelegatorOptions, 'store' | 'assignments' | 'queues'>): Delegator {
+    const agentOf = (name: string) => agents.get(name) ?? agents.default;
+    return new Delegator({
+      ...parts,
+      defaultMaxParallel: config.delegation.maxParallel,
+      roleLimits: Object.fromEntries(
+        Object.entries(config.delegation.roles).flatMap(([role, settings]) => (settings.maxParallel === undefined ? [] : [[role, settings.maxParallel]])),
+      ),
+      idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+      versionsFor: (agent, role) => agentOf(agent).versionsFor(role),
+      maxActiveTasksFor: (agent) => agentOf(agent).settings.limits.maxActiveTasks,
+    });
+  }
 
   /** ctx.delegate: returns the delegation's evidence once it is over, otherwise parks the turn (throws TurnParked). */
   async delegate(turn: CoordinatorTurn, name: string, assignments: readonly Assignment[], options: DelegationOptions = {}): Promise<DelegationResult> {
@@ -135,13 +156,20 @@ export class Delegator {
     for (const assignment of assignments) {
       if (!NAME.test(assignment.role)) throw new Error(`Role "${assignment.role}" must be 1 to 64 letters, digits, "_", "." or "-".`);
     }
-    const maxParallel = options.maxParallel ?? this.options.defaultMaxParallel;
-    if (!Number.isInteger(maxParallel) || maxParallel < 1) throw new Error(`maxParallel must be a positive integer, got ${String(maxParallel)}.`);
+    const requested = options.maxParallel ?? this.options.defaultMaxParallel;
+    if (!Number.isInteger(requested) || requested < 1) throw new Error(`maxParallel must be a positive integer, got ${String(requested)}.`);
+    // A delegation may ask for less parallelism than configured, never for more: what a request
+    // (say, a data part of a caller's message) asks for is clamped to delegation.maxParallel.
+    const maxParallel = Math.min(requested, this.options.defaultMaxParallel);
+    const roleLimits: Record<string, number> = { ...this.options.roleLimits };
+    for (const [role, limit] of Object.entries(options.roleLimits ?? {})) {
+      if (Number.isInteger(limit) && limit >= 1) roleLimits[role] = Math.min(limit, roleLimits[role] ?? maxParallel);
+    }
     const settings: DelegationSettings = {
       name,
       count: assignments.length,
       maxParallel,
-      roleLimits: { ...this.options.roleLimits, ...(options.roleLimits ?? {}) },
+      roleLimits,
       onFailure: options.onFailure ?? 'continue',
     };
     if (options.reviewer !== undefined) settings.reviewer = options.reviewer;
@@ -159,9 +187,10 @@ export class Delegator {
     const records: AssignmentRecord[] = [];
     for (const { assignment, index, kind, readOnly } of items) {
       const parts: Part[] = typeof assignment.input === 'string' ? [{ text: assignment.input }] : assignment.input;
-      const childId = newId();
+      // Derived from the coordinator and position: a retried delegation finds the child its
+      // first attempt created, and no caller can create (or pre-create) a task of this id.
+      const childId = derivedId(turn.taskId, settings.name, String(index));
       const message: Message = {
-        // Derived from the coordinator and position: re-creating after a crash finds the first child.
         messageId: `${turn.taskId}.${settings.name}.${index}`,
         role: 'ROLE_USER',
         parts,
@@ -179,14 +208,23 @@ export class Delegator {
         metadata,
         idempotencyTtlSeconds: this.options.idempotencyTtlSeconds,
         versions: this.options.versionsFor(owner.agent, assignment.role),
-        // The owner asked for the coordinator; its pieces are not refused one by one.
-        maxActiveTasks: 0,
+        // Sub-agents' tasks count against their owner's active-task cap like any other.
+        maxActiveTasks: this.options.maxActiveTasksFor(owner.agent),
         links: { parentTaskId: turn.taskId, role: assignment.role, readOnly: readOnly === true },
+        idempotencyKey: this.options.store.keys.childCreated(childId),
+        callerScopes: turn.callerScopes ?? [],
         now: new Date(),
       });
-      // A retried delegation finds the child its first attempt created.
-      const taskId = created.kind === 'duplicate' ? created.taskId : childId;
-      records.push({ taskId, delegation: settings.name, index, role: assignment.role, kind, state: 'queued', queuedAtMs: Date.now() });
+      if (created.kind === 'too-many-active') {
+        throw new Error(
+          `Delegation "${settings.name}" cannot create assignment ${index}: its owner has ${created.active} tasks queued or running, the limit is ${this.options.maxActiveTasksFor(owner.agent)} (limits.maxActiveTasks), and sub-agents' tasks count too.`,
+        );
+      }
+      // Adopted only with the server's own link to this coordinator (defence in depth: the id is the server's to begin with).
+      if (created.kind === 'duplicate' && (await this.options.store.parentOf(childId)) !== turn.taskId) {
+        throw new Error(`Task ${childId} exists but is not an assignment of coordinator ${turn.taskId}; it is not adopted.`);
+      }
+      records.push({ taskId: childId, delegation: settings.name, index, role: assignment.role, kind, state: 'queued', queuedAtMs: Date.now() });
     }
     if (!(await this.options.assignments.register(turn.taskId, turn.generation, settings, records))) throw new StaleLeaseError(turn.taskId);
   }
@@ -294,12 +332,3 @@ export class Delegator {
     return enqueueTurn(this.options.queues, { taskId: childId, turn: 1, ownerKey, contextId });
   }
 }
-
-/** The coordinator of a task, from its metadata (undefined for a top-level task). */
-export function coordinatorOf(task: Task): string | undefined {
-  const link = task.metadata?.[GATEWAY_METADATA_KEY];
-  if (link === null || typeof link !== 'object' || Array.isArray(link)) return undefined;
-  const parent = (link as JsonObject).parentTaskId;
-  return typeof parent === 'string' ? parent : undefined;
-}
-

@@ -4,7 +4,8 @@ import { mayUseAgent } from '../auth/scopes.ts';
 import { anonymousPrincipal } from '../auth/principal.ts';
 import { restErrorBody } from '../bindings/rest/index.ts';
 import { toA2AError } from '../bindings/errors.ts';
-import type { Exchange } from '../bindings/http/exchange.ts';
+import { ClientGoneError, type Exchange } from '../bindings/http/exchange.ts';
+import { admitRequest } from '../bindings/http/pipeline.ts';
 import { A2AError } from '../protocol/errors.ts';
 import type { GatewayAppOptions } from './app.ts';
 
@@ -16,19 +17,15 @@ export interface AgentListing {
   default: boolean;
 }
 
-export async function handleAgentList(exchange: Exchange, options: Pick<GatewayAppOptions, 'authenticator' | 'endpoints' | 'root' | 'publicOrigin' | 'publicUrl' | 'logger'>): Promise<void> {
+export async function handleAgentList(exchange: Exchange, options: Pick<GatewayAppOptions, 'edge' | 'endpoints' | 'root' | 'publicUrl' | 'logger'>): Promise<void> {
   try {
     if (exchange.method !== 'GET') {
       exchange.response.setHeader('Allow', 'GET');
       throw new A2AError('METHOD_NOT_FOUND', 'GET /agents lists the agents; nothing else is served there.', { httpStatus: 405 });
     }
-    const principal =
-      (await options.authenticator.authenticate({
-        method: exchange.method,
-        targetUri: `${options.publicOrigin}${exchange.target}`,
-        header: (name) => exchange.header(name),
-        body: '',
-      })) ?? anonymousPrincipal(undefined);
+    // The same steps as the bindings: header count, credentials from the headers (no body).
+    const admitted = await admitRequest(exchange, options.edge, { content: 'json-if-body', readsBody: false, checkVersion: false });
+    const principal = admitted.principal ?? anonymousPrincipal(undefined);
     const agents: AgentListing[] = [];
     for (const endpoint of options.endpoints.values()) {
       const { settings } = endpoint.agent;
@@ -43,6 +40,7 @@ export async function handleAgentList(exchange: Exchange, options: Pick<GatewayA
     }
     exchange.sendJson(200, { agents });
   } catch (error) {
+    if (error instanceof ClientGoneError) return;
     const a2a = toA2AError(error);
     if (a2a.kind === 'INTERNAL') options.logger.error('GET /agents failed', { error: String((error as Error).stack ?? error) });
     exchange.sendJson(a2a.httpStatus ?? a2a.mapping.httpStatus, restErrorBody(a2a), a2a.httpHeaders());

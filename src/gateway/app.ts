@@ -6,10 +6,12 @@ import { Hono } from 'hono';
 import type { Redis } from 'ioredis';
 import type { JWK } from 'jose';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
-import type { Authenticator } from '../auth/authenticator.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import { registerJwksRoute } from './well-known-keys.ts';
-import { createExchange } from '../bindings/http/exchange.ts';
+import { createExchange, type ExchangeOptions } from '../bindings/http/exchange.ts';
+import { checkHeaderCount } from '../bindings/http/header-count.ts';
+import type { RequestEdge } from '../bindings/http/pipeline.ts';
+import { checkReadiness } from './readiness.ts';
 import { handleJsonRpc } from '../bindings/jsonrpc/index.ts';
 import { handleRest } from '../bindings/rest/index.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../bindings/rest/routes.ts';
@@ -27,15 +29,15 @@ export interface GatewayAppOptions {
   endpoints: ReadonlyMap<string, AgentEndpoint>;
   /** Public keys served at /.well-known/jwks.json (the card signing key). */
   publishedKeys: JWK[];
-  authenticator: Authenticator;
   rateLimiter: RateLimiter;
-  publicOrigin: string;
+  /** The per-request steps of the bindings and the agent list (pipeline.ts), with the default body limit. */
+  edge: RequestEdge;
+  /** Body bytes discarded after a refusal before the connection closes (refusedBodyDrainBytes). */
+  refusedBodyDrainBytes: number;
   /** Where clients reach this gateway (publicUrl, path included): the agent list's card URLs. */
   publicUrl: string;
   redis: Redis;
   logger: Logger;
-  /** Largest body of a request to no agent in particular; each agent has its own limit. */
-  maxBodyBytes: number;
   streams: SseStreams;
 }
 
@@ -75,12 +77,8 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
   registerJwksRoute(app, () => options.publishedKeys);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
-    try {
-      await options.redis.ping();
-      return c.json({ status: 'ok' });
-    } catch (error) {
-      return c.json({ status: 'unavailable', reason: `Redis: ${(error as Error).message}` }, 503, { 'Retry-After': '1' });
-    }
+    const readiness = await checkReadiness(options.redis, options.logger);
+    return readiness.ready ? c.json({ status: 'ok' }) : c.json({ status: 'unavailable', reason: readiness.reason }, 503, { 'Retry-After': '1' });
   });
   app.notFound((c) =>
     c.json(
@@ -101,22 +99,30 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
     response.end();
   };
-  const bindingOptionsFor = (endpoint: AgentEndpoint) => ({
-    service: options.service,
-    endpoint,
-    authenticator: options.authenticator,
-    rateLimiter: options.rateLimiter,
-    publicOrigin: options.publicOrigin,
-    maxBodyBytes: endpoint.agent.settings.limits.maxBodyBytes,
-    streams: options.streams,
-    logger: options.logger,
-  });
+  // Built once per agent: each has its own body limit, the rest of the edge is shared.
+  const bindingOptions = new Map<AgentEndpoint, Parameters<typeof handleJsonRpc>[1]>();
+  const bindingOptionsFor = (endpoint: AgentEndpoint): Parameters<typeof handleJsonRpc>[1] => {
+    let built = bindingOptions.get(endpoint);
+    if (built === undefined) {
+      built = {
+        service: options.service,
+        endpoint,
+        rateLimiter: options.rateLimiter,
+        edge: { ...options.edge, maxBodyBytes: endpoint.agent.settings.limits.maxBodyBytes },
+        streams: options.streams,
+        logger: options.logger,
+      };
+      bindingOptions.set(endpoint, built);
+    }
+    return built;
+  };
+  const exchangeOptions: ExchangeOptions = { drainBytes: options.refusedBodyDrainBytes };
   return (request, response) => {
     const url = request.url ?? '/';
     const pathEnd = url.indexOf('?');
     const path = pathEnd < 0 ? url : url.slice(0, pathEnd);
     if (path === AGENTS_PATH || path === `${AGENTS_PATH}/`) {
-      handleAgentList(createExchange(request, response), options).catch((error: unknown) => fail(response, error));
+      handleAgentList(createExchange(request, response, exchangeOptions), options).catch((error: unknown) => fail(response, error));
       return;
     }
     const route = routeOf(path, options);
@@ -125,12 +131,24 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
       return;
     }
     const { endpoint, rest } = route as { endpoint: AgentEndpoint; rest: string };
+    const isJsonRpc = rest === JSONRPC_PATH || rest === `${JSONRPC_PATH}/`;
+    const isRest = rest === REST_BASE_PATH || rest.startsWith(`${REST_BASE_PATH}/`);
+    if (!isJsonRpc && !isRest) {
+      // The bindings refuse these in their own error shapes (pipeline.ts); cards, health and the rest here.
+      try {
+        checkHeaderCount(request, options.edge.maxHeaderCount);
+      } catch (error) {
+        const message = (error as Error).message;
+        createExchange(request, response, exchangeOptions).sendJson(431, { error: { code: 431, status: 'INVALID_ARGUMENT', message, details: [] } });
+        return;
+      }
+      // The server leaves Expect: 100-continue to the handlers; the bindings answer it after their header checks.
+      if (request.headers.expect?.toLowerCase() === '100-continue') response.writeContinue();
+    }
     if (rest === CARD_PATH) {
       serveCard(request, response, endpoint).catch((error: unknown) => fail(response, error));
       return;
     }
-    const isJsonRpc = rest === JSONRPC_PATH || rest === `${JSONRPC_PATH}/`;
-    const isRest = rest === REST_BASE_PATH || rest.startsWith(`${REST_BASE_PATH}/`);
     if (isJsonRpc || isRest) {
       // Browser-based A2A clients (inspectors, dashboards) call the bindings cross-origin.
       response.setHeader('Access-Control-Allow-Origin', '*');
@@ -145,7 +163,7 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
         return;
       }
       const handle = isJsonRpc ? handleJsonRpc : handleRest;
-      handle(createExchange(request, response), bindingOptionsFor(endpoint)).catch((error: unknown) => fail(response, error));
+      handle(createExchange(request, response, exchangeOptions), bindingOptionsFor(endpoint)).catch((error: unknown) => fail(response, error));
       return;
     }
     if (endpoint !== options.root) {

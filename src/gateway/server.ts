@@ -13,6 +13,9 @@ import { JwtVerifier } from '../auth/jwt/jwt-verifier.ts';
 import { loadGatewayKeys } from '../auth/keys/gateway-keys.ts';
 import { RequestSignatureVerifier } from '../auth/signatures/verify-request.ts';
 import { RateLimiter } from '../limits/rate-limiter.ts';
+import { UnauthenticatedLimiter } from '../limits/unauthenticated-limiter.ts';
+import { createProxyTrust } from '../bindings/http/proxy-trust.ts';
+import { defaultMaxConnections, guardConnections } from './connection-guard.ts';
 import { AssignmentStore } from '../coordination/assignment-store.ts';
 import { Delegator } from '../coordination/delegator.ts';
 import { TurnQueues } from '../../queues/turns.ts';
@@ -41,8 +44,8 @@ import { SCHEDULES_EXTENSION_URI } from '../schedules/schedule-types.ts';
 export interface GatewayHandle {
   url: string;
   port: number;
-  /** The default agent's card at the root URL. */
-  card: ServedCard;
+  /** The default agent's card at the root URL (undefined while a downstream agent it describes is unreachable). */
+  card: ServedCard | undefined;
   /** Every agent's endpoint, by name (its cards at /agents/<name>/…). */
   endpoints: ReadonlyMap<string, AgentEndpoint>;
   service: TaskService;
@@ -61,16 +64,25 @@ export interface GatewayRoleOptions {
 
 export async function startGatewayRole(config: GatewayConfig, agents: Agents, logger: Logger, options: GatewayRoleOptions = {}): Promise<GatewayHandle> {
   const baseDir = options.baseDir ?? process.cwd();
+  refuseDevelopmentIssuerInProduction(config);
+  let proxyTrust;
+  try {
+    proxyTrust = createProxyTrust(config.trustProxy);
+  } catch (error) {
+    throw new Error(`trustProxy (A2A_TRUST_PROXY): ${(error as Error).message}; give true, false, or proxy addresses and CIDR ranges.`);
+  }
   // Keys first: a bad key file is a configuration error, reported before anything connects.
   const keys = await loadGatewayKeys(config, baseDir);
   // Receivers verify webhook signatures with its public half, published beside the card's key.
   const pushSigningKey = config.push.enabled ? await loadPushSigningKey(config, baseDir) : undefined;
-  // Connections that answer clients wait for a lost Redis at most redisOutageGraceMs, then
-  // fail with 503 + Retry-After (see redis/connection.ts); the subscriber reconnects forever.
+  // Connections that answer clients wait for a lost Redis at most redisOutageGraceMs, and for
+  // a silent one at most redisCommandTimeoutMs, then fail with 503 + Retry-After (see
+  // redis/connection.ts); the subscriber reconnects forever.
   const outage = { outageGraceMs: config.redisOutageGraceMs };
-  const commands = openRedis(config.redisUrl, 'commands', {}, outage);
+  const clientFacing = { ...outage, commandTimeoutMs: config.redisCommandTimeoutMs };
+  const commands = openRedis(config.redisUrl, 'commands', {}, clientFacing);
   const subscriber = openRedis(config.redisUrl, 'events');
-  const queueConnection = openRedis(config.redisUrl, 'queue', {}, outage);
+  const queueConnection = openRedis(config.redisUrl, 'queue', {}, clientFacing);
   for (const [role, connection] of [['commands', commands], ['events', subscriber], ['queue', queueConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
@@ -103,15 +115,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     store,
     assignments,
     // The gateway cancels assignments, forwards answers and starts freed slots; only workers create assignments.
-    delegator: new Delegator({
-      store,
-      assignments,
-      queues,
-      defaultMaxParallel: config.delegation.maxParallel,
-      roleLimits: {},
-      idempotencyTtlSeconds: config.idempotencyTtlSeconds,
-      versionsFor: (agent, role) => (agents.get(agent) ?? agents.default).versionsFor(role),
-    }),
+    delegator: Delegator.forAgents(config, agents, { store, assignments, queues }),
     hub,
     queues,
     agents,
@@ -121,27 +125,47 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     maxQueuedTurns: config.maxQueuedTurns,
   });
 
-  const streams = new SseStreams(config.heartbeatMs);
+  const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);
   let handler: RequestListener | undefined;
-  const httpServer = createServer((request, response) => {
+  const httpServer = createServer(
+    {
+      // Only the request (headers, then body) is timed; once it has arrived, a response may
+      // last as long as it needs (SSE streams, blocking SendMessage). Node answers 408 and
+      // closes the connection. Node requires headersTimeout <= requestTimeout.
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
+      keepAliveTimeout: config.keepAliveTimeoutMs,
+      // How often Node looks for requests past those timeouts (its default, 30 s, would let a
+      // stalled body live up to 30 s longer than requestTimeoutMs).
+      connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs),
+    },
+    (request, response) => {
     if (handler !== undefined) {
       handler(request, response);
       return;
     }
-    // Only between listen() and the card being built: tell the client to come back.
-    response.writeHead(503, { 'Retry-After': '1', 'Content-Type': 'application/json' });
-    response.end('{"error":{"code":503,"status":"UNAVAILABLE","message":"starting up; retry shortly","details":[]}}');
+      // Only between listen() and the card being built: tell the client to come back.
+      response.writeHead(503, { 'Retry-After': '1', 'Content-Type': 'application/json' });
+      response.end('{"error":{"code":503,"status":"UNAVAILABLE","message":"starting up; retry shortly","details":[]}}');
+    },
+  );
+  // Expect: 100-continue goes to the same handler, which sends the 100 only once the headers
+  // passed its checks (a refused request's body is then never sent).
+  httpServer.on('checkContinue', (request, response) => httpServer.emit('request', request, response));
+  // Node drops header fields past maxHeadersCount silently; one more than the limit shows that
+  // a request had too many, and it is refused with 431 (bindings/http/header-count.ts).
+  httpServer.maxHeadersCount = config.maxHeaderCount + 1;
+  guardConnections(httpServer, {
+    maxConnections: config.maxConnections ?? defaultMaxConnections(),
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    isTrustedProxy: (address) => proxyTrust.trustsAddress(address),
+    logger,
   });
   const releaseConnections = (): void => {
     subscriber.disconnect();
     queueConnection.disconnect();
     commands.disconnect();
   };
-  // Idle SSE clients must not be cut by Node's default timeouts; heartbeats keep proxies awake.
-  httpServer.requestTimeout = 0;
-  httpServer.headersTimeout = 60_000;
-  httpServer.keepAliveTimeout = 65_000;
-  httpServer.maxHeadersCount = 100;
   let port: number;
   try {
     port = await new Promise<number>((resolve, reject) => {
@@ -161,7 +185,9 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   if (!authenticator.enabled) {
     logger.warn('authentication is OFF (auth.enabled=false): every caller is anonymous and the agent card declares no security');
   } else if (keys.devIssuer !== undefined) {
-    logger.info('no token issuer configured: accepting tokens of the local development issuer (npm run token -- --sub <name>)');
+    logger.warn(
+      `NO TOKEN ISSUER CONFIGURED: accepting tokens of the local DEVELOPMENT issuer, whose key is in ${keys.devIssuer.keyFile}; anyone who can read that file can mint tokens. For local use only: configure auth.issuers before exposing this gateway (it refuses to start like this when NODE_ENV=production or production=true).`,
+    );
   }
   // The cards name the bound port when port 0 asked for any free one, so they are built now.
   const security = authenticator.enabled ? { signedRequests: authenticator.acceptsSignatures } : undefined;
@@ -190,16 +216,17 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   };
   const endpoints = new Map(agents.list().map((agent) => [agent.name, endpointAt(agent.name, `/agents/${encodeURIComponent(agent.name)}`)]));
   const root = endpointAt(agents.defaultName, '');
-  let rootCard: ServedCard;
+  let rootCard: ServedCard | undefined;
   try {
-    rootCard = (await root.cards.cards()).card;
     // Every agent's card is built once now, so a broken configuration shows at start; one whose
     // skills come from a downstream agent that cannot be reached yet is retried on first request.
-    for (const endpoint of endpoints.values()) {
-      await endpoint.cards.cards().catch((error: Error) => {
+    for (const endpoint of [root, ...endpoints.values()]) {
+      const built = await endpoint.cards.cards().catch((error: Error) => {
         if (endpoint.agent.settings.card.skills !== 'from downstream') throw error;
         logger.warn('the card of an agent could not be built yet; retried on the first request for it', { agent: endpoint.agent.name, error: error.message });
+        return undefined;
       });
+      if (endpoint === root) rootCard = built?.card;
     }
   } catch (error) {
     httpServer.close();
@@ -212,13 +239,20 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     root,
     endpoints,
     publishedKeys: pushSigningKey === undefined ? keys.publishedKeys : [...keys.publishedKeys, publicJwkOf(pushSigningKey)],
-    authenticator,
     rateLimiter: new RateLimiter(commands, store.keys),
-    publicOrigin: new URL(publicUrl).origin,
+    edge: {
+      maxHeaderCount: config.maxHeaderCount,
+      maxBodyBytes: config.maxBodyBytes,
+      jsonLimits: config.jsonLimits,
+      authenticator,
+      unauthenticated: new UnauthenticatedLimiter(commands, store.keys, config.limits),
+      proxyTrust,
+      publicUrl: new URL(publicUrl),
+    },
+    refusedBodyDrainBytes: config.refusedBodyDrainBytes,
     publicUrl,
     redis: commands,
     logger,
-    maxBodyBytes: config.maxBodyBytes,
     streams,
   });
 
@@ -247,6 +281,18 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       await commands.quit().catch(() => undefined);
     },
   };
+}
+
+/**
+ * With no issuer configured the gateway trusts a development issuer whose key lies in dataDir:
+ * fine on a laptop, a hole in production. Production (NODE_ENV=production or production=true)
+ * must name its issuers.
+ */
+function refuseDevelopmentIssuerInProduction(config: GatewayConfig): void {
+  if (!config.production || !config.auth.enabled || config.auth.issuers.length > 0) return;
+  throw new Error(
+    'refusing to start: production mode (NODE_ENV=production or production=true) and no token issuer is configured, so only the development issuer would be trusted; configure auth.issuers in the A2A_CONFIG file (see README, Identity and limits).',
+  );
 }
 
 function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: Redis, baseDir: string): Authenticator {

@@ -5,6 +5,18 @@ import { invalidParams, type FieldViolation } from './errors.ts';
 import { TASK_STATES, type JsonObject } from './types.ts';
 
 const jsonObject = z.record(z.string(), z.json()) as unknown as z.ZodType<JsonObject>;
+
+/**
+ * The key under which the gateway reports what it did (outcome, cancellation, a sub-agent's
+ * link to its coordinator). A caller's metadata may not carry it: what only the gateway may say
+ * must not be forgeable by a request.
+ */
+export const RESERVED_METADATA_KEY = 'a2aGateway';
+
+/** Caller metadata: any JSON object without the gateway's reserved key. */
+const callerMetadata = jsonObject.refine((value) => !Object.hasOwn(value, RESERVED_METADATA_KEY), {
+  message: `"${RESERVED_METADATA_KEY}" is reserved for what the gateway reports; put your metadata under another key`,
+});
 const id = (what: string) => z.string().min(1, `${what} must not be empty`).max(256, `${what} is longer than 256 characters`);
 
 export const partSchema = z
@@ -36,7 +48,7 @@ export const messageSchema = z.object({
   taskId: id('taskId').optional(),
   role: z.literal('ROLE_USER', { message: 'role must be ROLE_USER for messages sent to the agent' }),
   parts: z.array(partSchema).min(1, 'at least one part is required'),
-  metadata: jsonObject.optional(),
+  metadata: callerMetadata.optional(),
   extensions: z.array(z.string()).optional(),
   referenceTaskIds: z.array(z.string()).optional(),
 });
@@ -80,7 +92,7 @@ export const sendMessageRequestSchema = z.object({
       returnImmediately: z.boolean().optional(),
     })
     .optional(),
-  metadata: jsonObject.optional(),
+  metadata: callerMetadata.optional(),
 });
 
 export const getTaskRequestSchema = z.object({ tenant, id: id('id'), historyLength: historyLength.optional() });

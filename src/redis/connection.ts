@@ -26,7 +26,8 @@ export function isRedisConnectionError(error: unknown): boolean {
   if (error instanceof RedisUnavailableError) return true;
   const message = error instanceof Error ? error.message : String(error);
   // "Command aborted": an auto-pipelined batch that was cut off mid-reply by the disconnect.
-  return /Connection is closed|Command aborted due to connection close|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|MaxRetriesPerRequest|Stream isn't writeable|LOADING/i.test(
+  // "Command timed out": Redis is connected but does not answer (redisCommandTimeoutMs).
+  return /Connection is closed|Command aborted due to connection close|Command timed out|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|MaxRetriesPerRequest|Stream isn't writeable|LOADING/i.test(
     message,
   );
 }
@@ -40,7 +41,12 @@ export function isRedisConnectionError(error: unknown): boolean {
  * for a lost connection. Without it, a command waits for the reconnect however long that
  * takes: right for workers, whose turns should simply carry on once Redis is back.
  */
-export function openRedis(url: string, role: RedisRole, extra: RedisOptions = {}, policy: { outageGraceMs?: number } = {}): Redis {
+export function openRedis(
+  url: string,
+  role: RedisRole,
+  extra: RedisOptions = {},
+  policy: { outageGraceMs?: number; commandTimeoutMs?: number } = {},
+): Redis {
   const redis = new Redis(url, {
     connectionName: `a2a-gateway:${role}`,
     // BullMQ requires null for its blocking connections; for ours it means a command
@@ -52,7 +58,28 @@ export function openRedis(url: string, role: RedisRole, extra: RedisOptions = {}
     ...extra,
   });
   if (policy.outageGraceMs !== undefined) failFastAfterGrace(redis, role, policy.outageGraceMs);
+  if (policy.commandTimeoutMs !== undefined) timeOutWhileConnected(redis, policy.commandTimeoutMs);
   return redis;
+}
+
+/**
+ * A Redis that is connected but does not answer (stopped, swapping, stuck in a slow script)
+ * gives no 'close' for the outage policy to act on: commands would wait forever. ioredis'
+ * `commandTimeout` rejects a command not answered in time, but it also starts on commands
+ * parked in the offline queue, which stay queued and would run after their caller was told
+ * they failed. So it is armed only for commands sent while the connection is ready: a lost
+ * connection is the outage policy's (failFastAfterGrace), a silent one is this timeout's. A
+ * command that timed out was sent and may still run when Redis wakes up; the gateway's writes
+ * are idempotent (call ids, messageIds), so a client's retry is safe.
+ */
+function timeOutWhileConnected(redis: Redis, timeoutMs: number): void {
+  // ioredis reads options.commandTimeout as each command is sent; `status` is current at that
+  // moment (its events come a tick later), so the choice is exact per command.
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+    redis.options.commandTimeout = redis.status === 'ready' ? timeoutMs : undefined;
+    return send(...args);
+  }) as Redis['sendCommand'];
 }
 
 /**

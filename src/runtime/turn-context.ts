@@ -3,19 +3,34 @@
 // order the adapter made them, even when the adapter does not await each call.
 import { createHash } from 'node:crypto';
 import { newId } from '../ids.ts';
-import type { AdapterContext, AdapterState, ArtifactChunk, Assignment, DelegationOptions, DelegationResult, StepHandle, StepOutcome, TurnUsage } from '../../adapters/types.ts';
+import type { AdapterContext, AdapterState, ArtifactChunk, CallerIdentity, Assignment, DelegationOptions, DelegationResult, StepHandle, StepOutcome, TurnUsage } from '../../adapters/types.ts';
 import { AdapterContractError, checkArtifactChunk, checkStateKey, checkStateValue, checkStatus, checkUsage, partsOf } from './adapter-contract.ts';
 import { TurnParked } from '../coordination/delegator.ts';
 import type { Artifact, JsonObject, JsonValue, Message, Part, StreamResponse, TaskStatus } from '../protocol/types.ts';
 import type { StepRecord, TaskStore, TurnRecord } from '../store/task-store.ts';
 import { PersistedTurnBudget } from './turn-budget.ts';
-import type { Logger } from '../logging/logger.ts';
+import type { LogFields, Logger } from '../logging/logger.ts';
 
 export interface TurnLease {
   taskId: string;
   contextId: string;
   ownerKey: string;
   generation: number;
+  /** What the credentials of the task's latest input granted (passed on to sub-agents' tasks). */
+  callerScopes?: readonly string[];
+}
+
+const SILENT: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** A logger that puts `bound` on every line (the line's own fields win). */
+function boundLogger(logger: Logger | undefined, bound: LogFields): Logger {
+  if (logger === undefined) return SILENT;
+  return {
+    debug: (message, fields) => logger.debug(message, { ...bound, ...fields }),
+    info: (message, fields) => logger.info(message, { ...bound, ...fields }),
+    warn: (message, fields) => logger.warn(message, { ...bound, ...fields }),
+    error: (message, fields) => logger.error(message, { ...bound, ...fields }),
+  };
 }
 
 export function agentMessage(lease: TurnLease, content: string | Part[], metadata?: JsonObject): Message {
@@ -71,8 +86,9 @@ export interface TurnContextInit {
    * events (a lost worker's replacement has the same scope; a run woken after parking, a new one).
    */
   emitScope: string;
-  /** Where the context reports what it decided on the adapter's behalf (repeated events skipped). */
+  /** The gateway's log; the context binds it to the task for the adapter (ctx.logger). */
   logger?: Logger;
+  caller: CallerIdentity;
 }
 
 const DEFAULT_CONTEXT_TASKS = 20;
@@ -88,6 +104,8 @@ export class TurnContext implements AdapterContext {
   readonly requestedSkill: string | undefined;
   readonly signal: AbortSignal;
   readonly turnRecord: TurnRecord;
+  readonly caller: CallerIdentity;
+  readonly logger: Logger;
   private readonly store: TaskStore;
   private readonly lease: TurnLease;
   private readonly artifactState: Artifact[];
@@ -96,7 +114,6 @@ export class TurnContext implements AdapterContext {
   private writes: Promise<void> = Promise.resolve();
   private writeError: Error | undefined;
   private readonly emitScope: string;
-  private readonly logger: Logger | undefined;
   /** Events of this run an earlier run had stored already (not stored again). */
   private repeatedEvents = 0;
   /** Parts this run put in each artifact it started with a replacing chunk (a re-run's own view). */
@@ -129,7 +146,8 @@ export class TurnContext implements AdapterContext {
     this.adapterName = init.adapterName;
     this.readContextHistory = init.readContextHistory;
     this.emitScope = init.emitScope;
-    this.logger = init.logger;
+    this.caller = Object.freeze({ ...init.caller, scopes: Object.freeze([...init.caller.scopes]) });
+    this.logger = boundLogger(init.logger, { taskId: this.taskId, contextId: this.contextId, turn: this.turn, attempt: this.attempt, agent: init.caller.agent });
   }
 
   /** Checks what the adapter handed over; a violation is remembered and rethrown. */
@@ -442,7 +460,7 @@ export class TurnContext implements AdapterContext {
     if (result.kind === 'repeated') {
       this.repeatedEvents += 1;
       if (this.repeatedEvents === 1) {
-        this.logger?.info('this run repeats events an earlier run of the turn stored; they are not stored again', {
+        this.logger.info('this run repeats events an earlier run of the turn stored; they are not stored again', {
           taskId: this.taskId,
           turn: this.turn,
           attempt: this.attempt,

@@ -4,7 +4,8 @@ import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { newId } from '../ids.ts';
-import type { Adapter, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
+import type { Adapter, CallerIdentity, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
+import { taskCanceled, TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../adapters/abort-reasons.ts';
 import { AdapterContractError, checkOutcome } from './adapter-contract.ts';
 import type { TurnJobData } from '../../queues/turns.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -35,11 +36,11 @@ export class TurnHandedBackError extends Error {
 }
 
 /** The abort reason that means "this worker stops", as opposed to "the task was canceled". */
-const SHUTDOWN = new DOMException('The worker is shutting down', 'AbortError');
+const SHUTDOWN = WORKER_SHUTDOWN;
 /** The abort reason of a turn that ran past its deadline. */
-const DEADLINE = new DOMException('The turn ran past its deadline', 'AbortError');
+const DEADLINE = TURN_DEADLINE;
 /** The abort reason of a turn a new message interrupted (input policy interrupt): the task goes on. */
-const INTERRUPT = new DOMException('A new message interrupted the turn', 'AbortError');
+const INTERRUPT = TURN_INTERRUPTED;
 /** How long an adapter may keep running after its abort signal fired for the deadline. */
 const DEADLINE_GRACE_MS = 5_000;
 const INTERRUPTED_TEXT = 'Stopped: a new message interrupted this turn; the next turn answers it.';
@@ -71,6 +72,12 @@ export interface TurnRunnerOptions {
   leaseTtlMs: number;
   /** Sub-agent coordination; without it ctx.delegate refuses. */
   coordination?: { delegator: Delegator; assignments: AssignmentStore; retentionSeconds: number };
+}
+
+/** Who a task's turn runs for, as its adapter sees it (ctx.caller). */
+function callerOf(ownerKey: string, scopes: readonly string[]): CallerIdentity {
+  const { agent, tenant, subject } = ownerFromKey(ownerKey);
+  return { agent, tenant, principal: subject, scopes };
 }
 
 function deadlineReason(turn: number, limits: AgentLimits): string {
@@ -116,7 +123,7 @@ export class TurnRunner {
       const turn = this.running.get(taskId);
       if (turn === undefined) return;
       if (turnText === undefined) {
-        turn.controller.abort(new DOMException('Task canceled', 'AbortError'));
+        turn.controller.abort(taskCanceled());
         turn.acknowledge?.();
         return;
       }
@@ -219,6 +226,7 @@ export class TurnRunner {
       contextId: lease.contextId,
       ownerKey: data.ownerKey,
       generation: lease.generation,
+      callerScopes: lease.callerScopes,
     };
     const input = lease.history.slice(lease.turnInputStart);
     const adapter = agent.roles.adapterFor(lease.links?.role);
@@ -337,6 +345,7 @@ export class TurnRunner {
       adapterName: adapter.name,
       emitScope: `${lease.turn}.${lease.resumption}`,
       logger: this.options.logger,
+      caller: callerOf(fence.ownerKey, lease.callerScopes),
       readContextHistory: (maxTasks) => this.options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
     });
     const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;

@@ -43,17 +43,7 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
   const turnQueues = new TurnQueues(commands, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
   const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds);
   const assignments = new AssignmentStore(commands, store.keys);
-  const delegator = new Delegator({
-    store,
-    assignments,
-    queues: turnQueues,
-    defaultMaxParallel: config.delegation.maxParallel,
-    roleLimits: Object.fromEntries(
-      Object.entries(config.delegation.roles).flatMap(([role, settings]) => (settings.maxParallel === undefined ? [] : [[role, settings.maxParallel]])),
-    ),
-    idempotencyTtlSeconds: config.idempotencyTtlSeconds,
-    versionsFor: (agent, role) => agents.get(agent)?.versionsFor(role) ?? agents.default.versionsFor(role),
-  });
+  const delegator = Delegator.forAgents(config, agents, { store, assignments, queues: turnQueues });
   const runner = new TurnRunner({
     store,
     agents,

@@ -96,6 +96,16 @@ export class RedisKeys {
     return `${this.prefix}:rate:${ownerKey}`;
   }
 
+  /** STRING: a sub-agent's task was created (its id is derived from coordinator and position, so no caller's messageId reaches it). */
+  childCreated(childTaskId: string): string {
+    return `${this.prefix}:{${childTaskId}}:created`;
+  }
+
+  /** HASH: one client address's bucket of failed authentications (tokens, atMs), shared by every gateway. */
+  unauthenticatedBucket(address: string): string {
+    return `${this.prefix}:rate:address:${address}`;
+  }
+
   /** STRING: task id created by (owner, messageId): a re-sent message returns the same task. */
   idempotency(ownerKey: string, messageId: string): string {
     return `${this.prefix}:idem:${ownerKey}:${messageId}`;

@@ -14,6 +14,7 @@ import type {
 } from '../protocol/types.ts';
 import type { TurnUsage } from '../../adapters/types.ts';
 import type { InputPolicy } from '../config/schema.ts';
+import { RESERVED_METADATA_KEY } from '../protocol/schemas.ts';
 import { RedisKeys } from './keys.ts';
 import { defineScripts, type ScriptRunner } from './scripts.ts';
 
@@ -155,6 +156,8 @@ export type LeaseResult =
       resumed: boolean;
       /** A new message asked this turn to stop (input policy interrupt): it ends at once, the next turn takes over. */
       interrupted: boolean;
+      /** The scopes the credentials of the task's latest input granted. */
+      callerScopes: string[];
       history: Message[];
     };
 
@@ -218,8 +221,8 @@ export class StaleLeaseError extends Error {
 /** Task hash field prefix of an adapter's values (ctx.adapterState). */
 const ADAPTER_STATE_FIELD = 'adapter:';
 
-/** Task metadata key under which the gateway reports what it did to a task (never set by callers). */
-export const GATEWAY_METADATA_KEY = 'a2aGateway';
+/** Task metadata key under which the gateway reports what it did to a task (callers may not set it). */
+export const GATEWAY_METADATA_KEY = RESERVED_METADATA_KEY;
 
 const isoOf = (ms: string | undefined): JsonValue => (ms ? new Date(Number(ms)).toISOString() : null);
 
@@ -265,6 +268,13 @@ export class TaskStore {
     maxActiveTasks: number;
     /** A sub-agent's task: how it hangs off its coordinator. */
     links?: TaskLinks;
+    /**
+     * Where "this message created that task" is remembered; default: the owner's idempotency
+     * key for the message id. Sub-agents' tasks use a key of their own, out of every caller's reach.
+     */
+    idempotencyKey?: string;
+    /** What the caller's credentials granted (ctx.caller.scopes of the task's turns). */
+    callerScopes?: readonly string[];
     now: Date;
   }): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
@@ -284,7 +294,7 @@ export class TaskStore {
         k.turns,
         this.keys.ownerTasks(ownerKey),
         this.keys.ownerContextTasks(ownerKey, contextId),
-        this.keys.idempotency(ownerKey, message.messageId),
+        input.idempotencyKey ?? this.keys.idempotency(ownerKey, message.messageId),
         this.keys.ownerActiveTasks(ownerKey),
       ],
       [
@@ -306,6 +316,7 @@ export class TaskStore {
         input.links === undefined
           ? ''
           : JSON.stringify({ parentTaskId: input.links.parentTaskId, role: input.links.role, readOnly: input.links.readOnly ? '1' : '0' }),
+        JSON.stringify(input.callerScopes ?? []),
       ],
     );
     switch (reply[0]) {
@@ -327,6 +338,8 @@ export class TaskStore {
     maxActiveTasks: number;
     /** What a message to a task whose turn is queued or running does (the agent's setting). */
     inputPolicy: InputPolicy;
+    /** What the caller's credentials granted (ctx.caller.scopes of the turn that takes the message). */
+    callerScopes?: readonly string[];
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -334,8 +347,8 @@ export class TaskStore {
     const k = this.keys.task(taskId);
     // The context index key must be known before the script runs; the caller's contextId is
     // only trusted after the script checks it, so read the stored one first.
-    const contextId = await this.redis.hget(k.task, 'contextId');
-    if (contextId === null) return { kind: 'not-found' };
+    const contextId = await this.ownContextId(k.task, ownerKey);
+    if (contextId === undefined) return { kind: 'not-found' };
     const reply = await this.run(
       'acceptMessage',
       [
@@ -363,6 +376,7 @@ export class TaskStore {
         input.maxActiveTasks,
         input.inputPolicy,
         this.keys.cancelChannel(),
+        JSON.stringify(input.callerScopes ?? []),
       ],
     );
     switch (reply[0]) {
@@ -422,11 +436,21 @@ export class TaskStore {
     return { task, lastEventId: lastEventId as string };
   }
 
+  /**
+   * The task's contextId when `ownerKey` owns it. Another owner's task ends here exactly like a
+   * missing one, after the same single round trip (invariant 10: not even timing tells them
+   * apart); the script still checks the owner, atomically.
+   */
+  private async ownContextId(taskKey: string, ownerKey: string): Promise<string | undefined> {
+    const [owner, contextId] = await this.redis.hmget(taskKey, 'owner', 'contextId');
+    return owner === ownerKey && contextId !== null ? contextId : undefined;
+  }
+
   async cancelTask(taskId: string, owner: Owner, now: Date): Promise<CancelResult> {
     const ownerKey = ownerKeyOf(owner);
     const k = this.keys.task(taskId);
-    const contextId = await this.redis.hget(k.task, 'contextId');
-    if (contextId === null) return { kind: 'not-found' };
+    const contextId = await this.ownContextId(k.task, ownerKey);
+    if (contextId === undefined) return { kind: 'not-found' };
     const reply = await this.run(
       'cancelTask',
       [
@@ -536,6 +560,11 @@ export class TaskStore {
     return histories.slice(-maxTasks).flat();
   }
 
+  /** The coordinator a sub-agent's task hangs off, from the server's own link (never from metadata a caller sent). */
+  async parentOf(taskId: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.task(taskId).task, 'parentTaskId')) ?? undefined;
+  }
+
   /** The stored owner key of a task, used where the caller is a worker, not a principal. */
   async taskOwnerKey(taskId: string): Promise<string | undefined> {
     return (await this.redis.hget(this.keys.task(taskId).task, 'owner')) ?? undefined;
@@ -575,7 +604,7 @@ export class TaskStore {
       case 'HELD':
         return { kind: 'held', holder: str(reply[1]) };
       default: {
-        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, ...history] =
+        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, callerScopes, ...history] =
           reply.map(str);
         return {
           kind: 'acquired',
@@ -596,6 +625,7 @@ export class TaskStore {
           links: parentTaskId ? { parentTaskId, role: role as string, readOnly: readOnly === '1' } : undefined,
           resumption: Number(resumption || 0),
           interrupted: interrupted === '1',
+          callerScopes: JSON.parse(callerScopes || '[]') as string[],
           resumed: Number(resumption || 0) > 0,
           history: history.map((m) => JSON.parse(m) as Message),
         };

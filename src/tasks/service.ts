@@ -22,7 +22,7 @@ import {
 } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
-import { coordinatorOf, type Delegator } from '../coordination/delegator.ts';
+import type { Delegator } from '../coordination/delegator.ts';
 import type { PushConfigs } from '../push/push-configs.ts';
 import type { PushDeadLetters } from '../push/dead-letters.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
@@ -171,7 +171,8 @@ export class TaskService {
     return push.prepare(taskId, { ...input, id }, 'configuration.taskPushNotificationConfig.');
   }
 
-  async sendMessage(owner: Owner, request: SendMessageRequest): Promise<SendMessageResponse> {
+  /** `grants`: the scopes the caller's credentials granted; the adapter sees them as ctx.caller.scopes. */
+  async sendMessage(owner: Owner, request: SendMessageRequest, grants: readonly string[] = []): Promise<SendMessageResponse> {
     const blocking = request.configuration?.returnImmediately !== true;
     const turnOver = (state: TaskState): boolean => isTerminal(state) || isInterrupted(state);
     // A new task publishes nothing before it is created, so watching its id first means the
@@ -181,7 +182,7 @@ export class TaskService {
       blocking && newTaskId !== undefined ? this.watchTurnEnd(newTaskId, '', this.options.blockingTimeoutMs, turnOver, true) : undefined;
     let submission: Submission;
     try {
-      submission = await this.submit(owner, request, newTaskId);
+      submission = await this.submit(owner, request, grants, newTaskId);
     } catch (error) {
       early?.cancel();
       throw error;
@@ -202,8 +203,8 @@ export class TaskService {
     return { task: await this.readOwnTask(submission.taskId, owner, historyLength) };
   }
 
-  async startStreamingMessage(owner: Owner, request: SendMessageRequest): Promise<StreamStart> {
-    const submission = await this.submit(owner, request);
+  async startStreamingMessage(owner: Owner, request: SendMessageRequest, grants: readonly string[] = []): Promise<StreamStart> {
+    const submission = await this.submit(owner, request, grants);
     return { taskId: submission.taskId, snapshot: submission.snapshot, afterId: submission.afterId };
   }
 
@@ -353,7 +354,8 @@ export class TaskService {
     await this.options.delegator.cancelAssignments(taskId, owner);
     if (kind !== 'canceled') return;
     const read = await this.options.store.readTask(taskId, owner, 0);
-    const coordinator = read === undefined ? undefined : coordinatorOf(read.task);
+    // The server's own link, never the task's metadata (which a caller could have written).
+    const coordinator = read === undefined ? undefined : await this.options.store.parentOf(taskId);
     if (read === undefined || coordinator === undefined) return;
     await this.options.delegator.childTurnEnded(
       { taskId, coordinatorId: coordinator, ownerKey: ownerKeyOf(owner), contextId: read.task.contextId },
@@ -369,10 +371,10 @@ export class TaskService {
   }
 
   /** Stores the message (a new task, or the next input of an existing one) and enqueues its turn. */
-  private async submit(owner: Owner, request: SendMessageRequest, taskId: string = newId()): Promise<Submission> {
+  private async submit(owner: Owner, request: SendMessageRequest, grants: readonly string[], taskId: string = newId()): Promise<Submission> {
     const { message } = request;
     await this.checkQueueDepth(owner.agent);
-    if (message.taskId !== undefined) return this.submitFollowUp(owner, request, message.taskId);
+    if (message.taskId !== undefined) return this.submitFollowUp(owner, request, message.taskId, grants);
     const agent = this.agentOf(owner);
 
     const contextId = message.contextId ?? newId();
@@ -387,6 +389,7 @@ export class TaskService {
       idempotencyTtlSeconds: this.options.idempotencyTtlSeconds,
       versions: agent.versionsFor(),
       maxActiveTasks: agent.settings.limits.maxActiveTasks,
+      callerScopes: grants,
       now: new Date(),
     });
     if (created.kind === 'too-many-active') throw tooManyActive(created.active, agent.settings.limits.maxActiveTasks);
@@ -407,7 +410,7 @@ export class TaskService {
     return { taskId, contextId, afterId: '', snapshot: undefined };
   }
 
-  private async submitFollowUp(owner: Owner, request: SendMessageRequest, taskId: string): Promise<Submission> {
+  private async submitFollowUp(owner: Owner, request: SendMessageRequest, taskId: string, grants: readonly string[]): Promise<Submission> {
     const { message } = request;
     const { settings } = this.agentOf(owner);
     const { maxActiveTasks } = settings.limits;
@@ -419,6 +422,7 @@ export class TaskService {
       message: { ...message, taskId },
       maxActiveTasks,
       inputPolicy: settings.inputPolicy,
+      callerScopes: grants,
       now: new Date(),
     });
     switch (result.kind) {
@@ -443,7 +447,7 @@ export class TaskService {
           { metadata: { taskId, state: result.state } },
         );
       case 'forwarded':
-        await this.forwardToAssignment(owner, taskId, result.childId, message);
+        await this.forwardToAssignment(owner, taskId, result.childId, message, grants);
         break;
       default:
         break;
@@ -467,11 +471,11 @@ export class TaskService {
    * The coordinator was asking on behalf of one of its assignments: the answer goes to that
    * child as its next turn, and the coordinator asks its next waiting question, if any.
    */
-  private async forwardToAssignment(owner: Owner, coordinatorId: string, childId: string, message: Message): Promise<void> {
+  private async forwardToAssignment(owner: Owner, coordinatorId: string, childId: string, message: Message, grants: readonly string[]): Promise<void> {
     const forwarded: Message = { ...message, taskId: childId, referenceTaskIds: [coordinatorId] };
     delete forwarded.contextId;
     // An answer the coordinator asked for on the child's behalf always queues: the child is waiting for it.
-    const accepted = await this.options.store.acceptMessage({ taskId: childId, owner, contextId: undefined, message: forwarded, maxActiveTasks: 0, inputPolicy: 'enqueue', now: new Date() });
+    const accepted = await this.options.store.acceptMessage({ taskId: childId, owner, contextId: undefined, message: forwarded, maxActiveTasks: 0, inputPolicy: 'enqueue', callerScopes: grants, now: new Date() });
     if (accepted.kind === 'resumed') {
       const child = await this.options.store.readTask(childId, owner, 0);
       if (child !== undefined) await this.enqueue(owner, childId, child.task.contextId, accepted.turn);

@@ -3,7 +3,7 @@ export const AUTH_REALM = 'a2a-gateway';
 
 const quoted = (value: string): string => `"${value.replace(/["\\]/g, "'")}"`;
 
-export function bearerChallenge(detail?: { error: 'invalid_token' | 'insufficient_scope'; description: string; scope?: string }): string {
+export function bearerChallenge(detail?: { error: 'invalid_token' | 'insufficient_scope' | 'invalid_request'; description: string; scope?: string }): string {
   const parts = [`realm=${quoted(AUTH_REALM)}`];
   if (detail !== undefined) {
     parts.push(`error=${quoted(detail.error)}`, `error_description=${quoted(detail.description)}`);

@@ -7,6 +7,7 @@ import {
   createLocalJWKSet,
   createRemoteJWKSet,
   decodeJwt,
+  decodeProtectedHeader,
   errors,
   jwtVerify,
   type JSONWebKeySet,
@@ -30,6 +31,14 @@ interface TrustedIssuer {
   config: IssuerConfig;
   keys: JWTVerifyGetKey;
 }
+
+/**
+ * `typ` values of a token meant for this gateway: a plain JWT or an OAuth access token
+ * (RFC 9068 `at+jwt`). Media types compare case-insensitively and may drop "application/"
+ * (RFC 7515 §4.1.9). Any other type (an ID token's "JWT+id", a logout token, a DPoP proof)
+ * was issued for another purpose and is refused, so it cannot be replayed here.
+ */
+const ACCEPTED_TOKEN_TYPES = new Set(['jwt', 'application/jwt', 'at+jwt', 'application/at+jwt']);
 
 /** Thrown for a credential we cannot accept: 401 with an RFC 6750 challenge. */
 export function invalidToken(reason: string, message: string): A2AError {
@@ -56,6 +65,18 @@ export class JwtVerifier {
       unverified = decodeJwt(token);
     } catch {
       throw invalidToken('MALFORMED_TOKEN', 'The bearer token is not a JWT (three base64url parts with a JSON payload).');
+    }
+    let typ: unknown;
+    try {
+      typ = decodeProtectedHeader(token).typ;
+    } catch {
+      throw invalidToken('MALFORMED_TOKEN', 'The bearer token is not a JWT (its header is not base64url JSON).');
+    }
+    if (typ !== undefined && (typeof typ !== 'string' || !ACCEPTED_TOKEN_TYPES.has(typ.toLowerCase()))) {
+      throw invalidToken(
+        'WRONG_TOKEN_TYPE',
+        `The token's type (typ ${JSON.stringify(typ)}) is not an access token: send a token with typ "JWT" or "at+jwt" (or none).`,
+      );
     }
     // Only picks which issuer's rules to apply; nothing from the payload is trusted before jwtVerify.
     const trusted = typeof unverified.iss === 'string' ? this.issuers.get(unverified.iss) : undefined;

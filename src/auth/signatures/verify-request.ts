@@ -27,15 +27,25 @@ import {
   type SignatureAlgorithm,
 } from './sign-request.ts';
 
-export interface SignedRequestInput {
+/** What is known of a request once its headers arrived, before its body is read. */
+export interface SignedRequestHead {
   /** 'POST' */
   method: string;
   /** Absolute URI as the client addressed it, e.g. 'http://127.0.0.1:8080/a2a/jsonrpc?x=1'. */
   targetUri: string;
   /** Case-insensitive lookup of request headers (multiple values joined with ', '). */
   header(name: string): string | undefined;
+}
+
+export interface SignedRequestInput extends SignedRequestHead {
   /** Exact body text (utf8) as received; '' when none. */
   body: string;
+}
+
+/** A signature that verified over the request's headers; the body's digest is still to check. */
+export interface VerifiedSignatureHead {
+  /** The partner, once the body matches its Content-Digest and the nonce was new. */
+  completeWithBody(body: string): Promise<Principal>;
 }
 
 export interface RequestSignatureVerifierOptions {
@@ -116,12 +126,21 @@ export class RequestSignatureVerifier {
   }
 
   /** True when the request carries a Signature or Signature-Input header (so it is a signed request, not a bearer one). */
-  static isSigned(request: SignedRequestInput): boolean {
+  static isSigned(request: SignedRequestHead): boolean {
     return request.header('signature') !== undefined || request.header('signature-input') !== undefined;
   }
 
   /** Verifies and returns the partner principal; throws UNAUTHENTICATED with metadata.reason naming what failed. */
   async verify(request: SignedRequestInput): Promise<Principal> {
+    return (await this.verifyHead(request)).completeWithBody(request.body);
+  }
+
+  /**
+   * Verifies everything the headers carry, the signature included (it covers the
+   * Content-Digest header, not the body), so a request is refused before its body is read.
+   * Only the digest's match with the body and the nonce claim wait for the body.
+   */
+  async verifyHead(request: SignedRequestHead): Promise<VerifiedSignatureHead> {
     const targetUri = normalizeTargetUri(request.targetUri);
     const { label, input, signature, key } = this.select(request);
     const [components, parameters] = input;
@@ -161,7 +180,7 @@ export class RequestSignatureVerifier {
       throw signatureRefusal('NONCE_INVALID', `The "nonce" parameter must be a quoted string of ${NONCE_MIN_LENGTH} to ${NONCE_MAX_LENGTH} characters, new for every request.`);
     }
     this.checkTime(parameters.get('created'), parameters.get('expires'));
-    checkContentDigest(request);
+    const digests = readContentDigest(request);
 
     const headers = coveredHeaders(request, components);
     // The library verifies every signature it finds and the last one with a known key decides,
@@ -192,19 +211,24 @@ export class RequestSignatureVerifier {
       );
     }
 
-    // Recorded only now: refused requests must not burn nonces or fill Redis. A nonce outlives
-    // every moment its `created` is accepted (claimed at created - tolerance at the earliest,
-    // accepted until created + maxAge), so a replay is either caught here or too old.
-    const ttlMs = (this.options.maxAgeSeconds + this.options.clockToleranceSeconds) * 1000;
-    if (!(await this.nonces.claim(key.partner.id, nonce, ttlMs))) {
-      throw signatureRefusal('NONCE_REUSED', 'This nonce was already used: every request needs a new nonce and a new signature.');
-    }
-    const { partner } = key;
-    return { tenant: partner.tenant, subject: partnerSubject(partner.id), scopes: operationScopes(partner.scopes), grants: new Set(partner.scopes), method: 'signature' };
+    return {
+      completeWithBody: async (body) => {
+        checkDigestMatches(digests, body);
+        // Recorded only now: refused requests must not burn nonces or fill Redis. A nonce outlives
+        // every moment its `created` is accepted (claimed at created - tolerance at the earliest,
+        // accepted until created + maxAge), so a replay is either caught here or too old.
+        const ttlMs = (this.options.maxAgeSeconds + this.options.clockToleranceSeconds) * 1000;
+        if (!(await this.nonces.claim(key.partner.id, nonce, ttlMs))) {
+          throw signatureRefusal('NONCE_REUSED', 'This nonce was already used: every request needs a new nonce and a new signature.');
+        }
+        const { partner } = key;
+        return { tenant: partner.tenant, subject: partnerSubject(partner.id), scopes: operationScopes(partner.scopes), grants: new Set(partner.scopes), method: 'signature' };
+      },
+    };
   }
 
   /** The first signature (in Signature-Input order) whose keyid is a configured partner key. */
-  private select(request: SignedRequestInput): SelectedSignature {
+  private select(request: SignedRequestHead): SelectedSignature {
     const inputs = parseSignatureHeader(request, 'Signature-Input');
     if (inputs.size === 0) throw signatureRefusal('MALFORMED_SIGNATURE', 'A signed request needs a Signature-Input header describing its signature.');
     const unknown: string[] = [];
@@ -261,7 +285,7 @@ function importPartnerKey(partnerId: string, keyId: string, jwk: PartnerConfig['
   return { publicKey, alg };
 }
 
-function parseSignatureHeader(request: SignedRequestInput, name: 'Signature' | 'Signature-Input'): Dictionary {
+function parseSignatureHeader(request: SignedRequestHead, name: 'Signature' | 'Signature-Input'): Dictionary {
   const value = request.header(name);
   if (value === undefined) {
     throw signatureRefusal('MALFORMED_SIGNATURE', `The request has no ${name} header: a signed request needs both Signature-Input and Signature.`);
@@ -273,7 +297,7 @@ function parseSignatureHeader(request: SignedRequestInput, name: 'Signature' | '
   }
 }
 
-function signatureBytes(request: SignedRequestInput, label: string): Item {
+function signatureBytes(request: SignedRequestHead, label: string): Item {
   const member = parseSignatureHeader(request, 'Signature').get(label);
   if (member === undefined || isInnerList(member) || !(member[0] instanceof ArrayBuffer)) {
     throw signatureRefusal('MALFORMED_SIGNATURE', `The Signature header needs a byte sequence (:base64:) under the label "${label}" used in Signature-Input.`);
@@ -285,7 +309,7 @@ function signatureBytes(request: SignedRequestInput, label: string): Item {
  * The library reads header fields from a plain record, while the bindings only offer a lookup,
  * so the record holds exactly the fields the signature covers.
  */
-function coveredHeaders(request: SignedRequestInput, components: Item[]): Record<string, string> {
+function coveredHeaders(request: SignedRequestHead, components: Item[]): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name] of components) {
     const field = String(name).toLowerCase();
@@ -299,8 +323,11 @@ function coveredHeaders(request: SignedRequestInput, components: Item[]): Record
   return headers;
 }
 
-/** RFC 9530: every sha-256 / sha-512 member must match the body; other algorithms are ignored. */
-function checkContentDigest(request: SignedRequestInput): void {
+/**
+ * RFC 9530: the Content-Digest members this gateway checks (sha-256, sha-512; other algorithms
+ * are ignored), read from the header before the body arrives.
+ */
+function readContentDigest(request: SignedRequestHead): Map<DigestAlgorithm, Buffer> {
   const header = request.header('content-digest');
   if (header === undefined) {
     throw signatureRefusal(
@@ -314,22 +341,28 @@ function checkContentDigest(request: SignedRequestInput): void {
   } catch {
     throw signatureRefusal('DIGEST_MALFORMED', 'The Content-Digest header is not a valid structured-field dictionary such as sha-256=:<base64>:.');
   }
-  const body = Buffer.from(request.body, 'utf8');
-  let checked = 0;
+  const digests = new Map<DigestAlgorithm, Buffer>();
   for (const algorithm of DIGEST_ALGORITHMS) {
     const member = members.get(algorithm);
     if (member === undefined) continue;
     if (isInnerList(member) || !(member[0] instanceof ArrayBuffer)) {
       throw signatureRefusal('DIGEST_MALFORMED', `The Content-Digest ${algorithm} value must be a byte sequence (:base64:).`);
     }
+    digests.set(algorithm, Buffer.from(member[0]));
+  }
+  if (digests.size === 0) throw signatureRefusal('DIGEST_UNSUPPORTED', 'The Content-Digest has no sha-256 or sha-512 value: use one of those.');
+  return digests;
+}
+
+/** Every checked member must match the exact body bytes. */
+function checkDigestMatches(digests: Map<DigestAlgorithm, Buffer>, bodyText: string): void {
+  const body = Buffer.from(bodyText, 'utf8');
+  for (const [algorithm, given] of digests) {
     const expected = digestOf(body, algorithm);
-    const given = Buffer.from(member[0]);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       throw signatureRefusal('DIGEST_MISMATCH', 'The Content-Digest does not match the body: sign the exact bytes you send.');
     }
-    checked += 1;
   }
-  if (checked === 0) throw signatureRefusal('DIGEST_UNSUPPORTED', 'The Content-Digest has no sha-256 or sha-512 value: use one of those.');
 }
 
 function libraryRefusal(error: unknown): A2AError {

@@ -2,8 +2,14 @@
 // The bindings are the gateway's hot path (every call, every open stream): going through a
 // web Request/Response per call cost ~13% of a busy gateway's CPU and most of an idle SSE
 // subscriber's memory, so they skip that layer; Hono serves the card, health and the rest.
+//
+// The body is read only when a binding asks for it, after the request's headers were judged
+// (see pipeline.ts). A refusal sent while the body is still arriving lingers: the answer is
+// written, the rest of the body is read and discarded (up to a bound), and only then is the
+// connection closed, so the client reads the answer instead of a reset.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { A2AError } from '../../protocol/errors.ts';
+import type { JsonLimits } from '../../config/schema.ts';
+import { ClientGoneError, readRequestBody } from './request-body.ts';
 
 export interface Exchange {
   readonly method: string;
@@ -12,19 +18,35 @@ export interface Exchange {
   /** Path without the query string, percent-encoding kept. */
   readonly path: string;
   readonly query: URLSearchParams;
+  readonly request: IncomingMessage;
   readonly response: ServerResponse;
+  /** One header's value; repeated fields joined with ', ' (RFC 9110 §5.3). */
   header(name: string): string | undefined;
-  /** The whole body as text; throws a 413 A2AError past maxBytes (and closes the connection). */
-  readBody(maxBytes: number): Promise<string>;
-  /** Sends a JSON response. */
+  /** Every occurrence of a header field, in order (Node keeps only the first Authorization). */
+  headerValues(name: string): string[];
+  /** True when the request announces a body (a Content-Length above 0, or Transfer-Encoding). */
+  readonly hasBody: boolean;
+  /**
+   * The whole body as text. Throws a 413 A2AError past maxBytes and a 400 one past a JSON
+   * bound (both before buffering more), and ClientGoneError when the client went away.
+   */
+  readBody(limits: { maxBytes: number; json?: JsonLimits }): Promise<string>;
+  /** Sends a JSON response (lingering first when the body is still arriving). */
   sendJson(status: number, body: unknown, headers?: Record<string, string>): void;
 }
 
-export function createExchange(request: IncomingMessage, response: ServerResponse): Exchange {
+export interface ExchangeOptions {
+  /** Body bytes read and discarded after a refusal before the connection is closed. */
+  drainBytes: number;
+}
+
+export function createExchange(request: IncomingMessage, response: ServerResponse, options: ExchangeOptions): Exchange {
   const raw = request.url ?? '/';
   const queryStart = raw.indexOf('?');
   const path = queryStart < 0 ? raw : raw.slice(0, queryStart);
   let query: URLSearchParams | undefined;
+  const hasBody = announcesBody(request);
+  let bodyRead = false;
   return {
     method: request.method ?? 'GET',
     target: raw,
@@ -33,72 +55,93 @@ export function createExchange(request: IncomingMessage, response: ServerRespons
       query ??= new URLSearchParams(queryStart < 0 ? '' : raw.slice(queryStart + 1));
       return query;
     },
+    request,
     response,
+    hasBody,
     header(name) {
       const value = request.headers[name.toLowerCase()];
       return Array.isArray(value) ? value.join(', ') : value;
     },
-    readBody(maxBytes) {
-      return readBody(request, response, maxBytes);
+    headerValues(name) {
+      return request.headersDistinct[name.toLowerCase()] ?? [];
+    },
+    async readBody(limits) {
+      if (!hasBody) return '';
+      if (request.headers.expect?.toLowerCase() === '100-continue') response.writeContinue();
+      bodyRead = true;
+      return readRequestBody(request, limits);
     },
     sendJson(status, body, headers = {}) {
       const text = JSON.stringify(body);
+      const stillArriving = hasBody && !request.complete && !request.destroyed;
+      // A client that asked to be told before sending its body (Expect: 100-continue) and was
+      // not has nothing in flight: answer and close.
+      const bodyWithheld = stillArriving && !bodyRead && request.headers.expect?.toLowerCase() === '100-continue';
       response.writeHead(status, {
         'Content-Type': 'application/json',
         'Content-Length': Buffer.byteLength(text),
+        // The rest of the body is not read as a request: the connection cannot be reused.
+        ...(stillArriving ? { Connection: 'close' } : {}),
         ...headers,
       });
-      response.end(text);
+      if (!stillArriving || bodyWithheld) {
+        response.end(text);
+        return;
+      }
+      response.write(text);
+      endAfterBody(request, response, options.drainBytes);
     },
   };
 }
 
-function tooLarge(maxBytes: number): A2AError {
-  return new A2AError('INVALID_REQUEST', `the request body exceeds ${maxBytes} bytes`, { httpStatus: 413 });
+function announcesBody(request: IncomingMessage): boolean {
+  if (request.headers['transfer-encoding'] !== undefined) return true;
+  const length = request.headers['content-length'];
+  return length !== undefined && length !== '0';
 }
 
-function readBody(request: IncomingMessage, response: ServerResponse, maxBytes: number): Promise<string> {
-  const declared = Number(request.headers['content-length'] ?? Number.NaN);
-  if (declared > maxBytes) {
-    // The unread body makes the connection unusable for another request.
-    response.setHeader('Connection', 'close');
-    request.resume();
-    return Promise.reject(tooLarge(maxBytes));
-  }
-  return new Promise((resolve, reject) => {
-    let chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    // The request object lives as long as its connection (an SSE stream: hours); the
-    // listeners and the body they hold must not.
-    const detach = (): void => {
-      request.off('data', onData);
-      request.off('end', onEnd);
-      request.off('error', onError);
-    };
-    const onData = (chunk: Buffer): void => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > maxBytes) {
-        failed = true;
-        response.setHeader('Connection', 'close');
-        reject(tooLarge(maxBytes));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      detach();
-      const text = chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
-      chunks = [];
-      if (!failed) resolve(text);
-    };
-    const onError = (error: Error): void => {
-      detach();
-      if (!failed) reject(error);
-    };
-    request.on('data', onData);
-    request.on('end', onEnd);
-    request.on('error', onError);
-  });
+/**
+ * How long a refused request's body may take to arrive before its connection is closed
+ * anyway: a client uploading at any usable speed is done by then, and one trickling bytes to
+ * hold a connection open (no credentials needed) lets go of it well before requestTimeoutMs.
+ */
+const REFUSED_BODY_LINGER_MS = 5_000;
+/**
+ * Up to this much is added to each linger at random: connections refused together (a flood
+ * opened in one burst) then close, and reconnect, spread out instead of all at once.
+ */
+const LINGER_JITTER_MS = 2_500;
+
+/**
+ * Ends the response once the request body has arrived: read and discarded, up to `drainBytes`
+ * and REFUSED_BODY_LINGER_MS (plus jitter). A client that sends more, or takes longer, is disconnected.
+ */
+function endAfterBody(request: IncomingMessage, response: ServerResponse, drainBytes: number): void {
+  let drained = 0;
+  const disconnect = (): void => {
+    detach();
+    request.socket?.destroy();
+  };
+  const timer = setTimeout(disconnect, REFUSED_BODY_LINGER_MS + Math.random() * LINGER_JITTER_MS);
+  timer.unref();
+  const detach = (): void => {
+    clearTimeout(timer);
+    request.off('data', onData);
+    request.off('end', onEnd);
+    request.off('close', detach);
+  };
+  const onData = (chunk: Buffer): void => {
+    drained += chunk.length;
+    if (drained > drainBytes) disconnect();
+  };
+  const onEnd = (): void => {
+    detach();
+    response.end();
+  };
+  request.on('data', onData);
+  request.once('end', onEnd);
+  request.once('close', detach);
+  request.resume();
 }
+
+export { ClientGoneError };

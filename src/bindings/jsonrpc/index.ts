@@ -3,7 +3,6 @@
 import { A2AError } from '../../protocol/errors.ts';
 import type { Logger } from '../../logging/logger.ts';
 import {
-  authenticateExchange,
   isStreamOperation,
   isUnaryOperation,
   runUnaryOperation,
@@ -13,13 +12,16 @@ import {
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
 import { checkProtocolVersion } from '../version.ts';
-import { isJsonContentType, toA2AError } from '../errors.ts';
-import type { Exchange } from '../http/exchange.ts';
+import { toA2AError } from '../errors.ts';
+import { ClientGoneError, type Exchange } from '../http/exchange.ts';
+import { lastEventIdOf } from '../http/last-event-id.ts';
+import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
 
 type JsonRpcId = string | number | null;
 
 export interface JsonRpcBindingOptions extends OperationDeps {
-  maxBodyBytes: number;
+  /** The per-request steps before the operation (size, type, credentials, body bounds). */
+  edge: RequestEdge;
   /** This gateway's open streams (heartbeats, shutdown). */
   streams: SseStreams;
   logger: Logger;
@@ -42,6 +44,12 @@ function respondError(exchange: Exchange, id: JsonRpcId, error: A2AError): void 
   exchange.sendJson(status, jsonRpcErrorBody(id, error), error.httpHeaders());
 }
 
+/**
+ * Longest string `id` accepted: the id is echoed in the response and in every SSE frame of a
+ * stream, so its size multiplies. Longer ones are refused (-32600) and answered with id null.
+ */
+export const MAX_REQUEST_ID_LENGTH = 128;
+
 function readEnvelope(body: unknown): { id: JsonRpcId; method: string; params: unknown } {
   if (Array.isArray(body)) {
     throw new A2AError('INVALID_REQUEST', 'batch requests are not supported; send one request per HTTP call');
@@ -49,12 +57,15 @@ function readEnvelope(body: unknown): { id: JsonRpcId; method: string; params: u
   if (body === null || typeof body !== 'object') throw new A2AError('INVALID_REQUEST', 'the request must be a JSON object');
   const envelope = body as Record<string, unknown>;
   const rawId = envelope.id;
-  const id: JsonRpcId = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
+  const tooLong = typeof rawId === 'string' && rawId.length > MAX_REQUEST_ID_LENGTH;
+  const id: JsonRpcId = (typeof rawId === 'string' && !tooLong) || typeof rawId === 'number' ? rawId : null;
   const violations = [];
   if (envelope.jsonrpc !== '2.0') violations.push({ field: 'jsonrpc', description: 'must be exactly "2.0"' });
   if (!('id' in envelope)) violations.push({ field: 'id', description: 'is required: every A2A method returns a result' });
   else if (rawId !== null && typeof rawId !== 'string' && typeof rawId !== 'number') {
     violations.push({ field: 'id', description: 'must be a string, a number or null' });
+  } else if (tooLong) {
+    violations.push({ field: 'id', description: `is ${rawId.length} characters long; at most ${MAX_REQUEST_ID_LENGTH} are accepted` });
   }
   if (typeof envelope.method !== 'string') violations.push({ field: 'method', description: 'must be a string' });
   if (envelope.params !== undefined && (envelope.params === null || typeof envelope.params !== 'object' || Array.isArray(envelope.params))) {
@@ -75,14 +86,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       exchange.response.setHeader('Allow', 'POST');
       throw new A2AError('INVALID_REQUEST', 'the JSON-RPC endpoint only accepts POST', { httpStatus: 405 });
     }
-    // Read the body before any refusal, so an early error leaves the connection reusable.
-    const text = await exchange.readBody(options.maxBodyBytes);
-    if (!isJsonContentType(exchange.header('content-type'))) {
-      throw new A2AError('INVALID_REQUEST', 'Content-Type must be application/json', {
-        httpStatus: 415,
-        violations: [{ field: 'Content-Type', description: `is "${exchange.header('content-type') ?? ''}"; send application/json` }],
-      });
-    }
+    const { principal, body: text } = await admitRequest(exchange, options.edge, { content: 'json-required', readsBody: true, checkVersion: false });
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -97,7 +101,6 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       throw error;
     }
     id = envelope.id;
-    const principal = await authenticateExchange(exchange, text, options);
     checkProtocolVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);
     if (isUnaryOperation(envelope.method)) {
       const result = await runUnaryOperation(envelope.method, envelope.params, principal, options);
@@ -105,7 +108,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       return;
     }
     if (isStreamOperation(envelope.method)) {
-      const plan = await startStreamOperation(envelope.method, envelope.params, exchange.header('last-event-id'), principal, options);
+      const plan = await startStreamOperation(envelope.method, envelope.params, lastEventIdOf(exchange), principal, options);
       const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
       const requestId = id;
       pipeTaskStream({
@@ -122,6 +125,11 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       metadata: { method: envelope.method },
     });
   } catch (error) {
+    if (error instanceof ClientGoneError) {
+      // Nobody is left to answer; not the gateway's failure.
+      options.logger.debug('JSON-RPC client went away before its request arrived', { path: exchange.path });
+      return;
+    }
     const a2a = toA2AError(error);
     if (a2a.kind === 'INTERNAL') options.logger.error('JSON-RPC request failed', { error: String((error as Error).stack ?? error) });
     respondError(exchange, id, a2a);

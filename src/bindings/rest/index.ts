@@ -2,10 +2,11 @@
 // SSE for streams. Translates wire shapes only; the operations live in ../operations.ts.
 import type { Logger } from '../../logging/logger.ts';
 import { A2AError } from '../../protocol/errors.ts';
-import { isJsonContentType, toA2AError } from '../errors.ts';
-import type { Exchange } from '../http/exchange.ts';
+import { toA2AError } from '../errors.ts';
+import { ClientGoneError, type Exchange } from '../http/exchange.ts';
+import { lastEventIdOf } from '../http/last-event-id.ts';
+import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
 import {
-  authenticateExchange,
   isStreamOperation,
   isUnaryOperation,
   runUnaryOperation,
@@ -14,11 +15,11 @@ import {
 } from '../operations.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
-import { checkProtocolVersion } from '../version.ts';
 import { allowedMethods, matchRestRoute, REST_BASE_PATH, type RouteMatch } from './routes.ts';
 
 export interface RestBindingOptions extends OperationDeps {
-  maxBodyBytes: number;
+  /** The per-request steps before the operation (size, type, credentials, body bounds). */
+  edge: RequestEdge;
   /** This gateway's open streams (heartbeats, shutdown). */
   streams: SseStreams;
   logger: Logger;
@@ -50,13 +51,11 @@ function queryParams(query: URLSearchParams): Record<string, unknown> {
   return params;
 }
 
-function parseJsonBody(exchange: Exchange, text: string, required: boolean): Record<string, unknown> {
+/** The body as an object; its Content-Type was checked before it was read (http/content-type.ts). */
+function parseJsonBody(text: string, required: boolean): Record<string, unknown> {
   if (text.trim() === '') {
     if (required) throw new A2AError('INVALID_PARAMS', 'the request body is empty; send a JSON object', { violations: [{ field: '(body)', description: 'is required' }] });
     return {};
-  }
-  if (!isJsonContentType(exchange.header('content-type'))) {
-    throw new A2AError('INVALID_REQUEST', 'Content-Type must be application/json or application/a2a+json', { httpStatus: 415 });
   }
   let body: unknown;
   try {
@@ -75,7 +74,7 @@ const BODY_REQUIRED = new Set(['SendMessage', 'SendStreamingMessage', 'CreateTas
 
 function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Record<string, unknown> {
   const { route } = match;
-  const fromBody = route.method === 'POST' ? parseJsonBody(exchange, bodyText, BODY_REQUIRED.has(route.operation)) : {};
+  const fromBody = route.method === 'POST' ? parseJsonBody(bodyText, BODY_REQUIRED.has(route.operation)) : {};
   const params: Record<string, unknown> = { ...queryParams(exchange.query), ...fromBody };
   for (const [name, value] of Object.entries(match.params)) {
     // On push-config routes the path's {taskId} is the task and {id} the config.
@@ -100,8 +99,6 @@ function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Rec
 /** Handles one request below the endpoint's REST base (`<agent base>/a2a/rest`). */
 export async function handleRest(exchange: Exchange, options: RestBindingOptions): Promise<void> {
   try {
-    // Read the body before any refusal, so an early error leaves the connection reusable.
-    const bodyText = exchange.method === 'POST' || exchange.method === 'PUT' || exchange.method === 'PATCH' ? await exchange.readBody(options.maxBodyBytes) : '';
     const base = `${options.endpoint.basePath}${REST_BASE_PATH}`;
     const path = exchange.path.slice(base.length) || '/';
     let match: ReturnType<typeof matchRestRoute>;
@@ -119,8 +116,11 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
       exchange.response.setHeader('Allow', allowedMethods(path).join(', '));
       throw new A2AError('METHOD_NOT_FOUND', `${exchange.method} is not allowed on ${base}${path}`, { httpStatus: 405 });
     }
-    const principal = await authenticateExchange(exchange, bodyText, options);
-    checkProtocolVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);
+    const { principal, body: bodyText } = await admitRequest(exchange, options.edge, {
+      content: 'json-if-body',
+      readsBody: match.route.method === 'POST',
+      checkVersion: true,
+    });
     const params = paramsFor(exchange, match, bodyText);
     const operation = match.route.operation;
     if (isUnaryOperation(operation)) {
@@ -129,7 +129,7 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
       return;
     }
     if (isStreamOperation(operation)) {
-      const plan = await startStreamOperation(operation, params, exchange.header('last-event-id'), principal, options);
+      const plan = await startStreamOperation(operation, params, lastEventIdOf(exchange), principal, options);
       pipeTaskStream({
         service: options.service,
         response: exchange.response,
@@ -142,6 +142,11 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
     }
     throw new A2AError('METHOD_NOT_FOUND', `Operation ${operation} is not available`);
   } catch (error) {
+    if (error instanceof ClientGoneError) {
+      // Nobody is left to answer; not the gateway's failure.
+      options.logger.debug('HTTP+JSON client went away before its request arrived', { path: exchange.path });
+      return;
+    }
     const a2a = toA2AError(error);
     if (a2a.kind === 'INTERNAL') options.logger.error('HTTP+JSON request failed', { error: String((error as Error).stack ?? error) });
     respondError(exchange, a2a);

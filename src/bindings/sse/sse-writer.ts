@@ -27,22 +27,42 @@ export function frameSseEvent(data: string, options: { id?: string; event?: stri
   return `${frame}\n`;
 }
 
+export interface SseStreamOptions {
+  /**
+   * The last frame of a stream whose reader fell too far behind: it says why the stream ends
+   * and how to resume (Last-Event-ID), so the client does not mistake it for the task's end.
+   */
+  slowReaderFrame?: () => { data: string; event?: string };
+}
+
+/** How long a stream ended for a slow reader may take to flush its last bytes before its socket is closed. */
+const SLOW_READER_FLUSH_MS = 5_000;
+
 /**
  * The open SSE streams of one gateway: one heartbeat timer for all of them (every idle stream
- * gets a comment line), and a way to end them all with a reconnect hint at shutdown.
+ * gets a comment line), a bound on the bytes each may have waiting for its reader, and a way
+ * to end them all with a reconnect hint at shutdown.
  */
 export class SseStreams {
   private readonly streams = new Set<NodeSseWriter>();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly heartbeatMs: number) {}
+  /**
+   * `maxBufferedBytes`: a stream whose unsent bytes exceed this when the next event is due
+   * has a reader that does not keep up (or does not read at all); it is ended instead of
+   * buffering without bound. One event is always accepted into a drained buffer, however large.
+   */
+  constructor(
+    private readonly heartbeatMs: number,
+    private readonly maxBufferedBytes = Number.POSITIVE_INFINITY,
+  ) {}
 
   get size(): number {
     return this.streams.size;
   }
 
   /** Sends the SSE response head and returns a writer; `onClose` runs once when the stream ends. */
-  open(response: ServerResponse, onClose: () => void): SseWriter {
+  open(response: ServerResponse, onClose: () => void, options: SseStreamOptions = {}): SseWriter {
     response.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
@@ -50,7 +70,7 @@ export class SseStreams {
       'X-Accel-Buffering': 'no',
     });
     response.flushHeaders();
-    const stream = new NodeSseWriter(response, (writer) => {
+    const stream = new NodeSseWriter(response, this.maxBufferedBytes, options.slowReaderFrame, (writer) => {
       this.streams.delete(writer);
       if (this.streams.size === 0 && this.timer !== undefined) {
         clearInterval(this.timer);
@@ -87,6 +107,8 @@ class NodeSseWriter implements SseWriter {
 
   constructor(
     private readonly response: ServerResponse,
+    private readonly maxBufferedBytes: number,
+    private readonly slowReaderFrame: SseStreamOptions['slowReaderFrame'],
     private readonly onFinish: (writer: NodeSseWriter) => void,
   ) {
     response.once('close', () => this.finish());
@@ -94,12 +116,17 @@ class NodeSseWriter implements SseWriter {
 
   send(data: string, options?: { id?: string; event?: string }): void {
     if (this.closed) return;
+    if (this.response.writableLength > this.maxBufferedBytes) {
+      this.endForSlowReader();
+      return;
+    }
     this.lastWriteMs = Date.now();
     this.response.write(frameSseEvent(data, options));
   }
 
   heartbeatIfIdle(now: number, intervalMs: number): void {
-    if (this.closed || now - this.lastWriteMs < intervalMs - 5) return;
+    // A stream with bytes still waiting is not idle for its reader: a comment would only pile up.
+    if (this.closed || this.response.writableLength > 0 || now - this.lastWriteMs < intervalMs - 5) return;
     this.lastWriteMs = now;
     this.response.write(': keep-alive\n\n');
   }
@@ -114,6 +141,25 @@ class NodeSseWriter implements SseWriter {
     if (this.finished) return;
     this.response.end();
     this.finish();
+  }
+
+  /**
+   * Ends a stream whose reader does not keep up: one short last frame saying how to resume, then
+   * the end; if even that cannot be flushed soon, the socket is closed.
+   */
+  private endForSlowReader(): void {
+    const last = this.slowReaderFrame?.();
+    if (last !== undefined) this.response.write(frameSseEvent(last.data, last.event === undefined ? {} : { event: last.event }));
+    const { response } = this;
+    const socket = response.socket;
+    this.end();
+    if (socket !== null && !socket.destroyed && !response.writableFinished) {
+      const timer = setTimeout(() => socket.destroy(), SLOW_READER_FLUSH_MS);
+      timer.unref();
+      // Flushed in time: the connection is the client's again (it may resume on it).
+      response.once('finish', () => clearTimeout(timer));
+      socket.once('close', () => clearTimeout(timer));
+    }
   }
 
   private finish(): void {

@@ -3,6 +3,7 @@
 // goes on (a connection is not a turn).
 import type { ServerResponse } from 'node:http';
 import { openTaskFeed } from '../../events/task-feed.ts';
+import { A2AError } from '../../protocol/errors.ts';
 import type { TaskService } from '../../tasks/service.ts';
 import type { StreamPlan } from '../operations.ts';
 import type { SseStreams } from './sse-writer.ts';
@@ -25,7 +26,16 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
   const { service, response, frame, frameError, streams } = options;
   const { snapshot, closesOn, taskId, afterId, alreadyEnded } = options.plan;
   let feed: { close(): void } | undefined;
-  const sse = streams.open(response, () => feed?.close());
+  const sse = streams.open(response, () => feed?.close(), {
+    slowReaderFrame: () =>
+      frameError(
+        new A2AError(
+          'RESOURCE_EXHAUSTED',
+          `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; subscribe to task ${taskId} again with Last-Event-ID set to the id of the last event received, and nothing is missed.`,
+          { metadata: { reason: 'SLOW_READER', taskId } },
+        ),
+      ),
+  });
 
   if (snapshot !== undefined) {
     sse.send(frame(JSON.stringify({ task: snapshot.task })), { id: snapshot.eventId });

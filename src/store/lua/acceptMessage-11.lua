@@ -8,6 +8,7 @@
   ARGV[9] most active tasks the owner may have (0 = no cap)
   ARGV[10] the agent's input policy for a task whose turn is queued or running: enqueue | reject | interrupt
   ARGV[11] cancel channel (an interrupt reaches the worker running the turn there as "<taskId> <turn>")
+  ARGV[12] the scopes the caller's credentials granted, JSON array: kept (for ctx.caller) when the message is taken
   Returns {'NOT_FOUND'} | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
         | {'BUSY', state} (policy reject: a turn is queued or running; nothing changed)
         | {'JOINED', turn} (policy interrupt, the turn has not started: the message joins its input)
@@ -48,6 +49,7 @@ end
 local awaiting = redis.call('HGET', KEYS[1], 'awaitingChild')
 if awaiting and state == 'TASK_STATE_INPUT_REQUIRED' then
   redis.call('SADD', KEYS[4], ARGV[4])
+  redis.call('HSET', KEYS[1], 'callerScopes', ARGV[12])
   redis.call('RPUSH', KEYS[2], ARGV[3])
   redis.call('HDEL', KEYS[1], 'awaitingChild')
   local record = cjson.decode(redis.call('HGET', KEYS[10], awaiting))
@@ -71,6 +73,7 @@ local parked = redis.call('HGET', KEYS[1], 'suspended') == '1'
 -- A parked coordinator's turn is its assignments' business: the message queues (policy enqueue).
 if not resumes and policy == 'interrupt' and not parked then
   redis.call('SADD', KEYS[4], ARGV[4])
+  redis.call('HSET', KEYS[1], 'callerScopes', ARGV[12])
   local turn = redis.call('HGET', KEYS[1], 'turn')
   if state == 'TASK_STATE_SUBMITTED' then
     -- Not started yet: nothing to stop, the message is more input of the same turn.
@@ -94,6 +97,7 @@ if not resumes and policy == 'interrupt' and not parked then
   return {'INTERRUPTING', turn}
 end
 redis.call('SADD', KEYS[4], ARGV[4])
+redis.call('HSET', KEYS[1], 'callerScopes', ARGV[12])
 if resumes then
   redis.call('ZADD', KEYS[9], ARGV[5], ARGV[8])
   local start = redis.call('LLEN', KEYS[2])

@@ -8,7 +8,8 @@
   Returns {'GONE'} | {'CLOSED', state} | {'HELD', holder}
         | {'ACQUIRED', generation, turn, attempts, cancelRequestedAtMs|'', status, artifacts, metadata,
            contextId, turnInputStart, turnRecord|'', versions|'', deadlineAtMs|'', budgetSpent, handBacks,
-           role|'', parentTaskId|'', readOnly|'', resumption, interrupted ('1': a new message asked this turn to stop), history...}
+           role|'', parentTaskId|'', readOnly|'', resumption, interrupted ('1': a new message asked this turn to stop),
+           callerScopes (JSON array), history...}
         resumption: how often this turn has been woken after parking for its assignments (0 = never
         parked). A run after a lost worker keeps the resumption of the run it replaces, so events
         of a turn are keyed by (turn, resumption, sequence) and a re-run's repeats are recognized.
@@ -65,6 +66,6 @@ local fields = redis.call('HMGET', KEYS[1], 'status', 'artifacts', 'metadata', '
 local result = {'ACQUIRED', generation, turn, attempts, cancelRequested, fields[1], fields[2], fields[3],
   contextId, fields[4], redis.call('HGET', KEYS[5], turn) or '', fields[5] or '', fields[6] or '', fields[7] or '0', handBacks,
   fields[8] or '', fields[9] or '', fields[10] or '', resumption,
-  redis.call('HGET', KEYS[1], 'interruptTurn') == turn and '1' or ''}
+  redis.call('HGET', KEYS[1], 'interruptTurn') == turn and '1' or '', redis.call('HGET', KEYS[1], 'callerScopes') or '[]'}
 for _, message in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do table.insert(result, message) end
 return result

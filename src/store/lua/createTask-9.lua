@@ -11,11 +11,14 @@
   ARGV[14] versions JSON (gateway, adapter, card the task started under)
   ARGV[15] most active tasks the owner may have (0 = no cap)
   ARGV[16] a sub-agent's links JSON {parentTaskId, role, readOnly} ('' = a top-level task)
+  ARGV[17] the scopes the caller's credentials granted, JSON array (what ctx.caller shows the adapter)
   Returns {'DUPLICATE', existingTaskId} | {'TOO_MANY_ACTIVE', count} | {'CREATED', eventId}
   Emits: XADD + PUBLISH of the task snapshot event.
 ]]
 local existing = redis.call('GET', KEYS[8])
 if existing then return {'DUPLICATE', existing} end
+-- Task ids are the server's: one that exists already (a sub-agent's derived id) is never overwritten.
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'DUPLICATE', ARGV[1]} end
 local cap = tonumber(ARGV[15])
 if cap > 0 then
   local active = redis.call('ZCARD', KEYS[9])
@@ -26,7 +29,7 @@ redis.call('HSET', KEYS[1],
   'id', ARGV[1], 'owner', ARGV[2], 'tenant', ARGV[3], 'contextId', ARGV[4],
   'status', ARGV[5], 'state', 'TASK_STATE_SUBMITTED', 'artifacts', '[]', 'metadata', ARGV[13],
   'turn', 1, 'turnInputStart', 0, 'turnAttempts', 0, 'leaseGeneration', 0,
-  'createdAtMs', ARGV[8], 'updatedAtMs', ARGV[8], 'versions', ARGV[14])
+  'createdAtMs', ARGV[8], 'updatedAtMs', ARGV[8], 'versions', ARGV[14], 'callerScopes', ARGV[17])
 if ARGV[16] ~= '' then
   local links = cjson.decode(ARGV[16])
   redis.call('HSET', KEYS[1], 'parentTaskId', links.parentTaskId, 'role', links.role, 'readOnly', links.readOnly)

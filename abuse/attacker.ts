@@ -1,0 +1,216 @@
+// One attack, run in its own process so its own work never shows up as the victim's latency:
+//   node --import tsx abuse/attacker.ts <attack> '<json options>'
+// Every attack is bounded in time and connections, sends only to loopback, and prints one JSON
+// line summarising what it saw.
+import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+
+interface Options {
+  /** Gateway base URL (http://127.0.0.1:port). */
+  url: string;
+  durationMs: number;
+  /** Loopback address the attacker connects from (127.0.0.2: not the victim's). */
+  localAddress: string;
+  /** A valid bearer token, for the attacks that have one. */
+  token?: string;
+  /** Tasks to subscribe to (slow-subscribers). */
+  taskIds?: string[];
+  connections?: number;
+  perSecond?: number;
+}
+
+type Summary = Record<string, number | string>;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Attack 1: many connections, no credentials, each sending a declared 1 MB body a little at a time. */
+async function slowBodies(options: Options): Promise<Summary> {
+  const { port } = new URL(options.url);
+  const wanted = options.connections ?? 1000;
+  const deadline = Date.now() + options.durationMs;
+  const open = new Set<Socket>();
+  let opened = 0;
+  let refused = 0;
+  let answered401 = 0;
+  let answered429 = 0;
+  let closedByServer = 0;
+  const chunk = Buffer.alloc(4096, 0x20);
+  const openOne = (): void => {
+    const socket = connect({ host: '127.0.0.1', port: Number(port), localAddress: options.localAddress });
+    opened += 1;
+    let established = false;
+    let seen = '';
+    socket.on('connect', () => {
+      established = true;
+      open.add(socket);
+      socket.write('POST /a2a/jsonrpc HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: 1000000\r\n\r\n[');
+    });
+    socket.on('data', (data: Buffer) => {
+      if (seen.length < 64) {
+        seen += data.toString('latin1');
+        if (seen.startsWith('HTTP/1.1 401')) answered401 += 1;
+        if (seen.startsWith('HTTP/1.1 429')) answered429 += 1;
+      }
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      open.delete(socket);
+      if (!established) refused += 1;
+      else closedByServer += 1;
+      // Keep the pressure on: replace every connection the gateway let go, until the end.
+      if (Date.now() < deadline) setTimeout(openOne, 50);
+    });
+  };
+  for (let i = 0; i < wanted; i++) {
+    openOne();
+    if (i % 100 === 99) await sleep(100);
+  }
+  let peak = 0;
+  while (Date.now() < deadline) {
+    for (const socket of open) if (socket.writable && socket.writableLength === 0) socket.write(chunk);
+    peak = Math.max(peak, open.size);
+    await sleep(250);
+  }
+  for (const socket of open) socket.destroy();
+  return { opened, refused, answered401, answered429, closedByServer, peakOpen: peak };
+}
+
+/** A 1 MB JSON body of about 350,000 tiny values: structurally heavy for JSON.parse. */
+function heavyBody(): string {
+  const parts: string[] = [];
+  let size = 0;
+  while (size < 1_000_000) {
+    parts.push('[1,2]');
+    size += 6;
+  }
+  return `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"x","role":"ROLE_USER","parts":[{"data":[${parts.join(',')}]}]}}}`;
+}
+
+/** Attack 2: heavy bodies at a steady rate, without credentials (or with a valid token, 2b). */
+async function heavyBodies(options: Options): Promise<Summary> {
+  const body = heavyBody();
+  const agent = new Agent({ keepAlive: true, maxSockets: 32, localAddress: options.localAddress });
+  const statuses: Record<string, number> = {};
+  const pending: Promise<void>[] = [];
+  const intervalMs = 1000 / (options.perSecond ?? 15);
+  const deadline = Date.now() + options.durationMs;
+  while (Date.now() < deadline) {
+    pending.push(
+      new Promise<void>((resolve) => {
+        const req = request(
+          `${options.url}/a2a/jsonrpc`,
+          {
+            method: 'POST',
+            agent,
+            headers: {
+              'Content-Type': 'application/json',
+              'A2A-Version': '1.0',
+              'Content-Length': String(Buffer.byteLength(body)),
+              ...(options.token === undefined ? {} : { Authorization: `Bearer ${options.token}` }),
+            },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (chunk: Buffer) => {
+              if (text.length < 4096) text += chunk.toString();
+            });
+            res.on('end', () => {
+              // JSON-RPC answers most errors in a 200: count those by their code.
+              const code = /"code":(-?\d+)/.exec(text)?.[1];
+              const key = res.statusCode === 200 && code !== undefined ? `200 ${code}` : String(res.statusCode);
+              statuses[key] = (statuses[key] ?? 0) + 1;
+              resolve();
+            });
+          },
+        );
+        req.on('error', (error: NodeJS.ErrnoException) => {
+          statuses[error.code ?? 'error'] = (statuses[error.code ?? 'error'] ?? 0) + 1;
+          resolve();
+        });
+        req.end(body);
+      }),
+    );
+    await sleep(intervalMs);
+  }
+  await Promise.all(pending);
+  agent.destroy();
+  return { sent: pending.length, ...Object.fromEntries(Object.entries(statuses).map(([status, count]) => [`HTTP ${status}`, count])) };
+}
+
+/**
+ * Attack 4: subscribers that never read. Three ask with a 1 MB JSON-RPC id (copied into every
+ * frame before the fix); three with an ordinary id simply never read their stream.
+ */
+async function slowSubscribers(options: Options): Promise<Summary> {
+  const taskIds = options.taskIds ?? [];
+  const hugeId = 'i'.repeat(1_000_000);
+  let refusedHugeIds = 0;
+  let streamsOpened = 0;
+  let streamsEndedByServer = 0;
+  const sockets: Socket[] = [];
+  const subscribe = (taskId: string, id: string): Promise<void> =>
+    new Promise((resolve) => {
+      const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'SubscribeToTask', params: { id: taskId } });
+      const req = request(
+        `${options.url}/a2a/jsonrpc`,
+        {
+          method: 'POST',
+          agent: false,
+          localAddress: options.localAddress,
+          headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', Authorization: `Bearer ${options.token}`, 'Content-Length': String(Buffer.byteLength(body)) },
+        },
+        (res) => {
+          if ((res.headers['content-type'] ?? '').includes('text/event-stream')) {
+            streamsOpened += 1;
+            res.pause(); // never read
+            sockets.push(res.socket);
+            res.socket.once('close', () => {
+              streamsEndedByServer += 1;
+            });
+          } else {
+            refusedHugeIds += 1;
+            res.resume();
+          }
+          resolve();
+        },
+      );
+      req.on('error', () => resolve());
+      req.end(body);
+    });
+  for (const taskId of taskIds) {
+    await subscribe(taskId, hugeId);
+    await subscribe(taskId, `subscriber-${taskId}`);
+  }
+  await sleep(options.durationMs);
+  const endedBeforeCleanup = streamsEndedByServer;
+  for (const socket of sockets) socket.destroy();
+  return { refusedHugeIds, streamsOpened, streamsEndedByServer: endedBeforeCleanup };
+}
+
+const attacks: Record<string, (options: Options) => Promise<Summary>> = {
+  'slow-bodies': slowBodies,
+  'heavy-bodies': heavyBodies,
+  'slow-subscribers': slowSubscribers,
+};
+
+const [name, json] = process.argv.slice(2);
+const attack = attacks[name ?? ''];
+if (attack === undefined || json === undefined) {
+  process.stderr.write(`usage: attacker.ts <${Object.keys(attacks).join('|')}> '<json options>'\n`);
+  process.exit(2);
+}
+const options = JSON.parse(json) as Options;
+if (!/^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\]):\d+$/.test(options.url)) {
+  process.stderr.write('attacker.ts only targets loopback addresses\n');
+  process.exit(2);
+}
+attack(options).then(
+  (summary) => {
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    process.exit(0);
+  },
+  (error: unknown) => {
+    process.stderr.write(`${String((error as Error).stack ?? error)}\n`);
+    process.exit(1);
+  },
+);

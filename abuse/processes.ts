@@ -1,0 +1,69 @@
+// The gateway and the worker as real processes (`a2a-gateway serve` / `worker`), and what the
+// run reads from outside a process: its resident memory and open file descriptors (/proc).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface RoleProcess {
+  pid: number;
+  /** Banner line of a gateway: its URL. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startRole(root: string, role: 'serve' | 'worker', env: Record<string, string>): Promise<RoleProcess> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), role], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${role} not ready after 30 s:\n${out}`)), 30_000);
+    const onData = (chunk: Buffer): void => {
+      out += chunk.toString();
+      const ready = role === 'serve' ? /agent card: (http:\/\/\S+)\/\.well-known/.exec(out)?.[1] : out.includes('a2a-gateway worker:') ? 'worker' : undefined;
+      if (ready !== undefined) {
+        clearTimeout(timer);
+        resolve(ready);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${role} exited (${String(code)}) before it was ready:\n${out}`));
+    });
+  });
+  child.stdout?.resume();
+  child.stderr?.resume();
+  return {
+    pid: child.pid as number,
+    url,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export interface ProcessSample {
+  rssMb: number;
+  fds: number;
+}
+
+export function sampleProcess(pid: number): ProcessSample {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    return { rssMb: Math.round(rssKb / 1024), fds: readdirSync(`/proc/${pid}/fd`).length };
+  } catch {
+    return { rssMb: 0, fds: 0 };
+  }
+}

@@ -1,0 +1,43 @@
+// How a call to the downstream agent failed, sorted into the two things a turn can do about it:
+// wait and try again (unreachable, overloaded, restarting), or end the turn with the reason
+// (the downstream refused our credentials or the request, or broke the protocol).
+import { A2AError } from '@a2a-js/sdk/errors';
+import isNetworkError from 'is-network-error';
+
+/** The downstream (or its token endpoint) could not be reached or answered 408/429/5xx: retry later. */
+export class DownstreamUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'DownstreamUnavailableError';
+  }
+}
+
+/** The downstream (or its token endpoint) refused our credentials: retrying the same ones cannot help. */
+export class DownstreamAuthError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DownstreamAuthError';
+  }
+}
+
+/** HTTP statuses that mean "not now" rather than "no". */
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 425, 429, 500, 502, 503, 504]);
+
+/** True when waiting and calling again may succeed. */
+export function isRetryable(error: unknown): boolean {
+  if (error instanceof DownstreamUnavailableError) return true;
+  // fetch's own failures (refused, reset, a body cut off mid-stream: "fetch failed", "terminated").
+  return error instanceof Error && isNetworkError(error);
+}
+
+/** One line saying what went wrong, for a failed turn's reason. */
+export function describeDownstreamError(error: unknown): string {
+  if (error instanceof DownstreamAuthError) return error.message;
+  if (error instanceof A2AError) return `the downstream agent answered with an error: ${error.message}`;
+  if (error instanceof Error) return `the call to the downstream agent failed: ${error.message}`;
+  return `the call to the downstream agent failed: ${String(error)}`;
+}

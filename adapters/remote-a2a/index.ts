@@ -1,0 +1,50 @@
+// The a2a adapter: this gateway in front of an existing A2A agent (the "downstream"). Callers
+// get the gateway's durability (leases, fencing, replay, staged cancel, step journal) and its
+// security; the downstream gets one message per turn, sent by the official SDK client with this
+// agent's own outbound credentials.
+import type { JsonObject } from '../../src/protocol/types.ts';
+import type { Adapter, AdapterContext, AdapterDescription, TurnOutcome } from '../types.ts';
+import { createCredentials } from './credentials/index.ts';
+import { describeDownstream } from './describe.ts';
+import { createDownstreamFetch } from './downstream-fetch.ts';
+import { DownstreamAgent } from './downstream-agent.ts';
+import { parseRemoteA2aOptions } from './options.ts';
+import { RemoteTurn } from './turn.ts';
+
+export const REMOTE_A2A_ADAPTER_NAME = 'a2a';
+export const REMOTE_A2A_ADAPTER_VERSION = '1.0.0';
+
+/** The adapter's own skills: only published when an agent's card does not take them from downstream. */
+const PLACEHOLDER_SKILL = {
+  id: 'remote-agent',
+  name: 'Remote agent',
+  description: 'Forwards each message to a remote A2A agent and relays its answers.',
+  tags: ['a2a', 'remote'],
+};
+
+/** Validates `options` (a bad one throws one line naming it) and reads the secrets they name. */
+export function createRemoteA2aAdapter(options: JsonObject, baseDir: string = process.cwd()): Adapter {
+  const parsed = parseRemoteA2aOptions(options, baseDir);
+  const credentials = createCredentials(parsed.credentials, parsed.requestTimeoutMs);
+  const downstream = new DownstreamAgent({
+    url: parsed.url,
+    fetch: createDownstreamFetch({ credentials, requestTimeoutMs: parsed.requestTimeoutMs }),
+    refreshMs: parsed.cardRefreshSeconds * 1000,
+  });
+  let described: { fetchedAtMs: number; description: AdapterDescription } | undefined;
+  return {
+    name: REMOTE_A2A_ADAPTER_NAME,
+    version: REMOTE_A2A_ADAPTER_VERSION,
+    skills: [PLACEHOLDER_SKILL],
+    /** The downstream card's skills (an agent's card takes them "from downstream", the default for a2a agents). */
+    async describe(): Promise<AdapterDescription> {
+      const connection = await downstream.connection();
+      // One description per card fetch (the extended card costs a call).
+      if (described?.fetchedAtMs !== connection.fetchedAtMs) described = { fetchedAtMs: connection.fetchedAtMs, description: await describeDownstream(connection) };
+      return described.description;
+    },
+    run(ctx: AdapterContext): Promise<TurnOutcome> {
+      return new RemoteTurn(ctx, { downstream, options: parsed }).run();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+// The steps every A2A request takes before its operation runs, in this order, for both
+// bindings. Everything up to the credentials is judged from the headers alone, so a request
+// that is too large, of the wrong type or version, or without valid credentials is refused
+// before a byte of its body is buffered or parsed (DESIGN.md, "inputs are bounded before they
+// cost anything"); the body is then read within its size and JSON bounds.
+//
+//   header count (431) → declared size (413) → content type (415)
+//   → credentials (401 / 400, 429 past the per-address failure limit) → protocol version
+//   → body: size (413) and JSON structure (400) as it arrives → a signed body's digest
+//
+// Routing (404, 405) comes first in each binding; what follows (parsing, the JSON-RPC
+// envelope, params, scope, rate limit) is the binding's and the operation's. JSON-RPC checks
+// the version after reading the envelope instead, so that its error can name the request id.
+import type { Principal } from '../../auth/principal.ts';
+import type { JsonLimits } from '../../config/schema.ts';
+import { checkProtocolVersion } from '../version.ts';
+import { authenticateHead, type AuthenticationStep } from './authenticate.ts';
+import { checkContentType, type BodyContentRule } from './content-type.ts';
+import type { Exchange } from './exchange.ts';
+import { checkHeaderCount } from './header-count.ts';
+import { checkDeclaredLength } from './request-body.ts';
+
+export interface RequestEdge extends AuthenticationStep {
+  maxHeaderCount: number;
+  maxBodyBytes: number;
+  jsonLimits: JsonLimits;
+}
+
+export interface AdmitOptions {
+  content: BodyContentRule;
+  /** False for routes that take no body (GET, DELETE): one sent anyway is discarded unread. */
+  readsBody: boolean;
+  /** Check A2A-Version here (HTTP+JSON); JSON-RPC checks it once the request id is known. */
+  checkVersion: boolean;
+}
+
+export interface AdmittedRequest {
+  /** Undefined when authentication is off. */
+  principal: Principal | undefined;
+  /** The body text ('' when none was read). */
+  body: string;
+}
+
+export async function admitRequest(exchange: Exchange, edge: RequestEdge, options: AdmitOptions): Promise<AdmittedRequest> {
+  checkHeaderCount(exchange.request, edge.maxHeaderCount);
+  if (options.readsBody) {
+    checkDeclaredLength(exchange.request, edge.maxBodyBytes);
+    checkContentType(exchange, options.content);
+  }
+  const caller = await authenticateHead(exchange, edge);
+  if (options.checkVersion) checkProtocolVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);
+  const body = options.readsBody ? await exchange.readBody({ maxBytes: edge.maxBodyBytes, json: edge.jsonLimits }) : '';
+  const principal = await caller.complete(body);
+  return { principal, body };
+}

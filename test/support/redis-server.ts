@@ -1,0 +1,68 @@
+// A redis-server process of a test's (or the abuse run's) own, on a free loopback port, for
+// faults the shared Redis must never see: SIGSTOP (a hung Redis), SIGKILL. Only this process is
+// ever signalled, by its pid.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface OwnRedis {
+  url: string;
+  pid: number;
+  /** SIGSTOP: the process keeps its connections open and answers nothing. */
+  pause(): void;
+  /** SIGCONT. */
+  resume(): void;
+  stop(): Promise<void>;
+}
+
+export async function startOwnRedis(): Promise<OwnRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'a2a-own-redis-'));
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`redis-server not ready after 15 s:\n${out}`)), 15_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited (${String(code)}) before it was ready:\n${out}`));
+    });
+  });
+  const pid = child.pid as number;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    pid,
+    pause: () => process.kill(pid, 'SIGSTOP'),
+    resume: () => process.kill(pid, 'SIGCONT'),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        process.kill(pid, 'SIGCONT');
+        child.kill('SIGKILL');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
