@@ -7,7 +7,8 @@
 // In-process: `const receiver = await startWebhookReceiver({ jwksUrl })`.
 // Another process: `node --import tsx test/support/webhook-receiver.ts --port 8092 [--jwks-url URL] [--hmac-secret whsec_…]`,
 // then `GET /_receiver/deliveries` (JSON), `POST /_receiver/behaviour` with
-// `{"status":500,"times":3,"retryAfterSeconds":1,"delayMs":0,"reset":false}`, `POST /_receiver/reset`.
+// `{"status":500,"times":3,"retryAfterSeconds":1,"delayMs":0,"reset":false}`, `POST /_receiver/reset`,
+// `POST /_receiver/down` with `{"forMs":5000}` (the port is closed that long, deliveries kept).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -120,6 +121,14 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
       behaviour = JSON.parse(body || '{}') as ReceiverBehaviour;
       return send(200, behaviour);
     }
+    if (request.url === '/_receiver/down' && request.method === 'POST') {
+      const forMs = Number((JSON.parse(body || '{}') as { forMs?: number }).forMs ?? 5_000);
+      send(200, { downForMs: forMs });
+      response.once('finish', () => {
+        void stop().then(() => setTimeout(() => void listen(port).catch(() => undefined), forMs));
+      });
+      return;
+    }
     if (request.url === '/_receiver/reset' && request.method === 'POST') {
       behaviour = {};
       deliveries.length = 0;
@@ -171,6 +180,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
   };
 
   let server: Server | undefined;
+  let port = 0;
   const listen = async (port: number): Promise<number> => {
     const created = createServer((request, response) => {
       handle(request, response).catch(() => {
@@ -197,7 +207,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
     await closed;
   };
 
-  const port = await listen(options.port ?? 0);
+  port = await listen(options.port ?? 0);
   const accepted = (pathPrefix?: string): ReceivedDelivery[] =>
     deliveries.filter((d) => typeof d.answered === 'number' && d.answered >= 200 && d.answered < 300 && (pathPrefix === undefined || d.path.startsWith(pathPrefix)));
   return {
