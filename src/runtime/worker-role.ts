@@ -120,16 +120,17 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     push,
     async close() {
       await reconciler.close();
-      await push?.close();
-      await schedules?.close();
-      // Finish what can finish within the grace period, then hand the rest back.
+      // Turns first: their grace period starts now, whatever deliveries and firings take to stop
+      // (those are sent again or decided again by whichever worker is next; nothing is lost).
       const closing = Promise.all(workers.map((worker) => worker.close()));
+      const sideRoles = Promise.all([push?.close(), schedules?.close()]);
       const graceOver = new Promise<'grace-over'>((resolve) => setTimeout(() => resolve('grace-over'), config.shutdownGraceMs).unref());
       if ((await Promise.race([closing.then(() => 'closed' as const), graceOver])) === 'grace-over') {
         const handedBack = runner.handBackAll();
         logger.info('handing running turns back to the queue', { turns: handedBack });
       }
       await closing;
+      await sideRoles;
       await turnQueues.close();
       cancelSubscriber.disconnect();
       await commands.quit().catch(() => undefined);

@@ -107,7 +107,8 @@ export async function snapshotKeys(redis: Redis, prefix: string): Promise<Map<st
   // BullMQ's own housekeeping (the stall check's marker and its event log) changes on a timer,
   // whatever requests do; everything else under the prefix is compared.
   // Emitted-event digests come and go with a running turn's own progress (appendEvents).
-  const housekeeping = /:turns-[^:]+:(stalled-check|stalled|events)$|^[^{]*\{[^}]+\}:emitted$/;
+  // So do the push and schedule queues' (workers run them too) and the push sweeper's shard locks.
+  const housekeeping = /:(turns-[^:]+|\{pushq\}:push|\{schedq\}:schedules):(stalled-check|stalled|events)$|:\{push:\d+\}:sweeplock$|^[^{]*\{[^}]+\}:emitted$/;
   for (const key of keys.sort()) {
     if (housekeeping.test(key)) continue;
     // Hashes and sets are compared by sorted content: a hashtable-encoded hash is rehashed
