@@ -44,8 +44,29 @@ export function webhookHeaders(config: StoredPushConfig, deliveryId: string, bod
   return headers;
 }
 
+/** How long a receiver seen healthy (closed circuit, no failures) is trusted without asking Redis again. */
+const HEALTHY_RECEIVER_CACHE_MS = 1_000;
+
 export class PushDelivery {
+  /** Receivers (origins) whose circuit was closed with no failures, until the given time. */
+  private readonly healthy = new Map<string, number>();
+
   constructor(private readonly options: PushDeliveryOptions) {}
+
+  /**
+   * The receiver's circuit breaker, with the common case (a healthy receiver) answered from a
+   * short local cache: another worker's failures are seen within HEALTHY_RECEIVER_CACHE_MS.
+   */
+  private async admit(origin: string): Promise<{ allow: boolean; untilMs: number | undefined; failures: number }> {
+    const until = this.healthy.get(origin);
+    if (until !== undefined && until > Date.now()) return { allow: true, untilMs: undefined, failures: 0 };
+    const admitted = await this.options.store.breaker(origin, 'admit', this.options.breaker);
+    if (admitted.allow && admitted.failures === 0) {
+      if (this.healthy.size > 10_000) this.healthy.clear();
+      this.healthy.set(origin, Date.now() + HEALTHY_RECEIVER_CACHE_MS);
+    } else this.healthy.delete(origin);
+    return admitted;
+  }
 
   /** The queue's backoff strategy: the delay the processor chose for this retry. */
   readonly backoffStrategy = (attemptsMade: number, _type?: string, error?: Error): number =>
@@ -70,7 +91,7 @@ export class PushDelivery {
       return;
     }
     const url = new URL(config.url);
-    const admitted = await store.breaker(url.origin, 'admit', this.options.breaker);
+    const admitted = await this.admit(url.origin);
     if (!admitted.allow) {
       const until = admitted.untilMs ?? Date.now() + this.options.breaker.cooldownMs;
       if (until > job.timestamp + this.options.retry.horizonMs) {
@@ -103,6 +124,7 @@ export class PushDelivery {
         await this.fail(job, deliveryId, config, outcome);
         return;
       case 'retry': {
+        this.healthy.delete(url.origin);
         await store.breaker(url.origin, 'failure', this.options.breaker);
         const delay = outcome.retryAfterMs ?? backoffDelayMs(job.attemptsMade + 1, this.options.retry);
         if (Date.now() + delay > job.timestamp + this.options.retry.horizonMs) {
