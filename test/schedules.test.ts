@@ -9,6 +9,7 @@ import { startGatewayRole, type GatewayHandle } from '../src/gateway/server.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { startWorkerRole, type WorkerHandle } from '../src/runtime/worker-role.ts';
 import { CronExpressionParser } from 'cron-parser';
+import { createScheduleQueue } from '../queues/schedules.ts';
 import { ROOT, rpc, startTestGateway, waitFor, type TestGateway } from './support/harness.ts';
 
 interface Firing {
@@ -191,6 +192,35 @@ describe('firings missed while no worker ran follow the lateness policy', () => 
       await stopWorker(worker);
     }
   }, 40_000);
+});
+
+describe('schedule reconciler', () => {
+  it('re-creates the job an active schedule lost (a crash between storing it and adding its job) and drops index entries of schedules that never came to be', async () => {
+    const worker = await startWorker();
+    try {
+      const created = await call<Schedule>('CreateSchedule', { message: { parts: [{ text: 'echo found' }] }, cron: '* * * * * *' });
+      const queue = createScheduleQueue(gw.redis, gw.prefix);
+      try {
+        await queue.removeJobScheduler(created.id);
+        expect(await queue.getJobScheduler(created.id)).toBeUndefined();
+        const firedBefore = (await getSchedule(created.id)).firedCount;
+        // An entry whose record was never written, indexed long ago.
+        await gw.redis.zadd(`${gw.prefix}:{schedidx}:all`, Date.now() - 120_000, 'never-created');
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        expect((await getSchedule(created.id)).firedCount).toBeLessThanOrEqual(firedBefore + 1); // at most one already in flight
+        expect(await worker.schedules?.reconciler.reconcileOnce()).toBe(true);
+        expect(await queue.getJobScheduler(created.id)).toBeDefined();
+        expect(await gw.redis.zscore(`${gw.prefix}:{schedidx}:all`, 'never-created')).toBeNull();
+        await waitFor(async () => ((await getSchedule(created.id)).firedCount >= firedBefore + 2 ? true : undefined), 10_000, 'firings again');
+      } finally {
+        await call('DeleteSchedule', { id: created.id });
+        await queue.close();
+      }
+      expect(await gw.redis.zscore(`${gw.prefix}:{schedidx}:all`, created.id)).toBeNull();
+    } finally {
+      await stopWorker(worker);
+    }
+  }, 30_000);
 });
 
 describe('schedule management', () => {

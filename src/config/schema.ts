@@ -132,6 +132,8 @@ const schedulesSchema = z.strictObject({
   maxCatchUp: z.coerce.number().int().min(1).max(1_000).default(10),
   /** Firing jobs one worker process runs at once. */
   concurrency: z.coerce.number().int().min(1).max(100).default(4),
+  /** How often one worker re-creates jobs active schedules lack and starts firings stuck before their task (0 = off). */
+  reconcileIntervalMs: z.coerce.number().int().min(0).default(60_000),
 });
 
 /** A sub-agent role: which adapter runs its assignments, and how many of one coordinator's run at once. */

@@ -13,7 +13,7 @@ import { Delegator } from '../coordination/delegator.ts';
 import { TurnRunner } from './turn-runner.ts';
 import { startPushRole, type PushRoleHandle } from '../push/push-role.ts';
 import type { PushResolver } from '../push/receiver-policy.ts';
-import { startScheduleRole } from '../schedules/schedule-role.ts';
+import { startScheduleRole, type ScheduleRoleHandle } from '../schedules/schedule-role.ts';
 
 export interface WorkerHandle {
   runner: TurnRunner;
@@ -23,6 +23,8 @@ export interface WorkerHandle {
   reconciler: Reconciler;
   /** Webhook deliveries (undefined when push.enabled is false). */
   push: PushRoleHandle | undefined;
+  /** Schedule firing (undefined when schedules.enabled is false). */
+  schedules: ScheduleRoleHandle | undefined;
   close(): Promise<void>;
 }
 
@@ -118,6 +120,7 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     agents: served.map((agent) => agent.name),
     reconciler,
     push,
+    schedules,
     async close() {
       await reconciler.close();
       // Turns first: their grace period starts now, whatever deliveries and firings take to stop

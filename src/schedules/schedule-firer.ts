@@ -66,6 +66,22 @@ export class ScheduleFirer {
     if (decided.completed) await this.options.store.unclaim(record.ownerKey, record.id);
   }
 
+  /** Starts firings that were decided but not started (their job gave up); decides nothing new. */
+  async startPending(scheduleId: string): Promise<void> {
+    const record = await this.options.store.read(scheduleId, undefined, 0);
+    if (record === undefined) return;
+    const decided = await this.options.store.decide(scheduleId, {
+      nowMs: Date.now(),
+      lateAfterMs: this.options.lateAfterMs,
+      candidates: [],
+      taskIds: [],
+      omitted: 0,
+      retentionMs: this.options.retentionSeconds * 1000,
+    });
+    if ('inactive' in decided) return;
+    for (const firing of decided.due) await this.start(record, firing);
+  }
+
   private async start(record: ScheduleRecord, firing: DueFiring): Promise<void> {
     const { store, tasks } = this.options;
     const owner = ownerFromKey(record.ownerKey);

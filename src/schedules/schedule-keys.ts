@@ -14,5 +14,11 @@ export function scheduleKeys(prefix: string, scheduleId: string): ScheduleKeys {
   return { schedule: `${base}:schedule`, firings: `${base}:firings`, firingIndex: `${base}:firingidx` };
 }
 
+/** ZSET scheduleId → created-at ms: every schedule (a hint the reconciler walks; its own slot). */
+export const allSchedulesKey = (prefix: string): string => `${prefix}:{schedidx}:all`;
+
+/** STRING: token of the worker reconciling schedules right now. */
+export const scheduleReconcilerLockKey = (prefix: string): string => `${prefix}:{schedidx}:lock`;
+
 /** ZSET scheduleId → created-at ms: an owner's schedules (list, per-owner limit). */
 export const ownerSchedulesKey = (prefix: string, ownerKey: string): string => `${prefix}:{o:${ownerKey}}:schedules`;

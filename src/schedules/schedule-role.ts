@@ -1,6 +1,6 @@
 // Schedules in a worker process: the BullMQ worker of the schedules queue and the firer.
 import type { Worker } from 'bullmq';
-import { createScheduleWorker, type ScheduleJobData } from '../../queues/schedules.ts';
+import { createScheduleQueue, createScheduleWorker, type ScheduleJobData } from '../../queues/schedules.ts';
 import { TurnQueues } from '../../queues/turns.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -8,9 +8,12 @@ import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { ScheduleFirer } from './schedule-firer.ts';
+import { ScheduleReconciler } from './schedule-reconciler.ts';
 import { ScheduleStore } from './schedule-store.ts';
 
 export interface ScheduleRoleHandle {
+  /** Re-creates lost jobs and starts stuck firings (reconcileOnce() on demand). */
+  reconciler: ScheduleReconciler;
   close(): Promise<void>;
 }
 
@@ -21,8 +24,9 @@ export async function startScheduleRole(config: GatewayConfig, agents: Agents, l
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
   const queues = new TurnQueues(commands, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
+  const store = new ScheduleStore(commands, config.keyPrefix);
   const firer = new ScheduleFirer({
-    store: new ScheduleStore(commands, config.keyPrefix),
+    store,
     tasks: new TaskStore(commands, config.keyPrefix, config.retentionSeconds),
     queues,
     agents,
@@ -42,9 +46,16 @@ export async function startScheduleRole(config: GatewayConfig, agents: Agents, l
   worker.on('error', (error) => logger.warn('schedule worker error', { error: error.message }));
   worker.on('failed', (job, error) => logger.warn('schedule job failed; retried', { scheduleId: job?.data.scheduleId, error: error.message }));
   await worker.waitUntilReady();
+  const queue = createScheduleQueue(commands, config.keyPrefix);
+  queue.on('error', (error: Error) => logger.debug('schedule queue error', { error: error.message }));
+  const reconciler = new ScheduleReconciler({ store, queue, firer, logger, intervalMs: config.schedules.reconcileIntervalMs });
+  reconciler.start();
   return {
+    reconciler,
     async close() {
+      await reconciler.close();
       await worker.close();
+      await queue.close().catch(() => undefined);
       await queues.close();
       workerConnection.disconnect();
       await commands.quit().catch(() => undefined);

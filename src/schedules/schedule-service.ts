@@ -113,6 +113,9 @@ export class ScheduleService {
       );
     }
     try {
+      // Indexed before it exists: a crash before its job is added leaves an entry the schedule
+      // reconciler finds (and completes, or drops when the record never came to be).
+      await this.store.indexAll(id, nowMs);
       await this.store.create(id, ownerKey, definition, nowMs);
       if (definition.cron !== undefined) await upsertCronJob(this.queue, id, definition.cron, definition.timeZone);
       else await addOneTimeJob(this.queue, id, definition.at as number);
@@ -120,6 +123,7 @@ export class ScheduleService {
       await this.store.setState(id, ownerKey, 'delete').catch(() => undefined);
       await removeScheduleJobs(this.queue, id).catch(() => undefined);
       await this.store.unclaim(ownerKey, id).catch(() => undefined);
+      await this.store.unindexAll(id).catch(() => undefined);
       throw new A2AError('UNAVAILABLE', `The schedule could not be stored (${(error as Error).message}); nothing was kept. Retry after the Retry-After delay.`, {
         retryAfterSeconds: 1,
         cause: error,
@@ -173,6 +177,7 @@ export class ScheduleService {
     await removeScheduleJobs(this.queue, id);
     await this.store.setState(id, ownerKey, 'delete');
     await this.store.unclaim(ownerKey, id);
+    await this.store.unindexAll(id);
     return {};
   }
 }

@@ -2,7 +2,7 @@
 // firings (schedule slot), each step one single-slot script (docs/redis-slots.md).
 import type { Redis } from 'ioredis';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
-import { ownerSchedulesKey, scheduleKeys } from './schedule-keys.ts';
+import { allSchedulesKey, ownerSchedulesKey, scheduleKeys } from './schedule-keys.ts';
 import type { FiringRecord, ScheduleDefinition, ScheduleRecord, ScheduleState } from './schedule-types.ts';
 
 /** Firing records kept per schedule (the newest). */
@@ -34,6 +34,23 @@ export class ScheduleStore {
 
   async unclaim(ownerKey: string, scheduleId: string): Promise<void> {
     await this.redis.zrem(ownerSchedulesKey(this.prefix, ownerKey), scheduleId);
+  }
+
+  /** Index steps of the global schedule index (a hint for the reconciler; index entries only move forward). */
+  async indexAll(scheduleId: string, nowMs: number): Promise<void> {
+    await this.redis.zadd(allSchedulesKey(this.prefix), 'NX', nowMs, scheduleId);
+  }
+
+  async unindexAll(scheduleId: string): Promise<void> {
+    await this.redis.zrem(allSchedulesKey(this.prefix), scheduleId);
+  }
+
+  /** One page of the global index: schedule ids and when they were indexed. */
+  async allPage(offset: number, count: number): Promise<{ id: string; indexedAtMs: number }[]> {
+    const flat = await this.redis.zrange(allSchedulesKey(this.prefix), offset, offset + count - 1, 'WITHSCORES');
+    const page: { id: string; indexedAtMs: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) page.push({ id: flat[i] as string, indexedAtMs: Number(flat[i + 1]) });
+    return page;
   }
 
   async create(scheduleId: string, ownerKey: string, definition: ScheduleDefinition, nowMs: number): Promise<void> {
