@@ -58,7 +58,18 @@ export class AgentCards {
     const { card } = agent.settings;
     const fields = await this.fields();
     const description = card.description ?? fields.description ?? card.defaultDescription;
-    const input: CardInput = { baseUrl, name: card.name, description, version: card.version, fields, security };
+    const input: CardInput = {
+      baseUrl,
+      name: card.name,
+      description,
+      version: card.version,
+      fields,
+      security,
+      ...(card.provider === undefined ? {} : { provider: card.provider }),
+      ...(card.documentationUrl === undefined ? {} : { documentationUrl: card.documentationUrl }),
+      ...(card.iconUrl === undefined ? {} : { iconUrl: card.iconUrl }),
+      ...(card.securityNotes === undefined ? {} : { securityNotes: card.securityNotes }),
+    };
     const built = await finish(buildAgentCard(input));
     const extended = security === undefined ? undefined : await finish(buildAgentCard({ ...input, extended: true }));
     const pair = { card: built, extended, inputModes: inputModesOf(extended ?? built) };

@@ -18,13 +18,18 @@ export interface CardInput {
   security: { signedRequests: boolean } | undefined;
   /** The extended card (GetExtendedAgentCard) rather than the public one. */
   extended?: boolean;
+  provider?: { organization: string; url: string };
+  documentationUrl?: string;
+  iconUrl?: string;
+  /** Appended to each security scheme's description (how to get credentials, whom to ask). */
+  securityNotes?: string;
 }
 
 export const BEARER_SCHEME = 'bearer';
 export const SIGNATURE_SCHEME = 'partnerSignature';
 
 /** securitySchemes and securityRequirements describing exactly what the bindings enforce. */
-function securityOf(signedRequests: boolean): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
+function securityOf(signedRequests: boolean, notes: string | undefined): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
   const securitySchemes: Record<string, JsonObject> = {
     [BEARER_SCHEME]: {
       httpAuthSecurityScheme: {
@@ -54,6 +59,13 @@ function securityOf(signedRequests: boolean): Pick<AgentCard, 'securitySchemes' 
     };
     securityRequirements.push({ schemes: { [SIGNATURE_SCHEME]: { list: [] } } });
   }
+  if (notes !== undefined) {
+    for (const scheme of Object.values(securitySchemes)) {
+      for (const detail of Object.values(scheme)) {
+        if (detail !== null && typeof detail === 'object' && !Array.isArray(detail) && typeof detail.description === 'string') detail.description = `${detail.description} ${notes}`;
+      }
+    }
+  }
   return { securitySchemes, securityRequirements };
 }
 
@@ -81,7 +93,10 @@ export function buildAgentCard(input: CardInput): AgentCard {
     // (set by the gateway, push.enabled); the extended card exists when there are authenticated
     // callers to serve it to.
     capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: security !== undefined },
-    ...(security === undefined ? {} : securityOf(security.signedRequests)),
+    ...(security === undefined ? {} : securityOf(security.signedRequests, input.securityNotes)),
+    ...(input.provider === undefined ? {} : { provider: input.provider }),
+    ...(input.documentationUrl === undefined ? {} : { documentationUrl: input.documentationUrl }),
+    ...(input.iconUrl === undefined ? {} : { iconUrl: input.iconUrl }),
     defaultInputModes: fields.defaultInputModes ?? ['text/plain'],
     defaultOutputModes: fields.defaultOutputModes ?? ['text/plain'],
     skills,

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { RedisKeys } from '../src/store/keys.ts';
 import { judgeCoordinator, type AssignmentListing } from './coordinators.ts';
 import { analyzeLedger, readLedger } from './ledger.ts';
+import type { BackendLoad, BackendReport } from './backends.ts';
 import type { LoadResult, SubmittedTask } from './load.ts';
 import { compareWithBuffer, type StreamRecord } from './streams.ts';
 
@@ -113,6 +114,8 @@ export interface ChaosResult {
   faults: FaultCounts;
   unexpectedExits: { name: string; how: string; logFile: string }[];
   durationMs: number;
+  /** Remote and model turns, when the run had backends. */
+  backends: BackendReport | undefined;
   ok: boolean;
 }
 
@@ -198,6 +201,8 @@ export async function buildReport(input: {
   faults: FaultCounts;
   unexpectedExits: { name: string; how: string; logFile: string }[];
   durationMs: number;
+  /** Remote and model tasks (when the run had backends) and what checking them found. */
+  backends?: { load: BackendLoad; report: BackendReport };
 }): Promise<ChaosResult> {
   const keys = new RedisKeys(input.prefix);
   const tasks: SubmittedTask[] = input.load.submitted;
@@ -214,7 +219,8 @@ export async function buildReport(input: {
     }
   }
   const facts = new Map<string, TaskFacts>();
-  for (const taskId of [...tasks.map((t) => t.taskId), ...input.anchors, ...coordinators.map((c) => c.taskId), ...children.keys(), ...input.streams.map((s) => s.taskId)]) {
+  const backendIds = input.backends?.load.tasks.map((t) => t.taskId) ?? [];
+  for (const taskId of [...tasks.map((t) => t.taskId), ...input.anchors, ...coordinators.map((c) => c.taskId), ...children.keys(), ...input.streams.map((s) => s.taskId), ...backendIds]) {
     if (!facts.has(taskId)) facts.set(taskId, await readFacts(input.redis, keys, taskId));
   }
 
@@ -279,8 +285,13 @@ export async function buildReport(input: {
     faults: input.faults,
     unexpectedExits: input.unexpectedExits,
     durationMs: input.durationMs,
+    backends: input.backends?.report,
     ok: false,
   };
+  if (input.backends !== undefined) {
+    result.abandoned += input.backends.load.abandoned.length;
+    result.refused = [...result.refused, ...input.backends.load.refused];
+  }
 
   const ledger = analyzeLedger(readLedger(input.ledgerFile));
   result.ledgerLines = ledger.lines;
@@ -422,7 +433,7 @@ export async function buildReport(input: {
     accountSteps(fact);
   }
 
-  const known = new Set([...tasks.map((t) => t.taskId), ...input.anchors, ...coordinators.map((c) => c.taskId), ...children.keys()]);
+  const known = new Set([...tasks.map((t) => t.taskId), ...input.anchors, ...coordinators.map((c) => c.taskId), ...children.keys(), ...backendIds]);
   const unknownIds = (await storedTaskIds(input.redis, input.prefix)).filter((id) => !known.has(id));
   // A stored child of one of our coordinators that the coordinator does not list: its
   // assignment was created twice. If it charged, that assignment's transfer ran twice.
@@ -472,6 +483,8 @@ export async function buildReport(input: {
     result.lostChildren === 0 &&
     result.coordinatorProblems.length === 0 &&
     result.strayChildCharges === 0 &&
-    (result.coordinatorsRequested === 0 || result.coordinatorsSubmitted > 0);
+    (result.coordinatorsRequested === 0 || result.coordinatorsSubmitted > 0) &&
+    (result.backends === undefined ||
+      (result.backends.lost === 0 && result.backends.wrongResults.length === 0 && result.backends.downstreamDuplicates.length === 0));
   return result;
 }

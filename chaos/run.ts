@@ -4,7 +4,9 @@
 // that runs SIGKILLs random workers and gateways and crashes Redis. Then it checks what the
 // issue promises (see report.ts) and prints the table; exit code 1 when a promise broke.
 //
-// Env: CHAOS_TASKS (200), CHAOS_COORDINATORS (20: "fanout" coordinators, each with three
+// Env: CHAOS_TASKS (200), CHAOS_REMOTE_TASKS (20: tasks for a real downstream A2A agent behind the
+// gateway's `remote` agent), CHAOS_MODEL_TASKS (20: tasks for a local OpenAI-compatible server
+// behind its `model` agent), CHAOS_COORDINATORS (20: "fanout" coordinators, each with three
 // "transfer <1..3>" sub-agent tasks, interleaved with the transfers; 0 = none), CHAOS_SEED (1),
 // CHAOS_GATEWAYS (2), CHAOS_WORKERS (3),
 // CHAOS_STEP_MS (30), CHAOS_INTERVAL_MS (100, mean pause between submissions),
@@ -13,13 +15,14 @@
 // a crashed Redis stays down), CHAOS_KEEP=1 keeps the temp dir (Redis data, logs, ledger; a
 // failed run always keeps it).
 // Imported, `runChaos(options)` does the same and returns the numbers (test/chaos.test.ts).
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { RedisKeys } from '../src/store/keys.ts';
+import { agentsConfig, checkBackends, runBackendLoad, startBackends, type BackendLoad, type Backends } from './backends.ts';
 import { fetchAssignments, type AssignmentListing } from './coordinators.ts';
 import { FaultInjector, type FaultKind } from './faults.ts';
 import { runLoad, submitWithRetry, transferMessage, type LoadResult } from './load.ts';
@@ -35,6 +38,10 @@ const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STA
 
 export interface ChaosOptions {
   tasks: number;
+  /** Tasks for the `remote` agent (a real downstream A2A agent behind the gateway); 0 = no downstream. */
+  remoteTasks: number;
+  /** Tasks for the `model` agent (a local OpenAI-compatible server behind the gateway); 0 = none. */
+  modelTasks: number;
   /** Fanout coordinators (3 transfer sub-agents each) interleaved with the transfers. */
   coordinators: number;
   seed: number;
@@ -63,6 +70,8 @@ export interface ChaosOptions {
 
 export const DEFAULT_CHAOS_OPTIONS: ChaosOptions = {
   tasks: 200,
+  remoteTasks: 20,
+  modelTasks: 20,
   coordinators: 20,
   seed: 1,
   gateways: 2,
@@ -132,7 +141,17 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
   let injector: FaultInjector | undefined;
   let faulting: Promise<void> | undefined;
   let result: ChaosResult | undefined;
+  let backends: Backends | undefined;
   try {
+    const demoOptions = { stepMs: o.stepMs, ledgerFile };
+    const agentsEnv: Record<string, string> = {};
+    if (o.remoteTasks > 0 || o.modelTasks > 0) {
+      backends = await startBackends(ROOT, base);
+      log(`backends: downstream A2A agent at ${backends.downstreamUrl}, model at ${backends.modelBaseUrl}`);
+      const configFile = join(base, 'agents.json');
+      writeFileSync(configFile, JSON.stringify(agentsConfig(backends, demoOptions)));
+      agentsEnv['A2A_CONFIG'] = configFile;
+    }
     redisServer = await startRedisServer(redisDir);
     log(`redis-server on port ${redisServer.port}, data in ${redisDir}`);
     const server = redisServer;
@@ -150,7 +169,8 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
         A2A_AUTH_ENABLED: 'false',
         A2A_RATE_LIMIT_PER_SECOND: '0',
         A2A_MAX_ACTIVE_TASKS: '0',
-        A2A_ADAPTER_OPTIONS: JSON.stringify({ stepMs: o.stepMs, ledgerFile }),
+        A2A_ADAPTER_OPTIONS: JSON.stringify(demoOptions),
+        ...agentsEnv,
       },
     });
     const processes = group;
@@ -204,8 +224,22 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
     }).finally(() => {
       loadOver = true;
     });
+    const backendRetries: Record<string, number> = {};
+    const backendLoading = runBackendLoad({
+      remoteTasks: backends === undefined ? 0 : o.remoteTasks,
+      modelTasks: backends === undefined ? 0 : o.modelTasks,
+      seed: o.seed,
+      random: random.fork('backends'),
+      intervalMs: o.intervalMs,
+      gateways,
+      onRetry: (cause) => {
+        backendRetries[cause] = (backendRetries[cause] ?? 0) + 1;
+      },
+    });
     faulting = faults.run(() => loadOver, Date.now() + o.maxFaultPhaseMs);
-    const [load] = (await Promise.all([loading, faulting])) as [LoadResult, void];
+    const [load, backendLoad] = (await Promise.all([loading, backendLoading, faulting])) as [LoadResult, BackendLoad, void];
+    for (const [cause, n] of Object.entries(backendRetries)) load.retriesByCause[cause] = (load.retriesByCause[cause] ?? 0) + n;
+    if (backendLoad.tasks.length > 0) log(`backend load done: ${backendLoad.tasks.length} remote and model tasks submitted`);
     log(`load done: ${load.submitted.length} transfers, ${load.coordinators.length} coordinators submitted; faults: ${JSON.stringify(faults.counts)}`);
     await faults.replenish();
 
@@ -214,7 +248,12 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       await submitWithRetry(transferMessage(`chaos-${o.seed}-anchor-${i}-answer`, 'Ada', taskId), gateways, anchorRandom, 30_000, () => undefined);
     }
     const settleStarted = Date.now();
-    const open = await waitTerminal(redis, keys, [...load.submitted.map((t) => t.taskId), ...anchors, ...load.coordinators.map((c) => c.taskId)], o.settleTimeoutMs);
+    const open = await waitTerminal(
+      redis,
+      keys,
+      [...load.submitted.map((t) => t.taskId), ...anchors, ...load.coordinators.map((c) => c.taskId), ...backendLoad.tasks.map((t) => t.taskId)],
+      o.settleTimeoutMs,
+    );
     log(open.length === 0 ? 'every task is terminal' : `${open.length} tasks still not terminal after ${o.settleTimeoutMs} ms`);
     // The coordinators' children, as the gateway lists them; a terminal coordinator's are settled
     // already, the rest get what is left of the settle time.
@@ -244,6 +283,10 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       faults: faults.counts,
       unexpectedExits: processes.unexpectedExits,
       durationMs: Date.now() - started,
+      backends:
+        backends === undefined
+          ? undefined
+          : { load: backendLoad, report: await checkBackends(redis, keys, backendLoad, backends) },
     });
     return result;
   } finally {
@@ -254,6 +297,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
     await group?.killAll();
     redis?.disconnect();
     await redisServer?.stop();
+    await backends?.stop();
     // A failed or crashed run keeps its evidence (Redis data, role logs, ledger); a passing one leaves nothing.
     if (o.keepTemp || result === undefined || !result.ok) o.log(`kept ${base} (logs/, redis/, ledger.txt)`);
     else rmSync(base, { recursive: true, force: true });
@@ -292,6 +336,8 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => process.exit(143));
   const result = await runChaos({
     tasks: envNumber('CHAOS_TASKS', DEFAULT_CHAOS_OPTIONS.tasks),
+    remoteTasks: envNumber('CHAOS_REMOTE_TASKS', DEFAULT_CHAOS_OPTIONS.remoteTasks),
+    modelTasks: envNumber('CHAOS_MODEL_TASKS', DEFAULT_CHAOS_OPTIONS.modelTasks),
     coordinators: envNumber('CHAOS_COORDINATORS', DEFAULT_CHAOS_OPTIONS.coordinators),
     seed: envNumber('CHAOS_SEED', DEFAULT_CHAOS_OPTIONS.seed),
     gateways: Math.max(2, envNumber('CHAOS_GATEWAYS', DEFAULT_CHAOS_OPTIONS.gateways)),

@@ -36,6 +36,16 @@ export function formatReport(r: ChaosResult): string {
     ['LOST CHILD TASKS', String(r.lostChildren), 'must be 0 (listed assignments missing or not terminal)'],
     ['COORDINATOR PROBLEMS', String(r.coordinatorProblems.length), 'must be 0 (listing failed, or disagrees with the combined artifact)'],
     ['STRAY CHILD CHARGES', String(r.strayChildCharges), `must be 0 (ledger lines of ${r.strayChildren} child tasks no coordinator lists)`],
+    ...(r.backends === undefined
+      ? []
+      : ([
+          ['remote tasks completed', `${r.backends.remoteCompleted} / ${r.backends.remoteSubmitted}`, 'agent "remote": a real downstream A2A agent (official SDK server), streamed artifact'],
+          ['model tasks completed', `${r.backends.modelCompleted} / ${r.backends.modelSubmitted}`, 'agent "model": a local OpenAI-compatible server, streamed reply'],
+          ['backend failures (with reason)', String(Object.values(r.backends.failedReasons).reduce((a, b) => a + b, 0)), Object.entries(r.backends.failedReasons).map(([why, n]) => `${n}× ${why}`).join(' | ')],
+          ['LOST REMOTE / MODEL TASKS', String(r.backends.lost), 'must be 0'],
+          ['WRONG RESULTS', String(r.backends.wrongResults.length), 'must be 0 (a spliced, partial or missing reply)'],
+          ['DUPLICATE DOWNSTREAM SENDS', String(r.backends.downstreamDuplicates.length), 'must be 0 (the downstream agent got a message twice)'],
+        ] as [string, string, string][])),
     ['worker kills (SIGKILL)', String(r.faults.workerKills), ''],
     ['gateway kills (SIGKILL)', String(r.faults.gatewayKills), ''],
     ['Redis restarts (SIGKILL)', String(r.faults.redisRestarts), 'appendonly yes, appendfsync always'],
@@ -54,6 +64,9 @@ export function formatReport(r: ChaosResult): string {
     if (items.length > 20) details.push(`  ... and ${items.length - 20} more`);
   };
   list('lost tasks', r.lostTasks.map((t) => `${t.taskId}: ${t.why}`));
+  list('lost remote / model tasks', r.backends?.lostTasks.map((t) => `${t.taskId}: ${t.why}`) ?? []);
+  list('wrong results', r.backends?.wrongResults.map((t) => `${t.taskId}: ${t.problem}`) ?? []);
+  list('duplicate downstream sends', r.backends?.downstreamDuplicates ?? []);
   list('lost coordinators', r.lostCoordinatorTasks.map((t) => `${t.taskId}: ${t.why}`));
   list('coordinators ended without a reason', r.coordinatorsUnexplainedList.map((t) => `${t.taskId}: ${t.why}`));
   list('lost child tasks', r.lostChildTasks.map((t) => `${t.taskId}: ${t.why}`));

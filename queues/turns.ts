@@ -72,8 +72,21 @@ export class TurnQueues {
   }
 }
 
-export async function enqueueTurn(queues: TurnQueues, data: TurnJobData): Promise<void> {
-  await queues.forOwner(data.ownerKey).add('turn', data, { jobId: turnJobId(data.taskId, data.turn) });
+/** BullMQ's lowest priority (the highest number it takes). */
+const LOWEST_PRIORITY = 2 ** 21 - 1;
+
+/**
+ * A turn's place among waiting turns: its owner's count of tasks queued or running when it was
+ * enqueued. An owner with one task goes ahead of the hundredth task of an owner flooding the
+ * queue, so one owner's backlog does not starve the others (same priority: first in, first out).
+ * Every turn has one: BullMQ runs jobs without a priority before all prioritized ones.
+ */
+export function turnPriority(ownerActiveTasks: number): number {
+  return Math.min(LOWEST_PRIORITY, Math.max(1, Math.floor(ownerActiveTasks)));
+}
+
+export async function enqueueTurn(queues: TurnQueues, data: TurnJobData, ownerActiveTasks = 1): Promise<void> {
+  await queues.forOwner(data.ownerKey).add('turn', data, { jobId: turnJobId(data.taskId, data.turn), priority: turnPriority(ownerActiveTasks) });
 }
 
 export function createTurnWorker(options: {

@@ -90,6 +90,9 @@ describe('chaos (short, seeded)', () => {
       tasks: 40,
       // Three fanout coordinators (nine transfer sub-agents) among them, through the same faults.
       coordinators: 3,
+      // A few turns of a real downstream A2A agent and of a local model, through the same faults.
+      remoteTasks: 4,
+      modelTasks: 4,
       seed: 20240,
       // Spread 40 tasks over ~8 s so the first three faults land while work is in flight.
       intervalMs: 200,
@@ -118,5 +121,10 @@ describe('chaos (short, seeded)', () => {
     expect(result.strayChildCharges, table).toBe(0);
     expect(result.coordinatorsCompleted + result.coordinatorsFailed, table).toBe(3);
     expect(result.assignmentsListed, table).toBe(9);
+    expect(result.backends?.remoteSubmitted, table).toBe(4);
+    expect(result.backends?.modelSubmitted, table).toBe(4);
+    expect(result.backends?.lost, table).toBe(0);
+    expect(result.backends?.wrongResults, table).toEqual([]);
+    expect(result.backends?.downstreamDuplicates, table).toEqual([]);
   }, 120_000);
 });

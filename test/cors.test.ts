@@ -51,3 +51,30 @@ describe('CORS on the A2A bindings', () => {
     await stream.text();
   });
 });
+
+describe('CORS with an allow-list (corsOrigins)', () => {
+  let listed: TestGateway;
+  beforeAll(async () => {
+    listed = await startTestGateway({ name: 'cors-list', config: { corsOrigins: ['https://console.example.com'] } });
+  });
+  afterAll(async () => {
+    await listed?.close();
+  });
+
+  it('answers a listed origin with that origin, and gives an unlisted one no CORS headers', async () => {
+    const preflight = (origin: string) =>
+      fetch(listed.jsonRpcUrl, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'POST' } });
+    const allowed = await preflight('https://console.example.com');
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://console.example.com');
+    expect(allowed.headers.get('vary')).toMatch(/Origin/);
+    const refused = await preflight('https://evil.example');
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    expect(refused.headers.get('access-control-allow-methods')).toBeNull();
+    const call = await fetch(`${listed.restUrl}/tasks/nope`, { headers: { 'A2A-Version': '1.0', Origin: 'https://evil.example' } });
+    expect(call.headers.get('access-control-allow-origin')).toBeNull();
+    // The card is a public document: readable from any origin.
+    const card = await fetch(`${listed.url}/.well-known/agent-card.json`, { headers: { Origin: 'https://evil.example' } });
+    expect(card.headers.get('access-control-allow-origin')).toBe('*');
+  });
+});

@@ -12,7 +12,7 @@ const demo = (inputPolicy: string) => ({ adapter: 'demo', adapterOptions: { step
 beforeAll(async () => {
   gw = await startTestGateway({
     name: 'input-policy',
-    config: { agents: { queue: demo('enqueue'), strict: demo('reject'), fresh: demo('interrupt') } },
+    config: { agents: { queue: demo('enqueue'), strict: demo('reject'), fresh: demo('interrupt'), tight: { ...demo('enqueue'), limits: { maxQueuedMessages: 2 } } } },
   });
 });
 
@@ -166,5 +166,20 @@ describe('inputPolicy enqueue (the default)', () => {
     expect(follow.status.state).toBe('TASK_STATE_COMPLETED');
     const records = await turnRecords(started.id);
     expect(records.map((r) => r.outcome)).toEqual(['TASK_STATE_COMPLETED', 'TASK_STATE_COMPLETED']);
+  });
+});
+
+describe('the messages waiting for a running turn are bounded (limits.maxQueuedMessages)', () => {
+  it('refuses the one past the bound with 429 and a reason, storing nothing', async () => {
+    const started = (await send('tight', 'long 200', {}, { returnImmediately: true })).task as TaskView;
+    await untilRunning(started.id);
+    for (const n of [1, 2]) expect((await send('tight', `echo ${n}`, { taskId: started.id }, { returnImmediately: true })).error).toBeUndefined();
+    const third = textMessage('echo 3', { taskId: started.id });
+    const refused = await rpc(rpcUrl('tight'), 'SendMessage', { message: third, configuration: { returnImmediately: true } });
+    expect(refused.status).toBe(429);
+    expect(JSON.stringify(refused.body.error)).toMatch(/INBOX_FULL/);
+    expect(await gw.redis.llen(`${gw.prefix}:{${started.id}}:inbox`)).toBe(2);
+    expect(await gw.redis.sismember(`${gw.prefix}:{${started.id}}:msgids`, third.messageId as string)).toBe(0);
+    await rpc(rpcUrl('tight'), 'CancelTask', { id: started.id });
   });
 });

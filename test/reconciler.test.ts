@@ -143,7 +143,8 @@ describe('reconciler', () => {
 
     const report = await reconciler(h).reconcileOnce();
     expect(report.requeued).toEqual([{ taskId: task.id, turn: 1, job: 'failed' }]);
-    expect(await h.queue.getJobState(jobId)).toBe('waiting');
+    // Queued again with a priority (every turn has one: see turnPriority).
+    expect(await h.queue.getJobState(jobId)).toBe('prioritized');
     await startWorker(h);
     expect(await finalState(h, task.id)).toBe('TASK_STATE_COMPLETED');
   });
@@ -171,9 +172,9 @@ describe('reconciler', () => {
     expect(logger.warnings).toEqual([]);
     const after = await h.queue.getJob(turnJobId(alive.id, 1));
     expect(after?.timestamp).toBe(before?.timestamp);
-    expect(await h.queue.getJobState(turnJobId(alive.id, 1))).toBe('waiting');
+    expect(await h.queue.getJobState(turnJobId(alive.id, 1))).toBe('prioritized');
     expect(await h.queue.getJob(turnJobId(recent.id, 1))).toBeUndefined();
-    expect(await h.queue.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    expect(await h.queue.getJobCounts('waiting', 'prioritized')).toEqual({ waiting: 0, prioritized: 1 });
   });
 
   it('removes active-set entries of deleted and finished tasks, which frees the owner\'s active-task cap', async () => {
@@ -241,7 +242,7 @@ describe('reconciler', () => {
     expect(await h.gw.redis.get(lock)).toBe('another-process');
     expect(firstLogger.warnings).toHaveLength(1);
     expect(secondLogger.warnings).toEqual([]);
-    expect(await h.queue.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    expect(await h.queue.getJobCounts('waiting', 'prioritized')).toEqual({ waiting: 0, prioritized: 1 });
     // While that other process holds the lock, no one else sweeps either.
     expect(await first.reconcileOnce()).toEqual({ swept: false, requeued: [], pruned: [], woken: [] });
   });

@@ -9,6 +9,7 @@ export const IMPLICIT_AGENT = 'default';
 
 export interface AgentLimits {
   maxActiveTasks: number;
+  maxQueuedMessages: number;
   requestsPerSecond: number;
   burst: number;
   maxBodyBytes: number;
@@ -30,6 +31,10 @@ export interface AgentSettings {
     /** undefined: the adapter's own; 'from downstream': what Adapter.describe() says, refreshed. */
     skills: AgentSkill[] | 'from downstream' | undefined;
     refreshSeconds: number;
+    provider: { organization: string; url: string } | undefined;
+    documentationUrl: string | undefined;
+    iconUrl: string | undefined;
+    securityNotes: string | undefined;
   };
   inputPolicy: InputPolicy;
   /** A caller needs one of these (or a2a:admin) to use the agent; empty = any caller. */
@@ -74,11 +79,16 @@ export function resolveAgents(config: GatewayConfig): ResolvedAgents {
         version: card?.version ?? config.agentVersion,
         skills: card?.skills as AgentSettings['card']['skills'],
         refreshSeconds: card?.cardRefreshSeconds ?? 300,
+        provider: card?.provider ?? config.agentProvider,
+        documentationUrl: card?.documentationUrl ?? config.agentDocumentationUrl,
+        iconUrl: card?.iconUrl ?? config.agentIconUrl,
+        securityNotes: card?.securityNotes ?? config.agentSecurityNotes,
       },
       inputPolicy: entry.inputPolicy ?? 'enqueue',
       scopes: entry.scopes ?? [],
       limits: {
         maxActiveTasks: limits.maxActiveTasks ?? config.limits.maxActiveTasks,
+        maxQueuedMessages: limits.maxQueuedMessages ?? config.limits.maxQueuedMessages,
         requestsPerSecond: limits.requestsPerSecond ?? config.limits.requestsPerSecond,
         burst: limits.burst ?? config.limits.burst,
         maxBodyBytes: limits.maxBodyBytes ?? config.maxBodyBytes,

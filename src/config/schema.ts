@@ -160,6 +160,8 @@ const limitsSchema = z.strictObject({
   burst: z.coerce.number().int().min(1).default(100),
   /** Tasks a principal may have in flight (submitted or working) at once (0 = no cap). */
   maxActiveTasks: z.coerce.number().int().min(0).default(100),
+  /** Messages that may wait for one task's running turn to end (0 = no bound); past it a follow-up is refused with 429. */
+  maxQueuedMessages: z.coerce.number().int().min(0).default(100),
   /**
    * Requests that fail authentication (no, malformed or invalid credentials), per second and
    * client address, shared by all gateways (token bucket in Redis). Past it that address's
@@ -189,6 +191,11 @@ const agentCardSchema = z.strictObject({
   version: z.string().min(1).optional(),
   /** The adapter's skills (default), a list of skills, or "from downstream": a remote agent's own, re-read every cardRefreshSeconds. */
   skills: z.union([z.literal('from downstream'), z.array(skillSchema).min(1)]).optional(),
+  provider: z.strictObject({ organization: z.string().min(1), url: z.string().url() }).optional(),
+  documentationUrl: z.string().url().optional(),
+  iconUrl: z.string().url().optional(),
+  /** Added to the card's security scheme descriptions: how to get credentials, whom to ask. */
+  securityNotes: z.string().min(1).optional(),
   /** How long a card built from what the adapter learns at run time ("from downstream") is kept before it is built again. */
   cardRefreshSeconds: z.coerce.number().int().min(5).default(300),
 });
@@ -197,6 +204,8 @@ const agentCardSchema = z.strictObject({
 const agentLimitsSchema = z.strictObject({
   /** Tasks of this agent one principal may have queued or running (0 = no cap). */
   maxActiveTasks: z.coerce.number().int().min(0).optional(),
+  /** Messages that may wait for one task's running turn (0 = no bound). */
+  maxQueuedMessages: z.coerce.number().int().min(0).optional(),
   /** Requests per second one principal may make to this agent (0 = no limit). */
   requestsPerSecond: z.coerce.number().min(0).optional(),
   burst: z.coerce.number().int().min(1).optional(),
@@ -406,7 +415,28 @@ export const configSchema = z.object({
   cardSigning: booleanish.default(true),
   /** Private JWK file of the card signing key; default: generated in dataDir. */
   cardSigningKeyFile: z.string().min(1).optional(),
+  /**
+   * JWK files (private or public) of keys that signed cards before a rotation: published on
+   * /.well-known/jwks.json beside the current key until removed (the rotation's overlap window).
+   */
+  cardSigningPreviousKeyFiles: z.array(z.string().min(1)).default([]),
+  /** Card fields every agent inherits (each agent's `card` may set its own). */
+  agentProvider: z.strictObject({ organization: z.string().min(1), url: z.string().url() }).optional(),
+  agentDocumentationUrl: z.string().url().optional(),
+  agentIconUrl: z.string().url().optional(),
+  /** Added to the card's security scheme descriptions: how to get credentials, whom to ask. */
+  agentSecurityNotes: z.string().min(1).optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** One info line per request (method, path, status, duration, agent, operation, task, principal, trace id; never a credential). */
+  accessLog: booleanish.default(true),
+  /**
+   * Browser origins allowed to call the A2A bindings and /agents: ['*'] (any, the default, for the
+   * demo and A2A inspectors) or a list such as ['https://console.example.com']. Cards and the JWKS stay public.
+   */
+  corsOrigins: z.preprocess(
+    (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter((s) => s !== '') : v),
+    z.array(z.string().regex(/^(\*|https?:\/\/[^/\s]+)$/, 'an origin is "*" or scheme://host[:port], without a path')).min(1),
+  ).default(['*']),
   /**
    * Production mode (also on when NODE_ENV=production): the gateway refuses to start with the
    * development token issuer, which it otherwise uses when no issuer is configured.
@@ -465,6 +495,8 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
   A2A_MAX_QUEUED_TURNS: 'maxQueuedTurns',
   A2A_LOG_LEVEL: 'logLevel',
+  A2A_ACCESS_LOG: 'accessLog',
+  A2A_CORS_ORIGINS: 'corsOrigins',
   A2A_DATA_DIR: 'dataDir',
   A2A_AUTH_ENABLED: 'auth.enabled',
   A2A_AUTH_CLOCK_TOLERANCE_SECONDS: 'auth.clockToleranceSeconds',
@@ -472,6 +504,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_RATE_LIMIT_PER_SECOND: 'limits.requestsPerSecond',
   A2A_RATE_LIMIT_BURST: 'limits.burst',
   A2A_MAX_ACTIVE_TASKS: 'limits.maxActiveTasks',
+  A2A_MAX_QUEUED_MESSAGES: 'limits.maxQueuedMessages',
   A2A_UNAUTHENTICATED_PER_SECOND: 'limits.unauthenticatedPerSecond',
   A2A_UNAUTHENTICATED_BURST: 'limits.unauthenticatedBurst',
   A2A_DELEGATION_MAX_PARALLEL: 'delegation.maxParallel',

@@ -19,6 +19,8 @@ import type { Logger } from '../logging/logger.ts';
 import type { SseStreams } from '../bindings/sse/sse-writer.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { serveCard } from './card-route.ts';
+import { logAccess } from './access-log.ts';
+import { applyCors } from './cors.ts';
 import { handleAgentList } from './agent-list.ts';
 
 export interface GatewayAppOptions {
@@ -39,12 +41,22 @@ export interface GatewayAppOptions {
   redis: Redis;
   logger: Logger;
   streams: SseStreams;
+  /** Browser origins allowed to call the bindings and /agents ('*' = any). */
+  corsOrigins: readonly string[];
+  /** One info line per request when it is finished. */
+  accessLog: boolean;
 }
 
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
 const AGENTS_PATH = '/agents';
 const CARD_PATH = '/.well-known/agent-card.json';
+
+/** The agent a request is for, for the access log. */
+function agentNameOf(path: string, options: GatewayAppOptions): string | undefined {
+  const route = routeOf(path, options);
+  return route === undefined || 'unknownAgent' in route ? undefined : route.endpoint.agent.name;
+}
 
 /** Which agent a path belongs to and what it asks of it; undefined when it is no agent's. */
 function routeOf(path: string, options: GatewayAppOptions): { endpoint: AgentEndpoint; rest: string } | { unknownAgent: string } | undefined {
@@ -121,7 +133,9 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     const url = request.url ?? '/';
     const pathEnd = url.indexOf('?');
     const path = pathEnd < 0 ? url : url.slice(0, pathEnd);
+    if (options.accessLog) logAccess(request, response, path, agentNameOf(path, options), options.logger);
     if (path === AGENTS_PATH || path === `${AGENTS_PATH}/`) {
+      if (applyCors(request, response, options.corsOrigins, 'GET')) return;
       handleAgentList(createExchange(request, response, exchangeOptions), options).catch((error: unknown) => fail(response, error));
       return;
     }
@@ -151,17 +165,7 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     }
     if (isJsonRpc || isRest) {
       // Browser-based A2A clients (inspectors, dashboards) call the bindings cross-origin.
-      response.setHeader('Access-Control-Allow-Origin', '*');
-      response.setHeader('Access-Control-Expose-Headers', 'Retry-After, Allow, WWW-Authenticate, Accept-Signature');
-      if (request.method === 'OPTIONS') {
-        response.writeHead(204, {
-          'Access-Control-Allow-Methods': isJsonRpc ? 'POST' : 'GET, POST, DELETE',
-          'Access-Control-Allow-Headers': CORS_REQUEST_HEADERS,
-          'Access-Control-Max-Age': '600',
-        });
-        response.end();
-        return;
-      }
+      if (applyCors(request, response, options.corsOrigins, isJsonRpc ? 'POST' : 'GET, POST, DELETE')) return;
       const handle = isJsonRpc ? handleJsonRpc : handleRest;
       handle(createExchange(request, response, exchangeOptions), bindingOptionsFor(endpoint)).catch((error: unknown) => fail(response, error));
       return;
@@ -174,5 +178,4 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
   };
 }
 
-const CORS_REQUEST_HEADERS =
-  'Content-Type, Authorization, A2A-Version, A2A-Extensions, Last-Event-ID, Accept, Signature, Signature-Input, Content-Digest';
+

@@ -254,6 +254,8 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     redis: commands,
     logger,
     streams,
+    corsOrigins: config.corsOrigins,
+    accessLog: config.accessLog,
   });
 
   return {

@@ -123,7 +123,9 @@ export class ScheduleFirer {
     const read = await tasks.readTask(taskId, owner, 0);
     // A task that ran already (its firing was started before a crash) needs no second turn.
     if (read !== undefined && read.task.status.state === 'TASK_STATE_SUBMITTED') {
-      await enqueueTurn(this.options.queues, { taskId, turn: 1, ownerKey: record.ownerKey, contextId: read.task.contextId });
+      // Queued with its owner's count of active tasks as priority, like any new task (fairness between owners).
+      const ownerActiveTasks = created.kind === 'created' ? created.active : 1;
+      await enqueueTurn(this.options.queues, { taskId, turn: 1, ownerKey: record.ownerKey, contextId: read.task.contextId }, ownerActiveTasks);
     }
     await store.firingDone(record.id, firing.firingId, 'started', taskId);
   }

@@ -93,7 +93,8 @@ export interface StepRecord {
 }
 
 export type CreateResult =
-  | { kind: 'created'; task: Task; eventId: string }
+  /** `active`: the owner's tasks queued or running now, this one included (its turn's queue priority). */
+  | { kind: 'created'; task: Task; eventId: string; active: number }
   | { kind: 'duplicate'; taskId: string }
   | { kind: 'too-many-active'; active: number };
 
@@ -102,10 +103,12 @@ export type AcceptResult =
   | { kind: 'context-mismatch' }
   | { kind: 'duplicate'; turn: number }
   | { kind: 'terminal'; state: TaskState }
-  | { kind: 'resumed'; turn: number }
+  | { kind: 'resumed'; turn: number; active: number }
   | { kind: 'queued'; turn: number }
   | { kind: 'too-many-active'; active: number }
   | { kind: 'forwarded'; childId: string }
+  /** As many messages as allowed already wait for the running turn; nothing changed. */
+  | { kind: 'inbox-full'; waiting: number }
   /** Input policy reject: a turn is queued or running; nothing changed. */
   | { kind: 'busy'; state: TaskState }
   /** Input policy interrupt, the turn had not started: the message joined its input. */
@@ -321,7 +324,7 @@ export class TaskStore {
     );
     switch (reply[0]) {
       case 'CREATED':
-        return { kind: 'created', task, eventId: str(reply[1]) };
+        return { kind: 'created', task, eventId: str(reply[1]), active: Number(reply[2]) };
       case 'DUPLICATE':
         return { kind: 'duplicate', taskId: str(reply[1]) };
       default:
@@ -340,6 +343,8 @@ export class TaskStore {
     inputPolicy: InputPolicy;
     /** What the caller's credentials granted (ctx.caller.scopes of the turn that takes the message). */
     callerScopes?: readonly string[];
+    /** Most messages that may wait for a running turn (0 = no bound). */
+    maxQueuedMessages?: number;
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -377,6 +382,7 @@ export class TaskStore {
         input.inputPolicy,
         this.keys.cancelChannel(),
         JSON.stringify(input.callerScopes ?? []),
+        input.maxQueuedMessages ?? 0,
       ],
     );
     switch (reply[0]) {
@@ -384,6 +390,8 @@ export class TaskStore {
         return { kind: 'not-found' };
       case 'BUSY':
         return { kind: 'busy', state: str(reply[1]) as TaskState };
+      case 'INBOX_FULL':
+        return { kind: 'inbox-full', waiting: Number(reply[1]) };
       case 'JOINED':
         return { kind: 'joined', turn: Number(reply[1]) };
       case 'INTERRUPTING':
@@ -399,7 +407,7 @@ export class TaskStore {
       case 'TERMINAL':
         return { kind: 'terminal', state: str(reply[1]) as TaskState };
       case 'RESUMED':
-        return { kind: 'resumed', turn: Number(reply[1]) };
+        return { kind: 'resumed', turn: Number(reply[1]), active: Number(reply[2]) };
       default:
         return { kind: 'queued', turn: Number(reply[1]) };
     }

@@ -406,7 +406,7 @@ export class TaskService {
     }
     // Stored before the task id is returned and before its turn can run: the config gets every event.
     if (pushConfig !== undefined) await this.options.push?.attach(owner, pushConfig, 'begin');
-    await this.enqueue(owner, taskId, contextId, 1);
+    await this.enqueue(owner, taskId, contextId, 1, created.active);
     return { taskId, contextId, afterId: '', snapshot: undefined };
   }
 
@@ -423,11 +423,18 @@ export class TaskService {
       maxActiveTasks,
       inputPolicy: settings.inputPolicy,
       callerScopes: grants,
+      maxQueuedMessages: settings.limits.maxQueuedMessages,
       now: new Date(),
     });
     switch (result.kind) {
       case 'not-found':
         throw taskNotFound(taskId);
+      case 'inbox-full':
+        throw new A2AError(
+          'RESOURCE_EXHAUSTED',
+          `${result.waiting} messages already wait for the running turn of task ${taskId}, the limit is ${settings.limits.maxQueuedMessages} (limits.maxQueuedMessages); nothing was stored. Send it again once the turn has answered.`,
+          { retryAfterSeconds: 1, metadata: { taskId, reason: 'INBOX_FULL', limit: String(settings.limits.maxQueuedMessages) } },
+        );
       case 'busy':
         throw new A2AError(
           'UNSUPPORTED_OPERATION',
@@ -457,7 +464,7 @@ export class TaskService {
     const read = await this.options.store.readTask(taskId, owner, undefined);
     if (read === undefined) throw taskNotFound(taskId);
     if (result.kind === 'resumed' || (result.kind === 'duplicate' && read.task.status.state === 'TASK_STATE_SUBMITTED')) {
-      await this.enqueue(owner, taskId, read.task.contextId, result.turn);
+      await this.enqueue(owner, taskId, read.task.contextId, result.turn, result.kind === 'resumed' ? result.active : 1);
     }
     return {
       taskId,
@@ -483,9 +490,10 @@ export class TaskService {
     await this.options.delegator.surfaceQuestion(coordinatorId);
   }
 
-  private async enqueue(owner: Owner, taskId: string, contextId: string, turn: number): Promise<void> {
+  /** `ownerActiveTasks`: the owner's tasks queued or running, the turn's priority (see turnPriority). */
+  private async enqueue(owner: Owner, taskId: string, contextId: string, turn: number, ownerActiveTasks = 1): Promise<void> {
     try {
-      await enqueueTurn(this.options.queues, { taskId, turn, ownerKey: ownerKeyOf(owner), contextId });
+      await enqueueTurn(this.options.queues, { taskId, turn, ownerKey: ownerKeyOf(owner), contextId }, ownerActiveTasks);
     } catch (error) {
       throw new A2AError(
         'UNAVAILABLE',

@@ -1,4 +1,4 @@
-// Test harness: real Redis (127.0.0.1:6379 unless A2A_TEST_REDIS_URL), a distinct key prefix
+// Test harness: real Redis (127.0.0.1:6379 unless A2A_TEST_REDIS_URL or A2A_REDIS_URL), a distinct key prefix
 // per gateway, real HTTP on a free port, and real worker child processes where a test needs
 // to kill one. Nothing here stands in for Redis or BullMQ.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,7 +17,7 @@ import { startWorkerRole, type WorkerHandle } from '../../src/runtime/worker-rol
 import type { Owner, TaskStore } from '../../src/store/task-store.ts';
 import type { PushResolver } from '../../src/push/receiver-policy.ts';
 
-export const REDIS_URL = process.env.A2A_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const REDIS_URL = process.env.A2A_TEST_REDIS_URL ?? process.env.A2A_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export function uniquePrefix(name: string): string {

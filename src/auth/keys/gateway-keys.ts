@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { JWK } from 'jose';
 import type { GatewayConfig } from '../../config/schema.ts';
 import { loadDevIssuer, type DevIssuer } from '../dev-issuer.ts';
-import { loadOrCreatePrivateJwk, publicJwkOf, readPrivateJwk } from './key-file.ts';
+import { loadOrCreatePrivateJwk, publicJwkOf, readPrivateJwk, readPublicJwk } from './key-file.ts';
 
 export const CARD_SIGNING_KEY_FILE = 'card-signing-key.json';
 
@@ -41,7 +41,18 @@ export async function loadGatewayKeys(config: GatewayConfig, baseDir: string): P
 
   const devIssuer = config.auth.enabled && config.auth.issuers.length === 0 ? await loadDevIssuer(dataDir) : undefined;
 
+  // Keys that signed earlier cards stay published for an overlap window after a rotation, so a
+  // verifier holding a card (or a JWKS) from before the rotation never fails mid-rotation.
+  const previous: JWK[] = [];
+  for (const file of config.cardSigningPreviousKeyFiles) {
+    try {
+      previous.push(await readPublicJwk(resolve(baseDir, file)));
+    } catch (error) {
+      throw new Error(`cardSigningPreviousKeyFiles: ${(error as Error).message}`);
+    }
+  }
   // The development issuer's key is not published: its tokens are only for this deployment,
   // which reads the key from dataDir.
-  return { cardSigningKey, devIssuer, publishedKeys: cardSigningKey === undefined ? [] : [publicJwkOf(cardSigningKey)] };
+  const current = cardSigningKey === undefined ? [] : [publicJwkOf(cardSigningKey)];
+  return { cardSigningKey, devIssuer, publishedKeys: [...current, ...previous.filter((key) => !current.some((c) => c.kid === key.kid))] };
 }

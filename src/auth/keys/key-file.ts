@@ -157,3 +157,26 @@ function checkAlgorithm(jwk: JWK, path: string, expected: SigningAlgorithm): JWK
   }
   return jwk;
 }
+
+/**
+ * The public part of the JWK in `path` (a private or a public key file), with its kid: what a
+ * verifier needs of a key that signed earlier cards (cardSigningPreviousKeyFiles).
+ */
+export async function readPublicJwk(path: string): Promise<JWK> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`the key file ${path} cannot be read as JSON (${(error as Error).message})`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`the key file ${path} must hold one JWK object`);
+  const jwk = publicJwkOf(parsed as JWK);
+  let alg: SigningAlgorithm;
+  try {
+    alg = signingAlgorithmOf(jwk);
+    await importJWK(jwk, alg);
+  } catch (error) {
+    throw new Error(`the key file ${path} holds no usable verification key: ${(error as Error).message}`);
+  }
+  return { ...jwk, kid: jwk.kid ?? (await calculateJwkThumbprint(jwk, 'sha256')), alg, use: 'sig' };
+}

@@ -18,6 +18,7 @@ import { authenticateHead, type AuthenticationStep } from './authenticate.ts';
 import { checkContentType, type BodyContentRule } from './content-type.ts';
 import type { Exchange } from './exchange.ts';
 import { checkHeaderCount } from './header-count.ts';
+import { noteRequest } from './request-notes.ts';
 import { checkDeclaredLength } from './request-body.ts';
 
 export interface RequestEdge extends AuthenticationStep {
@@ -51,5 +52,6 @@ export async function admitRequest(exchange: Exchange, edge: RequestEdge, option
   if (options.checkVersion) checkProtocolVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);
   const body = options.readsBody ? await exchange.readBody({ maxBytes: edge.maxBodyBytes, json: edge.jsonLimits }) : '';
   const principal = await caller.complete(body);
+  if (principal !== undefined) noteRequest(exchange.response, { principal: principal.subject, tenant: principal.tenant });
   return { principal, body };
 }

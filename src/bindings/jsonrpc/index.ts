@@ -16,6 +16,7 @@ import { toA2AError } from '../errors.ts';
 import { ClientGoneError, type Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
+import { noteRequest } from '../http/request-notes.ts';
 
 type JsonRpcId = string | number | null;
 
@@ -102,6 +103,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
     }
     id = envelope.id;
     checkProtocolVersion(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined);
+    noteRequest(exchange.response, { operation: envelope.method, taskId: taskIdOf(envelope.params) });
     if (isUnaryOperation(envelope.method)) {
       const result = await runUnaryOperation(envelope.method, envelope.params, principal, options);
       exchange.sendJson(200, { jsonrpc: '2.0', id, result });
@@ -134,4 +136,12 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
     if (a2a.kind === 'INTERNAL') options.logger.error('JSON-RPC request failed', { error: String((error as Error).stack ?? error) });
     respondError(exchange, id, a2a);
   }
+}
+
+/** The task a JSON-RPC request names, for the access log (params.id, params.taskId or message.taskId). */
+function taskIdOf(params: unknown): string | undefined {
+  if (params === null || typeof params !== 'object') return undefined;
+  const p = params as { id?: unknown; taskId?: unknown; message?: { taskId?: unknown } };
+  const id = p.id ?? p.taskId ?? p.message?.taskId;
+  return typeof id === 'string' ? id.slice(0, 256) : undefined;
 }

@@ -6,6 +6,7 @@ import { toA2AError } from '../errors.ts';
 import { ClientGoneError, type Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
+import { noteRequest } from '../http/request-notes.ts';
 import {
   isStreamOperation,
   isUnaryOperation,
@@ -122,6 +123,8 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
       checkVersion: true,
     });
     const params = paramsFor(exchange, match, bodyText);
+    const named = params.id ?? params.taskId;
+    noteRequest(exchange.response, { operation: match.route.operation, taskId: typeof named === 'string' ? named : undefined });
     const operation = match.route.operation;
     if (isUnaryOperation(operation)) {
       const result = await runUnaryOperation(operation, params, principal, options);

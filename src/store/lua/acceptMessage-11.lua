@@ -9,15 +9,18 @@
   ARGV[10] the agent's input policy for a task whose turn is queued or running: enqueue | reject | interrupt
   ARGV[11] cancel channel (an interrupt reaches the worker running the turn there as "<taskId> <turn>")
   ARGV[12] the scopes the caller's credentials granted, JSON array: kept (for ctx.caller) when the message is taken
+  ARGV[13] most messages that may wait for a running turn to end (0 = no bound)
   Returns {'NOT_FOUND'} | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
         | {'BUSY', state} (policy reject: a turn is queued or running; nothing changed)
+        | {'INBOX_FULL', count} (that many messages already wait for the running turn; nothing changed)
         | {'JOINED', turn} (policy interrupt, the turn has not started: the message joins its input)
         | {'INTERRUPTING', turn} (policy interrupt: the running turn is asked to stop; the message
           is the next turn's input, which starts as soon as it stops)
         | {'TOO_MANY_ACTIVE', count} (resuming it would pass the owner's cap; nothing changed)
         | {'FORWARDED', child task id} (a coordinator asked on behalf of an assignment: the caller
           forwards the message to that child; the coordinator's turn stays parked)
-        | {'RESUMED', turn} (no turn ran: the message starts the next one; caller enqueues it)
+        | {'RESUMED', turn, active} (no turn ran: the message starts the next one; the caller enqueues it, with the
+          owner's count of tasks queued or running as its priority)
         | {'QUEUED', turn}  (a turn is running or queued: the message is the next turn's input)
   Emits on RESUMED: a TASK_STATE_SUBMITTED status update. On INTERRUPTING (the first interrupt of a
   turn): a status update with metadata.cancellation {stage "requested", scope "turn", turn}.
@@ -70,6 +73,12 @@ end
 local policy = ARGV[10]
 if not resumes and policy == 'reject' then return {'BUSY', state} end
 local parked = redis.call('HGET', KEYS[1], 'suspended') == '1'
+local maxQueued = tonumber(ARGV[13])
+local joins = policy == 'interrupt' and not parked and state == 'TASK_STATE_SUBMITTED'
+if not resumes and not joins and maxQueued > 0 then
+  local waiting = redis.call('LLEN', KEYS[3])
+  if waiting >= maxQueued then return {'INBOX_FULL', waiting} end
+end
 -- A parked coordinator's turn is its assignments' business: the message queues (policy enqueue).
 if not resumes and policy == 'interrupt' and not parked then
   redis.call('SADD', KEYS[4], ARGV[4])
@@ -106,7 +115,7 @@ if resumes then
   redis.call('HSET', KEYS[1], 'turnInputStart', start, 'turnAttempts', 0, 'turnHandBacks', 0, 'turnBudgetSpent', 0)
   redis.call('HSET', KEYS[6], turn, cjson.encode({turn = turn, acceptedAtMs = tonumber(ARGV[5]), inputMessageIds = {ARGV[4]}}))
   announce('TASK_STATE_SUBMITTED', '{"state":"TASK_STATE_SUBMITTED","timestamp":' .. cjson.encode(ARGV[6]) .. '}')
-  return {'RESUMED', turn}
+  return {'RESUMED', turn, redis.call('ZCARD', KEYS[9])}
 end
 redis.call('RPUSH', KEYS[3], ARGV[3])
 return {'QUEUED', redis.call('HGET', KEYS[1], 'turn')}

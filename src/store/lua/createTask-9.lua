@@ -12,7 +12,8 @@
   ARGV[15] most active tasks the owner may have (0 = no cap)
   ARGV[16] a sub-agent's links JSON {parentTaskId, role, readOnly} ('' = a top-level task)
   ARGV[17] the scopes the caller's credentials granted, JSON array (what ctx.caller shows the adapter)
-  Returns {'DUPLICATE', existingTaskId} | {'TOO_MANY_ACTIVE', count} | {'CREATED', eventId}
+  Returns {'DUPLICATE', existingTaskId} | {'TOO_MANY_ACTIVE', count}
+        | {'CREATED', eventId, the owner's tasks queued or running now (this one included): its turn's queue priority}
   Emits: XADD + PUBLISH of the task snapshot event.
 ]]
 local existing = redis.call('GET', KEYS[8])
@@ -43,4 +44,4 @@ redis.call('ZADD', KEYS[9], ARGV[8], ARGV[1])
 redis.call('SET', KEYS[8], ARGV[1], 'EX', ARGV[11])
 local id = redis.call('XADD', KEYS[3], '*', 'r', ARGV[9])
 redis.call('PUBLISH', ARGV[12], id .. '\n' .. ARGV[9])
-return {'CREATED', id}
+return {'CREATED', id, redis.call('ZCARD', KEYS[9])}
