@@ -188,7 +188,7 @@ describe('circuit breaker per receiver', () => {
   beforeAll(async () => {
     breakerGw = await startTestGateway({
       name: 'pushbrk',
-      config: { push: { ...PUSH, retryHorizonMs: 60_000, breakerFailureThreshold: 3, breakerCooldownMs: 1_500 } },
+      config: { push: { ...PUSH, retryHorizonMs: 60_000, breakerFailureThreshold: 3, breakerCooldownMs: 3_000 } },
     });
     dead = await startWebhookReceiver();
   });
@@ -209,8 +209,17 @@ describe('circuit breaker per receiver', () => {
       ids.push((body.result as { task: { id: string } }).task.id);
     }
     await waitFor(() => dead.deliveries.length >= 3 || undefined, 10_000, 'three failures');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Requests already on their way when the circuit opened still arrive: wait until none has for a while.
+    let seen = -1;
+    await waitFor(async () => {
+      const now = dead.deliveries.length;
+      if (now === seen) return true;
+      seen = now;
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return undefined;
+    }, 5_000, 'the requests in flight to land');
     const whenOpen = dead.deliveries.length;
+    expect(whenOpen).toBeLessThan(8);
     // Four chains with retries every 100–300 ms would send ~10 requests in a second; an open circuit sends none.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(dead.deliveries.length).toBe(whenOpen);
