@@ -9,11 +9,12 @@ import type { Queue } from 'bullmq';
 import { deliveryIdOf, type PushJobData } from '../../queues/push.ts';
 import type { Logger } from '../logging/logger.ts';
 import { newId } from '../ids.ts';
-import { PUSH_SHARDS } from './push-keys.ts';
 import type { PendingDelivery, PushStore } from './push-store.ts';
 
 /** An index entry of a task with no configs is kept this long (its config may still be on its way). */
 const UNCONFIGURED_GRACE_MS = 60_000;
+/** While the outbox is empty, sweeps space out (doubling) up to this long. */
+const IDLE_SWEEP_MAX_MS = 30_000;
 /** Tasks one sweep looks at per shard (bounded work per sweep). */
 const SWEEP_PAGE = 200;
 const SWEEP_MAX_PER_SHARD = 2_000;
@@ -27,6 +28,8 @@ export class PushOutbox {
   private sweeping: Promise<void> | undefined;
   private closed = false;
   private readonly sweeperId = newId();
+  /** Sweeps in a row that found the outbox empty (they space out; push activity resets it). */
+  private idleSweeps = 0;
 
   constructor(
     private readonly store: PushStore,
@@ -37,8 +40,10 @@ export class PushOutbox {
 
   /** Fast path: a live event of a task (or a config just attached); coalesced per tick. */
   notify(taskId: string, configAttached = false): void {
-    if (configAttached) this.unconfigured.delete(taskId);
-    else {
+    if (configAttached) {
+      this.unconfigured.delete(taskId);
+      this.active();
+    } else {
       const until = this.unconfigured.get(taskId);
       if (until !== undefined && until > Date.now()) return;
     }
@@ -65,7 +70,10 @@ export class PushOutbox {
     }
     const fresh = next.deliveries.filter((d) => d.kind === 'new');
     // Heals an index entry lost between storing a config and indexing it.
-    if (fresh.length > 0) await this.store.index(taskId);
+    if (fresh.length > 0) {
+      this.active();
+      await this.store.index(taskId);
+    }
     await Promise.all(fresh.map((delivery) => this.addJob(taskId, delivery)));
   }
 
@@ -98,9 +106,15 @@ export class PushOutbox {
     for (const delivery of next.deliveries) await this.addJob(taskId, delivery, delivery.kind === 'inflight');
   }
 
-  /** Sweeps every shard once (each shard by one worker at a time). */
-  async sweepOnce(): Promise<void> {
-    for (let shard = 0; shard < PUSH_SHARDS && !this.closed; shard += 1) {
+  /**
+   * Sweeps every shard that has entries once (each by one worker at a time); false when the
+   * whole outbox was empty. One pipelined round trip finds the shards with entries.
+   */
+  async sweepOnce(): Promise<boolean> {
+    const counts = await this.store.outboxSizes();
+    const shards = counts.flatMap((count, shard) => (count > 0 ? [shard] : []));
+    for (const shard of shards) {
+      if (this.closed) break;
       const lock = this.store.keys.sweepLock(shard);
       const taken = await this.store.redis.set(lock, this.sweeperId, 'PX', Math.max(5_000, this.sweepIntervalMs * 5), 'NX');
       if (taken === null) continue;
@@ -119,19 +133,39 @@ export class PushOutbox {
         if ((await this.store.redis.get(lock)) === this.sweeperId) await this.store.redis.del(lock);
       }
     }
+    return shards.length > 0;
+  }
+
+  /** The delay before the next sweep: the interval, doubling while the outbox stays empty. */
+  private nextSweepDelayMs(): number {
+    return Math.min(this.sweepIntervalMs * 2 ** Math.min(this.idleSweeps, 10), Math.max(this.sweepIntervalMs, IDLE_SWEEP_MAX_MS));
+  }
+
+  private tick = (): void => {
+    if (this.closed) return;
+    this.sweepTimer = undefined;
+    this.sweeping = this.sweepOnce()
+      .then((found) => {
+        this.idleSweeps = found ? 0 : this.idleSweeps + 1;
+      })
+      .catch((error: Error) => this.logger.warn('push sweep failed; tried again next interval', { error: error.message }))
+      .finally(() => {
+        this.sweeping = undefined;
+        if (!this.closed && this.sweepTimer === undefined) this.sweepTimer = setTimeout(this.tick, this.nextSweepDelayMs());
+      });
+  };
+
+  /** Push activity seen: sweeps go back to every push.sweepIntervalMs. */
+  private active(): void {
+    if (this.idleSweeps === 0) return;
+    this.idleSweeps = 0;
+    if (this.sweeping !== undefined || this.closed) return; // the running sweep schedules the next one
+    clearTimeout(this.sweepTimer);
+    this.sweepTimer = setTimeout(this.tick, this.sweepIntervalMs);
   }
 
   start(): void {
-    const tick = (): void => {
-      if (this.closed) return;
-      this.sweeping = this.sweepOnce()
-        .catch((error: Error) => this.logger.warn('push sweep failed; tried again next interval', { error: error.message }))
-        .finally(() => {
-          this.sweeping = undefined;
-          if (!this.closed) this.sweepTimer = setTimeout(tick, this.sweepIntervalMs);
-        });
-    };
-    this.sweepTimer = setTimeout(tick, Math.min(this.sweepIntervalMs, 500));
+    this.sweepTimer = setTimeout(this.tick, Math.min(this.sweepIntervalMs, 500));
   }
 
   async close(): Promise<void> {

@@ -55,9 +55,10 @@ export async function startPushRole(config: GatewayConfig, logger: Logger, optio
     connection: workerConnection,
     keyPrefix: config.keyPrefix,
     concurrency: settings.concurrency,
-    // A send may take the whole timeout; the lock must outlast it.
+    // A send may take the whole timeout; the lock must outlast it, and the stall check need
+    // not run much more often than a lock can expire.
     lockDurationMs: Math.max(config.lockDurationMs, settings.timeoutMs * 2),
-    stalledIntervalMs: config.stalledIntervalMs,
+    stalledIntervalMs: Math.max(config.stalledIntervalMs, Math.floor(Math.max(config.lockDurationMs, settings.timeoutMs * 2) / 2)),
     backoffStrategy: delivery.backoffStrategy,
     process: (job, token) => delivery.process(job, token),
   });

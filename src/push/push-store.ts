@@ -132,6 +132,14 @@ export class PushStore {
     await this.redis.zrem(this.keys.outbox(this.keys.shardOf(taskId)), taskId);
   }
 
+  /** How many tasks each shard's outbox holds (one pipelined round trip). */
+  async outboxSizes(): Promise<number[]> {
+    const pipeline = this.redis.pipeline();
+    for (let shard = 0; shard < PUSH_SHARDS; shard += 1) pipeline.zcard(this.keys.outbox(shard));
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([error, count]) => (error === null ? Number(count) : 1));
+  }
+
   /** One page of a shard's outbox: task ids and when each was last indexed. */
   async outboxPage(shard: number, offset: number, count: number): Promise<{ taskId: string; indexedAtMs: number }[]> {
     const flat = await this.redis.zrange(this.keys.outbox(shard), offset, offset + count - 1, 'WITHSCORES');
