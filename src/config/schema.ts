@@ -110,7 +110,7 @@ const pushSchema = z.strictObject({
   /** Consecutive failures of one receiver (origin) that open its circuit: nothing is sent to it for breakerCooldownMs, then one probe. */
   breakerFailureThreshold: z.coerce.number().int().min(1).default(5),
   breakerCooldownMs: z.coerce.number().int().min(10).default(30_000),
-  /** How often workers sweep the outbox for events the fast path (pub/sub) missed and deliveries whose job was lost. */
+  /** How often workers sweep the outbox for events the fast path (pub/sub) missed and deliveries whose job was lost (spacing out to 30 s while it is empty). */
   sweepIntervalMs: z.coerce.number().int().min(50).default(2_000),
   /** Dead letters kept per push shard (16 shards); the oldest go first. */
   maxDeadLetters: z.coerce.number().int().min(1).default(10_000),
