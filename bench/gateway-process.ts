@@ -338,6 +338,8 @@ export async function startGateway(opts: GatewayStartOptions): Promise<ServerChi
     A2A_AUTH_ENABLED: 'false',
     A2A_RATE_LIMIT_PER_SECOND: '0',
     A2A_MAX_ACTIVE_TASKS: '0',
+    // The push scenario's receiver listens on loopback, which webhooks may otherwise not reach.
+    A2A_PUSH_ALLOWED_HOSTS: LOOPBACK,
     ...opts.env,
   };
   // The demo `long` skill emits a progress event every stepMs (default 50 ms, at most 1000 steps),

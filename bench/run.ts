@@ -16,6 +16,9 @@
  *   6. Gateway overhead in front of a remote agent: the SDK echo server called directly vs through
  *      a second gateway whose `a2a` adapter fronts that same server (blocking SendMessage "echo
  *      hello", same connections and seconds): requests/s and p50/p99 of both, and their ratio.
+ *   7. Push delivery (gateway only; see bench/load/push.ts): senders loop SendMessage with a webhook
+ *      config to a local receiver: deliveries/s and event-to-receiver latency p50/p99, every task's
+ *      deliveries checked (each event once, in order).
  * Throughput tests run in alternating rounds (gateway, sdk, gateway, sdk, ...) and report the
  * median round, so slow drift of the machine (thermal, noisy neighbours) hits both sides alike.
  *
@@ -41,6 +44,7 @@
  *      BENCH_SUBSCRIBERS (10000), BENCH_WARMUP_SECONDS (2), A2A_REDIS_URL (redis://127.0.0.1:6379).
  *      Fan-out: BENCH_FANOUT_COORDINATORS (20), BENCH_FANOUT_ASSIGNMENTS (10, at most the demo's 20),
  *      BENCH_FANOUT_SECONDS (5 per round), BENCH_FANOUT_ROUNDS (3).
+ *      Push: BENCH_PUSH_SENDERS (16), BENCH_PUSH_SECONDS (5 per round), BENCH_PUSH_ROUNDS (3).
  * Output: a table on stdout, full data in bench/results/latest.json, server logs in
  * bench/results/{gateway,sdk}.log.
  */
@@ -63,6 +67,7 @@ import {
 } from './gateway-process.ts';
 import { FANOUT_MAX_PARTS } from '../adapters/demo/fanout.ts';
 import { runFanoutLoad, type FanoutLoadResult } from './load/fanout.ts';
+import { runPushLoad, type PushLoadResult } from './load/push.ts';
 import { runIdleSubscribers, type IdleSubscriberResult } from './load/idle-subscribers.ts';
 import { runSendMessageLoad, type SendMessageLoadResult } from './load/send-message.ts';
 import { runStreamLoad, type StreamLoadResult } from './load/streams.ts';
@@ -92,9 +97,9 @@ function parseOnly(argv: readonly string[]): ServerName | undefined {
   return undefined;
 }
 
-const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'fanout', 'remote'] as const;
+const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'fanout', 'remote', 'push'] as const;
 type Scenario = (typeof SCENARIOS)[number];
-/** Scenarios both servers can run; fanout is gateway-only. */
+/** Scenarios both servers can run; fanout and push are gateway-only. */
 const COMPARED: readonly Scenario[] = ['idle', 'blocking', 'immediate', 'streams'];
 
 function parseScenarios(raw: string | undefined): Scenario[] {
@@ -123,12 +128,16 @@ const config = {
   fanoutAssignments: envInt('BENCH_FANOUT_ASSIGNMENTS', 10, 1, FANOUT_MAX_PARTS),
   fanoutSeconds: envInt('BENCH_FANOUT_SECONDS', 5, 1, 300),
   fanoutRounds: envInt('BENCH_FANOUT_ROUNDS', 3, 1, 10),
+  pushSenders: envInt('BENCH_PUSH_SENDERS', 16, 1, 512),
+  pushSeconds: envInt('BENCH_PUSH_SECONDS', 5, 1, 300),
+  pushRounds: envInt('BENCH_PUSH_ROUNDS', 3, 1, 10),
   redisUrl: process.env.A2A_REDIS_URL ?? DEFAULT_REDIS_URL,
   only: parseOnly(process.argv.slice(2)),
   scenarios: parseScenarios(process.env.BENCH_ONLY),
 };
+const GATEWAY_ONLY: readonly Scenario[] = ['fanout', 'push'];
 const runs = (scenario: Scenario): boolean =>
-  config.scenarios.includes(scenario) && (scenario !== 'fanout' || config.only !== 'sdk') && (scenario !== 'remote' || config.only === undefined);
+  config.scenarios.includes(scenario) && (!GATEWAY_ONLY.includes(scenario) || config.only !== 'sdk') && (scenario !== 'remote' || config.only === undefined);
 
 const log = (msg: string): void => {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -222,6 +231,11 @@ const describeFanout = (r: FanoutLoadResult): string =>
   `p50 ${r.p50Ms.toFixed(1)} ms p99 ${r.p99Ms.toFixed(1)} ms (${r.completed}/${r.sent} completed in ${r.durationSec.toFixed(1)} s)` +
   (r.failed > 0 ? ` (${r.failed} FAILED)` : '');
 
+const describePush = (r: PushLoadResult): string =>
+  `${r.deliveriesPerSec.toFixed(0)} deliveries/s, latency p50 ${r.latencyP50Ms.toFixed(1)} ms p99 ${r.latencyP99Ms.toFixed(1)} ms ` +
+  `at ${r.latencyPhaseTasksPerSec.toFixed(0)} tasks/s (${r.deliveries} deliveries of ${r.tasks} tasks in ${r.durationSec.toFixed(1)} s, ${r.duplicates} repeated ids)` +
+  (r.failed > 0 ? ` (${r.failed} tasks FAILED)` : '');
+
 const describeStreams = (r: StreamLoadResult): string =>
   `${r.streamsPerSec.toFixed(0)} streams/s first p50 ${r.firstEventP50Ms.toFixed(1)} / p99 ${r.firstEventP99Ms.toFixed(1)} ms, ` +
   `last p50 ${r.lastEventP50Ms.toFixed(1)} / p99 ${r.lastEventP99Ms.toFixed(1)} ms` +
@@ -255,10 +269,12 @@ interface Results {
   fanout?: Series<FanoutLoadResult>;
   /** `remote` (the gateway's a2a adapter in front of the SDK server) and `sdk` (that server called directly). */
   remote: PerServer<SendMessageLoadResult>;
+  /** Gateway only. */
+  push?: Series<PushLoadResult>;
 }
 
 /** Rows for the scenarios that ran (see BENCH_ONLY). */
-function buildRows({ blocking, immediate, streams, idle, fanout, remote }: Results): Row[] {
+function buildRows({ blocking, immediate, streams, idle, fanout, remote, push }: Results): Row[] {
   const g = (v: number | undefined): number => v ?? Number.NaN;
   const bg = blocking.gateway?.median;
   const bs = blocking.sdk?.median;
@@ -319,6 +335,12 @@ function buildRows({ blocking, immediate, streams, idle, fanout, remote }: Resul
     addGatewayOnly('fan-out coordinator p50 ms', g(fg?.p50Ms), 1);
     addGatewayOnly('fan-out coordinator p99 ms', g(fg?.p99Ms), 1);
   }
+  if (runs('push')) {
+    const pg = push?.median;
+    addGatewayOnly('push deliveries/s', g(pg?.deliveriesPerSec), 0);
+    addGatewayOnly('push event-to-receiver p50 ms (half load)', g(pg?.latencyP50Ms), 1);
+    addGatewayOnly('push event-to-receiver p99 ms (half load)', g(pg?.latencyP99Ms), 1);
+  }
   return rows;
 }
 
@@ -339,7 +361,7 @@ function renderTable(rows: readonly Row[]): string {
   return [line(header), sep, ...body.map(line)].join('\n');
 }
 
-function validityNotes({ blocking, immediate, streams, idle, fanout, remote }: Results): string[] {
+function validityNotes({ blocking, immediate, streams, idle, fanout, remote, push }: Results): string[] {
   const notes: string[] = [];
   for (const [label, series] of [
     ['blocking', blocking],
@@ -369,6 +391,11 @@ function validityNotes({ blocking, immediate, streams, idle, fanout, remote }: R
     notes.push('fan-out rows are gateway-only: the @a2a-js/sdk server has no sub-agent delegation, so there is no SDK figure or ratio');
     const failed = fanout.rounds.reduce((n, r) => n + r.failed, 0);
     if (failed > 0) notes.push(`fan-out: ${failed} coordinators did not complete all ${config.fanoutAssignments} assignments (excluded; listed below)`);
+  }
+  if (push) {
+    notes.push('push rows are gateway-only: the @a2a-js/sdk server sends each notification once, in process, with no queue to measure');
+    const failed = push.rounds.reduce((n, r) => n + r.failed, 0);
+    if (failed > 0) notes.push(`push: ${failed} tasks did not get each event exactly once, in order (listed below)`);
   }
   return notes;
 }
@@ -530,7 +557,24 @@ async function main(): Promise<void> {
         describeSend,
       );
 
-  const results: Results = { blocking, immediate, streams, idle, remote, ...(fanout ? { fanout } : {}) };
+
+  // 7. Push delivery, gateway only, rounds back to back like fan-out.
+  let push: Series<PushLoadResult> | undefined;
+  if (runs('push') && gateway) {
+    push = { rounds: [] };
+    for (let r = 1; r <= config.pushRounds; r++) {
+      await quiesce();
+      const res = await runPushLoad({ url: gateway.jsonRpcUrl, senders: config.pushSenders, seconds: config.pushSeconds, redisUrl: config.redisUrl, keyPrefix: gateway.keyPrefix ?? '' });
+      push.rounds.push(res);
+      log(`push round ${r}/${config.pushRounds} gateway: ${describePush(res)}`);
+      for (const f of res.failures.slice(0, 5)) log(`  push failure: ${f}`);
+    }
+    const m = medianRound(push.rounds, (x) => x.deliveriesPerSec);
+    if (m !== undefined) push.median = m;
+    if (push.rounds.some((r) => r.failed > 0)) process.exitCode = 1;
+  }
+
+  const results: Results = { blocking, immediate, streams, idle, remote, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}) };
   const rows = buildRows(results);
   const notes = validityNotes(results);
   const loadAfter = loadavg();
@@ -550,6 +594,7 @@ async function main(): Promise<void> {
   }
   if (runs('idle')) compared.push(`${config.subscribers} idle subscribers`);
   let title = compared.length > 0 ? `A2A gateway vs @a2a-js/sdk — ${compared.join(', ')}\n` : 'A2A gateway\n';
+  if (push) title += `push (gateway only): ${config.pushSenders} senders of "echo" tasks with a webhook config to a local receiver; ${config.pushSeconds} s x ${config.pushRounds} rounds (median round)\n`;
   if (fanout) {
     title +=
       `fan-out (gateway only): ${config.fanoutCoordinators} concurrent coordinators x ${config.fanoutAssignments} ` +
@@ -597,7 +642,7 @@ async function main(): Promise<void> {
       target: r.target || null,
       met: r.met ?? null,
     })),
-    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, ...(fanout ? { fanout } : {}) },
+    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}) },
     notes,
   };
   const outPath = join(RESULTS_DIR, 'latest.json');

@@ -215,7 +215,7 @@ beforeAll(async () => {
   const echoed = JSON_RPC.sentTaskOf(await JSON_RPC.sendMessage(tokens.alice, message));
   expect(echoed.status.state).toBe('TASK_STATE_COMPLETED');
   completed = { id: echoed.id, contextId: echoed.contextId, messageId: message.messageId as string };
-  const started = await rpcCall(tokens.alice, 'SendMessage', { message: textMessage('long 200'), configuration: { returnImmediately: true } });
+  const started = await rpcCall(tokens.alice, 'SendMessage', { message: textMessage('long 1000'), configuration: { returnImmediately: true } });
   running = JSON_RPC.sentTaskOf(started);
   // Probed only once its turn really runs, so "still running afterwards" means something.
   await waitFor(

@@ -6,6 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import {
   CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
+  ListTaskPushNotificationConfigsRequest,
   GetTaskRequest,
   ListTasksRequest,
   SendMessageRequest,
@@ -18,18 +21,21 @@ import {
   type Task,
 } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
-import { PushNotificationNotSupportedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { createParser } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareEventIds } from '../src/events/hub.ts';
 import { startTestGateway, type TestGateway } from './support/harness.ts';
 
 let gw: TestGateway;
+/** A loopback port nothing listens on: configs point there, and no delivery matters here. */
+const DEAD_PORT = 9;
 
 beforeAll(async () => {
   gw = await startTestGateway({
     name: 'scenarios',
     config: {
+      push: { allowedHosts: ['127.0.0.1'] },
       agents: {
         demo: { adapter: 'demo', adapterOptions: { stepMs: 40 } },
         direct: { adapter: 'test/fixtures/direct-reply-adapter.mjs' },
@@ -206,12 +212,21 @@ describe.each(FLAVOURS)('the official $name client', (flavour) => {
     expect(resumedIds.every((id) => compareEventIds(id, lastSeen) > 0)).toBe(true);
   });
 
-  it('push configs: refused with PushNotificationNotSupported until push notifications ship (client and wire)', async () => {
+  it('push configs: created, read, listed and deleted by the client; an unknown task is TaskNotFound on the wire', async () => {
     const task = asTask(await client.sendMessage(request('echo for push', { contextId })));
-    const config = TaskPushNotificationConfig.fromJSON({ taskId: task.id, id: 'hook', url: 'https://receiver.example/hook' });
-    // The client reads capabilities.pushNotifications from the card and refuses before calling...
-    await expect(async () => client.createTaskPushNotificationConfig(config)).rejects.toBeInstanceOf(PushNotificationNotSupportedError);
-    // ...and the gateway, asked anyway over the same binding and version, says the same.
+    const hook = `http://127.0.0.1:${DEAD_PORT}/hook`;
+    const created = await client.createTaskPushNotificationConfig(
+      TaskPushNotificationConfig.fromJSON({ taskId: task.id, id: 'hook', url: hook, authentication: { scheme: 'Bearer', credentials: 's3cret' } }),
+    );
+    expect(created).toMatchObject({ taskId: task.id, id: 'hook', url: hook });
+    const read = await client.getTaskPushNotificationConfig(GetTaskPushNotificationConfigRequest.fromJSON({ taskId: task.id, id: 'hook' }));
+    expect(read).toMatchObject({ taskId: task.id, id: 'hook', url: hook });
+    const listed = await client.listTaskPushNotificationConfig(ListTaskPushNotificationConfigsRequest.fromJSON({ taskId: task.id }));
+    expect(listed.configs.map((c) => c.id)).toEqual(['hook']);
+    await client.deleteTaskPushNotificationConfig(DeleteTaskPushNotificationConfigRequest.fromJSON({ taskId: task.id, id: 'hook' }));
+    const after = await client.listTaskPushNotificationConfig(ListTaskPushNotificationConfigsRequest.fromJSON({ taskId: task.id }));
+    expect(after.configs).toEqual([]);
+    // The same create for a task that does not exist, raw over the same binding and version.
     const base = `${gw.url}/agents/demo/a2a`;
     const headers = { 'Content-Type': 'application/json', ...(flavour.version === '1.0' ? { 'A2A-Version': '1.0' } : {}) };
     const raw =
@@ -223,19 +238,19 @@ describe.each(FLAVOURS)('the official $name client', (flavour) => {
               jsonrpc: '2.0',
               id: 1,
               ...(flavour.version === '1.0'
-                ? { method: 'CreateTaskPushNotificationConfig', params: { taskId: task.id, url: 'https://receiver.example/hook' } }
-                : { method: 'tasks/pushNotificationConfig/set', params: { taskId: task.id, pushNotificationConfig: { url: 'https://receiver.example/hook' } } }),
+                ? { method: 'CreateTaskPushNotificationConfig', params: { taskId: 'no-such-task', url: hook } }
+                : { method: 'tasks/pushNotificationConfig/set', params: { taskId: 'no-such-task', pushNotificationConfig: { url: hook } } }),
             }),
           })
-        : await fetch(`${base}/rest${flavour.version === '1.0' ? '' : '/v1'}/tasks/${task.id}/pushNotificationConfigs`, {
+        : await fetch(`${base}/rest${flavour.version === '1.0' ? '' : '/v1'}/tasks/no-such-task/pushNotificationConfigs`, {
             method: 'POST',
             headers,
-            body: JSON.stringify(flavour.version === '1.0' ? { url: 'https://receiver.example/hook' } : { pushNotificationConfig: { url: 'https://receiver.example/hook' } }),
+            body: JSON.stringify(flavour.version === '1.0' ? { url: hook } : { pushNotificationConfig: { url: hook } }),
           });
     const body = (await raw.json()) as { error?: { code: number; status?: string }; code?: number };
     const code = flavour.binding === 'JSONRPC' ? body.error?.code : flavour.version === '0.3' ? body.code : undefined;
-    if (code !== undefined) expect(code).toBe(-32003);
-    else expect(body.error?.status).toBe('FAILED_PRECONDITION');
+    if (code !== undefined) expect(code).toBe(-32001);
+    else expect(body.error?.status).toBe('NOT_FOUND');
   });
 
   it('a direct Message: returned by send, the only frame of a stream', async () => {

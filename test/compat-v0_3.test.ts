@@ -229,7 +229,7 @@ describe('cards', () => {
     const card = (await legacy.json()) as Json;
     expect(legacy.headers.get('vary')).toContain('A2A-Version');
     expect(card).toMatchObject({ protocolVersion: '0.3.0', url: gw.jsonRpcUrl, preferredTransport: 'JSONRPC', additionalInterfaces: [{ url: gw.restUrl, transport: 'HTTP+JSON' }] });
-    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: false });
+    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
     expect(card.supportedInterfaces).toHaveLength(4);
     const modern = await fetch(`${gw.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } });
     const modernCard = (await modern.json()) as Json;

@@ -111,7 +111,8 @@ function normalizedError(body: Json, taskId: string): unknown {
 }
 
 beforeAll(async () => {
-  gw = await startTestGateway({ name: 'errors-rpc' });
+  // Push notifications off: this suite pins PushNotificationNotSupportedError's wire shape (test/push-*.test.ts cover them on).
+  gw = await startTestGateway({ name: 'errors-rpc', config: { push: { enabled: false } } });
   ({ completed, waitingForInput, acme } = await seedQuietFixtures(gw));
 });
 

@@ -108,7 +108,8 @@ function normalizedError(body: Json, taskId: string): unknown {
 }
 
 beforeAll(async () => {
-  gw = await startTestGateway({ name: 'errors-rest' });
+  // Push notifications off: this suite pins PushNotificationNotSupportedError's wire shape (test/push-*.test.ts cover them on).
+  gw = await startTestGateway({ name: 'errors-rest', config: { push: { enabled: false } } });
   ({ completed, waitingForInput, acme } = await seedQuietFixtures(gw));
 });
 

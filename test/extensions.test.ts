@@ -8,6 +8,7 @@ import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory, ServicePa
 import { ExtensionSupportRequiredError } from '@a2a-js/sdk/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASSIGNMENTS_EXTENSION_URI } from '../src/extensions/assignments.ts';
+import { SCHEDULES_EXTENSION_URI } from '../src/schedules/schedule-types.ts';
 import { expectUnchanged, rpc, startTestGateway, textMessage, turnJobsSettled, type TestGateway } from './support/harness.ts';
 
 const GEO = 'urn:example:geo:v1';
@@ -48,8 +49,8 @@ async function cardOf(agent: string): Promise<{ capabilities: { extensions?: { u
 
 describe('the cards', () => {
   it("declare the gateway's extensions on every agent, and each agent's adapter extensions on its own card", async () => {
-    expect((await cardOf('demo')).capabilities.extensions?.map((e) => e.uri)).toEqual([ASSIGNMENTS_EXTENSION_URI]);
-    expect((await cardOf('geo')).capabilities.extensions?.map((e) => e.uri)).toEqual([ASSIGNMENTS_EXTENSION_URI, GEO]);
+    expect((await cardOf('demo')).capabilities.extensions?.map((e) => e.uri)).toEqual([ASSIGNMENTS_EXTENSION_URI, SCHEDULES_EXTENSION_URI]);
+    expect((await cardOf('geo')).capabilities.extensions?.map((e) => e.uri)).toEqual([ASSIGNMENTS_EXTENSION_URI, SCHEDULES_EXTENSION_URI, GEO]);
     const strict = (await cardOf('strict')).capabilities.extensions;
     expect(strict?.find((e) => e.uri === REQUIRED)).toMatchObject({ required: true, description: 'Terms every request accepts' });
     expect(strict?.find((e) => e.uri === ASSIGNMENTS_EXTENSION_URI)?.required).toBe(false);

@@ -245,6 +245,9 @@ function requestBodyFor(operation: DocumentedOperation): unknown {
     case '#/components/schemas/TaskPushNotificationConfig':
       body = { url: 'https://example.com/hook' };
       break;
+    case '#/components/schemas/CreateScheduleRequest':
+      body = { message: { parts: [{ text: 'echo hi' }] }, cron: '0 9 * * *' };
+      break;
     case '#/components/schemas/JsonRpcRequest':
       body = { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: completed['']?.id } };
       break;

@@ -195,7 +195,8 @@ describe('openapi.yaml documents the security it enforces', () => {
       }
     }
     expect(table).toEqual(scopesOf(DOCUMENTED_OPERATIONS));
-    expect(description).toMatch(/^\| `a2a:admin` \| all of the above \|$/m);
+    // a2a:admin grants everything, and alone the operators' extensions (listed after it).
+    expect(description).toMatch(/^\| `a2a:admin` \| all of the above(, \w+)* \|$/m);
   });
 
   it('leaves exactly the public routes open (security: [])', () => {
@@ -422,12 +423,15 @@ describe('refusals of an authenticating gateway are served as documented', () =>
     }
   });
 
-  it('/.well-known/jwks.json holds the card signing key, as documented', async () => {
+  it('/.well-known/jwks.json holds the card signing key and the webhook signing key, as documented', async () => {
     const observed = await send(`${gw.url}/.well-known/jwks.json`, 'GET');
     expect(observed.status).toBe(200);
     expectAsDocumented('/.well-known/jwks.json', 'GET', observed);
-    const { keys } = JSON.parse(observed.text) as { keys: Json[] };
-    expect(keys).toHaveLength(1);
+    const { keys: published } = JSON.parse(observed.text) as { keys: Json[] };
+    // The card signing key, and the Ed25519 key webhook deliveries are signed with (push is on).
+    expect(published).toHaveLength(2);
+    expect(published.filter((k) => k.kty === 'OKP' && k.crv === 'Ed25519' && k.alg === 'EdDSA')).toHaveLength(1);
+    const keys = published.filter((k) => k.kty === 'EC');
 
     // The agent card is public, signed with that key, and declares both schemes.
     const cardAnswer = await send(`${gw.url}/.well-known/agent-card.json`, 'GET');

@@ -11,6 +11,7 @@ import { LEGACY_TRANSLATIONS } from '../src/compat/v0_3/index.ts';
 import { GATEWAY_EXTENSIONS } from '../src/extensions/gateway-extensions.ts';
 import { A2A_OPERATIONS } from '../src/operations/a2a-operations.ts';
 import { defineUnary, type Operation, type RestRoute } from '../src/operations/definition.ts';
+import { OPERATOR_OPERATIONS } from '../src/operations/operator-operations.ts';
 import { OPERATIONS, OperationRegistry } from '../src/operations/registry.ts';
 import { startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
@@ -29,6 +30,14 @@ const SAMPLE_PARAMS: Record<string, () => Record<string, unknown>> = {
   DeleteTaskPushNotificationConfig: () => ({ taskId: 'no-such-task', id: 'cfg' }),
   GetExtendedAgentCard: () => ({}),
   ListTaskAssignments: () => ({ id: 'no-such-task' }),
+  CreateSchedule: () => ({ message: { parts: [{ text: 'echo registry' }] }, at: '2099-01-01T00:00:00Z' }),
+  GetSchedule: () => ({ id: 'no-such-schedule' }),
+  ListSchedules: () => ({}),
+  PauseSchedule: () => ({ id: 'no-such-schedule' }),
+  ResumeSchedule: () => ({ id: 'no-such-schedule' }),
+  DeleteSchedule: () => ({ id: 'no-such-schedule' }),
+  ListPushDeadLetters: () => ({}),
+  ReplayPushDeadLetter: () => ({ id: 'no-such-dead-letter' }),
 };
 
 /** The same, in the 0.3 JSON-RPC form, for the operations that have one. */
@@ -51,7 +60,11 @@ const legacyOperations = OPERATIONS.operations.filter((operation) => operation.l
 describe('the declarations', () => {
   it('declare each operation once, with a known scope, and every operation has sample params here', () => {
     expect(new Set(names).size).toBe(names.length);
-    expect(names).toEqual([...A2A_OPERATIONS.map((o) => o.name), ...GATEWAY_EXTENSIONS.flatMap((e) => e.methods.map((m) => m.name))]);
+    expect(names).toEqual([
+      ...A2A_OPERATIONS.map((o) => o.name),
+      ...GATEWAY_EXTENSIONS.flatMap((e) => e.methods.map((m) => m.name)),
+      ...OPERATOR_OPERATIONS.map((o) => o.name),
+    ]);
     expect(Object.keys(SAMPLE_PARAMS).sort()).toEqual([...names].sort());
     for (const operation of OPERATIONS.operations) expect(['a2a:read', 'a2a:write', 'a2a:push', 'a2a:admin']).toContain(operation.scope);
   });
@@ -100,7 +113,7 @@ describe('the declarations', () => {
   it("the card's scope text names every operation under the scope the registry declares", () => {
     const text = scopeText();
     for (const [name, scope] of Object.entries(OPERATIONS.scopes())) {
-      const clause = text.split('; ').find((part) => part.startsWith(`${scope} for`)) ?? '';
+      const clause = text.split('; ').find((part) => part.startsWith(scope === 'a2a:admin' ? 'a2a:admin implies' : `${scope} for`)) ?? '';
       expect(clause, `${name} under ${scope}`).toContain(name);
     }
     expect(text).toContain('a2a:admin implies a2a:read, a2a:write and a2a:push');

@@ -30,7 +30,17 @@ afterAll(async () => {
 /** The Redis commands that name `taskId` while `run` runs. */
 async function commandsNaming(taskId: string, run: () => Promise<unknown>): Promise<string[]> {
   const seen: string[] = [];
-  const feed = await monitor.monitor();
+  // ioredis takes a MONITOR line that lands while the connection enters or leaves monitoring
+  // for a reply and reports a "Command queue state error"; on a Redis shared with other suites
+  // (their commands are MONITOR lines too) that happens. Those lines come before the request is
+  // sent or after it was answered (the waits below), so they are not the ones counted: the
+  // error is listened for from before the connection exists (monitor() would attach too late).
+  const feed = monitor.duplicate({ monitor: true, lazyConnect: true });
+  feed.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    feed.once('monitoring', () => resolve());
+    feed.connect().catch(reject);
+  });
   feed.on('monitor', (_time: string, args: string[]) => {
     if (args.some((arg) => arg.includes(taskId))) seen.push(String(args[0]).toLowerCase());
   });

@@ -43,7 +43,8 @@ import { startTestGateway, waitFor, type TestGateway } from './support/harness.t
 let gw: TestGateway;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ name: 'sdk' });
+  // Push notifications off: this suite pins what the SDK sees of an agent without them (test/push-*.test.ts cover them on).
+  gw = await startTestGateway({ name: 'sdk', config: { push: { enabled: false } } });
 });
 
 afterAll(async () => {

@@ -70,7 +70,7 @@ async function main(argv: string[]): Promise<void> {
   let worker: WorkerHandle | undefined;
   let gateway: GatewayHandle | undefined;
   try {
-    if (roles.worker) worker = await startWorkerRole(config, agents, logger);
+    if (roles.worker) worker = await startWorkerRole(config, agents, logger, { baseDir });
     if (roles.gateway) gateway = await startGatewayRole(config, agents, logger, { baseDir });
   } catch (error) {
     await worker?.close().catch(() => undefined);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ReceiverPolicy } from '../push/receiver-policy.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveMs = z.coerce.number().int().min(1);
@@ -72,6 +73,67 @@ const authSchema = z.strictObject({
   signatureMaxAgeSeconds: z.coerce.number().int().min(1).max(3600).default(300),
   /** How long a fetched remote JWKS is trusted before it is fetched again. */
   jwksCacheSeconds: z.coerce.number().int().min(1).default(600),
+});
+
+/** Comma-separated in an environment variable, a list in a config file. */
+const stringList = z.preprocess(
+  (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter((s) => s !== '') : v),
+  z.array(z.string().min(1)),
+);
+
+/** Push notifications (spec 4.3.3): durable, ordered, signed webhook deliveries. */
+const pushSchema = z.strictObject({
+  /** Offer push notifications (capabilities.pushNotifications); false answers the four methods with PushNotificationNotSupportedError. */
+  enabled: booleanish.default(true),
+  /**
+   * Receivers webhooks may reach although their address is loopback, private, link-local, CGNAT,
+   * multicast or unique-local: host names (exact), IP addresses or CIDR blocks, e.g. 127.0.0.1 for a receiver on this machine.
+   */
+  allowedHosts: stringList.default([]).superRefine((entries, ctx) => {
+    const problem = ReceiverPolicy.validateAllowList(entries);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+  /** One webhook request's timeout (connect, headers and body). */
+  timeoutMs: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** Configs one task may have. */
+  maxConfigsPerTask: z.coerce.number().int().min(1).max(1_000).default(32),
+  /** Longest webhook URL accepted. */
+  maxUrlLength: z.coerce.number().int().min(64).max(16_384).default(2_048),
+  /** Deliveries one worker process sends at once. */
+  concurrency: z.coerce.number().int().min(1).max(1_000).default(32),
+  /** First retry delay; each next one doubles (with full jitter) up to maxDelayMs. */
+  retryInitialDelayMs: z.coerce.number().int().min(10).default(1_000),
+  /** Longest wait between two tries of one delivery (a receiver's Retry-After may ask for longer, up to the horizon). */
+  retryMaxDelayMs: z.coerce.number().int().min(10).default(600_000),
+  /** How long one delivery is retried, from its first try, before it is dead-lettered. */
+  retryHorizonMs: z.coerce.number().int().min(100).default(86_400_000),
+  /** Consecutive failures of one receiver (origin) that open its circuit: nothing is sent to it for breakerCooldownMs, then one probe. */
+  breakerFailureThreshold: z.coerce.number().int().min(1).default(5),
+  breakerCooldownMs: z.coerce.number().int().min(10).default(30_000),
+  /** How often workers sweep the outbox for events the fast path (pub/sub) missed and deliveries whose job was lost (spacing out to 30 s while it is empty). */
+  sweepIntervalMs: z.coerce.number().int().min(50).default(2_000),
+  /** Dead letters kept per push shard (16 shards); the oldest go first. */
+  maxDeadLetters: z.coerce.number().int().min(1).default(10_000),
+  /** Private Ed25519 JWK signing deliveries (Standard Webhooks v1a); default: generated in dataDir. Give every worker the same file. */
+  signingKeyFile: z.string().min(1).optional(),
+});
+
+/** Schedules (gateway extension): messages sent to an agent later or repeatedly. */
+const schedulesSchema = z.strictObject({
+  /** Offer schedules (declared on the card as an extension); false answers their methods with UnsupportedOperationError. */
+  enabled: booleanish.default(true),
+  /** Schedules one owner (principal and agent) may have. */
+  maxPerOwner: z.coerce.number().int().min(1).max(100_000).default(100),
+  /** Shortest time between two firings of a cron schedule. */
+  minIntervalSeconds: z.coerce.number().int().min(1).default(60),
+  /** A firing handled this long after its time was missed (nothing ran then): the schedule's lateness policy decides. */
+  lateAfterMs: z.coerce.number().int().min(100).default(60_000),
+  /** Most missed firings a catch-up policy may run at once. */
+  maxCatchUp: z.coerce.number().int().min(1).max(1_000).default(10),
+  /** Firing jobs one worker process runs at once. */
+  concurrency: z.coerce.number().int().min(1).max(100).default(4),
+  /** How often one worker re-creates jobs active schedules lack and starts firings stuck before their task (0 = off). */
+  reconcileIntervalMs: z.coerce.number().int().min(0).default(60_000),
 });
 
 /** A sub-agent role: which adapter runs its assignments, and how many of one coordinator's run at once. */
@@ -343,6 +405,10 @@ export const configSchema = z.object({
   dataDir: z.string().min(1).default('.data'),
   auth: authSchema.default(authSchema.parse({})),
   limits: limitsSchema.default(limitsSchema.parse({})),
+  /** Push notifications: receivers, timeouts, retries, breaker, dead letters, signing key. */
+  push: pushSchema.default(pushSchema.parse({})),
+  /** Schedules: per-owner limits, shortest interval, lateness. */
+  schedules: schedulesSchema.default(schedulesSchema.parse({})),
   /** Sub-agent coordination (ctx.delegate). */
   delegation: delegationSchema.default(delegationSchema.parse({})),
   /** Sign the agent card (spec 8.4) with the key in dataDir (or cardSigningKeyFile); its public key is at /.well-known/jwks.json. */
@@ -443,5 +509,15 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_UNAUTHENTICATED_BURST: 'limits.unauthenticatedBurst',
   A2A_DELEGATION_MAX_PARALLEL: 'delegation.maxParallel',
   A2A_CARD_SIGNING: 'cardSigning',
+  A2A_PUSH_ENABLED: 'push.enabled',
+  A2A_PUSH_ALLOWED_HOSTS: 'push.allowedHosts',
+  A2A_PUSH_TIMEOUT_MS: 'push.timeoutMs',
+  A2A_PUSH_MAX_CONFIGS_PER_TASK: 'push.maxConfigsPerTask',
+  A2A_PUSH_CONCURRENCY: 'push.concurrency',
+  A2A_PUSH_RETRY_HORIZON_MS: 'push.retryHorizonMs',
+  A2A_PUSH_SIGNING_KEY_FILE: 'push.signingKeyFile',
+  A2A_SCHEDULES_ENABLED: 'schedules.enabled',
+  A2A_SCHEDULES_MAX_PER_OWNER: 'schedules.maxPerOwner',
+  A2A_SCHEDULES_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',
   A2A_CARD_SIGNING_KEY_FILE: 'cardSigningKeyFile',
 };

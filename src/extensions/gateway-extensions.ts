@@ -3,5 +3,6 @@
 // both bindings, the scope check, the cards and the openapi.yaml agreement test pick it up.
 import { assignmentsExtension } from './assignments.ts';
 import type { GatewayExtension } from './definition.ts';
+import { schedulesExtension } from './schedules.ts';
 
-export const GATEWAY_EXTENSIONS: readonly GatewayExtension[] = [assignmentsExtension];
+export const GATEWAY_EXTENSIONS: readonly GatewayExtension[] = [assignmentsExtension, schedulesExtension];

@@ -29,6 +29,17 @@ import { TaskService } from '../tasks/service.ts';
 import { SseStreams } from '../bindings/sse/sse-writer.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import { createGatewayListener, type RequestListener } from './app.ts';
+import { publicJwkOf } from '../auth/keys/key-file.ts';
+import { PushConfigs } from '../push/push-configs.ts';
+import { PushStore } from '../push/push-store.ts';
+import { ReceiverPolicy, type PushResolver } from '../push/receiver-policy.ts';
+import { loadPushSigningKey } from '../push/signing-key.ts';
+import { PushDeadLetters } from '../push/dead-letters.ts';
+import { createPushQueue } from '../../queues/push.ts';
+import { createScheduleQueue } from '../../queues/schedules.ts';
+import { ScheduleService } from '../schedules/schedule-service.ts';
+import { ScheduleStore } from '../schedules/schedule-store.ts';
+import { SCHEDULES_EXTENSION_URI } from '../schedules/schedule-types.ts';
 
 export interface GatewayHandle {
   url: string;
@@ -47,6 +58,8 @@ export interface GatewayHandle {
 export interface GatewayRoleOptions {
   /** Directory relative paths in the configuration (jwksFile, cardSigningKeyFile) are resolved against. */
   baseDir?: string;
+  /** How webhook receivers' host names are resolved when a config is registered (tests inject one). */
+  pushResolver?: PushResolver;
 }
 
 export async function startGatewayRole(config: GatewayConfig, agents: Agents, logger: Logger, options: GatewayRoleOptions = {}): Promise<GatewayHandle> {
@@ -60,6 +73,8 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   }
   // Keys first: a bad key file is a configuration error, reported before anything connects.
   const keys = await loadGatewayKeys(config, baseDir);
+  // Receivers verify webhook signatures with its public half, published beside the card's key.
+  const pushSigningKey = config.push.enabled ? await loadPushSigningKey(config, baseDir) : undefined;
   // Connections that answer clients wait for a lost Redis at most redisOutageGraceMs, and for
   // a silent one at most redisCommandTimeoutMs, then fail with 503 + Retry-After (see
   // redis/connection.ts); the subscriber reconnects forever.
@@ -78,7 +93,25 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   // a listener BullMQ would print each one to stderr while Redis is down.
   const queues = new TurnQueues(queueConnection, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
   const assignments = new AssignmentStore(commands, store.keys);
+  const pushStore = config.push.enabled ? new PushStore(commands, config.keyPrefix) : undefined;
+  const push =
+    pushStore === undefined
+      ? undefined
+      : new PushConfigs({
+          store: pushStore,
+          policy: new ReceiverPolicy({ allowedHosts: config.push.allowedHosts, maxUrlLength: config.push.maxUrlLength, resolve: options.pushResolver }),
+          maxConfigsPerTask: config.push.maxConfigsPerTask,
+          // Workers start the new config's deliveries at once; their sweeper would find it anyway.
+          onIndexed: (taskId) => void commands.publish(pushStore.keys.attachedChannel(), taskId).catch(() => undefined),
+        });
+  const scheduleQueue = config.schedules.enabled ? createScheduleQueue(queueConnection, config.keyPrefix) : undefined;
+  scheduleQueue?.on('error', (error: Error) => logger.debug('schedule queue error', { error: error.message }));
+  const pushQueue = pushStore === undefined ? undefined : createPushQueue(queueConnection, config.keyPrefix);
+  pushQueue?.on('error', (error: Error) => logger.debug('push queue error', { error: error.message }));
   const service = new TaskService({
+    push,
+    schedules: scheduleQueue === undefined ? undefined : new ScheduleService(new ScheduleStore(commands, config.keyPrefix), scheduleQueue, config.schedules),
+    pushDeadLetters: pushStore === undefined || pushQueue === undefined ? undefined : new PushDeadLetters(pushStore, pushQueue, config.push.maxDeadLetters),
     store,
     assignments,
     // The gateway cancels assignments, forwards answers and starts freed slots; only workers create assignments.
@@ -159,6 +192,11 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   // The cards name the bound port when port 0 asked for any free one, so they are built now.
   const security = authenticator.enabled ? { signedRequests: authenticator.acceptsSignatures } : undefined;
   const finish = async (built: ServedCard['card']): Promise<ServedCard> => {
+    built.capabilities.pushNotifications = push !== undefined;
+    // The schedules extension is declared on every card by the registry; without schedules it goes.
+    if (scheduleQueue === undefined && built.capabilities.extensions !== undefined) {
+      built.capabilities.extensions = built.capabilities.extensions.filter((extension) => extension.uri !== SCHEDULES_EXTENSION_URI);
+    }
     if (keys.cardSigningKey !== undefined) {
       built.signatures = [await signAgentCard(built, { privateJwk: keys.cardSigningKey }, { jku: `${publicUrl}/.well-known/jwks.json` })];
     }
@@ -192,7 +230,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     service,
     root,
     endpoints,
-    publishedKeys: keys.publishedKeys,
+    publishedKeys: pushSigningKey === undefined ? keys.publishedKeys : [...keys.publishedKeys, publicJwkOf(pushSigningKey)],
     rateLimiter: new RateLimiter(commands, store.keys),
     edge: {
       maxHeaderCount: config.maxHeaderCount,
@@ -230,6 +268,8 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       httpServer.closeAllConnections();
       await closed;
       await queues.close();
+      await pushQueue?.close().catch(() => undefined);
+      await scheduleQueue?.close().catch(() => undefined);
       subscriber.disconnect();
       queueConnection.disconnect();
       await commands.quit().catch(() => undefined);

@@ -15,25 +15,28 @@ import {
 } from '../protocol/schemas.ts';
 import { isTerminal, type SendMessageRequest } from '../protocol/types.ts';
 import { directReplyOfEvent } from '../tasks/direct-reply.ts';
+import type { TaskService } from '../tasks/service.ts';
+import type { PushConfigs } from '../push/push-configs.ts';
 import { defineStream, defineUnary, type OperationCall, type RestRoute } from './definition.ts';
 
-const pushNotSupported = (): A2AError =>
+/** PushNotificationNotSupportedError: push is off (push.enabled false). */
+export const pushNotSupported = (): A2AError =>
   new A2AError(
     'PUSH_NOTIFICATION_NOT_SUPPORTED',
     'This agent does not send push notifications (capabilities.pushNotifications is false). Use SubscribeToTask or GetTask to follow a task.',
   );
 
-/**
- * The four push-config methods until push notifications ship: the caller is checked like for
- * any operation, then refused. Pointing an operation at its real handler is one line below.
- */
-const pushNotSupportedHandler = async (): Promise<never> => {
-  throw pushNotSupported();
-};
+/** The push-config store, or PushNotificationNotSupportedError (the caller was checked first, like for any operation). */
+function pushConfigs(service: TaskService): PushConfigs {
+  if (service.push === undefined) throw pushNotSupported();
+  return service.push;
+}
 
-/** What SendMessage refuses before storing anything: push configs it cannot honour, media types the agent does not take. */
+/**
+ * What SendMessage refuses before storing anything: media types the agent does not take. (A push
+ * config riding on the message is checked by the task service, which stores it with the task.)
+ */
 async function checkSendRequest(request: SendMessageRequest, call: OperationCall): Promise<void> {
-  if (request.configuration?.taskPushNotificationConfig !== undefined) throw pushNotSupported();
   const { inputModes } = await call.endpoint.cards.cards();
   if (inputModes.includes('*/*')) return;
   request.message.parts.forEach((part, index) => {
@@ -147,7 +150,7 @@ export const createTaskPushNotificationConfig = defineUnary({
   restBody: 'required',
   legacy: { jsonRpcMethod: 'tasks/pushNotificationConfig/set', rest: [route('POST', '/v1/tasks/{taskId}/pushNotificationConfigs')] },
   grpc: grpc('CreateTaskPushNotificationConfig', 'TaskPushNotificationConfig', 'TaskPushNotificationConfig'),
-  handle: pushNotSupportedHandler,
+  handle: (request, call) => pushConfigs(call.service).create(call.owner, request),
 });
 
 export const getTaskPushNotificationConfig = defineUnary({
@@ -158,7 +161,7 @@ export const getTaskPushNotificationConfig = defineUnary({
   restBody: 'none',
   legacy: { jsonRpcMethod: 'tasks/pushNotificationConfig/get', rest: [route('GET', '/v1/tasks/{taskId}/pushNotificationConfigs/{id}')] },
   grpc: grpc('GetTaskPushNotificationConfig', 'GetTaskPushNotificationConfigRequest', 'TaskPushNotificationConfig'),
-  handle: pushNotSupportedHandler,
+  handle: (request, call) => pushConfigs(call.service).get(call.owner, request),
 });
 
 export const listTaskPushNotificationConfigs = defineUnary({
@@ -169,7 +172,7 @@ export const listTaskPushNotificationConfigs = defineUnary({
   restBody: 'none',
   legacy: { jsonRpcMethod: 'tasks/pushNotificationConfig/list', rest: [route('GET', '/v1/tasks/{taskId}/pushNotificationConfigs')] },
   grpc: grpc('ListTaskPushNotificationConfigs', 'ListTaskPushNotificationConfigsRequest', 'ListTaskPushNotificationConfigsResponse'),
-  handle: pushNotSupportedHandler,
+  handle: (request, call) => pushConfigs(call.service).list(call.owner, request),
 });
 
 export const deleteTaskPushNotificationConfig = defineUnary({
@@ -180,7 +183,7 @@ export const deleteTaskPushNotificationConfig = defineUnary({
   restBody: 'none',
   legacy: { jsonRpcMethod: 'tasks/pushNotificationConfig/delete', rest: [route('DELETE', '/v1/tasks/{taskId}/pushNotificationConfigs/{id}')] },
   grpc: grpc('DeleteTaskPushNotificationConfig', 'DeleteTaskPushNotificationConfigRequest', 'google.protobuf.Empty'),
-  handle: pushNotSupportedHandler,
+  handle: (request, call) => pushConfigs(call.service).delete(call.owner, request),
 });
 
 export const getExtendedAgentCard = defineUnary({

@@ -6,6 +6,7 @@ import { SCOPES, type Scope } from '../config/schema.ts';
 import { GATEWAY_EXTENSIONS } from '../extensions/gateway-extensions.ts';
 import type { GatewayExtension } from '../extensions/definition.ts';
 import { A2A_OPERATIONS } from './a2a-operations.ts';
+import { OPERATOR_OPERATIONS } from './operator-operations.ts';
 import type { Operation, RestRoute } from './definition.ts';
 
 /** A route with the operation it serves. */
@@ -85,8 +86,8 @@ export class OperationRegistry {
   }
 }
 
-/** Every operation this gateway serves: A2A 1.0's, then its extensions' methods. */
+/** Every operation this gateway serves: A2A 1.0's, its extensions' methods, then the operators'. */
 export const OPERATIONS = new OperationRegistry(
-  [...A2A_OPERATIONS, ...GATEWAY_EXTENSIONS.flatMap((extension) => extension.methods)],
+  [...A2A_OPERATIONS, ...GATEWAY_EXTENSIONS.flatMap((extension) => extension.methods), ...OPERATOR_OPERATIONS],
   GATEWAY_EXTENSIONS,
 );

@@ -57,13 +57,28 @@ const historyLength = z.number().int('historyLength must be an integer').min(0, 
 const tenant = z.string().max(128).optional();
 const taskState = z.enum(TASK_STATES, { message: `must be one of ${TASK_STATES.join(', ')}` });
 
+/** A value sent as (part of) an HTTP header of every webhook: no CR, LF or other control characters. */
+const headerValue = (what: string) =>
+  z
+    .string()
+    .max(4096, `${what} is longer than 4096 characters`)
+    .regex(/^[^\x00-\x1f\x7f]*$/, `${what} must not contain control characters (CR, LF, …): it is sent in an HTTP header`);
+
 export const pushConfigSchema = z.object({
   tenant,
-  id: z.string().optional(),
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9_.~-]{1,128}$/, 'id must be 1 to 128 letters, digits, "_", ".", "~" or "-" (a UUID fits)')
+    .optional(),
   taskId: z.string().optional(),
-  url: z.string().url(),
-  token: z.string().optional(),
-  authentication: z.object({ scheme: z.string().min(1), credentials: z.string().optional() }).optional(),
+  url: z.string().url('url must be an absolute http(s) URL'),
+  token: headerValue('token').optional(),
+  authentication: z
+    .object({
+      scheme: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/, 'scheme must be an HTTP authentication scheme name such as Bearer or Basic'),
+      credentials: headerValue('credentials').optional(),
+    })
+    .optional(),
 });
 
 export const sendMessageRequestSchema = z.object({
@@ -105,6 +120,47 @@ export const listPushConfigsRequestSchema = z.object({
   pageToken: z.string().optional(),
 });
 export const createPushConfigRequestSchema = pushConfigSchema.extend({ taskId: id('taskId') });
+/** Gateway extension (operators): dead-lettered push deliveries. */
+export const listDeadLettersRequestSchema = z.object({
+  tenant,
+  taskId: id('taskId').optional(),
+  pageSize: z.number().int().min(1, 'pageSize must be between 1 and 1000').max(1000, 'pageSize must be between 1 and 1000').optional(),
+});
+export const replayDeadLetterRequestSchema = z.object({ tenant, id: id('id') });
+/** Gateway extension: schedules (src/schedules). */
+export const createScheduleRequestSchema = z
+  .object({
+    tenant,
+    name: z.string().max(128, 'name is longer than 128 characters').optional(),
+    message: z.object({
+      parts: z.array(partSchema).min(1, 'at least one part is required'),
+      contextId: id('contextId').optional(),
+      metadata: jsonObject.optional(),
+      extensions: z.array(z.string()).optional(),
+      role: z.literal('ROLE_USER', { message: 'role must be ROLE_USER for messages sent to the agent' }).optional(),
+    }),
+    at: z.string().datetime({ offset: true, message: 'must be an ISO 8601 timestamp like 2026-01-01T09:00:00Z' }).optional(),
+    cron: z.string().min(1).max(256, 'cron is longer than 256 characters').optional(),
+    timeZone: z.string().min(1).max(64).optional(),
+    lateness: z
+      .object({
+        policy: z.enum(['skip', 'run-once', 'catch-up'], { message: 'must be skip, run-once or catch-up' }),
+        catchUpMax: z.number().int().min(1, 'catchUpMax must be at least 1').optional(),
+      })
+      .optional(),
+    metadata: jsonObject.optional(),
+  })
+  .superRefine((request, ctx) => {
+    if ((request.at === undefined) === (request.cron === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['at'], message: 'give exactly one of at (one firing) and cron (repeating)' });
+    }
+  });
+export const scheduleIdRequestSchema = z.object({ tenant, id: id('id') });
+export const listSchedulesRequestSchema = z.object({
+  tenant,
+  pageSize: z.number().int().min(1, 'pageSize must be between 1 and 100').max(100, 'pageSize must be between 1 and 100').optional(),
+  pageToken: z.string().regex(/^\d{1,9}$/, 'is not a token this gateway issued; use nextPageToken from the previous page').optional(),
+});
 export const extendedCardRequestSchema = z.object({ tenant });
 
 /** zod issues → spec field violations ("message.parts[0]" style paths). */

@@ -11,6 +11,9 @@ import { Reconciler } from './reconciler.ts';
 import { AssignmentStore } from '../coordination/assignment-store.ts';
 import { Delegator } from '../coordination/delegator.ts';
 import { TurnRunner } from './turn-runner.ts';
+import { startPushRole, type PushRoleHandle } from '../push/push-role.ts';
+import type { PushResolver } from '../push/receiver-policy.ts';
+import { startScheduleRole, type ScheduleRoleHandle } from '../schedules/schedule-role.ts';
 
 export interface WorkerHandle {
   runner: TurnRunner;
@@ -18,10 +21,21 @@ export interface WorkerHandle {
   agents: string[];
   /** Re-queues open tasks whose turn job is gone (every reconcileIntervalMs; reconcileOnce() on demand). */
   reconciler: Reconciler;
+  /** Webhook deliveries (undefined when push.enabled is false). */
+  push: PushRoleHandle | undefined;
+  /** Schedule firing (undefined when schedules.enabled is false). */
+  schedules: ScheduleRoleHandle | undefined;
   close(): Promise<void>;
 }
 
-export async function startWorkerRole(config: GatewayConfig, agents: Agents, logger: Logger): Promise<WorkerHandle> {
+export interface WorkerRoleOptions {
+  /** Directory relative paths in the configuration (push.signingKeyFile) are resolved against. */
+  baseDir?: string;
+  /** How webhook receivers' host names are resolved (tests inject one). */
+  pushResolver?: PushResolver;
+}
+
+export async function startWorkerRole(config: GatewayConfig, agents: Agents, logger: Logger, options: WorkerRoleOptions = {}): Promise<WorkerHandle> {
   const commands = openRedis(config.redisUrl, 'commands');
   const cancelSubscriber = openRedis(config.redisUrl, 'cancel');
   const workerConnection = openRedis(config.redisUrl, 'worker');
@@ -99,20 +113,27 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     waitsForSlot: async (coordinatorId, taskId) => (await assignments.readAssignment(coordinatorId, taskId))?.state === 'queued',
   });
   reconciler.start();
+  const push = config.push.enabled ? await startPushRole(config, logger, { baseDir: options.baseDir ?? process.cwd(), resolve: options.pushResolver }) : undefined;
+  const schedules = config.schedules.enabled ? await startScheduleRole(config, agents, logger) : undefined;
   return {
     runner,
     agents: served.map((agent) => agent.name),
     reconciler,
+    push,
+    schedules,
     async close() {
       await reconciler.close();
-      // Finish what can finish within the grace period, then hand the rest back.
+      // Turns first: their grace period starts now, whatever deliveries and firings take to stop
+      // (those are sent again or decided again by whichever worker is next; nothing is lost).
       const closing = Promise.all(workers.map((worker) => worker.close()));
+      const sideRoles = Promise.all([push?.close(), schedules?.close()]);
       const graceOver = new Promise<'grace-over'>((resolve) => setTimeout(() => resolve('grace-over'), config.shutdownGraceMs).unref());
       if ((await Promise.race([closing.then(() => 'closed' as const), graceOver])) === 'grace-over') {
         const handedBack = runner.handBackAll();
         logger.info('handing running turns back to the queue', { turns: handedBack });
       }
       await closing;
+      await sideRoles;
       await turnQueues.close();
       cancelSubscriber.disconnect();
       await commands.quit().catch(() => undefined);

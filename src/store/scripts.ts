@@ -27,7 +27,21 @@ export type ScriptName =
   | 'handBackTurn'
   | 'chargeBudget'
   | 'reconcileEntry'
-  | 'releaseLock';
+  | 'releaseLock'
+  | 'pushSaveConfig'
+  | 'pushReadConfigs'
+  | 'pushDeleteConfig'
+  | 'pushNext'
+  | 'pushSettle'
+  | 'pushDeliveryState'
+  | 'pushDeadLetter'
+  | 'pushRemoveDeadLetter'
+  | 'pushBreaker'
+  | 'schedClaim'
+  | 'schedCreate'
+  | 'schedSetState'
+  | 'schedFire'
+  | 'schedFiringDone';
 
 type ScriptReply = (string | number | null)[];
 export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<ScriptReply>;

@@ -24,6 +24,10 @@ import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { messageDigestOf } from './message-digest.ts';
 import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
 import type { Delegator } from '../coordination/delegator.ts';
+import type { PushConfigs } from '../push/push-configs.ts';
+import type { PushDeadLetters } from '../push/dead-letters.ts';
+import type { ScheduleService } from '../schedules/schedule-service.ts';
+import type { StoredPushConfig } from '../push/push-config.ts';
 
 export interface TaskServiceOptions {
   store: TaskStore;
@@ -40,6 +44,12 @@ export interface TaskServiceOptions {
   /** Coordinators' assignments: cancel propagation, answers forwarded to children, listing. */
   delegator: Delegator;
   assignments: AssignmentStore;
+  /** Push-notification configs; undefined when push notifications are off (push.enabled). */
+  push?: PushConfigs;
+  /** Operators' dead-lettered push deliveries; undefined when push notifications are off. */
+  pushDeadLetters?: PushDeadLetters;
+  /** Schedules (gateway extension); undefined when they are off. */
+  schedules?: ScheduleService;
 }
 
 /** One assignment as ListTaskAssignments reports it. */
@@ -153,6 +163,35 @@ export class TaskService {
 
   get hub(): EventHub {
     return this.options.hub;
+  }
+
+  /** Push-notification configs, or undefined when this gateway offers none. */
+  get push(): PushConfigs | undefined {
+    return this.options.push;
+  }
+
+  get schedules(): ScheduleService | undefined {
+    return this.options.schedules;
+  }
+
+  get pushDeadLetters(): PushDeadLetters | undefined {
+    return this.options.pushDeadLetters;
+  }
+
+  /**
+   * A config riding on SendMessage (configuration.taskPushNotificationConfig), checked before
+   * anything is stored. Its id is derived from the messageId when none is given, so a re-sent
+   * message attaches the same config again instead of a second one.
+   */
+  private async preparePushConfig(request: SendMessageRequest, taskId: string): Promise<StoredPushConfig | undefined> {
+    const input = request.configuration?.taskPushNotificationConfig;
+    if (input === undefined) return undefined;
+    const push = this.options.push;
+    if (push === undefined) {
+      throw new A2AError('PUSH_NOTIFICATION_NOT_SUPPORTED', 'This agent does not send push notifications (capabilities.pushNotifications is false); send the message without configuration.taskPushNotificationConfig.');
+    }
+    const id = input.id ?? `m-${request.message.messageId.replace(/[^A-Za-z0-9_.~-]/g, '_').slice(0, 120)}`;
+    return push.prepare(taskId, { ...input, id }, 'configuration.taskPushNotificationConfig.');
   }
 
   /** `sender`: what the adapter sees of the request (ctx.caller.scopes, ctx.extensions). */
@@ -367,6 +406,7 @@ export class TaskService {
     const agent = this.agentOf(owner);
 
     const contextId = message.contextId ?? newId();
+    const pushConfig = await this.preparePushConfig(request, taskId);
     const stored: Message = { ...message, taskId, contextId };
     const created = await this.options.store.createTask({
       taskId,
@@ -391,11 +431,14 @@ export class TaskService {
       // no-op unless the first attempt stored the task but died before its job was added.
       const read = await this.options.store.readTask(created.taskId, owner, 0);
       if (read === undefined) throw taskNotFound(created.taskId);
+      if (pushConfig !== undefined) await this.options.push?.attach(owner, { ...pushConfig, taskId: created.taskId }, 'begin');
       if (read.task.status.state === 'TASK_STATE_SUBMITTED') {
         await this.enqueue(owner, created.taskId, read.task.contextId, 1);
       }
       return { taskId: created.taskId, contextId: read.task.contextId, afterId: '', snapshot: undefined };
     }
+    // Stored before the task id is returned and before its turn can run: the config gets every event.
+    if (pushConfig !== undefined) await this.options.push?.attach(owner, pushConfig, 'begin');
     await this.enqueue(owner, taskId, contextId, 1, created.active);
     return { taskId, contextId, afterId: '', snapshot: undefined };
   }
@@ -404,6 +447,7 @@ export class TaskService {
     const { message } = request;
     const { settings } = this.agentOf(owner);
     const { maxActiveTasks } = settings.limits;
+    const pushConfig = await this.preparePushConfig(request, taskId);
     const result = await this.options.store.acceptMessage({
       taskId,
       owner,
@@ -452,6 +496,8 @@ export class TaskService {
       default:
         break;
     }
+    // From the events after this message's acceptance on (the turn it starts included).
+    if (pushConfig !== undefined) await this.options.push?.attach(owner, pushConfig, 'now');
     const read = await this.options.store.readTask(taskId, owner, undefined);
     if (read === undefined) throw taskNotFound(taskId);
     if (result.kind === 'resumed' || (result.kind === 'duplicate' && read.task.status.state === 'TASK_STATE_SUBMITTED')) {

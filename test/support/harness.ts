@@ -15,6 +15,7 @@ import { startGatewayRole, type GatewayHandle } from '../../src/gateway/server.t
 import { createLogger } from '../../src/logging/logger.ts';
 import { startWorkerRole, type WorkerHandle } from '../../src/runtime/worker-role.ts';
 import type { Owner, TaskStore } from '../../src/store/task-store.ts';
+import type { PushResolver } from '../../src/push/receiver-policy.ts';
 
 export const REDIS_URL = process.env.A2A_TEST_REDIS_URL ?? process.env.A2A_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -46,6 +47,8 @@ export async function startTestGateway(
     /** Raw settings as a config file would hold them (validated by the schema). */
     config?: Record<string, unknown>;
     adapterOptions?: Record<string, unknown>;
+    /** How webhook receivers' host names resolve, for gateway and in-process worker alike. */
+    pushResolver?: PushResolver;
   } = { name: 'gw' },
 ): Promise<TestGateway> {
   const prefix = uniquePrefix(options.name);
@@ -69,8 +72,8 @@ export async function startTestGateway(
   });
   const logger = createLogger(config.logLevel);
   const agents = await Agents.load(config, ROOT);
-  const worker = options.inProcessWorker === false ? undefined : await startWorkerRole(config, agents, logger);
-  const gateway = await startGatewayRole(config, agents, logger, { baseDir: ROOT });
+  const worker = options.inProcessWorker === false ? undefined : await startWorkerRole(config, agents, logger, { baseDir: ROOT, pushResolver: options.pushResolver });
+  const gateway = await startGatewayRole(config, agents, logger, { baseDir: ROOT, pushResolver: options.pushResolver });
   const redis = new Redis(REDIS_URL);
   return {
     prefix,
@@ -104,7 +107,8 @@ export async function snapshotKeys(redis: Redis, prefix: string): Promise<Map<st
   // BullMQ's own housekeeping (the stall check's marker and its event log) changes on a timer,
   // whatever requests do; everything else under the prefix is compared.
   // Emitted-event digests come and go with a running turn's own progress (appendEvents).
-  const housekeeping = /:turns-[^:]+:(stalled-check|stalled|events)$|^[^{]*\{[^}]+\}:emitted$/;
+  // So do the push and schedule queues' (workers run them too) and the push sweeper's shard locks.
+  const housekeeping = /:(turns-[^:]+|\{pushq\}:push|\{schedq\}:schedules):(stalled-check|stalled|events)$|:\{push:\d+\}:sweeplock$|^[^{]*\{[^}]+\}:emitted$/;
   for (const key of keys.sort()) {
     if (housekeeping.test(key)) continue;
     // Hashes and sets are compared by sorted content: a hashtable-encoded hash is rehashed

@@ -1,0 +1,98 @@
+// Push delivery in a worker process: the outbox (fast path on live events, sweeper for what it
+// misses), the delivery queue's worker, the receiver policy and the signing key. Its Redis
+// connections are fixed: commands, one subscriber, the BullMQ worker's.
+import type { Queue, Worker } from 'bullmq';
+import { createPushQueue, createPushWorker, type PushJobData } from '../../queues/push.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import type { Logger } from '../logging/logger.ts';
+import { openRedis, whenReady } from '../redis/connection.ts';
+import { PushDelivery } from './delivery.ts';
+import { PushOutbox } from './outbox.ts';
+import { PushStore } from './push-store.ts';
+import { ReceiverPolicy, type PushResolver } from './receiver-policy.ts';
+import { loadPushSigningKey } from './signing-key.ts';
+import { WebhookSender } from './webhook-sender.ts';
+import { WebhookSigner } from './webhook-signature.ts';
+
+export interface PushRoleHandle {
+  outbox: PushOutbox;
+  store: PushStore;
+  queue: Queue<PushJobData>;
+  close(): Promise<void>;
+}
+
+export interface PushRoleOptions {
+  baseDir: string;
+  /** How receiver host names are resolved (tests inject one to prove DNS rebinding is caught). */
+  resolve?: PushResolver;
+}
+
+export async function startPushRole(config: GatewayConfig, logger: Logger, options: PushRoleOptions): Promise<PushRoleHandle> {
+  const settings = config.push;
+  const signer = new WebhookSigner(await loadPushSigningKey(config, options.baseDir));
+  const commands = openRedis(config.redisUrl, 'commands');
+  const subscriber = openRedis(config.redisUrl, 'events');
+  const workerConnection = openRedis(config.redisUrl, 'worker');
+  for (const [role, connection] of [['push commands', commands], ['push events', subscriber], ['push worker', workerConnection]] as const) {
+    connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
+  }
+  const store = new PushStore(commands, config.keyPrefix);
+  const queue = createPushQueue(commands, config.keyPrefix);
+  queue.on('error', (error: Error) => logger.debug('push queue error', { error: error.message }));
+  const outbox = new PushOutbox(store, queue, logger, settings.sweepIntervalMs);
+  const sender = new WebhookSender(new ReceiverPolicy({ allowedHosts: settings.allowedHosts, maxUrlLength: settings.maxUrlLength, resolve: options.resolve }), settings.timeoutMs);
+  const delivery = new PushDelivery({
+    store,
+    outbox,
+    sender,
+    signer,
+    logger,
+    retry: { initialDelayMs: settings.retryInitialDelayMs, maxDelayMs: settings.retryMaxDelayMs, horizonMs: settings.retryHorizonMs },
+    breaker: { threshold: settings.breakerFailureThreshold, cooldownMs: settings.breakerCooldownMs, probeMs: settings.timeoutMs + 1_000 },
+    maxDeadLetters: settings.maxDeadLetters,
+  });
+  const worker: Worker<PushJobData> = createPushWorker({
+    connection: workerConnection,
+    keyPrefix: config.keyPrefix,
+    concurrency: settings.concurrency,
+    // A send may take the whole timeout; the lock must outlast it, and the stall check need
+    // not run much more often than a lock can expire.
+    lockDurationMs: Math.max(config.lockDurationMs, settings.timeoutMs * 2),
+    stalledIntervalMs: Math.max(config.stalledIntervalMs, Math.floor(Math.max(config.lockDurationMs, settings.timeoutMs * 2) / 2)),
+    backoffStrategy: delivery.backoffStrategy,
+    process: (job, token) => delivery.process(job, token),
+  });
+  worker.on('error', (error) => logger.warn('push worker error', { error: error.message }));
+
+  const eventPrefix = store.keys.eventChannelPrefix();
+  const attached = store.keys.attachedChannel();
+  subscriber.on('pmessage', (_pattern: string, channel: string) => outbox.notify(channel.slice(eventPrefix.length)));
+  subscriber.on('message', (channel: string, taskId: string) => {
+    if (channel === attached) outbox.notify(taskId, true);
+  });
+  let connectedOnce = false;
+  subscriber.on('ready', () => {
+    // Events published while the subscriber was away are lost: sweep now rather than at the next interval.
+    if (connectedOnce) outbox.sweepOnce().catch(() => undefined);
+    connectedOnce = true;
+  });
+  await whenReady(subscriber);
+  await subscriber.psubscribe(store.keys.eventChannelPattern());
+  await subscriber.subscribe(attached);
+  await worker.waitUntilReady();
+  outbox.start();
+  return {
+    outbox,
+    store,
+    queue,
+    async close() {
+      await outbox.close();
+      await worker.close();
+      await queue.close().catch(() => undefined);
+      await sender.close();
+      subscriber.disconnect();
+      workerConnection.disconnect();
+      await commands.quit().catch(() => undefined);
+    },
+  };
+}

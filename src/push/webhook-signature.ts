@@ -1,0 +1,54 @@
+// Standard Webhooks signatures (standardwebhooks.com): every delivery carries webhook-id (the
+// delivery id, the same on every retry: receivers dedup on it), webhook-timestamp (seconds) and
+// webhook-signature, over "<id>.<timestamp>.<body>": `v1a,<base64>` with the gateway's Ed25519
+// key (public key on /.well-known/jwks.json), plus `v1,<base64>` (HMAC-SHA256) when the config's
+// token is a Standard Webhooks secret (`whsec_…`).
+import { createHmac, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import type { JWK } from 'jose';
+
+/** A config token of this form is a signing secret: it signs (v1) and is never sent. */
+export const HMAC_SECRET_PREFIX = 'whsec_';
+
+export const isHmacSecret = (token: string | undefined): token is string => token !== undefined && token.startsWith(HMAC_SECRET_PREFIX);
+
+export interface WebhookHeaders {
+  'webhook-id': string;
+  'webhook-timestamp': string;
+  'webhook-signature': string;
+}
+
+const signedContent = (id: string, timestampSeconds: number, body: string): string => `${id}.${timestampSeconds}.${body}`;
+
+function hmacKey(secret: string): Buffer {
+  return Buffer.from(secret.slice(HMAC_SECRET_PREFIX.length), 'base64');
+}
+
+export class WebhookSigner {
+  private readonly privateKey: KeyObject;
+  /** The key's id on /.well-known/jwks.json. */
+  readonly keyId: string;
+
+  constructor(privateJwk: JWK) {
+    if (privateJwk.kty !== 'OKP' || privateJwk.crv !== 'Ed25519') throw new Error('the push signing key must be an Ed25519 (OKP) key');
+    this.privateKey = createPrivateKey({ key: privateJwk as never, format: 'jwk' });
+    this.keyId = privateJwk.kid ?? '';
+  }
+
+  headers(id: string, body: string, hmacSecret: string | undefined, now: Date = new Date()): WebhookHeaders {
+    const timestamp = Math.floor(now.getTime() / 1000);
+    const content = Buffer.from(signedContent(id, timestamp, body));
+    const signatures = [`v1a,${sign(null, content, this.privateKey).toString('base64')}`];
+    if (hmacSecret !== undefined) signatures.push(`v1,${createHmac('sha256', hmacKey(hmacSecret)).update(content).digest('base64')}`);
+    return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatures.join(' ') };
+  }
+}
+
+/** A receiver's check of a v1a signature with the gateway's public JWK (what README shows, and the tests use). */
+export function verifyEd25519Signature(publicJwk: JWK, headers: { id: string; timestamp: string; signature: string }, body: string): boolean {
+  const key = createPublicKey({ key: publicJwk as never, format: 'jwk' });
+  const content = Buffer.from(signedContent(headers.id, Number(headers.timestamp), body));
+  return headers.signature
+    .split(' ')
+    .filter((entry) => entry.startsWith('v1a,'))
+    .some((entry) => verify(null, content, key, Buffer.from(entry.slice(4), 'base64')));
+}

@@ -1,0 +1,132 @@
+// Fires schedules in the worker: a due job names a schedule; the schedule's record decides,
+// atomically, which planned times fire now (the due one, and missed ones as its lateness policy
+// says) and records the rest as skipped; each firing then becomes a task of the schedule's owner
+// with its turn queued. Every step is idempotent: a firing's task id is chosen when it is
+// decided, and its message id is derived from the firing (`sched-<id>-<planned ms>`), so a
+// firing started twice (a restart, a lost worker) creates and queues one task.
+import type { Job } from 'bullmq';
+import { enqueueTurn, type TurnQueues } from '../../queues/turns.ts';
+import type { ScheduleJobData } from '../../queues/schedules.ts';
+import type { Agents } from '../agents/agents.ts';
+import { newId } from '../ids.ts';
+import type { Logger } from '../logging/logger.ts';
+import { GATEWAY_METADATA_KEY, ownerFromKey, type TaskStore } from '../store/task-store.ts';
+import type { DueFiring, ScheduleStore } from './schedule-store.ts';
+import { timesBetween } from './schedule-timing.ts';
+import type { ScheduleRecord } from './schedule-types.ts';
+
+/** Most planned times one decision looks at (older missed ones are counted as skipped). */
+const MAX_CANDIDATES = 100;
+
+export interface ScheduleFirerOptions {
+  store: ScheduleStore;
+  tasks: TaskStore;
+  queues: TurnQueues;
+  agents: Agents;
+  logger: Logger;
+  lateAfterMs: number;
+  idempotencyTtlSeconds: number;
+  /** How long a completed one-time schedule stays readable (retentionSeconds). */
+  retentionSeconds: number;
+}
+
+export class ScheduleFirer {
+  constructor(private readonly options: ScheduleFirerOptions) {}
+
+  async process(job: Job<ScheduleJobData>): Promise<void> {
+    const { scheduleId } = job.data;
+    const record = await this.options.store.read(scheduleId, undefined, 0);
+    if (record === undefined) return;
+    const nowMs = Date.now();
+    const { definition } = record;
+    let candidates: number[];
+    let omitted = 0;
+    if (definition.at !== undefined) candidates = [definition.at];
+    else {
+      const between = timesBetween(definition.cron as string, definition.timeZone, record.lastScheduledForMs, nowMs, MAX_CANDIDATES);
+      candidates = between.times;
+      omitted = between.omitted;
+      // The job's own planned time, even a hair ahead of this clock.
+      const planned = job.opts.prevMillis;
+      if (planned !== undefined && planned > record.lastScheduledForMs && !candidates.includes(planned)) {
+        candidates = [...candidates, planned].sort((a, b) => a - b);
+      }
+    }
+    const decided = await this.options.store.decide(scheduleId, {
+      nowMs,
+      lateAfterMs: this.options.lateAfterMs,
+      candidates,
+      taskIds: candidates.map(() => newId()),
+      omitted,
+      retentionMs: this.options.retentionSeconds * 1000,
+    });
+    if ('inactive' in decided) return;
+    for (const firing of decided.due) await this.start(record, firing);
+    // A completed one-time schedule no longer counts against its owner's limit (index step, owner slot).
+    if (decided.completed) await this.options.store.unclaim(record.ownerKey, record.id);
+  }
+
+  /** Starts firings that were decided but not started (their job gave up); decides nothing new. */
+  async startPending(scheduleId: string): Promise<void> {
+    const record = await this.options.store.read(scheduleId, undefined, 0);
+    if (record === undefined) return;
+    const decided = await this.options.store.decide(scheduleId, {
+      nowMs: Date.now(),
+      lateAfterMs: this.options.lateAfterMs,
+      candidates: [],
+      taskIds: [],
+      omitted: 0,
+      retentionMs: this.options.retentionSeconds * 1000,
+    });
+    if ('inactive' in decided) return;
+    for (const firing of decided.due) await this.start(record, firing);
+  }
+
+  private async start(record: ScheduleRecord, firing: DueFiring): Promise<void> {
+    const { store, tasks } = this.options;
+    const owner = ownerFromKey(record.ownerKey);
+    const agent = this.options.agents.get(owner.agent);
+    if (agent === undefined) {
+      await store.firingDone(record.id, firing.firingId, 'failed', firing.taskId, `agent "${owner.agent}" is no longer configured`);
+      return;
+    }
+    const { definition } = record;
+    const contextId = definition.message.contextId ?? newId();
+    const message = {
+      ...definition.message,
+      messageId: `sched-${record.id}-${firing.scheduledFor}`,
+      role: 'ROLE_USER' as const,
+      taskId: firing.taskId,
+      contextId,
+    };
+    const created = await tasks.createTask({
+      taskId: firing.taskId,
+      owner,
+      contextId,
+      message,
+      metadata: {
+        ...(definition.metadata ?? {}),
+        [GATEWAY_METADATA_KEY]: { schedule: { id: record.id, firingId: firing.firingId, scheduledFor: new Date(firing.scheduledFor).toISOString() } },
+      },
+      idempotencyTtlSeconds: this.options.idempotencyTtlSeconds,
+      versions: agent.versionsFor(),
+      maxActiveTasks: agent.settings.limits.maxActiveTasks,
+      now: new Date(),
+    });
+    if (created.kind === 'too-many-active') {
+      const reason = `the owner has ${created.active} tasks of agent "${owner.agent}" queued or running, the limit (limits.maxActiveTasks)`;
+      await store.firingDone(record.id, firing.firingId, 'failed', firing.taskId, reason);
+      this.options.logger.warn('schedule firing refused', { scheduleId: record.id, firingId: firing.firingId, reason });
+      return;
+    }
+    const taskId = created.kind === 'duplicate' ? created.taskId : firing.taskId;
+    const read = await tasks.readTask(taskId, owner, 0);
+    // A task that ran already (its firing was started before a crash) needs no second turn.
+    if (read !== undefined && read.task.status.state === 'TASK_STATE_SUBMITTED') {
+      // Queued with its owner's count of active tasks as priority, like any new task (fairness between owners).
+      const ownerActiveTasks = created.kind === 'created' ? created.active : 1;
+      await enqueueTurn(this.options.queues, { taskId, turn: 1, ownerKey: record.ownerKey, contextId: read.task.contextId }, ownerActiveTasks);
+    }
+    await store.firingDone(record.id, firing.firingId, 'started', taskId);
+  }
+}

@@ -1,0 +1,64 @@
+// Schedules in a worker process: the BullMQ worker of the schedules queue and the firer.
+import type { Worker } from 'bullmq';
+import { createScheduleQueue, createScheduleWorker, type ScheduleJobData } from '../../queues/schedules.ts';
+import { TurnQueues } from '../../queues/turns.ts';
+import type { Agents } from '../agents/agents.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import type { Logger } from '../logging/logger.ts';
+import { openRedis } from '../redis/connection.ts';
+import { TaskStore } from '../store/task-store.ts';
+import { ScheduleFirer } from './schedule-firer.ts';
+import { ScheduleReconciler } from './schedule-reconciler.ts';
+import { ScheduleStore } from './schedule-store.ts';
+
+export interface ScheduleRoleHandle {
+  /** Re-creates lost jobs and starts stuck firings (reconcileOnce() on demand). */
+  reconciler: ScheduleReconciler;
+  close(): Promise<void>;
+}
+
+export async function startScheduleRole(config: GatewayConfig, agents: Agents, logger: Logger): Promise<ScheduleRoleHandle> {
+  const commands = openRedis(config.redisUrl, 'commands');
+  const workerConnection = openRedis(config.redisUrl, 'worker');
+  for (const [role, connection] of [['schedule commands', commands], ['schedule worker', workerConnection]] as const) {
+    connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
+  }
+  const queues = new TurnQueues(commands, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
+  const store = new ScheduleStore(commands, config.keyPrefix);
+  const firer = new ScheduleFirer({
+    store,
+    tasks: new TaskStore(commands, config.keyPrefix, config.retentionSeconds),
+    queues,
+    agents,
+    logger,
+    lateAfterMs: config.schedules.lateAfterMs,
+    idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+    retentionSeconds: config.retentionSeconds,
+  });
+  const worker: Worker<ScheduleJobData> = createScheduleWorker({
+    connection: workerConnection,
+    keyPrefix: config.keyPrefix,
+    concurrency: config.schedules.concurrency,
+    lockDurationMs: config.lockDurationMs,
+    stalledIntervalMs: config.stalledIntervalMs,
+    process: (job) => firer.process(job),
+  });
+  worker.on('error', (error) => logger.warn('schedule worker error', { error: error.message }));
+  worker.on('failed', (job, error) => logger.warn('schedule job failed; retried', { scheduleId: job?.data.scheduleId, error: error.message }));
+  await worker.waitUntilReady();
+  const queue = createScheduleQueue(commands, config.keyPrefix);
+  queue.on('error', (error: Error) => logger.debug('schedule queue error', { error: error.message }));
+  const reconciler = new ScheduleReconciler({ store, queue, firer, logger, intervalMs: config.schedules.reconcileIntervalMs });
+  reconciler.start();
+  return {
+    reconciler,
+    async close() {
+      await reconciler.close();
+      await worker.close();
+      await queue.close().catch(() => undefined);
+      await queues.close();
+      workerConnection.disconnect();
+      await commands.quit().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,117 @@
+// Schedules in Redis: the owner's claim (owner slot) first, then the schedule's record and
+// firings (schedule slot), each step one single-slot script (docs/redis-slots.md).
+import type { Redis } from 'ioredis';
+import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
+import { allSchedulesKey, ownerSchedulesKey, scheduleKeys } from './schedule-keys.ts';
+import type { FiringRecord, ScheduleDefinition, ScheduleRecord, ScheduleState } from './schedule-types.ts';
+
+/** Firing records kept per schedule (the newest). */
+export const FIRINGS_KEPT = 200;
+
+const str = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
+
+export interface DueFiring {
+  firingId: string;
+  scheduledFor: number;
+  taskId: string;
+}
+
+export class ScheduleStore {
+  private readonly run: ScriptRunner;
+
+  constructor(
+    readonly redis: Redis,
+    readonly prefix: string,
+  ) {
+    this.run = defineScripts(redis);
+  }
+
+  /** Claims a place in the owner's index; false when the owner is at its limit. */
+  async claim(ownerKey: string, scheduleId: string, maxPerOwner: number): Promise<{ claimed: true } | { claimed: false; count: number }> {
+    const reply = await this.run('schedClaim', [ownerSchedulesKey(this.prefix, ownerKey)], [scheduleId, Date.now(), maxPerOwner]);
+    return reply[0] === 'CLAIMED' ? { claimed: true } : { claimed: false, count: Number(reply[1]) };
+  }
+
+  async unclaim(ownerKey: string, scheduleId: string): Promise<void> {
+    await this.redis.zrem(ownerSchedulesKey(this.prefix, ownerKey), scheduleId);
+  }
+
+  /** Index steps of the global schedule index (a hint for the reconciler; index entries only move forward). */
+  async indexAll(scheduleId: string, nowMs: number): Promise<void> {
+    await this.redis.zadd(allSchedulesKey(this.prefix), 'NX', nowMs, scheduleId);
+  }
+
+  async unindexAll(scheduleId: string): Promise<void> {
+    await this.redis.zrem(allSchedulesKey(this.prefix), scheduleId);
+  }
+
+  /** One page of the global index: schedule ids and when they were indexed. */
+  async allPage(offset: number, count: number): Promise<{ id: string; indexedAtMs: number }[]> {
+    const flat = await this.redis.zrange(allSchedulesKey(this.prefix), offset, offset + count - 1, 'WITHSCORES');
+    const page: { id: string; indexedAtMs: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) page.push({ id: flat[i] as string, indexedAtMs: Number(flat[i + 1]) });
+    return page;
+  }
+
+  async create(scheduleId: string, ownerKey: string, definition: ScheduleDefinition, nowMs: number): Promise<void> {
+    const handledUntil = definition.at === undefined ? nowMs : Math.min(nowMs, definition.at - 1);
+    await this.run('schedCreate', [scheduleKeys(this.prefix, scheduleId).schedule], [scheduleId, ownerKey, JSON.stringify(definition), nowMs, handledUntil]);
+  }
+
+  /** The schedule, when it exists and is the owner's (any owner when ownerKey is undefined). */
+  async read(scheduleId: string, ownerKey: string | undefined, firings = 20): Promise<ScheduleRecord | undefined> {
+    const k = scheduleKeys(this.prefix, scheduleId);
+    const fields = await this.redis.hgetall(k.schedule);
+    if (fields.owner === undefined || (ownerKey !== undefined && fields.owner !== ownerKey)) return undefined;
+    const ids = firings > 0 ? await this.redis.zrevrange(k.firingIndex, 0, firings - 1) : [];
+    const records = ids.length === 0 ? [] : await this.redis.hmget(k.firings, ...ids);
+    return {
+      id: str(fields.id),
+      ownerKey: fields.owner,
+      definition: JSON.parse(str(fields.definition)) as ScheduleDefinition,
+      state: str(fields.state) as ScheduleState,
+      createdAtMs: Number(fields.createdAtMs),
+      lastScheduledForMs: Number(fields.lastScheduledForMs),
+      firedCount: Number(fields.firedCount ?? 0),
+      skippedCount: Number(fields.skippedCount ?? 0),
+      failedCount: Number(fields.failedCount ?? 0),
+      firings: records.flatMap((json) => (json === null ? [] : [JSON.parse(json) as FiringRecord])),
+    };
+  }
+
+  /** An owner's schedule ids, newest first, one page. */
+  async list(ownerKey: string, offset: number, count: number): Promise<{ ids: string[]; total: number }> {
+    const key = ownerSchedulesKey(this.prefix, ownerKey);
+    const [ids, total] = await Promise.all([this.redis.zrevrange(key, offset, offset + count - 1), this.redis.zcard(key)]);
+    return { ids, total };
+  }
+
+  async setState(scheduleId: string, ownerKey: string, action: 'pause' | 'resume' | 'delete'): Promise<{ before: string; after: string } | undefined> {
+    const k = scheduleKeys(this.prefix, scheduleId);
+    const reply = await this.run('schedSetState', [k.schedule, k.firings, k.firingIndex], [ownerKey, action, Date.now()]);
+    if (reply[0] !== 'OK') return undefined;
+    return { before: str(reply[1]), after: str(reply[2]) };
+  }
+
+  /** Decides what fires now (schedFire-3.lua); returns firings to start. */
+  async decide(
+    scheduleId: string,
+    input: { nowMs: number; lateAfterMs: number; candidates: number[]; taskIds: string[]; omitted: number; retentionMs: number },
+  ): Promise<{ inactive: string } | { due: DueFiring[]; completed: boolean }> {
+    const k = scheduleKeys(this.prefix, scheduleId);
+    const reply = await this.run(
+      'schedFire',
+      [k.schedule, k.firings, k.firingIndex],
+      [input.nowMs, input.lateAfterMs, JSON.stringify(input.candidates), JSON.stringify(input.taskIds), input.omitted, FIRINGS_KEPT, input.retentionMs],
+    );
+    if (reply[0] === 'INACTIVE') return { inactive: str(reply[1]) };
+    const due: DueFiring[] = [];
+    for (let i = 2; i + 2 < reply.length; i += 3) due.push({ firingId: str(reply[i]), scheduledFor: Number(reply[i + 1]), taskId: str(reply[i + 2]) });
+    return { due, completed: reply[1] === '1' };
+  }
+
+  async firingDone(scheduleId: string, firingId: string, outcome: 'started' | 'failed', taskId: string, reason = ''): Promise<void> {
+    const k = scheduleKeys(this.prefix, scheduleId);
+    await this.run('schedFiringDone', [k.schedule, k.firings], [firingId, outcome, taskId, reason, Date.now()]);
+  }
+}

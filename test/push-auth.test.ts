@@ -1,0 +1,99 @@
+// Push configs, dead letters and schedules under authentication: each needs its scope (a2a:push
+// for configs, a2a:admin alone for dead letters, a2a:write / a2a:read for schedules), another
+// owner's task or schedule is answered exactly like a missing one, and a dead letter is seen and
+// replayed only through its own agent's URLs.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
+import { createTestIssuer, type TestIssuer } from './support/identity.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
+
+let gw: TestGateway;
+let issuer: TestIssuer;
+let receiver: WebhookReceiver;
+const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
+let alice: Record<string, string>;
+let bob: Record<string, string>;
+let reader: Record<string, string>;
+let admin: Record<string, string>;
+
+beforeAll(async () => {
+  issuer = await createTestIssuer();
+  gw = await startTestGateway({
+    name: 'pushauth',
+    config: {
+      auth: { enabled: true, issuers: [issuer.config] },
+      agents: { demo: { adapter: 'demo', adapterOptions: { stepMs: 20 } }, other: { adapter: 'demo', adapterOptions: { stepMs: 20 } } },
+      push: { allowedHosts: ['127.0.0.1'], sweepIntervalMs: 200, retryInitialDelayMs: 50, retryMaxDelayMs: 100, retryHorizonMs: 300 },
+    },
+  });
+  receiver = await startWebhookReceiver();
+  alice = bearer(await issuer.token({ sub: 'alice' }));
+  bob = bearer(await issuer.token({ sub: 'bob' }));
+  reader = bearer(await issuer.token({ sub: 'alice', scope: 'a2a:read a2a:write' }));
+  admin = bearer(await issuer.token({ sub: 'ops', scope: 'a2a:admin' }));
+});
+
+afterAll(async () => {
+  await receiver?.close();
+  await gw?.close();
+});
+
+const errorOf = (body: Record<string, unknown>): { code: number; data: { metadata?: Record<string, string> }[] } => body.error as never;
+
+describe('push and schedules under authentication', () => {
+  it('push configs need a2a:push, and another owner’s task is not found', async () => {
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo mine') }, alice);
+    const taskId = (body.result as { task: { id: string } }).task.id;
+    const noScope = await rpc(gw.jsonRpcUrl, 'CreateTaskPushNotificationConfig', { taskId, url: `${receiver.url}/x` }, reader);
+    expect(noScope.status).toBe(403);
+    expect(errorOf(noScope.body).data[0]?.metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: 'a2a:push' });
+    const foreign = await rpc(gw.jsonRpcUrl, 'ListTaskPushNotificationConfigs', { taskId }, bob);
+    const missing = await rpc(gw.jsonRpcUrl, 'ListTaskPushNotificationConfigs', { taskId: 'no-such-task' }, bob);
+    expect(errorOf(foreign.body).code).toBe(-32001);
+    expect(errorOf(missing.body).code).toBe(-32001);
+    expect((await rpc(gw.jsonRpcUrl, 'CreateTaskPushNotificationConfig', { taskId, url: `${receiver.url}/x` }, alice)).body.error).toBeUndefined();
+    // Through another agent's URLs the task does not exist.
+    const elsewhere = await rpc(`${gw.url}/agents/other/a2a/jsonrpc`, 'ListTaskPushNotificationConfigs', { taskId }, alice);
+    expect(errorOf(elsewhere.body).code).toBe(-32001);
+  });
+
+  it('dead letters need a2a:admin itself, and are listed and replayed only through their agent', async () => {
+    receiver.behave({ status: 400, pathPrefix: '/dead' });
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo dead'), configuration: { taskPushNotificationConfig: { url: `${receiver.url}/dead` } } }, alice);
+    const taskId = (body.result as { task: { id: string } }).task.id;
+    const letters = await waitFor(async () => {
+      const listed = await rpc(gw.jsonRpcUrl, 'ListPushDeadLetters', { taskId }, admin);
+      const found = (listed.body.result as { deadLetters: { id: string; owner: { subject: string; agent: string } }[] }).deadLetters;
+      return found.length > 0 ? found : undefined;
+    }, 15_000, 'a dead letter');
+    receiver.reset();
+    expect(letters[0]?.owner).toMatchObject({ agent: 'demo', subject: 'user:test:alice' });
+    // Holding every other scope is not enough.
+    const owner = await rpc(gw.jsonRpcUrl, 'ListPushDeadLetters', { taskId }, alice);
+    expect(owner.status).toBe(403);
+    expect(errorOf(owner.body).data[0]?.metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: 'a2a:admin' });
+    // Another agent's URLs see none of them and cannot replay them.
+    const other = await rpc(`${gw.url}/agents/other/a2a/jsonrpc`, 'ListPushDeadLetters', { taskId }, admin);
+    expect((other.body.result as { deadLetters: unknown[] }).deadLetters).toEqual([]);
+    const replayElsewhere = await rpc(`${gw.url}/agents/other/a2a/jsonrpc`, 'ReplayPushDeadLetter', { id: letters[0]?.id }, admin);
+    expect(errorOf(replayElsewhere.body).code).toBe(-32001);
+    const replay = await rpc(gw.jsonRpcUrl, 'ReplayPushDeadLetter', { id: letters[0]?.id }, admin);
+    expect(replay.body.result).toMatchObject({ id: letters[0]?.id, state: 'queued' });
+  });
+
+  it('schedules need a2a:write to create and are the caller’s own', async () => {
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    const refused = await rpc(gw.jsonRpcUrl, 'CreateSchedule', { message: { parts: [{ text: 'echo later' }] }, at }, bearer(await issuer.token({ sub: 'alice', scope: 'a2a:read' })));
+    expect(refused.status).toBe(403);
+    expect(errorOf(refused.body).data[0]?.metadata).toMatchObject({ requiredScope: 'a2a:write', operation: 'CreateSchedule' });
+    const created = await rpc(gw.jsonRpcUrl, 'CreateSchedule', { message: { parts: [{ text: 'echo later' }] }, at }, alice);
+    const id = (created.body.result as { id: string }).id;
+    for (const method of ['GetSchedule', 'PauseSchedule', 'DeleteSchedule']) {
+      const foreign = await rpc(gw.jsonRpcUrl, method, { id }, bob);
+      expect(errorOf(foreign.body).code, method).toBe(-32001);
+    }
+    expect((await rpc(gw.jsonRpcUrl, 'ListSchedules', {}, bob)).body.result).toMatchObject({ schedules: [] });
+    expect((await rpc(`${gw.url}/agents/other/a2a/jsonrpc`, 'GetSchedule', { id }, alice)).body.error).toBeDefined();
+    expect((await rpc(gw.jsonRpcUrl, 'GetSchedule', { id }, alice)).body.result).toMatchObject({ id, state: 'active' });
+  });
+});

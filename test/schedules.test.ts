@@ -1,0 +1,305 @@
+// Schedules (gateway extension): a one-time and a cron schedule fire the right number of times,
+// across a gateway and worker restart; firings missed while no worker ran follow the lateness
+// policy (skip, run-once, catch-up with a cap) and are recorded, never dropped silently; pause,
+// resume, delete, list, the per-owner limit and input validation. Real Redis, BullMQ job
+// schedulers, real worker roles stopped and started.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agents } from '../src/agents/agents.ts';
+import { startGatewayRole, type GatewayHandle } from '../src/gateway/server.ts';
+import { createLogger } from '../src/logging/logger.ts';
+import { startWorkerRole, type WorkerHandle } from '../src/runtime/worker-role.ts';
+import { CronExpressionParser } from 'cron-parser';
+import { createScheduleQueue } from '../queues/schedules.ts';
+import { ROOT, rpc, startTestGateway, waitFor, type TestGateway } from './support/harness.ts';
+
+interface Firing {
+  firingId: string;
+  scheduledFor: string;
+  state: string;
+  taskId?: string;
+  reason?: string;
+  late?: boolean;
+}
+interface Schedule {
+  id: string;
+  state: string;
+  firedCount: number;
+  skippedCount: number;
+  nextFireAt?: string;
+  firings: Firing[];
+}
+
+const SCHEDULES = { minIntervalSeconds: 1, lateAfterMs: 1_500 };
+
+let gw: TestGateway;
+const extraWorkers: WorkerHandle[] = [];
+/** The gateway after the restart test (on the same port as gw's). */
+let restarted: GatewayHandle | undefined;
+
+beforeAll(async () => {
+  gw = await startTestGateway({ name: 'sched', inProcessWorker: false, config: { schedules: SCHEDULES, push: { enabled: false } } });
+});
+
+afterAll(async () => {
+  for (const worker of extraWorkers) await worker.close().catch(() => undefined);
+  await restarted?.close();
+  await gw?.close();
+});
+
+async function startWorker(): Promise<WorkerHandle> {
+  const worker = await startWorkerRole(gw.config, await Agents.load(gw.config, ROOT), createLogger('silent'), { baseDir: ROOT });
+  extraWorkers.push(worker);
+  return worker;
+}
+
+async function stopWorker(worker: WorkerHandle): Promise<void> {
+  extraWorkers.splice(extraWorkers.indexOf(worker), 1);
+  await worker.close();
+}
+
+async function call<T>(method: string, params: Record<string, unknown>, url = gw.jsonRpcUrl): Promise<T> {
+  const { body } = await rpc(url, method, params);
+  if (body.error !== undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result as T;
+}
+
+const getSchedule = (id: string, url?: string): Promise<Schedule> => call<Schedule>('GetSchedule', { id }, url);
+
+/** Cron times in (after, until]. */
+function cronTimes(cron: string, afterMs: number, untilMs: number): number[] {
+  const iterator = CronExpressionParser.parse(cron, { tz: 'UTC', currentDate: new Date(afterMs), endDate: new Date(untilMs) });
+  const times: number[] = [];
+  while (iterator.hasNext()) {
+    const t = iterator.next().getTime();
+    if (t > afterMs && t <= untilMs) times.push(t);
+  }
+  return times;
+}
+
+describe('schedules', () => {
+  it('the card declares the schedules extension', async () => {
+    const card = (await (await fetch(`${gw.url}/.well-known/agent-card.json`)).json()) as { capabilities: { extensions?: { uri: string }[] } };
+    expect(card.capabilities.extensions?.map((e) => e.uri)).toContain('urn:a2a-gateway:ext:schedules:v1');
+  });
+
+  it('a one-time schedule fires once: a task of the caller, with the schedule in its metadata', async () => {
+    const worker = await startWorker();
+    try {
+      const at = new Date(Date.now() + 1_500).toISOString();
+      const created = await call<Schedule>('CreateSchedule', { message: { parts: [{ text: 'echo scheduled' }] }, at, name: 'once' });
+      expect(created).toMatchObject({ state: 'active', nextFireAt: at, firedCount: 0 });
+      const fired = await waitFor(async () => {
+        const schedule = await getSchedule(created.id);
+        return schedule.firings[0]?.state === 'started' ? schedule : undefined;
+      }, 15_000, 'the firing');
+      expect(fired.state).toBe('completed');
+      expect(fired.firedCount).toBe(1);
+      expect(fired.firings).toHaveLength(1);
+      const taskId = fired.firings[0]?.taskId as string;
+      const task = await waitFor(async () => {
+        const read = await call<{ status: { state: string }; metadata: Record<string, unknown> }>('GetTask', { id: taskId });
+        return read.status.state === 'TASK_STATE_COMPLETED' ? read : undefined;
+      }, 15_000, 'the fired task to complete');
+      expect(task.metadata.a2aGateway).toMatchObject({ schedule: { id: created.id, firingId: fired.firings[0]?.firingId, scheduledFor: at } });
+      // Nothing fires again later.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect((await getSchedule(created.id)).firings).toHaveLength(1);
+      // Completed: readable for the retention period, no longer listed nor counted against the owner's limit.
+      expect(await gw.redis.pttl(`${gw.prefix}:{sched:${created.id}}:schedule`)).toBeGreaterThan(0);
+      const listed = await call<{ schedules: { id: string }[] }>('ListSchedules', {});
+      expect(listed.schedules.map((s) => s.id)).not.toContain(created.id);
+    } finally {
+      await stopWorker(worker);
+    }
+  });
+
+  it('a cron schedule fires once per planned time across a gateway and worker restart', async () => {
+    let worker = await startWorker();
+    const cron = '* * * * * *'; // every second
+    const contextId = `ctx-cron-${Date.now()}`;
+    const created = await call<Schedule>('CreateSchedule', { message: { parts: [{ text: 'echo tick' }], contextId }, cron, lateness: { policy: 'catch-up', catchUpMax: 10 } });
+    const createdAtMs = Date.now();
+    await waitFor(async () => ((await getSchedule(created.id)).firedCount >= 2 ? true : undefined), 15_000, 'two firings');
+    // Restart both roles (same Redis, same prefix); the gateway comes back on the same port.
+    await stopWorker(worker);
+    const agents = await Agents.load(gw.config, ROOT);
+    await gw.gateway.close();
+    restarted = await startGatewayRole({ ...gw.config, port: gw.gateway.port }, agents, createLogger('silent'), { baseDir: ROOT });
+    {
+      worker = await startWorker();
+      await waitFor(async () => ((await getSchedule(created.id)).firedCount >= 5 ? true : undefined), 20_000, 'more firings after the restart');
+      await call('PauseSchedule', { id: created.id });
+      await new Promise((resolve) => setTimeout(resolve, 500)); // a firing decided before the pause finishes starting
+      const schedule = await getSchedule(created.id);
+      const planned = schedule.firings.map((f) => Date.parse(f.scheduledFor)).sort((a, b) => a - b);
+      // Every planned second from creation to the last firing is there exactly once: none twice, none skipped silently.
+      const expected = cronTimes(cron, createdAtMs - 1_000, planned.at(-1) as number).filter((t) => t >= (planned[0] as number));
+      expect(planned).toEqual(expected);
+      expect(planned[0]).toBeLessThanOrEqual(createdAtMs + 1_000);
+      // Catch-up (cap 10) covered the restart: every one of them fired, each as its own task.
+      expect(schedule.firings.every((f) => f.state === 'started')).toBe(true);
+      const taskIds = schedule.firings.map((f) => f.taskId);
+      expect(new Set(taskIds).size).toBe(taskIds.length);
+      const listed = await call<{ tasks: { id: string }[] }>('ListTasks', { contextId, pageSize: 100 });
+      expect(listed.tasks.map((t) => t.id).sort()).toEqual([...taskIds].sort());
+      await stopWorker(worker);
+    }
+  }, 60_000);
+});
+
+describe('firings missed while no worker ran follow the lateness policy', () => {
+  let url: string;
+  let gateway: GatewayHandle;
+
+  beforeAll(async () => {
+    gateway = await startGatewayRole({ ...gw.config, port: 0 }, await Agents.load(gw.config, ROOT), createLogger('silent'), { baseDir: ROOT });
+    url = `${gateway.url}/a2a/jsonrpc`;
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it.each([
+    ['skip', { policy: 'skip' }, (missed: number) => ({ lateFired: 0, skipped: missed })],
+    ['run-once', { policy: 'run-once' }, (missed: number) => ({ lateFired: 1, skipped: missed - 1 })],
+    ['catch-up, at most 2', { policy: 'catch-up', catchUpMax: 2 }, (missed: number) => ({ lateFired: 2, skipped: missed - 2 })],
+  ])('%s', async (_name, lateness, expect_) => {
+    // No worker runs: every planned second passes unhandled.
+    const created = await call<Schedule>('CreateSchedule', { message: { parts: [{ text: 'echo late' }] }, cron: '* * * * * *', lateness }, url);
+    await new Promise((resolve) => setTimeout(resolve, 4_500));
+    const worker = await startWorker();
+    try {
+      const schedule = await waitFor(async () => {
+        const read = await getSchedule(created.id, url);
+        return read.firings.some((f) => f.late === true || f.state === 'skipped') && read.firings.every((f) => f.state !== 'starting') ? read : undefined;
+      }, 15_000, 'the missed firings to be decided');
+      await call('DeleteSchedule', { id: created.id }, url);
+      const late = schedule.firings.filter((f) => f.late === true);
+      const skipped = schedule.firings.filter((f) => f.state === 'skipped');
+      const missed = late.length + skipped.length;
+      expect(missed).toBeGreaterThanOrEqual(3);
+      const want = expect_(missed);
+      expect(late.length).toBe(want.lateFired);
+      expect(skipped.length).toBe(want.skipped);
+      expect(schedule.skippedCount).toBe(want.skipped);
+      for (const firing of skipped) expect(firing.reason).toMatch(/missed while nothing ran/);
+      // The late firings are the most recent missed ones.
+      const missedTimes = [...late, ...skipped].map((f) => Date.parse(f.scheduledFor)).sort((a, b) => a - b);
+      expect(late.map((f) => Date.parse(f.scheduledFor)).sort((a, b) => a - b)).toEqual(missedTimes.slice(missedTimes.length - want.lateFired));
+      for (const firing of late) expect(firing.state).toBe('started');
+    } finally {
+      await stopWorker(worker);
+    }
+  }, 40_000);
+});
+
+describe('schedule reconciler', () => {
+  it('re-creates the job an active schedule lost (a crash between storing it and adding its job) and drops index entries of schedules that never came to be', async () => {
+    const worker = await startWorker();
+    try {
+      const created = await call<Schedule>('CreateSchedule', { message: { parts: [{ text: 'echo found' }] }, cron: '* * * * * *' });
+      const queue = createScheduleQueue(gw.redis, gw.prefix);
+      try {
+        await queue.removeJobScheduler(created.id);
+        expect(await queue.getJobScheduler(created.id)).toBeUndefined();
+        const firedBefore = (await getSchedule(created.id)).firedCount;
+        // An entry whose record was never written, indexed long ago.
+        await gw.redis.zadd(`${gw.prefix}:{schedidx}:all`, Date.now() - 120_000, 'never-created');
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        expect((await getSchedule(created.id)).firedCount).toBeLessThanOrEqual(firedBefore + 1); // at most one already in flight
+        expect(await worker.schedules?.reconciler.reconcileOnce()).toBe(true);
+        expect(await queue.getJobScheduler(created.id)).toBeDefined();
+        expect(await gw.redis.zscore(`${gw.prefix}:{schedidx}:all`, 'never-created')).toBeNull();
+        await waitFor(async () => ((await getSchedule(created.id)).firedCount >= firedBefore + 2 ? true : undefined), 10_000, 'firings again');
+      } finally {
+        await call('DeleteSchedule', { id: created.id });
+        await queue.close();
+      }
+      expect(await gw.redis.zscore(`${gw.prefix}:{schedidx}:all`, created.id)).toBeNull();
+    } finally {
+      await stopWorker(worker);
+    }
+  }, 30_000);
+});
+
+describe('schedule management', () => {
+  it('pause stops firings, resume restarts them without catching up the paused time; delete removes it', async () => {
+    const worker = await startWorker();
+    try {
+      const created = await call<Schedule>('CreateSchedule', { message: { parts: [{ text: 'echo p' }] }, cron: '* * * * * *', lateness: { policy: 'catch-up', catchUpMax: 10 } });
+      await waitFor(async () => ((await getSchedule(created.id)).firedCount >= 1 ? true : undefined), 10_000, 'a firing');
+      const paused = await call<Schedule>('PauseSchedule', { id: created.id });
+      const pausedAtMs = Date.now();
+      expect(paused.state).toBe('paused');
+      expect(paused.nextFireAt).toBeUndefined();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const atPause = (await getSchedule(created.id)).firings.length;
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect((await getSchedule(created.id)).firings.length).toBe(atPause);
+      const resumedAtMs = Date.now();
+      expect((await call<Schedule>('ResumeSchedule', { id: created.id })).state).toBe('active');
+      const after = await waitFor(async () => {
+        const read = await getSchedule(created.id);
+        return read.firings.length > atPause ? read : undefined;
+      }, 10_000, 'a firing after resume');
+      // Nothing planned while paused was fired or recorded as skipped: pausing said not to run.
+      const duringPause = after.firings.filter((f) => Date.parse(f.scheduledFor) > pausedAtMs && Date.parse(f.scheduledFor) < resumedAtMs);
+      expect(duringPause).toEqual([]);
+      expect(after.firings.every((f) => f.state !== 'skipped')).toBe(true);
+
+      const listed = await call<{ schedules: { id: string }[] }>('ListSchedules', {});
+      expect(listed.schedules.map((s) => s.id)).toContain(created.id);
+      expect(await call('DeleteSchedule', { id: created.id })).toEqual({});
+      const gone = await rpc(gw.jsonRpcUrl, 'GetSchedule', { id: created.id });
+      expect((gone.body.error as { code: number }).code).toBe(-32001);
+      expect(JSON.stringify(gone.body.error)).toContain('SCHEDULE_NOT_FOUND');
+      const relisted = await call<{ schedules: { id: string }[] }>('ListSchedules', {});
+      expect(relisted.schedules.map((s) => s.id)).not.toContain(created.id);
+    } finally {
+      await stopWorker(worker);
+    }
+  }, 30_000);
+
+  it('over HTTP+JSON too: create, get, pause, resume, list, delete', async () => {
+    const headers = { 'Content-Type': 'application/json', 'A2A-Version': '1.0' };
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    const created = (await (await fetch(`${gw.restUrl}/schedules`, { method: 'POST', headers, body: JSON.stringify({ message: { parts: [{ text: 'echo rest' }] }, at }) })).json()) as Schedule;
+    expect(created.state).toBe('active');
+    expect(((await (await fetch(`${gw.restUrl}/schedules/${created.id}`, { headers })).json()) as Schedule).id).toBe(created.id);
+    expect(((await (await fetch(`${gw.restUrl}/schedules/${created.id}:pause`, { method: 'POST', headers })).json()) as Schedule).state).toBe('paused');
+    expect(((await (await fetch(`${gw.restUrl}/schedules/${created.id}:resume`, { method: 'POST', headers })).json()) as Schedule).state).toBe('active');
+    expect(((await (await fetch(`${gw.restUrl}/schedules`, { headers })).json()) as { schedules: Schedule[] }).schedules.some((s) => s.id === created.id)).toBe(true);
+    expect((await fetch(`${gw.restUrl}/schedules/${created.id}`, { method: 'DELETE', headers })).status).toBe(200);
+    expect((await fetch(`${gw.restUrl}/schedules/${created.id}`, { headers })).status).toBe(404);
+  });
+
+  it.each([
+    ['both at and cron', { at: new Date(Date.now() + 60_000).toISOString(), cron: '* * * * *' }, 'at'],
+    ['neither', {}, 'at'],
+    ['a bad cron', { cron: 'every tuesday' }, 'cron'],
+    ['a bad time zone', { cron: '0 9 * * *', timeZone: 'Mars/Olympus' }, 'timeZone'],
+    ['a time in the past', { at: '2020-01-01T00:00:00Z' }, 'at'],
+    ['a catch-up over the cap', { cron: '0 9 * * *', lateness: { policy: 'catch-up', catchUpMax: 50 } }, 'lateness.catchUpMax'],
+  ])('refuses %s with -32602, storing nothing', async (_what, fields, field) => {
+    const before = await gw.snapshotKeys();
+    const { body } = await rpc(gw.jsonRpcUrl, 'CreateSchedule', { message: { parts: [{ text: 'echo x' }] }, ...fields });
+    expect((body.error as { code: number }).code).toBe(-32602);
+    expect(JSON.stringify(body.error)).toContain(`"field":"${field}"`);
+    expect([...(await gw.snapshotKeys()).keys()].filter((k) => k.includes('{sched:'))).toEqual([...before.keys()].filter((k) => k.includes('{sched:')));
+  });
+
+  it('refuses a cron more frequent than schedules.minIntervalSeconds, and more schedules than schedules.maxPerOwner', async () => {
+    const strict = await startTestGateway({ name: 'schedlim', inProcessWorker: false, config: { schedules: { minIntervalSeconds: 60, maxPerOwner: 2 }, push: { enabled: false } } });
+    try {
+      const fast = await rpc(strict.jsonRpcUrl, 'CreateSchedule', { message: { parts: [{ text: 'echo x' }] }, cron: '*/10 * * * * *' });
+      expect(JSON.stringify(fast.body.error)).toContain('shortest interval allowed is 60 s');
+      for (let i = 0; i < 2; i += 1) expect((await rpc(strict.jsonRpcUrl, 'CreateSchedule', { message: { parts: [{ text: 'echo x' }] }, cron: '0 9 * * *' })).body.error).toBeUndefined();
+      const third = await rpc(strict.jsonRpcUrl, 'CreateSchedule', { message: { parts: [{ text: 'echo x' }] }, cron: '0 9 * * *' });
+      expect((third.body.error as { code: number }).code).toBe(-31429);
+      expect(JSON.stringify(third.body.error)).toContain('SCHEDULE_LIMIT');
+    } finally {
+      await strict.close();
+    }
+  });
+});
