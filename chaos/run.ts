@@ -91,6 +91,21 @@ export const DEFAULT_CHAOS_OPTIONS: ChaosOptions = {
   log: () => undefined,
 };
 
+/**
+ * The long configuration (`npm run chaos:long`): five times the load and three workers more,
+ * so faults land on many more turns in flight, coordinators' resumptions and sub-agent waits.
+ */
+export const LONG_CHAOS_OPTIONS: ChaosOptions = {
+  ...DEFAULT_CHAOS_OPTIONS,
+  tasks: 1_000,
+  remoteTasks: 100,
+  modelTasks: 100,
+  coordinators: 100,
+  workers: 6,
+  maxFaultPhaseMs: 900_000,
+  settleTimeoutMs: 240_000,
+};
+
 /** PIDs in the lease holders' worker ids ("<host>:<pid>:<suffix>"): the workers running a turn now. */
 async function busyWorkerPids(redis: Redis, prefix: string): Promise<Set<number>> {
   const pids = new Set<number>();
@@ -334,19 +349,23 @@ async function main(): Promise<void> {
   // Ctrl-C: exit handlers in processes.ts and redis-server.ts kill what we started.
   process.once('SIGINT', () => process.exit(130));
   process.once('SIGTERM', () => process.exit(143));
+  const profile = process.env['CHAOS_PROFILE'] ?? 'shipped';
+  if (profile !== 'shipped' && profile !== 'long') throw new Error(`CHAOS_PROFILE must be shipped or long, got "${profile}"`);
+  const defaults = profile === 'long' ? LONG_CHAOS_OPTIONS : DEFAULT_CHAOS_OPTIONS;
   const result = await runChaos({
-    tasks: envNumber('CHAOS_TASKS', DEFAULT_CHAOS_OPTIONS.tasks),
-    remoteTasks: envNumber('CHAOS_REMOTE_TASKS', DEFAULT_CHAOS_OPTIONS.remoteTasks),
-    modelTasks: envNumber('CHAOS_MODEL_TASKS', DEFAULT_CHAOS_OPTIONS.modelTasks),
-    coordinators: envNumber('CHAOS_COORDINATORS', DEFAULT_CHAOS_OPTIONS.coordinators),
-    seed: envNumber('CHAOS_SEED', DEFAULT_CHAOS_OPTIONS.seed),
-    gateways: Math.max(2, envNumber('CHAOS_GATEWAYS', DEFAULT_CHAOS_OPTIONS.gateways)),
-    workers: Math.max(2, envNumber('CHAOS_WORKERS', DEFAULT_CHAOS_OPTIONS.workers)),
-    stepMs: envNumber('CHAOS_STEP_MS', DEFAULT_CHAOS_OPTIONS.stepMs),
-    intervalMs: envNumber('CHAOS_INTERVAL_MS', DEFAULT_CHAOS_OPTIONS.intervalMs),
-    anchors: envNumber('CHAOS_ANCHORS', DEFAULT_CHAOS_OPTIONS.anchors),
-    faultMix: envFaults('CHAOS_FAULTS', DEFAULT_CHAOS_OPTIONS.faultMix),
-    redisDownMs: envRange('CHAOS_REDIS_DOWN_MS', DEFAULT_CHAOS_OPTIONS.redisDownMs),
+    ...defaults,
+    tasks: envNumber('CHAOS_TASKS', defaults.tasks),
+    remoteTasks: envNumber('CHAOS_REMOTE_TASKS', defaults.remoteTasks),
+    modelTasks: envNumber('CHAOS_MODEL_TASKS', defaults.modelTasks),
+    coordinators: envNumber('CHAOS_COORDINATORS', defaults.coordinators),
+    seed: envNumber('CHAOS_SEED', defaults.seed),
+    gateways: Math.max(2, envNumber('CHAOS_GATEWAYS', defaults.gateways)),
+    workers: Math.max(2, envNumber('CHAOS_WORKERS', defaults.workers)),
+    stepMs: envNumber('CHAOS_STEP_MS', defaults.stepMs),
+    intervalMs: envNumber('CHAOS_INTERVAL_MS', defaults.intervalMs),
+    anchors: envNumber('CHAOS_ANCHORS', defaults.anchors),
+    faultMix: envFaults('CHAOS_FAULTS', defaults.faultMix),
+    redisDownMs: envRange('CHAOS_REDIS_DOWN_MS', defaults.redisDownMs),
     keepTemp: process.env['CHAOS_KEEP'] === '1',
     log: (line) => process.stderr.write(`${line}\n`),
   });
