@@ -3,6 +3,7 @@
 // here every such call reaches Redis twice with the same arguments, exactly as a re-send does.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AssignmentStore, type AssignmentRecord, type DelegationSettings } from '../src/coordination/assignment-store.ts';
 import { ownerKeyOf, TaskStore, type Owner, type StepRecord } from '../src/store/task-store.ts';
 import { createStoredTask, deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
 
@@ -10,6 +11,7 @@ const owner: Owner = { agent: 'default', tenant: '', subject: 'resend-tester' };
 const ownerKey = ownerKeyOf(owner);
 let redis: Redis;
 let store: TaskStore;
+let assignments: AssignmentStore;
 let prefix: string;
 let counter = 0;
 
@@ -46,6 +48,7 @@ beforeAll(() => {
   redis = new Redis(REDIS_URL);
   prefix = uniquePrefix('resend');
   store = new TaskStore(redis, prefix, 600);
+  assignments = new AssignmentStore(redis, store.keys);
 });
 
 afterAll(async () => {
@@ -116,5 +119,47 @@ describe('a write re-sent after a lost reply is applied once', () => {
     }
     expect((await redis.xlen(store.keys.task(taskId).events)) - before).toBe(1);
     expect(Number(await redis.hget(store.keys.task(taskId).task, 'leaseGeneration'))).toBe(generation + 1);
+  });
+});
+
+describe("a coordinator's scripts, called by several processes at once, answer a re-send with its first reply", () => {
+  const settings = (name: string, count: number, maxParallel: number): DelegationSettings => ({ name, count, maxParallel, roleLimits: {}, onFailure: 'continue' });
+  const queued = (taskId: string, delegation: string, index: number): AssignmentRecord => ({ taskId, delegation, index, role: 'worker', kind: 'work', state: 'queued', queuedAtMs: Date.now() });
+
+  /**
+   * The next call of a script is applied and its reply lost; before its re-send arrives,
+   * `meanwhile` runs (another process's call for the same coordinator).
+   */
+  function loseReplyAround(name: string, meanwhile: () => Promise<unknown>): void {
+    const commands = redis as unknown as Record<string, Command>;
+    const original = commands[name] as Command;
+    commands[name] = async (...args) => {
+      await original.apply(redis, args);
+      commands[name] = original;
+      await meanwhile();
+      return original.apply(redis, args);
+    };
+  }
+
+  async function coordinatorWith(count: number, maxParallel: number): Promise<{ coordinatorId: string; children: string[] }> {
+    const { taskId: coordinatorId, generation } = await leasedTask();
+    const children = Array.from({ length: count }, (_, i) => `${coordinatorId}-child-${i}`);
+    expect(await assignments.register(coordinatorId, generation, settings('d', count, maxParallel), children.map((id, i) => queued(id, 'd', i)))).toBe(true);
+    return { coordinatorId, children };
+  }
+
+  it('settleAssignment: the final settle re-sent after another settle still wakes the coordinator', async () => {
+    const { coordinatorId, children } = await coordinatorWith(2, 2);
+    expect(await assignments.grant(coordinatorId)).toEqual(children);
+    expect((await assignments.settle(coordinatorId, children[0] as string, 'completed', 'one')).kind).toBe('settled');
+    // The last child's settle is applied, its reply lost; its task's recovered run settles again.
+    loseReplyAround('settleAssignment', () => assignments.settle(coordinatorId, children[1] as string, 'completed', 'two'));
+    expect((await assignments.settle(coordinatorId, children[1] as string, 'completed', 'two')).kind).toBe('wake');
+  });
+
+  it('grantSlots: a grant re-sent after another grant still names the children it started', async () => {
+    const { coordinatorId, children } = await coordinatorWith(2, 1);
+    loseReplyAround('grantSlots', () => assignments.grant(coordinatorId));
+    expect(await assignments.grant(coordinatorId)).toEqual([children[0]]);
   });
 });

@@ -63,6 +63,15 @@ interface ScriptSource {
  * flight), and a repeated call id gets the first reply back without running again.
  */
 const ONCE_MARKER = '@once';
+/**
+ * The same for a script that several processes call for one task at once (a coordinator's
+ * assignments are settled and granted by its children's workers): one remembered call would be
+ * overwritten by another process's call before the lost reply's re-send arrives, and the re-send
+ * would then run again and answer differently (a final settle answering "already settled"
+ * instead of waking the coordinator). These remember their last SHARED_CALLS_KEPT calls.
+ */
+const ONCE_SHARED_MARKER = '@once-shared';
+const SHARED_CALLS_KEPT = 64;
 
 function wrapOnce(name: string, lua: string): string {
   return `local __call = table.remove(ARGV)
@@ -78,6 +87,27 @@ return __reply
 `;
 }
 
+function wrapOnceShared(name: string, lua: string): string {
+  return `local __call = table.remove(ARGV)
+local __memoRaw = redis.call('HGET', KEYS[1], '__calls:${name}')
+local __memo = __memoRaw and cjson.decode(__memoRaw) or { ids = {}, replies = {} }
+if __memo.replies[__call] ~= nil then return __memo.replies[__call] end
+local __reply = (function()
+${lua}
+end)()
+if __reply[1] ~= 'STALE' and redis.call('EXISTS', KEYS[1]) == 1 then
+  table.insert(__memo.ids, __call)
+  __memo.replies[__call] = __reply
+  while #__memo.ids > ${SHARED_CALLS_KEPT} do __memo.replies[table.remove(__memo.ids, 1)] = nil end
+  redis.call('HSET', KEYS[1], '__calls:${name}', cjson.encode(__memo))
+end
+return __reply
+`;
+}
+
+const wrapperOf = (lua: string): ((name: string, lua: string) => string) | undefined =>
+  lua.includes(ONCE_SHARED_MARKER) ? wrapOnceShared : lua.includes(ONCE_MARKER) ? wrapOnce : undefined;
+
 let cachedSources: Map<string, ScriptSource> | undefined;
 
 /** Reads src/store/lua/<name>-<keyCount>.lua once per process. */
@@ -88,9 +118,9 @@ function scriptSources(): Map<string, ScriptSource> {
     const match = /^([A-Za-z]+)-(\d+)\.lua$/.exec(file);
     if (match === null) continue;
     const lua = readFileSync(join(LUA_DIR, file), 'utf8');
-    const once = lua.includes(ONCE_MARKER);
+    const wrap = wrapperOf(lua);
     const name = match[1] as string;
-    sources.set(name, { numberOfKeys: Number(match[2]), lua: once ? wrapOnce(name, lua) : lua, once });
+    sources.set(name, { numberOfKeys: Number(match[2]), lua: wrap === undefined ? lua : wrap(name, lua), once: wrap !== undefined });
   }
   cachedSources = sources;
   return sources;

@@ -9,7 +9,8 @@
   KEYS[4] delegations             KEYS[5] slots
   ARGV[1] now (ms)
   Returns the child task ids granted a slot, in grant order (the caller enqueues their turns).
-  @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
+  @once-shared: a call re-sent after a lost connection returns the first reply, even after other
+  processes' calls for the same coordinator (src/store/scripts.ts).
 ]]
 local state = redis.call('HGET', KEYS[1], 'state')
 if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'

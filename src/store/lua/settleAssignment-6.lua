@@ -9,7 +9,8 @@
   ARGV[1] child task id   ARGV[2] outcome: completed | failed | canceled | rejected | input-required
   ARGV[3] the child's question (input-required) or final message ('' = none)   ARGV[4] now (ms)
   Returns {'UNKNOWN'} | {'ALREADY'} | {'QUESTION'} | {'SETTLED'} | {'WAKE', wake sequence, turn}
-  @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
+  @once-shared: a call re-sent after a lost connection returns the first reply, even after other
+  processes' calls for the same coordinator (src/store/scripts.ts).
 ]]
 local raw = redis.call('HGET', KEYS[2], ARGV[1])
 if not raw then return {'UNKNOWN'} end
