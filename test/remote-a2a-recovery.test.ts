@@ -186,7 +186,7 @@ describe('a worker SIGKILLed while a remote turn streams', () => {
     await replenish();
   }, 240_000);
 
-  it('killed before the downstream task id was known: the next worker sends again with the same messageId', async () => {
+  it('killed before the downstream task id was known: the next worker finds the message downstream or sends it again, never under a new id', async () => {
     // The downstream counts the message, then keeps the caller waiting 4 s before naming its task.
     const taskId = await startTask('late 4000 stream 3 50');
     const messageId = downstreamMessageId(`${taskId}:1:send`);
@@ -202,14 +202,78 @@ describe('a worker SIGKILLed while a remote turn streams', () => {
     expect(final.status.state).toBe('TASK_STATE_COMPLETED');
     expect((final.artifacts ?? []).find((a) => a.artifactId === 'stream')?.parts.map((p) => p.text).join('')).toBe('w1 w2 w3 ');
     const steps = await stepsOf(taskId);
-    // The lost send is unknown (never run blindly); the re-send is its own journalled step.
+    // The lost send is unknown (never run blindly). Whether the downstream had stored its task by
+    // the time the next worker looked is a race: found, the turn re-attached; not found, the
+    // message went again as its own journalled step, with the same messageId.
     expect(steps['1:send']?.state).toBe('unknown');
-    expect(steps['1:send-2']?.state).toBe('done');
-    expect(steps['1:send-2']?.reference).toBe((await downstreamOf(taskId))?.taskId);
-    // Same messageId both times: an idempotent downstream would have answered the second from the first.
-    expect((await downstream.stats()).messages[messageId]).toBe(2);
+    expect(steps['1:locate-2']?.state).toBe('done');
+    const resent = steps['1:send-2'] !== undefined;
+    expect((await downstream.stats()).messages[messageId]).toBe(resent ? 2 : 1);
+    expect(resent ? steps['1:send-2']?.reference : (steps['1:locate-2']?.value as { taskId?: string } | undefined)?.taskId).toBe((await downstreamOf(taskId))?.taskId);
     await replenish();
   }, 240_000);
+});
+
+describe('a send step left unknown without a reference (its worker died before the downstream answered)', () => {
+  /** A gateway with no worker yet, a task of it, and its send step journalled as started without a reference. */
+  async function lostSend(name: string, text: string): Promise<{ idle: TestGateway; taskId: string; messageId: string }> {
+    const idle = await startTestGateway({ name, inProcessWorker: false, config: { adapter: 'a2a', adapterOptions: { url: downstream.url, ...FAST } } });
+    const { body } = await rpc(idle.jsonRpcUrl, 'SendMessage', { message: textMessage(text), configuration: { returnImmediately: true } });
+    const taskId = (body.result as { task: Task }).task.id;
+    const started: StepRecord = { name: 'send', turn: 1, idempotencyKey: `${taskId}:1:send`, state: 'started', attempt: 1, startedAtMs: Date.now() };
+    await idle.redis.hset(`${idle.prefix}:{${taskId}}:steps`, '1:send', JSON.stringify(started));
+    return { idle, taskId, messageId: downstreamMessageId(`${taskId}:1:send`) };
+  }
+
+  async function runToEnd(idle: TestGateway, taskId: string): Promise<Task> {
+    const worker = await startWorkerRole(idle.config, await Agents.load(idle.config, ROOT), createLogger('silent'));
+    try {
+      return await waitFor(
+        async () => {
+          const task = (await rpc(idle.jsonRpcUrl, 'GetTask', { id: taskId })).body.result as Task;
+          return TERMINAL.has(task.status.state) ? task : undefined;
+        },
+        30_000,
+        'the recovered turn to end',
+      );
+    } finally {
+      await worker.close();
+    }
+  }
+
+  it('that reached the downstream: found there by its messageId and re-attached, not sent again', async () => {
+    const { idle, taskId, messageId } = await lostSend('remote-lost-arrived', 'slow 1500');
+    try {
+      // What the lost send did before its worker died: the downstream got it and made a task.
+      const direct = await new ClientFactory().createFromUrl(downstream.url);
+      const arrived = (await direct.sendMessage(
+        SendMessageRequest.fromJSON({ message: { messageId, role: 'ROLE_USER', parts: [{ text: 'slow 1500' }] }, configuration: { returnImmediately: true } }),
+      )) as SdkTask;
+      const final = await runToEnd(idle, taskId);
+      expect(final.status.state).toBe('TASK_STATE_COMPLETED');
+      expect((final.artifacts ?? []).find((a) => a.artifactId === 'slow')?.parts[0]?.text).toBe('done after 1500 ms');
+      const steps = await idle.redis.hgetall(`${idle.prefix}:{${taskId}}:steps`);
+      expect(Object.keys(steps).sort()).toEqual(['1:locate-2', '1:send']);
+      expect((JSON.parse(steps['1:locate-2'] ?? '{}') as StepRecord).value).toMatchObject({ kind: 'task', taskId: arrived.id });
+      expect((await downstream.stats()).messages[messageId]).toBe(1);
+    } finally {
+      await idle.close();
+    }
+  }, 60_000);
+
+  it('that never arrived: sent again, once, with the same messageId', async () => {
+    const { idle, taskId, messageId } = await lostSend('remote-lost-never', 'echo sent once');
+    try {
+      const final = await runToEnd(idle, taskId);
+      expect(final.status.state).toBe('TASK_STATE_COMPLETED');
+      const steps = await idle.redis.hgetall(`${idle.prefix}:{${taskId}}:steps`);
+      expect(Object.keys(steps).sort()).toEqual(['1:locate-2', '1:send', '1:send-2']);
+      expect((JSON.parse(steps['1:locate-2'] ?? '{}') as StepRecord).value).toBeNull();
+      expect((await downstream.stats()).messages[messageId]).toBe(1);
+    } finally {
+      await idle.close();
+    }
+  }, 60_000);
 });
 
 describe('a worker shut down while a remote turn runs', () => {

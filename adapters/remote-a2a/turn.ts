@@ -3,9 +3,9 @@
 // and mirrors what the downstream does (statuses, artifact chunks) onto our task until the
 // downstream task ends or asks for something. A worker that takes the turn over after a crash
 // re-attaches to that downstream task (subscribe, else poll) and never sends the message again;
-// when the crash came before the id was known it sends again with the same messageId, so an
-// idempotent downstream recognises the message.
-import { CancelTaskRequest, GetTaskRequest, Message as SdkMessage, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task as SdkTask, type StreamResponse as SdkStreamResponse } from '@a2a-js/sdk';
+// when the crash came before the id was known it looks for the message among the downstream's
+// tasks, and only sends again (with the same messageId) when the downstream does not have it.
+import { CancelTaskRequest, GetTaskRequest, ListTasksRequest, Message as SdkMessage, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task as SdkTask, type StreamResponse as SdkStreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { abortCauseOf } from '../abort-reasons.ts';
 import type { AdapterContext, StepHandle, StepOutcome, TurnOutcome } from '../types.ts';
@@ -27,6 +27,10 @@ type Sent = { kind: 'task'; taskId: string; contextId: string | null } | { kind:
 
 /** How long a CancelTask to the downstream may take: the runtime finalizes the cancel soon after. */
 const CANCEL_TIMEOUT_MS = 3_000;
+/** How far before a lost send's start the downstream's tasks are searched for it (clocks differ). */
+const LOCATE_CLOCK_SLACK_MS = 60_000;
+/** Pages of the downstream's recent tasks searched for a lost send before it is sent again. */
+const LOCATE_MAX_PAGES = 10;
 /** A downstream whose resubscribe keeps failing (not merely unreachable) is polled instead. */
 const MAX_STREAM_FAILURES = 3;
 
@@ -113,8 +117,11 @@ export class RemoteTurn {
 
   /**
    * Sends the input once per turn, through the step journal. A step that an earlier attempt left
-   * unknown with a reference re-attaches; one left unknown without a reference (the worker died
-   * before the downstream answered) is sent again under a new step name, with the same messageId.
+   * unknown with a reference re-attaches. One left unknown without a reference (the worker died
+   * before the downstream answered) may still have reached the downstream: the downstream's own
+   * tasks are searched for the message (by its messageId) first, and only when it is not there is
+   * it sent again under a new step name, with the same messageId, so an idempotent downstream
+   * still recognises it.
    */
   private async send(previous: DownstreamState | undefined): Promise<Sent> {
     const message = this.outgoing(previous);
@@ -122,10 +129,49 @@ export class RemoteTurn {
     const originalKey = outcome.status === 'unknown' ? outcome.idempotencyKey : undefined;
     for (let n = 2; outcome.status === 'unknown' && outcome.reference === undefined; n++) {
       const messageId = downstreamMessageId(originalKey as string);
+      const since = Date.parse(outcome.startedAt);
+      const located = await this.ctx.step<Sent | null>(`locate-${n}`, () => this.locate(messageId, message, since));
+      if (located.status === 'done' && located.value !== null) return located.value;
       outcome = await this.ctx.step<Sent>(`send-${n}`, (handle) => this.sendOnce({ ...message, messageId }, handle));
     }
     if (outcome.status === 'unknown') return { kind: 'task', taskId: outcome.reference as string, contextId: null };
     return outcome.value;
+  }
+
+  /**
+   * The downstream task a lost send created or continued, found by the message's id in its
+   * history: the task the message continued (GetTask), else the tasks updated since the send
+   * started (ListTasks, a few pages). Null when it is not there, or when the downstream cannot
+   * say (a 0.3 agent has no ListTasks): then the message is sent again.
+   */
+  private async locate(messageId: string, message: Omit<Message, 'messageId'>, sinceMs: number): Promise<Sent | null> {
+    const holds = (task: SdkTask): boolean => task.history.some((entry) => entry.messageId === messageId);
+    try {
+      const { client } = await this.deps.downstream.connection();
+      if (message.taskId !== undefined) {
+        const task = await client.getTask(GetTaskRequest.fromJSON({ id: message.taskId }), { signal: this.signal });
+        return holds(task) ? { kind: 'task', taskId: task.id, contextId: task.contextId } : null;
+      }
+      // A little before the send started: the downstream's clock is not ours.
+      const after = new Date(sinceMs - LOCATE_CLOCK_SLACK_MS).toISOString();
+      let pageToken = '';
+      for (let page = 0; page < LOCATE_MAX_PAGES; page++) {
+        const request = ListTasksRequest.fromJSON({ statusTimestampAfter: after, pageSize: 100, pageToken, ...(message.contextId === undefined ? {} : { contextId: message.contextId }) });
+        const listed = await client.listTasks(request, { signal: this.signal });
+        const found = listed.tasks.find(holds);
+        if (found !== undefined) {
+          this.ctx.logger.info('a send lost with its worker had reached the downstream agent; re-attached instead of sending again', { downstreamTaskId: found.id });
+          return { kind: 'task', taskId: found.id, contextId: found.contextId };
+        }
+        if (listed.nextPageToken === '') return null;
+        pageToken = listed.nextPageToken;
+      }
+      return null;
+    } catch (error) {
+      if (this.signal.aborted) throw error;
+      this.ctx.logger.info('could not look for a lost send on the downstream agent; sending again with the same messageId', { error: describeDownstreamError(error) });
+      return null;
+    }
   }
 
   private sendOnce(message: Message, handle: StepHandle): Promise<Sent> {
