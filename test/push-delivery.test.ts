@@ -218,6 +218,23 @@ describe('push config limits and validation (raw JSON-RPC)', () => {
     expect(await gw.redis.exists(`${gw.prefix}:{${taskId}}:push`)).toBe(0);
   });
 
+  it('a config riding on a follow-up message gets every event from that message on, its SUBMITTED announcement included', async () => {
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('dialogue') });
+    const task = (body.result as { task: { id: string; status: { state: string } } }).task;
+    expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const before = await storedEvents(task.id);
+    const path = hookPath('follow-up');
+    const answer = await rpc(gw.jsonRpcUrl, 'SendMessage', {
+      message: textMessage('Ada', { taskId: task.id }),
+      configuration: { taskPushNotificationConfig: { url: `${receiver.url}${path}` } },
+    });
+    expect((answer.body.result as { task: { status: { state: string } } }).task.status.state).toBe('TASK_STATE_COMPLETED');
+    const after = (await storedEvents(task.id)).slice(before.length);
+    expect(JSON.parse(after[0]?.json ?? '{}')).toMatchObject({ statusUpdate: { status: { state: 'TASK_STATE_SUBMITTED' } } });
+    const got = await receiver.waitForAccepted(after.length, path);
+    expect(got.map((d) => d.body)).toEqual(after.map((e) => e.json));
+  });
+
   it('a refused config on SendMessage stores no task', async () => {
     const before = await gw.redis.keys(`${gw.prefix}:{*}:task`);
     const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', {
