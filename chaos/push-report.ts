@@ -292,9 +292,18 @@ export async function settleAndJudgePush(options: {
   const readDeadLetters = async (ids: Iterable<string>): Promise<ListedDeadLetter[]> => {
     const letters: ListedDeadLetter[] = [];
     for (const taskId of ids) {
-      const gateway = options.gateway();
-      if (gateway === undefined) throw new Error('no gateway is up to list the dead letters');
-      letters.push(...(await listDeadLetters(gateway, taskId)));
+      // A busy machine may drop one call; the list itself must answer.
+      for (let attempt = 1; ; attempt++) {
+        const gateway = options.gateway();
+        try {
+          if (gateway === undefined) throw new Error('no gateway is up to list the dead letters');
+          letters.push(...(await listDeadLetters(gateway, taskId)));
+          break;
+        } catch (error) {
+          if (attempt >= 5) throw error;
+          await sleep(1_000);
+        }
+      }
     }
     return letters;
   };

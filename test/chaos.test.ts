@@ -227,5 +227,5 @@ describe('chaos (short, seeded)', () => {
     expect(result.push?.unexplainedDeadLetters, table).toBe(0);
     expect(result.push?.registrationFailures, table).toBe(0);
     expect(result.push?.ok, table).toBe(true);
-  }, 240_000);
+  }, 300_000);
 });
