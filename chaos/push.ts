@@ -4,7 +4,8 @@
 // opened again on the same port). A seeded share of the transfers registers push configs: on
 // SendMessage (configuration.taskPushNotificationConfig, every event of the task), with
 // CreateTaskPushNotificationConfig once the id came back (the events after it), or both. What
-// the receivers got is judged afterwards by push-report.ts.
+// the receivers got is judged afterwards by push-report.ts. Every receiver answers after a short
+// random delay, so deliveries are in flight when workers are killed.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JWK } from 'jose';
 import type { Redis } from 'ioredis';
@@ -34,9 +35,14 @@ export interface Flakiness {
   hangShare: number;
   /** A final refusal (400): the delivery is dead-lettered at once, visibly. */
   rejectShare: number;
+  /**
+   * Every receiver, flaky or not, takes this long (uniform in [min, max] ms) to answer: deliveries
+   * stay in flight long enough for a killed worker to take some with it.
+   */
+  latencyMs: [number, number];
 }
 
-export const CHAOS_FLAKINESS: Flakiness = { serverErrorShare: 0.06, tooManyShare: 0.04, hangShare: 0.02, rejectShare: 0.1 };
+export const CHAOS_FLAKINESS: Flakiness = { serverErrorShare: 0.06, tooManyShare: 0.04, hangShare: 0.02, rejectShare: 0.1, latencyMs: [0, 150] };
 
 export interface ChaosReceiver {
   name: string;
@@ -112,7 +118,7 @@ export class PushReceivers {
       const flaky = i < options.flaky;
       const random = options.random.fork(`receiver-${i}`);
       const hmacSecret = `whsec_${Buffer.from(`chaos-receiver-${i}-secret-32-bytes!`).toString('base64')}`;
-      const decide = flaky ? (path: string) => set?.decide(random, options.flakiness, path) : undefined;
+      const decide = (path: string): ReceiverBehaviour | undefined => set?.decide(random, options.flakiness, path, flaky);
       const receiver = await startWebhookReceiver({ publicKeys: options.publicKeys, hmacSecret, decide });
       receivers.push({ name: `${flaky ? 'flaky' : 'steady'}-${i}`, flaky, hmacSecret, receiver });
     }
@@ -120,7 +126,9 @@ export class PushReceivers {
     return set;
   }
 
-  private decide(random: Random, flakiness: Flakiness, path: string): ReceiverBehaviour | undefined {
+  private decide(random: Random, flakiness: Flakiness, path: string, flaky: boolean): ReceiverBehaviour {
+    const latency: ReceiverBehaviour = { delayMs: random.int(...flakiness.latencyMs) };
+    if (!flaky) return latency;
     const roll = random.next();
     let behaviour: ReceiverBehaviour | undefined;
     let kind = '';
@@ -130,7 +138,8 @@ export class PushReceivers {
     // A hang past the gateway's timeout, then a 503 the gateway no longer waits for (never an acceptance).
     else if (roll < (edge += flakiness.hangShare)) [kind, behaviour] = ['hang', { status: 503, delayMs: this.hangMs }];
     else if (path.startsWith('/reject') && roll < edge + flakiness.rejectShare) [kind, behaviour] = ['400', { status: 400 }];
-    if (behaviour !== undefined) this.misbehaviour[kind] = (this.misbehaviour[kind] ?? 0) + 1;
+    if (behaviour === undefined) return latency;
+    this.misbehaviour[kind] = (this.misbehaviour[kind] ?? 0) + 1;
     return behaviour;
   }
 
