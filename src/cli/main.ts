@@ -8,6 +8,8 @@ import { startGatewayRole, type GatewayHandle } from '../gateway/server.ts';
 import { createLogger } from '../logging/logger.ts';
 import { formatInspection, inspectTask } from './inspect.ts';
 import { checkRedisReachable, openRedis } from '../redis/connection.ts';
+import { startHealthServer, type HealthServer } from '../runtime/health-server.ts';
+import { SHUTDOWN_MARGIN_MS } from '../runtime/shutdown-policy.ts';
 import { startWorkerRole, type WorkerHandle } from '../runtime/worker-role.ts';
 
 const USAGE = `Usage: a2a-gateway <command>
@@ -69,9 +71,13 @@ async function main(argv: string[]): Promise<void> {
 
   let worker: WorkerHandle | undefined;
   let gateway: GatewayHandle | undefined;
+  let health: HealthServer | undefined;
   try {
     if (roles.worker) worker = await startWorkerRole(config, agents, logger, { baseDir });
     if (roles.gateway) gateway = await startGatewayRole(config, agents, logger, { baseDir });
+    else if (config.healthPort !== undefined) {
+      health = await startHealthServer({ host: config.host, port: config.healthPort, redis: openRedis(config.redisUrl, 'commands'), logger });
+    }
   } catch (error) {
     await worker?.close().catch(() => undefined);
     fail((error as Error).message);
@@ -98,7 +104,8 @@ async function main(argv: string[]): Promise<void> {
     );
   } else {
     process.stdout.write(
-      `a2a-gateway worker: turns ${agentsLine(agents, worker?.agents)}, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")\n`,
+      `a2a-gateway worker: turns ${agentsLine(agents, worker?.agents)}, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")\n` +
+        (health === undefined ? '' : `  health: http://${config.host}:${health.port}/healthz and /readyz\n`),
     );
   }
 
@@ -106,11 +113,15 @@ async function main(argv: string[]): Promise<void> {
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    logger.info('shutting down', { signal });
-    const timer = setTimeout(() => process.exit(1), 30_000);
+    logger.info('shutting down', { signal, shutdownGraceMs: config.shutdownGraceMs });
+    health?.markStopping();
+    // Running turns get shutdownGraceMs before they are handed back; past that and a margin
+    // for the hand-back itself, a process stuck in closing exits rather than hang a deploy.
+    const timer = setTimeout(() => process.exit(1), config.shutdownGraceMs + SHUTDOWN_MARGIN_MS);
     timer.unref();
     await gateway?.close().catch((error: Error) => logger.error('gateway close failed', { error: error.message }));
     await worker?.close().catch((error: Error) => logger.error('worker close failed', { error: error.message }));
+    await health?.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -340,6 +340,11 @@ export const configSchema = z.object({
   host: z.string().min(1).default('127.0.0.1'),
   /** Listen port (0 = any free port); the platform's PORT variable is used when A2A_PORT is not set. */
   port: port.default(8080),
+  /**
+   * Port of /healthz and /readyz for a process that runs workers only (the worker command), for
+   * platform probes (0 = any free port, printed at start); unset: none. Gateways answer both on port.
+   */
+  healthPort: port.optional(),
   /** URL clients use to reach this gateway (what the agent card advertises). Defaults to http://host:port. */
   publicUrl: z.string().url().optional(),
   /** The card's name of the default agent (and of every agent whose `card` sets none). */
@@ -518,6 +523,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_HOST: 'host',
   A2A_PORT: 'port',
   A2A_PUBLIC_URL: 'publicUrl',
+  A2A_HEALTH_PORT: 'healthPort',
   A2A_AGENT_NAME: 'agentName',
   A2A_AGENT_DESCRIPTION: 'agentDescription',
   A2A_AGENT_VERSION: 'agentVersion',
