@@ -2,12 +2,12 @@
 // the committed file is what the schema gives (exit 1 if not), for CI and the docs test.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { configSchema, ENV_KEYS } from '../schema.ts';
+import { configSchema, ENV_KEYS } from '../../src/config/schema.ts';
 import { readSchemaDocs } from './jsdoc.ts';
 import { renderConfigurationReference } from './render.ts';
 
-export const SCHEMA_FILE = fileURLToPath(new URL('../schema.ts', import.meta.url));
-export const REFERENCE_FILE = fileURLToPath(new URL('../../../docs/configuration.md', import.meta.url));
+export const SCHEMA_FILE = fileURLToPath(new URL('../../src/config/schema.ts', import.meta.url));
+export const REFERENCE_FILE = fileURLToPath(new URL('../../docs/configuration.md', import.meta.url));
 
 export function generateConfigurationReference(): ReturnType<typeof renderConfigurationReference> {
   return renderConfigurationReference({ schema: configSchema, envKeys: ENV_KEYS, docs: readSchemaDocs(SCHEMA_FILE) });
