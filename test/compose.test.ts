@@ -146,6 +146,7 @@ describe('compose.yaml, its commands run as processes', () => {
     await runHealthcheck(gatewayService, image.env.A2A_PORT ?? '', new URL(gatewayUrl).port);
     for (const port of workerHealthPorts) {
       expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
       await runHealthcheck(workerService, workerService.environment?.A2A_HEALTH_PORT ?? '', port);
     }
   });

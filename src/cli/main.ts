@@ -1,6 +1,6 @@
 // a2a-gateway command line: `start` (gateway + workers in one process, the first-run default),
 // `serve` (gateway only), `worker` (workers only). Configuration: A2A_* variables and an
-// optional A2A_CONFIG file; see README.md.
+// optional A2A_CONFIG file; see docs/configuration.md.
 import { Agents } from '../agents/agents.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -20,7 +20,7 @@ const USAGE = `Usage: a2a-gateway <command>
   tasks inspect <taskId> [--json]
            an operator's view of one task: state, owner, versions, lease, turns, steps
 
-Configuration comes from A2A_* environment variables and an optional A2A_CONFIG file (JSON or YAML); see README.md.`;
+Configuration comes from A2A_* environment variables and an optional A2A_CONFIG file (JSON or YAML); every setting: docs/configuration.md.`;
 
 function rolesFor(command: string): GatewayConfig['roles'] | undefined {
   if (command === 'start') return { gateway: true, worker: true };
