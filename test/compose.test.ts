@@ -151,8 +151,12 @@ describe('compose.yaml, its commands run as processes', () => {
     }
   });
 
-  it('completes a task sent to the gateway on a worker', async () => {
-    const { body } = await rpc(`${gatewayUrl}/a2a/jsonrpc`, 'SendMessage', { message: textMessage('echo through compose') }, { Authorization: `Bearer ${token}` });
+  it('completes a task sent to the gateway on a worker, with a token minted as compose.yaml says', async () => {
+    const mint = 'node --import tsx src/cli/token.ts --sub alice';
+    expect(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')).toContain(`docker compose exec gateway ${mint}`);
+    const [, ...mintArgs] = mint.split(' ');
+    const minted = (await execFileAsync(process.execPath, mintArgs, { cwd: ROOT, env: environmentOf(gatewayService), timeout: 30_000 })).stdout.trim();
+    const { body } = await rpc(`${gatewayUrl}/a2a/jsonrpc`, 'SendMessage', { message: textMessage('echo through compose') }, { Authorization: `Bearer ${minted}` });
     const task = (body.result as { task: { status: { state: string }; artifacts: { parts: { text: string }[] }[] } }).task;
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
     expect(task.artifacts[0]?.parts[0]?.text).toBe('echo through compose');
