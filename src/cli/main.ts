@@ -9,7 +9,7 @@ import { createLogger } from '../logging/logger.ts';
 import { formatInspection, inspectTask } from './inspect.ts';
 import { checkRedisReachable, openRedis } from '../redis/connection.ts';
 import { startHealthServer, type HealthServer } from '../runtime/health-server.ts';
-import { SHUTDOWN_MARGIN_MS } from '../runtime/shutdown-policy.ts';
+import { gracefulStop } from '../runtime/shutdown-policy.ts';
 import { startWorkerRole, type WorkerHandle } from '../runtime/worker-role.ts';
 
 const USAGE = `Usage: a2a-gateway <command>
@@ -109,21 +109,18 @@ async function main(argv: string[]): Promise<void> {
     );
   }
 
-  let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('shutting down', { signal, shutdownGraceMs: config.shutdownGraceMs });
-    health?.markStopping();
-    // Running turns get shutdownGraceMs before they are handed back; past that and a margin
-    // for the hand-back itself, a process stuck in closing exits rather than hang a deploy.
-    const timer = setTimeout(() => process.exit(1), config.shutdownGraceMs + SHUTDOWN_MARGIN_MS);
-    timer.unref();
-    await gateway?.close().catch((error: Error) => logger.error('gateway close failed', { error: error.message }));
-    await worker?.close().catch((error: Error) => logger.error('worker close failed', { error: error.message }));
-    await health?.close();
-    process.exit(0);
-  };
+  // In this order: the gateway stops accepting and ends its streams, then running turns finish.
+  const closers: { name: string; close: () => Promise<void> }[] = [];
+  for (const [name, handle] of [['gateway', gateway], ['worker', worker], ['health server', health]] as const) {
+    if (handle !== undefined) closers.push({ name, close: () => handle.close() });
+  }
+  const stop = gracefulStop({
+    shutdownGraceMs: config.shutdownGraceMs,
+    onStopping: () => health?.markStopping(),
+    closers,
+    logger,
+    exit: (code) => process.exit(code),
+  });
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 }
