@@ -138,7 +138,7 @@ export const subscribeToTask = defineStream({
   grpc: grpc('SubscribeToTask', 'SubscribeToTaskRequest', 'StreamResponse'),
   async open(request, call) {
     const plan = await call.service.subscribe(call.owner, request, call.lastEventId);
-    return { taskId: request.id, snapshot: plan.snapshot, afterId: plan.afterId, closesOn: isTerminal, alreadyEnded: plan.terminal };
+    return { taskId: request.id, snapshot: plan.snapshot, skipNote: plan.skipNote, afterId: plan.afterId, closesOn: isTerminal, alreadyEnded: plan.terminal };
   },
 });
 

@@ -17,6 +17,7 @@ import type { InputPolicy } from '../config/schema.ts';
 import { RESERVED_METADATA_KEY } from '../protocol/schemas.ts';
 import { DIRECT_REPLY_EVENT_METADATA } from '../tasks/direct-reply.ts';
 import { RedisKeys } from './keys.ts';
+import { DEFAULT_REPLAY_BOUND, type ReplayBound, type TrimmedEvents } from './replay-bound.ts';
 import { defineScripts, type ScriptRunner } from './scripts.ts';
 
 /**
@@ -131,6 +132,8 @@ export interface TaskRead {
   directReply?: Message;
   /** Id of the last event the snapshot includes ('' if the buffer is empty or expired). */
   lastEventId: string;
+  /** What the replay bound dropped from the task's buffer, as of the snapshot. */
+  trimmed: TrimmedEvents;
 }
 
 export type LeaseResult =
@@ -257,14 +260,16 @@ export class TaskStore {
   /**
    * @param retentionSeconds how long a terminal task (state, history, replay buffer, turns)
    *   stays readable before Redis expires it.
+   * @param replay how far back each task's replay buffer reaches (the `replay` settings).
    */
   constructor(
     readonly redis: Redis,
     prefix: string,
     readonly retentionSeconds: number = DEFAULT_RETENTION_SECONDS,
+    readonly replay: ReplayBound = DEFAULT_REPLAY_BOUND,
   ) {
     this.keys = new RedisKeys(prefix);
-    this.run = defineScripts(redis);
+    this.run = defineScripts(redis, replay);
   }
 
   async createTask(input: {
@@ -311,6 +316,7 @@ export class TaskStore {
         this.keys.ownerContextTasks(ownerKey, contextId),
         input.idempotencyKey ?? this.keys.idempotency(ownerKey, message.messageId),
         this.keys.ownerActiveTasks(ownerKey),
+        k.pushCursors,
       ],
       [
         taskId,
@@ -386,6 +392,7 @@ export class TaskStore {
         this.keys.ownerActiveTasks(ownerKey),
         k.assignments,
         k.questions,
+        k.pushCursors,
       ],
       [
         ownerKey,
@@ -440,7 +447,7 @@ export class TaskStore {
     const k = this.keys.task(taskId);
     const reply = await this.run('readTask', [k.task, k.history, k.events], [ownerKeyOf(owner), historyLength ?? -1]);
     if (reply.length === 0) return undefined;
-    const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, ...history] =
+    const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, trimmedThrough, trimmedCount, ...history] =
       reply.map(str);
     const task: Task = {
       id: id as string,
@@ -464,7 +471,7 @@ export class TaskStore {
     if (Object.keys(gateway).length > 0) parsedMetadata[GATEWAY_METADATA_KEY] = gateway;
     if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
     if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
-    const read: TaskRead = { task, lastEventId: lastEventId as string };
+    const read: TaskRead = { task, lastEventId: lastEventId as string, trimmed: { throughId: trimmedThrough ?? '', count: Number(trimmedCount || 0) } };
     if (directReply) read.directReply = JSON.parse(directReply) as Message;
     return read;
   }
@@ -499,6 +506,7 @@ export class TaskStore {
         k.steps,
         this.keys.ownerActiveTasks(ownerKey),
         k.emitted,
+        k.pushCursors,
       ],
       [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds],
     );
@@ -632,6 +640,7 @@ export class TaskStore {
         k.turns,
         this.keys.ownerTasks(input.ownerKey),
         this.keys.ownerContextTasks(input.ownerKey, input.contextId),
+        k.pushCursors,
       ],
       [input.workerId, input.leaseTtlMs, input.now.getTime(), input.now.toISOString(), this.keys.eventChannel(input.taskId), input.turnDeadlineMs ?? 0],
     );
@@ -765,7 +774,7 @@ export class TaskStore {
     const { emit } = input;
     const reply = await this.run(
       'appendEvents',
-      [k.task, k.events, this.keys.ownerTasks(input.ownerKey), this.keys.ownerContextTasks(input.ownerKey, input.contextId), k.emitted],
+      [k.task, k.events, this.keys.ownerTasks(input.ownerKey), this.keys.ownerContextTasks(input.ownerKey, input.contextId), k.emitted, k.pushCursors],
       [
         input.generation,
         this.keys.eventChannel(input.taskId),
@@ -831,6 +840,7 @@ export class TaskStore {
         k.steps,
         this.keys.ownerActiveTasks(input.ownerKey),
         k.emitted,
+        k.pushCursors,
       ],
       [
         input.generation,
@@ -877,7 +887,7 @@ export class TaskStore {
       statusUpdate: { taskId: input.taskId, contextId: input.contextId, status: input.status, metadata: { cancellation: stage } },
     };
     const field = input.interruptedTurn === undefined ? 'cancelAcknowledgedAtMs' : `interruptAcknowledged:${input.interruptedTurn}`;
-    const reply = await this.run('acknowledgeCancel', [k.task, k.events], [input.generation, this.keys.eventChannel(input.taskId), input.now.getTime(), JSON.stringify(event), field]);
+    const reply = await this.run('acknowledgeCancel', [k.task, k.events, k.pushCursors], [input.generation, this.keys.eventChannel(input.taskId), input.now.getTime(), JSON.stringify(event), field]);
     if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
   }
 

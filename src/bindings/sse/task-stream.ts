@@ -25,7 +25,7 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
   // Only what the live callbacks need is kept in their closures: an idle stream lives for
   // hours, and the snapshot (a whole Task with history) must not live with it.
   const { service, response, frame, frameError, streams } = options;
-  const { snapshot, closesOn, taskId, afterId, alreadyEnded } = options.plan;
+  const { snapshot, skipNote, closesOn, taskId, afterId, alreadyEnded } = options.plan;
   let feed: { close(): void } | undefined;
   const sse = streams.open(response, () => feed?.close(), {
     slowReaderFrame: () =>
@@ -40,6 +40,7 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
 
   if (snapshot !== undefined) {
     sse.send(frame(JSON.stringify({ task: snapshot.task })), { id: snapshot.eventId });
+    if (skipNote !== undefined) sse.send(frame(JSON.stringify(skipNote)));
     if (closesOn(snapshot.task.status.state)) {
       sse.end();
       return;
