@@ -129,7 +129,7 @@ describe.each<Binding>(['jsonrpc', 'rest'])('raw SSE over %s', (binding) => {
         metadata: { a2aGateway: { replay: { reason: 'REPLAY_BUFFER_TRIMMED', lastEventId: before, trimmedThroughEventId: trimmedThrough, snapshotEventId: newest } } },
       },
     });
-    const skipped = (note as { statusUpdate: { metadata: { a2aGateway: { replay: { eventsTrimmed: number } } } } }).statusUpdate.metadata.a2aGateway.replay;
+    const skipped = (note as unknown as { statusUpdate: { metadata: { a2aGateway: { replay: { eventsTrimmed: number } } } } }).statusUpdate.metadata.a2aGateway.replay;
     expect(skipped.eventsTrimmed).toBe((await appendedSoFar(taskId)) - MAX_EVENTS);
 
     // Live events reach both streams; both end at the terminal event, and neither misses one.
