@@ -10,6 +10,12 @@ export interface StreamPlan {
    * before the replay buffer says which events it skipped (src/tasks/replay-skip.ts).
    */
   skipNote?: StreamResponse;
+  /**
+   * The stream's reader fell behind the replay buffer while catching up: the snapshot to go on
+   * from and the skip note (TaskService.snapshotAfterSkip). Without it the stream ends with an
+   * error naming the Last-Event-ID to resume from.
+   */
+  snapshotAfterSkip?: (lastEventId: string) => Promise<{ snapshot: { task: Task; eventId: string }; skipNote: StreamResponse }>;
   /** Deliver stored events strictly after this id ('' = from the first). */
   afterId: string;
   closesOn: (state: TaskState) => boolean;

@@ -253,6 +253,19 @@ function cancellationOf(requested: string | undefined, acknowledged: string | un
 
 const str = (value: string | number | null | undefined): string => (value === null || value === undefined ? '' : String(value));
 
+/** A stream entry as read; its JSON is parsed on first use only (replaying a buffer forwards the JSON as is). */
+function storedEvent(id: string, json: string): StoredEvent {
+  let parsed: StreamResponse | undefined;
+  return {
+    id,
+    json,
+    get event(): StreamResponse {
+      parsed ??= JSON.parse(json) as StreamResponse;
+      return parsed;
+    },
+  };
+}
+
 export class TaskStore {
   readonly keys: RedisKeys;
   private readonly run: ScriptRunner;
@@ -553,6 +566,20 @@ export class TaskStore {
     };
   }
 
+  /**
+   * Like readEvents, with what the replay bound had dropped when they were read (one MULTI, so
+   * the two agree): a reader whose afterId is older than `trimmed.throughId` missed events.
+   */
+  async readEventsAfter(taskId: string, afterId: string, count: number): Promise<{ events: StoredEvent[]; trimmed: TrimmedEvents }> {
+    const k = this.keys.task(taskId);
+    const start = afterId === '' ? '-' : `(${afterId}`;
+    const replies = (await this.redis.multi().hmget(k.task, 'eventsTrimmedThrough', 'eventsTrimmed').xrange(k.events, start, '+', 'COUNT', count).exec()) ?? [];
+    for (const [error] of replies) if (error !== null) throw error;
+    const [throughId, trimmedCount] = (replies[0]?.[1] ?? []) as (string | null)[];
+    const entries = (replies[1]?.[1] ?? []) as [string, string[]][];
+    return { events: entries.map(([id, fields]) => storedEvent(id, fields[1] ?? 'null')), trimmed: { throughId: throughId ?? '', count: Number(trimmedCount ?? 0) } };
+  }
+
   /** Events after `afterId` (exclusive), oldest first; all events when afterId is ''. */
   async readEvents(taskId: string, afterId: string, count?: number): Promise<StoredEvent[]> {
     const key = this.keys.task(taskId).events;
@@ -561,19 +588,7 @@ export class TaskStore {
       count === undefined
         ? await this.redis.xrange(key, start, '+')
         : await this.redis.xrange(key, start, '+', 'COUNT', count);
-    return entries.map(([id, fields]) => {
-      const json = fields[1] ?? 'null';
-      // Parsed on first use only: replaying a buffer to a stream forwards the JSON as is.
-      let parsed: StreamResponse | undefined;
-      return {
-        id,
-        json,
-        get event(): StreamResponse {
-          parsed ??= JSON.parse(json) as StreamResponse;
-          return parsed;
-        },
-      };
-    });
+    return entries.map(([id, fields]) => storedEvent(id, fields[1] ?? 'null'));
   }
 
   /**

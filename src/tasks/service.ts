@@ -350,6 +350,17 @@ export class TaskService {
     return { snapshot, skipNote: undefined, afterId: read.lastEventId, terminal };
   }
 
+  /**
+   * For a stream whose reader fell behind the replay buffer (more events than the buffer holds
+   * arrived while it caught up, e.g. across a Redis reconnect): the Task snapshot to continue
+   * from and the note naming what was skipped, as a resume from before the buffer gets them.
+   */
+  async snapshotAfterSkip(owner: Owner, taskId: string, lastEventId: string): Promise<{ snapshot: { task: Task; eventId: string }; skipNote: StreamResponse }> {
+    const read = await this.options.store.readTask(taskId, owner, undefined);
+    if (read === undefined) throw taskNotFound(taskId);
+    return { snapshot: { task: read.task, eventId: read.lastEventId }, skipNote: replaySkipNote(read.task, read.lastEventId, lastEventId, read.trimmed) };
+  }
+
   /** A coordinator's assignments, in the order they were made, with each child's current state. */
   async listAssignments(owner: Owner, taskId: string): Promise<{ taskId: string; assignments: AssignmentView[] }> {
     await this.readOwnTask(taskId, owner, 0);
@@ -589,6 +600,12 @@ export class TaskService {
       liveOnly,
       onEvent: (event: LiveEvent) => {
         if (event.state !== undefined && done(event.state)) finish();
+      },
+      // More events came than the buffer keeps while this watch caught up: the turn may have
+      // ended among them, so the watch ends and its caller reads the task as it is.
+      onBehindBuffer: async () => {
+        finish();
+        return undefined;
       },
       // Redis has been unreachable past the outage grace period (or a read failed): fail the
       // waiting call with a retryable error rather than block until blockingTimeoutMs.

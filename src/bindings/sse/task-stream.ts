@@ -81,6 +81,7 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
       }
       deliver(event);
     },
+    ...(options.plan.snapshotAfterSkip === undefined ? {} : { onBehindBuffer: catchUpFromSnapshot(options.plan.snapshotAfterSkip) }),
     onError: (error) => {
       const framed = frameError(error);
       sse.send(framed.data, framed.event === undefined ? undefined : { event: framed.event });
@@ -88,6 +89,21 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
     },
   });
   if (sse.closed) feed.close();
+
+  function catchUpFromSnapshot(snapshotAfterSkip: NonNullable<StreamPlan['snapshotAfterSkip']>): (lastDeliveredId: string) => Promise<string | undefined> {
+    return async (lastDeliveredId) => {
+      const { snapshot: again, skipNote: note } = await snapshotAfterSkip(lastDeliveredId);
+      if (sse.closed) return undefined;
+      held = undefined;
+      sse.send(frame(JSON.stringify({ task: again.task })), { id: again.eventId });
+      sse.send(frame(JSON.stringify(note)));
+      if (closesOn(again.task.status.state)) {
+        sse.end();
+        return undefined;
+      }
+      return again.eventId;
+    };
+  }
 }
 
 /**
