@@ -14,18 +14,27 @@ import { compareEventIds } from '../src/events/hub.ts';
 import type { StreamResponse, TaskState as WireState } from '../src/protocol/types.ts';
 import { rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
 import { openSse, type SseEvent } from './support/sse.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 
 const MAX_EVENTS = 8;
+const PUSH_HOLD_MAX_EVENTS = 16;
 let gw: TestGateway;
+let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   gw = await startTestGateway({
     name: 'replay-trim',
-    config: { replay: { maxEvents: MAX_EVENTS }, agents: { burst: { adapter: 'test/fixtures/burst-adapter.mjs', adapterOptions: { stepMs: 30 } } } },
+    config: {
+      replay: { maxEvents: MAX_EVENTS, pushHoldMaxEvents: PUSH_HOLD_MAX_EVENTS },
+      push: { allowedHosts: ['127.0.0.1'], sweepIntervalMs: 200, retryInitialDelayMs: 100, retryMaxDelayMs: 300 },
+      agents: { burst: { adapter: 'test/fixtures/burst-adapter.mjs', adapterOptions: { stepMs: 30 } } },
+    },
   });
+  receiver = await startWebhookReceiver();
 });
 
 afterAll(async () => {
+  await receiver?.close();
   await gw?.close();
 });
 
@@ -49,10 +58,10 @@ async function ordinalOf(taskId: string, eventId: string): Promise<number> {
   return (await appendedSoFar(taskId)) - entries.length + index + 1;
 }
 
-async function send(text: string, taskId?: string): Promise<string> {
+async function send(text: string, taskId?: string, pushUrl?: string): Promise<string> {
   const { status, body } = await rpc(gw.jsonRpcUrl, 'SendMessage', {
     message: textMessage(text, taskId === undefined ? {} : { taskId }),
-    configuration: { returnImmediately: true },
+    configuration: { returnImmediately: true, ...(pushUrl === undefined ? {} : { taskPushNotificationConfig: { url: pushUrl } }) },
   });
   expect(status, JSON.stringify(body)).toBe(200);
   return ((body.result as { task: { id: string } }).task).id;
@@ -201,5 +210,72 @@ describe.each<Flavour>([
     const live = events.slice(2);
     expect(live.map(sdkState).at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(live).toHaveLength(5);
+  });
+});
+
+async function untilPaused(taskId: string, appendedAtLeast: number): Promise<void> {
+  await waitFor(
+    async () => ((await stateOf(taskId)) === 'TASK_STATE_INPUT_REQUIRED' && (await appendedSoFar(taskId)) >= appendedAtLeast ? true : undefined),
+    20_000,
+    `task ${taskId} paused after ${appendedAtLeast} events`,
+  );
+}
+
+describe('push deliveries and the replay bound', () => {
+  it('a receiver that is down holds the buffer past maxEvents: once it is back it gets every event, in order; then the buffer comes back to its bound', async () => {
+    const path = `/hooks/held-${randomBytes(4).toString('hex')}`;
+    receiver.behave({ status: 503, pathPrefix: path });
+    const taskId = await send('burst 0', undefined, `${receiver.url}${path}`);
+    await untilPaused(taskId, 3);
+    await send('burst 6', taskId);
+    await untilPaused(taskId, 12);
+    // Nothing was delivered, so nothing may go: 12 events, past maxEvents (8), under the cap (16).
+    expect(await gw.redis.xlen(eventsKey(taskId))).toBe(12);
+    expect(await gw.redis.hget(`${gw.prefix}:{${taskId}}:task`, 'eventsTrimmed')).toBeNull();
+    const held = await buffer(taskId);
+    receiver.reset();
+    const got = await receiver.waitForAccepted(12, path, 20_000);
+    expect(got.map((d) => d.body)).toEqual(held.map((e) => e.raw));
+    await send('finish 1', taskId);
+    await waitFor(async () => ((await stateOf(taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 20_000, 'completion');
+    const total = await appendedSoFar(taskId);
+    const all = await receiver.waitForAccepted(total, path, 20_000);
+    expect(all).toHaveLength(total);
+    expect(all.slice(-MAX_EVENTS).map((d) => d.body)).toEqual((await buffer(taskId)).map((e) => e.raw));
+    expect(await gw.redis.xlen(eventsKey(taskId))).toBe(MAX_EVENTS);
+  });
+
+  it('past pushHoldMaxEvents the buffer is trimmed all the same, and the receiver gets a Task snapshot naming the skip, then the events after it', async () => {
+    const path = `/hooks/capped-${randomBytes(4).toString('hex')}`;
+    receiver.behave({ status: 503, pathPrefix: path });
+    const taskId = await send('burst 0', undefined, `${receiver.url}${path}`);
+    await untilPaused(taskId, 3);
+    await send('burst 30', taskId);
+    await untilPaused(taskId, 36);
+    expect(await gw.redis.xlen(eventsKey(taskId))).toBe(PUSH_HOLD_MAX_EVENTS);
+    const trimmedThrough = await gw.redis.hget(`${gw.prefix}:{${taskId}}:task`, 'eventsTrimmedThrough');
+    const kept = await buffer(taskId);
+    receiver.reset();
+    // The delivery in flight when the receiver went away (the task's first event) is sent, then the snapshot.
+    const [first, snapshot] = await receiver.waitForAccepted(2, path, 20_000);
+    expect(first?.json).toHaveProperty('task');
+    expect(snapshot?.json).toMatchObject({
+      task: {
+        id: taskId,
+        status: { state: 'TASK_STATE_INPUT_REQUIRED' },
+        metadata: { a2aGateway: { replay: { reason: 'REPLAY_BUFFER_TRIMMED', trimmedThroughEventId: trimmedThrough, snapshotEventId: (kept.at(-1) as { id: string }).id } } },
+      },
+    });
+    await send('finish 2', taskId);
+    await waitFor(async () => ((await stateOf(taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 20_000, 'completion');
+    // After the snapshot: exactly the events appended after it, in order, ending with the terminal one.
+    const appendedAfter = (await appendedSoFar(taskId)) - 36;
+    const all = await receiver.waitForAccepted(2 + appendedAfter, path, 20_000);
+    const after = all.slice(2).map((d) => d.json as unknown as StreamResponse);
+    expect(after).toHaveLength(appendedAfter);
+    expect(all.slice(2).map((d) => d.body)).toEqual((await buffer(taskId)).slice(-appendedAfter).map((e) => e.raw));
+    expect(stateOfEvent(after.at(-1) as StreamResponse)).toBe('TASK_STATE_COMPLETED');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(receiver.accepted(path)).toHaveLength(2 + appendedAfter);
   });
 });

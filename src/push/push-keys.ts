@@ -13,7 +13,7 @@ export interface PushTaskKeys {
   task: string;
   /** HASH configId → stored config JSON. */
   configs: string;
-  /** HASH "d:<configId>" → last settled event id, "i:<configId>" → event id in flight ('' = none). */
+  /** HASH "d:<configId>" → last settled event id, "i:<configId>" → event id in flight ('' = none), "k:<configId>" → 'snapshot' while that delivery is a Task snapshot (its next event was trimmed). */
   cursors: string;
   /** The task's event stream: what is delivered. */
   events: string;

@@ -8,12 +8,16 @@
   KEYS[1] push configs   KEYS[2] push cursors   KEYS[3] events
   ARGV[1] configId   ARGV[2] eventId   ARGV[3] 'delivered' | 'dead' | 'gone'   ARGV[4] disabled JSON (for 'gone')
   Returns {'STALE'} | {'SETTLED'} | {'SETTLED', nextEventId, nextEventJson} (the next one, now in flight)
+  An event settled behind what the replay bound dropped ("trimmedThrough" in the cursors) starts
+  nothing here: the next pushNext gives that config the Task snapshot instead.
 ]]
 local configsKey, cursorsKey, eventsKey = KEYS[1], KEYS[2], KEYS[3]
 local configId, eventId = ARGV[1], ARGV[2]
 local inflight = redis.call('HGET', cursorsKey, 'i:' .. configId)
 if inflight ~= eventId then return {'STALE'} end
 redis.call('HSET', cursorsKey, 'd:' .. configId, eventId, 'i:' .. configId, '')
+-- A snapshot delivery (pushNext) stood for every event through this one: the chain goes on after it.
+redis.call('HDEL', cursorsKey, 'k:' .. configId)
 if ARGV[3] == 'gone' then
   local json = redis.call('HGET', configsKey, configId)
   if json then
@@ -24,6 +28,12 @@ if ARGV[3] == 'gone' then
   return {'SETTLED'}
 end
 if redis.call('HEXISTS', configsKey, configId) == 0 then return {'SETTLED'} end
+local trimmedThrough = redis.call('HGET', cursorsKey, 'trimmedThrough')
+if trimmedThrough then
+  local ms, seq = string.match(eventId, '^(%d+)-(%d+)$')
+  local tMs, tSeq = string.match(trimmedThrough, '^(%d+)-(%d+)$')
+  if tonumber(ms) < tonumber(tMs) or (tonumber(ms) == tonumber(tMs) and tonumber(seq) < tonumber(tSeq)) then return {'SETTLED'} end
+end
 local nextEntry = redis.call('XRANGE', eventsKey, '(' .. eventId, '+', 'COUNT', 1)
 if not nextEntry[1] then return {'SETTLED'} end
 redis.call('HSET', cursorsKey, 'i:' .. configId, nextEntry[1][1])

@@ -60,5 +60,7 @@ local function __boundReplay(taskKey, eventsKey, cursorsKey, maxEvents, maxAgeMs
   if dropped > 0 then
     redis.call('HSET', taskKey, 'eventsTrimmedThrough', through)
     redis.call('HINCRBY', taskKey, 'eventsTrimmed', dropped)
+    -- Push settles read it there (pushSettle): a delivery settled behind it is not chained on.
+    if hold ~= nil then redis.call('HSET', cursorsKey, 'trimmedThrough', through) end
   end
 end
