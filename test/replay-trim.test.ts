@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { SendMessageRequest, SubscribeToTaskRequest, TaskState, type StreamResponse as SdkStreamResponse } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatInspection, inspectTask, type TaskInspection } from '../src/cli/inspect.ts';
 import { compareEventIds } from '../src/events/hub.ts';
 import type { StreamResponse, TaskState as WireState } from '../src/protocol/types.ts';
 import { rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
@@ -112,6 +113,10 @@ describe.each<Binding>(['jsonrpc', 'rest'])('raw SSE over %s', (binding) => {
     expect(kept).toHaveLength(MAX_EVENTS);
     const trimmedThrough = await gw.redis.hget(`${gw.prefix}:{${taskId}}:task`, 'eventsTrimmedThrough');
     expect(compareEventIds(trimmedThrough as string, (kept[0] as { id: string }).id)).toBeLessThan(0);
+    // tasks inspect says what the bound dropped.
+    const inspection = await inspectTask(gw.redis, gw.prefix, taskId);
+    expect(inspection?.events).toMatchObject({ count: MAX_EVENTS, trimmed: { count: (await appendedSoFar(taskId)) - MAX_EVENTS, throughId: trimmedThrough } });
+    expect(formatInspection(inspection as TaskInspection)).toContain(`older ones trimmed (through ${trimmedThrough})`);
 
     // From inside: exactly the events after the id, nothing else (no snapshot, no note).
     const inside = (kept[2] as { id: string }).id;
