@@ -121,14 +121,14 @@ const pushSchema = z.strictObject({
 /** The replay buffer of each task (its events stream), bounded for open tasks too (docs/replay.md). */
 const replaySchema = z.strictObject({
   /** Most events one task's buffer keeps; the oldest go first (0 = no count bound). A resume from before the buffer gets a snapshot. */
-  maxEvents: z.coerce.number().int().min(0).default(10_000),
+  maxEvents: z.coerce.number().int().min(0).default(2_000),
   /** Events older than this leave the buffer of a task that is still open (0 = no age bound). */
   maxAgeSeconds: z.coerce.number().int().min(0).default(86_400),
   /**
    * Events a push config has not been sent yet stay past maxEvents and maxAgeSeconds, up to this
    * many in the buffer (0 = no cap); past it they go, and that config gets a Task snapshot next.
    */
-  pushHoldMaxEvents: z.coerce.number().int().min(0).default(50_000),
+  pushHoldMaxEvents: z.coerce.number().int().min(0).default(10_000),
 });
 
 /** Schedules (gateway extension): messages sent to an agent later or repeatedly. */

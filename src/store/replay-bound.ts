@@ -13,7 +13,7 @@ export interface ReplayBound {
   pushHoldMaxEvents: number;
 }
 
-export const DEFAULT_REPLAY_BOUND: ReplayBound = { maxEvents: 10_000, maxAgeMs: 86_400_000, pushHoldMaxEvents: 50_000 };
+export const DEFAULT_REPLAY_BOUND: ReplayBound = { maxEvents: 2_000, maxAgeMs: 86_400_000, pushHoldMaxEvents: 10_000 };
 
 export function replayBoundOf(settings: { maxEvents: number; maxAgeSeconds: number; pushHoldMaxEvents: number }): ReplayBound {
   return { maxEvents: settings.maxEvents, maxAgeMs: settings.maxAgeSeconds * 1000, pushHoldMaxEvents: settings.pushHoldMaxEvents };
