@@ -20,8 +20,9 @@ local function __eventIdLess(a, b)
   return tonumber(aSeq) < tonumber(bSeq)
 end
 
--- At most this many of the oldest events are read to find a count bound's cut: after the bound
--- was lowered, the stream comes down by this much per append (bounded work per call).
+-- At most this many of the oldest events are read to find a cut: after the bound was lowered
+-- (or many events aged out at once) the stream comes down by this much per append (bounded
+-- work per call).
 local __TRIM_READ_MAX = 1000
 
 -- The id of the newest of the `excess` oldest events (capped at __TRIM_READ_MAX).
@@ -38,8 +39,12 @@ local function __boundReplay(taskKey, eventsKey, cursorsKey, maxEvents, maxAgeMs
     -- Stream ids come from the Redis clock, so the age cut does too.
     local now = redis.call('TIME')
     local cutoffMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - maxAgeMs
-    local aged = redis.call('XREVRANGE', eventsKey, '(' .. string.format('%d', cutoffMs) .. '-0', '-', 'COUNT', 1)
-    if aged[1] and (through == nil or __eventIdLess(through, aged[1][1])) then through = aged[1][1] end
+    -- Read forward from the oldest: XREVRANGE from the cutoff would walk the whole stream.
+    if cutoffMs > 0 then
+      local aged = redis.call('XRANGE', eventsKey, '-', '(' .. string.format('%d', cutoffMs) .. '-0', 'COUNT', __TRIM_READ_MAX)
+      local newestAged = aged[#aged]
+      if newestAged and (through == nil or __eventIdLess(through, newestAged[1])) then through = newestAged[1] end
+    end
   end
   if through == nil then return end
   local cursors = redis.call('HGETALL', cursorsKey)
