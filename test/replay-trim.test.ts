@@ -250,6 +250,25 @@ describe('push deliveries and the replay bound', () => {
     expect(await gw.redis.xlen(eventsKey(taskId))).toBe(MAX_EVENTS);
   });
 
+  it('a config its receiver disabled (410) holds nothing; enabled again, it goes on with a snapshot of what it missed', async () => {
+    const path = `/hooks/gone-${randomBytes(4).toString('hex')}`;
+    receiver.behave({ status: 410, pathPrefix: path });
+    const taskId = await send('burst 0', undefined, `${receiver.url}${path}`);
+    await untilPaused(taskId, 3);
+    await waitFor(async () => (receiver.deliveries.some((d) => d.path === path && d.answered === 410) ? true : undefined), 20_000, 'the 410');
+    await waitFor(async () => ((await gw.redis.hget(`${gw.prefix}:{${taskId}}:push`, (await gw.redis.hkeys(`${gw.prefix}:{${taskId}}:push`))[0] as string)) ?? '').includes('disabled') ? true : undefined, 20_000, 'the config disabled');
+    await send('burst 12', taskId);
+    await untilPaused(taskId, 18);
+    expect(await gw.redis.xlen(eventsKey(taskId))).toBe(MAX_EVENTS);
+    // The receiver is back and the config is created again under its id: the events it missed were trimmed.
+    receiver.reset();
+    const configId = (await gw.redis.hkeys(`${gw.prefix}:{${taskId}}:push`))[0] as string;
+    const saved = await rpc(gw.jsonRpcUrl, 'CreateTaskPushNotificationConfig', { taskId, id: configId, url: `${receiver.url}${path}` });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    const [snapshot] = await receiver.waitForAccepted(1, path, 20_000);
+    expect(snapshot?.json).toMatchObject({ task: { id: taskId, metadata: { a2aGateway: { replay: { reason: 'REPLAY_BUFFER_TRIMMED' } } } } });
+  });
+
   it('past pushHoldMaxEvents the buffer is trimmed all the same, and the receiver gets a Task snapshot naming the skip, then the events after it', async () => {
     const path = `/hooks/capped-${randomBytes(4).toString('hex')}`;
     receiver.behave({ status: 503, pathPrefix: path });

@@ -7,6 +7,7 @@
   One slot: the task's.
   KEYS[1] push configs   KEYS[2] push cursors   KEYS[3] events
   ARGV[1] configId   ARGV[2] eventId   ARGV[3] 'delivered' | 'dead' | 'gone'   ARGV[4] disabled JSON (for 'gone')
+  A 'gone' config's cursor is parked as "p:<configId>": the replay bound holds no events for it.
   Returns {'STALE'} | {'SETTLED'} | {'SETTLED', nextEventId, nextEventJson} (the next one, now in flight)
   An event settled behind what the replay bound dropped ("trimmedThrough" in the cursors) starts
   nothing here: the next pushNext gives that config the Task snapshot instead.
@@ -25,6 +26,10 @@ if ARGV[3] == 'gone' then
     config.disabled = cjson.decode(ARGV[4])
     redis.call('HSET', configsKey, configId, cjson.encode(config))
   end
+  -- Parked where the replay bound does not see it (a disabled config holds no events for later);
+  -- enabling the config again (pushSaveConfig) takes it back.
+  redis.call('HSET', cursorsKey, 'p:' .. configId, eventId)
+  redis.call('HDEL', cursorsKey, 'd:' .. configId)
   return {'SETTLED'}
 end
 if redis.call('HEXISTS', configsKey, configId) == 0 then return {'SETTLED'} end

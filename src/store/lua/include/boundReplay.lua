@@ -10,7 +10,8 @@
   eventsTrimmed (how many were dropped in all).
   Push: events after the oldest delivery cursor (a config's last settled event) stay, so a slow
   receiver loses nothing, up to holdMaxEvents events; past that they go, and a config whose next
-  event went gets a task snapshot instead (pushNext).
+  event went gets a task snapshot instead (pushNext). A config a 410 disabled holds nothing (its
+  cursor is parked under another name, see pushSettle).
 ]]
 local function __eventIdLess(a, b)
   local aMs, aSeq = string.match(a, '^(%d+)-(%d+)$')
