@@ -192,29 +192,39 @@ describe.each<Flavour>([
   { name: '0.3 JSON-RPC', binding: 'JSONRPC', version: '0.3' },
   { name: '0.3 HTTP+JSON', binding: 'HTTP+JSON', version: '0.3' },
 ])('the official SDK client ($name)', (flavour) => {
-  it('resubscribing from before the buffer yields the snapshot, the skip note, then live events to the terminal one', async () => {
+  it('resubscribing from inside the buffer yields exactly the events after the id; from before it, the snapshot, the skip note, then live events to the terminal one', async () => {
     const client = await sdkClient(flavour);
     const { taskId, early } = await filledTask();
-    const events: SdkStreamResponse[] = [];
-    const stream = client.resubscribeTask(SubscribeToTaskRequest.fromJSON({ id: taskId }), { serviceParameters: { 'Last-Event-ID': early[0] as string } });
-    const reading = (async () => {
-      for await (const event of stream) events.push(event);
-    })();
-    await expect.poll(() => events.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
+    const kept = await buffer(taskId);
+    const read = (lastEventId: string): { events: SdkStreamResponse[]; done: Promise<void> } => {
+      const events: SdkStreamResponse[] = [];
+      const stream = client.resubscribeTask(SubscribeToTaskRequest.fromJSON({ id: taskId }), { serviceParameters: { 'Last-Event-ID': lastEventId } });
+      const done = (async () => {
+        for await (const event of stream) events.push(event);
+      })();
+      return { events, done };
+    };
+    const inside = read((kept[4] as { id: string }).id);
+    const before = read(early[0] as string);
+    await expect.poll(() => before.events.length + inside.events.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(2 + MAX_EVENTS - 5);
     await client.sendMessage(
       SendMessageRequest.fromJSON({ message: { messageId: `rt-${randomBytes(6).toString('hex')}`, role: 'ROLE_USER', taskId, parts: [{ text: 'finish 2' }] }, configuration: { returnImmediately: true } }),
     );
-    await reading;
-    expect(events[0]?.payload?.$case).toBe('task');
-    expect(sdkState(events[0] as SdkStreamResponse)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    const note = events[1]?.payload;
+    await Promise.all([inside.done, before.done]);
+    // finish 2 appends five events: submitted, working, two progress updates, completed.
+    const live = 5;
+    expect(inside.events.some((e) => e.payload?.$case === 'task'), 'a resume from inside the buffer gets no snapshot').toBe(false);
+    expect(inside.events).toHaveLength(MAX_EVENTS - 5 + live);
+    expect(inside.events.map(sdkState).at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+
+    expect(before.events[0]?.payload?.$case).toBe('task');
+    expect(sdkState(before.events[0] as SdkStreamResponse)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const note = before.events[1]?.payload;
     expect(note?.$case).toBe('statusUpdate');
     const metadata = note?.$case === 'statusUpdate' ? (note.value.metadata as Record<string, unknown> | undefined) : undefined;
     expect(metadata).toMatchObject({ a2aGateway: { replay: { reason: 'REPLAY_BUFFER_TRIMMED', lastEventId: early[0] } } });
-    // finish 2: submitted, working, two progress updates, completed.
-    const live = events.slice(2);
-    expect(live.map(sdkState).at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(live).toHaveLength(5);
+    expect(before.events.slice(2)).toHaveLength(live);
+    expect(before.events.map(sdkState).at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 });
 
