@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventHub, LiveEvent } from '../src/events/hub.ts';
 import { openTaskFeed } from '../src/events/task-feed.ts';
 import type { StreamResponse, TaskStatus } from '../src/protocol/types.ts';
-import type { ReplayBound } from '../src/store/replay-bound.ts';
+import { loadConfig } from '../src/config/load.ts';
+import { DEFAULT_REPLAY_BOUND, replayBoundOf, type ReplayBound } from '../src/store/replay-bound.ts';
 import { ownerKeyOf, StaleLeaseError, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { createStoredTask, waitFor } from './support/harness.ts';
 import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
@@ -182,3 +183,12 @@ async function runningTaskAppend(store: TaskStore, task: { taskId: string; conte
   await store.appendEvents({ taskId: task.taskId, ownerKey, contextId: task.contextId, generation: task.generation, artifacts: undefined, status, events: [{ statusUpdate: { taskId: task.taskId, contextId: task.contextId, status } }], now: new Date() });
   return ids(store, task.taskId);
 }
+
+describe('the replay settings', () => {
+  it('default to a bound every demo task fits in, and come from the environment', () => {
+    expect(replayBoundOf(loadConfig({}).config.replay)).toEqual(DEFAULT_REPLAY_BOUND);
+    const { config } = loadConfig({ A2A_REPLAY_MAX_EVENTS: '6', A2A_REPLAY_MAX_AGE_SECONDS: '60', A2A_REPLAY_PUSH_HOLD_MAX_EVENTS: '9' });
+    expect(replayBoundOf(config.replay)).toEqual({ maxEvents: 6, maxAgeMs: 60_000, pushHoldMaxEvents: 9 });
+    expect(() => loadConfig({ A2A_REPLAY_MAX_EVENTS: '-1' })).toThrow(/A2A_REPLAY_MAX_EVENTS/);
+  });
+});
