@@ -163,6 +163,13 @@ describe.each<Binding>(['jsonrpc', 'rest'])('raw SSE over %s', (binding) => {
       expect(stateOfEvent(payloadOf(binding, events.at(-1) as SseEvent))).toBe('TASK_STATE_COMPLETED');
     }
     expect(await gw.redis.xlen(eventsKey(taskId))).toBe(MAX_EVENTS);
+
+    // The task has ended: a resume from before its buffer gets the final snapshot and the note, and ends.
+    const late = await subscribeRaw(binding, taskId, before);
+    await late.reader.done;
+    expect(late.reader.events.map((e) => stateOfEvent(payloadOf(binding, e)))).toEqual(['TASK_STATE_COMPLETED', 'TASK_STATE_COMPLETED']);
+    expect(late.reader.events[0]?.id).toBe((await buffer(taskId)).at(-1)?.id);
+    expect(payloadOf(binding, late.reader.events[1] as SseEvent)).toMatchObject({ statusUpdate: { metadata: { a2aGateway: { replay: { lastEventId: before } } } } });
   });
 });
 
