@@ -135,6 +135,19 @@ const pushSchema = z.strictObject({
   signingKeyFile: z.string().min(1).optional(),
 });
 
+/** The replay buffer of each task (its events stream), bounded for open tasks too (docs/replay.md). */
+const replaySchema = z.strictObject({
+  /** Most events one task's buffer keeps; the oldest go first (0 = no count bound). A resume from before the buffer gets a snapshot. */
+  maxEvents: z.coerce.number().int().min(0).default(2_000),
+  /** Events older than this leave the buffer of a task that is still open (0 = no age bound). */
+  maxAgeSeconds: z.coerce.number().int().min(0).default(86_400),
+  /**
+   * Events a push config has not been sent yet stay past maxEvents and maxAgeSeconds, up to this
+   * many in the buffer (0 = no cap); past it they go, and that config gets a Task snapshot next.
+   */
+  pushHoldMaxEvents: z.coerce.number().int().min(0).default(10_000),
+});
+
 /** Schedules (gateway extension): messages sent to an agent later or repeatedly. */
 const schedulesSchema = z.strictObject({
   /** Offer schedules (declared on the card as an extension); false answers their methods with UnsupportedOperationError. */
@@ -457,6 +470,8 @@ export const configSchema = z.object({
   shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
   /** How long a finished task (and its replay buffer) stays readable before it expires. */
   retentionSeconds: z.coerce.number().int().min(60).default(604_800),
+  /** Bounds of each task's replay buffer: count, age, and what push deliveries may hold. */
+  replay: replaySchema.default(replaySchema.parse({})),
   /** Where the gateway keeps what it generates: the development issuer key and the card signing key. */
   dataDir: z.string().min(1).default('.data'),
   /** Who may call: token issuers, signing partners, clock leeway. */
@@ -559,6 +574,9 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_CANCEL_WAIT_MS: 'cancelWaitMs',
   A2A_IDEMPOTENCY_TTL_SECONDS: 'idempotencyTtlSeconds',
   A2A_RETENTION_SECONDS: 'retentionSeconds',
+  A2A_REPLAY_MAX_EVENTS: 'replay.maxEvents',
+  A2A_REPLAY_MAX_AGE_SECONDS: 'replay.maxAgeSeconds',
+  A2A_REPLAY_PUSH_HOLD_MAX_EVENTS: 'replay.pushHoldMaxEvents',
   A2A_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
   A2A_MAX_QUEUED_TURNS: 'maxQueuedTurns',
   A2A_LOG_LEVEL: 'logLevel',

@@ -24,6 +24,7 @@ import type { GatewayConfig } from '../config/schema.ts';
 import { EventHub } from '../events/hub.ts';
 import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
+import { replayBoundOf } from '../store/replay-bound.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { TaskService } from '../tasks/service.ts';
 import { SseStreams } from '../bindings/sse/sse-writer.ts';
@@ -86,13 +87,13 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   for (const [role, connection] of [['commands', commands], ['events', subscriber], ['queue', queueConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
-  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds);
+  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay));
   const hub = new EventHub(subscriber, store.keys, outage);
   await hub.start();
   // The queues re-emit their connection's errors, which the handler above already logs; without
   // a listener BullMQ would print each one to stderr while Redis is down.
   const queues = new TurnQueues(queueConnection, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
-  const assignments = new AssignmentStore(commands, store.keys);
+  const assignments = new AssignmentStore(commands, store.keys, store.replay);
   const pushStore = config.push.enabled ? new PushStore(commands, config.keyPrefix) : undefined;
   const push =
     pushStore === undefined

@@ -25,7 +25,7 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
   // Only what the live callbacks need is kept in their closures: an idle stream lives for
   // hours, and the snapshot (a whole Task with history) must not live with it.
   const { service, response, frame, frameError, streams } = options;
-  const { snapshot, closesOn, taskId, afterId, alreadyEnded } = options.plan;
+  const { snapshot, skipNote, closesOn, taskId, afterId, alreadyEnded } = options.plan;
   let feed: { close(): void } | undefined;
   const sse = streams.open(response, () => feed?.close(), {
     slowReaderFrame: () =>
@@ -40,6 +40,7 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
 
   if (snapshot !== undefined) {
     sse.send(frame(JSON.stringify({ task: snapshot.task })), { id: snapshot.eventId });
+    if (skipNote !== undefined) sse.send(frame(JSON.stringify(skipNote)));
     if (closesOn(snapshot.task.status.state)) {
       sse.end();
       return;
@@ -80,6 +81,7 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
       }
       deliver(event);
     },
+    ...(options.plan.snapshotAfterSkip === undefined ? {} : { onBehindBuffer: catchUpFromSnapshot(options.plan.snapshotAfterSkip) }),
     onError: (error) => {
       const framed = frameError(error);
       sse.send(framed.data, framed.event === undefined ? undefined : { event: framed.event });
@@ -87,6 +89,21 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
     },
   });
   if (sse.closed) feed.close();
+
+  function catchUpFromSnapshot(snapshotAfterSkip: NonNullable<StreamPlan['snapshotAfterSkip']>): (lastDeliveredId: string) => Promise<string | undefined> {
+    return async (lastDeliveredId) => {
+      const { snapshot: again, skipNote: note } = await snapshotAfterSkip(lastDeliveredId);
+      if (sse.closed) return undefined;
+      held = undefined;
+      sse.send(frame(JSON.stringify({ task: again.task })), { id: again.eventId });
+      sse.send(frame(JSON.stringify(note)));
+      if (closesOn(again.task.status.state)) {
+        sse.end();
+        return undefined;
+      }
+      return again.eventId;
+    };
+  }
 }
 
 /**
