@@ -297,6 +297,16 @@ export const configSchema = z.object({
   host: z.string().min(1).default('127.0.0.1'),
   /** Listen port; the platform's PORT variable is used when A2A_PORT is not set. */
   port: port.default(8080),
+  /**
+   * Port of the gRPC binding (spec 10, docs/grpc.md): "off" (the default, so a first run needs
+   * one free port only), 0 for any free port, or a port such as 50051. When on, every agent's
+   * card declares a GRPC interface at grpcPublicAddress.
+   */
+  grpcPort: z.union([z.literal('off'), port], { error: 'a port number (0 = any free port) or "off"' }).default('off'),
+  /** Where the gRPC binding listens; default: host. */
+  grpcHost: z.string().min(1).optional(),
+  /** host:port clients use to reach the gRPC binding (the cards' GRPC interface). Defaults to publicUrl's host with the bound gRPC port. */
+  grpcPublicAddress: z.string().regex(/^[^\s/]+:\d{1,5}$/, 'host:port, e.g. a2a.example.com:443').optional(),
   /** URL clients use to reach this gateway (what the agent card advertises). Defaults to http://host:port. */
   publicUrl: z.string().url().optional(),
   agentName: z.string().min(1).default('a2a-gateway demo agent'),
@@ -456,6 +466,9 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_KEY_PREFIX: 'keyPrefix',
   A2A_HOST: 'host',
   A2A_PORT: 'port',
+  A2A_GRPC_PORT: 'grpcPort',
+  A2A_GRPC_HOST: 'grpcHost',
+  A2A_GRPC_PUBLIC_ADDRESS: 'grpcPublicAddress',
   A2A_PUBLIC_URL: 'publicUrl',
   A2A_AGENT_NAME: 'agentName',
   A2A_AGENT_DESCRIPTION: 'agentDescription',

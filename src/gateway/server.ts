@@ -40,6 +40,12 @@ import { createScheduleQueue } from '../../queues/schedules.ts';
 import { ScheduleService } from '../schedules/schedule-service.ts';
 import { ScheduleStore } from '../schedules/schedule-store.ts';
 import { SCHEDULES_EXTENSION_URI } from '../schedules/schedule-types.ts';
+import { OPERATIONS } from '../operations/registry.ts';
+import { createGrpcService } from '../bindings/grpc/index.ts';
+import { grpcServiceOf } from '../bindings/grpc/messages.ts';
+import { GrpcStreams } from '../bindings/grpc/grpc-streams.ts';
+import { agentTenantOf } from '../bindings/grpc/call-metadata.ts';
+import { listenGrpc, type GrpcListener } from './grpc-server.ts';
 
 export interface GatewayHandle {
   url: string;
@@ -48,6 +54,8 @@ export interface GatewayHandle {
   card: ServedCard | undefined;
   /** Every agent's endpoint, by name (its cards at /agents/<name>/…). */
   endpoints: ReadonlyMap<string, AgentEndpoint>;
+  /** The gRPC binding, when grpcPort is not "off": its bound port and the host:port the cards declare. */
+  grpc: { port: number; address: string } | undefined;
   service: TaskService;
   hub: EventHub;
   /** The local development issuer, when no issuer is configured (npm run token). */
@@ -181,6 +189,29 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     throw error;
   }
   const publicUrl = publicUrlOf(config, port);
+  // The gRPC binding listens before the cards are built: they name its port.
+  const grpcStreams = new GrpcStreams(config.sseMaxBufferedBytes);
+  let grpcListener: GrpcListener | undefined;
+  if (config.grpcPort !== 'off') {
+    try {
+      grpcListener = await listenGrpc(
+        {
+          host: config.grpcHost ?? config.host,
+          port: config.grpcPort,
+          maxReceiveBytes: Math.max(...agents.list().map((agent) => agent.settings.limits.maxBodyBytes)),
+          keepaliveMs: config.heartbeatMs,
+          streams: grpcStreams,
+        },
+        grpcServiceOf(OPERATIONS).definition,
+      );
+    } catch (error) {
+      httpServer.close();
+      await queues.close();
+      releaseConnections();
+      throw error;
+    }
+  }
+  const grpcAddress = grpcListener === undefined ? undefined : (config.grpcPublicAddress ?? `${new URL(publicUrl).hostname}:${grpcListener.port}`);
   const authenticator = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir);
   if (!authenticator.enabled) {
     logger.warn('authentication is OFF (auth.enabled=false): every caller is anonymous and the agent card declares no security');
@@ -204,7 +235,9 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   };
   const endpointAt = (name: string, basePath: string): AgentEndpoint => {
     const agent = agents.get(name) as NonNullable<ReturnType<Agents['get']>>;
-    return { agent, basePath, cards: new AgentCards({ agent, baseUrl: `${publicUrl}${basePath}`, security, finish, logger }) };
+    // On gRPC (one port for all agents) an agent other than the root one is named by the tenant its interface declares.
+    const grpc = grpcAddress === undefined ? undefined : { address: grpcAddress, ...(basePath === '' ? {} : { tenant: agentTenantOf(name) }) };
+    return { agent, basePath, cards: new AgentCards({ agent, baseUrl: `${publicUrl}${basePath}`, security, finish, logger, grpc }) };
   };
   const endpoints = new Map(agents.list().map((agent) => [agent.name, endpointAt(agent.name, `/agents/${encodeURIComponent(agent.name)}`)]));
   const root = endpointAt(agents.defaultName, '');
@@ -222,22 +255,38 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     }
   } catch (error) {
     httpServer.close();
+    await grpcListener?.close();
     await queues.close();
     releaseConnections();
     throw error;
   }
+  const rateLimiter = new RateLimiter(commands, store.keys);
+  const unauthenticated = new UnauthenticatedLimiter(commands, store.keys, config.limits);
+  grpcListener?.serve(
+    createGrpcService({
+      registry: OPERATIONS,
+      service,
+      root,
+      endpoints,
+      rateLimiter,
+      authentication: { authenticator, unauthenticated },
+      jsonLimits: config.jsonLimits,
+      streams: grpcStreams,
+      logger,
+    }),
+  );
   handler = createGatewayListener({
     service,
     root,
     endpoints,
     publishedKeys: pushSigningKey === undefined ? keys.publishedKeys : [...keys.publishedKeys, publicJwkOf(pushSigningKey)],
-    rateLimiter: new RateLimiter(commands, store.keys),
+    rateLimiter,
     edge: {
       maxHeaderCount: config.maxHeaderCount,
       maxBodyBytes: config.maxBodyBytes,
       jsonLimits: config.jsonLimits,
       authenticator,
-      unauthenticated: new UnauthenticatedLimiter(commands, store.keys, config.limits),
+      unauthenticated,
       proxyTrust,
       publicUrl: new URL(publicUrl),
     },
@@ -255,6 +304,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     port,
     card: rootCard,
     endpoints,
+    grpc: grpcListener === undefined || grpcAddress === undefined ? undefined : { port: grpcListener.port, address: grpcAddress },
     service,
     hub,
     devIssuer: keys.devIssuer,
@@ -262,11 +312,14 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       // Stop accepting, tell every stream's client to reconnect (elsewhere) shortly, and let
       // idle keep-alive connections go; in-flight requests are cut after that.
       const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      // gRPC streams end with UNAVAILABLE and the event id to resume from, SSE ones with retry:.
+      const grpcClosed = grpcListener?.close();
       streams.endAll(1_000);
       httpServer.closeIdleConnections();
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
       httpServer.closeAllConnections();
       await closed;
+      await grpcClosed;
       await queues.close();
       await pushQueue?.close().catch(() => undefined);
       await scheduleQueue?.close().catch(() => undefined);
