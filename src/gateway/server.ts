@@ -273,6 +273,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       jsonLimits: config.jsonLimits,
       streams: grpcStreams,
       logger,
+      accessLog: config.accessLog,
     }),
   );
   handler = createGatewayListener({

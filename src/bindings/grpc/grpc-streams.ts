@@ -1,10 +1,10 @@
 // The open gRPC server streams of one gateway: each a sink for ../task-stream.ts that writes
 // StreamResponse messages carrying their event id, bounds what may wait for a slow reader, and
 // ends with a resume hint at shutdown (the gRPC counterpart of the SSE `retry:` line).
-import type { ServerWritableStream } from '@grpc/grpc-js';
+import { status as GrpcStatus, type ServerWritableStream } from '@grpc/grpc-js';
 import { A2AError } from '../../protocol/errors.ts';
 import type { StreamSink } from '../task-stream.ts';
-import { grpcStatusOf } from './status.ts';
+import { grpcCodeOf, grpcStatusOf } from './status.ts';
 
 /** Where a gRPC stream event carries its id (the SSE `id:`): the event's metadata, under the gateway's key. */
 export const EVENT_ID_METADATA = { namespace: 'a2aGateway', key: 'eventId' } as const;
@@ -39,8 +39,12 @@ export class GrpcStreams {
     return this.streams.size;
   }
 
-  /** A sink writing to `call`; `toMessage` turns an event's JSON (with its id set) into the SDK message. */
-  open(call: ServerWritableStream<unknown, unknown>, taskId: string, toMessage: (json: Record<string, unknown>) => unknown, onClose: () => void): GrpcStreamSink {
+  /**
+   * A sink writing to `call`; `toMessage` turns an event's JSON (with its id set) into the SDK
+   * message. `onClose` runs once, with the status code the stream ended with (CANCELLED when the
+   * client went away).
+   */
+  open(call: ServerWritableStream<unknown, unknown>, taskId: string, toMessage: (json: Record<string, unknown>) => unknown, onClose: (code: number) => void): GrpcStreamSink {
     let closed = false;
     let waitingBytes = 0;
     let lastEventId: string | undefined;
@@ -56,11 +60,11 @@ export class GrpcStreams {
           metadata: { reason: 'SHUTTING_DOWN', taskId, ...(lastEventId === undefined ? {} : { lastEventId }) },
         }),
     };
-    const finish = (): void => {
+    const finish = (code: number): void => {
       if (closed) return;
       closed = true;
       this.streams.delete(entry);
-      onClose();
+      onClose(code);
     };
     const sink: GrpcStreamSink = {
       get closed() {
@@ -86,19 +90,19 @@ export class GrpcStreams {
       },
       end: () => {
         if (closed) return;
-        finish();
+        finish(GrpcStatus.OK);
         call.end();
       },
       fail: (error) => {
         if (closed) return;
-        finish();
+        finish(grpcCodeOf(error));
         // grpc-js ends the call with this status once the messages before it are flushed.
         call.emit('error', grpcStatusOf(error));
       },
     };
     entry.sink = sink;
     this.streams.add(entry);
-    call.once('cancelled', finish);
+    call.once('cancelled', () => finish(GrpcStatus.CANCELLED));
     return sink;
   }
 

@@ -14,6 +14,7 @@ import type { TaskFeed } from '../../events/task-feed.ts';
 import { EXTENSIONS_HEADER, requestedExtensionsOf } from '../../extensions/activation.ts';
 import type { RateLimiter } from '../../limits/rate-limiter.ts';
 import type { Logger } from '../../logging/logger.ts';
+import { traceIdOf } from '../../logging/trace-id.ts';
 import { openStream, runUnary, type OperationDeps, type RequestContext } from '../../operations/dispatch.ts';
 import type { OperationRegistry } from '../../operations/registry.ts';
 import { A2AError } from '../../protocol/errors.ts';
@@ -41,6 +42,8 @@ export interface GrpcBindingOptions {
   jsonLimits: JsonLimits;
   streams: GrpcStreams;
   logger: Logger;
+  /** One info line per call when it ends, like the HTTP access log. */
+  accessLog: boolean;
 }
 
 /** Refused before anything is looked at: no agent of that name. */
@@ -51,6 +54,40 @@ interface AdmittedCall {
   context: RequestContext;
   params: Record<string, unknown>;
 }
+
+/** What the access line of a call says (never a credential: the principal is the id they resolved to). */
+interface CallNotes {
+  agent?: string;
+  principal?: string;
+  tenant?: string;
+  taskId?: string;
+}
+
+/** Starts a call's access line; the returned function writes it with the status code the call ended with. */
+function accessLine(call: { metadata: ServerUnaryCall<unknown, unknown>['metadata'] }, method: GrpcMethod, notes: CallNotes, options: GrpcBindingOptions): (code: number) => void {
+  if (!options.accessLog) return () => undefined;
+  const startedAt = process.hrtime.bigint();
+  let written = false;
+  return (code) => {
+    if (written) return;
+    written = true;
+    const traceId = traceIdOf(callHeaders(call.metadata).header('traceparent'));
+    options.logger.info('request', {
+      binding: 'grpc',
+      path: method.path,
+      operation: method.operation.name,
+      status: GrpcStatus[code] ?? code,
+      durationMs: Math.round(Number(process.hrtime.bigint() - startedAt) / 1e5) / 10,
+      ...Object.fromEntries(Object.entries(notes).filter(([, value]) => value !== undefined && value !== '')),
+      ...(traceId === undefined ? {} : { traceId }),
+    });
+  };
+}
+
+const taskIdOf = (params: Record<string, unknown>): string | undefined => {
+  const named = params.id ?? params.taskId ?? (params.message as { taskId?: unknown } | undefined)?.taskId;
+  return typeof named === 'string' ? named.slice(0, 256) : undefined;
+};
 
 /** Which agent a call is for: `a2a-agent` metadata, else a tenant `agents/<name>`, else the default agent. */
 function endpointOf(headers: CallHeaders, params: Record<string, unknown>, options: GrpcBindingOptions): AgentEndpoint {
@@ -76,11 +113,13 @@ function checkJsonBounds(params: Record<string, unknown>, limits: JsonLimits): v
 }
 
 /** The steps before the operation; throws the refusal. */
-async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWritableStream<DecodedRequest, unknown>, method: GrpcMethod, options: GrpcBindingOptions): Promise<AdmittedCall> {
+async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWritableStream<DecodedRequest, unknown>, method: GrpcMethod, options: GrpcBindingOptions, notes: CallNotes): Promise<AdmittedCall> {
   const headers = callHeaders(call.metadata);
   const decoded = call.request;
   const params = 'message' in decoded ? method.requestJson(decoded.message) : {};
+  notes.taskId = taskIdOf(params);
   const endpoint = endpointOf(headers, params, options);
+  notes.agent = endpoint.agent.name;
   const { limits } = endpoint.agent.settings;
   if (decoded.bytes > limits.maxBodyBytes) {
     throw new A2AError('RESOURCE_EXHAUSTED', `The request message is ${decoded.bytes} bytes; agent "${endpoint.agent.name}" accepts at most ${limits.maxBodyBytes} (maxBodyBytes).`, {
@@ -88,6 +127,8 @@ async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWrit
     });
   }
   const principal = await authenticate(call, headers, options);
+  notes.principal = principal?.subject;
+  notes.tenant = principal?.tenant;
   const version = negotiateVersion(headers.header('a2a-version'), undefined);
   if (version !== PROTOCOL_VERSION) throw wrongVersionFor(`The gRPC method ${method.operation.name}`, { header: headers.header('a2a-version'), query: undefined }, PROTOCOL_VERSION);
   if ('undecodable' in decoded) throw new A2AError('PARSE_ERROR', `The request is not a valid ${method.operation.grpc?.requestType ?? ''} message: ${decoded.undecodable}`);
@@ -128,14 +169,19 @@ function refusal(error: unknown, options: GrpcBindingOptions, method: GrpcMethod
 
 function unaryHandler(method: GrpcMethod, options: GrpcBindingOptions) {
   return (call: ServerUnaryCall<DecodedRequest, unknown>, callback: sendUnaryData<unknown>): void => {
+    const notes: CallNotes = {};
+    const log = accessLine(call, method, notes, options);
     void (async () => {
       try {
         if (method.operation.streaming) throw new Error(`${method.operation.name} streams`);
-        const { deps, context, params } = await admit(call, method, options);
+        const { deps, context, params } = await admit(call, method, options, notes);
         const result = await runUnary(method.operation, params, context, deps);
         callback(null, method.response(result));
+        log(GrpcStatus.OK);
       } catch (error) {
-        callback(refusal(error, options, method));
+        const status = refusal(error, options, method);
+        callback(status);
+        log(status.code ?? GrpcStatus.UNKNOWN);
       }
     })();
   };
@@ -143,17 +189,27 @@ function unaryHandler(method: GrpcMethod, options: GrpcBindingOptions) {
 
 function streamHandler(method: GrpcMethod, options: GrpcBindingOptions) {
   return (call: ServerWritableStream<DecodedRequest, unknown>): void => {
+    const notes: CallNotes = {};
+    const log = accessLine(call, method, notes, options);
     void (async () => {
       try {
         if (!method.operation.streaming) throw new Error(`${method.operation.name} does not stream`);
-        const { deps, context, params } = await admit(call, method, options);
+        const { deps, context, params } = await admit(call, method, options, notes);
         const plan = await openStream(method.operation, params, context, deps);
-        if (call.cancelled) return;
+        if (call.cancelled) {
+          log(GrpcStatus.CANCELLED);
+          return;
+        }
         let feed: TaskFeed | undefined;
-        const sink = options.streams.open(call, plan.taskId, (json) => method.response(json), () => feed?.close());
+        const sink = options.streams.open(call, plan.taskId, (json) => method.response(json), (code) => {
+          feed?.close();
+          log(code);
+        });
         feed = streamTaskEvents({ service: options.service, sink, plan, frame: (json) => json, fail: (error) => sink.fail(toA2AError(error)) });
       } catch (error) {
-        call.emit('error', refusal(error, options, method));
+        const status = refusal(error, options, method);
+        call.emit('error', status);
+        log(status.code ?? GrpcStatus.UNKNOWN);
       }
     })();
   };
