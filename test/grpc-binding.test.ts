@@ -6,6 +6,8 @@
 // scoping, scopes, per-agent size and rate limits, extensions and shutdown behave as on HTTP.
 import { randomBytes } from 'node:crypto';
 import { CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest, type ListTasksResponse, type SendMessageResponse, type Task } from '@a2a-js/sdk';
+import { ClientFactory, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agents } from '../src/agents/agents.ts';
@@ -66,6 +68,21 @@ describe('the card', () => {
     expect(gw.gateway.grpc?.address).toMatch(/^127\.0\.0\.1:\d+$/);
     const tight = (await (await fetch(`${gw.url}/agents/tight/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json()) as { supportedInterfaces: Record<string, string>[] };
     expect(tight.supportedInterfaces.filter((i) => i.protocolBinding === 'GRPC')).toEqual([{ url: gw.gateway.grpc?.address, protocolBinding: 'GRPC', protocolVersion: '1.0', tenant: 'agents/tight' }]);
+  });
+});
+
+describe("the SDK's gRPC client with a bearer token", () => {
+  it('authenticates with serviceParameters.authorization (metadata), and reaches a named agent through its card', async () => {
+    const factory = new ClientFactory({ transports: [new GrpcTransportFactory()], cardResolver: new DefaultAgentCardResolver() });
+    const client = await factory.createFromUrl(`${gw.url}/agents/tight/.well-known/agent-card.json`, '');
+    const withToken = { serviceParameters: { authorization: `Bearer ${tokens.alice}` } };
+    const reply = await client.sendMessage(SendMessageRequest.fromJSON({ message: message('echo from the SDK') }), withToken);
+    expect('status' in reply).toBe(true);
+    const task = reply as Task;
+    // The task is the tight agent's: the default agent does not know it.
+    const other = await grpc.unary('getTask', GetTaskRequest.fromJSON({ id: task.id }), as(tokens.alice));
+    expect(other.error?.code).toBe(GrpcStatus.NOT_FOUND);
+    await expect(client.getTask(GetTaskRequest.fromJSON({ id: task.id }))).rejects.toThrow(/credentials/);
   });
 });
 
