@@ -5,7 +5,7 @@
 // `a2a-version`, the agent from `a2a-agent` metadata or an `agents/<name>` tenant; owner
 // scoping, scopes, per-agent size and rate limits, extensions and shutdown behave as on HTTP.
 import { randomBytes } from 'node:crypto';
-import { CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest, type ListTasksResponse, type SendMessageResponse, type Task } from '@a2a-js/sdk';
+import { AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest, ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest, type ListTasksResponse, type SendMessageResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { status as GrpcStatus } from '@grpc/grpc-js';
@@ -83,6 +83,19 @@ describe("the SDK's gRPC client with a bearer token", () => {
     const other = await grpc.unary('getTask', GetTaskRequest.fromJSON({ id: task.id }), as(tokens.alice));
     expect(other.error?.code).toBe(GrpcStatus.NOT_FOUND);
     await expect(client.getTask(GetTaskRequest.fromJSON({ id: task.id }))).rejects.toThrow(/credentials/);
+  });
+});
+
+describe('unary answers', () => {
+  it('GetExtendedAgentCard answers the extended card, converted to the proto message whole (interfaces, security, skills)', async () => {
+    const { error, response } = await grpc.unary<AgentCard>('getExtendedAgentCard', GetExtendedAgentCardRequest.fromJSON({}), as(tokens.alice));
+    expect(error).toBeUndefined();
+    const served = gw.gateway.card?.card as unknown as Record<string, unknown>;
+    const json = AgentCard.toJSON(response as AgentCard) as Record<string, unknown>;
+    expect(json.name).toBe(served.name);
+    expect(json.supportedInterfaces).toEqual(served.supportedInterfaces);
+    expect(json.securitySchemes).toEqual(served.securitySchemes);
+    expect((json.skills as unknown[]).length).toBeGreaterThanOrEqual((served.skills as unknown[]).length);
   });
 });
 
