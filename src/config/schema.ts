@@ -305,6 +305,13 @@ export const configSchema = z.object({
   grpcPort: z.union([z.literal('off'), port], { error: 'a port number (0 = any free port) or "off"' }).default('off'),
   /** Where the gRPC binding listens; default: host. */
   grpcHost: z.string().min(1).optional(),
+  /**
+   * PEM certificate chain and private key for the gRPC binding's TLS (relative paths against
+   * the config file's directory). Both or neither: without them it speaks plaintext HTTP/2 and
+   * TLS is terminated in front of it.
+   */
+  grpcTlsCertFile: z.string().min(1).optional(),
+  grpcTlsKeyFile: z.string().min(1).optional(),
   /** host:port clients use to reach the gRPC binding (the cards' GRPC interface). Defaults to publicUrl's host with the bound gRPC port. */
   grpcPublicAddress: z.string().regex(/^[^\s/]+:\d{1,5}$/, 'host:port, e.g. a2a.example.com:443').optional(),
   /** URL clients use to reach this gateway (what the agent card advertises). Defaults to http://host:port. */
@@ -469,6 +476,8 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_GRPC_PORT: 'grpcPort',
   A2A_GRPC_HOST: 'grpcHost',
   A2A_GRPC_PUBLIC_ADDRESS: 'grpcPublicAddress',
+  A2A_GRPC_TLS_CERT_FILE: 'grpcTlsCertFile',
+  A2A_GRPC_TLS_KEY_FILE: 'grpcTlsKeyFile',
   A2A_PUBLIC_URL: 'publicUrl',
   A2A_AGENT_NAME: 'agentName',
   A2A_AGENT_DESCRIPTION: 'agentDescription',

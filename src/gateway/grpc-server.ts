@@ -15,6 +15,8 @@ export interface GrpcListenOptions {
   /** HTTP/2 pings on idle connections (heartbeatMs): what SSE comments are to an idle stream. */
   keepaliveMs: number;
   streams: GrpcStreams;
+  /** PEM certificate chain and key: TLS instead of plaintext HTTP/2. */
+  tls?: { certChain: Buffer; privateKey: Buffer };
 }
 
 export interface GrpcListener {
@@ -46,7 +48,7 @@ export async function listenGrpc(options: GrpcListenOptions, definition: Service
   }
   server.addService(definition, deferred);
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${options.host.includes(':') ? `[${options.host}]` : options.host}:${options.port}`, ServerCredentials.createInsecure(), (error, bound) => {
+    server.bindAsync(`${options.host.includes(':') ? `[${options.host}]` : options.host}:${options.port}`, credentialsOf(options.tls), (error, bound) => {
       if (error !== null) {
         const inUse = /EADDRINUSE|address already in use/i.test(error.message);
         reject(new Error(inUse ? `${options.host}:${options.port} (grpcPort) is already in use; stop what listens there, or set A2A_GRPC_PORT to a free port or "off".` : `the gRPC binding could not listen on ${options.host}:${options.port}: ${error.message}`));
@@ -75,4 +77,9 @@ export async function listenGrpc(options: GrpcListenOptions, definition: Service
       });
     },
   };
+}
+
+function credentialsOf(tls: GrpcListenOptions['tls']): ServerCredentials {
+  if (tls === undefined) return ServerCredentials.createInsecure();
+  return ServerCredentials.createSsl(null, [{ cert_chain: tls.certChain, private_key: tls.privateKey }], false);
 }

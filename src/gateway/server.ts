@@ -1,6 +1,8 @@
 // The gateway role: HTTP server, task service and the Redis connections it needs. Its
 // connection count is fixed (commands, one event subscriber, the queue) whatever the load.
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { AgentCards } from '../../agent-card/agent-cards.ts';
@@ -83,6 +85,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   const keys = await loadGatewayKeys(config, baseDir);
   // Receivers verify webhook signatures with its public half, published beside the card's key.
   const pushSigningKey = config.push.enabled ? await loadPushSigningKey(config, baseDir) : undefined;
+  const grpcTls = config.grpcPort === 'off' ? undefined : await loadGrpcTls(config, baseDir);
   // Connections that answer clients wait for a lost Redis at most redisOutageGraceMs, and for
   // a silent one at most redisCommandTimeoutMs, then fail with 503 + Retry-After (see
   // redis/connection.ts); the subscriber reconnects forever.
@@ -201,6 +204,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
           maxReceiveBytes: Math.max(...agents.list().map((agent) => agent.settings.limits.maxBodyBytes)),
           keepaliveMs: config.heartbeatMs,
           streams: grpcStreams,
+          tls: grpcTls,
         },
         grpcServiceOf(OPERATIONS).definition,
       );
@@ -341,6 +345,24 @@ function refuseDevelopmentIssuerInProduction(config: GatewayConfig): void {
   throw new Error(
     'refusing to start: production mode (NODE_ENV=production or production=true) and no token issuer is configured, so only the development issuer would be trusted; configure auth.issuers in the A2A_CONFIG file (see README, Identity and limits).',
   );
+}
+
+/** The gRPC binding's certificate and key, when both are configured; one without the other is a configuration error. */
+async function loadGrpcTls(config: GatewayConfig, baseDir: string): Promise<{ certChain: Buffer; privateKey: Buffer } | undefined> {
+  const { grpcTlsCertFile: certFile, grpcTlsKeyFile: keyFile } = config;
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) {
+    throw new Error('grpcTlsCertFile and grpcTlsKeyFile (A2A_GRPC_TLS_CERT_FILE, A2A_GRPC_TLS_KEY_FILE) go together: set both for TLS on the gRPC port, or neither for plaintext HTTP/2.');
+  }
+  const read = async (file: string, what: string): Promise<Buffer> => {
+    const path = resolve(baseDir, file);
+    try {
+      return await readFile(path);
+    } catch (error) {
+      throw new Error(`${what} ${path} cannot be read (${(error as Error).message}).`);
+    }
+  };
+  return { certChain: await read(certFile, 'grpcTlsCertFile'), privateKey: await read(keyFile, 'grpcTlsKeyFile') };
 }
 
 function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: Redis, baseDir: string): Authenticator {
