@@ -273,3 +273,30 @@ describe('streams', () => {
     }
   });
 });
+
+describe('failed authentications over gRPC', () => {
+  it("count against the peer's address like HTTP ones: past unauthenticatedBurst, RESOURCE_EXHAUSTED with RetryInfo instead of UNAUTHENTICATED", async () => {
+    const limited = await startTestGateway({
+      name: 'grpc-unauth',
+      config: { grpcPort: 0, auth: { enabled: true, issuers: [issuer.config] }, limits: { requestsPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0.001, unauthenticatedBurst: 2 } },
+    });
+    const raw = rawGrpc(limited.gateway.grpc?.address as string);
+    try {
+      const codes: number[] = [];
+      let retryDelay: number | undefined;
+      for (const metadata of [metadataOf({ 'a2a-version': '1.0' }), as('not-a-token'), metadataOf({ 'a2a-version': '1.0', signature: 'sig1=:AAAA:' }), metadataOf({ 'a2a-version': '1.0' })]) {
+        const { error } = await raw.unary('getTask', GetTaskRequest.fromJSON({ id: 'x' }), metadata);
+        codes.push(error?.code ?? GrpcStatus.OK);
+        if (error?.code === GrpcStatus.RESOURCE_EXHAUSTED) retryDelay = detailsOf(error).retryDelaySeconds;
+      }
+      expect(codes).toEqual([GrpcStatus.UNAUTHENTICATED, GrpcStatus.UNAUTHENTICATED, GrpcStatus.RESOURCE_EXHAUSTED, GrpcStatus.RESOURCE_EXHAUSTED]);
+      expect(retryDelay).toBeGreaterThan(0);
+      // A caller with valid credentials is never counted or refused by it.
+      const { error } = await raw.unary('getTask', GetTaskRequest.fromJSON({ id: 'x' }), as(tokens.alice));
+      expect(error?.code).toBe(GrpcStatus.NOT_FOUND);
+    } finally {
+      raw.close();
+      await limited.close();
+    }
+  });
+});

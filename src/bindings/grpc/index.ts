@@ -151,9 +151,11 @@ async function authenticate(call: { getPeer(): string }, headers: CallHeaders, o
   if (options.authentication.authenticator.enabled && (headers.headerValues('signature').length > 0 || headers.headerValues('signature-input').length > 0)) {
     // A signature covers an HTTP request's method, target URI and body digest; a gRPC call has
     // none of them as the partner signed them, so it could not be checked honestly.
-    throw new A2AError('UNAUTHENTICATED', 'gRPC calls do not accept HTTP message signatures (RFC 9421): send "authorization: Bearer <token>" metadata, or sign requests to the JSON-RPC or HTTP+JSON binding.', {
+    const refused = new A2AError('UNAUTHENTICATED', 'gRPC calls do not accept HTTP message signatures (RFC 9421): send "authorization: Bearer <token>" metadata, or sign requests to the JSON-RPC or HTTP+JSON binding.', {
       metadata: { reason: 'SIGNATURES_NOT_ACCEPTED_ON_GRPC' },
     });
+    // Counted like any failed authentication (limits.unauthenticatedPerSecond).
+    throw await options.authentication.unauthenticated.refusalFor(peerAddressOf(call.getPeer()), refused);
   }
   const pending = await authenticateCaller({ method: 'POST', targetUri: '', ...headers }, () => peerAddressOf(call.getPeer()), options.authentication);
   return pending.complete('');
