@@ -46,6 +46,7 @@ export function peerAddressOf(peer: string): string {
   const withoutScheme = peer.replace(/^(ipv4|ipv6):/, '');
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(withoutScheme);
   if (bracketed !== null) return bracketed[1] as string;
-  const lastColon = withoutScheme.lastIndexOf(':');
-  return lastColon > 0 && withoutScheme.indexOf(':') === lastColon ? withoutScheme.slice(0, lastColon) : withoutScheme;
+  // host:port with one colon; more colons without brackets is a bare IPv6 address.
+  const hostAndPort = /^([^:]+):\d+$/.exec(withoutScheme);
+  return hostAndPort === null ? withoutScheme : (hostAndPort[1] as string);
 }
