@@ -9,6 +9,14 @@ import { grpcCodeOf, grpcStatusOf } from './status.ts';
 /** Where a gRPC stream event carries its id (the SSE `id:`): the event's metadata, under the gateway's key. */
 export const EVENT_ID_METADATA = { namespace: 'a2aGateway', key: 'eventId' } as const;
 
+/**
+ * How long the bytes waiting for a reader may stay above the bound before its stream is cut.
+ * grpc-js confirms a write only asynchronously, so a replay burst (a page of 500 stored events,
+ * written at once) is "waiting" for a moment even for the fastest reader; a reader that does
+ * not read stays above the bound, one that does comes back under it.
+ */
+export const SLOW_READER_GRACE_MS = 2_000;
+
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** A StreamResponse JSON with `metadata.a2aGateway.eventId` set on its one payload (Task, Message or update). */
@@ -47,6 +55,7 @@ export class GrpcStreams {
   open(call: ServerWritableStream<unknown, unknown>, taskId: string, toMessage: (json: Record<string, unknown>) => unknown, onClose: (code: number) => void): GrpcStreamSink {
     let closed = false;
     let waitingBytes = 0;
+    let overBoundSinceMs: number | undefined;
     let lastEventId: string | undefined;
     const resumeHow = (): string =>
       lastEventId === undefined
@@ -72,7 +81,8 @@ export class GrpcStreams {
       },
       send: (data, options) => {
         if (closed) return;
-        if (waitingBytes > this.maxBufferedBytes) {
+        if (waitingBytes > this.maxBufferedBytes) overBoundSinceMs ??= Date.now();
+        if (overBoundSinceMs !== undefined && Date.now() - overBoundSinceMs > SLOW_READER_GRACE_MS) {
           sink.fail(
             new A2AError('RESOURCE_EXHAUSTED', `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; ${resumeHow()}.`, {
               metadata: { reason: 'SLOW_READER', taskId, ...(lastEventId === undefined ? {} : { lastEventId }) },
@@ -86,6 +96,7 @@ export class GrpcStreams {
         if (options?.id !== undefined && options.id !== '') lastEventId = options.id;
         call.write(message, () => {
           waitingBytes -= size;
+          if (waitingBytes <= this.maxBufferedBytes) overBoundSinceMs = undefined;
         });
       },
       end: () => {
