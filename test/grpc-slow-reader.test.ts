@@ -11,7 +11,7 @@ import { detailsOf, eventIdOf, metadataOf, rawGrpc } from './support/grpc.ts';
 let gw: TestGateway;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ name: 'grpc-slow', config: { grpcPort: 0, sseMaxBufferedBytes: 16_384 }, adapterOptions: { stepMs: 2 } });
+  gw = await startTestGateway({ name: 'grpc-slow', config: { grpcPort: 0, sseMaxBufferedBytes: 16_384 }, adapterOptions: { stepMs: 5 } });
 });
 
 afterAll(async () => {
@@ -29,7 +29,12 @@ describe('a slow gRPC reader', () => {
       // A reader that stops reading while the task keeps producing.
       const slow = grpc.stream('subscribeToTask', SubscribeToTaskRequest.fromJSON({ id: task.id }));
       slow.call.pause();
-      await new Promise((resolve) => setTimeout(resolve, SLOW_READER_GRACE_MS + 4_000));
+      // Far more than HTTP/2's flow-control window and the bound have been produced for it ...
+      const eventsKey = `${gw.prefix}:{${task.id}}:events`;
+      await waitFor(async () => ((await gw.redis.xlen(eventsKey)) >= 800 ? true : undefined), 60_000, '800 events');
+      // ... and the task goes on producing (over 2000 events of 5 ms each remain) past the grace.
+      await new Promise((resolve) => setTimeout(resolve, SLOW_READER_GRACE_MS + 1_000));
+      expect(await gw.redis.hget(`${gw.prefix}:{${task.id}}:task`, 'state')).toBe('TASK_STATE_WORKING');
       slow.call.resume();
       const cut = await slow.done;
       await waitFor(async () => ((await gw.redis.hget(`${gw.prefix}:{${task.id}}:task`, 'state')) === 'TASK_STATE_COMPLETED' ? true : undefined), 60_000, 'the task to complete');
