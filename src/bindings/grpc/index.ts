@@ -7,14 +7,12 @@
 // operation. Streams deliver the same events as SSE through ../task-stream.ts.
 import type { sendUnaryData, ServerUnaryCall, ServerWritableStream, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { Metadata, status as GrpcStatus } from '@grpc/grpc-js';
-import type { AgentEndpoint } from '../../agents/agent-endpoint.ts';
 import type { Principal } from '../../auth/principal.ts';
 import type { JsonLimits } from '../../config/schema.ts';
 import type { TaskFeed } from '../../events/task-feed.ts';
 import { EXTENSIONS_HEADER, requestedExtensionsOf } from '../../extensions/activation.ts';
 import type { RateLimiter } from '../../limits/rate-limiter.ts';
 import type { Logger } from '../../logging/logger.ts';
-import { traceIdOf } from '../../logging/trace-id.ts';
 import { openStream, runUnary, type OperationDeps, type RequestContext } from '../../operations/dispatch.ts';
 import type { OperationRegistry } from '../../operations/registry.ts';
 import { A2AError } from '../../protocol/errors.ts';
@@ -25,18 +23,17 @@ import { describeJsonBound, JsonComplexityScanner, jsonBoundReason } from '../ht
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { streamTaskEvents } from '../task-stream.ts';
 import { negotiateVersion, PROTOCOL_VERSION, wrongVersionFor } from '../version.ts';
-import { AGENT_METADATA_KEY, agentOfTenant, callHeaders, peerAddressOf, type CallHeaders } from './call-metadata.ts';
+import { endpointOf, UnknownAgentError, type GrpcAgents } from './agent-choice.ts';
+import { startAccessLine, taskIdOf, type CallNotes } from './call-log.ts';
+import { callHeaders, peerAddressOf, type CallHeaders } from './call-metadata.ts';
 import type { GrpcStreams } from './grpc-streams.ts';
 import { grpcServiceOf, type DecodedRequest, type GrpcMethod } from './messages.ts';
 import { grpcStatus, grpcStatusOf } from './status.ts';
 
-export interface GrpcBindingOptions {
+/** The agents (root and by name, ./agent-choice.ts) and what every call's steps use. */
+export interface GrpcBindingOptions extends GrpcAgents {
   registry: OperationRegistry;
   service: TaskService;
-  /** The default agent: calls that name none. */
-  root: AgentEndpoint;
-  /** Every agent, by name (chosen by `a2a-agent` metadata or an `agents/<name>` tenant). */
-  endpoints: ReadonlyMap<string, AgentEndpoint>;
   rateLimiter: RateLimiter;
   authentication: Pick<AuthenticationStep, 'authenticator' | 'unauthenticated'>;
   jsonLimits: JsonLimits;
@@ -46,64 +43,10 @@ export interface GrpcBindingOptions {
   accessLog: boolean;
 }
 
-/** Refused before anything is looked at: no agent of that name. */
-class UnknownAgentError extends Error {}
-
 interface AdmittedCall {
   deps: OperationDeps;
   context: RequestContext;
   params: Record<string, unknown>;
-}
-
-/** What the access line of a call says (never a credential: the principal is the id they resolved to). */
-interface CallNotes {
-  agent?: string;
-  principal?: string;
-  tenant?: string;
-  taskId?: string;
-}
-
-/** Starts a call's access line; the returned function writes it with the status code the call ended with. */
-function accessLine(call: { metadata: ServerUnaryCall<unknown, unknown>['metadata'] }, method: GrpcMethod, notes: CallNotes, options: GrpcBindingOptions): (code: number) => void {
-  if (!options.accessLog) return () => undefined;
-  const startedAt = process.hrtime.bigint();
-  let written = false;
-  return (code) => {
-    if (written) return;
-    written = true;
-    const traceId = traceIdOf(callHeaders(call.metadata).header('traceparent'));
-    options.logger.info('request', {
-      binding: 'grpc',
-      path: method.path,
-      operation: method.operation.name,
-      status: GrpcStatus[code] ?? code,
-      durationMs: Math.round(Number(process.hrtime.bigint() - startedAt) / 1e5) / 10,
-      ...Object.fromEntries(Object.entries(notes).filter(([, value]) => value !== undefined && value !== '')),
-      ...(traceId === undefined ? {} : { traceId }),
-    });
-  };
-}
-
-const taskIdOf = (params: Record<string, unknown>): string | undefined => {
-  const named = params.id ?? params.taskId ?? (params.message as { taskId?: unknown } | undefined)?.taskId;
-  return typeof named === 'string' ? named.slice(0, 256) : undefined;
-};
-
-/** Which agent a call is for: `a2a-agent` metadata, else a tenant `agents/<name>`, else the default agent. */
-function endpointOf(headers: CallHeaders, params: Record<string, unknown>, options: GrpcBindingOptions): AgentEndpoint {
-  const named = headers.header(AGENT_METADATA_KEY)?.trim();
-  const fromTenant = agentOfTenant(params.tenant);
-  if (fromTenant !== undefined) delete params.tenant;
-  if (named !== undefined && fromTenant !== undefined && named !== fromTenant) {
-    throw new A2AError('INVALID_PARAMS', `The call names agent "${named}" in its ${AGENT_METADATA_KEY} metadata but "${fromTenant}" in its tenant; name one.`, {
-      violations: [{ field: 'tenant', description: `names agent "${fromTenant}", the ${AGENT_METADATA_KEY} metadata "${named}"` }],
-    });
-  }
-  const name = named ?? fromTenant;
-  if (name === undefined) return options.root;
-  const endpoint = options.endpoints.get(name);
-  if (endpoint === undefined) throw new UnknownAgentError(`There is no agent "${name}" here; GET /agents on the gateway's HTTP port lists the agents you may use.`);
-  return endpoint;
 }
 
 function checkJsonBounds(params: Record<string, unknown>, limits: JsonLimits): void {
@@ -162,7 +105,6 @@ async function authenticate(call: { getPeer(): string }, headers: CallHeaders, o
 }
 
 function refusal(error: unknown, options: GrpcBindingOptions, method: GrpcMethod): ReturnType<typeof grpcStatusOf> {
-  // Like an unknown agent's URL on HTTP: NOT_FOUND, and not TaskNotFound.
   if (error instanceof UnknownAgentError) return grpcStatus(GrpcStatus.NOT_FOUND, error.message);
   const a2a = toA2AError(error);
   if (a2a.kind === 'INTERNAL') options.logger.error('gRPC call failed', { method: method.path, error: String((error as Error).stack ?? error) });
@@ -172,7 +114,7 @@ function refusal(error: unknown, options: GrpcBindingOptions, method: GrpcMethod
 function unaryHandler(method: GrpcMethod, options: GrpcBindingOptions) {
   return (call: ServerUnaryCall<DecodedRequest, unknown>, callback: sendUnaryData<unknown>): void => {
     const notes: CallNotes = {};
-    const log = accessLine(call, method, notes, options);
+    const log = startAccessLine(call.metadata, { path: method.path, operation: method.operation.name }, notes, options.accessLog ? options.logger : undefined);
     void (async () => {
       try {
         if (method.operation.streaming) throw new Error(`${method.operation.name} streams`);
@@ -192,7 +134,7 @@ function unaryHandler(method: GrpcMethod, options: GrpcBindingOptions) {
 function streamHandler(method: GrpcMethod, options: GrpcBindingOptions) {
   return (call: ServerWritableStream<DecodedRequest, unknown>): void => {
     const notes: CallNotes = {};
-    const log = accessLine(call, method, notes, options);
+    const log = startAccessLine(call.metadata, { path: method.path, operation: method.operation.name }, notes, options.accessLog ? options.logger : undefined);
     void (async () => {
       try {
         if (!method.operation.streaming) throw new Error(`${method.operation.name} does not stream`);
