@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest, ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest, type ListTasksResponse, type SendMessageResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
-import { status as GrpcStatus } from '@grpc/grpc-js';
+import { LegacyA2AService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
+import { credentials, makeGenericClientConstructor, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agents } from '../src/agents/agents.ts';
 import { startGatewayRole } from '../src/gateway/server.ts';
@@ -138,6 +139,25 @@ describe('refusals', () => {
         expect(error?.details).toMatch(/A2A-Version: 1\.0/);
       }
     });
+  });
+
+  it("the 0.3 proto's service (a2a.v1.A2AService) answers VersionNotSupported naming what to use instead, for unary and streaming methods", async () => {
+    const Legacy = makeGenericClientConstructor(LegacyA2AService, 'LegacyA2AService');
+    const legacy = new Legacy(gw.gateway.grpc?.address as string, credentials.createInsecure()) as unknown as Record<string, (...args: unknown[]) => unknown> & { close(): void };
+    try {
+      const unary = await new Promise<ServiceError>((resolve) => legacy.sendMessage?.({}, metadataOf({ authorization: `Bearer ${tokens.alice}` }), (error: ServiceError) => resolve(error)));
+      const stream = await new Promise<ServiceError>((resolve) => {
+        const call = legacy.sendStreamingMessage?.({}, metadataOf({ authorization: `Bearer ${tokens.alice}` })) as { on(event: string, listener: (value: ServiceError) => void): void };
+        call.on('error', resolve);
+      });
+      for (const error of [unary, stream]) {
+        expect(error.code).toBe(GrpcStatus.FAILED_PRECONDITION);
+        expect(detailsOf(error).errorInfo).toMatchObject({ reason: 'VERSION_NOT_SUPPORTED', metadata: { requestedVersion: '0.3', binding: 'GRPC' } });
+        expect(error.details).toMatch(/lf\.a2a\.v1\.A2AService/);
+      }
+    } finally {
+      legacy.close();
+    }
   });
 
   it('an unknown task, or another owner\'s: NOT_FOUND with ErrorInfo TASK_NOT_FOUND, the same for both', async () => {

@@ -5,6 +5,7 @@
 // calls in flight finish for a moment, then cuts the rest.
 import { Server, ServerCredentials, status as GrpcStatus, type ServiceDefinition, type UntypedHandleCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { GrpcStreams } from '../bindings/grpc/grpc-streams.ts';
+import { legacyRefusalService } from '../bindings/grpc/legacy-refusal.ts';
 import { grpcStatus } from '../bindings/grpc/status.ts';
 
 export interface GrpcListenOptions {
@@ -47,6 +48,8 @@ export async function listenGrpc(options: GrpcListenOptions, definition: Service
     }) as UntypedHandleCall;
   }
   server.addService(definition, deferred);
+  const legacy = legacyRefusalService();
+  server.addService(legacy.definition, legacy.implementation);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${options.host.includes(':') ? `[${options.host}]` : options.host}:${options.port}`, credentialsOf(options.tls), (error, bound) => {
       if (error !== null) {
