@@ -358,6 +358,24 @@ export const configSchema = z.object({
    * platform probes (0 = any free port, printed at start); unset: none. Gateways answer both on port.
    */
   healthPort: port.optional(),
+  /**
+   * Port of the gRPC binding (spec 10, docs/grpc.md): "off" (the default, so a first run needs
+   * one free port only), 0 for any free port, or a port such as 50051. When on, every agent's
+   * card declares a GRPC interface at grpcPublicAddress.
+   */
+  grpcPort: z.union([z.literal('off'), port], { error: 'a port number (0 = any free port) or "off"' }).default('off'),
+  /** Where the gRPC binding listens; default: host. */
+  grpcHost: z.string().min(1).optional(),
+  /**
+   * PEM certificate chain and private key for the gRPC binding's TLS (relative paths against
+   * the config file's directory). Both or neither: without them it speaks plaintext HTTP/2 and
+   * TLS is terminated in front of it.
+   */
+  grpcTlsCertFile: z.string().min(1).optional(),
+  /** The private key that goes with grpcTlsCertFile (PEM). */
+  grpcTlsKeyFile: z.string().min(1).optional(),
+  /** host:port clients use to reach the gRPC binding (the cards' GRPC interface). Defaults to publicUrl's host with the bound gRPC port. */
+  grpcPublicAddress: z.string().regex(/^[^\s/]+:\d{1,5}$/, 'host:port, e.g. a2a.example.com:443').optional(),
   /** URL clients use to reach this gateway (what the agent card advertises). Defaults to http://host:port. */
   publicUrl: z.string().url().optional(),
   /** The card's name of the default agent (and of every agent whose `card` sets none). */
@@ -537,6 +555,11 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_KEY_PREFIX: 'keyPrefix',
   A2A_HOST: 'host',
   A2A_PORT: 'port',
+  A2A_GRPC_PORT: 'grpcPort',
+  A2A_GRPC_HOST: 'grpcHost',
+  A2A_GRPC_PUBLIC_ADDRESS: 'grpcPublicAddress',
+  A2A_GRPC_TLS_CERT_FILE: 'grpcTlsCertFile',
+  A2A_GRPC_TLS_KEY_FILE: 'grpcTlsKeyFile',
   A2A_PUBLIC_URL: 'publicUrl',
   A2A_HEALTH_PORT: 'healthPort',
   A2A_AGENT_NAME: 'agentName',
