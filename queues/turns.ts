@@ -6,6 +6,7 @@
 // worker; the task's lease and turn record (not the job) carry attempts and progress.
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
 import { ownerFromKey } from '../src/store/task-store.ts';
 
 export interface TurnJobData {
@@ -27,6 +28,8 @@ export function createTurnQueue(connection: Redis, prefix: string, agent: string
   return new Queue<TurnJobData>(turnQueueName(agent), {
     connection,
     prefix,
+    // Tracing on: BullMQ's producer and consumer spans, and the trace context carried in the job.
+    telemetry: bullmqTelemetry(),
     defaultJobOptions: {
       removeOnComplete: true,
       removeOnFail: { count: 10_000 },
@@ -101,6 +104,7 @@ export function createTurnWorker(options: {
 }): Worker<TurnJobData> {
   return new Worker<TurnJobData>(turnQueueName(options.agent), options.process, {
     connection: options.connection,
+    telemetry: bullmqTelemetry(),
     prefix: options.prefix,
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs,

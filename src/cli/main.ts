@@ -9,6 +9,7 @@ import { createLogger } from '../logging/logger.ts';
 import { formatInspection, inspectTask } from './inspect.ts';
 import { checkRedisReachable, openRedis } from '../redis/connection.ts';
 import { startWorkerRole, type WorkerHandle } from '../runtime/worker-role.ts';
+import { startObservability } from '../telemetry/observability.ts';
 
 const USAGE = `Usage: a2a-gateway <command>
 
@@ -67,13 +68,19 @@ async function main(argv: string[]): Promise<void> {
     fail((error as Error).message);
   }
 
+  // Tracing first, so the roles' queues and workers get BullMQ's telemetry hook.
+  const observability = startObservability(config, roles);
   let worker: WorkerHandle | undefined;
   let gateway: GatewayHandle | undefined;
+  let metricsUrl: string | undefined;
   try {
     if (roles.worker) worker = await startWorkerRole(config, agents, logger, { baseDir });
     if (roles.gateway) gateway = await startGatewayRole(config, agents, logger, { baseDir });
+    const metricsPort = await observability.openMetricsPort([gateway, worker]);
+    if (metricsPort !== undefined) metricsUrl = `http://${config.telemetry.metricsHost ?? config.host}:${metricsPort.port}/metrics`;
   } catch (error) {
     await worker?.close().catch(() => undefined);
+    await gateway?.close().catch(() => undefined);
     fail((error as Error).message);
   }
 
@@ -89,6 +96,8 @@ async function main(argv: string[]): Promise<void> {
         ...(agents.list().length > 1
           ? [`  agents:     ${gateway.url}/agents (each at /agents/<name>/…)`, ...agents.list().map((a) => `    ${a.name}: ${gateway?.url}/agents/${encodeURIComponent(a.name)}/.well-known/agent-card.json`)]
           : []),
+        ...(metricsUrl === undefined ? [] : [`  metrics:    ${metricsUrl} (unauthenticated; ${gateway.url}/metrics needs a2a:admin)`]),
+        ...(config.telemetry.otlpEndpoint === undefined ? [] : [`  traces:     OTLP ${config.telemetry.otlpProtocol} to ${config.telemetry.otlpEndpoint}`]),
         ...credentials.notes,
         `  try it:`,
         `    curl -s ${rpc} -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' ${credentials.header}\\`,
@@ -98,7 +107,7 @@ async function main(argv: string[]): Promise<void> {
     );
   } else {
     process.stdout.write(
-      `a2a-gateway worker: turns ${agentsLine(agents, worker?.agents)}, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")\n`,
+      `a2a-gateway worker: turns ${agentsLine(agents, worker?.agents)}, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")${metricsUrl === undefined ? '' : `, metrics at ${metricsUrl}`}\n`,
     );
   }
 
@@ -111,6 +120,7 @@ async function main(argv: string[]): Promise<void> {
     timer.unref();
     await gateway?.close().catch((error: Error) => logger.error('gateway close failed', { error: error.message }));
     await worker?.close().catch((error: Error) => logger.error('worker close failed', { error: error.message }));
+    await observability.close().catch((error: Error) => logger.error('telemetry shutdown failed', { error: error.message }));
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -1,4 +1,6 @@
 import { pino } from 'pino';
+import { activeTraceIds } from '../telemetry/spans.ts';
+import { currentLogScope } from './log-scope.ts';
 
 export type LogFields = Record<string, unknown>;
 
@@ -10,8 +12,21 @@ export interface Logger {
   error(message: string, fields?: LogFields): void;
 }
 
+/**
+ * Every line written inside a turn or a delivery carries its taskId and contextId (log-scope.ts)
+ * and, while tracing is on, the traceId and spanId of the span it was written in, so a log
+ * search and a trace view lead to each other.
+ */
+function scopeFields(): LogFields {
+  const scope = currentLogScope();
+  const ids = activeTraceIds();
+  if (scope === undefined && ids === undefined) return {};
+  return { ...scope, ...ids };
+}
+
 export function createLogger(level: 'debug' | 'info' | 'warn' | 'error' | 'silent', name = 'a2a-gateway'): Logger {
-  const base = pino({ name, level }, pino.destination(2));
+  // Fields given to a call win over the scope's (mixinMergeStrategy is pino's default merge).
+  const base = pino({ name, level, mixin: scopeFields }, pino.destination(2));
   return {
     debug: (message, fields) => base.debug(fields ?? {}, message),
     info: (message, fields) => base.info(fields ?? {}, message),

@@ -19,6 +19,10 @@ import type { Agent, Agents } from '../agents/agents.ts';
 import type { AgentLimits } from '../agents/agent-settings.ts';
 import { isCompatibleAdapter } from './version-policy.ts';
 import { asDirectReply } from '../tasks/direct-reply.ts';
+import { withLogScope } from '../logging/log-scope.ts';
+import { cancelStages, leaseTakeovers, queueWait, turnDuration, turnsFinished } from '../telemetry/metrics.ts';
+import { A2A, GEN_AI, inSpan, markError } from '../telemetry/spans.ts';
+import type { Span } from '@opentelemetry/api';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
   completed: 'TASK_STATE_COMPLETED',
@@ -49,6 +53,8 @@ const DEADLINE_GRACE_MS = 5_000;
 const INTERRUPTED_TEXT = 'Stopped: a new message interrupted this turn; the next turn answers it.';
 
 interface RunningTurn {
+  /** The agent whose turn this is (a2a_active_turns). */
+  agent: string;
   /** Aborts the current turn's adapter; a fresh one for each turn the job runs. */
   controller: AbortController;
   /** The turn running now (known once its lease is taken). */
@@ -149,6 +155,13 @@ export class TurnRunner {
     return this.running.size;
   }
 
+  /** The turns running in this process now, by agent. */
+  runningTurnsByAgent(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const turn of this.running.values()) counts.set(turn.agent, (counts.get(turn.agent) ?? 0) + 1);
+    return counts;
+  }
+
   /**
    * Stops every running turn without deciding it: each adapter sees its abort signal, the
    * lease is released and the job goes back to the queue, so another worker continues the
@@ -165,6 +178,11 @@ export class TurnRunner {
 
   /** BullMQ processor: advance the job's task until no turn is open or the lease is lost. */
   async process(job: Job<TurnJobData>): Promise<void> {
+    if (job.attemptsMade === 0) {
+      // From being added (or due, when delayed) to being taken: a retried job's wait is its backoff, not the queue's.
+      const waitedMs = (job.processedOn ?? Date.now()) - job.timestamp - (job.opts.delay ?? 0);
+      queueWait.observe({ agent: ownerFromKey(job.data.ownerKey).agent }, Math.max(0, waitedMs) / 1000);
+    }
     // A coordinator's wake job can arrive while its parking run still finishes in this same
     // process (same worker id, so the lease would not stop it): one run per task at a time.
     const { taskId } = job.data;
@@ -184,11 +202,11 @@ export class TurnRunner {
   private async processAlone(job: Job<TurnJobData>): Promise<void> {
     const { taskId } = job.data;
     // Registered before the lease is taken, so a cancel published right after is not missed.
-    const turn: RunningTurn = { controller: new AbortController(), turn: undefined, acknowledge: undefined };
+    const turn: RunningTurn = { agent: ownerFromKey(job.data.ownerKey).agent, controller: new AbortController(), turn: undefined, acknowledge: undefined };
     this.running.set(taskId, turn);
     try {
       for (;;) {
-        const more = await this.runOpenTurn(job.data, turn, job.id ?? '');
+        const more = await withLogScope({ taskId, contextId: job.data.contextId }, () => this.tracedOpenTurn(job.data, turn, job.id ?? ''));
         if (!more) return;
         // The next turn gets a signal of its own: an interrupt of the last one must not reach it.
         turn.controller = new AbortController();
@@ -200,8 +218,19 @@ export class TurnRunner {
     }
   }
 
+  /**
+   * One turn, in its span: a child of BullMQ's consumer span of the job, so of the request that
+   * enqueued it (the trace context travels in the job). A follow-up turn the same job goes on
+   * to gets a span of its own, in the same trace.
+   */
+  private tracedOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string): Promise<boolean> {
+    return inSpan(`turn ${turn.agent}`, { attributes: { [A2A.taskId]: data.taskId, [A2A.contextId]: data.contextId, [A2A.agent]: turn.agent, [A2A.workerId]: this.workerId } }, (span) =>
+      this.runOpenTurn(data, turn, jobId, span),
+    );
+  }
+
   /** Runs the open turn once; true when a queued follow-up opened the next turn. */
-  private async runOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string): Promise<boolean> {
+  private async runOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string, span: Span | undefined): Promise<boolean> {
     const { controller } = turn;
     const { store, logger } = this.options;
     const agent = this.agentOf(data.ownerKey);
@@ -219,6 +248,9 @@ export class TurnRunner {
     if (lease.kind === 'gone' || lease.kind === 'closed') return false;
     if (lease.kind === 'held') throw new LeaseHeldError(data.taskId, lease.holder);
     turn.turn = lease.turn;
+    const leasedAt = process.hrtime.bigint();
+    span?.setAttributes({ [A2A.turn]: lease.turn, [A2A.attempt]: lease.attempts });
+    if (lease.attempts > 1) leaseTakeovers.inc({ agent: agent.name });
 
     if (lease.attempts > 1) {
       // Another run of this turn was lost (its worker killed, or its lease lapsed): say which,
@@ -318,6 +350,12 @@ export class TurnRunner {
         logger.warn('turn result discarded: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
         return false;
       }
+      const state = outcome.status.state;
+      turnsFinished.inc({ agent: agent.name, state });
+      turnDuration.observe({ agent: agent.name, state }, Number(process.hrtime.bigint() - leasedAt) / 1e9);
+      if (state === 'TASK_STATE_CANCELED') cancelStages.inc({ stage: 'stopped' });
+      span?.setAttribute(A2A.state, state);
+      if (state === 'TASK_STATE_FAILED') markError(span, new Error(outcome.reason ?? 'the turn failed'), 'TASK_STATE_FAILED');
       if (finished.kind === 'done') await this.afterTurnEnded(fence, lease, outcome.status);
       return finished.kind === 'next';
     } catch (error) {
@@ -390,7 +428,22 @@ export class TurnRunner {
       }, Math.max(0, lease.deadlineAtMs - Date.now()));
     });
     try {
-      result = await Promise.race([adapter.run(context), abandoned]);
+      const agentName = ownerFromKey(fence.ownerKey).agent;
+      // GenAI convention: the adapter's run is an invoke_agent span of the agent it runs for.
+      const running = inSpan(
+        `invoke_agent ${agentName}`,
+        {
+          attributes: {
+            [GEN_AI.operationName]: 'invoke_agent',
+            [GEN_AI.agentName]: agentName,
+            [GEN_AI.conversationId]: fence.contextId,
+            [A2A.adapter]: `${adapter.name}@${adapter.version}`,
+            [A2A.taskId]: fence.taskId,
+          },
+        },
+        () => adapter.run(context),
+      );
+      result = await Promise.race([running, abandoned]);
     } catch (error) {
       failure = error instanceof Error || error instanceof DOMException ? (error as Error) : new Error(String(error as JsonValue));
     } finally {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -144,4 +145,15 @@ export function defineScripts(redis: Redis): ScriptRunner {
     if (command === undefined) throw new Error(`Script ${name} is not defined on this connection`);
     return command.call(redis, ...keys, ...args, ...(source.once ? [newId()] : []));
   };
+}
+
+/**
+ * Loads into Redis's script cache every script it lacks (SCRIPT EXISTS, then SCRIPT LOAD of the
+ * missing ones): after a Redis restart the cache is empty. One round trip when all are there.
+ */
+export async function loadMissingScripts(redis: Redis): Promise<void> {
+  const sources = [...scriptSources().values()].map((source) => ({ lua: source.lua, sha: createHash('sha1').update(source.lua).digest('hex') }));
+  const present = (await redis.script('EXISTS', ...sources.map((source) => source.sha))) as number[];
+  const missing = sources.filter((_, index) => present[index] !== 1);
+  await Promise.all(missing.map((source) => redis.script('LOAD', source.lua)));
 }

@@ -8,6 +8,8 @@ import type { LiveEvent } from '../../events/hub.ts';
 import type { TaskService } from '../../tasks/service.ts';
 import type { StreamPlan } from '../../operations/stream-plan.ts';
 import type { SseStreams } from './sse-writer.ts';
+import { countLimitRefusal, timeToFirstEvent } from '../../telemetry/metrics.ts';
+import { notesOf } from '../http/request-notes.ts';
 
 export interface TaskStreamOptions {
   service: TaskService;
@@ -28,15 +30,21 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
   const { snapshot, closesOn, taskId, afterId, alreadyEnded } = options.plan;
   let feed: { close(): void } | undefined;
   const sse = streams.open(response, () => feed?.close(), {
-    slowReaderFrame: () =>
-      frameError(
+    slowReaderFrame: () => {
+      countLimitRefusal('SLOW_READER');
+      return frameError(
         new A2AError(
           'RESOURCE_EXHAUSTED',
           `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; subscribe to task ${taskId} again with Last-Event-ID set to the id of the last event received, and nothing is missed.`,
           { metadata: { reason: 'SLOW_READER', taskId } },
         ),
-      ),
+      );
+    },
   });
+  // Time to first event: from the request's arrival (noted by the request observer) to the
+  // first event after the opening snapshot, i.e. the first thing the turn said.
+  const arrivedAtNs = notesOf(response).arrivedAtNs ?? process.hrtime.bigint();
+  let firstEventSeen = false;
 
   if (snapshot !== undefined) {
     sse.send(frame(JSON.stringify({ task: snapshot.task })), { id: snapshot.eventId });
@@ -50,6 +58,10 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
     return;
   }
   const deliver = (event: LiveEvent): void => {
+    if (!firstEventSeen) {
+      firstEventSeen = true;
+      timeToFirstEvent.observe({ method: notesOf(response).operation ?? 'unknown' }, Number(process.hrtime.bigint() - arrivedAtNs) / 1e9);
+    }
     sse.send(frame(event.json), { id: event.id });
     if (event.state !== undefined && closesOn(event.state)) sse.end();
   };
