@@ -24,9 +24,9 @@ function scopeFields(): LogFields {
   return { ...scope, ...ids };
 }
 
-export function createLogger(level: 'debug' | 'info' | 'warn' | 'error' | 'silent', name = 'a2a-gateway'): Logger {
-  // Fields given to a call win over the scope's (mixinMergeStrategy is pino's default merge).
-  const base = pino({ name, level, mixin: scopeFields }, pino.destination(2));
+export function createLogger(level: 'debug' | 'info' | 'warn' | 'error' | 'silent', name = 'a2a-gateway', destination: pino.DestinationStream = pino.destination(2)): Logger {
+  // Fields given to a call win over the scope's (pino merges the call's object over the mixin's).
+  const base = pino({ name, level, mixin: scopeFields }, destination);
   return {
     debug: (message, fields) => base.debug(fields ?? {}, message),
     info: (message, fields) => base.info(fields ?? {}, message),

@@ -355,6 +355,7 @@ export class TurnRunner {
       turnDuration.observe({ agent: agent.name, state }, Number(process.hrtime.bigint() - leasedAt) / 1e9);
       if (state === 'TASK_STATE_CANCELED') cancelStages.inc({ stage: 'stopped' });
       span?.setAttribute(A2A.state, state);
+      logger.debug('turn finished', { turn: lease.turn, attempt: lease.attempts, state, workerId: this.workerId });
       if (state === 'TASK_STATE_FAILED') markError(span, new Error(outcome.reason ?? 'the turn failed'), 'TASK_STATE_FAILED');
       if (finished.kind === 'done') await this.afterTurnEnded(fence, lease, outcome.status);
       return finished.kind === 'next';
