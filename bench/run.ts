@@ -19,6 +19,10 @@
  *   7. Push delivery (gateway only; see bench/load/push.ts): senders loop SendMessage with a webhook
  *      config to a local receiver: deliveries/s and event-to-receiver latency p50/p99, every task's
  *      deliveries checked (each event once, in order).
+ *   8. Cost of telemetry (gateway only): blocking SendMessage on the gateway as above (tracing off)
+ *      vs a second gateway with tracing on (OTLP http/protobuf to a local sink that accepts every
+ *      export) and its /metrics scraped once a second on a metrics port: req/s and p50/p99 of both,
+ *      and their ratio (target: on >= 0.9 x off). See bench/load/telemetry-sink.ts.
  * Throughput tests run in alternating rounds (gateway, sdk, gateway, sdk, ...) and report the
  * median round, so slow drift of the machine (thermal, noisy neighbours) hits both sides alike.
  *
@@ -38,7 +42,7 @@
  *
  * Flags: --only sdk | --only gateway (which servers).
  * Env: BENCH_ONLY — comma-separated scenarios to run (idle, blocking, immediate, streams, fanout,
- *      remote; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
+ *      remote, push, telemetry; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
  *      `BENCH_ONLY=remote` only the SDK server and the gateway in front of it.
  *      BENCH_SECONDS (10), BENCH_ROUNDS (3, min 2), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
  *      BENCH_SUBSCRIBERS (10000), BENCH_WARMUP_SECONDS (2), A2A_REDIS_URL (redis://127.0.0.1:6379).
@@ -56,6 +60,7 @@ import { fileURLToPath } from 'node:url';
 import {
   DEFAULT_REDIS_URL,
   cleanupAll,
+  freePort,
   killAllChildrenSync,
   redisUsedMemoryKb,
   rssKb,
@@ -72,6 +77,7 @@ import { runIdleSubscribers, type IdleSubscriberResult } from './load/idle-subsc
 import { runSendMessageLoad, type SendMessageLoadResult } from './load/send-message.ts';
 import { runStreamLoad, type StreamLoadResult } from './load/streams.ts';
 import { ratio, round } from './stats.ts';
+import { scrapeEvery, startTelemetrySink, type TelemetrySink } from './load/telemetry-sink.ts';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
@@ -97,7 +103,7 @@ function parseOnly(argv: readonly string[]): ServerName | undefined {
   return undefined;
 }
 
-const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'fanout', 'remote', 'push'] as const;
+const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'fanout', 'remote', 'push', 'telemetry'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 /** Scenarios both servers can run; fanout and push are gateway-only. */
 const COMPARED: readonly Scenario[] = ['idle', 'blocking', 'immediate', 'streams'];
@@ -135,7 +141,7 @@ const config = {
   only: parseOnly(process.argv.slice(2)),
   scenarios: parseScenarios(process.env.BENCH_ONLY),
 };
-const GATEWAY_ONLY: readonly Scenario[] = ['fanout', 'push'];
+const GATEWAY_ONLY: readonly Scenario[] = ['fanout', 'push', 'telemetry'];
 const runs = (scenario: Scenario): boolean =>
   config.scenarios.includes(scenario) && (!GATEWAY_ONLY.includes(scenario) || config.only !== 'sdk') && (scenario !== 'remote' || config.only === undefined);
 
@@ -271,10 +277,12 @@ interface Results {
   remote: PerServer<SendMessageLoadResult>;
   /** Gateway only. */
   push?: Series<PushLoadResult>;
+  /** `telemetry` (tracing on, metrics scraped) and `gateway` (tracing off), blocking SendMessage. */
+  telemetry: PerServer<SendMessageLoadResult>;
 }
 
 /** Rows for the scenarios that ran (see BENCH_ONLY). */
-function buildRows({ blocking, immediate, streams, idle, fanout, remote, push }: Results): Row[] {
+function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, telemetry }: Results): Row[] {
   const g = (v: number | undefined): number => v ?? Number.NaN;
   const bg = blocking.gateway?.median;
   const bs = blocking.sdk?.median;
@@ -321,6 +329,13 @@ function buildRows({ blocking, immediate, streams, idle, fanout, remote, push }:
       add('idle subscriber KB (Redis, server-wide)', idle.gateway.extraKbPerSubscriber, Number.NaN, 2);
     }
   }
+  if (runs('telemetry')) {
+    const on = telemetry.telemetry?.median;
+    const off = telemetry.gateway?.median;
+    add('telemetry: tracing+metrics on vs off, blocking req/s', g(on?.requestsPerSec), g(off?.requestsPerSec), 0, 'ratio >= 0.9', (r) => r >= 0.9);
+    add('telemetry: on vs off, blocking p50 ms', g(on?.p50Ms), g(off?.p50Ms), 1);
+    add('telemetry: on vs off, blocking p99 ms', g(on?.p99Ms), g(off?.p99Ms), 1);
+  }
   if (runs('remote')) {
     const rg = remote.remote?.median;
     const rs = remote.sdk?.median;
@@ -361,12 +376,13 @@ function renderTable(rows: readonly Row[]): string {
   return [line(header), sep, ...body.map(line)].join('\n');
 }
 
-function validityNotes({ blocking, immediate, streams, idle, fanout, remote, push }: Results): string[] {
+function validityNotes({ blocking, immediate, streams, idle, fanout, remote, push, telemetry }: Results): string[] {
   const notes: string[] = [];
   for (const [label, series] of [
     ['blocking', blocking],
     ['returnImmediately', immediate],
     ['remote', remote],
+    ['telemetry', telemetry],
   ] as const) {
     for (const [name, s] of Object.entries(series)) {
       const bad = s.rounds.reduce((n, r) => n + r.badBodies + r.non2xx + r.errors + r.timeouts, 0);
@@ -387,6 +403,11 @@ function validityNotes({ blocking, immediate, streams, idle, fanout, remote, pus
       'remote rows: "gateway" is a second gateway process (gateway + workers, Redis) whose a2a adapter calls the SDK echo server; "sdk" is that server called directly; the SDK server runs in both, so the ratio is what the gateway in front costs',
     );
   }
+  if (runs('telemetry')) {
+    notes.push(
+      `telemetry rows: "gateway" is a second gateway process with tracing on (OTLP http/protobuf to a local sink: ${telemetrySinkSummary}) and its /metrics scraped once a second on a metrics port; "sdk" is the plain gateway (tracing off; prom-client metrics are always kept, so they are in both)`,
+    );
+  }
   if (fanout) {
     notes.push('fan-out rows are gateway-only: the @a2a-js/sdk server has no sub-agent delegation, so there is no SDK figure or ratio');
     const failed = fanout.rounds.reduce((n, r) => n + r.failed, 0);
@@ -401,6 +422,9 @@ function validityNotes({ blocking, immediate, streams, idle, fanout, remote, pus
 }
 
 // ---------- main ----------
+
+/** What the telemetry scenario's sink and scraper saw, for the notes. */
+let telemetrySinkSummary = 'not run';
 
 function fanoutRound(url: string, seconds: number): Promise<FanoutLoadResult> {
   return runFanoutLoad({
@@ -450,6 +474,23 @@ async function main(): Promise<void> {
     log(`remote ready: pid ${servers.remote.pid}, ${servers.remote.jsonRpcUrl}, key prefix ${servers.remote.keyPrefix ?? ''}`);
   }
 
+  let sink: TelemetrySink | undefined;
+  let telemetryMetricsUrl = '';
+  if (runs('telemetry')) {
+    sink = await startTelemetrySink();
+    const metricsPort = await freePort();
+    telemetryMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    log('starting telemetry (a gateway with tracing on and a metrics port)...');
+    servers.telemetry = await startGateway({
+      repoRoot: REPO_ROOT,
+      logDir: RESULTS_DIR,
+      redisUrl: config.redisUrl,
+      name: 'telemetry',
+      env: { A2A_OTLP_ENDPOINT: sink.url, A2A_METRICS_PORT: String(metricsPort) },
+    });
+    log(`telemetry ready: pid ${servers.telemetry.pid}, ${servers.telemetry.jsonRpcUrl}, OTLP to ${sink.url}, metrics at ${telemetryMetricsUrl}`);
+  }
+
   // 4. Idle subscribers first (see the header comment for why).
   const idle: Partial<Record<ServerName, IdleSubscriberResult>> = {};
   for (const name of runs('idle') ? order : []) {
@@ -496,6 +537,12 @@ async function main(): Promise<void> {
     log(`warm-up remote (${config.warmupSeconds} s)`);
     await quiesce();
     await runSendMessageLoad({ url: (servers.remote as ServerChild).jsonRpcUrl, connections: config.connections, seconds: config.warmupSeconds, returnImmediately: false });
+  }
+
+  if (config.warmupSeconds > 0 && runs('telemetry')) {
+    log(`warm-up telemetry (${config.warmupSeconds} s)`);
+    await quiesce();
+    await runSendMessageLoad({ url: (servers.telemetry as ServerChild).jsonRpcUrl, connections: config.connections, seconds: config.warmupSeconds, returnImmediately: false });
   }
 
   // 1. Blocking SendMessage.
@@ -558,6 +605,29 @@ async function main(): Promise<void> {
       );
 
 
+  // 8. Telemetry on vs off: the same blocking load, alternating rounds; the "on" gateway is scraped while it runs.
+  const telemetry: PerServer<SendMessageLoadResult> = !runs('telemetry')
+    ? {}
+    : await alternate(
+        'telemetry',
+        ['telemetry', 'gateway'],
+        async (s) => {
+          const scraper = s.name === 'telemetry' ? scrapeEvery(telemetryMetricsUrl) : undefined;
+          try {
+            return await runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: false });
+          } finally {
+            const scrapes = scraper?.stop();
+            if (scrapes !== undefined) log(`  telemetry: ${scrapes} scrapes of /metrics this round`);
+          }
+        },
+        (r) => r.requestsPerSec,
+        describeSend,
+      );
+  if (sink !== undefined) {
+    telemetrySinkSummary = `${sink.exports} exports, ${(sink.bytes / 1024 / 1024).toFixed(1)} MiB of spans received`;
+    await sink.close();
+  }
+
   // 7. Push delivery, gateway only, rounds back to back like fan-out.
   let push: Series<PushLoadResult> | undefined;
   if (runs('push') && gateway) {
@@ -574,7 +644,7 @@ async function main(): Promise<void> {
     if (push.rounds.some((r) => r.failed > 0)) process.exitCode = 1;
   }
 
-  const results: Results = { blocking, immediate, streams, idle, remote, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}) };
+  const results: Results = { blocking, immediate, streams, idle, remote, telemetry, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}) };
   const rows = buildRows(results);
   const notes = validityNotes(results);
   const loadAfter = loadavg();
@@ -642,7 +712,7 @@ async function main(): Promise<void> {
       target: r.target || null,
       met: r.met ?? null,
     })),
-    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}) },
+    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, telemetry, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}) },
     notes,
   };
   const outPath = join(RESULTS_DIR, 'latest.json');
@@ -662,3 +732,4 @@ main()
     await stopAll();
     log(servers.gateway ? 'servers stopped, gateway Redis keys removed' : 'servers stopped');
   });
+
