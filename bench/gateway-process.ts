@@ -121,8 +121,8 @@ function killIfSame(pid: number, started: string | undefined): void {
   }
 }
 
-/** utime+stime clock ticks of the process tree, for detecting when a server has gone idle. */
-function cpuTicks(pid: number): number {
+/** utime+stime clock ticks (1/100 s on Linux) of the process tree: when a server has gone idle, and what a request costs. */
+export function cpuTicks(pid: number): number {
   let total = 0;
   for (const p of processTree(pid)) {
     try {

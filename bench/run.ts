@@ -60,6 +60,7 @@ import { fileURLToPath } from 'node:url';
 import {
   DEFAULT_REDIS_URL,
   cleanupAll,
+  cpuTicks,
   freePort,
   killAllChildrenSync,
   redisUsedMemoryKb,
@@ -335,6 +336,7 @@ function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, t
     add('telemetry: tracing+metrics on vs off, blocking req/s', g(on?.requestsPerSec), g(off?.requestsPerSec), 0, 'ratio >= 0.9', (r) => r >= 0.9);
     add('telemetry: on vs off, blocking p50 ms', g(on?.p50Ms), g(off?.p50Ms), 1);
     add('telemetry: on vs off, blocking p99 ms', g(on?.p99Ms), g(off?.p99Ms), 1);
+    add('telemetry: on vs off, CPU ms per request', telemetryCpu.on, telemetryCpu.off, 2, 'ratio <= 1.1', (r) => r <= 1.1);
   }
   if (runs('remote')) {
     const rg = remote.remote?.median;
@@ -425,6 +427,8 @@ function validityNotes({ blocking, immediate, streams, idle, fanout, remote, pus
 
 /** What the telemetry scenario's sink and scraper saw, for the notes. */
 let telemetrySinkSummary = 'not run';
+/** Median CPU ms per blocking request of the telemetry scenario's servers (process tree: gateway and workers). */
+let telemetryCpu = { on: Number.NaN, off: Number.NaN };
 
 function fanoutRound(url: string, seconds: number): Promise<FanoutLoadResult> {
   return runFanoutLoad({
@@ -605,6 +609,7 @@ async function main(): Promise<void> {
       );
 
 
+  const cpuPerRequest: Partial<Record<ServerName, number[]>> = {};
   // 8. Telemetry on vs off: the same blocking load, alternating rounds; the "on" gateway is scraped while it runs.
   const telemetry: PerServer<SendMessageLoadResult> = !runs('telemetry')
     ? {}
@@ -613,8 +618,14 @@ async function main(): Promise<void> {
         ['telemetry', 'gateway'],
         async (s) => {
           const scraper = s.name === 'telemetry' ? scrapeEvery(telemetryMetricsUrl) : undefined;
+          const ticksBefore = cpuTicks(s.pid);
           try {
-            return await runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: false });
+            const result = await runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: false });
+            // CPU per request is what telemetry adds; on a shared machine it is steadier than req/s.
+            const cpuMsPerRequest = ((cpuTicks(s.pid) - ticksBefore) * 10) / Math.max(1, result.ok);
+            (cpuPerRequest[s.name] ??= []).push(cpuMsPerRequest);
+            log(`  ${s.name}: ${cpuMsPerRequest.toFixed(2)} CPU ms per request`);
+            return result;
           } finally {
             const scrapes = scraper?.stop();
             if (scrapes !== undefined) log(`  telemetry: ${scrapes} scrapes of /metrics this round`);
@@ -623,6 +634,11 @@ async function main(): Promise<void> {
         (r) => r.requestsPerSec,
         describeSend,
       );
+  const medianOf = (values: number[] | undefined): number => {
+    const sorted = [...(values ?? [])].sort((a, b) => a - b);
+    return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
+  };
+  telemetryCpu = { on: medianOf(cpuPerRequest.telemetry), off: medianOf(cpuPerRequest.gateway) };
   if (sink !== undefined) {
     telemetrySinkSummary = `${sink.exports} exports, ${(sink.bytes / 1024 / 1024).toFixed(1)} MiB of spans received`;
     await sink.close();
