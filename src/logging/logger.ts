@@ -1,6 +1,5 @@
 import { pino } from 'pino';
 import { activeTraceIds } from '../telemetry/spans.ts';
-import { currentLogScope } from './log-scope.ts';
 
 export type LogFields = Record<string, unknown>;
 
@@ -13,20 +12,27 @@ export interface Logger {
 }
 
 /**
- * Every line written inside a turn or a delivery carries its taskId and contextId (log-scope.ts)
- * and, while tracing is on, the traceId and spanId of the span it was written in, so a log
- * search and a trace view lead to each other.
+ * While tracing is on, every line written inside a span carries that span's traceId and spanId,
+ * so a log search and a trace view lead to each other. (Off, this is one flag check per line:
+ * no AsyncLocalStorage is involved, which on Node 20 would slow every promise of the process.)
  */
-function scopeFields(): LogFields {
-  const scope = currentLogScope();
-  const ids = activeTraceIds();
-  if (scope === undefined && ids === undefined) return {};
-  return { ...scope, ...ids };
+function traceFields(): LogFields {
+  return activeTraceIds() ?? {};
+}
+
+/** A logger whose every line carries `fields` (a turn's taskId and contextId); a call's own fields win. */
+export function withFields(logger: Logger, fields: LogFields): Logger {
+  return {
+    debug: (message, more) => logger.debug(message, { ...fields, ...more }),
+    info: (message, more) => logger.info(message, { ...fields, ...more }),
+    warn: (message, more) => logger.warn(message, { ...fields, ...more }),
+    error: (message, more) => logger.error(message, { ...fields, ...more }),
+  };
 }
 
 export function createLogger(level: 'debug' | 'info' | 'warn' | 'error' | 'silent', name = 'a2a-gateway', destination: pino.DestinationStream = pino.destination(2)): Logger {
   // Fields given to a call win over the scope's (pino merges the call's object over the mixin's).
-  const base = pino({ name, level, mixin: scopeFields }, destination);
+  const base = pino({ name, level, mixin: traceFields }, destination);
   return {
     debug: (message, fields) => base.debug(fields ?? {}, message),
     info: (message, fields) => base.info(fields ?? {}, message),

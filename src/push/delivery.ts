@@ -15,7 +15,6 @@ import type { DeadLetter, PushStore } from './push-store.ts';
 import { backoffDelayMs, RetryDeliveryError, type RetrySettings } from './retry-policy.ts';
 import type { WebhookSender } from './webhook-sender.ts';
 import { isHmacSecret, type WebhookSigner } from './webhook-signature.ts';
-import { withLogScope } from '../logging/log-scope.ts';
 import { pushDeadLetters, pushDeliveries } from '../telemetry/metrics.ts';
 import { A2A, injectTraceHeaders, inSpan, markError, SpanKind } from '../telemetry/spans.ts';
 
@@ -76,10 +75,6 @@ export class PushDelivery {
     error instanceof RetryDeliveryError ? error.delayMs : backoffDelayMs(attemptsMade, this.options.retry);
 
   async process(job: Job<PushJobData>, token?: string): Promise<void> {
-    return withLogScope({ taskId: job.data.taskId }, () => this.processDelivery(job, token));
-  }
-
-  private async processDelivery(job: Job<PushJobData>, token?: string): Promise<void> {
     const data = job.data;
     const { store } = this.options;
     const deliveryId = deliveryIdOf(data.taskId, data.configId, data.eventId);
@@ -200,7 +195,7 @@ export class PushDelivery {
     if (failure.configDisabled === true) letter.configDisabled = true;
     await this.options.store.recordDeadLetter(letter, this.options.maxDeadLetters);
     pushDeadLetters.inc();
-    this.options.logger.warn('push delivery dead-lettered', { deliveryId, error: failure.error, attempts: letter.attempts });
+    this.options.logger.warn('push delivery dead-lettered', { taskId: data.taskId, deliveryId, error: failure.error, attempts: letter.attempts });
   }
 
   private async ownerKeyOf(taskId: string): Promise<string> {

@@ -8,7 +8,7 @@ import type { Adapter, CallerIdentity, OutcomeMessage, OutcomeVerification, Turn
 import { taskCanceled, TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../adapters/abort-reasons.ts';
 import { AdapterContractError, checkOutcome } from './adapter-contract.ts';
 import type { TurnJobData } from '../../queues/turns.ts';
-import type { Logger } from '../logging/logger.ts';
+import { withFields, type Logger } from '../logging/logger.ts';
 import { isTerminal, type JsonObject, type JsonValue, type Message, type TaskState, type TaskStatus } from '../protocol/types.ts';
 import { ownerFromKey, StaleLeaseError, type TaskStore, type TurnRecord } from '../store/task-store.ts';
 import { agentMessage, TurnContext, type TurnLease } from './turn-context.ts';
@@ -19,7 +19,6 @@ import type { Agent, Agents } from '../agents/agents.ts';
 import type { AgentLimits } from '../agents/agent-settings.ts';
 import { isCompatibleAdapter } from './version-policy.ts';
 import { asDirectReply } from '../tasks/direct-reply.ts';
-import { withLogScope } from '../logging/log-scope.ts';
 import { cancelStages, leaseTakeovers, queueWait, turnDuration, turnsFinished } from '../telemetry/metrics.ts';
 import { A2A, GEN_AI, inSpan, markError } from '../telemetry/spans.ts';
 import type { Span } from '@opentelemetry/api';
@@ -206,7 +205,7 @@ export class TurnRunner {
     this.running.set(taskId, turn);
     try {
       for (;;) {
-        const more = await withLogScope({ taskId, contextId: job.data.contextId }, () => this.tracedOpenTurn(job.data, turn, job.id ?? ''));
+        const more = await this.tracedOpenTurn(job.data, turn, job.id ?? '');
         if (!more) return;
         // The next turn gets a signal of its own: an interrupt of the last one must not reach it.
         turn.controller = new AbortController();
@@ -232,7 +231,9 @@ export class TurnRunner {
   /** Runs the open turn once; true when a queued follow-up opened the next turn. */
   private async runOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string, span: Span | undefined): Promise<boolean> {
     const { controller } = turn;
-    const { store, logger } = this.options;
+    const { store } = this.options;
+    // Every line about this turn names its task (the adapter's ctx.log too).
+    const logger = withFields(this.options.logger, { taskId: data.taskId, contextId: data.contextId });
     const agent = this.agentOf(data.ownerKey);
     const { limits } = agent.settings;
     const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
@@ -317,7 +318,7 @@ export class TurnRunner {
         const reason = budgetReason(lease.turn, lease.budgetSpent, budgetLimit);
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else {
-        outcome = await this.runAdapter(adapter, limits, fence, lease, input, record, turn);
+        outcome = await this.runAdapter(adapter, limits, fence, lease, input, record, turn, logger);
       }
       if ('parked' in outcome) {
         await this.park(fence, outcome.parked);
@@ -378,6 +379,7 @@ export class TurnRunner {
     input: Message[],
     record: TurnRecord,
     turn: RunningTurn,
+    logger: Logger,
   ): Promise<AdapterRun> {
     const { controller } = turn;
     const first = input[0];
@@ -395,7 +397,7 @@ export class TurnRunner {
       turnRecord: record,
       adapterName: adapter.name,
       emitScope: `${lease.turn}.${lease.resumption}`,
-      logger: this.options.logger,
+      logger,
       caller: callerOf(fence.ownerKey, lease.callerScopes),
       extensions: lease.callerExtensions,
       readContextHistory: (maxTasks) => this.options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
@@ -483,7 +485,7 @@ export class TurnRunner {
       if (failure === undefined) outcome = checkOutcome(result, adapter.name, { directMessages: adapter.directMessages === true });
     } catch (error) {
       if (!(error instanceof AdapterContractError)) throw error;
-      this.options.logger.error('adapter broke its contract; the turn fails', { taskId: fence.taskId, turn: lease.turn, adapter: `${adapter.name}@${adapter.version}`, reason: error.message });
+      logger.error('adapter broke its contract; the turn fails', { taskId: fence.taskId, turn: lease.turn, adapter: `${adapter.name}@${adapter.version}`, reason: error.message });
       return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', error.message), reason: error.message };
     }
     if (outcome === undefined) {

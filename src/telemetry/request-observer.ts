@@ -28,6 +28,7 @@ export function observeRequest(request: IncomingMessage, response: ServerRespons
         callerContext(request.headers),
       )
     : undefined;
+  if (span !== undefined) noteRequest(response, { traceId: span.spanContext().traceId });
   response.once('close', () => {
     const notes = notesOf(response);
     const method = notes.operation ?? 'unknown';

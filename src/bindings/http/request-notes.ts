@@ -15,6 +15,8 @@ export interface RequestNotes {
   errorReason?: string;
   /** process.hrtime.bigint() when the request arrived (set by the request observer). */
   arrivedAtNs?: bigint;
+  /** The trace id of the request's span (tracing on). */
+  traceId?: string;
 }
 
 const notes = new WeakMap<ServerResponse, RequestNotes>();
