@@ -1,6 +1,8 @@
 // Log lines about a task carry its ids: a line written inside a turn has the task's taskId and
 // contextId and, tracing on, the traceId and spanId of the turn's span, so a log search leads
-// to the trace and back. Tracing runs in-process here, into the SDK's in-memory exporter.
+// to the trace and back. Tracing runs in-process here, into the SDK's in-memory exporter, with
+// BullMQ's own spans on (telemetry.queueSpans): the turn is a child of BullMQ's consumer span,
+// itself continuing the producer span the request made.
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +36,7 @@ const redis = new Redis(REDIS_URL);
 const dataDir = join(tmpdir(), `a2a-gateway-test-${prefix}`);
 
 beforeAll(async () => {
-  tracing = startTracing({ otlpEndpoint: undefined, otlpProtocol: 'http/protobuf', serviceName: 'log-test', exporter });
+  tracing = startTracing({ otlpEndpoint: undefined, otlpProtocol: 'http/protobuf', serviceName: 'log-test', exporter, queueSpans: true });
   const config = configSchema.parse({ auth: { enabled: false }, cardSigning: false, redisUrl: REDIS_URL, keyPrefix: prefix, port: 0, adapterOptions: { stepMs: 10 }, dataDir });
   const logger = createLogger('debug', 'a2a-gateway', capture);
   const agents = await Agents.load(config, ROOT);
@@ -62,8 +64,14 @@ describe('log lines about a task', () => {
     expect(turnSpan, 'the turn span').toBeDefined();
     expect(line.traceId).toBe(turnSpan?.spanContext().traceId);
     expect(line.spanId).toBe(turnSpan?.spanContext().spanId);
-    // The request's SERVER span is the root of that same trace.
-    const server = exporter.getFinishedSpans().find((span) => span.spanContext().traceId === line.traceId && span.kind === 1);
-    expect(server?.name).toBe('SendMessage');
+    // The chain up from the turn: BullMQ's consumer span, its producer span, the request.
+    const spans = exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === line.traceId);
+    const chain: string[] = [];
+    for (let current = turnSpan; current !== undefined; ) {
+      chain.push(`${current.name}/${current.kind}`);
+      const parentId = current.parentSpanContext?.spanId;
+      current = parentId === undefined ? undefined : spans.find((span) => span.spanContext().spanId === parentId);
+    }
+    expect(chain).toEqual(['turn default/0', 'process turns-default/4', 'add turns-default.turn/3', 'SendMessage/1']);
   });
 });

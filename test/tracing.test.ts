@@ -1,9 +1,11 @@
 // Traces across processes: a gateway process and a worker process export OTLP/JSON to a
 // receiver in this test. A caller's traceparent is the parent of the request's SERVER span, and
-// one connected trace runs request → BullMQ producer (gateway) → BullMQ consumer (worker) →
-// turn → invoke_agent → the model call, with the A2A facts as attributes; the model server
-// receives the trace context. A refused request's span names its error code. With no endpoint
-// configured nothing is exported and no job carries trace metadata.
+// one connected trace runs request (gateway) → the queue (the trace context carried in the turn
+// job's data) → turn (the job's CONSUMER span, worker) → invoke_agent → the model call, with the
+// A2A facts as attributes; the model server and webhook receivers get the trace context. A
+// refused request's span names its error code. With no endpoint configured nothing is exported
+// and no job carries trace context. (BullMQ's own spans, telemetry.queueSpans, are covered in
+// log-correlation.test.ts.)
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,8 +23,8 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 const SERVER = 2;
 const CLIENT = 3;
-const PRODUCER = 4;
 const CONSUMER = 5;
+const INTERNAL = 1;
 
 let receiver: OtlpReceiver;
 let fake: FakeOpenAIServer;
@@ -119,14 +121,23 @@ describe('one trace per task turn, across the gateway and worker processes', () 
 
     const model = spans.find((span) => span.name === 'chat fake-model') as ReceivedSpan;
     expect(model).toMatchObject({ kind: CLIENT, service: 'a2a-gateway-worker', attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'fake-model' } });
-    // From the model call up to the caller: adapter, turn, BullMQ consumer (worker), BullMQ producer (gateway), request.
+    // From the model call up to the caller: adapter, turn (the job's consumer span, in the worker), request (gateway).
     const chain = ancestry(spans, model);
-    expect(chain.map((span) => span.name)).toEqual(['chat fake-model', 'invoke_agent model', 'turn model', 'process turns-model', 'add turns-model.turn', 'SendMessage']);
-    expect(chain.map((span) => span.service)).toEqual(['a2a-gateway-worker', 'a2a-gateway-worker', 'a2a-gateway-worker', 'a2a-gateway-worker', 'a2a-gateway', 'a2a-gateway']);
-    const [, adapter, turn, consumer, producer] = chain as [ReceivedSpan, ReceivedSpan, ReceivedSpan, ReceivedSpan, ReceivedSpan];
-    expect(consumer.kind).toBe(CONSUMER);
-    expect(producer.kind).toBe(PRODUCER);
-    expect(turn.attributes).toMatchObject({ 'a2a.task.id': task.id, 'a2a.context.id': task.contextId, 'a2a.agent': 'model', 'a2a.turn': 1, 'a2a.turn.attempt': 1, 'a2a.task.state': 'TASK_STATE_COMPLETED' });
+    expect(chain.map((span) => span.name)).toEqual(['chat fake-model', 'invoke_agent model', 'turn model', 'SendMessage']);
+    expect(chain.map((span) => span.service)).toEqual(['a2a-gateway-worker', 'a2a-gateway-worker', 'a2a-gateway-worker', 'a2a-gateway']);
+    const [, adapter, turn] = chain as [ReceivedSpan, ReceivedSpan, ReceivedSpan];
+    expect(turn.kind).toBe(CONSUMER);
+    expect(turn.attributes).toMatchObject({
+      'a2a.task.id': task.id,
+      'a2a.context.id': task.contextId,
+      'a2a.agent': 'model',
+      'a2a.turn': 1,
+      'a2a.turn.attempt': 1,
+      'a2a.task.state': 'TASK_STATE_COMPLETED',
+      'messaging.system': 'bullmq',
+      'messaging.destination.name': 'turns-model',
+      'messaging.message.id': `${task.id}-t1`,
+    });
     expect(adapter.attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'model', 'gen_ai.conversation.id': task.contextId, 'a2a.task.id': task.id });
     expect(String(adapter.attributes['a2a.adapter'])).toMatch(/^openai@/);
 
@@ -166,7 +177,7 @@ describe('one trace per task turn, across the gateway and worker processes', () 
     const root = ancestry(spans, turn).at(-1) as ReceivedSpan;
     expect(root).toMatchObject({ kind: SERVER, parentSpanId: '', attributes: { 'a2a.task.id': task.id } });
     // BullMQ's housekeeping (stall checks) starts no trace of its own: every root is a request or a job.
-    expect(receiver.spans.filter((span) => span.parentSpanId === '' && span.kind === 1).map((span) => span.name)).toEqual([]);
+    expect(receiver.spans.filter((span) => span.parentSpanId === '' && span.kind === INTERNAL).map((span) => span.name)).toEqual([]);
   });
 
   it('a webhook delivery is a CLIENT span whose trace context the receiver gets', async () => {
@@ -190,9 +201,11 @@ describe('tracing off (no OTLP endpoint)', () => {
       const before = receiver.spans.length;
       const sent = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo untraced'), configuration: { returnImmediately: true } }, { traceparent: `00-${hex(16)}-${hex(8)}-01` });
       const taskId = ((sent.body.result as Json).task as Json).id as string;
-      const opts = JSON.parse((await gw.redis.hget(`${gw.prefix}:turns-default:${taskId}-t1`, 'opts')) ?? '{}') as Json;
+      const job = await gw.redis.hgetall(`${gw.prefix}:turns-default:${taskId}-t1`);
+      const opts = JSON.parse(job.opts ?? '{}') as Json;
       expect(opts.attempts, 'the job was found').toBe(600);
       expect(Object.keys(opts)).not.toContain('tm');
+      expect(Object.keys(JSON.parse(job.data ?? '{}') as Json)).not.toContain('trace');
       expect(receiver.spans.length).toBe(before);
     } finally {
       await gw.close();

@@ -145,6 +145,12 @@ const telemetrySchema = z.strictObject({
   otlpEndpoint: z.string().url().optional(),
   /** OTLP over HTTP with protobuf (the OTLP default) or JSON bodies. */
   otlpProtocol: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+  /**
+   * Add BullMQ's own spans (its telemetry hook: a producer span per job added, a consumer span
+   * per job processed, one per job completion). Off, the turn span is the job's consumer span and
+   * the trace context travels in the job's data: half the spans per turn (see docs/observability.md).
+   */
+  queueSpans: booleanish.default(false),
   /** service.name of this process's spans (default: a2a-gateway, or a2a-gateway-worker for a worker-only process). */
   serviceName: z.string().min(1).optional(),
   /** A separate, unauthenticated port serving /metrics, /healthz and /readyz for scrapers and probes (unset: none; workers need it to be scraped). */
@@ -550,6 +556,7 @@ export const ENV_KEYS: Record<string, string> = {
   OTEL_EXPORTER_OTLP_PROTOCOL: 'telemetry.otlpProtocol',
   OTEL_SERVICE_NAME: 'telemetry.serviceName',
   A2A_OTLP_ENDPOINT: 'telemetry.otlpEndpoint',
+  A2A_TRACE_QUEUE_SPANS: 'telemetry.queueSpans',
   A2A_METRICS_PORT: 'telemetry.metricsPort',
   A2A_METRICS_HOST: 'telemetry.metricsHost',
 };

@@ -7,7 +7,7 @@ import { newId } from '../ids.ts';
 import type { Adapter, CallerIdentity, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
 import { taskCanceled, TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../adapters/abort-reasons.ts';
 import { AdapterContractError, checkOutcome } from './adapter-contract.ts';
-import type { TurnJobData } from '../../queues/turns.ts';
+import { turnQueueName, type TurnJobData } from '../../queues/turns.ts';
 import { withFields, type Logger } from '../logging/logger.ts';
 import { isTerminal, type JsonObject, type JsonValue, type Message, type TaskState, type TaskStatus } from '../protocol/types.ts';
 import { ownerFromKey, StaleLeaseError, type TaskStore, type TurnRecord } from '../store/task-store.ts';
@@ -20,8 +20,9 @@ import type { AgentLimits } from '../agents/agent-settings.ts';
 import { isCompatibleAdapter } from './version-policy.ts';
 import { asDirectReply } from '../tasks/direct-reply.ts';
 import { cancelStages, leaseTakeovers, queueWait, turnDuration, turnsFinished } from '../telemetry/metrics.ts';
-import { A2A, GEN_AI, inSpan, markError } from '../telemetry/spans.ts';
-import type { Span } from '@opentelemetry/api';
+import { A2A, contextOfCarrier, GEN_AI, hasActiveSpan, inSpan, markError, SpanKind } from '../telemetry/spans.ts';
+import { tracingEnabled } from '../telemetry/tracing.ts';
+import type { Attributes, Span } from '@opentelemetry/api';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
   completed: 'TASK_STATE_COMPLETED',
@@ -223,9 +224,13 @@ export class TurnRunner {
    * to gets a span of its own, in the same trace.
    */
   private tracedOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string): Promise<boolean> {
-    return inSpan(`turn ${turn.agent}`, { attributes: { [A2A.taskId]: data.taskId, [A2A.contextId]: data.contextId, [A2A.agent]: turn.agent, [A2A.workerId]: this.workerId } }, (span) =>
-      this.runOpenTurn(data, turn, jobId, span),
-    );
+    if (!tracingEnabled()) return this.runOpenTurn(data, turn, jobId, undefined);
+    const attributes: Attributes = { [A2A.taskId]: data.taskId, [A2A.contextId]: data.contextId, [A2A.agent]: turn.agent, [A2A.workerId]: this.workerId };
+    // Under BullMQ's consumer span (telemetry.queueSpans) the turn is its child; otherwise the
+    // turn span is the job's consumer span, continuing the trace the job carries.
+    if (hasActiveSpan()) return inSpan(`turn ${turn.agent}`, { attributes }, (span) => this.runOpenTurn(data, turn, jobId, span));
+    const messaging = { 'messaging.system': 'bullmq', 'messaging.operation.type': 'process', 'messaging.destination.name': turnQueueName(turn.agent), 'messaging.message.id': jobId };
+    return inSpan(`turn ${turn.agent}`, { kind: SpanKind.CONSUMER, attributes: { ...attributes, ...messaging }, parent: contextOfCarrier(data.trace) }, (span) => this.runOpenTurn(data, turn, jobId, span));
   }
 
   /** Runs the open turn once; true when a queued follow-up opened the next turn. */

@@ -18,6 +18,7 @@ export function startObservability(config: GatewayConfig, roles: GatewayConfig['
   const tracing = startTracing({
     otlpEndpoint: telemetry.otlpEndpoint,
     otlpProtocol: telemetry.otlpProtocol,
+    queueSpans: telemetry.queueSpans,
     serviceName: telemetry.serviceName ?? (roles.gateway ? 'a2a-gateway' : 'a2a-gateway-worker'),
   });
   let metricsServer: MetricsServerHandle | undefined;

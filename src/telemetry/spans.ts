@@ -4,7 +4,7 @@
 // gen_ai.conversation.id, gen_ai.request.model, gen_ai.usage.*), the HTTP and error conventions
 // (http.request.method, http.response.status_code, url.full, error.type), and an `a2a.*`
 // namespace for what A2A adds (there is no A2A convention yet). docs/observability.md lists them.
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import { GATEWAY_VERSION } from '../version.ts';
 import { tracingEnabled } from './tracing.ts';
 
@@ -45,9 +45,9 @@ export const GEN_AI = {
  * Runs `work` in a new span (a child of the active one), ending it when `work` settles; a throw
  * marks it as an error. With tracing off this is a plain call: no span object, no attributes.
  */
-export async function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?: Attributes }, work: (span: Span | undefined) => Promise<T>): Promise<T> {
+export async function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?: Attributes; parent?: Context }, work: (span: Span | undefined) => Promise<T>): Promise<T> {
   if (!tracingEnabled()) return work(undefined);
-  return tracer.startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, async (span) => {
+  return tracer.startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, options.parent ?? context.active(), async (span) => {
     try {
       return await work(span);
     } catch (error) {
@@ -77,6 +77,22 @@ export function injectTraceHeaders(headers: Record<string, string> | Headers): v
     propagation.inject(context.active(), headers);
   }
 }
+
+/** The active trace context as W3C headers (traceparent, tracestate), for a queue job to carry; undefined while tracing is off or outside a span. */
+export function traceCarrier(): Record<string, string> | undefined {
+  if (!tracingEnabled() || trace.getActiveSpan() === undefined) return undefined;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent === undefined ? undefined : carrier;
+}
+
+/** The context a job's trace carrier names (the root context when it carries none). */
+export function contextOfCarrier(carrier: Record<string, string> | undefined): Context {
+  return carrier === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, carrier);
+}
+
+/** Whether a span is active here (e.g. BullMQ's consumer span around a job). */
+export const hasActiveSpan = (): boolean => trace.getActiveSpan() !== undefined;
 
 /** The trace context a caller sent (W3C traceparent), or the root context. */
 export function callerContext(headers: Record<string, string | string[] | undefined>): Context {

@@ -27,6 +27,8 @@ export interface TracingSettings {
   otlpEndpoint: string | undefined;
   otlpProtocol: 'http/protobuf' | 'http/json';
   serviceName: string;
+  /** Give BullMQ's queues and workers its telemetry hook (producer, consumer and completion spans). */
+  queueSpans?: boolean;
   /** Where spans go instead of OTLP (tests, the bench's sink). */
   exporter?: SpanExporter;
 }
@@ -58,7 +60,7 @@ let queueTelemetry: Telemetry | undefined;
 /** Whether this process exports traces (decides whether span attributes are computed at all). */
 export const tracingEnabled = (): boolean => provider !== undefined;
 
-/** The telemetry hook BullMQ queues and workers are given: undefined (no spans, no metadata in jobs) while tracing is off. */
+/** The telemetry hook BullMQ queues and workers are given: undefined (no spans, no metadata in jobs) unless tracing and queueSpans are on. */
 export const bullmqTelemetry = (): Telemetry | undefined => queueTelemetry;
 
 /** The OTLP traces URL for a collector base URL (the OTLP exporter convention for the generic endpoint). */
@@ -87,7 +89,7 @@ export function startTracing(settings: TracingSettings): TracingHandle {
   });
   started.register();
   provider = started;
-  queueTelemetry = new BullMQOtel({ tracerName: 'bullmq', version: GATEWAY_VERSION }) as unknown as Telemetry;
+  if (settings.queueSpans === true) queueTelemetry = new BullMQOtel({ tracerName: 'bullmq', version: GATEWAY_VERSION }) as unknown as Telemetry;
   return {
     enabled: true,
     flush: () => started.forceFlush(),
