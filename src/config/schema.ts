@@ -151,6 +151,8 @@ const telemetrySchema = z.strictObject({
    * the trace context travels in the job's data: half the spans per turn (see docs/observability.md).
    */
   queueSpans: booleanish.default(false),
+  /** Share of new traces recorded, 0 to 1 (a caller's traceparent sampled flag decides for its request): lower it to bound tracing's cost under load. */
+  sampleRatio: z.coerce.number().min(0).max(1).default(1),
   /** service.name of this process's spans (default: a2a-gateway, or a2a-gateway-worker for a worker-only process). */
   serviceName: z.string().min(1).optional(),
   /** A separate, unauthenticated port serving /metrics, /healthz and /readyz for scrapers and probes (unset: none; workers need it to be scraped). */
@@ -557,6 +559,7 @@ export const ENV_KEYS: Record<string, string> = {
   OTEL_SERVICE_NAME: 'telemetry.serviceName',
   A2A_OTLP_ENDPOINT: 'telemetry.otlpEndpoint',
   A2A_TRACE_QUEUE_SPANS: 'telemetry.queueSpans',
+  A2A_TRACE_SAMPLE_RATIO: 'telemetry.sampleRatio',
   A2A_METRICS_PORT: 'telemetry.metricsPort',
   A2A_METRICS_HOST: 'telemetry.metricsHost',
 };

@@ -219,9 +219,9 @@ export class TurnRunner {
   }
 
   /**
-   * One turn, in its span: a child of BullMQ's consumer span of the job, so of the request that
-   * enqueued it (the trace context travels in the job). A follow-up turn the same job goes on
-   * to gets a span of its own, in the same trace.
+   * One turn, in its span, continuing the trace of whatever enqueued the job (the trace context
+   * travels in the job's data). A follow-up turn the same job goes on to gets a span of its own,
+   * in the same trace.
    */
   private tracedOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string): Promise<boolean> {
     if (!tracingEnabled()) return this.runOpenTurn(data, turn, jobId, undefined);
@@ -357,10 +357,12 @@ export class TurnRunner {
         return false;
       }
       const state = outcome.status.state;
-      turnsFinished.inc({ agent: agent.name, state });
-      turnDuration.observe({ agent: agent.name, state }, Number(process.hrtime.bigint() - leasedAt) / 1e9);
-      if (state === 'TASK_STATE_CANCELED') cancelStages.inc({ stage: 'stopped' });
-      span?.setAttribute(A2A.state, state);
+      // An interrupted turn (inputPolicy interrupt) is no cancellation: the task goes on.
+      const endedAs = outcome.interrupted === true ? 'interrupted' : state;
+      turnsFinished.inc({ agent: agent.name, state: endedAs });
+      turnDuration.observe({ agent: agent.name, state: endedAs }, Number(process.hrtime.bigint() - leasedAt) / 1e9);
+      if (endedAs === 'TASK_STATE_CANCELED') cancelStages.inc({ stage: 'stopped' });
+      span?.setAttribute(A2A.state, endedAs);
       logger.debug('turn finished', { turn: lease.turn, attempt: lease.attempts, state, workerId: this.workerId });
       if (state === 'TASK_STATE_FAILED') markError(span, new Error(outcome.reason ?? 'the turn failed'), 'TASK_STATE_FAILED');
       if (finished.kind === 'done') await this.afterTurnEnded(fence, lease, outcome.status);

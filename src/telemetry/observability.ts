@@ -19,6 +19,7 @@ export function startObservability(config: GatewayConfig, roles: GatewayConfig['
     otlpEndpoint: telemetry.otlpEndpoint,
     otlpProtocol: telemetry.otlpProtocol,
     queueSpans: telemetry.queueSpans,
+    sampleRatio: telemetry.sampleRatio,
     serviceName: telemetry.serviceName ?? (roles.gateway ? 'a2a-gateway' : 'a2a-gateway-worker'),
   });
   let metricsServer: MetricsServerHandle | undefined;

@@ -14,6 +14,7 @@ import {
   NodeTracerProvider,
   ParentBasedSampler,
   SamplingDecision,
+  TraceIdRatioBasedSampler,
   type Sampler,
   type SamplingResult,
   type SpanExporter,
@@ -29,6 +30,8 @@ export interface TracingSettings {
   serviceName: string;
   /** Give BullMQ's queues and workers its telemetry hook (producer, consumer and completion spans). */
   queueSpans?: boolean;
+  /** Share of new traces recorded (a caller's sampled flag decides for its own); 1 = every one. */
+  sampleRatio?: number;
   /** Where spans go instead of OTLP (tests, the bench's sink). */
   exporter?: SpanExporter;
 }
@@ -43,10 +46,17 @@ export interface TracingHandle {
 
 const OFF: TracingHandle = { enabled: false, flush: async () => undefined, shutdown: async () => undefined };
 
-/** Samples root spans that start a trace (requests, jobs); drops root housekeeping spans. */
+/** Samples root spans that start a trace (requests, jobs), `ratio` of them by trace id; drops root housekeeping spans. */
 class TraceStartsSampler implements Sampler {
-  shouldSample(_context: Context, _traceId: string, _name: string, kind: SpanKind, _attributes: Attributes, _links: Link[]): SamplingResult {
-    return { decision: kind === SpanKind.INTERNAL ? SamplingDecision.NOT_RECORD : SamplingDecision.RECORD_AND_SAMPLED };
+  private readonly byRatio: Sampler;
+
+  constructor(ratio: number) {
+    this.byRatio = new TraceIdRatioBasedSampler(ratio);
+  }
+
+  shouldSample(context: Context, traceId: string, name: string, kind: SpanKind, attributes: Attributes, links: Link[]): SamplingResult {
+    if (kind === SpanKind.INTERNAL) return { decision: SamplingDecision.NOT_RECORD };
+    return this.byRatio.shouldSample(context, traceId, name, kind, attributes, links);
   }
 
   toString(): string {
@@ -83,7 +93,7 @@ export function startTracing(settings: TracingSettings): TracingHandle {
       : new OtlpProtobufExporter({ url: tracesUrlOf(settings.otlpEndpoint as string) }));
   const started = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': GATEWAY_VERSION, 'process.pid': process.pid }),
-    sampler: new ParentBasedSampler({ root: new TraceStartsSampler() }),
+    sampler: new ParentBasedSampler({ root: new TraceStartsSampler(settings.sampleRatio ?? 1) }),
     // Short batches: a turn's spans reach the collector within a second of it ending.
     spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 500, maxExportBatchSize: 512, maxQueueSize: 8192 })],
   });
