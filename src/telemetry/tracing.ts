@@ -47,7 +47,7 @@ export interface TracingHandle {
 const OFF: TracingHandle = { enabled: false, flush: async () => undefined, shutdown: async () => undefined };
 
 /** Samples root spans that start a trace (requests, jobs), `ratio` of them by trace id; drops root housekeeping spans. */
-class TraceStartsSampler implements Sampler {
+export class TraceStartsSampler implements Sampler {
   private readonly byRatio: Sampler;
 
   constructor(ratio: number) {
