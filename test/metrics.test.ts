@@ -130,6 +130,32 @@ describe('counters move as the workload says', () => {
     expect(after.value('a2a_requests_total', refused) - before.value('a2a_requests_total', refused)).toBe(1);
   });
 
+  it('a stream: one open SSE stream while it lasts, one time-to-first-event and one replay-buffer sample', async () => {
+    const firstBefore = await histogramCount('a2a_time_to_first_event_seconds', { method: 'SendStreamingMessage' });
+    const replayBefore = (await metricsRegistry.getMetricsAsJSON()).find((metric) => metric.name === 'a2a_replay_events');
+    const replayCountBefore = ((replayBefore?.values ?? []) as { metricName?: string; value: number }[]).find((sample) => sample.metricName === 'a2a_replay_events_count')?.value ?? 0;
+    const response = await fetch(gw.jsonRpcUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', Accept: 'text/event-stream', ...bearer(userToken) },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: textMessage('long 6') } }),
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    expect((await scrape()).value('a2a_sse_streams_open')).toBe(1);
+    let text = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    expect(text).toContain('TASK_STATE_COMPLETED');
+    await waitFor(async () => ((await scrape()).value('a2a_sse_streams_open') === 0 ? true : undefined), 5_000, 'the stream to close');
+    expect((await histogramCount('a2a_time_to_first_event_seconds', { method: 'SendStreamingMessage' })) - firstBefore).toBe(1);
+    const replayAfter = (await metricsRegistry.getMetricsAsJSON()).find((metric) => metric.name === 'a2a_replay_events');
+    const replayCountAfter = ((replayAfter?.values ?? []) as { metricName?: string; value: number }[]).find((sample) => sample.metricName === 'a2a_replay_events_count')?.value ?? 0;
+    expect(replayCountAfter - replayCountBefore).toBe(1);
+  });
+
   it('gauges and process metrics: queue depths from Redis, open streams, event-loop lag, Redis round trips', async () => {
     const reading = await scrape();
     for (const state of ['waiting', 'prioritized', 'delayed', 'active', 'failed']) {
