@@ -5,7 +5,7 @@
 // Every trace starts at a request (SERVER), a job that carries no trace of its own (CONSUMER)
 // or a producer: root spans of kind INTERNAL are not sampled. Those are BullMQ's housekeeping
 // (stall checks, scheduler loops), which would otherwise export a trace every few seconds.
-import { SpanKind, type Attributes, type Context, type Link } from '@opentelemetry/api';
+import { context, propagation, SpanKind, trace, type Attributes, type Context, type Link } from '@opentelemetry/api';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -108,6 +108,10 @@ export function startTracing(settings: TracingSettings): TracingHandle {
       if (provider === started) {
         provider = undefined;
         queueTelemetry = undefined;
+        // Back to the API's no-ops (tests start and stop tracing more than once per process).
+        trace.disable();
+        context.disable();
+        propagation.disable();
       }
     },
   };
