@@ -2,7 +2,8 @@
 // contextId and, tracing on, the traceId and spanId of the turn's span, so a log search leads
 // to the trace and back. Tracing runs in-process here, into the SDK's in-memory exporter, with
 // BullMQ's own spans on (telemetry.queueSpans): the turn is a child of BullMQ's consumer span,
-// itself continuing the producer span the request made.
+// itself continuing the producer span the request made. And a call to a remote A2A agent is a
+// CLIENT span that sends the trace context on.
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,8 @@ import { startGatewayRole, type GatewayHandle } from '../src/gateway/server.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { startWorkerRole, type WorkerHandle } from '../src/runtime/worker-role.ts';
 import { startTracing, type TracingHandle } from '../src/telemetry/tracing.ts';
+import { inSpan, SpanKind } from '../src/telemetry/spans.ts';
+import { createDownstreamFetch } from '../adapters/remote-a2a/downstream-fetch.ts';
 import { deletePrefix, REDIS_URL, ROOT, rpc, textMessage, uniquePrefix, waitFor } from './support/harness.ts';
 import { Redis } from 'ioredis';
 
@@ -73,5 +76,30 @@ describe('log lines about a task', () => {
       current = parentId === undefined ? undefined : spans.find((span) => span.spanContext().spanId === parentId);
     }
     expect(chain).toEqual(['turn default/0', 'process turns-default/4', 'add turns-default.turn/3', 'SendMessage/1']);
+  });
+});
+
+describe('calls to a remote A2A agent', () => {
+  it('are CLIENT spans named by the A2A method, and carry the trace context downstream', async () => {
+    const seen: Headers[] = [];
+    const downstream = createDownstreamFetch({
+      credentials: undefined,
+      requestTimeoutMs: 5_000,
+      fetch: async (_url, init) => {
+        seen.push(new Headers(init?.headers));
+        return new Response('{"jsonrpc":"2.0","id":1,"result":{}}', { status: 200, headers: { 'Content-Type': 'application/json' } });
+      },
+    });
+    let parentTraceId = '';
+    // A root span that starts a trace (a root INTERNAL span would not be sampled).
+    await inSpan('a request', { kind: SpanKind.SERVER }, async (span) => {
+      parentTraceId = span?.spanContext().traceId ?? '';
+      await downstream('http://127.0.0.1:9/a2a/jsonrpc', { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}', headers: { 'Content-Type': 'application/json' } });
+    });
+    await tracing.flush();
+    const call = exporter.getFinishedSpans().find((span) => span.name === 'SendMessage' && span.kind === 2);
+    expect(call?.spanContext().traceId).toBe(parentTraceId);
+    expect(call?.attributes).toMatchObject({ 'a2a.method': 'SendMessage', 'http.request.method': 'POST', 'http.response.status_code': 200, 'server.address': '127.0.0.1' });
+    expect(seen[0]?.get('traceparent')).toBe(`00-${parentTraceId}-${call?.spanContext().spanId}-01`);
   });
 });
