@@ -15,7 +15,7 @@ export const LOOPBACK = '127.0.0.1';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 /** `remote`: a second gateway whose a2a adapter fronts the SDK echo server. */
-export type ServerName = 'gateway' | 'sdk' | 'remote';
+export type ServerName = 'gateway' | 'sdk' | 'remote' | 'telemetry';
 
 /** Demo adapter step for the gateway child: 10 min, far longer than the idle test needs. */
 export const GATEWAY_LONG_STEP_MS = 600_000;
@@ -121,8 +121,8 @@ function killIfSame(pid: number, started: string | undefined): void {
   }
 }
 
-/** utime+stime clock ticks of the process tree, for detecting when a server has gone idle. */
-function cpuTicks(pid: number): number {
+/** utime+stime clock ticks (1/100 s on Linux) of the process tree: when a server has gone idle, and what a request costs. */
+export function cpuTicks(pid: number): number {
   let total = 0;
   for (const p of processTree(pid)) {
     try {

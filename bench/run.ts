@@ -22,6 +22,10 @@
  *   8. Replay buffer memory (gateway only, no server; see bench/load/replay-memory.ts): one open
  *      task gets BENCH_REPLAY_EVENTS progress events with the replay bound (default settings) and
  *      one without it: MEMORY USAGE of its events stream at each checkpoint, and appends/s.
+ *   9. Cost of telemetry (gateway only): blocking SendMessage on the gateway as above (tracing off)
+ *      vs a second gateway with tracing on (OTLP http/protobuf to a local sink that accepts every
+ *      export) and its /metrics scraped once a second on a metrics port: req/s and p50/p99 of both,
+ *      and their ratio (target: on >= 0.9 x off). See bench/load/telemetry-sink.ts.
  * Throughput tests run in alternating rounds (gateway, sdk, gateway, sdk, ...) and report the
  * median round, so slow drift of the machine (thermal, noisy neighbours) hits both sides alike.
  *
@@ -41,7 +45,7 @@
  *
  * Flags: --only sdk | --only gateway (which servers).
  * Env: BENCH_ONLY — comma-separated scenarios to run (idle, blocking, immediate, streams, fanout,
- *      remote, push, replay; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
+ *      remote, push, replay, telemetry; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
  *      `BENCH_ONLY=remote` only the SDK server and the gateway in front of it.
  *      BENCH_SECONDS (10), BENCH_ROUNDS (3, min 2), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
  *      BENCH_SUBSCRIBERS (10000), BENCH_WARMUP_SECONDS (2), A2A_REDIS_URL (redis://127.0.0.1:6379).
@@ -60,6 +64,8 @@ import { fileURLToPath } from 'node:url';
 import {
   DEFAULT_REDIS_URL,
   cleanupAll,
+  cpuTicks,
+  freePort,
   killAllChildrenSync,
   redisUsedMemoryKb,
   rssKb,
@@ -77,6 +83,7 @@ import { runIdleSubscribers, type IdleSubscriberResult } from './load/idle-subsc
 import { runSendMessageLoad, type SendMessageLoadResult } from './load/send-message.ts';
 import { runStreamLoad, type StreamLoadResult } from './load/streams.ts';
 import { ratio, round } from './stats.ts';
+import { scrapeEvery, startTelemetrySink, type TelemetrySink } from './load/telemetry-sink.ts';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
@@ -102,7 +109,7 @@ function parseOnly(argv: readonly string[]): ServerName | undefined {
   return undefined;
 }
 
-const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'fanout', 'remote', 'push', 'replay'] as const;
+const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'fanout', 'remote', 'push', 'replay', 'telemetry'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 /** Scenarios both servers can run; fanout and push are gateway-only. */
 const COMPARED: readonly Scenario[] = ['idle', 'blocking', 'immediate', 'streams'];
@@ -142,7 +149,7 @@ const config = {
   only: parseOnly(process.argv.slice(2)),
   scenarios: parseScenarios(process.env.BENCH_ONLY),
 };
-const GATEWAY_ONLY: readonly Scenario[] = ['fanout', 'push', 'replay'];
+const GATEWAY_ONLY: readonly Scenario[] = ['fanout', 'push', 'replay', 'telemetry'];
 const runs = (scenario: Scenario): boolean =>
   config.scenarios.includes(scenario) && (!GATEWAY_ONLY.includes(scenario) || config.only !== 'sdk') && (scenario !== 'remote' || config.only === undefined);
 
@@ -280,10 +287,12 @@ interface Results {
   push?: Series<PushLoadResult>;
   /** Gateway only (the store's scripts, no server). */
   replay?: ReplayMemoryResult;
+  /** `telemetry` (tracing on, metrics scraped) and `gateway` (tracing off), blocking SendMessage. */
+  telemetry: PerServer<SendMessageLoadResult>;
 }
 
 /** Rows for the scenarios that ran (see BENCH_ONLY). */
-function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, replay }: Results): Row[] {
+function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, replay, telemetry }: Results): Row[] {
   const g = (v: number | undefined): number => v ?? Number.NaN;
   const bg = blocking.gateway?.median;
   const bs = blocking.sdk?.median;
@@ -329,6 +338,14 @@ function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, r
     if (idle.gateway?.extraKbPerSubscriber !== undefined) {
       add('idle subscriber KB (Redis, server-wide)', idle.gateway.extraKbPerSubscriber, Number.NaN, 2);
     }
+  }
+  if (runs('telemetry')) {
+    const on = telemetry.telemetry?.median;
+    const off = telemetry.gateway?.median;
+    add('telemetry: tracing+metrics on vs off, blocking req/s', g(on?.requestsPerSec), g(off?.requestsPerSec), 0, 'ratio >= 0.9', (r) => r >= 0.9);
+    add('telemetry: on vs off, blocking p50 ms', g(on?.p50Ms), g(off?.p50Ms), 1);
+    add('telemetry: on vs off, blocking p99 ms', g(on?.p99Ms), g(off?.p99Ms), 1);
+    add('telemetry: on vs off, CPU ms per request', telemetryCpu.on, telemetryCpu.off, 2, 'ratio <= 1.1', (r) => r <= 1.1);
   }
   if (runs('remote')) {
     const rg = remote.remote?.median;
@@ -379,12 +396,13 @@ function renderTable(rows: readonly Row[]): string {
   return [line(header), sep, ...body.map(line)].join('\n');
 }
 
-function validityNotes({ blocking, immediate, streams, idle, fanout, remote, push, replay }: Results): string[] {
+function validityNotes({ blocking, immediate, streams, idle, fanout, remote, push, replay, telemetry }: Results): string[] {
   const notes: string[] = [];
   for (const [label, series] of [
     ['blocking', blocking],
     ['returnImmediately', immediate],
     ['remote', remote],
+    ['telemetry', telemetry],
   ] as const) {
     for (const [name, s] of Object.entries(series)) {
       const bad = s.rounds.reduce((n, r) => n + r.badBodies + r.non2xx + r.errors + r.timeouts, 0);
@@ -403,6 +421,11 @@ function validityNotes({ blocking, immediate, streams, idle, fanout, remote, pus
   if (runs('remote')) {
     notes.push(
       'remote rows: "gateway" is a second gateway process (gateway + workers, Redis) whose a2a adapter calls the SDK echo server; "sdk" is that server called directly; the SDK server runs in both, so the ratio is what the gateway in front costs',
+    );
+  }
+  if (runs('telemetry')) {
+    notes.push(
+      `telemetry rows: "gateway" is a second gateway process with tracing on (OTLP http/protobuf to a local sink: ${telemetrySinkSummary}) and its /metrics scraped once a second on a metrics port; "sdk" is the plain gateway (tracing off; prom-client metrics are always kept, so they are in both)`,
     );
   }
   if (fanout) {
@@ -426,6 +449,11 @@ function validityNotes({ blocking, immediate, streams, idle, fanout, remote, pus
 }
 
 // ---------- main ----------
+
+/** What the telemetry scenario's sink and scraper saw, for the notes. */
+let telemetrySinkSummary = 'not run';
+/** Median CPU ms per blocking request of the telemetry scenario's servers (process tree: gateway and workers). */
+let telemetryCpu = { on: Number.NaN, off: Number.NaN };
 
 function fanoutRound(url: string, seconds: number): Promise<FanoutLoadResult> {
   return runFanoutLoad({
@@ -475,6 +503,23 @@ async function main(): Promise<void> {
     log(`remote ready: pid ${servers.remote.pid}, ${servers.remote.jsonRpcUrl}, key prefix ${servers.remote.keyPrefix ?? ''}`);
   }
 
+  let sink: TelemetrySink | undefined;
+  let telemetryMetricsUrl = '';
+  if (runs('telemetry')) {
+    sink = await startTelemetrySink();
+    const metricsPort = await freePort();
+    telemetryMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    log('starting telemetry (a gateway with tracing on and a metrics port)...');
+    servers.telemetry = await startGateway({
+      repoRoot: REPO_ROOT,
+      logDir: RESULTS_DIR,
+      redisUrl: config.redisUrl,
+      name: 'telemetry',
+      env: { A2A_OTLP_ENDPOINT: sink.url, A2A_METRICS_PORT: String(metricsPort) },
+    });
+    log(`telemetry ready: pid ${servers.telemetry.pid}, ${servers.telemetry.jsonRpcUrl}, OTLP to ${sink.url}, metrics at ${telemetryMetricsUrl}`);
+  }
+
   // 4. Idle subscribers first (see the header comment for why).
   const idle: Partial<Record<ServerName, IdleSubscriberResult>> = {};
   for (const name of runs('idle') ? order : []) {
@@ -521,6 +566,12 @@ async function main(): Promise<void> {
     log(`warm-up remote (${config.warmupSeconds} s)`);
     await quiesce();
     await runSendMessageLoad({ url: (servers.remote as ServerChild).jsonRpcUrl, connections: config.connections, seconds: config.warmupSeconds, returnImmediately: false });
+  }
+
+  if (config.warmupSeconds > 0 && runs('telemetry')) {
+    log(`warm-up telemetry (${config.warmupSeconds} s)`);
+    await quiesce();
+    await runSendMessageLoad({ url: (servers.telemetry as ServerChild).jsonRpcUrl, connections: config.connections, seconds: config.warmupSeconds, returnImmediately: false });
   }
 
   // 1. Blocking SendMessage.
@@ -583,6 +634,41 @@ async function main(): Promise<void> {
       );
 
 
+  const cpuPerRequest: Partial<Record<ServerName, number[]>> = {};
+  // 8. Telemetry on vs off: the same blocking load, alternating rounds; the "on" gateway is scraped while it runs.
+  const telemetry: PerServer<SendMessageLoadResult> = !runs('telemetry')
+    ? {}
+    : await alternate(
+        'telemetry',
+        ['telemetry', 'gateway'],
+        async (s) => {
+          const scraper = s.name === 'telemetry' ? scrapeEvery(telemetryMetricsUrl) : undefined;
+          const ticksBefore = cpuTicks(s.pid);
+          try {
+            const result = await runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: false });
+            // CPU per request is what telemetry adds; on a shared machine it is steadier than req/s.
+            const cpuMsPerRequest = ((cpuTicks(s.pid) - ticksBefore) * 10) / Math.max(1, result.ok);
+            (cpuPerRequest[s.name] ??= []).push(cpuMsPerRequest);
+            log(`  ${s.name}: ${cpuMsPerRequest.toFixed(2)} CPU ms per request`);
+            return result;
+          } finally {
+            const scrapes = scraper?.stop();
+            if (scrapes !== undefined) log(`  telemetry: ${scrapes} scrapes of /metrics this round`);
+          }
+        },
+        (r) => r.requestsPerSec,
+        describeSend,
+      );
+  const medianOf = (values: number[] | undefined): number => {
+    const sorted = [...(values ?? [])].sort((a, b) => a - b);
+    return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
+  };
+  telemetryCpu = { on: medianOf(cpuPerRequest.telemetry), off: medianOf(cpuPerRequest.gateway) };
+  if (sink !== undefined) {
+    telemetrySinkSummary = `${sink.exports} exports, ${(sink.bytes / 1024 / 1024).toFixed(1)} MiB of spans received`;
+    await sink.close();
+  }
+
   // 7. Push delivery, gateway only, rounds back to back like fan-out.
   let push: Series<PushLoadResult> | undefined;
   if (runs('push') && gateway) {
@@ -607,7 +693,7 @@ async function main(): Promise<void> {
     log(`replay memory: bound on ${replay.trimmed.samples.at(-1)?.streamKb.toFixed(0)} KB, off ${replay.untrimmed.samples.at(-1)?.streamKb.toFixed(0)} KB`);
   }
 
-  const results: Results = { blocking, immediate, streams, idle, remote, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}) };
+  const results: Results = { blocking, immediate, streams, idle, remote, telemetry, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}) };
   const rows = buildRows(results);
   const notes = validityNotes(results);
   const loadAfter = loadavg();
@@ -675,7 +761,7 @@ async function main(): Promise<void> {
       target: r.target || null,
       met: r.met ?? null,
     })),
-    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}) },
+    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, telemetry, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}) },
     notes,
   };
   const outPath = join(RESULTS_DIR, 'latest.json');
@@ -695,3 +781,4 @@ main()
     await stopAll();
     log(servers.gateway ? 'servers stopped, gateway Redis keys removed' : 'servers stopped');
   });
+

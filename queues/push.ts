@@ -5,6 +5,7 @@
 // keys share one hash tag (docs/redis-slots.md).
 import { Queue, Worker, type BackoffStrategy, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
 
 export interface PushJobData {
   taskId: string;
@@ -30,6 +31,7 @@ export function createPushQueue(connection: Redis, keyPrefix: string): Queue<Pus
   return new Queue<PushJobData>(PUSH_QUEUE_NAME, {
     connection,
     prefix: pushQueuePrefix(keyPrefix),
+    telemetry: bullmqTelemetry(),
     defaultJobOptions: {
       removeOnComplete: true,
       removeOnFail: { count: 1_000 },
@@ -52,6 +54,7 @@ export function createPushWorker(options: {
 }): Worker<PushJobData> {
   return new Worker<PushJobData>(PUSH_QUEUE_NAME, options.process, {
     connection: options.connection,
+    telemetry: bullmqTelemetry(),
     prefix: pushQueuePrefix(options.keyPrefix),
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs,

@@ -5,6 +5,7 @@
 // run twice fires nothing twice. The queue's keys share one hash tag (docs/redis-slots.md).
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
 
 export interface ScheduleJobData {
   scheduleId: string;
@@ -21,7 +22,7 @@ export const oneTimeJobId = (scheduleId: string): string => `once-${scheduleId}`
 const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: { count: 1_000 }, attempts: 100, backoff: { type: 'exponential', delay: 1_000 } };
 
 export function createScheduleQueue(connection: Redis, keyPrefix: string): Queue<ScheduleJobData> {
-  return new Queue<ScheduleJobData>(SCHEDULE_QUEUE_NAME, { connection, prefix: scheduleQueuePrefix(keyPrefix), defaultJobOptions: JOB_OPTIONS });
+  return new Queue<ScheduleJobData>(SCHEDULE_QUEUE_NAME, { connection, prefix: scheduleQueuePrefix(keyPrefix), defaultJobOptions: JOB_OPTIONS, telemetry: bullmqTelemetry() });
 }
 
 /** Starts (or replaces) a cron schedule's job scheduler. */
@@ -50,6 +51,7 @@ export function createScheduleWorker(options: {
 }): Worker<ScheduleJobData> {
   return new Worker<ScheduleJobData>(SCHEDULE_QUEUE_NAME, options.process, {
     connection: options.connection,
+    telemetry: bullmqTelemetry(),
     prefix: scheduleQueuePrefix(options.keyPrefix),
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs,

@@ -6,6 +6,8 @@
 // worker; the task's lease and turn record (not the job) carry attempts and progress.
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
+import { traceCarrier } from '../src/telemetry/spans.ts';
 import { ownerFromKey } from '../src/store/task-store.ts';
 
 export interface TurnJobData {
@@ -15,6 +17,11 @@ export interface TurnJobData {
   /** The task's owner key: its agent, tenant and principal. */
   ownerKey: string;
   contextId: string;
+  /**
+   * The W3C trace context (traceparent, tracestate) of whatever opened the turn, while tracing is
+   * on: the worker's turn span continues that trace.
+   */
+  trace?: Record<string, string>;
 }
 
 /** BullMQ queue name of an agent's turns. */
@@ -27,6 +34,8 @@ export function createTurnQueue(connection: Redis, prefix: string, agent: string
   return new Queue<TurnJobData>(turnQueueName(agent), {
     connection,
     prefix,
+    // Tracing with telemetry.queueSpans: BullMQ's producer and consumer spans.
+    telemetry: bullmqTelemetry(),
     defaultJobOptions: {
       removeOnComplete: true,
       removeOnFail: { count: 10_000 },
@@ -86,7 +95,8 @@ export function turnPriority(ownerActiveTasks: number): number {
 }
 
 export async function enqueueTurn(queues: TurnQueues, data: TurnJobData, ownerActiveTasks = 1): Promise<void> {
-  await queues.forOwner(data.ownerKey).add('turn', data, { jobId: turnJobId(data.taskId, data.turn), priority: turnPriority(ownerActiveTasks) });
+  const trace = traceCarrier();
+  await queues.forOwner(data.ownerKey).add('turn', trace === undefined ? data : { ...data, trace }, { jobId: turnJobId(data.taskId, data.turn), priority: turnPriority(ownerActiveTasks) });
 }
 
 export function createTurnWorker(options: {
@@ -101,6 +111,7 @@ export function createTurnWorker(options: {
 }): Worker<TurnJobData> {
   return new Worker<TurnJobData>(turnQueueName(options.agent), options.process, {
     connection: options.connection,
+    telemetry: bullmqTelemetry(),
     prefix: options.prefix,
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs,

@@ -202,9 +202,9 @@ describe('openapi.yaml documents the security it enforces', () => {
   it('leaves exactly the public routes open (security: [])', () => {
     const open = RAW_OPERATIONS.filter(({ operation }) => Array.isArray(operation.security) && operation.security.length === 0).map(({ path }) => path);
     expect(open.sort()).toEqual([...PUBLIC_PATHS].sort());
-    // Outside the bindings only the agent list asks for credentials (any authenticated caller).
+    // Outside the bindings only the agent list (any authenticated caller) and /metrics (a2a:admin) ask for credentials.
     const notA2A = RAW_OPERATIONS.filter(({ path }) => !isA2A(path)).map(({ path }) => path);
-    expect(notA2A.sort(), 'every route outside the bindings but the agent list is public').toEqual([...PUBLIC_PATHS, '/agents'].sort());
+    expect(notA2A.sort(), 'every route outside the bindings but the agent list and /metrics is public').toEqual([...PUBLIC_PATHS, '/agents', '/metrics'].sort());
   });
 
   it('documents 401, 403 and 429 with the binding-specific shared responses on every A2A operation', () => {

@@ -8,6 +8,7 @@ import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/compl
 import type { ToolCall } from './ask-user.ts';
 import type { ReplyWriter } from './reply-writer.ts';
 import { StreamCutError } from './retry-policy.ts';
+import { GEN_AI, injectTraceHeaders, inSpan, SpanKind } from '../../src/telemetry/spans.ts';
 
 export interface ModelUsage {
   inputTokens: number;
@@ -34,6 +35,8 @@ export interface ModelCallOptions {
   streamIdleTimeoutMs: number;
   /** The turn's signal: CancelTask, the deadline, worker shutdown. */
   signal: AbortSignal;
+  /** Extra request headers (the trace context). */
+  headers?: Record<string, string>;
 }
 
 interface UsageLike {
@@ -56,7 +59,26 @@ function rethrowStop(options: ModelCallOptions, writer: ReplyWriter): void {
   if (writer.failure !== undefined) throw writer.failure;
 }
 
-export async function callModel(client: OpenAI, request: ChatRequest, options: ModelCallOptions, writer: ReplyWriter): Promise<ModelReply> {
+/**
+ * The call in a GenAI `chat {model}` client span (tokens, finish reason, the model that
+ * answered), with the trace context sent to the model server.
+ */
+export function callModel(client: OpenAI, request: ChatRequest, options: ModelCallOptions, writer: ReplyWriter): Promise<ModelReply> {
+  const attributes = { [GEN_AI.operationName]: 'chat', [GEN_AI.providerName]: 'openai', [GEN_AI.requestModel]: request.model, 'gen_ai.request.stream': options.stream };
+  return inSpan(`chat ${request.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const headers: Record<string, string> = { ...options.headers };
+    injectTraceHeaders(headers);
+    const reply = await callModelOnce(client, request, { ...options, headers }, writer);
+    span?.setAttributes({
+      [GEN_AI.finishReasons]: [reply.finishReason],
+      ...(reply.model === undefined ? {} : { [GEN_AI.responseModel]: reply.model }),
+      ...(reply.usage === undefined ? {} : { [GEN_AI.inputTokens]: reply.usage.inputTokens, [GEN_AI.outputTokens]: reply.usage.outputTokens }),
+    });
+    return reply;
+  });
+}
+
+async function callModelOnce(client: OpenAI, request: ChatRequest, options: ModelCallOptions, writer: ReplyWriter): Promise<ModelReply> {
   if (!options.stream) return callWhole(client, request, options, writer);
   // One controller per call: the turn's signal, a failed write and a silent stream all stop it.
   const local = new AbortController();
@@ -79,7 +101,7 @@ export async function callModel(client: OpenAI, request: ChatRequest, options: M
   try {
     const stream = await client.chat.completions.create(
       { ...request, stream: true, ...(options.streamUsage ? { stream_options: { include_usage: true } } : {}) },
-      { signal },
+      { signal, headers: options.headers },
     );
     watch();
     for await (const chunk of stream) {
@@ -119,7 +141,7 @@ export async function callModel(client: OpenAI, request: ChatRequest, options: M
 async function callWhole(client: OpenAI, request: ChatRequest, options: ModelCallOptions, writer: ReplyWriter): Promise<ModelReply> {
   let completion;
   try {
-    completion = await client.chat.completions.create({ ...request, stream: false }, { signal: options.signal });
+    completion = await client.chat.completions.create({ ...request, stream: false }, { signal: options.signal, headers: options.headers });
   } catch (error) {
     rethrowStop(options, writer);
     throw error;

@@ -3,6 +3,8 @@
 // what went wrong into the two error kinds a turn acts on (errors.ts). The SDK sees a plain fetch.
 import { isLoopbackHttp, type OutboundCredentials } from './credentials/index.ts';
 import { DownstreamAuthError, DownstreamUnavailableError, RETRYABLE_STATUSES } from './errors.ts';
+import { A2A, injectTraceHeaders, inSpan, markError, SpanKind } from '../../src/telemetry/spans.ts';
+import { tracingEnabled } from '../../src/telemetry/tracing.ts';
 
 /** At most this much of a refusal's body goes into an error message. */
 const MAX_DETAIL = 200;
@@ -41,7 +43,37 @@ export interface DownstreamFetchOptions {
   fetch?: typeof fetch;
 }
 
+/** The A2A method a downstream call makes: a JSON-RPC body's method, or the HTTP+JSON route's last segment. */
+function downstreamMethodOf(target: URL, body: string | undefined): string | undefined {
+  const rpc = body === undefined ? undefined : /^\s*\{[^]{0,200}?"method"\s*:\s*"([A-Za-z/]{1,64})"/.exec(body)?.[1];
+  return rpc ?? /:([a-z]+)$/i.exec(target.pathname)?.[1];
+}
+
+/**
+ * Each downstream call is a CLIENT span (HTTP conventions, and the A2A method it makes) that
+ * sends the trace context on, so the remote agent's own spans join the turn's trace.
+ */
 export function createDownstreamFetch(options: DownstreamFetchOptions): typeof fetch {
+  const untraced = createUntracedDownstreamFetch(options);
+  return (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    if (!tracingEnabled()) return untraced(input, init);
+    const url = new URL(input instanceof Request ? input.url : input instanceof URL ? input.href : input);
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    const a2aMethod = downstreamMethodOf(url, typeof init?.body === 'string' ? init.body : undefined);
+    const attributes = { 'http.request.method': method, 'url.full': `${url.origin}${url.pathname}`, 'server.address': url.hostname, ...(a2aMethod === undefined ? {} : { [A2A.method]: a2aMethod }) };
+    return inSpan(a2aMethod ?? method, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      if (span === undefined) return untraced(input, init);
+      const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+      injectTraceHeaders(headers);
+      const response = await untraced(input, { ...init, headers });
+      span.setAttribute('http.response.status_code', response.status);
+      if (response.status >= 400) markError(span, new Error(`HTTP ${response.status}`), String(response.status));
+      return response;
+    });
+  };
+}
+
+function createUntracedDownstreamFetch(options: DownstreamFetchOptions): typeof fetch {
   const base = options.fetch ?? fetch;
   const { credentials, requestTimeoutMs } = options;
   return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {

@@ -29,6 +29,8 @@ export interface TaskEventsOptions {
    * the stream); the feed is closed by then.
    */
   fail: (error: Error) => void;
+  /** Called once, at the first event after the opening snapshot (the time-to-first-event metric). */
+  onFirstEvent?: () => void;
 }
 
 /** Starts delivery; the returned feed must be closed when the sink closes on its own (the client left). */
@@ -36,6 +38,7 @@ export function streamTaskEvents(options: TaskEventsOptions): TaskFeed | undefin
   // Only what the live callbacks need is kept in their closures: an idle stream lives for
   // hours, and the snapshot (a whole Task with history) must not live with it.
   const { service, sink, frame, fail } = options;
+  let onFirstEvent = options.onFirstEvent;
   const { snapshot, skipNote, closesOn, taskId, afterId, alreadyEnded } = options.plan;
   if (snapshot !== undefined) {
     sink.send(frame(JSON.stringify({ task: snapshot.task })), { id: snapshot.eventId });
@@ -50,6 +53,10 @@ export function streamTaskEvents(options: TaskEventsOptions): TaskFeed | undefin
     return undefined;
   }
   const deliver = (event: LiveEvent): void => {
+    if (onFirstEvent !== undefined) {
+      onFirstEvent();
+      onFirstEvent = undefined;
+    }
     sink.send(frame(event.json), { id: event.id });
     if (event.state !== undefined && closesOn(event.state)) sink.end();
   };

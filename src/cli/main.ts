@@ -11,6 +11,7 @@ import { checkRedisReachable, openRedis } from '../redis/connection.ts';
 import { startHealthServer, type HealthServer } from '../runtime/health-server.ts';
 import { gracefulStop } from '../runtime/shutdown-policy.ts';
 import { startWorkerRole, type WorkerHandle } from '../runtime/worker-role.ts';
+import { startObservability } from '../telemetry/observability.ts';
 
 const USAGE = `Usage: a2a-gateway <command>
 
@@ -69,17 +70,24 @@ async function main(argv: string[]): Promise<void> {
     fail((error as Error).message);
   }
 
+  // Tracing first, so the roles' queues and workers get BullMQ's telemetry hook.
+  const observability = startObservability(config, roles);
   let worker: WorkerHandle | undefined;
   let gateway: GatewayHandle | undefined;
   let health: HealthServer | undefined;
+  let metricsUrl: string | undefined;
   try {
     if (roles.worker) worker = await startWorkerRole(config, agents, logger, { baseDir });
     if (roles.gateway) gateway = await startGatewayRole(config, agents, logger, { baseDir });
-    else if (config.healthPort !== undefined) {
-      health = await startHealthServer({ host: config.host, port: config.healthPort, redis: openRedis(config.redisUrl, 'commands'), logger });
+    else if (config.healthPort !== undefined && worker !== undefined) {
+      const probed = worker;
+      health = await startHealthServer({ host: config.host, port: config.healthPort, readiness: () => probed.checkReady() });
     }
+    const metricsPort = await observability.openMetricsPort([gateway, worker]);
+    if (metricsPort !== undefined) metricsUrl = `http://${config.telemetry.metricsHost ?? config.host}:${metricsPort.port}/metrics`;
   } catch (error) {
     await worker?.close().catch(() => undefined);
+    await gateway?.close().catch(() => undefined);
     fail((error as Error).message);
   }
 
@@ -96,6 +104,8 @@ async function main(argv: string[]): Promise<void> {
         ...(agents.list().length > 1
           ? [`  agents:     ${gateway.url}/agents (each at /agents/<name>/…)`, ...agents.list().map((a) => `    ${a.name}: ${gateway?.url}/agents/${encodeURIComponent(a.name)}/.well-known/agent-card.json`)]
           : []),
+        ...(metricsUrl === undefined ? [] : [`  metrics:    ${metricsUrl} (unauthenticated; ${gateway.url}/metrics needs a2a:admin)`]),
+        ...(config.telemetry.otlpEndpoint === undefined ? [] : [`  traces:     OTLP ${config.telemetry.otlpProtocol} to ${config.telemetry.otlpEndpoint}`]),
         ...credentials.notes,
         `  try it:`,
         `    curl -s ${rpc} -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' ${credentials.header}\\`,
@@ -105,14 +115,15 @@ async function main(argv: string[]): Promise<void> {
     );
   } else {
     process.stdout.write(
-      `a2a-gateway worker: turns ${agentsLine(agents, worker?.agents)}, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")\n` +
+      `a2a-gateway worker: turns ${agentsLine(agents, worker?.agents)}, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")${metricsUrl === undefined ? '' : `, metrics at ${metricsUrl}`}\n` +
         (health === undefined ? '' : `  health: http://${config.host}:${health.port}/healthz and /readyz\n`),
     );
   }
 
-  // In this order: the gateway stops accepting and ends its streams, then running turns finish.
+  // In this order: the gateway stops accepting and ends its streams, then running turns finish,
+  // then the spans still buffered are exported.
   const closers: { name: string; close: () => Promise<void> }[] = [];
-  for (const [name, handle] of [['gateway', gateway], ['worker', worker], ['health server', health]] as const) {
+  for (const [name, handle] of [['gateway', gateway], ['worker', worker], ['health server', health], ['telemetry', observability]] as const) {
     if (handle !== undefined) closers.push({ name, close: () => handle.close() });
   }
   const stop = gracefulStop({

@@ -166,6 +166,31 @@ const schedulesSchema = z.strictObject({
   reconcileIntervalMs: z.coerce.number().int().min(0).default(60_000),
 });
 
+/** Traces (OpenTelemetry) and metrics (Prometheus); docs/observability.md lists what they hold. */
+const telemetrySchema = z.strictObject({
+  /**
+   * OTLP endpoint traces are exported to (the collector's base URL, e.g. http://collector:4318;
+   * /v1/traces is appended). Unset: tracing is off and costs nothing (no SDK is started).
+   */
+  otlpEndpoint: z.string().url().optional(),
+  /** OTLP over HTTP with protobuf (the OTLP default) or JSON bodies. */
+  otlpProtocol: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+  /**
+   * Add BullMQ's own spans (its telemetry hook: a producer span per job added, a consumer span
+   * per job processed, one per job completion). Off, the turn span is the job's consumer span and
+   * the trace context travels in the job's data: half the spans per turn (see docs/observability.md).
+   */
+  queueSpans: booleanish.default(false),
+  /** Share of new traces recorded, 0 to 1 (a caller's traceparent sampled flag decides for its request): lower it to bound tracing's cost under load. */
+  sampleRatio: z.coerce.number().min(0).max(1).default(1),
+  /** service.name of this process's spans (default: a2a-gateway, or a2a-gateway-worker for a worker-only process). */
+  serviceName: z.string().min(1).optional(),
+  /** A separate, unauthenticated port serving /metrics, /healthz and /readyz for scrapers and probes (unset: none; workers need it to be scraped). */
+  metricsPort: port.optional(),
+  /** Address the metrics port listens on (default: host). */
+  metricsHost: z.string().min(1).optional(),
+});
+
 /** A sub-agent role: which adapter runs its assignments, and how many of one coordinator's run at once. */
 const roleSchema = z.strictObject({
   /** "demo", "openai", "a2a" (a remote A2A agent) or a path to an adapter module (like the top-level adapter setting). */
@@ -484,6 +509,11 @@ export const configSchema = z.object({
   idempotencyTtlSeconds: z.coerce.number().int().min(60).default(86_400),
   /** New messages are refused with 503 + Retry-After while this many turns wait for a worker (0 = no bound). */
   maxQueuedTurns: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * At shutdown (SIGTERM), how long a gateway keeps serving while /readyz answers 503, so a load
+   * balancer or Kubernetes stops sending it requests before it closes (0 = close at once).
+   */
+  shutdownDrainMs: z.coerce.number().int().min(0).max(120_000).default(0),
   /** At shutdown, how long a worker lets running turns finish before handing them back. */
   shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
   /** How long a finished task (and its replay buffer) stays readable before it expires. */
@@ -500,6 +530,8 @@ export const configSchema = z.object({
   push: pushSchema.default(pushSchema.parse({})),
   /** Schedules: per-owner limits, shortest interval, lateness. */
   schedules: schedulesSchema.default(schedulesSchema.parse({})),
+  /** Traces (OTLP export) and the metrics port. */
+  telemetry: telemetrySchema.default(telemetrySchema.parse({})),
   /** Sub-agent coordination (ctx.delegate). */
   delegation: delegationSchema.default(delegationSchema.parse({})),
   /** Sign the agent card (spec 8.4) with the key in dataDir (or cardSigningKeyFile); its public key is at /.well-known/jwks.json. */
@@ -628,4 +660,14 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_SCHEDULES_MAX_PER_OWNER: 'schedules.maxPerOwner',
   A2A_SCHEDULES_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',
   A2A_CARD_SIGNING_KEY_FILE: 'cardSigningKeyFile',
+  A2A_SHUTDOWN_DRAIN_MS: 'shutdownDrainMs',
+  // The OpenTelemetry variables first, so the A2A_ ones win when both are set.
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'telemetry.otlpEndpoint',
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'telemetry.otlpProtocol',
+  OTEL_SERVICE_NAME: 'telemetry.serviceName',
+  A2A_OTLP_ENDPOINT: 'telemetry.otlpEndpoint',
+  A2A_TRACE_QUEUE_SPANS: 'telemetry.queueSpans',
+  A2A_TRACE_SAMPLE_RATIO: 'telemetry.sampleRatio',
+  A2A_METRICS_PORT: 'telemetry.metricsPort',
+  A2A_METRICS_HOST: 'telemetry.metricsHost',
 };

@@ -5,6 +5,7 @@ import { A2AError } from '../protocol/errors.ts';
 import { isRedisConnectionError } from '../redis/connection.ts';
 import { isBeforeBuffer } from '../store/replay-bound.ts';
 import type { TaskStore } from '../store/task-store.ts';
+import { replayedEvents } from '../telemetry/metrics.ts';
 import { compareEventIds, LiveDeliveryLostError, stateOfEventJson, type EventHub, type LiveEvent } from './hub.ts';
 
 export interface TaskFeed {
@@ -61,8 +62,9 @@ export function openTaskFeed(options: {
     onError(isRedisConnectionError(error) || error instanceof LiveDeliveryLostError ? resumeHint(taskId, lastDelivered, error) : error);
   };
 
-  const catchUp = async (): Promise<void> => {
+  const catchUp = async (initial = false): Promise<void> => {
     readsInFlight += 1;
+    let replayed = 0;
     try {
       // Read in pages so a long buffer does not arrive as one huge reply.
       for (;;) {
@@ -77,9 +79,11 @@ export function openTaskFeed(options: {
           lastDelivered = continueAfter;
           continue;
         }
+        replayed += page.length;
         for (const stored of page) deliver({ id: stored.id, json: stored.json, state: stateOfEventJson(stored.json) });
         if (page.length < 500 || closed) break;
       }
+      if (initial) replayedEvents.observe(replayed);
     } catch (error) {
       fail(error as Error);
       return;
@@ -101,7 +105,7 @@ export function openTaskFeed(options: {
     () => void catchUp(),
     (error) => fail(error),
   );
-  if (options.liveOnly !== true) void catchUp();
+  if (options.liveOnly !== true) void catchUp(true);
 
   return {
     close() {

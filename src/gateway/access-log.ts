@@ -24,7 +24,8 @@ export function logAccess(request: IncomingMessage, response: ServerResponse, pa
     if (notes.taskId !== undefined) fields.taskId = notes.taskId;
     if (notes.principal !== undefined) fields.principal = notes.principal;
     if (notes.tenant !== undefined && notes.tenant !== '') fields.tenant = notes.tenant;
-    const traceId = traceIdOf(request.headers.traceparent);
+    // The request's own span (tracing on), else the caller's traceparent.
+    const traceId = notes.traceId ?? traceIdOf(request.headers.traceparent);
     if (traceId !== undefined) fields.traceId = traceId;
     if (PROBES.has(path)) logger.debug('request', fields);
     else logger.info('request', fields);

@@ -11,7 +11,10 @@ import { registerJwksRoute } from './well-known-keys.ts';
 import { createExchange, type ExchangeOptions } from '../bindings/http/exchange.ts';
 import { checkHeaderCount } from '../bindings/http/header-count.ts';
 import type { RequestEdge } from '../bindings/http/pipeline.ts';
-import { checkReadiness } from './readiness.ts';
+import { checkReadiness, type ReadinessProbe } from './readiness.ts';
+import type { Queue } from 'bullmq';
+import { isAdminPath, METRICS_PATH, mountQueueDashboard, sendMetrics, serveAdmin } from './admin-routes.ts';
+import { observeRequest, runInRequest } from '../telemetry/request-observer.ts';
 import { handleJsonRpc } from '../bindings/jsonrpc/index.ts';
 import { handleRest } from '../bindings/rest/index.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../bindings/rest/routes.ts';
@@ -45,6 +48,10 @@ export interface GatewayAppOptions {
   corsOrigins: readonly string[];
   /** One info line per request when it is finished. */
   accessLog: boolean;
+  /** What /readyz checks besides Redis (the turn queue, the shutdown drain). */
+  readiness: Omit<ReadinessProbe, 'redis' | 'logger'>;
+  /** The queues the dashboard at /admin/queues shows. */
+  dashboardQueues: readonly Queue[];
 }
 
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -89,9 +96,10 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
   registerJwksRoute(app, () => options.publishedKeys);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
-    const readiness = await checkReadiness(options.redis, options.logger);
+    const readiness = await checkReadiness({ ...options.readiness, redis: options.redis, logger: options.logger });
     return readiness.ready ? c.json({ status: 'ok' }) : c.json({ status: 'unavailable', reason: readiness.reason }, 503, { 'Retry-After': '1' });
   });
+  mountQueueDashboard(app, options.dashboardQueues);
   app.notFound((c) =>
     c.json(
       {
@@ -134,6 +142,13 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     const pathEnd = url.indexOf('?');
     const path = pathEnd < 0 ? url : url.slice(0, pathEnd);
     if (options.accessLog) logAccess(request, response, path, agentNameOf(path, options), options.logger);
+    if (isAdminPath(path)) {
+      const exchange = createExchange(request, response, exchangeOptions);
+      serveAdmin(exchange, options.edge, options.logger, () => (path === METRICS_PATH ? sendMetrics(exchange) : honoListener(request, response))).catch((error: unknown) =>
+        fail(response, error),
+      );
+      return;
+    }
     if (path === AGENTS_PATH || path === `${AGENTS_PATH}/`) {
       if (applyCors(request, response, options.corsOrigins, 'GET')) return;
       handleAgentList(createExchange(request, response, exchangeOptions), options).catch((error: unknown) => fail(response, error));
@@ -167,7 +182,10 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
       // Browser-based A2A clients (inspectors, dashboards) call the bindings cross-origin.
       if (applyCors(request, response, options.corsOrigins, isJsonRpc ? 'POST' : 'GET, POST, DELETE')) return;
       const handle = isJsonRpc ? handleJsonRpc : handleRest;
-      handle(createExchange(request, response, exchangeOptions), bindingOptionsFor(endpoint)).catch((error: unknown) => fail(response, error));
+      const requestContext = observeRequest(request, response, isJsonRpc ? 'jsonrpc' : 'http+json', endpoint.agent.name, `${endpoint.basePath}${isJsonRpc ? JSONRPC_PATH : REST_BASE_PATH}`);
+      runInRequest(requestContext, () => {
+        handle(createExchange(request, response, exchangeOptions), bindingOptionsFor(endpoint)).catch((error: unknown) => fail(response, error));
+      });
       return;
     }
     if (endpoint !== options.root) {

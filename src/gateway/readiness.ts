@@ -1,27 +1,55 @@
-// GET /readyz: whether this gateway can serve requests now, answered within a second even when
+// GET /readyz: whether this process can do its work now, answered within a second even when
 // Redis hangs (a stopped process answers nothing; a PING would wait redisCommandTimeoutMs).
-// Anonymous callers learn only that it is not ready; the cause goes to the log.
+// Ready means: not draining for shutdown, Redis answers PING, the Lua scripts are loaded (a
+// Redis restart empties its script cache; they are loaded again here, so the first requests
+// after it do not each pay for it), and the turn queue answers on its own connection.
+// Anonymous callers learn only that it is not ready and, when draining, that it is shutting
+// down; the cause goes to the log.
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logging/logger.ts';
+import { loadMissingScripts } from '../store/scripts.ts';
 
-/** Longest /readyz waits for Redis to answer PING. */
+/** Longest /readyz waits for Redis to answer. */
 export const READINESS_TIMEOUT_MS = 750;
 
 export type Readiness = { ready: true } | { ready: false; reason: string };
 
-export async function checkReadiness(redis: Redis, logger: Logger, timeoutMs = READINESS_TIMEOUT_MS): Promise<Readiness> {
+export interface ReadinessProbe {
+  /** The command connection the process's requests or turns use. */
+  redis: Redis;
+  /** A queue this process adds to or takes from (its own connection). */
+  queue?: Pick<Queue, 'getJobCounts'>;
+  /** True once shutdown began: not ready, so load balancers stop sending work. */
+  draining: () => boolean;
+  logger: Logger;
+  timeoutMs?: number;
+}
+
+export const NOT_READY_DRAINING = 'shutting down';
+const NOT_READY_STORE = 'the task store is not answering';
+
+export async function checkReadiness(probe: ReadinessProbe): Promise<Readiness> {
+  if (probe.draining()) return { ready: false, reason: NOT_READY_DRAINING };
+  const timeoutMs = probe.timeoutMs ?? READINESS_TIMEOUT_MS;
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), timeoutMs);
   });
+  const checks = async (): Promise<'ok'> => {
+    await probe.redis.ping();
+    await loadMissingScripts(probe.redis);
+    await probe.queue?.getJobCounts('waiting');
+    return 'ok';
+  };
   try {
-    const answer = await Promise.race([redis.ping().then(() => 'pong' as const), timedOut]);
-    if (answer === 'pong') return { ready: true };
-    logger.warn('readiness check: Redis did not answer PING in time', { timeoutMs });
+    const answer = await Promise.race([checks(), timedOut]);
+    if (answer === 'ok') return probe.draining() ? { ready: false, reason: NOT_READY_DRAINING } : { ready: true };
+    probe.logger.warn('readiness check: Redis did not answer in time', { timeoutMs });
   } catch (error) {
-    logger.warn('readiness check: Redis PING failed', { error: (error as Error).message });
+    probe.logger.warn('readiness check failed', { error: (error as Error).message });
   } finally {
     clearTimeout(timer);
   }
-  return { ready: false, reason: 'the task store is not answering' };
+  return { ready: false, reason: NOT_READY_STORE };
 }

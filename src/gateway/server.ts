@@ -49,6 +49,10 @@ import { grpcServiceOf } from '../bindings/grpc/messages.ts';
 import { GrpcStreams } from '../bindings/grpc/grpc-streams.ts';
 import { agentTenantOf } from '../bindings/grpc/call-metadata.ts';
 import { listenGrpc, type GrpcListener } from './grpc-server.ts';
+import { openStreams, queueJobs, startProcessMetrics } from '../telemetry/metrics.ts';
+import { probeRedisRoundTrips } from '../telemetry/redis-probe.ts';
+import type { Queue } from 'bullmq';
+import { checkReadiness, type Readiness } from './readiness.ts';
 
 export interface GatewayHandle {
   url: string;
@@ -63,6 +67,10 @@ export interface GatewayHandle {
   hub: EventHub;
   /** The local development issuer, when no issuer is configured (npm run token). */
   devIssuer: DevIssuer | undefined;
+  /** True from the start of close(): /readyz answers 503 while the gateway drains (shutdownDrainMs). */
+  readonly draining: boolean;
+  /** What /readyz answers (also served on the metrics port). */
+  checkReady(): Promise<Readiness>;
   close(): Promise<void>;
 }
 
@@ -138,6 +146,16 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   });
 
   const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);
+  // Metrics: Redis-wide queue depths are read here at scrape time (every gateway reports the
+  // same Redis, so a dashboard takes max() over gateways, not sum()); the rest is this process's.
+  startProcessMetrics();
+  const dashboardQueues: Queue[] = [...agents.list().map((agent) => queues.of(agent.name)), ...(pushQueue === undefined ? [] : [pushQueue]), ...(scheduleQueue === undefined ? [] : [scheduleQueue])];
+  const unregisterMetrics = [
+    openStreams.register(async () => [{ labels: {}, value: streams.size }]),
+    queueJobs.register(() => readQueueDepths(dashboardQueues)),
+    probeRedisRoundTrips(commands, 'gateway'),
+  ];
+  let draining = false;
   let handler: RequestListener | undefined;
   const httpServer = createServer(
     {
@@ -303,6 +321,8 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     streams,
     corsOrigins: config.corsOrigins,
     accessLog: config.accessLog,
+    readiness: { queue: queues.of(agents.defaultName), draining: () => draining },
+    dashboardQueues,
   });
 
   return {
@@ -314,7 +334,16 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     service,
     hub,
     devIssuer: keys.devIssuer,
+    get draining() {
+      return draining;
+    },
+    checkReady: () => checkReadiness({ redis: commands, queue: queues.of(agents.defaultName), draining: () => draining, logger }),
     async close() {
+      // Not ready first, still serving: load balancers and Kubernetes take this gateway out of
+      // rotation (their next /readyz sees 503) before it stops accepting.
+      draining = true;
+      if (config.shutdownDrainMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
+      for (const unregister of unregisterMetrics) unregister();
       // Stop accepting, tell every stream's client to reconnect (elsewhere) shortly, and let
       // idle keep-alive connections go; in-flight requests are cut after that.
       const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
@@ -382,4 +411,12 @@ function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer 
           clockToleranceSeconds: auth.clockToleranceSeconds,
         });
   return createAuthenticator(jwt, signatures);
+}
+
+const QUEUE_STATES = ['waiting', 'prioritized', 'delayed', 'active', 'failed'] as const;
+
+/** Each queue's job counts by state (one Redis call per queue), for a2a_queue_jobs. */
+async function readQueueDepths(queues: readonly Queue[]): Promise<{ labels: { queue: string; state: string }; value: number }[]> {
+  const counts = await Promise.all(queues.map(async (queue) => ({ queue: queue.name, counts: await queue.getJobCounts(...QUEUE_STATES) })));
+  return counts.flatMap(({ queue, counts: byState }) => QUEUE_STATES.map((state) => ({ labels: { queue, state }, value: byState[state] ?? 0 })));
 }

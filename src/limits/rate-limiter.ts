@@ -5,6 +5,7 @@ import { A2AError } from '../protocol/errors.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
+import { countLimitRefusal } from '../telemetry/metrics.ts';
 
 export interface RateLimit {
   /** Tokens added per second; 0 turns the limit off. */
@@ -29,6 +30,7 @@ export class RateLimiter {
     const [taken, waitMs] = await this.run('takeToken', [key], [limit.requestsPerSecond, limit.burst]);
     if (Number(taken) === 1) return;
     const retryAfterSeconds = Math.max(1, Math.ceil(Number(waitMs) / 1000));
+    countLimitRefusal('RATE_LIMITED');
     throw new A2AError(
       'RESOURCE_EXHAUSTED',
       `Too many requests to agent "${owner.agent}": the limit is ${limit.requestsPerSecond} per second with bursts of ${limit.burst} (limits.requestsPerSecond, limits.burst, or the agent's limits). Retry after ${retryAfterSeconds} s.`,

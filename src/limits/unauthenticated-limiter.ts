@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { A2AError } from '../protocol/errors.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
+import { countLimitRefusal } from '../telemetry/metrics.ts';
 
 export interface UnauthenticatedLimit {
   /** Failed authentications per second and address; 0 turns the limit off. */
@@ -67,6 +68,7 @@ export class UnauthenticatedLimiter {
 
   private tooMany(waitMs: number): A2AError {
     const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
+    countLimitRefusal('UNAUTHENTICATED_RATE_LIMITED');
     const { unauthenticatedPerSecond, unauthenticatedBurst } = this.limit;
     return new A2AError(
       'RESOURCE_EXHAUSTED',

@@ -15,6 +15,8 @@ import type { DeadLetter, PushStore } from './push-store.ts';
 import { backoffDelayMs, RetryDeliveryError, type RetrySettings } from './retry-policy.ts';
 import type { WebhookSender } from './webhook-sender.ts';
 import { isHmacSecret, type WebhookSigner } from './webhook-signature.ts';
+import { pushDeadLetters, pushDeliveries } from '../telemetry/metrics.ts';
+import { A2A, injectTraceHeaders, inSpan, markError, SpanKind } from '../telemetry/spans.ts';
 
 /** Header carrying a config's `token` (the name the official SDKs use). */
 export const NOTIFICATION_TOKEN_HEADER = 'X-A2A-Notification-Token';
@@ -102,7 +104,20 @@ export class PushDelivery {
       await job.moveToDelayed(until + Math.floor(Math.random() * 250), token);
       throw new DelayedError();
     }
-    const outcome = await this.options.sender.send({ url, headers: webhookHeaders(config, deliveryId, data.eventJson, this.options.signer), body: data.eventJson });
+    const outcome = await inSpan(
+      'POST',
+      { kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'POST', 'url.full': config.url, [A2A.taskId]: data.taskId, [A2A.pushConfigId]: data.configId } },
+      async (span) => {
+        const headers = webhookHeaders(config, deliveryId, data.eventJson, this.options.signer);
+        // The receiver may join the trace; the signature covers the body and webhook-* headers only.
+        injectTraceHeaders(headers);
+        const sent = await this.options.sender.send({ url, headers, body: data.eventJson });
+        if (sent.status !== undefined) span?.setAttribute('http.response.status_code', sent.status);
+        if (sent.kind !== 'delivered') markError(span, new Error(sent.error), sent.kind);
+        return sent;
+      },
+    );
+    pushDeliveries.inc({ outcome: outcome.kind });
     switch (outcome.kind) {
       case 'delivered':
         if (admitted.failures > 0) await store.breaker(url.origin, 'success', this.options.breaker);
@@ -179,7 +194,8 @@ export class PushDelivery {
     if (failure.status !== undefined) letter.lastStatus = failure.status;
     if (failure.configDisabled === true) letter.configDisabled = true;
     await this.options.store.recordDeadLetter(letter, this.options.maxDeadLetters);
-    this.options.logger.warn('push delivery dead-lettered', { deliveryId, error: failure.error, attempts: letter.attempts });
+    pushDeadLetters.inc();
+    this.options.logger.warn('push delivery dead-lettered', { taskId: data.taskId, deliveryId, error: failure.error, attempts: letter.attempts });
   }
 
   private async ownerKeyOf(taskId: string): Promise<string> {

@@ -9,6 +9,7 @@ import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import { configView, type StoredPushConfig } from './push-config.ts';
 import type { CursorStart, PushStore } from './push-store.ts';
 import { BlockedReceiverError, type ReceiverPolicy } from './receiver-policy.ts';
+import { countLimitRefusal } from '../telemetry/metrics.ts';
 
 export interface PushConfigsOptions {
   store: PushStore;
@@ -51,6 +52,7 @@ export class PushConfigs {
     const saved = await this.options.store.saveConfig(ownerKeyOf(owner), config, this.options.maxConfigsPerTask, cursorStart);
     if (saved.kind === 'not-found') throw taskNotFound(config.taskId);
     if (saved.kind === 'too-many') {
+      countLimitRefusal('PUSH_CONFIG_LIMIT');
       throw new A2AError(
         'RESOURCE_EXHAUSTED',
         `Task ${config.taskId} already has ${saved.count} push-notification configs, the most one task may have (push.maxConfigsPerTask); nothing was stored. Delete one first.`,

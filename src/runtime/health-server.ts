@@ -1,11 +1,9 @@
 // GET /healthz and /readyz for a process that runs workers only (healthPort), so a platform can
-// probe workers the way it probes gateways, which answer both on their own port. Ready means
-// Redis answers a PING within a second and the process is not shutting down.
+// probe workers the way it probes gateways, which answer both on their own port. Ready is what
+// the worker role says (src/gateway/readiness.ts), and never once the process is shutting down.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
-import { checkReadiness } from '../gateway/readiness.ts';
-import type { Logger } from '../logging/logger.ts';
+import type { Readiness } from '../gateway/readiness.ts';
 
 export interface HealthServer {
   /** The port it listens on (the one asked for, or the one picked for port 0). */
@@ -15,7 +13,7 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-export async function startHealthServer(options: { host: string; port: number; redis: Redis; logger: Logger }): Promise<HealthServer> {
+export async function startHealthServer(options: { host: string; port: number; readiness: () => Promise<Readiness> }): Promise<HealthServer> {
   let stopping = false;
   const server = createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0];
@@ -27,8 +25,9 @@ export async function startHealthServer(options: { host: string; port: number; r
     if (path === '/healthz') return answer(200, { status: 'ok' });
     if (path !== '/readyz') return answer(404, { status: 'not found: this port serves /healthz and /readyz only' });
     if (stopping) return answer(503, { status: 'unavailable', reason: 'shutting down' });
-    void checkReadiness(options.redis, options.logger).then((readiness) =>
-      readiness.ready ? answer(200, { status: 'ok' }) : answer(503, { status: 'unavailable', reason: readiness.reason }),
+    options.readiness().then(
+      (readiness) => (readiness.ready ? answer(200, { status: 'ok' }) : answer(503, { status: 'unavailable', reason: readiness.reason })),
+      () => answer(503, { status: 'unavailable' }),
     );
   });
   await new Promise<void>((resolve, reject) => {

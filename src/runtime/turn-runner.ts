@@ -7,8 +7,8 @@ import { newId } from '../ids.ts';
 import type { Adapter, CallerIdentity, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
 import { taskCanceled, TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../adapters/abort-reasons.ts';
 import { AdapterContractError, checkOutcome } from './adapter-contract.ts';
-import type { TurnJobData } from '../../queues/turns.ts';
-import type { Logger } from '../logging/logger.ts';
+import { turnQueueName, type TurnJobData } from '../../queues/turns.ts';
+import { withFields, type Logger } from '../logging/logger.ts';
 import { isTerminal, type JsonObject, type JsonValue, type Message, type TaskState, type TaskStatus } from '../protocol/types.ts';
 import { ownerFromKey, StaleLeaseError, type TaskStore, type TurnRecord } from '../store/task-store.ts';
 import { agentMessage, TurnContext, type TurnLease } from './turn-context.ts';
@@ -19,6 +19,10 @@ import type { Agent, Agents } from '../agents/agents.ts';
 import type { AgentLimits } from '../agents/agent-settings.ts';
 import { isCompatibleAdapter } from './version-policy.ts';
 import { asDirectReply } from '../tasks/direct-reply.ts';
+import { cancelStages, leaseTakeovers, queueWait, turnDuration, turnsFinished } from '../telemetry/metrics.ts';
+import { A2A, contextOfCarrier, GEN_AI, hasActiveSpan, inSpan, markError, SpanKind } from '../telemetry/spans.ts';
+import { tracingEnabled } from '../telemetry/tracing.ts';
+import type { Attributes, Span } from '@opentelemetry/api';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
   completed: 'TASK_STATE_COMPLETED',
@@ -49,6 +53,8 @@ const DEADLINE_GRACE_MS = 5_000;
 const INTERRUPTED_TEXT = 'Stopped: a new message interrupted this turn; the next turn answers it.';
 
 interface RunningTurn {
+  /** The agent whose turn this is (a2a_active_turns). */
+  agent: string;
   /** Aborts the current turn's adapter; a fresh one for each turn the job runs. */
   controller: AbortController;
   /** The turn running now (known once its lease is taken). */
@@ -149,6 +155,13 @@ export class TurnRunner {
     return this.running.size;
   }
 
+  /** The turns running in this process now, by agent. */
+  runningTurnsByAgent(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const turn of this.running.values()) counts.set(turn.agent, (counts.get(turn.agent) ?? 0) + 1);
+    return counts;
+  }
+
   /**
    * Stops every running turn without deciding it: each adapter sees its abort signal, the
    * lease is released and the job goes back to the queue, so another worker continues the
@@ -165,6 +178,11 @@ export class TurnRunner {
 
   /** BullMQ processor: advance the job's task until no turn is open or the lease is lost. */
   async process(job: Job<TurnJobData>): Promise<void> {
+    if (job.attemptsMade === 0) {
+      // From being added (or due, when delayed) to being taken: a retried job's wait is its backoff, not the queue's.
+      const waitedMs = (job.processedOn ?? Date.now()) - job.timestamp - (job.opts.delay ?? 0);
+      queueWait.observe({ agent: ownerFromKey(job.data.ownerKey).agent }, Math.max(0, waitedMs) / 1000);
+    }
     // A coordinator's wake job can arrive while its parking run still finishes in this same
     // process (same worker id, so the lease would not stop it): one run per task at a time.
     const { taskId } = job.data;
@@ -184,11 +202,11 @@ export class TurnRunner {
   private async processAlone(job: Job<TurnJobData>): Promise<void> {
     const { taskId } = job.data;
     // Registered before the lease is taken, so a cancel published right after is not missed.
-    const turn: RunningTurn = { controller: new AbortController(), turn: undefined, acknowledge: undefined };
+    const turn: RunningTurn = { agent: ownerFromKey(job.data.ownerKey).agent, controller: new AbortController(), turn: undefined, acknowledge: undefined };
     this.running.set(taskId, turn);
     try {
       for (;;) {
-        const more = await this.runOpenTurn(job.data, turn, job.id ?? '');
+        const more = await this.tracedOpenTurn(job.data, turn, job.id ?? '');
         if (!more) return;
         // The next turn gets a signal of its own: an interrupt of the last one must not reach it.
         turn.controller = new AbortController();
@@ -200,10 +218,27 @@ export class TurnRunner {
     }
   }
 
+  /**
+   * One turn, in its span, continuing the trace of whatever enqueued the job (the trace context
+   * travels in the job's data). A follow-up turn the same job goes on to gets a span of its own,
+   * in the same trace.
+   */
+  private tracedOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string): Promise<boolean> {
+    if (!tracingEnabled()) return this.runOpenTurn(data, turn, jobId, undefined);
+    const attributes: Attributes = { [A2A.taskId]: data.taskId, [A2A.contextId]: data.contextId, [A2A.agent]: turn.agent, [A2A.workerId]: this.workerId };
+    // Under BullMQ's consumer span (telemetry.queueSpans) the turn is its child; otherwise the
+    // turn span is the job's consumer span, continuing the trace the job carries.
+    if (hasActiveSpan()) return inSpan(`turn ${turn.agent}`, { attributes }, (span) => this.runOpenTurn(data, turn, jobId, span));
+    const messaging = { 'messaging.system': 'bullmq', 'messaging.operation.type': 'process', 'messaging.destination.name': turnQueueName(turn.agent), 'messaging.message.id': jobId };
+    return inSpan(`turn ${turn.agent}`, { kind: SpanKind.CONSUMER, attributes: { ...attributes, ...messaging }, parent: contextOfCarrier(data.trace) }, (span) => this.runOpenTurn(data, turn, jobId, span));
+  }
+
   /** Runs the open turn once; true when a queued follow-up opened the next turn. */
-  private async runOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string): Promise<boolean> {
+  private async runOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string, span: Span | undefined): Promise<boolean> {
     const { controller } = turn;
-    const { store, logger } = this.options;
+    const { store } = this.options;
+    // Every line about this turn names its task (the adapter's ctx.log too).
+    const logger = withFields(this.options.logger, { taskId: data.taskId, contextId: data.contextId });
     const agent = this.agentOf(data.ownerKey);
     const { limits } = agent.settings;
     const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
@@ -219,6 +254,9 @@ export class TurnRunner {
     if (lease.kind === 'gone' || lease.kind === 'closed') return false;
     if (lease.kind === 'held') throw new LeaseHeldError(data.taskId, lease.holder);
     turn.turn = lease.turn;
+    const leasedAt = process.hrtime.bigint();
+    span?.setAttributes({ [A2A.turn]: lease.turn, [A2A.attempt]: lease.attempts });
+    if (lease.attempts > 1) leaseTakeovers.inc({ agent: agent.name });
 
     if (lease.attempts > 1) {
       // Another run of this turn was lost (its worker killed, or its lease lapsed): say which,
@@ -285,7 +323,7 @@ export class TurnRunner {
         const reason = budgetReason(lease.turn, lease.budgetSpent, budgetLimit);
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else {
-        outcome = await this.runAdapter(adapter, limits, fence, lease, input, record, turn);
+        outcome = await this.runAdapter(adapter, limits, fence, lease, input, record, turn, logger);
       }
       if ('parked' in outcome) {
         await this.park(fence, outcome.parked);
@@ -318,6 +356,15 @@ export class TurnRunner {
         logger.warn('turn result discarded: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
         return false;
       }
+      const state = outcome.status.state;
+      // An interrupted turn (inputPolicy interrupt) is no cancellation: the task goes on.
+      const endedAs = outcome.interrupted === true ? 'interrupted' : state;
+      turnsFinished.inc({ agent: agent.name, state: endedAs });
+      turnDuration.observe({ agent: agent.name, state: endedAs }, Number(process.hrtime.bigint() - leasedAt) / 1e9);
+      if (endedAs === 'TASK_STATE_CANCELED') cancelStages.inc({ stage: 'stopped' });
+      span?.setAttribute(A2A.state, endedAs);
+      logger.debug('turn finished', { turn: lease.turn, attempt: lease.attempts, state, workerId: this.workerId });
+      if (state === 'TASK_STATE_FAILED') markError(span, new Error(outcome.reason ?? 'the turn failed'), 'TASK_STATE_FAILED');
       if (finished.kind === 'done') await this.afterTurnEnded(fence, lease, outcome.status);
       return finished.kind === 'next';
     } catch (error) {
@@ -339,6 +386,7 @@ export class TurnRunner {
     input: Message[],
     record: TurnRecord,
     turn: RunningTurn,
+    logger: Logger,
   ): Promise<AdapterRun> {
     const { controller } = turn;
     const first = input[0];
@@ -356,7 +404,7 @@ export class TurnRunner {
       turnRecord: record,
       adapterName: adapter.name,
       emitScope: `${lease.turn}.${lease.resumption}`,
-      logger: this.options.logger,
+      logger,
       caller: callerOf(fence.ownerKey, lease.callerScopes),
       extensions: lease.callerExtensions,
       readContextHistory: (maxTasks) => this.options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
@@ -390,7 +438,22 @@ export class TurnRunner {
       }, Math.max(0, lease.deadlineAtMs - Date.now()));
     });
     try {
-      result = await Promise.race([adapter.run(context), abandoned]);
+      const agentName = ownerFromKey(fence.ownerKey).agent;
+      // GenAI convention: the adapter's run is an invoke_agent span of the agent it runs for.
+      const running = inSpan(
+        `invoke_agent ${agentName}`,
+        {
+          attributes: {
+            [GEN_AI.operationName]: 'invoke_agent',
+            [GEN_AI.agentName]: agentName,
+            [GEN_AI.conversationId]: fence.contextId,
+            [A2A.adapter]: `${adapter.name}@${adapter.version}`,
+            [A2A.taskId]: fence.taskId,
+          },
+        },
+        () => adapter.run(context),
+      );
+      result = await Promise.race([running, abandoned]);
     } catch (error) {
       failure = error instanceof Error || error instanceof DOMException ? (error as Error) : new Error(String(error as JsonValue));
     } finally {
@@ -429,7 +492,7 @@ export class TurnRunner {
       if (failure === undefined) outcome = checkOutcome(result, adapter.name, { directMessages: adapter.directMessages === true });
     } catch (error) {
       if (!(error instanceof AdapterContractError)) throw error;
-      this.options.logger.error('adapter broke its contract; the turn fails', { taskId: fence.taskId, turn: lease.turn, adapter: `${adapter.name}@${adapter.version}`, reason: error.message });
+      logger.error('adapter broke its contract; the turn fails', { taskId: fence.taskId, turn: lease.turn, adapter: `${adapter.name}@${adapter.version}`, reason: error.message });
       return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', error.message), reason: error.message };
     }
     if (outcome === undefined) {

@@ -15,6 +15,9 @@ import { TurnRunner } from './turn-runner.ts';
 import { startPushRole, type PushRoleHandle } from '../push/push-role.ts';
 import type { PushResolver } from '../push/receiver-policy.ts';
 import { startScheduleRole, type ScheduleRoleHandle } from '../schedules/schedule-role.ts';
+import { activeTurns, startProcessMetrics } from '../telemetry/metrics.ts';
+import { probeRedisRoundTrips } from '../telemetry/redis-probe.ts';
+import { checkReadiness, type Readiness } from '../gateway/readiness.ts';
 
 export interface WorkerHandle {
   runner: TurnRunner;
@@ -26,6 +29,8 @@ export interface WorkerHandle {
   push: PushRoleHandle | undefined;
   /** Schedule firing (undefined when schedules.enabled is false). */
   schedules: ScheduleRoleHandle | undefined;
+  /** Whether this worker can take turns now (its metrics port's /readyz): Redis, scripts, its queue; not while closing. */
+  checkReady(): Promise<Readiness>;
   close(): Promise<void>;
 }
 
@@ -57,6 +62,12 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     // dead worker's lease has lapsed and the new one can take it.
     leaseTtlMs: Math.max(100, Math.floor(config.lockDurationMs * 0.8)),
   });
+  // This process's own metrics (a worker's metrics port serves them): its running turns, Redis latency.
+  startProcessMetrics();
+  const unregisterMetrics = [
+    activeTurns.register(async () => [...runner.runningTurnsByAgent()].map(([agent, value]) => ({ labels: { agent }, value }))),
+    probeRedisRoundTrips(commands, 'worker'),
+  ];
   await whenReady(cancelSubscriber);
   await runner.listenForCancels(cancelSubscriber);
   // A job this process is still running can be handed to it again: when Redis was unreachable
@@ -114,6 +125,7 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     waitsForSlot: async (coordinatorId, taskId) => (await assignments.readAssignment(coordinatorId, taskId))?.state === 'queued',
   });
   reconciler.start();
+  let closing = false;
   const push = config.push.enabled ? await startPushRole(config, logger, { baseDir: options.baseDir ?? process.cwd(), resolve: options.pushResolver }) : undefined;
   const schedules = config.schedules.enabled ? await startScheduleRole(config, agents, logger) : undefined;
   return {
@@ -122,18 +134,22 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     reconciler,
     push,
     schedules,
+    checkReady: () =>
+      checkReadiness({ redis: commands, queue: served[0] === undefined ? undefined : turnQueues.of(served[0].name), draining: () => closing, logger }),
     async close() {
+      closing = true;
+      for (const unregister of unregisterMetrics) unregister();
       await reconciler.close();
       // Turns first: their grace period starts now, whatever deliveries and firings take to stop
       // (those are sent again or decided again by whichever worker is next; nothing is lost).
-      const closing = Promise.all(workers.map((worker) => worker.close()));
+      const workersClosed = Promise.all(workers.map((worker) => worker.close()));
       const sideRoles = Promise.all([push?.close(), schedules?.close()]);
       const graceOver = new Promise<'grace-over'>((resolve) => setTimeout(() => resolve('grace-over'), config.shutdownGraceMs).unref());
-      if ((await Promise.race([closing.then(() => 'closed' as const), graceOver])) === 'grace-over') {
+      if ((await Promise.race([workersClosed.then(() => 'closed' as const), graceOver])) === 'grace-over') {
         const handedBack = runner.handBackAll();
         logger.info('handing running turns back to the queue', { turns: handedBack });
       }
-      await closing;
+      await workersClosed;
       await sideRoles;
       await turnQueues.close();
       cancelSubscriber.disconnect();

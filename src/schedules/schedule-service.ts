@@ -12,6 +12,7 @@ import { cronProblem, nextTimes, timeZoneProblem } from './schedule-timing.ts';
 import type { ScheduleDefinition, ScheduleRecord, ScheduleView } from './schedule-types.ts';
 import type { z } from 'zod';
 import type { createScheduleRequestSchema } from '../protocol/schemas.ts';
+import { countLimitRefusal } from '../telemetry/metrics.ts';
 
 export type CreateScheduleRequest = z.infer<typeof createScheduleRequestSchema>;
 
@@ -106,6 +107,7 @@ export class ScheduleService {
     const id = newId();
     const claim = await this.store.claim(ownerKey, id, this.settings.maxPerOwner);
     if (!claim.claimed) {
+      countLimitRefusal('SCHEDULE_LIMIT');
       throw new A2AError(
         'RESOURCE_EXHAUSTED',
         `You have ${claim.count} schedules with this agent, the most allowed (schedules.maxPerOwner); nothing was stored. Delete one first.`,

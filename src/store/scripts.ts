@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -184,4 +185,15 @@ export function defineScripts(redis: Redis, replay: ReplayBound = DEFAULT_REPLAY
     const bound = source.boundsEvents ? [replay.maxEvents, replay.maxAgeMs, replay.pushHoldMaxEvents] : [];
     return command.call(redis, ...keys, ...args, ...bound, ...(source.once ? [newId()] : []));
   };
+}
+
+/**
+ * Loads into Redis's script cache every script it lacks (SCRIPT EXISTS, then SCRIPT LOAD of the
+ * missing ones): after a Redis restart the cache is empty. One round trip when all are there.
+ */
+export async function loadMissingScripts(redis: Redis): Promise<void> {
+  const sources = [...scriptSources().values()].map((source) => ({ lua: source.lua, sha: createHash('sha1').update(source.lua).digest('hex') }));
+  const present = (await redis.script('EXISTS', ...sources.map((source) => source.sha))) as number[];
+  const missing = sources.filter((_, index) => present[index] !== 1);
+  await Promise.all(missing.map((source) => redis.script('LOAD', source.lua)));
 }

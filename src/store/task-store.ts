@@ -19,6 +19,7 @@ import { DIRECT_REPLY_EVENT_METADATA } from '../tasks/direct-reply.ts';
 import { RedisKeys } from './keys.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound, type TrimmedEvents } from './replay-bound.ts';
 import { defineScripts, type ScriptRunner } from './scripts.ts';
+import { cancelStages } from '../telemetry/metrics.ts';
 
 /**
  * Whose a task is: a principal of a tenant, using one agent. Tasks, contexts, indexes,
@@ -904,6 +905,7 @@ export class TaskStore {
     const field = input.interruptedTurn === undefined ? 'cancelAcknowledgedAtMs' : `interruptAcknowledged:${input.interruptedTurn}`;
     const reply = await this.run('acknowledgeCancel', [k.task, k.events, k.pushCursors], [input.generation, this.keys.eventChannel(input.taskId), input.now.getTime(), JSON.stringify(event), field]);
     if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
+    if (input.interruptedTurn === undefined) cancelStages.inc({ stage: 'acknowledged' });
   }
 
   /**

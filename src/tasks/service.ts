@@ -31,6 +31,7 @@ import type { PushConfigs } from '../push/push-configs.ts';
 import type { PushDeadLetters } from '../push/dead-letters.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import type { StoredPushConfig } from '../push/push-config.ts';
+import { cancelStages, countLimitRefusal, tasksCreated } from '../telemetry/metrics.ts';
 
 export interface TaskServiceOptions {
   store: TaskStore;
@@ -74,6 +75,7 @@ export interface AssignmentView {
 }
 
 function tooManyActive(active: number, limit: number): A2AError {
+  countLimitRefusal('ACTIVE_TASK_LIMIT');
   return new A2AError(
     'RESOURCE_EXHAUSTED',
     `You have ${active} tasks of this agent queued or running, the limit is ${limit} (limits.maxActiveTasks, or the agent's limits); nothing was stored. Wait for one to finish, or cancel one, then retry.`,
@@ -152,6 +154,7 @@ export class TaskService {
     }
     const depth = await reading.depth;
     if (depth >= limit) {
+      countLimitRefusal('QUEUED_TURNS_LIMIT');
       throw new A2AError(
         'UNAVAILABLE',
         `${depth} turns of agent "${agent}" are waiting for a worker, the limit is ${limit} (maxQueuedTurns); nothing was stored. Retry after the Retry-After delay.`,
@@ -273,6 +276,9 @@ export class TaskService {
   async cancelTask(owner: Owner, request: CancelTaskRequest): Promise<Task> {
     const result = await this.options.store.cancelTask(request.id, owner, new Date());
     if (result.kind === 'not-found') throw taskNotFound(request.id);
+    // A queued task is canceled here at once (requested and stopped); a running one's worker does the rest.
+    if (result.kind === 'canceled' || result.kind === 'requested') cancelStages.inc({ stage: 'requested' });
+    if (result.kind === 'canceled') cancelStages.inc({ stage: 'stopped' });
     if (result.kind === 'canceled' || result.kind === 'requested') await this.propagateCancel(owner, request.id, result.kind);
     if (result.kind === 'not-cancelable') {
       throw new A2AError(
@@ -454,6 +460,7 @@ export class TaskService {
       }
       return { taskId: created.taskId, contextId: read.task.contextId, afterId: '', snapshot: undefined };
     }
+    tasksCreated.inc({ agent: agent.name });
     // Stored before the task id is returned and before its turn can run: the config gets every event.
     if (pushConfig !== undefined) await this.options.push?.attach(owner, pushConfig, 'begin');
     await this.enqueue(owner, taskId, contextId, 1, created.active);
@@ -485,6 +492,7 @@ export class TaskService {
       case 'conflict':
         throw messageIdReused(message.messageId, taskId);
       case 'inbox-full':
+        countLimitRefusal('INBOX_FULL');
         throw new A2AError(
           'RESOURCE_EXHAUSTED',
           `${result.waiting} messages already wait for the running turn of task ${taskId}, the limit is ${settings.limits.maxQueuedMessages} (limits.maxQueuedMessages); nothing was stored. Send it again once the turn has answered.`,

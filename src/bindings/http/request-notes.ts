@@ -7,6 +7,16 @@ export interface RequestNotes {
   tenant?: string;
   operation?: string;
   taskId?: string;
+  contextId?: string;
+  /** The task's state in the answer (TASK_STATE_…), when the answer was a task. */
+  state?: string;
+  /** The JSON-RPC code of the error answered (either binding), and its reason (metadata.reason, else its kind). */
+  errorCode?: number;
+  errorReason?: string;
+  /** process.hrtime.bigint() when the request arrived (set by the request observer). */
+  arrivedAtNs?: bigint;
+  /** The trace id of the request's span (tracing on). */
+  traceId?: string;
 }
 
 const notes = new WeakMap<ServerResponse, RequestNotes>();
@@ -19,4 +29,17 @@ export function noteRequest(response: ServerResponse, fields: RequestNotes): voi
 
 export function notesOf(response: ServerResponse): RequestNotes {
   return notes.get(response) ?? {};
+}
+
+/** Notes what a unary answer says about its task (a Task, or SendMessage's `{ task }`). */
+export function noteResult(response: ServerResponse, result: unknown): void {
+  if (result === null || typeof result !== 'object') return;
+  const wrapped = (result as { task?: unknown }).task;
+  const task = (wrapped ?? result) as { id?: unknown; contextId?: unknown; status?: { state?: unknown } };
+  if (typeof task.id !== 'string' || typeof task.status?.state !== 'string') {
+    const message = (result as { message?: { contextId?: unknown } }).message;
+    if (typeof message?.contextId === 'string') noteRequest(response, { contextId: message.contextId });
+    return;
+  }
+  noteRequest(response, { taskId: task.id, state: task.status.state, ...(typeof task.contextId === 'string' ? { contextId: task.contextId } : {}) });
 }

@@ -17,7 +17,7 @@ import { EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER } from '../../extensions/ac
 import type { Operation } from '../../operations/definition.ts';
 import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, wrongVersionFor, type ProtocolVersion } from '../version.ts';
 import { admitRequest, versionOf, type RequestEdge } from '../http/pipeline.ts';
-import { noteRequest } from '../http/request-notes.ts';
+import { noteRequest, noteResult } from '../http/request-notes.ts';
 import { withJsonNames } from '../../protocol/protojson.ts';
 
 type JsonRpcId = string | number | null;
@@ -42,6 +42,7 @@ export function jsonRpcErrorBody(id: JsonRpcId, error: A2AError): Record<string,
 }
 
 function respondError(exchange: Exchange, id: JsonRpcId, error: A2AError): void {
+  noteRequest(exchange.response, { errorCode: error.mapping.jsonRpcCode, errorReason: error.metadata.reason ?? error.kind });
   // JSON-RPC errors travel in a 200 response; only transport-level refusals keep their HTTP status.
   const status = error.httpStatus ?? (error.mapping.transport ? error.mapping.httpStatus : 200);
   exchange.sendJson(status, jsonRpcErrorBody(id, error), error.httpHeaders());
@@ -142,6 +143,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
     noteRequest(exchange.response, { operation: operation.name, taskId: taskIdOf(params) });
     if (!operation.streaming) {
       const result = await runUnary(operation, params, context, options);
+      noteResult(exchange.response, result);
       exchange.sendJson(200, { jsonrpc: '2.0', id, result: legacy === undefined ? result : legacy.result(result, 'json') });
       return;
     }

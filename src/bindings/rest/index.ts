@@ -12,7 +12,7 @@ import { ClientGoneError, type Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { extensionsContext } from '../http/extensions.ts';
 import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
-import { noteRequest } from '../http/request-notes.ts';
+import { noteRequest, noteResult } from '../http/request-notes.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
 import { LEGACY_REST_ROUTER, REST_BASE_PATH, REST_ROUTER, type RestRouter, type RouteMatch } from './routes.ts';
@@ -38,6 +38,7 @@ export function restErrorBody(error: A2AError): Record<string, unknown> {
 }
 
 function respondError(exchange: Exchange, error: A2AError): void {
+  noteRequest(exchange.response, { errorCode: error.mapping.jsonRpcCode, errorReason: error.metadata.reason ?? error.kind });
   exchange.sendJson(error.httpStatus ?? error.mapping.httpStatus, restErrorBody(error), error.httpHeaders());
 }
 
@@ -115,6 +116,7 @@ function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Rec
 async function serve(exchange: Exchange, operation: Operation, params: Record<string, unknown>, principal: RequestContext['principal'], options: RestBindingOptions): Promise<void> {
   if (!operation.streaming) {
     const result = await runUnary(operation, params, { principal, ...extensionsContext(exchange) }, options);
+    noteResult(exchange.response, result);
     exchange.sendJson(200, result ?? {});
     return;
   }
@@ -214,6 +216,7 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
     }
     const a2a = toA2AError(error);
     if (a2a.kind === 'INTERNAL') options.logger.error('HTTP+JSON request failed', { error: String((error as Error).stack ?? error) });
+    if (legacy) noteRequest(exchange.response, { errorCode: a2a.mapping.jsonRpcCode, errorReason: a2a.metadata.reason ?? a2a.kind });
     if (legacy) exchange.sendJson(a2a.httpStatus ?? a2a.mapping.httpStatus, legacyRestErrorBody(a2a), a2a.httpHeaders());
     else respondError(exchange, a2a);
   }

@@ -6,6 +6,8 @@ import type { TaskFeed } from '../../events/task-feed.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import type { TaskService } from '../../tasks/service.ts';
 import type { StreamPlan } from '../../operations/stream-plan.ts';
+import { countLimitRefusal, timeToFirstEvent } from '../../telemetry/metrics.ts';
+import { notesOf } from '../http/request-notes.ts';
 import { streamTaskEvents } from '../task-stream.ts';
 import type { SseStreams } from './sse-writer.ts';
 
@@ -22,24 +24,30 @@ export interface TaskStreamOptions {
 }
 
 export function pipeTaskStream(options: TaskStreamOptions): void {
-  const { frameError } = options;
+  const { frameError, response } = options;
   const { taskId } = options.plan;
   let feed: TaskFeed | undefined;
-  const sse = options.streams.open(options.response, () => feed?.close(), {
-    slowReaderFrame: () =>
-      frameError(
+  const sse = options.streams.open(response, () => feed?.close(), {
+    slowReaderFrame: () => {
+      countLimitRefusal('SLOW_READER');
+      return frameError(
         new A2AError(
           'RESOURCE_EXHAUSTED',
           `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; subscribe to task ${taskId} again with Last-Event-ID set to the id of the last event received, and nothing is missed.`,
           { metadata: { reason: 'SLOW_READER', taskId } },
         ),
-      ),
+      );
+    },
   });
+  // Time to first event: from the request's arrival (noted by the request observer) to the
+  // first event after the opening snapshot, i.e. the first thing the turn said.
+  const arrivedAtNs = notesOf(response).arrivedAtNs ?? process.hrtime.bigint();
   feed = streamTaskEvents({
     service: options.service,
     sink: sse,
     plan: options.plan,
     frame: options.frame,
+    onFirstEvent: () => timeToFirstEvent.observe({ method: notesOf(response).operation ?? 'unknown' }, Number(process.hrtime.bigint() - arrivedAtNs) / 1e9),
     fail: (error) => {
       const framed = frameError(error);
       sse.send(framed.data, framed.event === undefined ? undefined : { event: framed.event });

@@ -1,0 +1,54 @@
+// The optional metrics port (telemetry.metricsPort): /metrics for Prometheus scrapers without
+// credentials, and /healthz and /readyz for probes. It is how a worker process, which has no
+// HTTP port of its own, is scraped and probed; a gateway may use it to keep scrapers off its
+// API port. Bind it to an address only the scrapers reach.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Readiness } from '../gateway/readiness.ts';
+import { metricsRegistry } from './metrics.ts';
+
+export interface MetricsServerHandle {
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startMetricsServer(options: { host: string; port: number; readiness: () => Promise<Readiness> }): Promise<MetricsServerHandle> {
+  const server: Server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    const send = (status: number, type: string, body: string, headers: Record<string, string> = {}): void => {
+      response.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', ...headers });
+      response.end(body);
+    };
+    if (request.method !== 'GET' && request.method !== 'HEAD') return send(405, 'application/json', '{"error":"only GET is served here"}', { Allow: 'GET, HEAD' });
+    if (path === '/metrics') {
+      metricsRegistry.metrics().then(
+        (text) => send(200, metricsRegistry.contentType, text),
+        (error: Error) => send(500, 'text/plain', `metrics could not be collected: ${error.message}`),
+      );
+      return;
+    }
+    if (path === '/healthz') return send(200, 'application/json', '{"status":"ok"}');
+    if (path === '/readyz') {
+      options.readiness().then(
+        (readiness) => (readiness.ready ? send(200, 'application/json', '{"status":"ok"}') : send(503, 'application/json', JSON.stringify({ status: 'unavailable', reason: readiness.reason }), { 'Retry-After': '1' })),
+        () => send(503, 'application/json', '{"status":"unavailable"}', { 'Retry-After': '1' }),
+      );
+      return;
+    }
+    send(404, 'application/json', '{"error":"this port serves /metrics, /healthz and /readyz"}');
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new Error(`${options.host}:${options.port} is already in use; set A2A_METRICS_PORT to a free port.`) : error),
+    );
+    server.listen(options.port, options.host, () => resolve((server.address() as AddressInfo).port));
+  });
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,63 @@
+// What every A2A request leaves behind when its response ends: a count and a latency sample in
+// the metrics, and (tracing on) its SERVER span, whose parent is the caller's traceparent. The
+// span is active while the binding runs, so the queue job it enqueues, and through it the turn,
+// are in the same trace. Attributes come from what the binding noted (request-notes.ts).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { context, trace, type Context } from '@opentelemetry/api';
+import { noteRequest, notesOf } from '../bindings/http/request-notes.ts';
+import { requestDuration, requestsTotal } from './metrics.ts';
+import { A2A, callerContext, SpanKind, tracer } from './spans.ts';
+import { tracingEnabled } from './tracing.ts';
+
+export type Binding = 'jsonrpc' | 'http+json';
+
+/**
+ * Starts observing a binding request; returns the context the binding should run in (its
+ * span active), or undefined while tracing is off.
+ */
+export function observeRequest(request: IncomingMessage, response: ServerResponse, binding: Binding, agent: string, path: string): Context | undefined {
+  const startedAt = process.hrtime.bigint();
+  noteRequest(response, { arrivedAtNs: startedAt });
+  const span = tracingEnabled()
+    ? tracer.startSpan(
+        `${request.method ?? 'POST'} ${path}`,
+        {
+          kind: SpanKind.SERVER,
+          attributes: { 'http.request.method': request.method ?? 'POST', 'url.path': path, [A2A.binding]: binding, [A2A.agent]: agent },
+        },
+        callerContext(request.headers),
+      )
+    : undefined;
+  if (span !== undefined) noteRequest(response, { traceId: span.spanContext().traceId });
+  response.once('close', () => {
+    const notes = notesOf(response);
+    const method = notes.operation ?? 'unknown';
+    const status = String(response.statusCode);
+    requestsTotal.inc({ method, binding, status });
+    requestDuration.observe({ method, binding }, Number(process.hrtime.bigint() - startedAt) / 1e9);
+    if (span === undefined) return;
+    // RPC convention: the span is named after the method once the binding knows it.
+    if (notes.operation !== undefined) span.updateName(notes.operation);
+    span.setAttribute('http.response.status_code', response.statusCode);
+    if (notes.operation !== undefined) span.setAttribute(A2A.method, notes.operation);
+    if (binding === 'jsonrpc') span.setAttributes({ 'rpc.system': 'jsonrpc', ...(notes.operation === undefined ? {} : { 'rpc.method': notes.operation }) });
+    if (notes.taskId !== undefined) span.setAttribute(A2A.taskId, notes.taskId);
+    if (notes.contextId !== undefined) span.setAttribute(A2A.contextId, notes.contextId);
+    if (notes.state !== undefined) span.setAttribute(A2A.state, notes.state);
+    if (notes.errorCode !== undefined) {
+      span.setAttributes({ [A2A.errorCode]: notes.errorCode, 'error.type': notes.errorReason ?? String(notes.errorCode) });
+      if (notes.errorReason !== undefined) span.setAttribute(A2A.errorReason, notes.errorReason);
+    }
+    // HTTP server convention: only 5xx marks the server's span as an error; a refusal is the caller's.
+    if (response.statusCode >= 500) span.setStatus({ code: 2 });
+    if (!response.writableFinished) span.setAttribute('a2a.client_gone', true);
+    span.end();
+  });
+  return span === undefined ? undefined : trace.setSpan(context.active(), span);
+}
+
+/** Runs `handle` in the request's context (or just runs it while tracing is off). */
+export function runInRequest(requestContext: Context | undefined, handle: () => void): void {
+  if (requestContext === undefined) handle();
+  else context.with(requestContext, handle);
+}

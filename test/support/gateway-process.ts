@@ -1,0 +1,62 @@
+// A real `a2a-gateway serve` process on a free port (for tests that need the gateway in a
+// process of its own: tracing across processes, SIGTERM drains). Stopped by its pid only.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { REDIS_URL, ROOT } from './harness.ts';
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  /** The metrics port's /metrics URL, when A2A_METRICS_PORT was given. */
+  metricsUrl: string | undefined;
+  /** Everything the process printed so far. */
+  output(): string;
+  /** Resolves with the exit code (or signal) once the process ended. */
+  exited: Promise<string>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+export async function spawnGatewayProcess(prefix: string, env: Record<string, string> = {}): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, A2A_PORT: '0', A2A_KEY_PREFIX: prefix, A2A_REDIS_URL: REDIS_URL, A2A_LOG_LEVEL: 'warn', A2A_AUTH_ENABLED: 'false', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`gateway process not ready after 30 s:\n${out}`));
+    }, 30_000);
+    const poll = setInterval(() => {
+      const found = /agent card: (http:\/\/[^/\s]+)\//.exec(out)?.[1];
+      if (found === undefined) return;
+      clearInterval(poll);
+      clearTimeout(timer);
+      resolve(found);
+    }, 50);
+    child.once('exit', () => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      reject(new Error(`gateway process exited before it was ready:\n${out}`));
+    });
+  });
+  return {
+    child,
+    url,
+    metricsUrl: /metrics: +(\S+)/.exec(out)?.[1],
+    output: () => out,
+    exited,
+    kill: (signal = 'SIGKILL') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+  };
+}
