@@ -1,7 +1,7 @@
 // Per-owner request rate limit: one token bucket per owner (a principal using one agent) in
 // Redis, shared by every gateway instance (src/store/lua/takeToken-1.lua).
 import type { Redis } from 'ioredis';
-import { A2AError } from '../protocol/errors.ts';
+import { LimitExceededError } from './limit-refusal.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
@@ -29,7 +29,8 @@ export class RateLimiter {
     const [taken, waitMs] = await this.run('takeToken', [key], [limit.requestsPerSecond, limit.burst]);
     if (Number(taken) === 1) return;
     const retryAfterSeconds = Math.max(1, Math.ceil(Number(waitMs) / 1000));
-    throw new A2AError(
+    throw new LimitExceededError(
+      'limits.requestsPerSecond',
       'RESOURCE_EXHAUSTED',
       `Too many requests to agent "${owner.agent}": the limit is ${limit.requestsPerSecond} per second with bursts of ${limit.burst} (limits.requestsPerSecond, limits.burst, or the agent's limits). Retry after ${retryAfterSeconds} s.`,
       { retryAfterSeconds, metadata: { reason: 'RATE_LIMITED' } },

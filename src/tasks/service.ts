@@ -6,6 +6,7 @@ import type { Agent, Agents } from '../agents/agents.ts';
 import { compareEventIds, type EventHub, type LiveEvent } from '../events/hub.ts';
 import { openTaskFeed } from '../events/task-feed.ts';
 import { A2AError, invalidParams, taskNotFound } from '../protocol/errors.ts';
+import { LimitExceededError } from '../limits/limit-refusal.ts';
 import {
   isInterrupted,
   isTerminal,
@@ -71,7 +72,8 @@ export interface AssignmentView {
 }
 
 function tooManyActive(active: number, limit: number): A2AError {
-  return new A2AError(
+  return new LimitExceededError(
+    'limits.maxActiveTasks',
     'RESOURCE_EXHAUSTED',
     `You have ${active} tasks of this agent queued or running, the limit is ${limit} (limits.maxActiveTasks, or the agent's limits); nothing was stored. Wait for one to finish, or cancel one, then retry.`,
     { retryAfterSeconds: 1, metadata: { reason: 'ACTIVE_TASK_LIMIT', limit: String(limit) } },
@@ -149,7 +151,8 @@ export class TaskService {
     }
     const depth = await reading.depth;
     if (depth >= limit) {
-      throw new A2AError(
+      throw new LimitExceededError(
+        'maxQueuedTurns',
         'UNAVAILABLE',
         `${depth} turns of agent "${agent}" are waiting for a worker, the limit is ${limit} (maxQueuedTurns); nothing was stored. Retry after the Retry-After delay.`,
         { retryAfterSeconds: 1, httpStatus: 503, metadata: { queuedTurns: String(depth), limit: String(limit) } },
@@ -467,7 +470,8 @@ export class TaskService {
       case 'conflict':
         throw messageIdReused(message.messageId, taskId);
       case 'inbox-full':
-        throw new A2AError(
+        throw new LimitExceededError(
+          'limits.maxQueuedMessages',
           'RESOURCE_EXHAUSTED',
           `${result.waiting} messages already wait for the running turn of task ${taskId}, the limit is ${settings.limits.maxQueuedMessages} (limits.maxQueuedMessages); nothing was stored. Send it again once the turn has answered.`,
           { retryAfterSeconds: 1, metadata: { taskId, reason: 'INBOX_FULL', limit: String(settings.limits.maxQueuedMessages) } },

@@ -3,7 +3,7 @@
 // goes on (a connection is not a turn).
 import type { ServerResponse } from 'node:http';
 import { openTaskFeed } from '../../events/task-feed.ts';
-import { A2AError } from '../../protocol/errors.ts';
+import { LimitExceededError } from '../../limits/limit-refusal.ts';
 import type { LiveEvent } from '../../events/hub.ts';
 import type { TaskService } from '../../tasks/service.ts';
 import type { StreamPlan } from '../../operations/stream-plan.ts';
@@ -30,7 +30,8 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
   const sse = streams.open(response, () => feed?.close(), {
     slowReaderFrame: () =>
       frameError(
-        new A2AError(
+        new LimitExceededError(
+          'sseMaxBufferedBytes',
           'RESOURCE_EXHAUSTED',
           `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; subscribe to task ${taskId} again with Last-Event-ID set to the id of the last event received, and nothing is missed.`,
           { metadata: { reason: 'SLOW_READER', taskId } },
