@@ -171,6 +171,21 @@ const limitsSchema = z.strictObject({
   unauthenticatedPerSecond: z.coerce.number().min(0).default(10),
   /** Failed authentications an address may make at once after being quiet. */
   unauthenticatedBurst: z.coerce.number().int().min(1).default(50),
+  /** Bytes of task JSON one ListTasks page may carry; past it the page ends early with a nextPageToken (docs/hardening.md). */
+  maxListPageBytes: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
+  /** Index entries one ListTasks call examines at most; past it (a status filter passing over many tasks) the page ends early with a nextPageToken. */
+  maxListScannedEntries: z.coerce.number().int().min(1).default(1_000),
+  /**
+   * Bytes of messages one owner (principal and agent) may have stored, counted when a message is
+   * accepted and released when its task expires (0 = no quota); past it a message is refused with 429.
+   */
+  maxStoredBytes: z.coerce.number().int().min(0).default(1024 * 1024 * 1024),
+  /** Tasks one owner may have stored, open or not yet expired (0 = no quota); past it a new task is refused with 429. */
+  maxStoredTasks: z.coerce.number().int().min(0).default(100_000),
+  /** Streams (SSE) one owner may have open on one gateway process at once (0 = no cap); past it a stream is refused with 429. */
+  maxStreamsPerOwner: z.coerce.number().int().min(0).default(100),
+  /** Streams one gateway process holds open at once, all owners together (0 = no cap); past it a stream is refused with 503. */
+  maxStreams: z.coerce.number().int().min(0).default(10_000),
 });
 
 /** An A2A skill as a card declares it (spec 4.4.5), for agents whose skills are configured. */
@@ -507,6 +522,12 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_MAX_QUEUED_MESSAGES: 'limits.maxQueuedMessages',
   A2A_UNAUTHENTICATED_PER_SECOND: 'limits.unauthenticatedPerSecond',
   A2A_UNAUTHENTICATED_BURST: 'limits.unauthenticatedBurst',
+  A2A_MAX_LIST_PAGE_BYTES: 'limits.maxListPageBytes',
+  A2A_MAX_LIST_SCANNED_ENTRIES: 'limits.maxListScannedEntries',
+  A2A_MAX_STORED_BYTES: 'limits.maxStoredBytes',
+  A2A_MAX_STORED_TASKS: 'limits.maxStoredTasks',
+  A2A_MAX_STREAMS_PER_OWNER: 'limits.maxStreamsPerOwner',
+  A2A_MAX_STREAMS: 'limits.maxStreams',
   A2A_DELEGATION_MAX_PARALLEL: 'delegation.maxParallel',
   A2A_CARD_SIGNING: 'cardSigning',
   A2A_PUSH_ENABLED: 'push.enabled',

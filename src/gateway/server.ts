@@ -123,6 +123,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     cancelWaitMs: config.cancelWaitMs,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     maxQueuedTurns: config.maxQueuedTurns,
+    listBounds: { maxPageBytes: config.limits.maxListPageBytes, maxScannedEntries: config.limits.maxListScannedEntries },
   });
 
   const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);

@@ -14,7 +14,6 @@ export type ScriptName =
   | 'finishTurn'
   | 'cancelTask'
   | 'readTask'
-  | 'listTasks'
   | 'acknowledgeCancel'
   | 'startStep'
   | 'writeStep'

@@ -214,12 +214,6 @@ export interface StoredEvent {
   event: StreamResponse;
 }
 
-export interface ListPage {
-  taskIds: string[];
-  total: number;
-  nextCursor: { score: string; taskId: string } | undefined;
-}
-
 export const DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600;
 
 export class StaleLeaseError extends Error {
@@ -249,6 +243,38 @@ function cancellationOf(requested: string | undefined, acknowledged: string | un
 }
 
 const str = (value: string | number | null | undefined): string => (value === null || value === undefined ? '' : String(value));
+
+/** A task as readTask-3.lua returned it, or undefined when it is missing or not the caller's. */
+export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefined {
+  if (reply.length === 0) return undefined;
+  const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, ...history] =
+    reply.map(str);
+  const task: Task = {
+    id: id as string,
+    contextId: contextId as string,
+    status: JSON.parse(status as string) as TaskStatus,
+  };
+  const parsedArtifacts = JSON.parse(artifacts || '[]') as Artifact[];
+  if (parsedArtifacts.length > 0) task.artifacts = parsedArtifacts;
+  const parsedMetadata = JSON.parse(metadata || '{}') as JsonObject;
+  // Kept beside what else the gateway recorded there (a sub-agent's link to its coordinator).
+  const recorded = parsedMetadata[GATEWAY_METADATA_KEY];
+  const gateway: JsonObject = recorded !== null && typeof recorded === 'object' && !Array.isArray(recorded) ? { ...recorded } : {};
+  if (requested) gateway.cancellation = cancellationOf(requested, acknowledged, stopped, cancelOutcome);
+  if (outcome) gateway.outcome = JSON.parse(outcome) as JsonObject;
+  if (inputTokens || outputTokens) {
+    const input = Number(inputTokens || 0);
+    const output = Number(outputTokens || 0);
+    gateway.usage = { inputTokens: input, outputTokens: output, totalTokens: input + output };
+  }
+  if (directReply) gateway.directReply = true;
+  if (Object.keys(gateway).length > 0) parsedMetadata[GATEWAY_METADATA_KEY] = gateway;
+  if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
+  if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
+  const read: TaskRead = { task, lastEventId: lastEventId as string };
+  if (directReply) read.directReply = JSON.parse(directReply) as Message;
+  return read;
+}
 
 export class TaskStore {
   readonly keys: RedisKeys;
@@ -439,34 +465,13 @@ export class TaskStore {
   async readTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
     const k = this.keys.task(taskId);
     const reply = await this.run('readTask', [k.task, k.history, k.events], [ownerKeyOf(owner), historyLength ?? -1]);
-    if (reply.length === 0) return undefined;
-    const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, ...history] =
-      reply.map(str);
-    const task: Task = {
-      id: id as string,
-      contextId: contextId as string,
-      status: JSON.parse(status as string) as TaskStatus,
-    };
-    const parsedArtifacts = JSON.parse(artifacts || '[]') as Artifact[];
-    if (parsedArtifacts.length > 0) task.artifacts = parsedArtifacts;
-    const parsedMetadata = JSON.parse(metadata || '{}') as JsonObject;
-    // Kept beside what else the gateway recorded there (a sub-agent's link to its coordinator).
-    const recorded = parsedMetadata[GATEWAY_METADATA_KEY];
-    const gateway: JsonObject = recorded !== null && typeof recorded === 'object' && !Array.isArray(recorded) ? { ...recorded } : {};
-    if (requested) gateway.cancellation = cancellationOf(requested, acknowledged, stopped, cancelOutcome);
-    if (outcome) gateway.outcome = JSON.parse(outcome) as JsonObject;
-    if (inputTokens || outputTokens) {
-      const input = Number(inputTokens || 0);
-      const output = Number(outputTokens || 0);
-      gateway.usage = { inputTokens: input, outputTokens: output, totalTokens: input + output };
-    }
-    if (directReply) gateway.directReply = true;
-    if (Object.keys(gateway).length > 0) parsedMetadata[GATEWAY_METADATA_KEY] = gateway;
-    if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
-    if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
-    const read: TaskRead = { task, lastEventId: lastEventId as string };
-    if (directReply) read.directReply = JSON.parse(directReply) as Message;
-    return read;
+    return taskReadOf(reply);
+  }
+
+  /** The keys and arguments of readTask-3.lua, for callers that pipeline many reads (ListTasks). */
+  readTaskCall(taskId: string, owner: Owner, historyLength: number | undefined): { keys: string[]; args: (string | number)[] } {
+    const k = this.keys.task(taskId);
+    return { keys: [k.task, k.history, k.events], args: [ownerKeyOf(owner), historyLength ?? -1] };
   }
 
   /**
@@ -512,37 +517,6 @@ export class TaskStore {
       default:
         return { kind: 'requested' };
     }
-  }
-
-  async listTasks(input: {
-    owner: Owner;
-    contextId: string | undefined;
-    state: TaskState | undefined;
-    pageSize: number;
-    cursor: { score: string; taskId: string } | undefined;
-    statusTimestampAfterMs: number | undefined;
-  }): Promise<ListPage> {
-    const ownerKey = ownerKeyOf(input.owner);
-    const index =
-      input.contextId === undefined ? this.keys.ownerTasks(ownerKey) : this.keys.ownerContextTasks(ownerKey, input.contextId);
-    const reply = await this.run(
-      'listTasks',
-      [index],
-      [
-        this.keys.prefix,
-        input.pageSize,
-        input.cursor?.score ?? '',
-        input.cursor?.taskId ?? '',
-        input.state ?? '',
-        input.statusTimestampAfterMs ?? '',
-      ],
-    );
-    const [total, score, lastId, ...taskIds] = reply.map(str);
-    return {
-      total: Number(total),
-      taskIds,
-      nextCursor: score ? { score, taskId: lastId as string } : undefined,
-    };
   }
 
   /** Events after `afterId` (exclusive), oldest first; all events when afterId is ''. */

@@ -23,6 +23,7 @@ import {
 } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { messageDigestOf } from './message-digest.ts';
+import { TaskListing, type ListBounds, type ListCursor } from '../store/task-listing.ts';
 import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
 import type { Delegator } from '../coordination/delegator.ts';
 import type { PushConfigs } from '../push/push-configs.ts';
@@ -51,6 +52,8 @@ export interface TaskServiceOptions {
   pushDeadLetters?: PushDeadLetters;
   /** Schedules (gateway extension); undefined when they are off. */
   schedules?: ScheduleService;
+  /** What one ListTasks call may read and return (limits.maxListPageBytes, limits.maxListScannedEntries). */
+  listBounds?: ListBounds;
 }
 
 /** One assignment as ListTaskAssignments reports it. */
@@ -101,6 +104,8 @@ interface Submission {
 }
 
 const DEFAULT_PAGE_SIZE = 50;
+/** The defaults of limits.maxListPageBytes and limits.maxListScannedEntries. */
+const DEFAULT_LIST_BOUNDS: ListBounds = { maxPageBytes: 4 * 1024 * 1024, maxScannedEntries: 1_000 };
 
 /** What the request that sends a message carried for the adapter: ctx.caller.scopes and ctx.extensions. */
 export interface SenderContext {
@@ -127,7 +132,11 @@ function messageIdReused(messageId: string, taskId: string): A2AError {
 export class TaskService {
   private readonly queueDepths = new Map<string, { readAtMs: number; depth: Promise<number> }>();
 
-  constructor(private readonly options: TaskServiceOptions) {}
+  private readonly listing: TaskListing;
+
+  constructor(private readonly options: TaskServiceOptions) {
+    this.listing = new TaskListing(options.store, options.listBounds ?? DEFAULT_LIST_BOUNDS);
+  }
 
   /** The agent an owner's tasks belong to (owners are made for configured agents only). */
   private agentOf(owner: Owner): Agent {
@@ -244,27 +253,19 @@ export class TaskService {
 
   async listTasks(owner: Owner, request: ListTasksRequest): Promise<ListTasksResponse> {
     const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
-    const page = await this.options.store.listTasks({
+    const page = await this.listing.list({
       owner,
       contextId: request.contextId,
       state: request.status,
       pageSize,
       cursor: request.pageToken ? decodePageToken(request.pageToken) : undefined,
       statusTimestampAfterMs: request.statusTimestampAfter === undefined ? undefined : Date.parse(request.statusTimestampAfter),
+      historyLength: request.historyLength ?? 0,
+      includeArtifacts: request.includeArtifacts === true,
     });
-    // A task can expire between the index read and this read; it is then left out.
-    const reads = await Promise.all(page.taskIds.map((id) => this.options.store.readTask(id, owner, request.historyLength ?? 0)));
-    const tasks: Task[] = [];
-    for (const read of reads) {
-      if (read === undefined) continue;
-      const task = read.task;
-      if (request.includeArtifacts === true) task.artifacts ??= [];
-      else delete task.artifacts;
-      tasks.push(task);
-    }
     return {
-      tasks,
-      nextPageToken: page.nextCursor === undefined ? '' : encodePageToken(page.nextCursor),
+      tasks: page.tasks,
+      nextPageToken: page.next === undefined ? '' : encodePageToken(page.next),
       pageSize,
       totalSize: page.total,
     };
@@ -603,15 +604,20 @@ export class TaskService {
   }
 }
 
-function encodePageToken(cursor: { score: string; taskId: string }): string {
-  return Buffer.from(JSON.stringify([cursor.score, cursor.taskId])).toString('base64url');
+/** [score, taskId] of the entry the next page starts after, and a filtered listing's total. */
+function encodePageToken(cursor: ListCursor): string {
+  const parts: (string | number)[] = [cursor.score, cursor.taskId];
+  if (cursor.total !== undefined) parts.push(cursor.total);
+  return Buffer.from(JSON.stringify(parts)).toString('base64url');
 }
 
-function decodePageToken(token: string): { score: string; taskId: string } {
+function decodePageToken(token: string): ListCursor {
   try {
     const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(parsed) && parsed.length === 2 && /^\d+$/.test(String(parsed[0])) && typeof parsed[1] === 'string') {
-      return { score: String(parsed[0]), taskId: parsed[1] };
+    if (Array.isArray(parsed) && (parsed.length === 2 || parsed.length === 3) && /^\d+$/.test(String(parsed[0])) && typeof parsed[1] === 'string') {
+      const total = parsed[2] as unknown;
+      if (parsed.length === 3 && !(Number.isSafeInteger(total) && (total as number) >= 0)) throw new Error('bad total');
+      return parsed.length === 3 ? { score: String(parsed[0]), taskId: parsed[1], total: total as number } : { score: String(parsed[0]), taskId: parsed[1] };
     }
   } catch {
     // fall through to the error below
