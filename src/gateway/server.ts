@@ -13,6 +13,7 @@ import { JwtVerifier } from '../auth/jwt/jwt-verifier.ts';
 import { loadGatewayKeys } from '../auth/keys/gateway-keys.ts';
 import { RequestSignatureVerifier } from '../auth/signatures/verify-request.ts';
 import { RateLimiter } from '../limits/rate-limiter.ts';
+import { StreamSlots } from '../limits/stream-slots.ts';
 import { UnauthenticatedLimiter } from '../limits/unauthenticated-limiter.ts';
 import { createProxyTrust } from '../bindings/http/proxy-trust.ts';
 import { defaultMaxConnections, guardConnections } from './connection-guard.ts';
@@ -233,6 +234,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     endpoints,
     publishedKeys: pushSigningKey === undefined ? keys.publishedKeys : [...keys.publishedKeys, publicJwkOf(pushSigningKey)],
     rateLimiter: new RateLimiter(commands, store.keys),
+    streamSlots: new StreamSlots(config.limits),
     edge: {
       maxHeaderCount: config.maxHeaderCount,
       maxBodyBytes: config.maxBodyBytes,

@@ -13,6 +13,8 @@ import { parseParams } from '../protocol/schemas.ts';
 import type { TaskService } from '../tasks/service.ts';
 import type { Operation, OperationCall, StreamOperation, UnaryOperation } from './definition.ts';
 import type { StreamPlan } from './stream-plan.ts';
+import type { StreamSlots } from '../limits/stream-slots.ts';
+import { ownerKeyOf } from '../store/task-store.ts';
 
 /** What the gateway gives every operation of one agent's URL space. */
 export interface OperationDeps {
@@ -20,6 +22,8 @@ export interface OperationDeps {
   /** The agent whose URLs the request came to: its tasks, cards, limits and input policy. */
   endpoint: AgentEndpoint;
   rateLimiter: RateLimiter;
+  /** Open streams per owner and in all on this process; undefined = no caps. */
+  streamSlots?: StreamSlots;
 }
 
 /** What the binding learnt about the request before the operation runs. */
@@ -80,5 +84,13 @@ export async function runUnary(operation: UnaryOperation, params: unknown, conte
  */
 export async function openStream(operation: StreamOperation, params: unknown, context: RequestContext, deps: OperationDeps): Promise<StreamPlan> {
   const { request, call } = await admit(operation, params, context, deps);
-  return operation.open(request, call);
+  // Taken before the operation runs: a refused SendStreamingMessage stores nothing.
+  const slot = deps.streamSlots?.take(ownerKeyOf(call.owner));
+  try {
+    const plan = await operation.open(request, call);
+    return slot === undefined ? plan : { ...plan, onStreamEnd: () => slot.release() };
+  } catch (error) {
+    slot?.release();
+    throw error;
+  }
 }

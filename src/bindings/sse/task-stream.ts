@@ -27,7 +27,10 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
   const { service, response, frame, frameError, streams } = options;
   const { snapshot, closesOn, taskId, afterId, alreadyEnded } = options.plan;
   let feed: { close(): void } | undefined;
-  const sse = streams.open(response, () => feed?.close(), {
+  const sse = streams.open(response, () => {
+    feed?.close();
+    options.plan.onStreamEnd?.();
+  }, {
     slowReaderFrame: () =>
       frameError(
         new LimitExceededError(
