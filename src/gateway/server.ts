@@ -14,6 +14,7 @@ import { loadGatewayKeys } from '../auth/keys/gateway-keys.ts';
 import { RequestSignatureVerifier } from '../auth/signatures/verify-request.ts';
 import { RateLimiter } from '../limits/rate-limiter.ts';
 import { StreamSlots } from '../limits/stream-slots.ts';
+import { StorageQuota } from '../limits/storage-quota.ts';
 import { UnauthenticatedLimiter } from '../limits/unauthenticated-limiter.ts';
 import { createProxyTrust } from '../bindings/http/proxy-trust.ts';
 import { defaultMaxConnections, guardConnections } from './connection-guard.ts';
@@ -125,6 +126,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     maxQueuedTurns: config.maxQueuedTurns,
     listBounds: { maxPageBytes: config.limits.maxListPageBytes, maxScannedEntries: config.limits.maxListScannedEntries },
+    quota: new StorageQuota(commands, store.keys, config.limits),
   });
 
   const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);

@@ -14,6 +14,7 @@ export type ScriptName =
   | 'finishTurn'
   | 'cancelTask'
   | 'readTask'
+  | 'quotaRelease'
   | 'acknowledgeCancel'
   | 'startStep'
   | 'writeStep'

@@ -95,9 +95,39 @@ export interface StepRecord {
 
 export type CreateResult =
   /** `active`: the owner's tasks queued or running now, this one included (its turn's queue priority). */
-  | { kind: 'created'; task: Task; eventId: string; active: number }
+  /** `quotaChecksDue`: the owner's quota checks that are due (a sweep may release expired tasks' charges). */
+  | { kind: 'created'; task: Task; eventId: string; active: number; quotaChecksDue: number }
   | { kind: 'duplicate'; taskId: string }
-  | { kind: 'too-many-active'; active: number };
+  | { kind: 'too-many-active'; active: number }
+  | OverQuota;
+
+/** The owner's storage quota would be passed; nothing changed. */
+export interface OverQuota {
+  kind: 'over-quota';
+  quota: 'bytes' | 'tasks';
+  /** What the owner has stored now (bytes or tasks). */
+  stored: number;
+  /** When the earliest of the owner's charged tasks is next looked at for expiry (ms), if any. */
+  nextCheckAtMs: number | undefined;
+}
+
+/** What a stored message charges to its owner's storage quota (see docs/hardening.md). */
+export interface QuotaCharge {
+  bytes: number;
+  /** 0 = no quota. */
+  maxBytes: number;
+  /** 0 = no quota (createTask only). */
+  maxTasks: number;
+  /** When to first look whether the task still exists (ms). */
+  checkAtMs: number;
+}
+
+const overQuotaOf = (reply: (string | number | null)[]): OverQuota => ({
+  kind: 'over-quota',
+  quota: reply[1] === 'tasks' ? 'tasks' : 'bytes',
+  stored: Number(reply[2]),
+  nextCheckAtMs: reply[3] === '' || reply[3] === null || reply[3] === undefined ? undefined : Number(reply[3]),
+});
 
 export type AcceptResult =
   | { kind: 'not-found' }
@@ -117,7 +147,8 @@ export type AcceptResult =
   /** Input policy interrupt, the turn had not started: the message joined its input. */
   | { kind: 'joined'; turn: number }
   /** Input policy interrupt: the running turn was asked to stop; the message is the next turn's input. */
-  | { kind: 'interrupting'; turn: number };
+  | { kind: 'interrupting'; turn: number }
+  | OverQuota;
 
 export type CancelResult =
   | { kind: 'not-found' }
@@ -316,6 +347,8 @@ export class TaskStore {
     callerExtensions?: readonly string[];
     /** Digest of the message as sent (messageDigestOf): a re-send with other content is a conflict. */
     messageDigest?: string;
+    /** What the task's storage charges to the owner's quota (none: not charged). */
+    quota?: QuotaCharge;
     now: Date;
   }): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
@@ -337,6 +370,8 @@ export class TaskStore {
         this.keys.ownerContextTasks(ownerKey, contextId),
         input.idempotencyKey ?? this.keys.idempotency(ownerKey, message.messageId),
         this.keys.ownerActiveTasks(ownerKey),
+        this.keys.ownerQuota(ownerKey),
+        this.keys.ownerQuotaChecks(ownerKey),
       ],
       [
         taskId,
@@ -360,13 +395,19 @@ export class TaskStore {
         JSON.stringify(input.callerScopes ?? []),
         input.messageDigest ?? '',
         JSON.stringify(input.callerExtensions ?? []),
+        input.quota?.bytes ?? 0,
+        input.quota?.maxBytes ?? 0,
+        input.quota?.maxTasks ?? 0,
+        input.quota?.checkAtMs ?? 0,
       ],
     );
     switch (reply[0]) {
       case 'CREATED':
-        return { kind: 'created', task, eventId: str(reply[1]), active: Number(reply[2]) };
+        return { kind: 'created', task, eventId: str(reply[1]), active: Number(reply[2]), quotaChecksDue: Number(reply[3] ?? 0) };
       case 'DUPLICATE':
         return { kind: 'duplicate', taskId: str(reply[1]) };
+      case 'OVER_QUOTA':
+        return overQuotaOf(reply);
       default:
         return { kind: 'too-many-active', active: Number(reply[1]) };
     }
@@ -389,6 +430,8 @@ export class TaskStore {
     callerExtensions?: readonly string[];
     /** Digest of the message as sent (messageDigestOf): a messageId taken with other content is a conflict. */
     messageDigest?: string;
+    /** What the message's storage charges to the owner's quota (none: not charged; maxTasks is not used). */
+    quota?: QuotaCharge;
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -412,6 +455,8 @@ export class TaskStore {
         this.keys.ownerActiveTasks(ownerKey),
         k.assignments,
         k.questions,
+        this.keys.ownerQuota(ownerKey),
+        this.keys.ownerQuotaChecks(ownerKey),
       ],
       [
         ownerKey,
@@ -429,11 +474,16 @@ export class TaskStore {
         input.maxQueuedMessages ?? 0,
         input.messageDigest ?? '',
         JSON.stringify(input.callerExtensions ?? []),
+        input.quota?.bytes ?? 0,
+        input.quota?.maxBytes ?? 0,
+        input.quota?.checkAtMs ?? 0,
       ],
     );
     switch (reply[0]) {
       case 'NOT_FOUND':
         return { kind: 'not-found' };
+      case 'OVER_QUOTA':
+        return overQuotaOf(reply);
       case 'CONFLICT':
         return { kind: 'conflict' };
       case 'BUSY':

@@ -24,6 +24,7 @@ import {
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { messageDigestOf } from './message-digest.ts';
 import { TaskListing, type ListBounds, type ListCursor } from '../store/task-listing.ts';
+import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
 import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
 import type { Delegator } from '../coordination/delegator.ts';
 import type { PushConfigs } from '../push/push-configs.ts';
@@ -54,6 +55,8 @@ export interface TaskServiceOptions {
   schedules?: ScheduleService;
   /** What one ListTasks call may read and return (limits.maxListPageBytes, limits.maxListScannedEntries). */
   listBounds?: ListBounds;
+  /** Per-owner storage quotas (limits.maxStoredBytes, limits.maxStoredTasks); undefined = none. */
+  quota?: StorageQuota;
 }
 
 /** One assignment as ListTaskAssignments reports it. */
@@ -412,7 +415,8 @@ export class TaskService {
     const contextId = message.contextId ?? newId();
     const pushConfig = await this.preparePushConfig(request, taskId);
     const stored: Message = { ...message, taskId, contextId };
-    const created = await this.options.store.createTask({
+    const quota = this.options.quota;
+    const create = (): ReturnType<TaskStore['createTask']> => this.options.store.createTask({
       taskId,
       owner,
       contextId,
@@ -424,8 +428,14 @@ export class TaskService {
       callerScopes: sender.grants,
       callerExtensions: sender.extensions,
       messageDigest: digest,
+      quota: quota?.chargeFor(stored, STORED_COPIES.newTask, Date.now()),
       now: new Date(),
     });
+    let created = await create();
+    // Past the quota: release what expired tasks still hold (a bounded sweep), then try once more.
+    if (created.kind === 'over-quota' && quota !== undefined && (await quota.sweep(ownerKeyOf(owner))).tasks > 0) created = await create();
+    if (created.kind === 'over-quota') throw (quota as StorageQuota).refusal(created);
+    if (created.kind === 'created' && created.quotaChecksDue > 0) quota?.sweepSoon(ownerKeyOf(owner));
     if (created.kind === 'too-many-active') throw tooManyActive(created.active, agent.settings.limits.maxActiveTasks);
     if (created.kind === 'duplicate') {
       const taken = await this.options.store.messageDigest(created.taskId, message.messageId);
@@ -452,7 +462,8 @@ export class TaskService {
     const { settings } = this.agentOf(owner);
     const { maxActiveTasks } = settings.limits;
     const pushConfig = await this.preparePushConfig(request, taskId);
-    const result = await this.options.store.acceptMessage({
+    const quota = this.options.quota;
+    const accept = (): ReturnType<TaskStore['acceptMessage']> => this.options.store.acceptMessage({
       taskId,
       owner,
       contextId: message.contextId,
@@ -463,11 +474,16 @@ export class TaskService {
       callerExtensions: sender.extensions,
       messageDigest: digest,
       maxQueuedMessages: settings.limits.maxQueuedMessages,
+      quota: quota?.chargeFor(message, STORED_COPIES.followUp, Date.now()),
       now: new Date(),
     });
+    let result = await accept();
+    if (result.kind === 'over-quota' && quota !== undefined && (await quota.sweep(ownerKeyOf(owner))).tasks > 0) result = await accept();
     switch (result.kind) {
       case 'not-found':
         throw taskNotFound(taskId);
+      case 'over-quota':
+        throw (quota as StorageQuota).refusal(result);
       case 'conflict':
         throw messageIdReused(message.messageId, taskId);
       case 'inbox-full':
