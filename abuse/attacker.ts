@@ -24,6 +24,8 @@ interface Options {
   concurrency?: number;
   /** rpc-flood: stop after this many requests. */
   count?: number;
+  /** rpc-flood: "__TEXT__" in the params becomes this many bytes of text (too big for a command line). */
+  textBytes?: number;
 }
 
 type Summary = Record<string, number | string>;
@@ -213,7 +215,7 @@ async function rpcFlood(options: Options): Promise<Summary> {
   const pending: Promise<void>[] = [];
   const intervalMs = 1000 / (options.perSecond ?? 10);
   const deadline = Date.now() + options.durationMs;
-  const template = JSON.stringify(options.params ?? {});
+  const template = JSON.stringify(options.params ?? {}).replace('__TEXT__', 'h'.repeat(options.textBytes ?? 0));
   const call = (n: number): Promise<void> =>
     new Promise<void>((resolve) => {
       const body = `{"jsonrpc":"2.0","id":${n},"method":${JSON.stringify(options.method)},"params":${template.replaceAll('__N__', `${process.pid}-${n}`)}}`;

@@ -8,7 +8,7 @@
 //   3  ListTasks scans: 45 calls a second over an index of 5,000 tasks, with a status filter
 //      that matches none of them (each call examines at most limits.maxListScannedEntries)
 //   4  subscribers that never read, three with a 1 MB JSON-RPC id
-//   5  storage: 1 MB messages as fast as allowed, against limits.maxStoredBytes (64 MiB here)
+//   5  storage: 1 MB messages as fast as allowed, against limits.maxStoredBytes (32 MiB here)
 //   6  big pages: 8 parallel ListTasks of pageSize 100 with full histories and artifacts over
 //      60 tasks of 500 kB each (each page at most limits.maxListPageBytes)
 //   7  fairness: 100 long tasks from one owner; the victim's one-step echo is timed meanwhile
@@ -38,7 +38,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const P99_FACTOR = Number(process.env.ABUSE_P99_FACTOR ?? 5);
 const ATTACKER_ADDRESS = '127.0.0.2';
 const RSS_CEILING_MB = Number(process.env.ABUSE_RSS_CEILING_MB ?? 800);
-const STORED_BYTES_QUOTA = 64 * 1024 * 1024;
+const STORED_BYTES_QUOTA = 32 * 1024 * 1024;
 
 interface Row {
   attack: string;
@@ -296,7 +296,8 @@ async function main(): Promise<void> {
             localAddress: ATTACKER_ADDRESS,
             token: hoarderToken,
             method: 'SendMessage',
-            params: { message: { messageId: 'hoard-__N__', role: 'ROLE_USER', parts: [{ text: 'h'.repeat(1_000_000) }] }, configuration: { returnImmediately: true } },
+            params: { message: { messageId: 'hoard-__N__', role: 'ROLE_USER', parts: [{ text: '__TEXT__' }] }, configuration: { returnImmediately: true } },
+            textBytes: 1_000_000,
             perSecond: 20,
             concurrency: 8,
           }),

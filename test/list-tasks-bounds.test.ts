@@ -183,7 +183,7 @@ describe('ListTasks bounds through the bindings', () => {
     gw = await startTestGateway({
       name: 'list-bounds-gw',
       inProcessWorker: false,
-      config: { limits: { requestsPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0, maxListPageBytes: 8_000 } },
+      config: { limits: { requestsPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0, maxListPageBytes: 8_000, maxConcurrentListsPerOwner: 2 } },
     });
   });
 
@@ -215,6 +215,18 @@ describe('ListTasks bounds through the bindings', () => {
       token = next.nextPageToken;
     }
     expect(seen.size).toBe(4);
+  });
+
+  it('past limits.maxConcurrentListsPerOwner parallel calls of one owner get 429 TOO_MANY_CONCURRENT_LISTS; the others are answered', async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, () => rpc(gw.jsonRpcUrl, 'ListTasks', { historyLength: 10, pageSize: 100 })));
+    const reasons = answers.map((a) => (a.body.error === undefined ? 'ok' : JSON.stringify(a.body.error).includes('TOO_MANY_CONCURRENT_LISTS') ? 'busy' : 'other'));
+    expect(reasons.filter((r) => r === 'other')).toEqual([]);
+    expect(reasons.filter((r) => r === 'ok').length).toBeGreaterThanOrEqual(2);
+    expect(reasons).toContain('busy');
+    const refused = answers.find((a) => a.body.error !== undefined);
+    expect(refused?.status).toBe(429);
+    // Once they are answered, the owner may list again.
+    expect((await rpc(gw.jsonRpcUrl, 'ListTasks', {})).body.error).toBeUndefined();
   });
 
   it('a page token with a forged total is refused (-32602) naming pageToken', async () => {

@@ -172,9 +172,11 @@ const limitsSchema = z.strictObject({
   /** Failed authentications an address may make at once after being quiet. */
   unauthenticatedBurst: z.coerce.number().int().min(1).default(50),
   /** Bytes of task JSON one ListTasks page may carry; past it the page ends early with a nextPageToken (docs/hardening.md). */
-  maxListPageBytes: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
+  maxListPageBytes: z.coerce.number().int().min(1024).default(1024 * 1024),
   /** Index entries one ListTasks call examines at most; past it (a status filter passing over many tasks) the page ends early with a nextPageToken. */
-  maxListScannedEntries: z.coerce.number().int().min(1).default(1_000),
+  maxListScannedEntries: z.coerce.number().int().min(1).default(250),
+  /** ListTasks calls one owner may have in progress on one gateway process at once (0 = no cap); past it 429 with Retry-After. */
+  maxConcurrentListsPerOwner: z.coerce.number().int().min(0).default(2),
   /**
    * Bytes of messages one owner (principal and agent) may have stored, counted when a message is
    * accepted and released when its task expires (0 = no quota); past it a message is refused with 429.
@@ -524,6 +526,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_UNAUTHENTICATED_BURST: 'limits.unauthenticatedBurst',
   A2A_MAX_LIST_PAGE_BYTES: 'limits.maxListPageBytes',
   A2A_MAX_LIST_SCANNED_ENTRIES: 'limits.maxListScannedEntries',
+  A2A_MAX_CONCURRENT_LISTS_PER_OWNER: 'limits.maxConcurrentListsPerOwner',
   A2A_MAX_STORED_BYTES: 'limits.maxStoredBytes',
   A2A_MAX_STORED_TASKS: 'limits.maxStoredTasks',
   A2A_MAX_STREAMS_PER_OWNER: 'limits.maxStreamsPerOwner',

@@ -125,7 +125,11 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     cancelWaitMs: config.cancelWaitMs,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     maxQueuedTurns: config.maxQueuedTurns,
-    listBounds: { maxPageBytes: config.limits.maxListPageBytes, maxScannedEntries: config.limits.maxListScannedEntries },
+    listBounds: {
+      maxPageBytes: config.limits.maxListPageBytes,
+      maxScannedEntries: config.limits.maxListScannedEntries,
+      maxConcurrentPerOwner: config.limits.maxConcurrentListsPerOwner,
+    },
     quota: new StorageQuota(commands, store.keys, config.limits),
   });
 

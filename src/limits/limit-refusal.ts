@@ -20,6 +20,7 @@ export type LimitName =
   | 'limits.maxStoredTasks'
   | 'limits.maxStreamsPerOwner'
   | 'limits.maxStreams'
+  | 'limits.maxConcurrentListsPerOwner'
   | 'maxQueuedTurns'
   | 'push.maxConfigsPerTask'
   | 'schedules.maxPerOwner';

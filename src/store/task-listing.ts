@@ -33,6 +33,8 @@ export interface ListBounds {
   maxPageBytes: number;
   /** Index entries one call may examine. */
   maxScannedEntries: number;
+  /** Calls one owner may have in progress on this process at once (0 = no cap). */
+  maxConcurrentPerOwner?: number;
 }
 
 export interface TaskListPage {

@@ -108,7 +108,7 @@ interface Submission {
 
 const DEFAULT_PAGE_SIZE = 50;
 /** The defaults of limits.maxListPageBytes and limits.maxListScannedEntries. */
-const DEFAULT_LIST_BOUNDS: ListBounds = { maxPageBytes: 4 * 1024 * 1024, maxScannedEntries: 1_000 };
+const DEFAULT_LIST_BOUNDS: ListBounds = { maxPageBytes: 1024 * 1024, maxScannedEntries: 250 };
 
 /** What the request that sends a message carried for the adapter: ctx.caller.scopes and ctx.extensions. */
 export interface SenderContext {
@@ -136,6 +136,8 @@ export class TaskService {
   private readonly queueDepths = new Map<string, { readAtMs: number; depth: Promise<number> }>();
 
   private readonly listing: TaskListing;
+  /** ListTasks calls in progress on this process, by owner key. */
+  private readonly listsInProgress = new Map<string, number>();
 
   constructor(private readonly options: TaskServiceOptions) {
     this.listing = new TaskListing(options.store, options.listBounds ?? DEFAULT_LIST_BOUNDS);
@@ -256,6 +258,38 @@ export class TaskService {
 
   async listTasks(owner: Owner, request: ListTasksRequest): Promise<ListTasksResponse> {
     const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
+    const release = this.takeListSlot(ownerKeyOf(owner));
+    try {
+      return await this.listPage(owner, request, pageSize);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * A page costs this process up to maxPageBytes of memory and the event loop's time to build
+   * it: one owner's parallel calls are bounded here (per process, like its streams).
+   */
+  private takeListSlot(ownerKey: string): () => void {
+    const cap = this.options.listBounds?.maxConcurrentPerOwner ?? 0;
+    const running = this.listsInProgress.get(ownerKey) ?? 0;
+    if (cap > 0 && running >= cap) {
+      throw new LimitExceededError(
+        'limits.maxConcurrentListsPerOwner',
+        'RESOURCE_EXHAUSTED',
+        `You have ${running} ListTasks calls in progress on this gateway, the most allowed at once (limits.maxConcurrentListsPerOwner). Wait for one to answer, then retry.`,
+        { retryAfterSeconds: 1, metadata: { reason: 'TOO_MANY_CONCURRENT_LISTS', limit: String(cap) } },
+      );
+    }
+    this.listsInProgress.set(ownerKey, running + 1);
+    return () => {
+      const left = (this.listsInProgress.get(ownerKey) ?? 1) - 1;
+      if (left <= 0) this.listsInProgress.delete(ownerKey);
+      else this.listsInProgress.set(ownerKey, left);
+    };
+  }
+
+  private async listPage(owner: Owner, request: ListTasksRequest, pageSize: number): Promise<ListTasksResponse> {
     const page = await this.listing.list({
       owner,
       contextId: request.contextId,
@@ -463,18 +497,19 @@ export class TaskService {
     const { maxActiveTasks } = settings.limits;
     const pushConfig = await this.preparePushConfig(request, taskId);
     const quota = this.options.quota;
+    const stored: Message = { ...message, taskId };
     const accept = (): ReturnType<TaskStore['acceptMessage']> => this.options.store.acceptMessage({
       taskId,
       owner,
       contextId: message.contextId,
-      message: { ...message, taskId },
+      message: stored,
       maxActiveTasks,
       inputPolicy: settings.inputPolicy,
       callerScopes: sender.grants,
       callerExtensions: sender.extensions,
       messageDigest: digest,
       maxQueuedMessages: settings.limits.maxQueuedMessages,
-      quota: quota?.chargeFor(message, STORED_COPIES.followUp, Date.now()),
+      quota: quota?.chargeFor(stored, STORED_COPIES.followUp, Date.now()),
       now: new Date(),
     });
     let result = await accept();
