@@ -159,6 +159,17 @@ describe('ListTasks pages', () => {
     expect(page.total).toBe(3);
   });
 
+  it('a listed task is what GetTask reads: status, metadata (the gateway’s cancellation record), history', async () => {
+    const owner = newOwner();
+    const [id] = await seed(owner, 1);
+    expect((await store.cancelTask(id as string, owner, new Date())).kind).toBe('canceled');
+    const read = await store.readTask(id as string, owner, -1);
+    const page = await new TaskListing(store, roomy).list(query(owner, { historyLength: -1, includeArtifacts: true }));
+    const expected = { ...read?.task, artifacts: read?.task.artifacts ?? [] };
+    expect(page.tasks).toEqual([expected]);
+    expect(JSON.stringify(page.tasks[0]?.metadata)).toContain('cancellation');
+  });
+
   it('artifacts only on request; history only as asked', async () => {
     const owner = newOwner();
     await seed(owner, 2);

@@ -66,6 +66,9 @@ const FILTERED_CHUNK = 200;
 /** Tasks read per round trip when histories or artifacts are asked for (bounds what one reply may hold). */
 const HEAVY_READ_BATCH = 8;
 const LIGHT_READ_BATCH = 50;
+/** The task hash fields of a listed task, in the order readTask-3.lua reads them (owner first). */
+const TASK_FIELDS = ['owner', 'id', 'contextId', 'status', 'artifacts', 'metadata', 'cancelRequestedAtMs', 'cancelAcknowledgedAtMs',
+  'cancelStoppedAtMs', 'cancelOutcome', 'outcome', 'usageInputTokens', 'usageOutputTokens', 'directReply'];
 /** readTask-3.lua's reply: the artifacts JSON sits at this index, the history from HISTORY_AT on. */
 const ARTIFACTS_AT = 3;
 const HISTORY_AT = 14;
@@ -147,7 +150,7 @@ export class TaskListing {
         if (!reads.has(entry.taskId)) {
           const at = candidates.indexOf(entry);
           const ahead = candidates.slice(at, at + Math.min(batch, query.pageSize - tasks.length));
-          for (const [i, reply] of (await this.readMany(ahead, query)).entries()) reads.set((ahead[i] as IndexEntry).taskId, reply);
+          for (const [i, reply] of (await this.readMany(ahead, query, ownerKey)).entries()) reads.set((ahead[i] as IndexEntry).taskId, reply);
         }
         const reply = reads.get(entry.taskId) ?? [];
         reads.delete(entry.taskId);
@@ -205,15 +208,29 @@ export class TaskListing {
     return states;
   }
 
-  private async readMany(entries: IndexEntry[], query: ListTasksQuery): Promise<Reply[]> {
+  /**
+   * Reads tasks as readTask-3.lua answers (so taskReadOf parses them), with plain commands in
+   * one pipeline: a list needs no event id, so the replay buffer is not touched, and artifacts
+   * are not even fetched unless asked for. The owner is checked on what comes back.
+   */
+  private async readMany(entries: IndexEntry[], query: ListTasksQuery, ownerKey: string): Promise<Reply[]> {
     const pipeline = this.redis.pipeline();
-    const readTask = (pipeline as unknown as Record<string, (...args: (string | number)[]) => PipelineLike>).readTask;
-    if (readTask === undefined) throw new Error('the readTask script is not defined on this connection');
+    const fields = query.includeArtifacts ? TASK_FIELDS : TASK_FIELDS.map((field) => (field === 'artifacts' ? 'id' : field));
+    const withHistory = query.historyLength !== 0;
     for (const entry of entries) {
-      const call = this.store.readTaskCall(entry.taskId, query.owner, query.historyLength);
-      readTask.call(pipeline, ...call.keys, ...call.args);
+      const k = this.store.keys.task(entry.taskId);
+      pipeline.hmget(k.task, ...fields);
+      if (withHistory) pipeline.lrange(k.history, query.historyLength > 0 ? -query.historyLength : 0, -1);
     }
-    return (await execPipeline(pipeline)) as Reply[];
+    const replies = await execPipeline(pipeline);
+    const step = withHistory ? 2 : 1;
+    return entries.map((_, i) => {
+      const values = (replies[i * step] ?? []) as (string | null)[];
+      if (values[0] !== ownerKey) return [];
+      const history = withHistory ? ((replies[i * step + 1] ?? []) as string[]) : [];
+      const [, id, contextId, status, artifacts, metadata, ...rest] = values.map((v) => v ?? '');
+      return [id ?? '', contextId ?? '', status ?? '', query.includeArtifacts ? (artifacts ?? '') : '', metadata ?? '', '', ...rest, ...history];
+    });
   }
 
   /** What one task adds to the page: the JSON it is made of, as stored. */

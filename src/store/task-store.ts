@@ -518,12 +518,6 @@ export class TaskStore {
     return taskReadOf(reply);
   }
 
-  /** The keys and arguments of readTask-3.lua, for callers that pipeline many reads (ListTasks). */
-  readTaskCall(taskId: string, owner: Owner, historyLength: number | undefined): { keys: string[]; args: (string | number)[] } {
-    const k = this.keys.task(taskId);
-    return { keys: [k.task, k.history, k.events], args: [ownerKeyOf(owner), historyLength ?? -1] };
-  }
-
   /**
    * The task's contextId when `ownerKey` owns it. Another owner's task ends here exactly like a
    * missing one, after the same single round trip (invariant 10: not even timing tells them
