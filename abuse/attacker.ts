@@ -198,7 +198,8 @@ async function slowSubscribers(options: Options): Promise<Summary> {
 
 /** The reason an A2A error body names (google.rpc.ErrorInfo metadata.reason), if any. */
 function reasonIn(text: string): string | undefined {
-  return /"reason":"([A-Z_]+)"[^}]*"timestamp"/.exec(text)?.[1] ?? /"metadata":\{[^}]*"reason":"([A-Z_]+)"/.exec(text)?.[1];
+  // The gateway's own reason is in the ErrorInfo's metadata; the ErrorInfo's reason is the error's kind.
+  return /"metadata":\{[^}]*"reason":"([A-Z_]+)"/.exec(text)?.[1] ?? /"reason":"([A-Z_]+)"/.exec(text)?.[1];
 }
 
 /**
