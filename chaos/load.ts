@@ -49,6 +49,8 @@ export interface LoadOptions {
   gateways: () => string[];
   /** Called as soon as a task id came back (the stream watcher subscribes to some). */
   onSubmitted?: (task: SubmittedTask) => void;
+  /** More SendMessage configuration for transfer i (e.g. its taskPushNotificationConfig). */
+  configurationFor?: (index: number) => Record<string, unknown> | undefined;
   /** Fanout coordinators to interleave with the transfers (0: none). */
   coordinators?: number;
   /** Called as soon as a coordinator's id came back. */
@@ -82,13 +84,13 @@ export function coordinatorMessage(messageId: string, charges: readonly number[]
 }
 
 /** One JSON-RPC SendMessage; classifies the answer as done, retryable or refused. */
-export async function sendOnce(gateway: string, message: Record<string, unknown>, timeoutMs = 10_000): Promise<Attempt> {
+export async function sendOnce(gateway: string, message: Record<string, unknown>, timeoutMs = 10_000, configuration: Record<string, unknown> = {}): Promise<Attempt> {
   let response: Response;
   try {
     response = await fetch(`${gateway}/a2a/jsonrpc`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: String(message['messageId']), method: 'SendMessage', params: { message, configuration: { returnImmediately: true } } }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: String(message['messageId']), method: 'SendMessage', params: { message, configuration: { ...configuration, returnImmediately: true } } }),
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (error) {
@@ -124,6 +126,7 @@ export async function submitWithRetry(
   timeoutMs: number,
   onRetry: (cause: string) => void,
   onRequestMs: (ms: number) => void = () => undefined,
+  configuration: Record<string, unknown> = {},
 ): Promise<{ taskId: string; requests: number } | { refused: string } | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (let request = 1; request <= 200 && Date.now() < deadline; request++) {
@@ -134,7 +137,7 @@ export async function submitWithRetry(
       continue;
     }
     const sentAt = Date.now();
-    const attempt = await sendOnce(random.pick(live), message);
+    const attempt = await sendOnce(random.pick(live), message, 10_000, configuration);
     onRequestMs(Date.now() - sentAt);
     if (attempt.kind === 'ok') return { taskId: attempt.taskId, requests: request };
     if (attempt.kind === 'refused') return { refused: attempt.answer };
@@ -197,9 +200,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const charges = random.int(1, 5);
     const pickRandom = random.fork(`task-${index}`);
     const messageId = `chaos-${options.seed}-${index}`;
+    const configuration = options.configurationFor?.(index) ?? {};
     inFlight.push(
       (async () => {
-        const outcome = await submitWithRetry(transferMessage(messageId, `transfer ${charges}`), options.gateways, pickRandom, options.submitTimeoutMs ?? 60_000, onRetry, onRequestMs);
+        const outcome = await submitWithRetry(transferMessage(messageId, `transfer ${charges}`), options.gateways, pickRandom, options.submitTimeoutMs ?? 60_000, onRetry, onRequestMs, configuration);
         if (outcome === undefined) result.abandoned.push(messageId);
         else if ('refused' in outcome) result.refused.push({ messageId, answer: outcome.refused });
         else {

@@ -3,7 +3,7 @@
 // twice (duplicates = 0), and every SSE stream received exactly the replay buffer's events
 // (mismatched = 0). Coordinators: every one whose id came back is terminal (lost coordinators
 // = 0) and COMPLETED with all its assignments, or ended with a reason; their child transfers
-// are held to the same ledger checks. Everything else in the table says how hard the run
+// are held to the same ledger checks. Push deliveries are judged in push-report.ts. Everything else in the table says how hard the run
 // actually hit the system.
 import type { Redis } from 'ioredis';
 import { RedisKeys } from '../src/store/keys.ts';
@@ -11,6 +11,7 @@ import { judgeCoordinator, type AssignmentListing } from './coordinators.ts';
 import { analyzeLedger, readLedger } from './ledger.ts';
 import type { BackendLoad, BackendReport } from './backends.ts';
 import type { LoadResult, SubmittedTask } from './load.ts';
+import type { ChaosPushResult } from './push-report.ts';
 import { compareWithBuffer, type StreamRecord } from './streams.ts';
 
 const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
@@ -116,6 +117,8 @@ export interface ChaosResult {
   durationMs: number;
   /** Remote and model turns, when the run had backends. */
   backends: BackendReport | undefined;
+  /** Push deliveries to the harness's receivers, when the run had push. */
+  push: ChaosPushResult | undefined;
   ok: boolean;
 }
 
@@ -203,6 +206,8 @@ export async function buildReport(input: {
   durationMs: number;
   /** Remote and model tasks (when the run had backends) and what checking them found. */
   backends?: { load: BackendLoad; report: BackendReport };
+  /** What the push receivers got, judged (when the run had push). */
+  push?: ChaosPushResult;
 }): Promise<ChaosResult> {
   const keys = new RedisKeys(input.prefix);
   const tasks: SubmittedTask[] = input.load.submitted;
@@ -286,6 +291,7 @@ export async function buildReport(input: {
     unexpectedExits: input.unexpectedExits,
     durationMs: input.durationMs,
     backends: input.backends?.report,
+    push: input.push,
     ok: false,
   };
   if (input.backends !== undefined) {
@@ -485,6 +491,7 @@ export async function buildReport(input: {
     result.strayChildCharges === 0 &&
     (result.coordinatorsRequested === 0 || result.coordinatorsSubmitted > 0) &&
     (result.backends === undefined ||
-      (result.backends.lost === 0 && result.backends.wrongResults.length === 0 && result.backends.downstreamDuplicates.length === 0));
+      (result.backends.lost === 0 && result.backends.wrongResults.length === 0 && result.backends.downstreamDuplicates.length === 0)) &&
+    (result.push === undefined || result.push.ok);
   return result;
 }

@@ -9,6 +9,8 @@
 // behind its `model` agent), CHAOS_COORDINATORS (20: "fanout" coordinators, each with three
 // "transfer <1..3>" sub-agent tasks, interleaved with the transfers; 0 = none), CHAOS_SEED (1),
 // CHAOS_GATEWAYS (2), CHAOS_WORKERS (3),
+// CHAOS_PUSH_SHARE (0.3: share of the transfers that register push configs for the harness's
+// webhook receivers, some flaky and taken down during the faults; 0 = no push),
 // CHAOS_STEP_MS (30), CHAOS_INTERVAL_MS (100, mean pause between submissions),
 // CHAOS_ANCHORS (3), CHAOS_FAULTS (e.g. "redis" or "worker,gateway": the kinds drawn after the
 // first three faults, which are always one of each), CHAOS_REDIS_DOWN_MS ("300,3000": how long
@@ -22,11 +24,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { RedisKeys } from '../src/store/keys.ts';
+import { loadOrCreatePrivateJwk, publicJwkOf } from '../src/auth/keys/key-file.ts';
 import { agentsConfig, checkBackends, runBackendLoad, startBackends, type BackendLoad, type Backends } from './backends.ts';
 import { fetchAssignments, type AssignmentListing } from './coordinators.ts';
 import { FaultInjector, type FaultKind } from './faults.ts';
 import { runLoad, submitWithRetry, transferMessage, type LoadResult } from './load.ts';
 import { ProcessGroup } from './processes.ts';
+import { chaosPushSettings, CHAOS_FLAKINESS, createConfigWithRetry, planPush, PushReceivers, sendConfigOf, type PushPlanEntry, type PushRegistration } from './push.ts';
+import { settleAndJudgePush, type ChaosPushResult } from './push-report.ts';
 import { seededRandom } from './random.ts';
 import { startRedisServer, type RedisServer } from './redis-server.ts';
 import { buildReport, type ChaosResult } from './report.ts';
@@ -60,6 +65,18 @@ export interface ChaosOptions {
   anchors: number;
   /** Share of load tasks that get a SubscribeToTask stream. */
   streamShare: number;
+  /** Share of the transfers that register push configs (on SendMessage, created later, or both); 0 = no push. */
+  pushShare: number;
+  /** Webhook receivers the harness runs, and how many of them are flaky (misbehave now and then, go down during the faults). */
+  pushReceivers: number;
+  flakyPushReceivers: number;
+  /** The gateways' push.timeoutMs (a flaky receiver's hang outlasts it). */
+  pushTimeoutMs: number;
+  /** Pause between two receiver outages, and how long one lasts (uniform in [min, max] ms). */
+  receiverOutagePauseMs: [number, number];
+  receiverDownMs: [number, number];
+  /** After the tasks are terminal: how long push deliveries may take to arrive. */
+  pushSettleTimeoutMs: number;
   /** After the faults: how long tasks may take to become terminal, streams to end. */
   settleTimeoutMs: number;
   /** Hard bound on the fault phase. */
@@ -85,6 +102,13 @@ export const DEFAULT_CHAOS_OPTIONS: ChaosOptions = {
   faultMix: ['worker', 'worker', 'worker', 'gateway', 'gateway', 'redis', 'redis'],
   anchors: 3,
   streamShare: 0.5,
+  pushShare: 0.3,
+  pushReceivers: 3,
+  flakyPushReceivers: 2,
+  pushTimeoutMs: 2_000,
+  receiverOutagePauseMs: [1_500, 4_000],
+  receiverDownMs: [1_000, 6_000],
+  pushSettleTimeoutMs: 120_000,
   settleTimeoutMs: 90_000,
   maxFaultPhaseMs: 240_000,
   keepTemp: false,
@@ -157,14 +181,36 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
   let faulting: Promise<void> | undefined;
   let result: ChaosResult | undefined;
   let backends: Backends | undefined;
+  let receivers: PushReceivers | undefined;
+  let outaging: Promise<void> | undefined;
   try {
     const demoOptions = { stepMs: o.stepMs, ledgerFile };
     const agentsEnv: Record<string, string> = {};
+    const fileConfig: Record<string, unknown> = {};
     if (o.remoteTasks > 0 || o.modelTasks > 0) {
       backends = await startBackends(ROOT, base);
       log(`backends: downstream A2A agent at ${backends.downstreamUrl}, model at ${backends.modelBaseUrl}`);
-      const configFile = join(base, 'agents.json');
-      writeFileSync(configFile, JSON.stringify(agentsConfig(backends, demoOptions)));
+      Object.assign(fileConfig, agentsConfig(backends, demoOptions));
+    }
+    if (o.pushShare > 0) {
+      // One webhook key for every gateway and worker; the receivers check signatures against it.
+      const keyFile = join(base, 'push-signing-key.json');
+      const key = await loadOrCreatePrivateJwk(keyFile, { alg: 'EdDSA', use: 'sig' });
+      agentsEnv['A2A_PUSH_SIGNING_KEY_FILE'] = keyFile;
+      fileConfig['push'] = chaosPushSettings(o.pushTimeoutMs);
+      receivers = await PushReceivers.start({
+        count: Math.max(1, o.pushReceivers),
+        flaky: o.flakyPushReceivers,
+        publicKeys: [publicJwkOf(key)],
+        random: random.fork('push-receivers'),
+        flakiness: CHAOS_FLAKINESS,
+        gatewayTimeoutMs: o.pushTimeoutMs,
+      });
+      log(`push receivers: ${receivers.receivers.map((r) => `${r.name} ${r.receiver.url}`).join(', ')}`);
+    }
+    if (Object.keys(fileConfig).length > 0) {
+      const configFile = join(base, 'config.json');
+      writeFileSync(configFile, JSON.stringify(fileConfig));
       agentsEnv['A2A_CONFIG'] = configFile;
     }
     redisServer = await startRedisServer(redisDir);
@@ -221,15 +267,55 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
 
     log(`load: ${o.tasks} transfers, ~${o.intervalMs} ms apart, ${o.coordinators} coordinators, ${o.gateways} gateways, ${o.workers} workers, seed ${o.seed}`);
     let loadOver = false;
+    let faultsOver = false;
     const loadRandom = random.fork('load');
+    // Push: transfer i's configs are planned from its own fork, so the load's choices do not move.
+    const pushPlans = new Map<number, PushPlanEntry>();
+    const registrations: PushRegistration[] = [];
+    const creating: Promise<void>[] = [];
+    const pushRetries: Record<string, number> = {};
+    const pushReceivers = receivers;
+    const configurationFor = (index: number): Record<string, unknown> | undefined => {
+      if (pushReceivers === undefined) return undefined;
+      const plan = planPush(random.fork(`push-${index}`), o.pushShare, pushReceivers.receivers);
+      if (plan === undefined) return undefined;
+      pushPlans.set(index, plan);
+      return plan.send ? { taskPushNotificationConfig: sendConfigOf(plan, index, pushReceivers.receivers).config } : undefined;
+    };
+    const registerPush = (index: number, taskId: string): void => {
+      const plan = pushPlans.get(index);
+      if (plan === undefined || pushReceivers === undefined) return;
+      if (plan.send) registrations.push({ ...sendConfigOf(plan, index, pushReceivers.receivers).registration, taskId });
+      if (plan.create) {
+        creating.push(
+          createConfigWithRetry({
+            plan,
+            taskIndex: index,
+            taskId,
+            receivers: pushReceivers.receivers,
+            gateways: () => processes.gatewayUrls(),
+            random: random.fork(`push-create-${index}`),
+            redis: client,
+            keys,
+            onRetry: (cause) => {
+              pushRetries[cause] = (pushRetries[cause] ?? 0) + 1;
+            },
+          }).then((registration) => {
+            registrations.push(registration);
+          }),
+        );
+      }
+    };
     const loading = runLoad({
       tasks: o.tasks,
       seed: o.seed,
       random: loadRandom,
       intervalMs: o.intervalMs,
       gateways,
+      configurationFor,
       onSubmitted: (task) => {
         if (random.fork(`watch-${task.index}`).chance(o.streamShare)) streams.watch(task.taskId, 'transfer');
+        registerPush(task.index, task.taskId);
       },
       coordinators: o.coordinators,
       onCoordinatorSubmitted: (coordinator) => {
@@ -251,9 +337,15 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
         backendRetries[cause] = (backendRetries[cause] ?? 0) + 1;
       },
     });
-    faulting = faults.run(() => loadOver, Date.now() + o.maxFaultPhaseMs);
-    const [load, backendLoad] = (await Promise.all([loading, backendLoading, faulting])) as [LoadResult, BackendLoad, void];
+    faulting = faults.run(() => loadOver, Date.now() + o.maxFaultPhaseMs).finally(() => {
+      faultsOver = true;
+    });
+    // Receivers go down now and then while the processes and Redis do.
+    outaging = receivers?.runOutages(() => faultsOver, random.fork('receiver-outages'), o.receiverOutagePauseMs, o.receiverDownMs, log);
+    const [load, backendLoad] = (await Promise.all([loading, backendLoading, faulting, outaging])) as [LoadResult, BackendLoad, void, void];
     for (const [cause, n] of Object.entries(backendRetries)) load.retriesByCause[cause] = (load.retriesByCause[cause] ?? 0) + n;
+    await Promise.all(creating);
+    for (const [cause, n] of Object.entries(pushRetries)) load.retriesByCause[cause] = (load.retriesByCause[cause] ?? 0) + n;
     if (backendLoad.tasks.length > 0) log(`backend load done: ${backendLoad.tasks.length} remote and model tasks submitted`);
     log(`load done: ${load.submitted.length} transfers, ${load.coordinators.length} coordinators submitted; faults: ${JSON.stringify(faults.counts)}`);
     await faults.replenish();
@@ -283,6 +375,20 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       log(`${childIds.length} child tasks listed for ${load.coordinators.length} coordinators${openChildren.length === 0 ? ', all terminal' : `, ${openChildren.length} not terminal`}`);
     }
     await streams.finish(open.length === 0 && openChildren.length === 0 ? 15_000 : 1_000);
+    let push: ChaosPushResult | undefined;
+    if (pushReceivers !== undefined) {
+      const judged = await settleAndJudgePush({
+        redis,
+        keys,
+        registrations,
+        deliveriesByPath: () => pushReceivers.deliveriesByPath(),
+        gateway: () => processes.gatewayUrls()[0],
+        timeoutMs: o.pushSettleTimeoutMs,
+        log,
+      });
+      const flaky = pushReceivers.receivers.filter((r) => r.flaky).length;
+      push = { ...judged, receivers: `${pushReceivers.receivers.length} (${flaky} flaky)`, outages: pushReceivers.outages, misbehaviour: pushReceivers.misbehaviour };
+    }
 
     result = await buildReport({
       redis,
@@ -298,6 +404,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       faults: faults.counts,
       unexpectedExits: processes.unexpectedExits,
       durationMs: Date.now() - started,
+      push,
       backends:
         backends === undefined
           ? undefined
@@ -308,11 +415,13 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
     // Teardown order: no new faults or respawns, no new streams, then the processes, then Redis.
     injector?.stop();
     await faulting?.catch(() => undefined);
+    await outaging?.catch(() => undefined);
     await watcher?.finish(0).catch(() => undefined);
     await group?.killAll();
     redis?.disconnect();
     await redisServer?.stop();
     await backends?.stop();
+    await receivers?.close();
     // A failed or crashed run keeps its evidence (Redis data, role logs, ledger); a passing one leaves nothing.
     if (o.keepTemp || result === undefined || !result.ok) o.log(`kept ${base} (logs/, redis/, ledger.txt)`);
     else rmSync(base, { recursive: true, force: true });
@@ -364,6 +473,7 @@ async function main(): Promise<void> {
     stepMs: envNumber('CHAOS_STEP_MS', defaults.stepMs),
     intervalMs: envNumber('CHAOS_INTERVAL_MS', defaults.intervalMs),
     anchors: envNumber('CHAOS_ANCHORS', defaults.anchors),
+    pushShare: Math.min(1, envNumber('CHAOS_PUSH_SHARE', defaults.pushShare)),
     faultMix: envFaults('CHAOS_FAULTS', defaults.faultMix),
     redisDownMs: envRange('CHAOS_REDIS_DOWN_MS', defaults.redisDownMs),
     keepTemp: process.env['CHAOS_KEEP'] === '1',

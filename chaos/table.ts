@@ -1,6 +1,28 @@
 // The table `npm run chaos` prints: the counts of report.ts, the must-be-zero rows in capitals,
 // then the evidence (task ids, keys, stream problems) behind any non-zero one.
+import type { ChaosPushResult } from './push-report.ts';
 import type { ChaosResult } from './report.ts';
+
+function pushRows(p: ChaosPushResult): [string, string, string][] {
+  const misbehaviour = Object.entries(p.misbehaviour).map(([kind, n]) => `${kind} ×${n}`).join(', ') || 'none';
+  return [
+    ['push tasks / configs', `${p.tasks} / ${p.configs}`, `${p.configsOnSend} on SendMessage, ${p.configsCreated} by CreateTaskPushNotificationConfig`],
+    ['push receivers', p.receivers, `${p.outages.count} outages (port closed, ${(p.outages.downMs / 1000).toFixed(1)} s in all); flaky answers: ${misbehaviour}`],
+    ['push events to deliver', String(p.expected), "every event of each config's task (a created config: from when it was added), from the replay buffer"],
+    ['push requests / accepted', `${p.requests} / ${p.accepted}`, `${p.redeliveries} redeliveries under the same webhook-id (allowed)`],
+    ['LOST DELIVERIES', String(p.lost), 'must be 0 (an event neither accepted nor dead-lettered)'],
+    ['OUT-OF-ORDER DELIVERIES', String(p.outOfOrder), 'must be 0 (per task and config)'],
+    ['DUPLICATES WITH A NEW ID', String(p.newIdDuplicates), 'must be 0 (one event under two webhook-ids)'],
+    ['IDS WITH TWO BODIES', String(p.idsWithTwoBodies), 'must be 0'],
+    ['UNEXPECTED DELIVERIES', String(p.unexpected), "must be 0 (not an event of the config's task, or from before the config)"],
+    ['BAD SIGNATURES', String(p.badSignatures), 'must be 0 (Standard Webhooks v1a, and v1 for HMAC configs)'],
+    ['WRONG HEADERS', String(p.wrongHeaders), 'must be 0 (Content-Type application/a2a+json, token or Authorization as configured)'],
+    ['push dead letters', String(p.deadLetters), 'from ListPushDeadLetters; expected only where a receiver answered 400'],
+    ['UNEXPLAINED DEAD LETTERS', String(p.unexplainedDeadLetters), 'must be 0 (dead-lettered although never refused)'],
+    ['PUSH REGISTRATION FAILURES', String(p.registrationFailures), 'must be 0 (CreateTaskPushNotificationConfig never succeeded)'],
+    ['push settle', `${(p.settleMs / 1000).toFixed(1)} s`, 'from every task terminal to every delivery accepted or dead-lettered'],
+  ];
+}
 
 /** The table printed at the end of `npm run chaos`. */
 export function formatReport(r: ChaosResult): string {
@@ -46,6 +68,7 @@ export function formatReport(r: ChaosResult): string {
           ['WRONG RESULTS', String(r.backends.wrongResults.length), 'must be 0 (a spliced, partial or missing reply)'],
           ['DUPLICATE DOWNSTREAM SENDS', String(r.backends.downstreamDuplicates.length), 'must be 0 (the downstream agent got a message twice)'],
         ] as [string, string, string][])),
+    ...(r.push === undefined ? [] : pushRows(r.push)),
     ['worker kills (SIGKILL)', String(r.faults.workerKills), ''],
     ['gateway kills (SIGKILL)', String(r.faults.gatewayKills), ''],
     ['Redis restarts (SIGKILL)', String(r.faults.redisRestarts), 'appendonly yes, appendfsync always'],
@@ -77,6 +100,7 @@ export function formatReport(r: ChaosResult): string {
   list('stream mismatches', r.mismatches.map((m) => `${m.taskId}: ${m.problem}`));
   list('replay-buffer duplicates', r.bufferDuplicateTasks);
   list('steps unknown to their own attempt', r.selfUnknownKeys);
+  list('push problems', r.push?.problems ?? []);
   list('refused submissions', r.refused.map((x) => `${x.messageId}: ${x.answer}`));
   list('unexpected exits', r.unexpectedExits.map((e) => `${e.name} (${e.how}), log ${e.logFile}`));
   return [...lines, ...(details.length > 0 ? ['', ...details] : [])].join('\n');

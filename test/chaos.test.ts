@@ -2,13 +2,17 @@
 // real gateway and worker processes on the suite's own redis-server, a load of ledger
 // transfers, and at least one SIGKILLed worker, one SIGKILLed gateway and one crashed Redis.
 // What the recovery contract promises must hold: no task whose id a client got is lost, no
-// charge is made twice, and every SSE stream resumed with Last-Event-ID matches the replay buffer.
+// charge is made twice, every SSE stream resumed with Last-Event-ID matches the replay buffer, and
+// every push delivery reaches its (sometimes flaky, sometimes down) receiver, in order, signed.
 import { describe, expect, it } from 'vitest';
 import { runChaos } from '../chaos/run.ts';
 import { analyzeLedger } from '../chaos/ledger.ts';
 import { judgeCoordinator } from '../chaos/coordinators.ts';
 import { formatReport } from '../chaos/table.ts';
 import { compareWithBuffer, type StreamRecord } from '../chaos/streams.ts';
+import { judgePush, type ListedDeadLetter } from '../chaos/push-report.ts';
+import type { PushRegistration } from '../chaos/push.ts';
+import type { ReceivedDelivery } from './support/webhook-receiver.ts';
 
 const record = (snapshotId: string, events: [string, string][]): StreamRecord => ({
   taskId: 't',
@@ -83,6 +87,88 @@ describe('the chaos checks', () => {
   });
 });
 
+describe('the push checks', () => {
+  const events = ['1-0', '2-0', '3-0', '4-0'].map((id, i) => ({ id, data: JSON.stringify({ statusUpdate: { taskId: 't', n: i } }) }));
+  const buffers = new Map([['t', events]]);
+  const registration = (over: Partial<PushRegistration> = {}): PushRegistration => ({
+    taskId: 't',
+    taskIndex: 0,
+    via: 'send',
+    receiver: 'r',
+    path: '/hook/t0/send',
+    url: 'http://127.0.0.1:1/hook/t0/send',
+    configId: undefined,
+    credentials: { kind: 'token', token: 'tok' },
+    rejects: false,
+    startBounds: undefined,
+    failed: undefined,
+    ...over,
+  });
+  let seq = 0;
+  const got = (event: number, over: Partial<ReceivedDelivery> = {}): ReceivedDelivery => {
+    const body = events[event]?.data ?? '';
+    return {
+      seq: ++seq,
+      atMs: 0,
+      path: '/hook/t0/send',
+      headers: { 'content-type': 'application/a2a+json', 'x-a2a-notification-token': 'tok' },
+      body,
+      json: JSON.parse(body) as Record<string, unknown>,
+      webhookId: `t.c.${events[event]?.id ?? '?'}`,
+      ed25519Valid: true,
+      hmacValid: undefined,
+      answered: 200,
+      ...over,
+    };
+  };
+  const judge = (deliveries: ReceivedDelivery[], reg = registration(), deadLetters: ListedDeadLetter[] = []) =>
+    judgePush({ registrations: [reg], deliveriesByPath: new Map([[reg.path, deliveries]]), buffers, deadLetters });
+  const letter = (event: number): ListedDeadLetter => ({ id: `t.c.${events[event]?.id ?? ''}`, taskId: 't', eventId: events[event]?.id ?? '', url: registration().url, lastError: 'x' });
+
+  it('accept every event in order, a retried one and a redelivery under the same id', () => {
+    const report = judge([got(0), got(1, { answered: 500 }), got(1), got(1), got(2), got(3)]);
+    expect(report).toMatchObject({ ok: true, lost: 0, expected: 4, requests: 6, accepted: 5, redeliveries: 1, outOfOrder: 0 });
+  });
+  it('count an event never accepted as lost, unless it is dead-lettered after a 4xx', () => {
+    expect(judge([got(0), got(1, { answered: 500 }), got(2), got(3)])).toMatchObject({ ok: false, lost: 1, lostTaskIds: ['t'] });
+    expect(judge([got(0), got(1, { answered: 400 }), got(2), got(3)], registration(), [letter(1)])).toMatchObject({ ok: true, lost: 0, deadLetters: 1, unexplainedDeadLetters: 0 });
+    expect(judge([got(0), got(1, { answered: 503 }), got(2), got(3)], registration(), [letter(1)])).toMatchObject({ ok: false, lost: 0, unexplainedDeadLetters: 1 });
+  });
+  it('name an overtaking event, an event under two ids and an id with two bodies', () => {
+    expect(judge([got(0), got(2), got(1), got(3)])).toMatchObject({ ok: false, outOfOrder: 1 });
+    expect(judge([got(0), got(1), got(1, { webhookId: 'other' }), got(2), got(3)])).toMatchObject({ ok: false, newIdDuplicates: 1 });
+    expect(judge([got(0), got(1), got(2, { webhookId: 't.c.2-0' }), got(3)])).toMatchObject({ ok: false, idsWithTwoBodies: 1 });
+  });
+  it('want valid signatures and the config credentials on every request', () => {
+    expect(judge([got(0, { ed25519Valid: false }), got(0), got(1), got(2), got(3)])).toMatchObject({ ok: false, badSignatures: 1 });
+    expect(judge([got(0), got(1, { headers: { 'content-type': 'application/json', 'x-a2a-notification-token': 'tok' } }), got(2), got(3)])).toMatchObject({ ok: false, wrongHeaders: 1 });
+    expect(judge([got(0), got(1, { headers: { 'content-type': 'application/a2a+json' } }), got(2), got(3)])).toMatchObject({ ok: false, wrongHeaders: 1 });
+    const auth = registration({ credentials: { kind: 'authorization', header: 'Bearer s' } });
+    const withAuth = { headers: { 'content-type': 'application/a2a+json', authorization: 'Bearer s' } };
+    expect(judge([got(0, withAuth), got(1, withAuth), got(2, withAuth), got(3, withAuth)], auth).ok).toBe(true);
+    expect(judge([got(0, withAuth), got(1), got(2, withAuth), got(3, withAuth)], auth)).toMatchObject({ ok: false, wrongHeaders: 1 });
+    const hmac = registration({ credentials: { kind: 'hmac' } });
+    const signed = { hmacValid: true, headers: { 'content-type': 'application/a2a+json' } };
+    expect(judge([got(0, signed), got(1, signed), got(2, signed), got(3, signed)], hmac).ok).toBe(true);
+    expect(judge([got(0, signed), got(1, { ...signed, hmacValid: false }), got(2, signed), got(3, signed)], hmac)).toMatchObject({ ok: false, badSignatures: 1 });
+  });
+  it('hold a created config to the events after it was stored, and to nothing from before', () => {
+    const created = registration({ via: 'create', startBounds: { before: '1-0', after: '2-0' } });
+    expect(judge([got(2), got(3)], created)).toMatchObject({ ok: true, expected: 2 });
+    expect(judge([got(1), got(2), got(3)], created)).toMatchObject({ ok: true, expected: 3 });
+    expect(judge([got(1), got(3)], created)).toMatchObject({ ok: false, lost: 1 });
+    expect(judge([got(3)], created)).toMatchObject({ ok: false, lost: 1 });
+    expect(judge([got(0), got(2), got(3)], created)).toMatchObject({ ok: false, unexpected: 1 });
+  });
+  it('count requests nobody registered, bodies from no buffer and a create that never succeeded', () => {
+    const all = [got(0), got(1), got(2), got(3)];
+    const report = judgePush({ registrations: [registration()], deliveriesByPath: new Map([[registration().path, all], ['/hook/nobody', [got(0)]]]), buffers, deadLetters: [] });
+    expect(report).toMatchObject({ ok: false, unexpected: 1 });
+    expect(judge([...all, got(0, { body: '{"statusUpdate":{"taskId":"t","n":9}}', webhookId: 'x' })])).toMatchObject({ ok: false, unexpected: 1 });
+    expect(judgePush({ registrations: [registration({ failed: 'refused' })], deliveriesByPath: new Map(), buffers, deadLetters: [] })).toMatchObject({ ok: false, registrationFailures: 1 });
+  });
+});
+
 describe('chaos (short, seeded)', () => {
   it('loses no task, repeats no charge and replays every stream exactly while workers, gateways and Redis die', async () => {
     const log: string[] = [];
@@ -99,6 +185,8 @@ describe('chaos (short, seeded)', () => {
       faultPauseMs: [500, 1_500],
       redisDownMs: [300, 1_500],
       settleTimeoutMs: 45_000,
+      // Generous: a busy machine slows retries and backoff, never what must arrive.
+      pushSettleTimeoutMs: 90_000,
       maxFaultPhaseMs: 45_000,
       log: (line) => log.push(line),
     });
@@ -126,5 +214,18 @@ describe('chaos (short, seeded)', () => {
     expect(result.backends?.lost, table).toBe(0);
     expect(result.backends?.wrongResults, table).toEqual([]);
     expect(result.backends?.downstreamDuplicates, table).toEqual([]);
-  }, 120_000);
+    // Push: some transfers' configs, flaky receivers that go down during the faults.
+    expect(result.push?.configs, table).toBeGreaterThan(0);
+    expect(result.push?.accepted, table).toBeGreaterThan(0);
+    expect(result.push?.lost, table).toBe(0);
+    expect(result.push?.outOfOrder, table).toBe(0);
+    expect(result.push?.newIdDuplicates, table).toBe(0);
+    expect(result.push?.idsWithTwoBodies, table).toBe(0);
+    expect(result.push?.unexpected, table).toBe(0);
+    expect(result.push?.badSignatures, table).toBe(0);
+    expect(result.push?.wrongHeaders, table).toBe(0);
+    expect(result.push?.unexplainedDeadLetters, table).toBe(0);
+    expect(result.push?.registrationFailures, table).toBe(0);
+    expect(result.push?.ok, table).toBe(true);
+  }, 300_000);
 });

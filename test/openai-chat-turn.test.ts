@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { questionOf } from '../adapters/openai/ask-user.ts';
 import { createOpenAIAdapter } from '../adapters/openai/index.ts';
 import { TestTurnContext } from '../adapters/testing/index.ts';
-import type { JsonValue } from '../src/protocol/types.ts';
+import type { ArtifactChunk } from '../adapters/types.ts';
+import { applyArtifactChunk } from '../src/runtime/turn-context.ts';
+import type { Artifact, JsonValue } from '../src/protocol/types.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from './support/fake-openai-server.ts';
 
 let fake: FakeOpenAIServer;
@@ -49,6 +51,29 @@ describe('a turn re-run after its reply was kept', () => {
     expect(fake.requestsFor('turn two')).toHaveLength(1);
     expect(again.budget.spent()).toBeGreaterThan(0);
     expect(again.chunks.at(-1)).toMatchObject({ artifactId: 'reply-2', lastChunk: true });
+  });
+});
+
+/** The artifact updates the runtime announces for these chunks (each carries the merged artifact's name and metadata). */
+function announced(chunks: readonly ArtifactChunk[], stored: readonly Artifact[]): string[] {
+  const artifacts = structuredClone([...stored]);
+  return chunks.map((chunk) => JSON.stringify({ ...applyArtifactChunk(artifacts, chunk), parts: chunk.parts, append: chunk.append === true, lastChunk: chunk.lastChunk === true }));
+}
+
+describe('a turn re-run after its whole reply was stored but not kept', () => {
+  // Found by the chaos suite: the lost attempt had stored its reply to the last chunk, its worker
+  // died before the outcome was kept, and the new attempt's last chunk repeated the lost one's
+  // word for word: the same event twice in the task's replay buffer.
+  it('announces no event equal to one of the lost attempt’s, its last chunk included', async () => {
+    const openai = createOpenAIAdapter({ baseURL: fake.baseURL, model: 'fake-model' });
+    const lost = context('words=3', 1, 1, new Map());
+    await openai.run(lost);
+    const again = new TestTurnContext({ input: 'words=3', turn: 1, attempt: 2, artifacts: lost.artifacts, taskId: 'task-1', contextId: 'ctx-1', adapterName: 'openai' });
+    await openai.run(again);
+    expect(fake.requestsFor('words=3')).toHaveLength(2);
+    expect(again.chunks.at(-1)).toMatchObject({ lastChunk: true, metadata: { attempt: 2, replacesEarlierAttempt: true, finishReason: 'stop' } });
+    const earlier = new Set(announced(lost.chunks, []));
+    expect(announced(again.chunks, lost.artifacts).filter((event) => earlier.has(event))).toEqual([]);
   });
 });
 

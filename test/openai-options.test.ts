@@ -121,7 +121,7 @@ describe('loading the adapter by id', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toEqual([
-      'a2a-gateway: could not load adapter "openai": openai adapter: option temperature must be between 0 and 2 (see "An OpenAI-compatible model" in README.md)',
+      'a2a-gateway: could not load adapter "openai": openai adapter: option temperature must be between 0 and 2 (see docs/openai-adapter.md)',
     ]);
   }, 60_000);
 });

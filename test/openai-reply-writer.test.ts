@@ -60,7 +60,7 @@ describe('ReplyWriter', () => {
     ]);
   });
 
-  it('a new attempt marks its first chunk (only that one), so it is never taken for the lost attempt’s', async () => {
+  it('a new attempt marks its first and last chunks, so neither is ever taken for the lost attempt’s', async () => {
     const store = controlledEmit();
     const writer = new ReplyWriter(store.emit, 'reply-1', 'reply', true, { attempt: 2, replacesEarlierAttempt: true });
     writer.push('w1 ');
@@ -69,9 +69,14 @@ describe('ReplyWriter', () => {
     writer.push('w2');
     store.completeNext();
     await tick();
-    expect(store.chunks.map((c) => [c.append, c.metadata])).toEqual([
-      [false, { attempt: 2, replacesEarlierAttempt: true }],
-      [true, undefined],
+    const finishing = writer.finish({ finishReason: 'stop' });
+    await tick();
+    store.completeNext();
+    await finishing;
+    expect(store.chunks.map((c) => [c.append, c.lastChunk === true, c.metadata])).toEqual([
+      [false, false, { attempt: 2, replacesEarlierAttempt: true }],
+      [true, false, undefined],
+      [true, true, { attempt: 2, replacesEarlierAttempt: true, finishReason: 'stop' }],
     ]);
   });
 

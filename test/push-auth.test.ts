@@ -57,6 +57,35 @@ describe('push and schedules under authentication', () => {
     expect(errorOf(elsewhere.body).code).toBe(-32001);
   });
 
+  it("push configs are their tenant's: the same subject in another tenant finds none of the four methods' configs, on either binding", async () => {
+    const acme = bearer(await issuer.token({ sub: 'carol', tenant: 'acme' }));
+    const globex = bearer(await issuer.token({ sub: 'carol', tenant: 'globex' }));
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { tenant: 'acme', message: textMessage('echo tenant') }, acme);
+    const taskId = (body.result as { task: { id: string } }).task.id;
+    const created = await rpc(gw.jsonRpcUrl, 'CreateTaskPushNotificationConfig', { tenant: 'acme', taskId, id: 'hook', url: `${receiver.url}/tenant` }, acme);
+    expect(created.body.result).toMatchObject({ tenant: 'acme', taskId, id: 'hook' });
+    for (const [method, params] of [
+      ['CreateTaskPushNotificationConfig', { taskId, id: 'hook', url: `${receiver.url}/stolen` }],
+      ['GetTaskPushNotificationConfig', { taskId, id: 'hook' }],
+      ['ListTaskPushNotificationConfigs', { taskId }],
+      ['DeleteTaskPushNotificationConfig', { taskId, id: 'hook' }],
+    ] as const) {
+      // In its own tenant the task does not exist; naming the other tenant is refused before any lookup.
+      const own = await rpc(gw.jsonRpcUrl, method, { tenant: 'globex', ...params }, globex);
+      expect(errorOf(own.body).code, `${method} in globex`).toBe(-32001);
+      const named = await rpc(gw.jsonRpcUrl, method, { tenant: 'acme', ...params }, globex);
+      expect(errorOf(named.body).data[0]?.metadata, `${method} naming acme`).toMatchObject({ reason: 'TENANT_MISMATCH' });
+    }
+    const rest = (tenant: string, token: Record<string, string>, init: RequestInit = {}): Promise<Response> =>
+      fetch(`${gw.restUrl}/${tenant}/tasks/${taskId}/pushNotificationConfigs${init.method === 'DELETE' ? '/hook' : ''}`, { ...init, headers: { 'A2A-Version': '1.0', ...token } });
+    expect((await rest('globex', globex)).status).toBe(404);
+    expect((await rest('globex', globex, { method: 'DELETE' })).status).toBe(404);
+    expect((await rest('acme', globex, { method: 'DELETE' })).status).toBe(403);
+    // Nothing the other tenant tried changed the config.
+    const listed = (await (await rest('acme', acme)).json()) as { configs: { id: string; url: string; tenant?: string }[] };
+    expect(listed.configs).toEqual([expect.objectContaining({ id: 'hook', url: `${receiver.url}/tenant`, tenant: 'acme' })]);
+  });
+
   it('dead letters need a2a:admin itself, and are listed and replayed only through their agent', async () => {
     receiver.behave({ status: 400, pathPrefix: '/dead' });
     const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo dead'), configuration: { taskPushNotificationConfig: { url: `${receiver.url}/dead` } } }, alice);

@@ -140,6 +140,45 @@ describe.each(BINDINGS)('push notifications with the official client over $name'
   });
 });
 
+describe('push configs from 0.3 clients', () => {
+  it.each([
+    ['JSON-RPC message/send, configuration.pushNotificationConfig', 'jsonrpc'],
+    ['HTTP+JSON /v1/message:send, configuration.pushNotification', 'rest'],
+  ] as const)('%s: the receiver gets every event, with the 0.3 authentication as Authorization', async (_name, binding) => {
+    const path = hookPath(`legacy-${binding}`);
+    const config = { url: `${receiver.url}${path}`, authentication: { schemes: ['Bearer'], credentials: 'legacy-secret' } };
+    const messageId = `legacy-${randomBytes(6).toString('hex')}`;
+    const response =
+      binding === 'jsonrpc'
+        ? await fetch(gw.jsonRpcUrl, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({
+              jsonrpc: '2.0',
+              id: 1,
+              method: 'message/send',
+              params: { message: { kind: 'message', messageId, role: 'user', parts: [{ kind: 'text', text: 'long 3' }] }, configuration: { blocking: false, pushNotificationConfig: config } },
+            }),
+          })
+        : await fetch(`${gw.restUrl}/v1/message:send`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ message: { messageId, role: 'ROLE_USER', content: [{ text: 'long 3' }] }, configuration: { blocking: false, pushNotification: config } }),
+          });
+    const body = (await response.json()) as { result?: { id: string }; task?: { id: string } };
+    const taskId = (binding === 'jsonrpc' ? body.result?.id : body.task?.id) ?? '';
+    expect(taskId, JSON.stringify(body)).not.toBe('');
+    await waitFor(async () => ((await gw.redis.hget(`${gw.prefix}:{${taskId}}:task`, 'state')) === 'TASK_STATE_COMPLETED' ? true : undefined), 15_000, 'the task to complete');
+    const stored = await storedEvents(taskId);
+    const got = await receiver.waitForAccepted(stored.length, path);
+    expect(got.map((d) => d.body)).toEqual(stored.map((e) => e.json));
+    for (const delivery of got) {
+      expect(delivery.headers.authorization).toBe('Bearer legacy-secret');
+      expect(delivery.ed25519Valid).toBe(true);
+    }
+  });
+});
+
 describe('push config limits and validation (raw JSON-RPC)', () => {
   async function newTask(): Promise<string> {
     const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo hi') });
@@ -177,6 +216,23 @@ describe('push config limits and validation (raw JSON-RPC)', () => {
     expect(error.code).toBe(-32602);
     expect(JSON.stringify(error)).toContain(`"field":"${field}"`);
     expect(await gw.redis.exists(`${gw.prefix}:{${taskId}}:push`)).toBe(0);
+  });
+
+  it('a config riding on a follow-up message gets every event from that message on, its SUBMITTED announcement included', async () => {
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('dialogue') });
+    const task = (body.result as { task: { id: string; status: { state: string } } }).task;
+    expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const before = await storedEvents(task.id);
+    const path = hookPath('follow-up');
+    const answer = await rpc(gw.jsonRpcUrl, 'SendMessage', {
+      message: textMessage('Ada', { taskId: task.id }),
+      configuration: { taskPushNotificationConfig: { url: `${receiver.url}${path}` } },
+    });
+    expect((answer.body.result as { task: { status: { state: string } } }).task.status.state).toBe('TASK_STATE_COMPLETED');
+    const after = (await storedEvents(task.id)).slice(before.length);
+    expect(JSON.parse(after[0]?.json ?? '{}')).toMatchObject({ statusUpdate: { status: { state: 'TASK_STATE_SUBMITTED' } } });
+    const got = await receiver.waitForAccepted(after.length, path);
+    expect(got.map((d) => d.body)).toEqual(after.map((e) => e.json));
   });
 
   it('a refused config on SendMessage stores no task', async () => {

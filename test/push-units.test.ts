@@ -4,6 +4,9 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { configSchema } from '../src/config/schema.ts';
+import { webhookHeaders } from '../src/push/delivery.ts';
+import type { StoredPushConfig } from '../src/push/push-config.ts';
 import { backoffDelayMs } from '../src/push/retry-policy.ts';
 import { ReceiverPolicy } from '../src/push/receiver-policy.ts';
 import { retryAfterMs } from '../src/push/webhook-sender.ts';
@@ -88,6 +91,37 @@ describe('Standard Webhooks signatures', () => {
     expect(headers['webhook-signature'].split(' ').map((s) => s.split(',')[0])).toEqual(['v1a', 'v1']);
     expect(new Webhook(secret).verify(body, { ...headers })).toEqual(JSON.parse(body));
     expect(() => new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(body, { ...headers })).toThrow();
+  });
+});
+
+describe('what a webhook request carries (spec 4.3.3)', () => {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const signer = new WebhookSigner({ ...privateKey.export({ format: 'jwk' }), kid: 'k1' });
+  const config = (over: Partial<StoredPushConfig>): StoredPushConfig => ({ id: 'c1', taskId: 't1', url: 'https://hooks.example.com/a2a', createdAtMs: 0, ...over });
+  const body = '{"statusUpdate":{"taskId":"t1"}}';
+
+  it('Content-Type application/a2a+json; authentication as "Authorization: <scheme> <credentials>"; a token in X-A2A-Notification-Token', () => {
+    const withAuth = webhookHeaders(config({ authentication: { scheme: 'Bearer', credentials: 's3cret' } }), 't1.c1.1-0', body, signer);
+    expect(withAuth).toMatchObject({ 'Content-Type': 'application/a2a+json', Authorization: 'Bearer s3cret', 'webhook-id': 't1.c1.1-0' });
+    expect(withAuth['X-A2A-Notification-Token']).toBeUndefined();
+    const withToken = webhookHeaders(config({ token: 'opaque-token' }), 't1.c1.1-0', body, signer);
+    expect(withToken).toMatchObject({ 'Content-Type': 'application/a2a+json', 'X-A2A-Notification-Token': 'opaque-token' });
+    expect(withToken.Authorization).toBeUndefined();
+    expect(withToken['webhook-signature']).toMatch(/^v1a,[^ ]+$/);
+  });
+
+  it('a whsec_ token signs (v1 beside v1a) and is never sent; a scheme without credentials sends nothing', () => {
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const headers = webhookHeaders(config({ token: secret, authentication: { scheme: 'Bearer' } }), 't1.c1.1-0', body, signer);
+    expect(Object.values(headers)).not.toContain(secret);
+    expect(headers['X-A2A-Notification-Token']).toBeUndefined();
+    expect(headers.Authorization).toBeUndefined();
+    expect((headers['webhook-signature'] ?? '').split(' ').map((s) => s.split(',')[0])).toEqual(['v1a', 'v1']);
+  });
+
+  it('one webhook request times out after 10 s and a task holds at most 32 configs unless configured otherwise', () => {
+    const push = configSchema.parse({}).push;
+    expect(push).toMatchObject({ timeoutMs: 10_000, maxConfigsPerTask: 32, retryHorizonMs: 86_400_000 });
   });
 });
 

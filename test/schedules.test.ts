@@ -192,6 +192,46 @@ describe('firings missed while no worker ran follow the lateness policy', () => 
       await stopWorker(worker);
     }
   }, 40_000);
+
+  it.each([
+    ['run-once', 'started', 1, 0],
+    ['skip', 'skipped', 0, 1],
+  ] as const)('a one-time schedule due while no gateway and no worker ran (%s): decided once after the restart', async (policy, firingState, firedCount, skippedCount) => {
+    const before = await startGatewayRole({ ...gw.config, port: 0 }, await Agents.load(gw.config, ROOT), createLogger('silent'), { baseDir: ROOT });
+    const at = new Date(Date.now() + 1_000).toISOString();
+    let created: Schedule;
+    try {
+      created = await call<Schedule>('CreateSchedule', { message: { parts: [{ text: 'echo once, late' }] }, at, lateness: { policy } }, `${before.url}/a2a/jsonrpc`);
+    } finally {
+      await before.close();
+    }
+    // Past its time and past lateAfterMs with nothing running, then a new gateway and a worker.
+    await new Promise((resolve) => setTimeout(resolve, 1_000 + SCHEDULES.lateAfterMs + 1_000));
+    const after = await startGatewayRole({ ...gw.config, port: 0 }, await Agents.load(gw.config, ROOT), createLogger('silent'), { baseDir: ROOT });
+    const worker = await startWorker();
+    try {
+      const afterUrl = `${after.url}/a2a/jsonrpc`;
+      const schedule = await waitFor(async () => {
+        const read = await getSchedule(created.id, afterUrl);
+        return read.state !== 'active' && read.firings.length > 0 && read.firings.every((f) => f.state !== 'starting') ? read : undefined;
+      }, 20_000, 'the one-time firing to be decided');
+      expect(schedule).toMatchObject({ state: 'completed', firedCount, skippedCount });
+      expect(schedule.firings).toEqual([expect.objectContaining({ scheduledFor: at, state: firingState })]);
+      if (firingState === 'started') {
+        expect(schedule.firings[0]?.late).toBe(true);
+        const taskId = schedule.firings[0]?.taskId as string;
+        await waitFor(async () => ((await call<{ status: { state: string } }>('GetTask', { id: taskId }, afterUrl)).status.state === 'TASK_STATE_COMPLETED' ? true : undefined), 15_000, 'the late task to complete');
+      } else {
+        expect(schedule.firings[0]?.reason).toMatch(/missed while nothing ran/);
+      }
+      // Decided once: nothing fires later.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect((await getSchedule(created.id, afterUrl)).firings).toHaveLength(1);
+    } finally {
+      await stopWorker(worker);
+      await after.close();
+    }
+  }, 60_000);
 });
 
 describe('schedule reconciler', () => {

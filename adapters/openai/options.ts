@@ -67,5 +67,5 @@ export function parseOpenAIOptions(raw: unknown): OpenAIAdapterOptions {
     if (issue.code === 'invalid_type' && issue.input === undefined) return `option ${name} is required`;
     return `option ${name} ${issue.message}`;
   });
-  throw new Error(`openai adapter: ${problems.join('; ')} (see "An OpenAI-compatible model" in README.md)`);
+  throw new Error(`openai adapter: ${problems.join('; ')} (see docs/openai-adapter.md)`);
 }

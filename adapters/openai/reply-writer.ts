@@ -8,9 +8,13 @@
 // Replacement: the first chunk of every call (a retry after a stream cut, or a new attempt of
 // the turn on another worker) has append: false, so it replaces whatever an earlier call left
 // in the artifact and a client never sees two replies spliced together. A new attempt's first
-// chunk also carries `firstChunkMetadata` (the attempt number): the runtime drops events a
+// and last chunks also carry `attemptMetadata` (the attempt number): the runtime drops events a
 // re-run repeats at the same place, and a first chunk equal to the lost attempt's would be
-// dropped, leaving the new attempt's later chunks appended to the old partial reply.
+// dropped, leaving the new attempt's later chunks appended to the old partial reply; and a lost
+// attempt that had stored its whole reply ended it with a last chunk the new attempt's would
+// repeat word for word (the same event twice in the replay buffer, though a different run's).
+// The chunks between inherit the first chunk's metadata in the artifact, so every event of the
+// new attempt says which attempt it belongs to.
 import type { ArtifactChunk } from '../types.ts';
 import type { JsonObject } from '../../src/protocol/types.ts';
 
@@ -32,8 +36,8 @@ export class ReplyWriter {
     private readonly name: string,
     /** Whether the artifact already holds something (an earlier attempt's partial reply). */
     private existing: boolean,
-    /** Metadata of this writer's very first chunk (makes it differ from a lost attempt's). */
-    private firstChunkMetadata?: JsonObject,
+    /** Metadata of this writer's first and last chunks (makes them differ from a lost attempt's). */
+    private attemptMetadata?: JsonObject,
   ) {}
 
   /** Adds a delta of the reply; it is stored now, or with the next chunk if one is being stored. */
@@ -88,8 +92,8 @@ export class ReplyWriter {
   private write(text: string, lastChunk: boolean, metadata: JsonObject | undefined): Promise<void> {
     const chunk: ArtifactChunk = { artifactId: this.artifactId, name: this.name, parts: [{ text }], append: !this.replaceNext };
     if (lastChunk) chunk.lastChunk = true;
-    const first = this.chunks === 0 ? this.firstChunkMetadata : undefined;
-    if (metadata !== undefined || first !== undefined) chunk.metadata = { ...first, ...metadata };
+    const marker = this.chunks === 0 || lastChunk ? this.attemptMetadata : undefined;
+    if (metadata !== undefined || marker !== undefined) chunk.metadata = { ...marker, ...metadata };
     this.replaceNext = false;
     this.existing = true;
     this.chunks += 1;

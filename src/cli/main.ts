@@ -1,6 +1,6 @@
 // a2a-gateway command line: `start` (gateway + workers in one process, the first-run default),
 // `serve` (gateway only), `worker` (workers only). Configuration: A2A_* variables and an
-// optional A2A_CONFIG file; see README.md.
+// optional A2A_CONFIG file; see docs/configuration.md.
 import { Agents } from '../agents/agents.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -8,6 +8,8 @@ import { startGatewayRole, type GatewayHandle } from '../gateway/server.ts';
 import { createLogger } from '../logging/logger.ts';
 import { formatInspection, inspectTask } from './inspect.ts';
 import { checkRedisReachable, openRedis } from '../redis/connection.ts';
+import { startHealthServer, type HealthServer } from '../runtime/health-server.ts';
+import { gracefulStop } from '../runtime/shutdown-policy.ts';
 import { startWorkerRole, type WorkerHandle } from '../runtime/worker-role.ts';
 
 const USAGE = `Usage: a2a-gateway <command>
@@ -18,7 +20,7 @@ const USAGE = `Usage: a2a-gateway <command>
   tasks inspect <taskId> [--json]
            an operator's view of one task: state, owner, versions, lease, turns, steps
 
-Configuration comes from A2A_* environment variables and an optional A2A_CONFIG file (JSON or YAML); see README.md.`;
+Configuration comes from A2A_* environment variables and an optional A2A_CONFIG file (JSON or YAML); every setting: docs/configuration.md.`;
 
 function rolesFor(command: string): GatewayConfig['roles'] | undefined {
   if (command === 'start') return { gateway: true, worker: true };
@@ -69,9 +71,13 @@ async function main(argv: string[]): Promise<void> {
 
   let worker: WorkerHandle | undefined;
   let gateway: GatewayHandle | undefined;
+  let health: HealthServer | undefined;
   try {
     if (roles.worker) worker = await startWorkerRole(config, agents, logger, { baseDir });
     if (roles.gateway) gateway = await startGatewayRole(config, agents, logger, { baseDir });
+    else if (config.healthPort !== undefined) {
+      health = await startHealthServer({ host: config.host, port: config.healthPort, redis: openRedis(config.redisUrl, 'commands'), logger });
+    }
   } catch (error) {
     await worker?.close().catch(() => undefined);
     fail((error as Error).message);
@@ -98,21 +104,23 @@ async function main(argv: string[]): Promise<void> {
     );
   } else {
     process.stdout.write(
-      `a2a-gateway worker: turns ${agentsLine(agents, worker?.agents)}, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")\n`,
+      `a2a-gateway worker: turns ${agentsLine(agents, worker?.agents)}, Redis ${config.redisUrl} (prefix "${config.keyPrefix}")\n` +
+        (health === undefined ? '' : `  health: http://${config.host}:${health.port}/healthz and /readyz\n`),
     );
   }
 
-  let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('shutting down', { signal });
-    const timer = setTimeout(() => process.exit(1), 30_000);
-    timer.unref();
-    await gateway?.close().catch((error: Error) => logger.error('gateway close failed', { error: error.message }));
-    await worker?.close().catch((error: Error) => logger.error('worker close failed', { error: error.message }));
-    process.exit(0);
-  };
+  // In this order: the gateway stops accepting and ends its streams, then running turns finish.
+  const closers: { name: string; close: () => Promise<void> }[] = [];
+  for (const [name, handle] of [['gateway', gateway], ['worker', worker], ['health server', health]] as const) {
+    if (handle !== undefined) closers.push({ name, close: () => handle.close() });
+  }
+  const stop = gracefulStop({
+    shutdownGraceMs: config.shutdownGraceMs,
+    onStopping: () => health?.markStopping(),
+    closers,
+    logger,
+    exit: (code) => process.exit(code),
+  });
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 }

@@ -6,7 +6,7 @@ const positiveMs = z.coerce.number().int().min(1);
 const booleanish = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
 const name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, "_", "." and "-" only, 1 to 64 characters');
 
-/** What a token or a partner may do; docs/identity in the README maps them to operations. */
+/** What a token or a partner may do; docs/security.md maps them to operations. */
 export const SCOPES = ['a2a:read', 'a2a:write', 'a2a:push', 'a2a:admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 /**
@@ -34,7 +34,12 @@ const issuerSchema = z
     /** Remote JWKS, cached and refetched when a token names an unknown `kid` (key rotation). */
     jwksUri: z.string().url().optional(),
     /** Inline JWKS. */
-    jwks: z.object({ keys: z.array(jwk).min(1) }).optional(),
+    jwks: z
+      .object({
+        /** Public JWKs. */
+        keys: z.array(jwk).min(1),
+      })
+      .optional(),
     /** JWKS file (relative to the config file). */
     jwksFile: z.string().min(1).optional(),
     /** Allowed `alg` values; anything else (`none`, HS256 …) is refused before any key is used. */
@@ -54,7 +59,17 @@ const partnerSchema = z.strictObject({
   /** The partner becomes principal `partner:<id>`. */
   id: name,
   /** Its public keys by `keyid`; several allow rotation. Ed25519 (OKP) or ECDSA P-256 (EC) JWKs. */
-  keys: z.array(z.object({ keyId: z.string().min(1), publicKey: jwk })).min(1),
+  keys: z
+    .array(
+      z.object({
+        /** The `keyid` its signatures name. */
+        keyId: z.string().min(1),
+        /** Public JWK. */
+        publicKey: jwk,
+      }),
+    )
+    .min(1),
+  /** What the partner may do (scopes, as a token would grant them). */
   scopes: z.array(scope).min(1),
   /** The tenant the partner acts in. */
   tenant: z.string().default(''),
@@ -66,6 +81,7 @@ const authSchema = z.strictObject({
   enabled: booleanish.default(true),
   /** Trusted issuers; with none, a local development issuer is created in dataDir (npm run token). */
   issuers: z.array(issuerSchema).default([]),
+  /** Partners that sign their requests (RFC 9421) instead of sending a token. */
   partners: z.array(partnerSchema).default([]),
   /** Leeway for exp/nbf/iat. */
   clockToleranceSeconds: z.coerce.number().int().min(0).max(600).default(30),
@@ -109,6 +125,7 @@ const pushSchema = z.strictObject({
   retryHorizonMs: z.coerce.number().int().min(100).default(86_400_000),
   /** Consecutive failures of one receiver (origin) that open its circuit: nothing is sent to it for breakerCooldownMs, then one probe. */
   breakerFailureThreshold: z.coerce.number().int().min(1).default(5),
+  /** How long an open circuit sends nothing to its receiver before one probe. */
   breakerCooldownMs: z.coerce.number().int().min(10).default(30_000),
   /** How often workers sweep the outbox for events the fast path (pub/sub) missed and deliveries whose job was lost (spacing out to 30 s while it is empty). */
   sweepIntervalMs: z.coerce.number().int().min(50).default(2_000),
@@ -122,7 +139,7 @@ const pushSchema = z.strictObject({
 const schedulesSchema = z.strictObject({
   /** Offer schedules (declared on the card as an extension); false answers their methods with UnsupportedOperationError. */
   enabled: booleanish.default(true),
-  /** Schedules one owner (principal and agent) may have. */
+  /** Schedules one owner (principal and agent) may have; completed ones do not count. */
   maxPerOwner: z.coerce.number().int().min(1).max(100_000).default(100),
   /** Shortest time between two firings of a cron schedule. */
   minIntervalSeconds: z.coerce.number().int().min(1).default(60),
@@ -140,6 +157,7 @@ const schedulesSchema = z.strictObject({
 const roleSchema = z.strictObject({
   /** "demo", "openai", "a2a" (a remote A2A agent) or a path to an adapter module (like the top-level adapter setting). */
   adapter: z.string().min(1).default('demo'),
+  /** Options handed to its adapter factory. */
   adapterOptions: z.record(z.string(), z.json()).default({}),
   /** At most this many of one coordinator's assignments of this role run at once (default: only the coordinator's limit). */
   maxParallel: z.coerce.number().int().min(1).max(64).optional(),
@@ -160,7 +178,7 @@ const limitsSchema = z.strictObject({
   burst: z.coerce.number().int().min(1).default(100),
   /** Tasks a principal may have in flight (submitted or working) at once (0 = no cap). */
   maxActiveTasks: z.coerce.number().int().min(0).default(100),
-  /** Messages that may wait for one task's running turn to end (0 = no bound); past it a follow-up is refused with 429. */
+  /** Messages that may wait for one task's running turn to end (input policy enqueue or interrupt; 0 = no bound); past it a follow-up gets 429 RESOURCE_EXHAUSTED, reason INBOX_FULL, and nothing is stored. */
   maxQueuedMessages: z.coerce.number().int().min(0).default(100),
   /**
    * Requests that fail authentication (no, malformed or invalid credentials), per second and
@@ -192,24 +210,45 @@ const limitsSchema = z.strictObject({
 
 /** An A2A skill as a card declares it (spec 4.4.5), for agents whose skills are configured. */
 const skillSchema = z.strictObject({
+  /** Unique within the card; a message may ask for it in metadata `skill`. */
   id: z.string().min(1),
+  /** Shown to people. */
   name: z.string().min(1),
+  /** What the skill does, for people and orchestrators choosing an agent. */
   description: z.string().min(1),
+  /** Keywords. */
   tags: z.array(z.string()).default([]),
+  /** Example requests. */
   examples: z.array(z.string()).optional(),
+  /** Media types the skill accepts (default: the card's). */
   inputModes: z.array(z.string()).optional(),
+  /** Media types the skill produces (default: the card's). */
   outputModes: z.array(z.string()).optional(),
+});
+
+/** The organization behind an agent (spec 4.4.2 AgentProvider). */
+const providerSchema = z.strictObject({
+  /** Its name. */
+  organization: z.string().min(1),
+  /** Its website. */
+  url: z.string().url(),
 });
 
 /** Card fields of one agent; what is not set comes from the top-level agentName… settings and the adapter. */
 const agentCardSchema = z.strictObject({
+  /** The card's name (default: agentName). */
   name: z.string().min(1).optional(),
+  /** The card's description (default: the downstream's for "from downstream" skills, else agentDescription). */
   description: z.string().optional(),
+  /** The card's version (default: agentVersion). */
   version: z.string().min(1).optional(),
   /** The adapter's skills (default), a list of skills, or "from downstream": a remote agent's own, re-read every cardRefreshSeconds. */
   skills: z.union([z.literal('from downstream'), z.array(skillSchema).min(1)]).optional(),
-  provider: z.strictObject({ organization: z.string().min(1), url: z.string().url() }).optional(),
+  /** The card's provider (default: agentProvider). */
+  provider: providerSchema.optional(),
+  /** The card's documentationUrl (default: agentDocumentationUrl). */
   documentationUrl: z.string().url().optional(),
+  /** The card's iconUrl (default: agentIconUrl). */
   iconUrl: z.string().url().optional(),
   /** Added to the card's security scheme descriptions: how to get credentials, whom to ask. */
   securityNotes: z.string().min(1).optional(),
@@ -225,6 +264,7 @@ const agentLimitsSchema = z.strictObject({
   maxQueuedMessages: z.coerce.number().int().min(0).optional(),
   /** Requests per second one principal may make to this agent (0 = no limit). */
   requestsPerSecond: z.coerce.number().min(0).optional(),
+  /** Requests one principal may make to this agent at once after being idle. */
   burst: z.coerce.number().int().min(1).optional(),
   /** Largest request body this agent's endpoints accept. */
   maxBodyBytes: z.coerce.number().int().min(1024).optional(),
@@ -249,8 +289,10 @@ export type InputPolicy = (typeof INPUT_POLICIES)[number];
 const agentSchema = z.strictObject({
   /** "demo", "a2a" (a remote A2A agent), "openai" (an OpenAI-compatible model) or a path to an adapter module. */
   adapter: z.string().min(1).default('demo'),
+  /** Options handed to its adapter factory. */
   adapterOptions: z.record(z.string(), z.json()).default({}),
   card: agentCardSchema.default(agentCardSchema.parse({})),
+  /** What a message to a task whose turn is queued or running does: enqueue, reject or interrupt (docs/agents.md). */
   inputPolicy: z.enum(INPUT_POLICIES).default('enqueue'),
   /** Scopes of which a caller must hold at least one to use this agent, besides the operation's own (a2a:admin always may). Empty: every caller. */
   scopes: z.array(scope).default([]),
@@ -265,13 +307,13 @@ export const AGENT_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
  * its size however it is shaped.
  */
 const jsonLimitsSchema = z.strictObject({
-  /** Deepest nesting of objects and arrays. */
+  /** Deepest nesting of objects and arrays (reason JSON_TOO_DEEP). */
   maxDepth: z.coerce.number().int().min(8).max(1000).default(64),
-  /** Most members of one object. */
+  /** Most members of one object (JSON_TOO_MANY_KEYS). */
   maxObjectKeys: z.coerce.number().int().min(16).default(1_000),
-  /** Most elements of one array. */
+  /** Most elements of one array (JSON_ARRAY_TOO_LONG). */
   maxArrayLength: z.coerce.number().int().min(16).default(10_000),
-  /** Most values in the whole document (every object member and array element counts). */
+  /** Most values in the whole document, every object member and array element counted (JSON_TOO_MANY_VALUES). */
   maxNodes: z.coerce.number().int().min(64).default(100_000),
 });
 export type JsonLimits = z.infer<typeof jsonLimitsSchema>;
@@ -301,7 +343,7 @@ export type TrustProxySetting = boolean | string[];
 
 /**
  * Every setting, with its default. Environment variables (A2A_*) override the config file,
- * which overrides these defaults; the README's configuration reference mirrors this schema.
+ * which overrides these defaults; docs/configuration.md is generated from this schema and its comments (npm run docs:config).
  */
 export const configSchema = z.object({
   /** Redis connection URL shared by every gateway and worker of one deployment. */
@@ -311,22 +353,31 @@ export const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, "_", "." and "-" only, 1 to 64 characters')
     .default('a2a'),
+  /** Listen address (`0.0.0.0` for all interfaces). */
   host: z.string().min(1).default('127.0.0.1'),
-  /** Listen port; the platform's PORT variable is used when A2A_PORT is not set. */
+  /** Listen port (0 = any free port); the platform's PORT variable is used when A2A_PORT is not set. */
   port: port.default(8080),
+  /**
+   * Port of /healthz and /readyz for a process that runs workers only (the worker command), for
+   * platform probes (0 = any free port, printed at start); unset: none. Gateways answer both on port.
+   */
+  healthPort: port.optional(),
   /** URL clients use to reach this gateway (what the agent card advertises). Defaults to http://host:port. */
   publicUrl: z.string().url().optional(),
+  /** The card's name of the default agent (and of every agent whose `card` sets none). */
   agentName: z.string().min(1).default('a2a-gateway demo agent'),
+  /** The card's description, likewise. */
   agentDescription: z
     .string()
     .default('A durable A2A 1.0 gateway: tasks survive closed connections, killed workers and restarts.'),
+  /** The card's version, likewise. */
   agentVersion: z.string().min(1).default('0.1.0'),
   /**
    * The default agent's adapter: "demo", "a2a" (a remote A2A agent), "openai" (an OpenAI-compatible model) or a path to an adapter module (relative
    * to the config file, else to the working directory). Without `agents` it is the only agent.
    */
   adapter: z.string().min(1).optional(),
-  /** Options handed to the default agent's adapter factory. */
+  /** Options handed to the default agent's adapter factory (demo: {"stepMs":50}; a2a: {"url":…}; openai: {"baseURL":…,"model":…}; see docs/adapters.md). */
   adapterOptions: z.record(z.string(), z.json()).optional(),
   /**
    * Several agents behind one gateway, by name (the name is their URL segment:
@@ -347,21 +398,26 @@ export const configSchema = z.object({
   maxTurnAttempts: z.coerce.number().int().min(1).max(100).default(3),
   /** A turn still running this long after it first started fails, naming the limit (0 = no deadline). Survives worker changes. */
   turnDeadlineMs: z.coerce.number().int().min(0).default(900_000),
-  /** Units a turn may spend through ctx.budget before it fails, naming the limit (0 = no budget). The total survives worker changes. */
+  /** Units a turn may spend through ctx.budget before it fails, naming the limit (0 = no budget). The total survives worker changes and starts at 0 with each new turn. */
   turnBudget: z.coerce.number().min(0).default(0),
   /** BullMQ job lock; a worker that stops renewing it for this long has its turn recovered elsewhere. */
   lockDurationMs: positiveMs.default(30_000),
   /** How often workers look for turns whose worker died (BullMQ stall detection). */
   stalledIntervalMs: positiveMs.default(15_000),
-  /** How often one worker (whichever takes a Redis lock) re-queues open tasks whose turn job is gone and prunes stale active-task entries (0 = off). */
+  /**
+   * How often one worker (whichever takes a Redis lock) re-queues open tasks whose turn job is
+   * gone (removed, lost, failed for good) and that have had no lease and no update for
+   * 2 × lockDurationMs, logging a warning for each, and drops owners' active-task entries of
+   * tasks that are gone or finished (0 = off).
+   */
   reconcileIntervalMs: z.coerce.number().int().min(0).default(30_000),
-  /** Largest accepted request body. */
+  /** Largest accepted request body; larger get 413, judged from Content-Length before the body is read, else as it arrives. */
   maxBodyBytes: z.coerce.number().int().min(1024).default(1_048_576),
   /** Structural bounds of JSON request bodies (depth, keys, array lengths, values). */
   jsonLimits: jsonLimitsSchema.default(jsonLimitsSchema.parse({})),
   /**
    * A refused request whose body has not all arrived (413, 401, …) gets its answer, then the
-   * gateway reads and discards up to this many more body bytes before it closes the
+   * gateway reads and discards up to this many more body bytes (for at most 5 s) before it closes the
    * connection, so the client reads the error instead of a connection reset.
    */
   refusedBodyDrainBytes: z.coerce.number().int().min(0).default(8_388_608),
@@ -388,7 +444,7 @@ export const configSchema = z.object({
    * trusted proxies (trustProxy) are not counted: behind a proxy every client shares its address.
    */
   maxConnectionsPerAddress: z.coerce.number().int().min(0).default(0),
-  /** Bytes an SSE stream may have waiting for a slow reader; past it the stream ends (resume with Last-Event-ID). */
+  /** Bytes an SSE stream may have waiting for a slow reader; past it the stream ends with a SLOW_READER error frame (resume with Last-Event-ID). */
   sseMaxBufferedBytes: z.coerce.number().int().min(16_384).default(1_048_576),
   trustProxy: trustProxySchema,
   /** SSE comment heartbeat on idle streams. */
@@ -420,7 +476,9 @@ export const configSchema = z.object({
   retentionSeconds: z.coerce.number().int().min(60).default(604_800),
   /** Where the gateway keeps what it generates: the development issuer key and the card signing key. */
   dataDir: z.string().min(1).default('.data'),
+  /** Who may call: token issuers, signing partners, clock leeway. */
   auth: authSchema.default(authSchema.parse({})),
+  /** Rate limits and caps per principal and agent, and for failing authentications per address. */
   limits: limitsSchema.default(limitsSchema.parse({})),
   /** Push notifications: receivers, timeouts, retries, breaker, dead letters, signing key. */
   push: pushSchema.default(pushSchema.parse({})),
@@ -430,7 +488,7 @@ export const configSchema = z.object({
   delegation: delegationSchema.default(delegationSchema.parse({})),
   /** Sign the agent card (spec 8.4) with the key in dataDir (or cardSigningKeyFile); its public key is at /.well-known/jwks.json. */
   cardSigning: booleanish.default(true),
-  /** Private JWK file of the card signing key; default: generated in dataDir. */
+  /** Private JWK file (ES256 or EdDSA) of the card signing key; default: generated in dataDir. Give every gateway the same file. */
   cardSigningKeyFile: z.string().min(1).optional(),
   /**
    * JWK files (private or public) of keys that signed cards before a rotation: published on
@@ -438,13 +496,16 @@ export const configSchema = z.object({
    */
   cardSigningPreviousKeyFiles: z.array(z.string().min(1)).default([]),
   /** Card fields every agent inherits (each agent's `card` may set its own). */
-  agentProvider: z.strictObject({ organization: z.string().min(1), url: z.string().url() }).optional(),
+  agentProvider: providerSchema.optional(),
+  /** The card's documentationUrl, inherited by every agent. */
   agentDocumentationUrl: z.string().url().optional(),
+  /** The card's iconUrl, inherited by every agent. */
   agentIconUrl: z.string().url().optional(),
   /** Added to the card's security scheme descriptions: how to get credentials, whom to ask. */
   agentSecurityNotes: z.string().min(1).optional(),
+  /** JSON logs on stderr at this level and above; a client that gives up mid-request is a debug line, not an error. */
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-  /** One info line per request (method, path, status, duration, agent, operation, task, principal, trace id; never a credential). */
+  /** One info line per finished request (method, path, status, duration, agent, operation, task id, principal, trace id from traceparent; never a credential); probes at debug. */
   accessLog: booleanish.default(true),
   /**
    * Browser origins allowed to call the A2A bindings and /agents: ['*'] (any, the default, for the
@@ -461,7 +522,12 @@ export const configSchema = z.object({
   production: booleanish.default(false),
   /** Which roles this process runs (the CLI sets it from the command). */
   roles: z
-    .object({ gateway: booleanish.default(true), worker: booleanish.default(true) })
+    .object({
+      /** Serve HTTP (the serve and start commands). */
+      gateway: booleanish.default(true),
+      /** Run turns, push deliveries and schedule firings (the worker and start commands). */
+      worker: booleanish.default(true),
+    })
     .default({ gateway: true, worker: true }),
 });
 
@@ -474,6 +540,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_HOST: 'host',
   A2A_PORT: 'port',
   A2A_PUBLIC_URL: 'publicUrl',
+  A2A_HEALTH_PORT: 'healthPort',
   A2A_AGENT_NAME: 'agentName',
   A2A_AGENT_DESCRIPTION: 'agentDescription',
   A2A_AGENT_VERSION: 'agentVersion',

@@ -294,7 +294,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
 function refuseDevelopmentIssuerInProduction(config: GatewayConfig): void {
   if (!config.production || !config.auth.enabled || config.auth.issuers.length > 0) return;
   throw new Error(
-    'refusing to start: production mode (NODE_ENV=production or production=true) and no token issuer is configured, so only the development issuer would be trusted; configure auth.issuers in the A2A_CONFIG file (see README, Identity and limits).',
+    'refusing to start: production mode (NODE_ENV=production or production=true) and no token issuer is configured, so only the development issuer would be trusted; configure auth.issuers in the A2A_CONFIG file (see docs/security.md).',
   );
 }
 

@@ -8,7 +8,7 @@ import { LimitExceededError } from '../limits/limit-refusal.ts';
 import type { TaskPushNotificationConfig } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import { configView, type StoredPushConfig } from './push-config.ts';
-import type { PushStore } from './push-store.ts';
+import type { CursorStart, PushStore } from './push-store.ts';
 import { BlockedReceiverError, type ReceiverPolicy } from './receiver-policy.ts';
 
 export interface PushConfigsOptions {
@@ -45,9 +45,10 @@ export class PushConfigs {
   /**
    * Stores a prepared config on an owner's task and indexes the task. `cursorStart`: 'begin' for
    * a config that came with the message creating the task (it gets every event), 'now' for one
-   * added later (it gets the events after it was added).
+   * added later (it gets the events after it was added), after a given event for one that came
+   * with a follow-up message (read before the message was accepted: see cursorBefore).
    */
-  async attach(owner: Owner, config: StoredPushConfig, cursorStart: 'begin' | 'now'): Promise<void> {
+  async attach(owner: Owner, config: StoredPushConfig, cursorStart: CursorStart): Promise<void> {
     const saved = await this.options.store.saveConfig(ownerKeyOf(owner), config, this.options.maxConfigsPerTask, cursorStart);
     if (saved.kind === 'not-found') throw taskNotFound(config.taskId);
     if (saved.kind === 'too-many') {
@@ -60,6 +61,15 @@ export class PushConfigs {
     }
     await this.options.store.index(config.taskId);
     this.options.onIndexed?.(config.taskId);
+  }
+
+  /**
+   * Where a config riding on a follow-up message starts, read before the message is accepted:
+   * it then gets every event from the acceptance on (its SUBMITTED announcement, the turn it
+   * starts), and perhaps a few of a running turn's just before it, never fewer.
+   */
+  async cursorBefore(taskId: string): Promise<CursorStart> {
+    return { afterEventId: await this.options.store.newestEventId(taskId) };
   }
 
   async create(owner: Owner, request: TaskPushNotificationConfig & { taskId: string }): Promise<TaskPushNotificationConfig> {

@@ -9,6 +9,12 @@ import type { StoredPushConfig } from './push-config.ts';
 
 export type SaveResult = { kind: 'not-found' } | { kind: 'too-many'; count: number } | { kind: 'saved'; created: boolean };
 
+/**
+ * Where a new config's delivery cursor starts: every event of the task ('begin'), the events
+ * after its newest one ('now'), or the events after a given event id (read earlier by newestEventId).
+ */
+export type CursorStart = 'begin' | 'now' | { afterEventId: string };
+
 /** A delivery the outbox step reported: just started, or already in flight. */
 export interface PendingDelivery {
   kind: 'new' | 'inflight';
@@ -62,12 +68,19 @@ export class PushStore {
     this.run = defineScripts(redis);
   }
 
-  async saveConfig(ownerKey: string, config: StoredPushConfig, maxConfigs: number, cursorStart: 'begin' | 'now'): Promise<SaveResult> {
+  async saveConfig(ownerKey: string, config: StoredPushConfig, maxConfigs: number, cursorStart: CursorStart): Promise<SaveResult> {
     const k = this.keys.task(config.taskId);
-    const reply = await this.run('pushSaveConfig', [k.task, k.configs, k.cursors, k.events], [ownerKey, config.id, JSON.stringify(config), maxConfigs, cursorStart]);
+    const start = typeof cursorStart === 'string' ? cursorStart : cursorStart.afterEventId;
+    const reply = await this.run('pushSaveConfig', [k.task, k.configs, k.cursors, k.events], [ownerKey, config.id, JSON.stringify(config), maxConfigs, start]);
     if (reply[0] === 'NOT_FOUND') return { kind: 'not-found' };
     if (reply[0] === 'TOO_MANY') return { kind: 'too-many', count: Number(reply[1]) };
     return { kind: 'saved', created: reply[1] === '1' };
+  }
+
+  /** The id of the task's newest event ('0-0' when it has none): a cursor start that misses nothing appended after this read. */
+  async newestEventId(taskId: string): Promise<string> {
+    const newest = await this.redis.xrevrange(this.keys.task(taskId).events, '+', '-', 'COUNT', 1);
+    return newest[0]?.[0] ?? '0-0';
   }
 
   /** The task's configs (one when configId is given); undefined when the task is not the owner's. */

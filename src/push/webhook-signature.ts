@@ -43,7 +43,7 @@ export class WebhookSigner {
   }
 }
 
-/** A receiver's check of a v1a signature with the gateway's public JWK (what README shows, and the tests use). */
+/** A receiver's check of a v1a signature with the gateway's public JWK (what docs/push.md shows, and the tests use). */
 export function verifyEd25519Signature(publicJwk: JWK, headers: { id: string; timestamp: string; signature: string }, body: string): boolean {
   const key = createPublicKey({ key: publicJwk as never, format: 'jwk' });
   const content = Buffer.from(signedContent(headers.id, Number(headers.timestamp), body));

@@ -496,6 +496,7 @@ export class TaskService {
     const { settings } = this.agentOf(owner);
     const { maxActiveTasks } = settings.limits;
     const pushConfig = await this.preparePushConfig(request, taskId);
+    const pushCursor = pushConfig === undefined ? undefined : await this.options.push?.cursorBefore(taskId);
     const quota = this.options.quota;
     const stored: Message = { ...message, taskId };
     const accept = (): ReturnType<TaskStore['acceptMessage']> => this.options.store.acceptMessage({
@@ -552,8 +553,8 @@ export class TaskService {
       default:
         break;
     }
-    // From the events after this message's acceptance on (the turn it starts included).
-    if (pushConfig !== undefined) await this.options.push?.attach(owner, pushConfig, 'now');
+    // Every event from this message's acceptance on (its announcement and the turn it starts included).
+    if (pushConfig !== undefined) await this.options.push?.attach(owner, pushConfig, pushCursor ?? 'now');
     const read = await this.options.store.readTask(taskId, owner, undefined);
     if (read === undefined) throw taskNotFound(taskId);
     if (result.kind === 'resumed' || (result.kind === 'duplicate' && read.task.status.state === 'TASK_STATE_SUBMITTED')) {

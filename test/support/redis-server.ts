@@ -28,10 +28,12 @@ export interface OwnRedis {
   stop(): Promise<void>;
 }
 
-export async function startOwnRedis(): Promise<OwnRedis> {
+/** `args` are appended to the defaults (later options win), e.g. ['--appendonly', 'yes']. */
+export async function startOwnRedis(options: { args?: string[] } = {}): Promise<OwnRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'a2a-own-redis-'));
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.args ?? [])];
+  const child: ChildProcess = spawn('redis-server', args, {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

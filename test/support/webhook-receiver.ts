@@ -74,6 +74,11 @@ export interface WebhookReceiverOptions {
   publicKeys?: JWK[];
   /** A Standard Webhooks secret (whsec_…) for v1 signatures. */
   hmacSecret?: string;
+  /**
+   * Misbehaviour chosen per request (a flaky receiver, e.g. the chaos suite's): asked for every
+   * webhook request no behave() setting applies to; undefined answers 200 at once.
+   */
+  decide?: (path: string) => ReceiverBehaviour | undefined;
 }
 
 const lower = (headers: IncomingMessage['headers']): Record<string, string> =>
@@ -144,7 +149,8 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
     const path = request.url ?? '/';
     if (path.startsWith('/_receiver/')) return control(request, response, body);
     const applies = behaviour.pathPrefix === undefined || path.startsWith(behaviour.pathPrefix);
-    const current = applies ? behaviour : {};
+    const set = Object.keys(behaviour).some((key) => key !== 'pathPrefix');
+    const current = applies && set ? behaviour : (options.decide?.(path) ?? {});
     if (applies && behaviour.times !== undefined) {
       behaviour = behaviour.times <= 1 ? {} : { ...behaviour, times: behaviour.times - 1 };
     }

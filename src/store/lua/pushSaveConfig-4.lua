@@ -8,7 +8,8 @@
   KEYS[3] push cursors (hash "d:<configId>" → last settled event id, "i:<configId>" → event id in flight)
   KEYS[4] events
   ARGV[1] ownerKey   ARGV[2] configId   ARGV[3] config JSON   ARGV[4] most configs per task
-  ARGV[5] 'begin' | 'now': where a new config's cursor starts
+  ARGV[5] 'begin' | 'now' | an event id: where a new config's cursor starts (before every event,
+          after the newest, after that event)
   Returns {'NOT_FOUND'} | {'TOO_MANY', count} | {'SAVED', '1' when new else '0'}
 ]]
 local taskKey, configsKey, cursorsKey, eventsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -23,6 +24,8 @@ if isNew then
   if ARGV[5] == 'now' then
     local last = redis.call('XREVRANGE', eventsKey, '+', '-', 'COUNT', 1)
     if last[1] then start = last[1][1] end
+  elseif ARGV[5] ~= 'begin' then
+    start = ARGV[5]
   end
   redis.call('HSET', cursorsKey, 'd:' .. configId, start, 'i:' .. configId, '')
 end
