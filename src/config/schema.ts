@@ -176,6 +176,8 @@ const limitsSchema = z.strictObject({
   requestsPerSecond: z.coerce.number().min(0).default(50),
   /** Requests a principal may make at once after being idle. */
   burst: z.coerce.number().int().min(1).default(100),
+  /** A request costs one more token of its principal's bucket per this many body bytes (0 = one token each): bounds a principal's byte rate too. */
+  requestBytesPerToken: z.coerce.number().int().min(0).default(65_536),
   /** Tasks a principal may have in flight (submitted or working) at once (0 = no cap). */
   maxActiveTasks: z.coerce.number().int().min(0).default(100),
   /** Messages that may wait for one task's running turn to end (input policy enqueue or interrupt; 0 = no bound); past it a follow-up gets 429 RESOURCE_EXHAUSTED, reason INBOX_FULL, and nothing is stored. */
@@ -587,6 +589,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_SIGNATURE_MAX_AGE_SECONDS: 'auth.signatureMaxAgeSeconds',
   A2A_RATE_LIMIT_PER_SECOND: 'limits.requestsPerSecond',
   A2A_RATE_LIMIT_BURST: 'limits.burst',
+  A2A_REQUEST_BYTES_PER_TOKEN: 'limits.requestBytesPerToken',
   A2A_MAX_ACTIVE_TASKS: 'limits.maxActiveTasks',
   A2A_MAX_QUEUED_MESSAGES: 'limits.maxQueuedMessages',
   A2A_UNAUTHENTICATED_PER_SECOND: 'limits.unauthenticatedPerSecond',

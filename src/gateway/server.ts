@@ -239,7 +239,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     root,
     endpoints,
     publishedKeys: pushSigningKey === undefined ? keys.publishedKeys : [...keys.publishedKeys, publicJwkOf(pushSigningKey)],
-    rateLimiter: new RateLimiter(commands, store.keys),
+    rateLimiter: new RateLimiter(commands, store.keys, config.limits.requestBytesPerToken),
     streamSlots: new StreamSlots(config.limits),
     edge: {
       maxHeaderCount: config.maxHeaderCount,

@@ -31,6 +31,8 @@ export interface RequestContext {
   /** Undefined when authentication is off. */
   principal: Principal | undefined;
   lastEventId?: string | undefined;
+  /** Bytes of the request body (a large one costs more of the caller's rate, limits.requestBytesPerToken). */
+  requestBytes?: number;
   /** The extension URIs the request names (A2A-Extensions). */
   requestedExtensions?: readonly string[];
   /** Told which extensions the request activated, before the operation runs (the binding echoes them). */
@@ -58,7 +60,7 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
     startsWork: operation.startsWork === true,
   });
   const owner = ownerOf(caller, agent.name);
-  await deps.rateLimiter.take(owner, agent.settings.limits);
+  await deps.rateLimiter.take(owner, agent.settings.limits, context.requestBytes ?? 0);
   const call: OperationCall = {
     principal: context.principal,
     owner,

@@ -136,6 +136,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
     const { operation, legacy } = resolved;
     const context = {
       principal,
+      requestBytes: Buffer.byteLength(text),
       lastEventId: lastEventIdOf(exchange),
       ...extensionsContext(exchange, legacy === undefined ? EXTENSIONS_HEADER : LEGACY_EXTENSIONS_HEADER),
     };
