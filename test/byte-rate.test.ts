@@ -41,6 +41,34 @@ describe('byte-weighted request rate', () => {
     for (let i = 0; i < 5; i++) expect((await rpc(gw.jsonRpcUrl, 'GetTask', { id: taskId })).status).toBe(200);
   });
 
+  it('a ListTasks page costs its bytes too, after the fact: one token per requestBytesPerToken bytes of tasks', async () => {
+    const other = await startTestGateway({
+      name: 'byte-rate-list',
+      inProcessWorker: false,
+      config: { limits: { requestsPerSecond: 0.1, burst: 60, requestBytesPerToken: 10_000, maxActiveTasks: 0, unauthenticatedPerSecond: 0 } },
+    });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const sent = await rpc(other.jsonRpcUrl, 'SendMessage', { message: textMessage(`echo ${'y'.repeat(50_000)}`), configuration: { returnImmediately: true } });
+        expect(sent.status).toBe(200);
+      }
+      const tokens = async (): Promise<number> => {
+        const [key] = await other.redis.keys(`${other.prefix}:rate:*`);
+        return Number(await other.redis.hget(key as string, 'tokens'));
+      };
+      const beforeSmall = await tokens();
+      expect((await rpc(other.jsonRpcUrl, 'ListTasks', {})).status).toBe(200);
+      const afterSmall = await tokens();
+      expect(beforeSmall - afterSmall).toBeLessThan(1.5);
+      const listed = await rpc(other.jsonRpcUrl, 'ListTasks', { historyLength: 10 });
+      expect((listed.body.result as { tasks: unknown[] }).tasks).toHaveLength(2);
+      // About 100 kB of tasks: 1 token for the request, 10 for the page.
+      expect(afterSmall - (await tokens())).toBeGreaterThan(10);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('a body costs 1 token plus one per requestBytesPerToken bytes, at most the burst; 0 turns the weighting off', async () => {
     const redis = new Redis(REDIS_URL);
     try {

@@ -33,6 +33,17 @@ export class RateLimiter {
     return Math.min(limit.burst, 1 + Math.floor(requestBytes / this.requestBytesPerToken));
   }
 
+  /**
+   * Charges an answer's bytes after the fact (one token per requestBytesPerToken): never refuses
+   * this answer, but the owner's next requests wait while the bucket refills.
+   */
+  async chargeAnswer(owner: Owner, limit: RateLimit, answerBytes: number): Promise<void> {
+    if (limit.requestsPerSecond <= 0 || this.requestBytesPerToken <= 0) return;
+    const cost = Math.min(limit.burst, Math.floor(answerBytes / this.requestBytesPerToken));
+    if (cost <= 0) return;
+    await this.run('takeToken', [this.keys.rateBucket(ownerKeyOf(owner))], [limit.requestsPerSecond, limit.burst, cost, '1']);
+  }
+
   /** Takes a request's tokens from the owner's bucket, or throws RESOURCE_EXHAUSTED with a retry hint. */
   async take(owner: Owner, limit: RateLimit, requestBytes = 0): Promise<void> {
     if (limit.requestsPerSecond <= 0) return;

@@ -69,6 +69,7 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
     endpoint: deps.endpoint,
     lastEventId: context.lastEventId,
     extensions,
+    chargeAnswerBytes: (bytes) => deps.rateLimiter.chargeAnswer(owner, agent.settings.limits, bytes),
   };
   context.announceExtensions?.(extensions);
   return { request, call };

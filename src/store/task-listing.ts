@@ -51,6 +51,8 @@ export interface TaskListPage {
   cutShort: 'bytes' | 'scan' | undefined;
   /** Index entries this call examined. */
   scanned: number;
+  /** The page's tasks as stored (about their JSON size). */
+  bytes: number;
 }
 
 interface IndexEntry {
@@ -191,6 +193,7 @@ export class TaskListing {
       total,
       cutShort: more ? cutShort : undefined,
       scanned,
+      bytes,
     };
   }
 

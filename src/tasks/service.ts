@@ -256,11 +256,14 @@ export class TaskService {
     return this.readOwnTask(request.id, owner, request.historyLength);
   }
 
-  async listTasks(owner: Owner, request: ListTasksRequest): Promise<ListTasksResponse> {
+  /** `chargePageBytes`: told the page's bytes, before it is returned (the caller's rate pays for a large page). */
+  async listTasks(owner: Owner, request: ListTasksRequest, chargePageBytes?: (bytes: number) => Promise<void>): Promise<ListTasksResponse> {
     const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
     const release = this.takeListSlot(ownerKeyOf(owner));
     try {
-      return await this.listPage(owner, request, pageSize);
+      const { response, bytes } = await this.listPage(owner, request, pageSize);
+      await chargePageBytes?.(bytes);
+      return response;
     } finally {
       release();
     }
@@ -289,7 +292,7 @@ export class TaskService {
     };
   }
 
-  private async listPage(owner: Owner, request: ListTasksRequest, pageSize: number): Promise<ListTasksResponse> {
+  private async listPage(owner: Owner, request: ListTasksRequest, pageSize: number): Promise<{ response: ListTasksResponse; bytes: number }> {
     const page = await this.listing.list({
       owner,
       contextId: request.contextId,
@@ -300,12 +303,13 @@ export class TaskService {
       historyLength: request.historyLength ?? 0,
       includeArtifacts: request.includeArtifacts === true,
     });
-    return {
+    const response: ListTasksResponse = {
       tasks: page.tasks,
       nextPageToken: page.next === undefined ? '' : encodePageToken(page.next),
       pageSize,
       totalSize: page.total,
     };
+    return { response, bytes: page.bytes };
   }
 
   async cancelTask(owner: Owner, request: CancelTaskRequest): Promise<Task> {

@@ -5,6 +5,8 @@
   KEYS[1] bucket hash {tokens, atMs}
   ARGV[1] refill rate (tokens per second, > 0)   ARGV[2] capacity (burst, >= 1)
   ARGV[3] tokens the request costs (1 to capacity; absent = 1)
+  ARGV[4] '1': a charge after the fact (a large answer): always taken, the bucket may go down to
+    -capacity, so the principal's next requests wait until it refills
   Returns {1, 0} when the tokens were taken, {0, ms until they are available} otherwise.
 ]]
 local time = redis.call('TIME')
@@ -17,7 +19,10 @@ local at = tonumber(bucket[2]) or now
 tokens = math.min(capacity, tokens + math.max(0, now - at) * rate / 1000)
 local cost = math.min(capacity, tonumber(ARGV[3] or '1') or 1)
 local taken, waitMs = 0, 0
-if tokens >= cost then
+if ARGV[4] == '1' then
+  tokens = math.max(-capacity, tokens - cost)
+  taken = 1
+elseif tokens >= cost then
   tokens = tokens - cost
   taken = 1
 else
