@@ -28,6 +28,8 @@ export interface AgentCardOptions {
   /** Signs a built card (detached JWS), or leaves it unsigned. */
   finish: (card: ReturnType<typeof buildAgentCard>) => Promise<ServedCard>;
   logger: Logger;
+  /** The gRPC binding's interface for this agent, when it is on. */
+  grpc?: CardInput['grpc'];
 }
 
 export class AgentCards {
@@ -70,6 +72,7 @@ export class AgentCards {
       fields,
       security,
       extensions: agent.extensions,
+      ...(this.options.grpc === undefined ? {} : { grpc: this.options.grpc }),
       ...(card.provider === undefined ? {} : { provider: card.provider }),
       ...(card.documentationUrl === undefined ? {} : { documentationUrl: card.documentationUrl }),
       ...(card.iconUrl === undefined ? {} : { iconUrl: card.iconUrl }),

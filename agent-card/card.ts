@@ -28,6 +28,8 @@ export interface CardInput {
   iconUrl?: string;
   /** Appended to each security scheme's description (how to get credentials, whom to ask). */
   securityNotes?: string;
+  /** The gRPC binding (1.0 only): its host:port, and the tenant that names this agent there. */
+  grpc?: { address: string; tenant?: string };
 }
 
 export const BEARER_SCHEME = 'bearer';
@@ -100,9 +102,13 @@ export function buildAgentCard(input: CardInput): AgentCard {
     description: input.description,
     // Preference order (spec 8.3.1): JSON-RPC is the primary binding, 1.0 before 0.3. The 0.3
     // interfaces are the same URLs: A2A-Version (0.3, or none) selects the 0.3 wire form.
+    // gRPC comes after the HTTP bindings and only in 1.0 (the 0.3 proto's service is not served).
     supportedInterfaces: [PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSION].flatMap((protocolVersion) => [
       { url: `${input.baseUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', protocolVersion },
       { url: `${input.baseUrl}${REST_BASE_PATH}`, protocolBinding: 'HTTP+JSON', protocolVersion },
+      ...(input.grpc === undefined || protocolVersion !== PROTOCOL_VERSION
+        ? []
+        : [{ url: input.grpc.address, protocolBinding: 'GRPC', protocolVersion, ...(input.grpc.tenant === undefined ? {} : { tenant: input.grpc.tenant }) }]),
     ]),
     version: input.version,
     // Only what works: streams with replay, no push notifications yet; the extended card

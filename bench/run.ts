@@ -19,6 +19,9 @@
  *   7. Push delivery (gateway only; see bench/load/push.ts): senders loop SendMessage with a webhook
  *      config to a local receiver: deliveries/s and event-to-receiver latency p50/p99, every task's
  *      deliveries checked (each event once, in order).
+ *   8. Replay buffer memory (gateway only, no server; see bench/load/replay-memory.ts): one open
+ *      task gets BENCH_REPLAY_EVENTS progress events with the replay bound (default settings) and
+ *      one without it: MEMORY USAGE of its events stream at each checkpoint, and appends/s.
  * Throughput tests run in alternating rounds (gateway, sdk, gateway, sdk, ...) and report the
  * median round, so slow drift of the machine (thermal, noisy neighbours) hits both sides alike.
  *
@@ -38,13 +41,14 @@
  *
  * Flags: --only sdk | --only gateway (which servers).
  * Env: BENCH_ONLY — comma-separated scenarios to run (idle, blocking, immediate, streams, fanout,
- *      remote; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
+ *      remote, push, replay; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
  *      `BENCH_ONLY=remote` only the SDK server and the gateway in front of it.
  *      BENCH_SECONDS (10), BENCH_ROUNDS (3, min 2), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
  *      BENCH_SUBSCRIBERS (10000), BENCH_WARMUP_SECONDS (2), A2A_REDIS_URL (redis://127.0.0.1:6379).
  *      Fan-out: BENCH_FANOUT_COORDINATORS (20), BENCH_FANOUT_ASSIGNMENTS (10, at most the demo's 20),
  *      BENCH_FANOUT_SECONDS (5 per round), BENCH_FANOUT_ROUNDS (3).
  *      Push: BENCH_PUSH_SENDERS (16), BENCH_PUSH_SECONDS (5 per round), BENCH_PUSH_ROUNDS (3).
+ *      Replay: BENCH_REPLAY_EVENTS (100000), BENCH_REPLAY_CHECKPOINTS (10).
  * Output: a table on stdout, full data in bench/results/latest.json, server logs in
  * bench/results/{gateway,sdk}.log.
  */
@@ -68,6 +72,7 @@ import {
 import { FANOUT_MAX_PARTS } from '../adapters/demo/fanout.ts';
 import { runFanoutLoad, type FanoutLoadResult } from './load/fanout.ts';
 import { runPushLoad, type PushLoadResult } from './load/push.ts';
+import { runReplayMemory, type ReplayMemoryResult } from './load/replay-memory.ts';
 import { runIdleSubscribers, type IdleSubscriberResult } from './load/idle-subscribers.ts';
 import { runSendMessageLoad, type SendMessageLoadResult } from './load/send-message.ts';
 import { runStreamLoad, type StreamLoadResult } from './load/streams.ts';
@@ -97,7 +102,7 @@ function parseOnly(argv: readonly string[]): ServerName | undefined {
   return undefined;
 }
 
-const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'fanout', 'remote', 'push'] as const;
+const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'fanout', 'remote', 'push', 'replay'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 /** Scenarios both servers can run; fanout and push are gateway-only. */
 const COMPARED: readonly Scenario[] = ['idle', 'blocking', 'immediate', 'streams'];
@@ -131,11 +136,13 @@ const config = {
   pushSenders: envInt('BENCH_PUSH_SENDERS', 16, 1, 512),
   pushSeconds: envInt('BENCH_PUSH_SECONDS', 5, 1, 300),
   pushRounds: envInt('BENCH_PUSH_ROUNDS', 3, 1, 10),
+  replayEvents: envInt('BENCH_REPLAY_EVENTS', 100_000, 100, 10_000_000),
+  replayCheckpoints: envInt('BENCH_REPLAY_CHECKPOINTS', 10, 1, 100),
   redisUrl: process.env.A2A_REDIS_URL ?? DEFAULT_REDIS_URL,
   only: parseOnly(process.argv.slice(2)),
   scenarios: parseScenarios(process.env.BENCH_ONLY),
 };
-const GATEWAY_ONLY: readonly Scenario[] = ['fanout', 'push'];
+const GATEWAY_ONLY: readonly Scenario[] = ['fanout', 'push', 'replay'];
 const runs = (scenario: Scenario): boolean =>
   config.scenarios.includes(scenario) && (!GATEWAY_ONLY.includes(scenario) || config.only !== 'sdk') && (scenario !== 'remote' || config.only === undefined);
 
@@ -271,10 +278,12 @@ interface Results {
   remote: PerServer<SendMessageLoadResult>;
   /** Gateway only. */
   push?: Series<PushLoadResult>;
+  /** Gateway only (the store's scripts, no server). */
+  replay?: ReplayMemoryResult;
 }
 
 /** Rows for the scenarios that ran (see BENCH_ONLY). */
-function buildRows({ blocking, immediate, streams, idle, fanout, remote, push }: Results): Row[] {
+function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, replay }: Results): Row[] {
   const g = (v: number | undefined): number => v ?? Number.NaN;
   const bg = blocking.gateway?.median;
   const bs = blocking.sdk?.median;
@@ -341,6 +350,15 @@ function buildRows({ blocking, immediate, streams, idle, fanout, remote, push }:
     addGatewayOnly('push event-to-receiver p50 ms (half load)', g(pg?.latencyP50Ms), 1);
     addGatewayOnly('push event-to-receiver p99 ms (half load)', g(pg?.latencyP99Ms), 1);
   }
+  if (runs('replay') && replay) {
+    const at = (run: ReplayMemoryResult['trimmed'], index: number): number => g(run.samples.at(index)?.streamKb);
+    const bound = replay.trimmed.bound.maxEvents;
+    addGatewayOnly(`replay buffer KB of one open task, bound on (maxEvents ${bound}), at ${replay.trimmed.samples[1]?.events ?? '-'} events`, at(replay.trimmed, 1), 0);
+    addGatewayOnly(`replay buffer KB of one open task, bound on, at ${replay.events} events`, at(replay.trimmed, -1), 0);
+    addGatewayOnly(`replay buffer KB of one open task, bound off, at ${replay.events} events`, at(replay.untrimmed, -1), 0);
+    addGatewayOnly('replay appends/s (one task, 16 in flight), bound on', replay.trimmed.appendsPerSec, 0);
+    addGatewayOnly('replay appends/s (one task, 16 in flight), bound off', replay.untrimmed.appendsPerSec, 0);
+  }
   return rows;
 }
 
@@ -361,7 +379,7 @@ function renderTable(rows: readonly Row[]): string {
   return [line(header), sep, ...body.map(line)].join('\n');
 }
 
-function validityNotes({ blocking, immediate, streams, idle, fanout, remote, push }: Results): string[] {
+function validityNotes({ blocking, immediate, streams, idle, fanout, remote, push, replay }: Results): string[] {
   const notes: string[] = [];
   for (const [label, series] of [
     ['blocking', blocking],
@@ -391,6 +409,13 @@ function validityNotes({ blocking, immediate, streams, idle, fanout, remote, pus
     notes.push('fan-out rows are gateway-only: the @a2a-js/sdk server has no sub-agent delegation, so there is no SDK figure or ratio');
     const failed = fanout.rounds.reduce((n, r) => n + r.failed, 0);
     if (failed > 0) notes.push(`fan-out: ${failed} coordinators did not complete all ${config.fanoutAssignments} assignments (excluded; listed below)`);
+  }
+  if (replay) {
+    const series = (run: ReplayMemoryResult['trimmed']): string => run.samples.map((x) => `${x.events}:${x.streamKb.toFixed(0)}`).join(' ');
+    notes.push(`replay buffer KB by events appended (events:KB), bound on: ${series(replay.trimmed)}`);
+    notes.push(`replay buffer KB by events appended (events:KB), bound off: ${series(replay.untrimmed)}`);
+    const hash = replay.trimmed.samples.at(-1)?.taskHashKb;
+    if (hash !== undefined) notes.push(`task hash with the bound's bookkeeping: ${hash.toFixed(1)} KB at the end (flat: two fields)`);
   }
   if (push) {
     notes.push('push rows are gateway-only: the @a2a-js/sdk server sends each notification once, in process, with no queue to measure');
@@ -422,7 +447,7 @@ async function main(): Promise<void> {
   }
   // The SDK server is only needed for scenarios it can run (and as the remote agent).
   const needsSdk = config.scenarios.some((sc) => COMPARED.includes(sc)) || runs('remote');
-  const needsGateway = config.scenarios.some((sc) => sc !== 'remote');
+  const needsGateway = config.scenarios.some((sc) => sc !== 'remote' && sc !== 'replay');
   const names: ServerName[] = (config.only ? [config.only] : (['gateway', 'sdk'] as ServerName[])).filter((n) => (n === 'gateway' ? needsGateway : needsSdk));
   if (config.scenarios.includes('fanout') && !runs('fanout')) log('skipping fanout: it is gateway-only and --only sdk was given');
   log(`config: ${JSON.stringify(config)}`);
@@ -574,7 +599,15 @@ async function main(): Promise<void> {
     if (push.rounds.some((r) => r.failed > 0)) process.exitCode = 1;
   }
 
-  const results: Results = { blocking, immediate, streams, idle, remote, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}) };
+  // 8. Replay buffer memory: the store's scripts only, no server.
+  let replay: ReplayMemoryResult | undefined;
+  if (runs('replay')) {
+    log(`replay memory: ${config.replayEvents} events on one open task, bound on, then off`);
+    replay = await runReplayMemory({ redisUrl: config.redisUrl, events: config.replayEvents, checkpoints: config.replayCheckpoints });
+    log(`replay memory: bound on ${replay.trimmed.samples.at(-1)?.streamKb.toFixed(0)} KB, off ${replay.untrimmed.samples.at(-1)?.streamKb.toFixed(0)} KB`);
+  }
+
+  const results: Results = { blocking, immediate, streams, idle, remote, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}) };
   const rows = buildRows(results);
   const notes = validityNotes(results);
   const loadAfter = loadavg();
@@ -642,7 +675,7 @@ async function main(): Promise<void> {
       target: r.target || null,
       met: r.met ?? null,
     })),
-    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}) },
+    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}) },
     notes,
   };
   const outPath = join(RESULTS_DIR, 'latest.json');

@@ -128,16 +128,18 @@ interface TaskFacts {
   artifacts: string;
   steps: Record<string, string>;
   buffer: { id: string; data: string }[];
+  /** The newest event the replay bound dropped ('' = none): streams are checked from after it. */
+  trimmedThroughId: string;
 }
 
 async function readFacts(redis: Redis, keys: RedisKeys, taskId: string): Promise<TaskFacts> {
   const k = keys.task(taskId);
   const [hash, steps, events] = await Promise.all([
-    redis.hmget(k.task, 'state', 'status', 'artifacts'),
+    redis.hmget(k.task, 'state', 'status', 'artifacts', 'eventsTrimmedThrough'),
     redis.hgetall(k.steps),
     redis.xrange(k.events, '-', '+'),
   ]);
-  const [state, status, artifacts] = hash;
+  const [state, status, artifacts, trimmedThroughId] = hash;
   let reason = '';
   try {
     const parsed = JSON.parse(status ?? '{}') as { message?: { parts?: { text?: string }[] } };
@@ -151,6 +153,7 @@ async function readFacts(redis: Redis, keys: RedisKeys, taskId: string): Promise
     artifacts: artifacts ?? '[]',
     steps,
     buffer: events.map(([id, fields]) => ({ id, data: fields[1] ?? '' })),
+    trimmedThroughId: trimmedThroughId ?? '',
   };
 }
 
@@ -467,7 +470,7 @@ export async function buildReport(input: {
     result.resumesElsewhere += stream.resumesElsewhere;
     result.streamErrorFrames += stream.errorFrames.length;
     const fact = facts.get(stream.taskId) as TaskFacts;
-    let problem = compareWithBuffer(stream, fact.buffer);
+    let problem = compareWithBuffer(stream, fact.buffer, fact.trimmedThroughId);
     if (problem === undefined && stream.outcome !== 'terminal') problem = `stream never saw its terminal event (${stream.note ?? stream.outcome})`;
     if (problem !== undefined) {
       result.mismatched += 1;

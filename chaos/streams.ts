@@ -6,6 +6,7 @@
 // reordered or altered event is a mismatch (invariant 7, "replay is exact").
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { compareEventIds } from '../src/events/hub.ts';
 import type { Random } from './random.ts';
 
 const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
@@ -25,6 +26,11 @@ export interface StreamRecord {
   resumesElsewhere: number;
   /** Events without an id (error frames the gateway sent before ending a stream). */
   errorFrames: string[];
+  /**
+   * Resumes answered from before the replay buffer (docs/replay.md): the Task snapshot and a skip
+   * note; the sequence then continues after that snapshot.
+   */
+  skips?: number;
   outcome: 'open' | 'terminal' | 'skipped' | 'gave-up';
   note: string | undefined;
 }
@@ -156,6 +162,14 @@ export class StreamWatcher {
     let sawTerminal = false;
     const parser = createParser({
       onEvent: (message: EventSourceMessage) => {
+        if ((message.id === undefined || message.id === '') && message.data.includes('"REPLAY_BUFFER_TRIMMED"')) {
+          // The frame before the note was the Task snapshot the stream now continues after.
+          const snapshot = record.events.pop();
+          if (snapshot !== undefined) record.snapshotId = snapshot.id;
+          record.events = [];
+          record.skips = (record.skips ?? 0) + 1;
+          return;
+        }
         if (message.id === undefined || message.id === '') {
           record.errorFrames.push(`${message.event ?? 'message'}: ${message.data.slice(0, 300)}`);
           return;
@@ -183,13 +197,18 @@ export class StreamWatcher {
 /**
  * What is wrong with a stream's received sequence against the replay buffer, or undefined when
  * it is exact: every buffered event after the snapshot, once, in order, with the same data.
+ * Where the replay bound dropped events (through `trimmedThroughId`), what the stream received
+ * up to there cannot be checked any more: the rest must be the whole buffer.
  */
-export function compareWithBuffer(record: StreamRecord, buffer: readonly { id: string; data: string }[]): string | undefined {
+export function compareWithBuffer(record: StreamRecord, buffer: readonly { id: string; data: string }[], trimmedThroughId = ''): string | undefined {
   if (record.snapshotId === undefined) return 'no snapshot received';
-  const start = buffer.findIndex((e) => e.id === record.snapshotId);
-  if (start < 0) return `snapshot id ${record.snapshotId} is not in the replay buffer`;
+  let start = buffer.findIndex((e) => e.id === record.snapshotId);
+  let got = record.events;
+  if (start < 0 && trimmedThroughId !== '' && compareEventIds(record.snapshotId, trimmedThroughId) <= 0) {
+    got = got.filter((e) => compareEventIds(e.id, trimmedThroughId) > 0);
+    start = -1;
+  } else if (start < 0) return `snapshot id ${record.snapshotId} is not in the replay buffer`;
   const expected = buffer.slice(start + 1);
-  const got = record.events;
   for (let i = 0; i < Math.max(expected.length, got.length); i++) {
     const want = expected[i];
     const have = got[i];

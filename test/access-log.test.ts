@@ -8,6 +8,8 @@ import { startGatewayRole, type GatewayHandle } from '../src/gateway/server.ts';
 import type { Logger, LogFields } from '../src/logging/logger.ts';
 import { deletePrefix, REDIS_URL, ROOT, rpc, textMessage, uniquePrefix, waitFor } from './support/harness.ts';
 import { Redis } from 'ioredis';
+import { GetTaskRequest } from '@a2a-js/sdk';
+import { metadataOf, rawGrpc } from './support/grpc.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -21,7 +23,7 @@ const prefix = uniquePrefix('access-log');
 let token: string;
 
 beforeAll(async () => {
-  const config = configSchema.parse({ redisUrl: REDIS_URL, keyPrefix: prefix, port: 0, cardSigning: false, dataDir: join(tmpdir(), `a2a-${prefix}`), limits: { requestsPerSecond: 0, maxActiveTasks: 0 } });
+  const config = configSchema.parse({ redisUrl: REDIS_URL, keyPrefix: prefix, port: 0, grpcPort: 0, cardSigning: false, dataDir: join(tmpdir(), `a2a-${prefix}`), limits: { requestsPerSecond: 0, maxActiveTasks: 0 } });
   gateway = await startGatewayRole(config, await Agents.load(config, ROOT), logger, { baseDir: ROOT });
   token = await (gateway.devIssuer as NonNullable<GatewayHandle['devIssuer']>).mint({ sub: 'logged-user' });
 });
@@ -50,5 +52,21 @@ describe('the access log', () => {
     await rpc(`${gateway.url}/a2a/jsonrpc`, 'SendMessage', { message: textMessage('no token') });
     const refused = await waitFor(() => lines.find((l) => l.fields?.status === 401), 5_000, 'the refused request');
     expect(refused.fields?.principal).toBeUndefined();
+  });
+
+  it('writes one line per gRPC call too: the method path, the status code name, agent, operation, task, principal and trace id, and no token', async () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const grpc = rawGrpc(gateway.grpc?.address as string);
+    try {
+      const { error } = await grpc.unary('getTask', GetTaskRequest.fromJSON({ id: 'grpc-task' }), metadataOf({ 'a2a-version': '1.0', authorization: `Bearer ${token}`, traceparent: `00-${traceId}-00f067aa0ba902b7-01` }));
+      expect(error?.code).toBe(5);
+    } finally {
+      grpc.close();
+    }
+    const line = await waitFor(() => lines.find((l) => l.message === 'request' && l.fields?.taskId === 'grpc-task'), 5_000, 'the gRPC access-log line');
+    expect(line.level).toBe('info');
+    expect(line.fields).toMatchObject({ binding: 'grpc', path: '/lf.a2a.v1.A2AService/GetTask', status: 'NOT_FOUND', agent: 'default', operation: 'GetTask', principal: 'user:dev:logged-user', traceId });
+    expect(typeof line.fields?.durationMs).toBe('number');
+    expect(JSON.stringify(lines)).not.toContain(token);
   });
 });

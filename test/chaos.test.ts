@@ -48,6 +48,12 @@ describe('the chaos checks', () => {
     expect(compareWithBuffer(record('1-0', [['2-0', 'b'], ['3-0', 'X'], ['4-0', 'd']]), buffer)).toMatch(/^different data at #2/);
     expect(compareWithBuffer(record('9-0', []), buffer)).toMatch(/not in the replay buffer/);
   });
+  it('check a stream of a trimmed buffer from after the newest dropped event, and still catch a gap there', () => {
+    const kept = buffer.slice(2);
+    expect(compareWithBuffer(record('1-0', [['2-0', 'b'], ['3-0', 'c'], ['4-0', 'd']]), kept, '2-0')).toBeUndefined();
+    expect(compareWithBuffer(record('1-0', [['2-0', 'b'], ['4-0', 'd']]), kept, '2-0')).toMatch(/^missing at #1/);
+    expect(compareWithBuffer(record('1-0', [['2-0', 'b'], ['3-0', 'c'], ['4-0', 'd']]), kept)).toMatch(/not in the replay buffer/);
+  });
   it('count a key charged twice and a charge made under two step names', () => {
     const clean = analyzeLedger(['t1:1:charge-1', 't1:1:charge-2-again', 't2:1:charge-1']);
     expect([clean.duplicates, clean.doubleCharges]).toEqual([0, 0]);

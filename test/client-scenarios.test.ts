@@ -1,8 +1,10 @@
-// One scenario list, four official clients, one gateway: the SDK's 1.0 client over JSON-RPC and
-// over HTTP+JSON, and its 0.3 client (the compat transports a 0.3 deployment uses) over
-// JSON-RPC and over HTTP+JSON. Each runs send, stream, multi-turn, cancel, list, subscribe with
-// resume (Last-Event-ID), push configs and a direct Message; a recording fetch proves each call
-// went over its binding in its version. A 0.3 client and a 1.0 client then watch the same task.
+// One scenario list, five official clients, one gateway: the SDK's 1.0 client over JSON-RPC,
+// over HTTP+JSON and over gRPC, and its 0.3 client (the compat transports a 0.3 deployment
+// uses) over JSON-RPC and over HTTP+JSON. Each runs send, stream, multi-turn, cancel, list,
+// subscribe with resume (Last-Event-ID; `last-event-id` metadata on gRPC), push configs and a
+// direct Message (of a second agent, which gRPC reaches by the tenant its card's interface
+// names); a recording fetch (a recording interceptor on gRPC) proves each call went over its
+// binding in its version. A 0.3 client and a 1.0 client then watch the same task.
 import { randomBytes } from 'node:crypto';
 import {
   CancelTaskRequest,
@@ -21,7 +23,11 @@ import {
   type Task,
 } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { decodeErrorInfo, decodeStatus } from '@a2a-js/sdk/errors/grpc';
+import { A2AService } from '@a2a-js/sdk/server/grpc';
+import { credentials, InterceptingCall, makeGenericClientConstructor, Metadata, status as GrpcStatus, type Interceptor, type ServiceError } from '@grpc/grpc-js';
 import { createParser } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareEventIds } from '../src/events/hub.ts';
@@ -35,6 +41,7 @@ beforeAll(async () => {
   gw = await startTestGateway({
     name: 'scenarios',
     config: {
+      grpcPort: 0,
       push: { allowedHosts: ['127.0.0.1'] },
       agents: {
         demo: { adapter: 'demo', adapterOptions: { stepMs: 40 } },
@@ -73,15 +80,40 @@ function recordingFetch(): { fetch: typeof fetch; calls: { url: string; version:
   return { fetch: recording, calls, streams };
 }
 
+/** The event id a gRPC stream event carries (what SSE sends as `id:`). */
+const grpcEventIdOf = (event: StreamResponse): string => {
+  const metadata = event.payload?.value.metadata as { a2aGateway?: { eventId?: string } } | undefined;
+  return metadata?.a2aGateway?.eventId ?? '';
+};
+
+/** The gRPC counterpart of recordingFetch: each call's method path and a2a-version, and the event ids of each stream. */
+function recordingInterceptor(recorded: ReturnType<typeof recordingFetch>): Interceptor {
+  return (options, nextCall) =>
+    new InterceptingCall(nextCall(options), {
+      start(metadata, _listener, next) {
+        recorded.calls.push({ url: options.method_definition.path, version: metadata.get('a2a-version').map(String)[0] ?? null });
+        const ids: string[] = [];
+        if (options.method_definition.responseStream) recorded.streams.push(ids);
+        next(metadata, {
+          onReceiveMessage(message: StreamResponse, nextMessage: (message: StreamResponse) => void) {
+            if (options.method_definition.responseStream) ids.push(grpcEventIdOf(message));
+            nextMessage(message);
+          },
+        });
+      },
+    });
+}
+
 interface Flavour {
   name: string;
-  binding: 'JSONRPC' | 'HTTP+JSON';
+  binding: 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
   version: '1.0' | '0.3';
 }
 
 const FLAVOURS: Flavour[] = [
   { name: '1.0 JSON-RPC', binding: 'JSONRPC', version: '1.0' },
   { name: '1.0 HTTP+JSON', binding: 'HTTP+JSON', version: '1.0' },
+  { name: '1.0 gRPC', binding: 'GRPC', version: '1.0' },
   { name: '0.3 JSON-RPC', binding: 'JSONRPC', version: '0.3' },
   { name: '0.3 HTTP+JSON', binding: 'HTTP+JSON', version: '0.3' },
 ];
@@ -95,7 +127,11 @@ async function clientFor(flavour: Flavour, agent: string): Promise<{ client: Cli
   const recorded = recordingFetch();
   const legacyCompat = { enabled: flavour.version === '0.3' };
   const transport =
-    flavour.binding === 'JSONRPC' ? new JsonRpcTransportFactory({ fetchImpl: recorded.fetch, legacyCompat }) : new RestTransportFactory({ fetchImpl: recorded.fetch, legacyCompat });
+    flavour.binding === 'GRPC'
+      ? new GrpcTransportFactory({ grpcCallOptions: { interceptors: [recordingInterceptor(recorded)] } })
+      : flavour.binding === 'JSONRPC'
+        ? new JsonRpcTransportFactory({ fetchImpl: recorded.fetch, legacyCompat })
+        : new RestTransportFactory({ fetchImpl: recorded.fetch, legacyCompat });
   const factory = new ClientFactory({ transports: [transport], cardResolver: new DefaultAgentCardResolver({ legacyCompat }) });
   const cardUrl = `${gw.url}/agents/${agent}/.well-known/agent-card.json`;
   if (flavour.version === '1.0') return { client: await factory.createFromUrl(cardUrl, ''), recorded };
@@ -130,6 +166,23 @@ async function collect(stream: AsyncGenerator<StreamResponse>, stopAfter = Numbe
   return events;
 }
 
+/** A CreateTaskPushNotificationConfig call over gRPC without the SDK's client: the error as it travels. */
+async function rawGrpcCreatePushConfig(config: Record<string, unknown>): Promise<ServiceError> {
+  const Client = makeGenericClientConstructor(A2AService, 'A2AService');
+  const raw = new Client(gw.gateway.grpc?.address as string, credentials.createInsecure()) as unknown as Record<string, (...args: unknown[]) => void> & { close(): void };
+  const metadata = new Metadata();
+  metadata.set('a2a-version', '1.0');
+  try {
+    return await new Promise<ServiceError>((resolve, reject) => {
+      raw.createTaskPushNotificationConfig?.(TaskPushNotificationConfig.fromJSON(config), metadata, (error: ServiceError | null) =>
+        error === null ? reject(new Error('the call succeeded')) : resolve(error),
+      );
+    });
+  } finally {
+    raw.close();
+  }
+}
+
 describe.each(FLAVOURS)('the official $name client', (flavour) => {
   let client: Client;
   let recorded: ReturnType<typeof recordingFetch>;
@@ -141,7 +194,7 @@ describe.each(FLAVOURS)('the official $name client', (flavour) => {
 
   it(`speaks ${flavour.version} over ${flavour.binding} only`, async () => {
     await client.sendMessage(request('echo which wire', { contextId }));
-    const bindingPath = flavour.binding === 'JSONRPC' ? '/a2a/jsonrpc' : '/a2a/rest/';
+    const bindingPath = flavour.binding === 'GRPC' ? '/lf.a2a.v1.A2AService/' : flavour.binding === 'JSONRPC' ? '/a2a/jsonrpc' : '/a2a/rest/';
     const calls = recorded.calls.filter((call) => !call.url.endsWith('agent-card.json'));
     expect(calls.length).toBeGreaterThan(0);
     for (const call of calls) {
@@ -227,6 +280,13 @@ describe.each(FLAVOURS)('the official $name client', (flavour) => {
     const after = await client.listTaskPushNotificationConfig(ListTaskPushNotificationConfigsRequest.fromJSON({ taskId: task.id }));
     expect(after.configs).toEqual([]);
     // The same create for a task that does not exist, raw over the same binding and version.
+    if (flavour.binding === 'GRPC') {
+      const raw = await rawGrpcCreatePushConfig({ taskId: 'no-such-task', url: hook, tenant: 'agents/demo' });
+      expect(raw.code).toBe(GrpcStatus.NOT_FOUND);
+      const [info] = decodeStatus(raw.metadata.get('grpc-status-details-bin')[0] as Buffer).details.map((detail) => decodeErrorInfo(detail.value));
+      expect(info).toMatchObject({ reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org' });
+      return;
+    }
     const base = `${gw.url}/agents/demo/a2a`;
     const headers = { 'Content-Type': 'application/json', ...(flavour.version === '1.0' ? { 'A2A-Version': '1.0' } : {}) };
     const raw =

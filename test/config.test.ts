@@ -49,6 +49,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'http' })).toThrow(/port \(PORT\)/);
   });
 
+  it('the gRPC binding is off unless A2A_GRPC_PORT names a port (0 = any free one); a bad value names the variable', () => {
+    expect(loadConfig({}).config.grpcPort).toBe('off');
+    expect(loadConfig({ A2A_GRPC_PORT: '0' }).config.grpcPort).toBe(0);
+    expect(loadConfig({ A2A_GRPC_PORT: '50051', A2A_GRPC_HOST: '0.0.0.0', A2A_GRPC_PUBLIC_ADDRESS: 'a2a.example.com:443' }).config).toMatchObject({ grpcPort: 50051, grpcHost: '0.0.0.0', grpcPublicAddress: 'a2a.example.com:443' });
+    expect(loadConfig({ A2A_GRPC_PORT: 'off' }).config.grpcPort).toBe('off');
+    expect(() => loadConfig({ A2A_GRPC_PORT: 'grpc' })).toThrow(/grpcPort \(A2A_GRPC_PORT\): a port number \(0 = any free port\) or "off"/);
+    expect(() => loadConfig({ A2A_GRPC_PUBLIC_ADDRESS: 'https://a2a.example.com' })).toThrow(/grpcPublicAddress \(A2A_GRPC_PUBLIC_ADDRESS\)/);
+  });
+
   it('NODE_ENV=production turns production mode on, unless A2A_PRODUCTION says otherwise', () => {
     expect(loadConfig({}).config.production).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production' }).config.production).toBe(true);

@@ -1,6 +1,6 @@
 // The operation registry: every operation is declared once (name, schema, scope, streaming,
-// routes, handler), and each binding exposes exactly the registry's operations, each behind
-// the scope the registry declares. The card's scope text and the 405/404 answers come from it too.
+// routes, handler), and each binding (JSON-RPC, HTTP+JSON, gRPC, and 0.3's) exposes exactly the
+// registry's operations, each behind the scope the registry declares. The card's scope text and the 405/404 answers come from it too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { scopeText } from '../agent-card/card.ts';
@@ -14,6 +14,11 @@ import { defineUnary, type Operation, type RestRoute } from '../src/operations/d
 import { OPERATOR_OPERATIONS } from '../src/operations/operator-operations.ts';
 import { OPERATIONS, OperationRegistry } from '../src/operations/registry.ts';
 import { startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
+import * as sdk from '@a2a-js/sdk';
+import { A2AService } from '@a2a-js/sdk/server/grpc';
+import { credentials, makeGenericClientConstructor, status as GrpcStatus } from '@grpc/grpc-js';
+import { grpcServiceOf } from '../src/bindings/grpc/messages.ts';
+import { detailsOf, metadataOf, rawGrpc } from './support/grpc.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
 
 /** Valid params for each operation, so that what a refusal says is about the caller, not the request. */
@@ -85,6 +90,20 @@ describe('the declarations', () => {
     expect(A2A_OPERATIONS.filter((o) => o.streaming).map((o) => o.name)).toEqual(['SendStreamingMessage', 'SubscribeToTask']);
   });
 
+  it("the gRPC service is exactly the registry's gRPC mappings, and they are exactly a2a.proto's A2AService (the SDK's generated service)", () => {
+    const { definition } = grpcServiceOf(OPERATIONS);
+    const served = Object.values(definition).map((method) => method.path).sort();
+    const declared = OPERATIONS.operations.flatMap((operation) => (operation.grpc === undefined ? [] : [`/lf.a2a.v1.A2AService/${operation.grpc.method}`])).sort();
+    expect(served).toEqual(declared);
+    expect(served).toEqual(Object.values(A2AService).map((method) => method.path).sort());
+    // Extension and operator methods are not in the proto, so gRPC does not carry them.
+    expect(OPERATIONS.operations.filter((operation) => operation.grpc !== undefined).map((o) => o.name)).toEqual(A2A_OPERATIONS.map((o) => o.name));
+    for (const method of Object.values(definition)) {
+      const operation = OPERATIONS.operations.find((o) => method.path.endsWith(`/${o.name}`)) as Operation;
+      expect(method.responseStream, operation.name).toBe(operation.streaming);
+    }
+  });
+
   it('refuses a registry with an operation declared twice, a route declared twice, or an unknown scope', () => {
     const op = (name: string, scope: string, path: string): Operation =>
       defineUnary({ name, scope: scope as 'a2a:read', request: z.object({}), rest: [{ method: 'GET', path }], restBody: 'none', handle: async () => ({}) }) as Operation;
@@ -132,7 +151,7 @@ describe('over the wire', () => {
 
   beforeAll(async () => {
     issuer = await createTestIssuer();
-    gw = await startTestGateway({ name: 'registry', config: { auth: { enabled: true, issuers: [issuer.config] } } });
+    gw = await startTestGateway({ name: 'registry', config: { grpcPort: 0, auth: { enabled: true, issuers: [issuer.config] } } });
     admin = await issuer.token({ scope: 'a2a:admin' });
     // Credentials that grant no operation scope at all.
     nobody = await issuer.token({ scope: 'profile' });
@@ -179,6 +198,43 @@ describe('over the wire', () => {
       const served = await callJsonRpc(admin, operation.name, params);
       expect((served.body.error as { code?: number } | undefined)?.code, operation.name).not.toBe(-32601);
       if (operation.streaming && served.contentType.startsWith('text/event-stream')) expect(served.status).toBe(200);
+    }
+  });
+
+  it('gRPC serves every registry operation with a gRPC mapping as its A2AService method, behind its declared scope; other methods are UNIMPLEMENTED', async () => {
+    const grpc = rawGrpc(gw.gateway.grpc?.address as string);
+    const as = (token: string) => metadataOf({ 'a2a-version': '1.0', authorization: `Bearer ${token}` });
+    try {
+      for (const [handlerName, method] of Object.entries(A2AService)) {
+        const operation = OPERATIONS.operations.find((o) => method.path === `/lf.a2a.v1.A2AService/${o.grpc?.method}`) as Operation;
+        const codec = (sdk as unknown as Record<string, { fromJSON(json: unknown): unknown }>)[operation.grpc?.requestType as string];
+        const request = codec?.fromJSON((SAMPLE_PARAMS[operation.name] as () => Record<string, unknown>)());
+        const call = async (token: string) => {
+          if (!method.responseStream) return (await grpc.unary(handlerName, request, as(token))).error;
+          const opened = grpc.stream(handlerName, request, as(token), () => opened.call.cancel());
+          return (await opened.done).error;
+        };
+        const refused = await call(nobody);
+        expect(refused?.code, operation.name).toBe(GrpcStatus.PERMISSION_DENIED);
+        expect(detailsOf(refused as NonNullable<typeof refused>).errorInfo?.metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: operation.scope, operation: operation.name });
+        const served = await call(admin);
+        expect(served?.code, operation.name).not.toBe(GrpcStatus.UNIMPLEMENTED);
+        expect(served?.code, operation.name).not.toBe(GrpcStatus.PERMISSION_DENIED);
+        expect(served?.code, operation.name).not.toBe(GrpcStatus.INTERNAL);
+      }
+      // A method the registry has but gRPC does not carry (an extension's), and one nobody has.
+      for (const name of ['ListTaskAssignments', 'GetAgentCard']) {
+        const Client = makeGenericClientConstructor(
+          { [name]: { ...A2AService.getTask, path: `/lf.a2a.v1.A2AService/${name}` } } as unknown as typeof A2AService,
+          'Probe',
+        );
+        const probe = new Client(gw.gateway.grpc?.address as string, credentials.createInsecure()) as unknown as Record<string, (...args: unknown[]) => void> & { close(): void };
+        const code = await new Promise<number | undefined>((resolve) => probe[name]?.(sdk.GetTaskRequest.fromJSON({ id: 'x' }), as(admin), (error: { code: number } | null) => resolve(error?.code)));
+        probe.close();
+        expect(code, name).toBe(GrpcStatus.UNIMPLEMENTED);
+      }
+    } finally {
+      grpc.close();
     }
   });
 

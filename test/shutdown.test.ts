@@ -1,6 +1,7 @@
 // Graceful shutdown on SIGTERM: a worker hands its running turn back (lease released, job
 // re-queued) so another worker continues at once, not after a stall timeout; a gateway ends
-// its SSE streams with a reconnect hint and exits cleanly.
+// its SSE streams with a reconnect hint, its gRPC streams with UNAVAILABLE and the event id to
+// resume from, and exits cleanly.
 import { Agents } from '../src/agents/agents.ts';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -11,6 +12,10 @@ import type { TurnJobData } from '../queues/turns.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { TurnHandedBackError, TurnRunner } from '../src/runtime/turn-runner.ts';
 import { ownerKeyOf, TaskStore, type Owner, type TurnRecord } from '../src/store/task-store.ts';
+import { SubscribeToTaskRequest } from '@a2a-js/sdk';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { detailsOf, eventIdOf, metadataOf, rawGrpc } from './support/grpc.ts';
+import { compareEventIds } from '../src/events/hub.ts';
 import { createStoredTask, REDIS_URL, ROOT, rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 
 // Long enough that recovery by stall detection would take far longer than this test allows.
@@ -127,12 +132,12 @@ describe('worker shutdown', () => {
 });
 
 describe('gateway shutdown', () => {
-  it('ends open streams with an SSE retry hint and exits 0 on SIGTERM; the task goes on', async () => {
+  it('ends open streams with an SSE retry hint (gRPC ones with UNAVAILABLE and the last event id) and exits 0 on SIGTERM; the task goes on', async () => {
     const worker = await spawnWorkerProcess(gw.prefix, { A2A_ADAPTER_OPTIONS: '{"stepMs":100}' });
     workers.push(worker);
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve'], {
       cwd: ROOT,
-      env: { ...process.env, A2A_PORT: '0', A2A_KEY_PREFIX: gw.prefix, A2A_REDIS_URL: REDIS_URL, A2A_LOG_LEVEL: 'warn', A2A_AUTH_ENABLED: 'false' },
+      env: { ...process.env, A2A_PORT: '0', A2A_GRPC_PORT: '0', A2A_KEY_PREFIX: gw.prefix, A2A_REDIS_URL: REDIS_URL, A2A_LOG_LEVEL: 'warn', A2A_AUTH_ENABLED: 'false' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -141,11 +146,12 @@ describe('gateway shutdown', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     });
     let banner = '';
-    const rpcUrl = await new Promise<string>((resolve, reject) => {
+    const [rpcUrl, grpcAddress] = await new Promise<[string, string]>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => {
         banner += chunk.toString();
         const url = /JSON-RPC:\s+(\S+)/.exec(banner)?.[1];
-        if (url !== undefined) resolve(url);
+        const address = /gRPC:\s+(\S+)/.exec(banner)?.[1];
+        if (url !== undefined && address !== undefined) resolve([url, address]);
       });
       setTimeout(() => reject(new Error(`serve did not start: ${banner}`)), 30_000).unref();
     });
@@ -158,10 +164,20 @@ describe('gateway shutdown', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: taskId } }),
     });
     const body = response.text();
+    const grpc = rawGrpc(grpcAddress);
+    onTestFinished(() => grpc.close());
+    const watched = grpc.stream('subscribeToTask', SubscribeToTaskRequest.fromJSON({ id: taskId }), metadataOf({ 'a2a-version': '1.0' }));
     await new Promise((resolve) => setTimeout(resolve, 500));
     child.kill('SIGTERM');
     const text = await body; // ends when the gateway ends the stream
     expect(text).toMatch(/\nretry: \d+\n\n$/);
+    const cut = await watched.done;
+    expect(cut.error?.code).toBe(GrpcStatus.UNAVAILABLE);
+    expect(cut.events.length).toBeGreaterThan(0);
+    const hint = detailsOf(cut.error as NonNullable<typeof cut.error>).errorInfo?.metadata;
+    expect(hint).toMatchObject({ reason: 'SHUTTING_DOWN', taskId });
+    // The last event written; the client received it or one before it (grpc-js may surface the status first).
+    expect(compareEventIds(eventIdOf(cut.events.at(-1) as (typeof cut.events)[number]), hint?.lastEventId as string)).toBeLessThanOrEqual(0);
     expect(await exited).toBe(0);
 
     // The task was not stopped by its watcher's gateway going away.

@@ -29,7 +29,8 @@ export interface TaskInspection {
   journal: (StepRecord & { unknown: boolean })[];
   historyMessages: number;
   queuedMessages: number;
-  events: { count: number; first: string | undefined; last: string | undefined };
+  /** The replay buffer; `trimmed`: what its bound dropped (how many, and the newest one's id). */
+  events: { count: number; first: string | undefined; last: string | undefined; trimmed: { count: number; throughId: string } | undefined };
   expiresInSeconds: number | undefined;
   /** A sub-agent's task: its coordinator and role. */
   coordinator: { taskId: string; role: string; readOnly: boolean } | undefined;
@@ -86,7 +87,12 @@ export async function inspectTask(redis: Redis, prefix: string, taskId: string):
       .map((step) => ({ ...step, unknown: step.state === 'unknown' || (step.state === 'started' && holder === null) })),
     historyMessages: historyLength,
     queuedMessages: inboxLength,
-    events: { count: eventCount, first: first[0]?.[0], last: last[0]?.[0] },
+    events: {
+      count: eventCount,
+      first: first[0]?.[0],
+      last: last[0]?.[0],
+      trimmed: hash.eventsTrimmedThrough === undefined ? undefined : { count: Number(hash.eventsTrimmed ?? 0), throughId: hash.eventsTrimmedThrough },
+    },
     expiresInSeconds: ttl > 0 ? ttl : undefined,
     coordinator: hash.parentTaskId ? { taskId: hash.parentTaskId, role: hash.role ?? '', readOnly: hash.readOnly === '1' } : undefined,
     assignments: assignments
@@ -108,7 +114,9 @@ export function formatInspection(t: TaskInspection): string {
     `current    turn ${t.currentTurn.turn}: attempts ${t.currentTurn.attempts}, handed back ${t.currentTurn.handBacks}, budget spent ${t.currentTurn.budgetSpent}`,
     `cancel     ${t.cancelRequestedAt === undefined ? 'not requested' : `requested at ${t.cancelRequestedAt}`}`,
     `history    ${t.historyMessages} messages, ${t.queuedMessages} queued for the next turn`,
-    `events     ${t.events.count} in the replay buffer${t.events.count > 0 ? ` (${t.events.first} .. ${t.events.last})` : ''}`,
+    `events     ${t.events.count} in the replay buffer${t.events.count > 0 ? ` (${t.events.first} .. ${t.events.last})` : ''}${
+      t.events.trimmed === undefined ? '' : `; ${t.events.trimmed.count} older ones trimmed (through ${t.events.trimmed.throughId})`
+    }`,
     `expires    ${t.expiresInSeconds === undefined ? 'never (still open)' : `in ${t.expiresInSeconds} s`}`,
     `turns      ${t.turns.length}${t.parked ? ' (the current one is parked, waiting for its assignments)' : ''}`,
   ];

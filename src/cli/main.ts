@@ -92,6 +92,7 @@ async function main(argv: string[]): Promise<void> {
         `  agent card: ${gateway.url}/.well-known/agent-card.json`,
         `  JSON-RPC:   ${rpc}`,
         `  HTTP+JSON:  ${gateway.card?.card.supportedInterfaces[1]?.url ?? `${gateway.url}/a2a/rest`}`,
+        ...(gateway.grpc === undefined ? [] : [`  gRPC:       ${gateway.grpc.address} (lf.a2a.v1.A2AService; agents by "a2a-agent" metadata, see docs/grpc.md)`]),
         ...(agents.list().length > 1
           ? [`  agents:     ${gateway.url}/agents (each at /agents/<name>/…)`, ...agents.list().map((a) => `    ${a.name}: ${gateway?.url}/agents/${encodeURIComponent(a.name)}/.well-known/agent-card.json`)]
           : []),

@@ -135,6 +135,19 @@ const pushSchema = z.strictObject({
   signingKeyFile: z.string().min(1).optional(),
 });
 
+/** The replay buffer of each task (its events stream), bounded for open tasks too (docs/replay.md). */
+const replaySchema = z.strictObject({
+  /** Most events one task's buffer keeps; the oldest go first (0 = no count bound). A resume from before the buffer gets a snapshot. */
+  maxEvents: z.coerce.number().int().min(0).default(2_000),
+  /** Events older than this leave the buffer of a task that is still open (0 = no age bound). */
+  maxAgeSeconds: z.coerce.number().int().min(0).default(86_400),
+  /**
+   * Events a push config has not been sent yet stay past maxEvents and maxAgeSeconds, up to this
+   * many in the buffer (0 = no cap); past it they go, and that config gets a Task snapshot next.
+   */
+  pushHoldMaxEvents: z.coerce.number().int().min(0).default(10_000),
+});
+
 /** Schedules (gateway extension): messages sent to an agent later or repeatedly. */
 const schedulesSchema = z.strictObject({
   /** Offer schedules (declared on the card as an extension); false answers their methods with UnsupportedOperationError. */
@@ -364,6 +377,24 @@ export const configSchema = z.object({
    * platform probes (0 = any free port, printed at start); unset: none. Gateways answer both on port.
    */
   healthPort: port.optional(),
+  /**
+   * Port of the gRPC binding (spec 10, docs/grpc.md): "off" (the default, so a first run needs
+   * one free port only), 0 for any free port, or a port such as 50051. When on, every agent's
+   * card declares a GRPC interface at grpcPublicAddress.
+   */
+  grpcPort: z.union([z.literal('off'), port], { error: 'a port number (0 = any free port) or "off"' }).default('off'),
+  /** Where the gRPC binding listens; default: host. */
+  grpcHost: z.string().min(1).optional(),
+  /**
+   * PEM certificate chain and private key for the gRPC binding's TLS (relative paths against
+   * the config file's directory). Both or neither: without them it speaks plaintext HTTP/2 and
+   * TLS is terminated in front of it.
+   */
+  grpcTlsCertFile: z.string().min(1).optional(),
+  /** The private key that goes with grpcTlsCertFile (PEM). */
+  grpcTlsKeyFile: z.string().min(1).optional(),
+  /** host:port clients use to reach the gRPC binding (the cards' GRPC interface). Defaults to publicUrl's host with the bound gRPC port. */
+  grpcPublicAddress: z.string().regex(/^[^\s/]+:\d{1,5}$/, 'host:port, e.g. a2a.example.com:443').optional(),
   /** URL clients use to reach this gateway (what the agent card advertises). Defaults to http://host:port. */
   publicUrl: z.string().url().optional(),
   /** The card's name of the default agent (and of every agent whose `card` sets none). */
@@ -476,6 +507,8 @@ export const configSchema = z.object({
   shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
   /** How long a finished task (and its replay buffer) stays readable before it expires. */
   retentionSeconds: z.coerce.number().int().min(60).default(604_800),
+  /** Bounds of each task's replay buffer: count, age, and what push deliveries may hold. */
+  replay: replaySchema.default(replaySchema.parse({})),
   /** Where the gateway keeps what it generates: the development issuer key and the card signing key. */
   dataDir: z.string().min(1).default('.data'),
   /** Who may call: token issuers, signing partners, clock leeway. */
@@ -541,6 +574,11 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_KEY_PREFIX: 'keyPrefix',
   A2A_HOST: 'host',
   A2A_PORT: 'port',
+  A2A_GRPC_PORT: 'grpcPort',
+  A2A_GRPC_HOST: 'grpcHost',
+  A2A_GRPC_PUBLIC_ADDRESS: 'grpcPublicAddress',
+  A2A_GRPC_TLS_CERT_FILE: 'grpcTlsCertFile',
+  A2A_GRPC_TLS_KEY_FILE: 'grpcTlsKeyFile',
   A2A_PUBLIC_URL: 'publicUrl',
   A2A_HEALTH_PORT: 'healthPort',
   A2A_AGENT_NAME: 'agentName',
@@ -578,6 +616,9 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_CANCEL_WAIT_MS: 'cancelWaitMs',
   A2A_IDEMPOTENCY_TTL_SECONDS: 'idempotencyTtlSeconds',
   A2A_RETENTION_SECONDS: 'retentionSeconds',
+  A2A_REPLAY_MAX_EVENTS: 'replay.maxEvents',
+  A2A_REPLAY_MAX_AGE_SECONDS: 'replay.maxAgeSeconds',
+  A2A_REPLAY_PUSH_HOLD_MAX_EVENTS: 'replay.pushHoldMaxEvents',
   A2A_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
   A2A_MAX_QUEUED_TURNS: 'maxQueuedTurns',
   A2A_LOG_LEVEL: 'logLevel',

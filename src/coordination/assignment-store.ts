@@ -4,6 +4,7 @@
 import type { Redis } from 'ioredis';
 import type { StreamResponse, TaskStatus } from '../protocol/types.ts';
 import type { RedisKeys } from '../store/keys.ts';
+import { DEFAULT_REPLAY_BOUND, type ReplayBound } from '../store/replay-bound.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
 
 export type AssignmentState = 'queued' | 'running' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected';
@@ -53,8 +54,9 @@ export class AssignmentStore {
   constructor(
     private readonly redis: Redis,
     readonly keys: RedisKeys,
+    replay: ReplayBound = DEFAULT_REPLAY_BOUND,
   ) {
-    this.run = defineScripts(redis);
+    this.run = defineScripts(redis, replay);
   }
 
   private coordinatorKeys(coordinatorId: string): string[] {
@@ -111,7 +113,7 @@ export class AssignmentStore {
     const event: StreamResponse = { statusUpdate: { taskId: coordinatorId, contextId, status } };
     const reply = await this.run(
       'suspendTurn',
-      [k.task, k.lease, k.events],
+      [k.task, k.lease, k.events, k.pushCursors],
       [generation, JSON.stringify(status), JSON.stringify(event), Date.now(), this.keys.eventChannel(coordinatorId)],
     );
     return reply[0] === 'SUSPENDED';
@@ -123,7 +125,7 @@ export class AssignmentStore {
     const now = new Date();
     const reply = await this.run(
       'surfaceQuestion',
-      [k.task, k.history, k.events, k.assignments, k.questions],
+      [k.task, k.history, k.events, k.assignments, k.questions, k.pushCursors],
       [now.getTime(), now.toISOString(), this.keys.eventChannel(coordinatorId), messageId],
     );
     return reply[0] === 'ASKED' ? str(reply[1]) : undefined;

@@ -3,6 +3,7 @@
 // what was already delivered. Every stream, blocked SendMessage and resume uses this.
 import { A2AError } from '../protocol/errors.ts';
 import { isRedisConnectionError } from '../redis/connection.ts';
+import { isBeforeBuffer } from '../store/replay-bound.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import { compareEventIds, LiveDeliveryLostError, stateOfEventJson, type EventHub, type LiveEvent } from './hub.ts';
 
@@ -29,6 +30,13 @@ export function openTaskFeed(options: {
    * yet (the caller opens the feed before creating the task). Gaps are still read back.
    */
   liveOnly?: boolean;
+  /**
+   * The replay bound dropped events after the last one delivered before the feed read them (it
+   * fell behind by more than the buffer holds): the consumer shows what it must (a snapshot and
+   * a skip note) and answers the event id to go on after, or undefined when it stops. Without
+   * it the feed fails with an error naming the Last-Event-ID to resume from.
+   */
+  onBehindBuffer?: (lastDeliveredId: string) => Promise<string | undefined>;
 }): TaskFeed {
   const { hub, store, taskId, onEvent, onError } = options;
   let lastDelivered = options.afterId;
@@ -58,7 +66,17 @@ export function openTaskFeed(options: {
     try {
       // Read in pages so a long buffer does not arrive as one huge reply.
       for (;;) {
-        const page = await store.readEvents(taskId, lastDelivered, 500);
+        const { events: page, trimmed } = await store.readEventsAfter(taskId, lastDelivered, 500);
+        if (lastDelivered !== '' && isBeforeBuffer(lastDelivered, trimmed)) {
+          const continueAfter = options.onBehindBuffer === undefined ? undefined : await options.onBehindBuffer(lastDelivered);
+          if (continueAfter === undefined) {
+            if (options.onBehindBuffer === undefined) fail(behindBuffer(taskId, lastDelivered));
+            return;
+          }
+          if (closed) return;
+          lastDelivered = continueAfter;
+          continue;
+        }
         for (const stored of page) deliver({ id: stored.id, json: stored.json, state: stateOfEventJson(stored.json) });
         if (page.length < 500 || closed) break;
       }
@@ -92,6 +110,15 @@ export function openTaskFeed(options: {
       stopListening();
     },
   };
+}
+
+/** The feed fell behind the replay buffer and its consumer cannot show a snapshot. */
+function behindBuffer(taskId: string, lastDelivered: string): A2AError {
+  return new A2AError(
+    'UNAVAILABLE',
+    `More events of task ${taskId} arrived than its replay buffer keeps (replay.maxEvents) before this stream read them. Subscribe again with Last-Event-ID: ${lastDelivered} to get the task's snapshot and the events after it.`,
+    { retryAfterSeconds: 0, metadata: { taskId, lastEventId: lastDelivered, reason: 'REPLAY_BUFFER_TRIMMED' } },
+  );
 }
 
 /** Redis is unreachable: the client should come back later from where it got to. */

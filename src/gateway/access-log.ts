@@ -4,14 +4,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { notesOf } from '../bindings/http/request-notes.ts';
 import type { Logger } from '../logging/logger.ts';
+import { traceIdOf } from '../logging/trace-id.ts';
 
 const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
-
-/** The trace id of a W3C traceparent header ("00-<trace id>-<span id>-<flags>"), if well-formed. */
-function traceIdOf(header: string | string[] | undefined): string | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  return /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/.exec(value?.trim() ?? '')?.[1];
-}
 
 export function logAccess(request: IncomingMessage, response: ServerResponse, path: string, agent: string | undefined, logger: Logger): void {
   const startedAt = process.hrtime.bigint();

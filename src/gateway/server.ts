@@ -1,6 +1,8 @@
 // The gateway role: HTTP server, task service and the Redis connections it needs. Its
 // connection count is fixed (commands, one event subscriber, the queue) whatever the load.
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { AgentCards } from '../../agent-card/agent-cards.ts';
@@ -26,6 +28,7 @@ import type { GatewayConfig } from '../config/schema.ts';
 import { EventHub } from '../events/hub.ts';
 import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
+import { replayBoundOf } from '../store/replay-bound.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { TaskService } from '../tasks/service.ts';
 import { SseStreams } from '../bindings/sse/sse-writer.ts';
@@ -42,6 +45,12 @@ import { createScheduleQueue } from '../../queues/schedules.ts';
 import { ScheduleService } from '../schedules/schedule-service.ts';
 import { ScheduleStore } from '../schedules/schedule-store.ts';
 import { SCHEDULES_EXTENSION_URI } from '../schedules/schedule-types.ts';
+import { OPERATIONS } from '../operations/registry.ts';
+import { createGrpcService } from '../bindings/grpc/index.ts';
+import { grpcServiceOf } from '../bindings/grpc/messages.ts';
+import { GrpcStreams } from '../bindings/grpc/grpc-streams.ts';
+import { agentTenantOf } from '../bindings/grpc/call-metadata.ts';
+import { listenGrpc, type GrpcListener } from './grpc-server.ts';
 
 export interface GatewayHandle {
   url: string;
@@ -50,6 +59,8 @@ export interface GatewayHandle {
   card: ServedCard | undefined;
   /** Every agent's endpoint, by name (its cards at /agents/<name>/…). */
   endpoints: ReadonlyMap<string, AgentEndpoint>;
+  /** The gRPC binding, when grpcPort is not "off": its bound port and the host:port the cards declare. */
+  grpc: { port: number; address: string } | undefined;
   service: TaskService;
   hub: EventHub;
   /** The local development issuer, when no issuer is configured (npm run token). */
@@ -77,6 +88,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   const keys = await loadGatewayKeys(config, baseDir);
   // Receivers verify webhook signatures with its public half, published beside the card's key.
   const pushSigningKey = config.push.enabled ? await loadPushSigningKey(config, baseDir) : undefined;
+  const grpcTls = config.grpcPort === 'off' ? undefined : await loadGrpcTls(config, baseDir);
   // Connections that answer clients wait for a lost Redis at most redisOutageGraceMs, and for
   // a silent one at most redisCommandTimeoutMs, then fail with 503 + Retry-After (see
   // redis/connection.ts); the subscriber reconnects forever.
@@ -88,13 +100,13 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   for (const [role, connection] of [['commands', commands], ['events', subscriber], ['queue', queueConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
-  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds);
+  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay));
   const hub = new EventHub(subscriber, store.keys, outage);
   await hub.start();
   // The queues re-emit their connection's errors, which the handler above already logs; without
   // a listener BullMQ would print each one to stderr while Redis is down.
   const queues = new TurnQueues(queueConnection, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
-  const assignments = new AssignmentStore(commands, store.keys);
+  const assignments = new AssignmentStore(commands, store.keys, store.replay);
   const pushStore = config.push.enabled ? new PushStore(commands, config.keyPrefix) : undefined;
   const push =
     pushStore === undefined
@@ -189,6 +201,30 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     throw error;
   }
   const publicUrl = publicUrlOf(config, port);
+  // The gRPC binding listens before the cards are built: they name its port.
+  const grpcStreams = new GrpcStreams(config.sseMaxBufferedBytes);
+  let grpcListener: GrpcListener | undefined;
+  if (config.grpcPort !== 'off') {
+    try {
+      grpcListener = await listenGrpc(
+        {
+          host: config.grpcHost ?? config.host,
+          port: config.grpcPort,
+          maxReceiveBytes: Math.max(...agents.list().map((agent) => agent.settings.limits.maxBodyBytes)),
+          keepaliveMs: config.heartbeatMs,
+          streams: grpcStreams,
+          tls: grpcTls,
+        },
+        grpcServiceOf(OPERATIONS).definition,
+      );
+    } catch (error) {
+      httpServer.close();
+      await queues.close();
+      releaseConnections();
+      throw error;
+    }
+  }
+  const grpcAddress = grpcListener === undefined ? undefined : (config.grpcPublicAddress ?? `${new URL(publicUrl).hostname}:${grpcListener.port}`);
   const authenticator = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir);
   if (!authenticator.enabled) {
     logger.warn('authentication is OFF (auth.enabled=false): every caller is anonymous and the agent card declares no security');
@@ -212,7 +248,9 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   };
   const endpointAt = (name: string, basePath: string): AgentEndpoint => {
     const agent = agents.get(name) as NonNullable<ReturnType<Agents['get']>>;
-    return { agent, basePath, cards: new AgentCards({ agent, baseUrl: `${publicUrl}${basePath}`, security, finish, logger }) };
+    // On gRPC (one port for all agents) an agent other than the root one is named by the tenant its interface declares.
+    const grpc = grpcAddress === undefined ? undefined : { address: grpcAddress, ...(basePath === '' ? {} : { tenant: agentTenantOf(name) }) };
+    return { agent, basePath, cards: new AgentCards({ agent, baseUrl: `${publicUrl}${basePath}`, security, finish, logger, grpc }) };
   };
   const endpoints = new Map(agents.list().map((agent) => [agent.name, endpointAt(agent.name, `/agents/${encodeURIComponent(agent.name)}`)]));
   const root = endpointAt(agents.defaultName, '');
@@ -230,23 +268,43 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     }
   } catch (error) {
     httpServer.close();
+    await grpcListener?.close();
     await queues.close();
     releaseConnections();
     throw error;
   }
+  const rateLimiter = new RateLimiter(commands, store.keys, config.limits.requestBytesPerToken);
+  // One count of open streams for the process, whichever binding serves them.
+  const streamSlots = new StreamSlots(config.limits);
+  const unauthenticated = new UnauthenticatedLimiter(commands, store.keys, config.limits);
+  grpcListener?.serve(
+    createGrpcService({
+      registry: OPERATIONS,
+      service,
+      root,
+      endpoints,
+      rateLimiter,
+      streamSlots,
+      authentication: { authenticator, unauthenticated },
+      jsonLimits: config.jsonLimits,
+      streams: grpcStreams,
+      logger,
+      accessLog: config.accessLog,
+    }),
+  );
   handler = createGatewayListener({
     service,
     root,
     endpoints,
     publishedKeys: pushSigningKey === undefined ? keys.publishedKeys : [...keys.publishedKeys, publicJwkOf(pushSigningKey)],
-    rateLimiter: new RateLimiter(commands, store.keys, config.limits.requestBytesPerToken),
-    streamSlots: new StreamSlots(config.limits),
+    rateLimiter,
+    streamSlots,
     edge: {
       maxHeaderCount: config.maxHeaderCount,
       maxBodyBytes: config.maxBodyBytes,
       jsonLimits: config.jsonLimits,
       authenticator,
-      unauthenticated: new UnauthenticatedLimiter(commands, store.keys, config.limits),
+      unauthenticated,
       proxyTrust,
       publicUrl: new URL(publicUrl),
     },
@@ -264,6 +322,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     port,
     card: rootCard,
     endpoints,
+    grpc: grpcListener === undefined || grpcAddress === undefined ? undefined : { port: grpcListener.port, address: grpcAddress },
     service,
     hub,
     devIssuer: keys.devIssuer,
@@ -271,11 +330,14 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       // Stop accepting, tell every stream's client to reconnect (elsewhere) shortly, and let
       // idle keep-alive connections go; in-flight requests are cut after that.
       const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      // gRPC streams end with UNAVAILABLE and the event id to resume from, SSE ones with retry:.
+      const grpcClosed = grpcListener?.close();
       streams.endAll(1_000);
       httpServer.closeIdleConnections();
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
       httpServer.closeAllConnections();
       await closed;
+      await grpcClosed;
       await queues.close();
       await pushQueue?.close().catch(() => undefined);
       await scheduleQueue?.close().catch(() => undefined);
@@ -296,6 +358,24 @@ function refuseDevelopmentIssuerInProduction(config: GatewayConfig): void {
   throw new Error(
     'refusing to start: production mode (NODE_ENV=production or production=true) and no token issuer is configured, so only the development issuer would be trusted; configure auth.issuers in the A2A_CONFIG file (see docs/security.md).',
   );
+}
+
+/** The gRPC binding's certificate and key, when both are configured; one without the other is a configuration error. */
+async function loadGrpcTls(config: GatewayConfig, baseDir: string): Promise<{ certChain: Buffer; privateKey: Buffer } | undefined> {
+  const { grpcTlsCertFile: certFile, grpcTlsKeyFile: keyFile } = config;
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) {
+    throw new Error('grpcTlsCertFile and grpcTlsKeyFile (A2A_GRPC_TLS_CERT_FILE, A2A_GRPC_TLS_KEY_FILE) go together: set both for TLS on the gRPC port, or neither for plaintext HTTP/2.');
+  }
+  const read = async (file: string, what: string): Promise<Buffer> => {
+    const path = resolve(baseDir, file);
+    try {
+      return await readFile(path);
+    } catch (error) {
+      throw new Error(`${what} ${path} cannot be read (${(error as Error).message}).`);
+    }
+  };
+  return { certChain: await read(certFile, 'grpcTlsCertFile'), privateKey: await read(keyFile, 'grpcTlsKeyFile') };
 }
 
 function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: Redis, baseDir: string): Authenticator {

@@ -86,6 +86,7 @@ export const sendStreamingMessage = defineStream({
       // AUTH_REQUIRED keeps the stream open: the turn resumes after out-of-band credentials.
       closesOn: (state) => isTerminal(state) || state === 'TASK_STATE_INPUT_REQUIRED',
       alreadyEnded: false,
+      snapshotAfterSkip: (lastEventId) => call.service.snapshotAfterSkip(call.owner, start.taskId, lastEventId),
       // Only a new task (or a re-send of the message that made one) of an agent that may answer
       // with a Message can turn out to be one; a follow-up's client holds the task already.
       ...(start.snapshot === undefined && call.endpoint.agent.adapter.directMessages === true
@@ -139,7 +140,15 @@ export const subscribeToTask = defineStream({
   grpc: grpc('SubscribeToTask', 'SubscribeToTaskRequest', 'StreamResponse'),
   async open(request, call) {
     const plan = await call.service.subscribe(call.owner, request, call.lastEventId);
-    return { taskId: request.id, snapshot: plan.snapshot, afterId: plan.afterId, closesOn: isTerminal, alreadyEnded: plan.terminal };
+    return {
+      taskId: request.id,
+      snapshot: plan.snapshot,
+      skipNote: plan.skipNote,
+      afterId: plan.afterId,
+      closesOn: isTerminal,
+      alreadyEnded: plan.terminal,
+      snapshotAfterSkip: (lastEventId) => call.service.snapshotAfterSkip(call.owner, request.id, lastEventId),
+    };
   },
 });
 

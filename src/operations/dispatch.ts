@@ -1,4 +1,4 @@
-// Runs a declared operation for both bindings (and both protocol versions): parse the request
+// Runs a declared operation for every binding (and both protocol versions): parse the request
 // with the operation's schema (proto field names accepted beside JSON names), admit the caller (scope, tenant, access to the agent, then one
 // token from its rate bucket), activate the extensions it names (refusing it when it does not
 // name one the agent requires), then call the handler. A refusal at any step changes nothing.

@@ -1,7 +1,7 @@
 // The operation registry: the A2A operations and the methods of this gateway's extensions,
-// each declared once. The JSON-RPC dispatcher, the HTTP+JSON router, the 0.3 layer, the scope
-// check, the card's scope text and the openapi.yaml agreement test all read it; a gRPC service
-// can be generated from the operations that carry a `grpc` mapping.
+// each declared once. The JSON-RPC dispatcher, the HTTP+JSON router, the gRPC service (the
+// operations that carry a `grpc` mapping, src/bindings/grpc), the 0.3 layer, the scope check,
+// the card's scope text and the openapi.yaml agreement test all read it.
 import { SCOPES, type Scope } from '../config/schema.ts';
 import { GATEWAY_EXTENSIONS } from '../extensions/gateway-extensions.ts';
 import type { GatewayExtension } from '../extensions/definition.ts';

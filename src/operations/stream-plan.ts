@@ -1,10 +1,21 @@
-import type { Message, Task, TaskState } from '../protocol/types.ts';
+import type { Message, StreamResponse, Task, TaskState } from '../protocol/types.ts';
 
 /** Where a stream starts, what ends it, and how its first frames are decided. */
 export interface StreamPlan {
   taskId: string;
   /** Sent first when set (a Task snapshot and the event id it stands for). */
   snapshot: { task: Task; eventId: string } | undefined;
+  /**
+   * Sent right after the snapshot, without an event id (it is not in the buffer): a resume from
+   * before the replay buffer says which events it skipped (src/tasks/replay-skip.ts).
+   */
+  skipNote?: StreamResponse;
+  /**
+   * The stream's reader fell behind the replay buffer while catching up: the snapshot to go on
+   * from and the skip note (TaskService.snapshotAfterSkip). Without it the stream ends with an
+   * error naming the Last-Event-ID to resume from.
+   */
+  snapshotAfterSkip?: (lastEventId: string) => Promise<{ snapshot: { task: Task; eventId: string }; skipNote: StreamResponse }>;
   /** Deliver stored events strictly after this id ('' = from the first). */
   afterId: string;
   closesOn: (state: TaskState) => boolean;

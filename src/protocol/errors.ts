@@ -1,5 +1,5 @@
 // The small set of errors every operation can end in. Bindings map them once each:
-// JSON-RPC in bindings/jsonrpc, HTTP+JSON in bindings/rest (spec 5.4, 9.5, 11.6).
+// JSON-RPC in bindings/jsonrpc, HTTP+JSON in bindings/rest, gRPC in bindings/grpc (spec 5.4, 9.5, 10.6, 11.6).
 
 export interface FieldViolation {
   field: string;
@@ -108,7 +108,7 @@ export class A2AError extends Error {
     return this.retryAfterSeconds === undefined ? this.extraHeaders : { ...this.extraHeaders, 'Retry-After': String(this.retryAfterSeconds) };
   }
 
-  /** ProtoJSON `Any` detail objects shared by both bindings. */
+  /** ProtoJSON `Any` detail objects shared by every binding (gRPC encodes them in binary). */
   details(): Record<string, unknown>[] {
     const details: Record<string, unknown>[] = [];
     if (this.mapping.a2a || Object.keys(this.metadata).length > 0) {

@@ -13,7 +13,7 @@ export interface PushTaskKeys {
   task: string;
   /** HASH configId → stored config JSON. */
   configs: string;
-  /** HASH "d:<configId>" → last settled event id, "i:<configId>" → event id in flight ('' = none). */
+  /** HASH "d:<configId>" → last settled event id, "i:<configId>" → event id in flight ('' = none), "k:<configId>" → 'snapshot' while that delivery is a Task snapshot (its next event was trimmed), "p:<configId>" → the cursor of a config a 410 disabled (parked: the replay bound holds nothing for it), "trimmedThrough" → the newest event the replay bound dropped. */
   cursors: string;
   /** The task's event stream: what is delivered. */
   events: string;

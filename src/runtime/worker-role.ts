@@ -6,6 +6,7 @@ import { createTurnWorker, TurnQueues, type TurnJobData } from '../../queues/tur
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import { openRedis, whenReady } from '../redis/connection.ts';
+import { replayBoundOf } from '../store/replay-bound.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { Reconciler } from './reconciler.ts';
 import { AssignmentStore } from '../coordination/assignment-store.ts';
@@ -43,8 +44,8 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
   const turnQueues = new TurnQueues(commands, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
-  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds);
-  const assignments = new AssignmentStore(commands, store.keys);
+  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay));
+  const assignments = new AssignmentStore(commands, store.keys, store.replay);
   const delegator = Delegator.forAgents(config, agents, { store, assignments, queues: turnQueues });
   const runner = new TurnRunner({
     store,

@@ -6,6 +6,7 @@ import type { Agents } from '../agents/agents.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
+import { replayBoundOf } from '../store/replay-bound.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { ScheduleFirer } from './schedule-firer.ts';
 import { ScheduleReconciler } from './schedule-reconciler.ts';
@@ -27,7 +28,7 @@ export async function startScheduleRole(config: GatewayConfig, agents: Agents, l
   const store = new ScheduleStore(commands, config.keyPrefix);
   const firer = new ScheduleFirer({
     store,
-    tasks: new TaskStore(commands, config.keyPrefix, config.retentionSeconds),
+    tasks: new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay)),
     queues,
     agents,
     logger,

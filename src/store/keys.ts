@@ -34,6 +34,8 @@ export interface TaskKeys {
   delegations: string;
   /** Coordinator only. LIST of child task ids whose questions wait to be surfaced on the coordinator. */
   questions: string;
+  /** HASH of push delivery cursors (see src/push/push-keys.ts): the replay bound keeps what they still need. */
+  pushCursors: string;
 }
 
 export class RedisKeys {
@@ -56,6 +58,7 @@ export class RedisKeys {
       slots: `${base}:slots`,
       delegations: `${base}:delegations`,
       questions: `${base}:questions`,
+      pushCursors: `${base}:pushcur`,
     };
   }
 

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { newId } from '../ids.ts';
+import { DEFAULT_REPLAY_BOUND, type ReplayBound } from './replay-bound.ts';
 
 const LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), 'lua');
 
@@ -51,6 +52,8 @@ interface ScriptSource {
   lua: string;
   /** Runs at most once per call, however often the call reaches Redis (see ONCE_MARKER). */
   once: boolean;
+  /** Appends to the replay buffer, which it then bounds (see BOUNDS_EVENTS_MARKER). */
+  boundsEvents: boolean;
 }
 
 /**
@@ -105,6 +108,33 @@ return __reply
 `;
 }
 
+/**
+ * Marks a script that appends to a task's events stream, naming the stream's key: the script is
+ * wrapped in the replay bound (lua/include/boundReplay.lua), which trims the stream in the same
+ * script, after the append. The wrapped script takes one key more than its file says (the task's
+ * push cursors, last) and three arguments more (the ReplayBound, before the call id of @once);
+ * the runner adds them. A call that appended nothing (refused, stale, a repeat) trims nothing.
+ */
+const BOUNDS_EVENTS_MARKER = /@bounds-events KEYS\[(\d+)\]/;
+
+function wrapBoundsEvents(lua: string, eventsKeyIndex: number): string {
+  const fragment = readFileSync(join(LUA_DIR, 'include', 'boundReplay.lua'), 'utf8');
+  return `${fragment}
+local __holdMaxEvents = tonumber(table.remove(ARGV))
+local __maxAgeMs = tonumber(table.remove(ARGV))
+local __maxEvents = tonumber(table.remove(ARGV))
+local __cursorsKey = table.remove(KEYS)
+local __eventsBefore = redis.call('XLEN', KEYS[${eventsKeyIndex}])
+local __reply = (function()
+${lua}
+end)()
+if redis.call('XLEN', KEYS[${eventsKeyIndex}]) > __eventsBefore then
+  __boundReplay(KEYS[1], KEYS[${eventsKeyIndex}], __cursorsKey, __maxEvents, __maxAgeMs, __holdMaxEvents)
+end
+return __reply
+`;
+}
+
 const wrapperOf = (lua: string): ((name: string, lua: string) => string) | undefined =>
   lua.includes(ONCE_SHARED_MARKER) ? wrapOnceShared : lua.includes(ONCE_MARKER) ? wrapOnce : undefined;
 
@@ -120,7 +150,14 @@ function scriptSources(): Map<string, ScriptSource> {
     const lua = readFileSync(join(LUA_DIR, file), 'utf8');
     const wrap = wrapperOf(lua);
     const name = match[1] as string;
-    sources.set(name, { numberOfKeys: Number(match[2]), lua: wrap === undefined ? lua : wrap(name, lua), once: wrap !== undefined });
+    const eventsKey = BOUNDS_EVENTS_MARKER.exec(lua);
+    const bounded = eventsKey === null ? lua : wrapBoundsEvents(lua, Number(eventsKey[1]));
+    sources.set(name, {
+      numberOfKeys: Number(match[2]) + (eventsKey === null ? 0 : 1),
+      lua: wrap === undefined ? bounded : wrap(name, bounded),
+      once: wrap !== undefined,
+      boundsEvents: eventsKey !== null,
+    });
   }
   cachedSources = sources;
   return sources;
@@ -128,9 +165,11 @@ function scriptSources(): Map<string, ScriptSource> {
 
 /**
  * Registers every script on the connection (ioredis sends EVALSHA and falls back to EVAL
- * after a Redis restart flushed the script cache) and returns one typed entry point.
+ * after a Redis restart flushed the script cache) and returns one typed entry point. A script
+ * that bounds the replay buffer is called with `replay` (its caller passes the push cursors key
+ * as the last key).
  */
-export function defineScripts(redis: Redis): ScriptRunner {
+export function defineScripts(redis: Redis, replay: ReplayBound = DEFAULT_REPLAY_BOUND): ScriptRunner {
   for (const [name, source] of scriptSources()) {
     if (!(name in redis)) redis.defineCommand(name, { numberOfKeys: source.numberOfKeys, lua: source.lua });
   }
@@ -142,6 +181,7 @@ export function defineScripts(redis: Redis): ScriptRunner {
     }
     const command = (redis as unknown as Record<string, (...a: (string | number)[]) => Promise<ScriptReply>>)[name];
     if (command === undefined) throw new Error(`Script ${name} is not defined on this connection`);
-    return command.call(redis, ...keys, ...args, ...(source.once ? [newId()] : []));
+    const bound = source.boundsEvents ? [replay.maxEvents, replay.maxAgeMs, replay.pushHoldMaxEvents] : [];
+    return command.call(redis, ...keys, ...args, ...bound, ...(source.once ? [newId()] : []));
   };
 }

@@ -73,7 +73,7 @@ const TASK_FIELDS = ['owner', 'id', 'contextId', 'status', 'artifacts', 'metadat
   'cancelStoppedAtMs', 'cancelOutcome', 'outcome', 'usageInputTokens', 'usageOutputTokens', 'directReply'];
 /** readTask-3.lua's reply: the artifacts JSON sits at this index, the history from HISTORY_AT on. */
 const ARTIFACTS_AT = 3;
-const HISTORY_AT = 14;
+const HISTORY_AT = 16;
 
 const textLength = (value: string | number | null): number => (typeof value === 'string' ? value.length : 0);
 
@@ -232,7 +232,8 @@ export class TaskListing {
       if (values[0] !== ownerKey) return [];
       const history = withHistory ? ((replies[i * step + 1] ?? []) as string[]) : [];
       const [, id, contextId, status, artifacts, metadata, ...rest] = values.map((v) => v ?? '');
-      return [id ?? '', contextId ?? '', status ?? '', query.includeArtifacts ? (artifacts ?? '') : '', metadata ?? '', '', ...rest, ...history];
+      // No event id and nothing trimmed: a listed task is not the start of a stream.
+      return [id ?? '', contextId ?? '', status ?? '', query.includeArtifacts ? (artifacts ?? '') : '', metadata ?? '', '', ...rest, '', '0', ...history];
     });
   }
 

@@ -17,6 +17,7 @@ import type { InputPolicy } from '../config/schema.ts';
 import { RESERVED_METADATA_KEY } from '../protocol/schemas.ts';
 import { DIRECT_REPLY_EVENT_METADATA } from '../tasks/direct-reply.ts';
 import { RedisKeys } from './keys.ts';
+import { DEFAULT_REPLAY_BOUND, type ReplayBound, type TrimmedEvents } from './replay-bound.ts';
 import { defineScripts, type ScriptRunner } from './scripts.ts';
 
 /**
@@ -162,6 +163,8 @@ export interface TaskRead {
   directReply?: Message;
   /** Id of the last event the snapshot includes ('' if the buffer is empty or expired). */
   lastEventId: string;
+  /** What the replay bound dropped from the task's buffer, as of the snapshot. */
+  trimmed: TrimmedEvents;
 }
 
 export type LeaseResult =
@@ -275,10 +278,10 @@ function cancellationOf(requested: string | undefined, acknowledged: string | un
 
 const str = (value: string | number | null | undefined): string => (value === null || value === undefined ? '' : String(value));
 
-/** A task as readTask-3.lua returned it, or undefined when it is missing or not the caller's. */
+/** A task as readTask-3.lua returned it (ListTasks builds the same reply from plain reads), or undefined when it is missing or not the caller's. */
 export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefined {
   if (reply.length === 0) return undefined;
-  const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, ...history] =
+  const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, trimmedThrough, trimmedCount, ...history] =
     reply.map(str);
   const task: Task = {
     id: id as string,
@@ -302,9 +305,22 @@ export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefi
   if (Object.keys(gateway).length > 0) parsedMetadata[GATEWAY_METADATA_KEY] = gateway;
   if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
   if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
-  const read: TaskRead = { task, lastEventId: lastEventId as string };
+  const read: TaskRead = { task, lastEventId: lastEventId as string, trimmed: { throughId: trimmedThrough ?? '', count: Number(trimmedCount || 0) } };
   if (directReply) read.directReply = JSON.parse(directReply) as Message;
   return read;
+}
+
+/** A stream entry as read; its JSON is parsed on first use only (replaying a buffer forwards the JSON as is). */
+function storedEvent(id: string, json: string): StoredEvent {
+  let parsed: StreamResponse | undefined;
+  return {
+    id,
+    json,
+    get event(): StreamResponse {
+      parsed ??= JSON.parse(json) as StreamResponse;
+      return parsed;
+    },
+  };
 }
 
 export class TaskStore {
@@ -314,14 +330,16 @@ export class TaskStore {
   /**
    * @param retentionSeconds how long a terminal task (state, history, replay buffer, turns)
    *   stays readable before Redis expires it.
+   * @param replay how far back each task's replay buffer reaches (the `replay` settings).
    */
   constructor(
     readonly redis: Redis,
     prefix: string,
     readonly retentionSeconds: number = DEFAULT_RETENTION_SECONDS,
+    readonly replay: ReplayBound = DEFAULT_REPLAY_BOUND,
   ) {
     this.keys = new RedisKeys(prefix);
-    this.run = defineScripts(redis);
+    this.run = defineScripts(redis, replay);
   }
 
   async createTask(input: {
@@ -372,6 +390,7 @@ export class TaskStore {
         this.keys.ownerActiveTasks(ownerKey),
         this.keys.ownerQuota(ownerKey),
         this.keys.ownerQuotaChecks(ownerKey),
+        k.pushCursors,
       ],
       [
         taskId,
@@ -457,6 +476,7 @@ export class TaskStore {
         k.questions,
         this.keys.ownerQuota(ownerKey),
         this.keys.ownerQuotaChecks(ownerKey),
+        k.pushCursors,
       ],
       [
         ownerKey,
@@ -548,6 +568,7 @@ export class TaskStore {
         k.steps,
         this.keys.ownerActiveTasks(ownerKey),
         k.emitted,
+        k.pushCursors,
       ],
       [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds],
     );
@@ -563,6 +584,20 @@ export class TaskStore {
     }
   }
 
+  /**
+   * Like readEvents, with what the replay bound had dropped when they were read (one MULTI, so
+   * the two agree): a reader whose afterId is older than `trimmed.throughId` missed events.
+   */
+  async readEventsAfter(taskId: string, afterId: string, count: number): Promise<{ events: StoredEvent[]; trimmed: TrimmedEvents }> {
+    const k = this.keys.task(taskId);
+    const start = afterId === '' ? '-' : `(${afterId}`;
+    const replies = (await this.redis.multi().hmget(k.task, 'eventsTrimmedThrough', 'eventsTrimmed').xrange(k.events, start, '+', 'COUNT', count).exec()) ?? [];
+    for (const [error] of replies) if (error !== null) throw error;
+    const [throughId, trimmedCount] = (replies[0]?.[1] ?? []) as (string | null)[];
+    const entries = (replies[1]?.[1] ?? []) as [string, string[]][];
+    return { events: entries.map(([id, fields]) => storedEvent(id, fields[1] ?? 'null')), trimmed: { throughId: throughId ?? '', count: Number(trimmedCount ?? 0) } };
+  }
+
   /** Events after `afterId` (exclusive), oldest first; all events when afterId is ''. */
   async readEvents(taskId: string, afterId: string, count?: number): Promise<StoredEvent[]> {
     const key = this.keys.task(taskId).events;
@@ -571,19 +606,7 @@ export class TaskStore {
       count === undefined
         ? await this.redis.xrange(key, start, '+')
         : await this.redis.xrange(key, start, '+', 'COUNT', count);
-    return entries.map(([id, fields]) => {
-      const json = fields[1] ?? 'null';
-      // Parsed on first use only: replaying a buffer to a stream forwards the JSON as is.
-      let parsed: StreamResponse | undefined;
-      return {
-        id,
-        json,
-        get event(): StreamResponse {
-          parsed ??= JSON.parse(json) as StreamResponse;
-          return parsed;
-        },
-      };
-    });
+    return entries.map(([id, fields]) => storedEvent(id, fields[1] ?? 'null'));
   }
 
   /**
@@ -650,6 +673,7 @@ export class TaskStore {
         k.turns,
         this.keys.ownerTasks(input.ownerKey),
         this.keys.ownerContextTasks(input.ownerKey, input.contextId),
+        k.pushCursors,
       ],
       [input.workerId, input.leaseTtlMs, input.now.getTime(), input.now.toISOString(), this.keys.eventChannel(input.taskId), input.turnDeadlineMs ?? 0],
     );
@@ -783,7 +807,7 @@ export class TaskStore {
     const { emit } = input;
     const reply = await this.run(
       'appendEvents',
-      [k.task, k.events, this.keys.ownerTasks(input.ownerKey), this.keys.ownerContextTasks(input.ownerKey, input.contextId), k.emitted],
+      [k.task, k.events, this.keys.ownerTasks(input.ownerKey), this.keys.ownerContextTasks(input.ownerKey, input.contextId), k.emitted, k.pushCursors],
       [
         input.generation,
         this.keys.eventChannel(input.taskId),
@@ -849,6 +873,7 @@ export class TaskStore {
         k.steps,
         this.keys.ownerActiveTasks(input.ownerKey),
         k.emitted,
+        k.pushCursors,
       ],
       [
         input.generation,
@@ -895,7 +920,7 @@ export class TaskStore {
       statusUpdate: { taskId: input.taskId, contextId: input.contextId, status: input.status, metadata: { cancellation: stage } },
     };
     const field = input.interruptedTurn === undefined ? 'cancelAcknowledgedAtMs' : `interruptAcknowledged:${input.interruptedTurn}`;
-    const reply = await this.run('acknowledgeCancel', [k.task, k.events], [input.generation, this.keys.eventChannel(input.taskId), input.now.getTime(), JSON.stringify(event), field]);
+    const reply = await this.run('acknowledgeCancel', [k.task, k.events, k.pushCursors], [input.generation, this.keys.eventChannel(input.taskId), input.now.getTime(), JSON.stringify(event), field]);
     if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
   }
 

@@ -17,6 +17,7 @@ import {
   type Message,
   type SendMessageRequest,
   type SendMessageResponse,
+  type StreamResponse,
   type SubscribeToTaskRequest,
   type Task,
   type TaskState,
@@ -25,6 +26,8 @@ import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { messageDigestOf } from './message-digest.ts';
 import { TaskListing, type ListBounds, type ListCursor } from '../store/task-listing.ts';
 import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
+import { replaySkipNote } from './replay-skip.ts';
+import { isBeforeBuffer } from '../store/replay-bound.ts';
 import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
 import type { Delegator } from '../coordination/delegator.ts';
 import type { PushConfigs } from '../push/push-configs.ts';
@@ -346,7 +349,9 @@ export class TaskService {
   /**
    * Where a subscription starts. Without `lastEventId`: the current Task snapshot, then what
    * follows it (a terminal task is refused, spec 3.1.6). With it: exactly the events after
-   * that id, even if the task has since ended, so a dropped client misses nothing.
+   * that id, even if the task has since ended, so a dropped client misses nothing; when some of
+   * them were dropped from the replay buffer (replay settings), the current Task snapshot, a
+   * note naming what was skipped (`skipNote`), then the events after the snapshot.
    */
   async subscribe(
     owner: Owner,
@@ -354,6 +359,8 @@ export class TaskService {
     lastEventId: string | undefined,
   ): Promise<{
     snapshot: { task: Task; eventId: string } | undefined;
+    /** Sent right after the snapshot, without an event id: the events the client skipped. */
+    skipNote: StreamResponse | undefined;
     afterId: string;
     /** True when nothing can follow afterId: the stream should end right away. */
     terminal: boolean;
@@ -361,15 +368,14 @@ export class TaskService {
     const read = await this.options.store.readTask(request.id, owner, undefined);
     if (read === undefined) throw taskNotFound(request.id);
     const terminal = isTerminal(read.task.status.state);
+    const snapshot = { task: read.task, eventId: read.lastEventId };
     if (lastEventId !== undefined) {
       if (!/^\d+-\d+$/.test(lastEventId)) {
         throw invalidParams([{ field: 'Last-Event-ID', description: 'must be an event id this gateway sent, like 1700000000000-0' }]);
       }
-      const events = await this.options.store.readEvents(request.id, '', 1);
-      const oldest = events[0]?.id;
-      // The buffer no longer reaches back that far: start over from the snapshot instead.
-      if (oldest !== undefined && compareEventIds(lastEventId, oldest) < 0) {
-        return { snapshot: { task: read.task, eventId: read.lastEventId }, afterId: read.lastEventId, terminal };
+      // Read with the snapshot, atomically: an id older than the newest dropped event misses some.
+      if (isBeforeBuffer(lastEventId, read.trimmed)) {
+        return { snapshot, skipNote: replaySkipNote(read.task, read.lastEventId, lastEventId, read.trimmed), afterId: read.lastEventId, terminal };
       }
       const newest = read.lastEventId;
       if (newest !== '' && compareEventIds(lastEventId, newest) > 0) {
@@ -377,7 +383,7 @@ export class TaskService {
       }
       // The client already has the terminal event: nothing follows, so the stream ends at once.
       const caughtUp = terminal && newest !== '' && compareEventIds(lastEventId, newest) === 0;
-      return { snapshot: undefined, afterId: lastEventId, terminal: caughtUp };
+      return { snapshot: undefined, skipNote: undefined, afterId: lastEventId, terminal: caughtUp };
     }
     if (terminal) {
       throw new A2AError(
@@ -386,7 +392,18 @@ export class TaskService {
         { metadata: { taskId: request.id, state: read.task.status.state } },
       );
     }
-    return { snapshot: { task: read.task, eventId: read.lastEventId }, afterId: read.lastEventId, terminal };
+    return { snapshot, skipNote: undefined, afterId: read.lastEventId, terminal };
+  }
+
+  /**
+   * For a stream whose reader fell behind the replay buffer (more events than the buffer holds
+   * arrived while it caught up, e.g. across a Redis reconnect): the Task snapshot to continue
+   * from and the note naming what was skipped, as a resume from before the buffer gets them.
+   */
+  async snapshotAfterSkip(owner: Owner, taskId: string, lastEventId: string): Promise<{ snapshot: { task: Task; eventId: string }; skipNote: StreamResponse }> {
+    const read = await this.options.store.readTask(taskId, owner, undefined);
+    if (read === undefined) throw taskNotFound(taskId);
+    return { snapshot: { task: read.task, eventId: read.lastEventId }, skipNote: replaySkipNote(read.task, read.lastEventId, lastEventId, read.trimmed) };
   }
 
   /** A coordinator's assignments, in the order they were made, with each child's current state. */
@@ -644,6 +661,12 @@ export class TaskService {
       liveOnly,
       onEvent: (event: LiveEvent) => {
         if (event.state !== undefined && done(event.state)) finish();
+      },
+      // More events came than the buffer keeps while this watch caught up: the turn may have
+      // ended among them, so the watch ends and its caller reads the task as it is.
+      onBehindBuffer: async () => {
+        finish();
+        return undefined;
       },
       // Redis has been unreachable past the outage grace period (or a read failed): fail the
       // waiting call with a retryable error rather than block until blockingTimeoutMs.

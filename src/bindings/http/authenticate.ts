@@ -1,7 +1,8 @@
 // The credentials step: authenticate from the headers (no body read yet), finish a signed
 // request's check once the body is known, and count every failure against the client's
-// address (limits.unauthenticatedPerSecond).
-import type { Authenticator } from '../../auth/authenticator.ts';
+// address (limits.unauthenticatedPerSecond). The gRPC binding takes the same step with its
+// metadata as the headers (authenticateCaller).
+import type { Authenticator, CallerRequest } from '../../auth/authenticator.ts';
 import type { Principal } from '../../auth/principal.ts';
 import type { UnauthenticatedLimiter } from '../../limits/unauthenticated-limiter.ts';
 import { A2AError } from '../../protocol/errors.ts';
@@ -21,23 +22,32 @@ export interface PendingCaller {
   complete(body: string): Promise<Principal | undefined>;
 }
 
-export async function authenticateHead(exchange: Exchange, step: AuthenticationStep): Promise<PendingCaller> {
+/** Authenticates a request from its headers; failures count against the client's address (read only then). */
+export async function authenticateCaller(request: CallerRequest, clientAddress: () => string, step: Pick<AuthenticationStep, 'authenticator' | 'unauthenticated'>): Promise<PendingCaller> {
   const refuse = async (error: unknown): Promise<never> => {
     if (error instanceof A2AError && error.kind === 'UNAUTHENTICATED') {
-      throw await step.unauthenticated.refusalFor(step.proxyTrust.clientAddress(exchange.request), error);
+      throw await step.unauthenticated.refusalFor(clientAddress(), error);
     }
     throw error;
   };
   let authentication;
   try {
-    authentication = await step.authenticator.authenticate({
-      method: exchange.method,
-      targetUri: `${step.proxyTrust.publicBase(exchange.request, step.publicUrl)}${exchange.target}`,
-      header: (name) => exchange.header(name),
-      headerValues: (name) => exchange.headerValues(name),
-    });
+    authentication = await step.authenticator.authenticate(request);
   } catch (error) {
     return refuse(error);
   }
   return { complete: (body) => authentication.complete(body).catch(refuse) };
+}
+
+export function authenticateHead(exchange: Exchange, step: AuthenticationStep): Promise<PendingCaller> {
+  return authenticateCaller(
+    {
+      method: exchange.method,
+      targetUri: `${step.proxyTrust.publicBase(exchange.request, step.publicUrl)}${exchange.target}`,
+      header: (name) => exchange.header(name),
+      headerValues: (name) => exchange.headerValues(name),
+    },
+    () => step.proxyTrust.clientAddress(exchange.request),
+    step,
+  );
 }

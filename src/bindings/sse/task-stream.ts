@@ -1,12 +1,12 @@
-// Pipes one task's events into one SSE response, in order, and ends the response when the
-// stream's closing condition is met. Closing the response only drops this listener: the task
-// goes on (a connection is not a turn).
+// Pipes one task's events into one SSE response (../task-stream.ts delivers them in order and
+// decides when the stream ends). Closing the response only drops this listener: the task goes
+// on (a connection is not a turn).
 import type { ServerResponse } from 'node:http';
-import { openTaskFeed } from '../../events/task-feed.ts';
+import type { TaskFeed } from '../../events/task-feed.ts';
 import { LimitExceededError } from '../../limits/limit-refusal.ts';
-import type { LiveEvent } from '../../events/hub.ts';
 import type { TaskService } from '../../tasks/service.ts';
 import type { StreamPlan } from '../../operations/stream-plan.ts';
+import { streamTaskEvents } from '../task-stream.ts';
 import type { SseStreams } from './sse-writer.ts';
 
 export interface TaskStreamOptions {
@@ -22,12 +22,10 @@ export interface TaskStreamOptions {
 }
 
 export function pipeTaskStream(options: TaskStreamOptions): void {
-  // Only what the live callbacks need is kept in their closures: an idle stream lives for
-  // hours, and the snapshot (a whole Task with history) must not live with it.
-  const { service, response, frame, frameError, streams } = options;
-  const { snapshot, closesOn, taskId, afterId, alreadyEnded } = options.plan;
-  let feed: { close(): void } | undefined;
-  const sse = streams.open(response, () => {
+  const { frameError } = options;
+  const { taskId } = options.plan;
+  let feed: TaskFeed | undefined;
+  const sse = options.streams.open(options.response, () => {
     feed?.close();
     options.plan.onStreamEnd?.();
   }, {
@@ -41,65 +39,15 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
         ),
       ),
   });
-
-  if (snapshot !== undefined) {
-    sse.send(frame(JSON.stringify({ task: snapshot.task })), { id: snapshot.eventId });
-    if (closesOn(snapshot.task.status.state)) {
-      sse.end();
-      return;
-    }
-  }
-  if (alreadyEnded === true) {
-    sse.end();
-    return;
-  }
-  const deliver = (event: LiveEvent): void => {
-    sse.send(frame(event.json), { id: event.id });
-    if (event.state !== undefined && closesOn(event.state)) sse.end();
-  };
-  // A stream that may turn out to be message-only holds the task's lifecycle frames back until
-  // the turn shows what it is (StreamPlan.holdForDirectReply).
-  const hold = options.plan.holdForDirectReply;
-  let held: LiveEvent[] | undefined = hold === undefined ? undefined : [];
-  feed = openTaskFeed({
-    hub: service.hub,
-    store: service.store,
-    taskId,
-    afterId,
-    onEvent: (event) => {
-      if (held !== undefined && hold !== undefined) {
-        const reply = hold.directReplyOf(event.json);
-        if (reply !== undefined) {
-          sse.send(frame(JSON.stringify({ message: reply })), { id: event.id });
-          sse.end();
-          return;
-        }
-        if (isLifecycleEvent(event)) {
-          held.push(event);
-          return;
-        }
-        const release = held;
-        held = undefined;
-        for (const earlier of release) deliver(earlier);
-      }
-      deliver(event);
-    },
-    onError: (error) => {
+  feed = streamTaskEvents({
+    service: options.service,
+    sink: sse,
+    plan: options.plan,
+    frame: options.frame,
+    fail: (error) => {
       const framed = frameError(error);
       sse.send(framed.data, framed.event === undefined ? undefined : { event: framed.event });
       sse.end();
     },
   });
-  if (sse.closed) feed.close();
-}
-
-/**
- * The events a task has before its turn shows anything: its creation (a Task snapshot) and the
- * start of its turn (a bare WORKING status update, no message, no metadata).
- */
-function isLifecycleEvent(event: LiveEvent): boolean {
-  if (event.json.startsWith('{"task":')) return true;
-  if (event.state !== 'TASK_STATE_WORKING' && event.state !== 'TASK_STATE_SUBMITTED') return false;
-  const parsed = JSON.parse(event.json) as { statusUpdate?: { status: { message?: unknown }; metadata?: unknown } };
-  return parsed.statusUpdate !== undefined && parsed.statusUpdate.status.message === undefined && parsed.statusUpdate.metadata === undefined;
 }

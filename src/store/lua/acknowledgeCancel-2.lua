@@ -7,6 +7,7 @@
   ARGV[5] the task hash field that records it (cancelAcknowledgedAtMs, or interruptAcknowledged:<turn>)
   Returns {'STALE'} | {'OK'}
   Emits: the acknowledgement status update (metadata.cancellation.stage "acknowledged").
+  @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
 -- Too late to acknowledge: the turn already ended (on its own, or canceled).

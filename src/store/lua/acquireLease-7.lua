@@ -14,6 +14,7 @@
         parked). A run after a lost worker keeps the resumption of the run it replaces, so events
         of a turn are keyed by (turn, resumption, sequence) and a re-run's repeats are recognized.
   Emits: a TASK_STATE_WORKING status update when the turn starts from SUBMITTED.
+  @bounds-events KEYS[4]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
 ]]
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'GONE'} end
 local state = redis.call('HGET', KEYS[1], 'state')

@@ -16,6 +16,7 @@
   Returns {'STALE'} when a newer generation holds the task, {'REPEATED'} when an earlier run of
   this turn already appended this event (nothing changed), else {'OK', lastEventId}.
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
+  @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
 local scope = ARGV[8]

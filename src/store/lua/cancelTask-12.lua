@@ -12,6 +12,7 @@
   Returns {'NOT_FOUND'} | {'NOT_CANCELABLE', state} | {'CANCELED'} | {'REQUESTED'}
   Emits: a status update with metadata.cancellation.stage "requested" (first request for a running
   turn) or the final TASK_STATE_CANCELED update with stage "stopped".
+  @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
 ]]
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end

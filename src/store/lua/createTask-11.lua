@@ -23,6 +23,7 @@
         | {'CREATED', eventId, the owner's tasks queued or running now (this one included): its turn's queue priority,
            the owner's quota checks that are due (a sweep may release expired tasks)}
   Emits: XADD + PUBLISH of the task snapshot event.
+  @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
 ]]
 local existing = redis.call('GET', KEYS[8])
 if existing then return {'DUPLICATE', existing} end

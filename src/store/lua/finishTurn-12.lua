@@ -23,11 +23,14 @@
   Emits: the final status update, or a TASK_STATE_WORKING status update for the next turn (for an
   interrupted turn, with metadata.cancellation {stage "stopped", scope "turn", turn}).
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
+  @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
 local turn = redis.call('HGET', KEYS[1], 'turn')
 -- Decided before the inbox is drained: a message waiting means the client holds the task.
-local direct = ARGV[16] ~= '' and turn == '1' and redis.call('XLEN', KEYS[2]) <= 2 and redis.call('LLEN', KEYS[6]) == 0
+-- Events the replay bound dropped were announced all the same: they count.
+local announced = redis.call('XLEN', KEYS[2]) + tonumber(redis.call('HGET', KEYS[1], 'eventsTrimmed') or '0')
+local direct = ARGV[16] ~= '' and turn == '1' and announced <= 2 and redis.call('LLEN', KEYS[6]) == 0
   and not redis.call('HGET', KEYS[1], 'cancelRequestedAtMs')
 redis.call('HSET', KEYS[8], turn, ARGV[9])
 redis.call('DEL', KEYS[12])

@@ -11,5 +11,5 @@ local taskKey, configsKey, cursorsKey = KEYS[1], KEYS[2], KEYS[3]
 local owner = redis.call('HGET', taskKey, 'owner')
 if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end
 local removed = redis.call('HDEL', configsKey, ARGV[2])
-redis.call('HDEL', cursorsKey, 'd:' .. ARGV[2], 'i:' .. ARGV[2])
+redis.call('HDEL', cursorsKey, 'd:' .. ARGV[2], 'i:' .. ARGV[2], 'k:' .. ARGV[2], 'p:' .. ARGV[2])
 return {'DELETED', tostring(removed)}

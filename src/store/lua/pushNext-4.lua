@@ -11,10 +11,46 @@
     {'OK', drained, ownerKey, kind1, configId1, eventId1, eventJson1, kind2, ...} where kind is
     'new' (just marked in flight) or 'inflight' (was in flight already), and drained is '1' when
     the task is terminal and nothing is pending or in flight for any config (its outbox entry can go).
+  A config whose next event the replay bound dropped (its receiver fell behind by more than
+  replay.pushHoldMaxEvents) gets the Task snapshot instead, as of the newest event, whose id it
+  is in flight under ("k:<configId>" = 'snapshot' in the cursors), with metadata.a2aGateway.replay
+  naming what was skipped; once settled, the config goes on after that event.
 ]]
 local taskKey, configsKey, cursorsKey, eventsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local fields = redis.call('HMGET', taskKey, 'owner', 'finishedAtMs')
+local fields = redis.call('HMGET', taskKey, 'owner', 'finishedAtMs', 'eventsTrimmedThrough', 'eventsTrimmed')
 if not fields[1] then return {'GONE'} end
+local trimmedThrough = fields[3]
+
+local function idLess(a, b)
+  local aMs, aSeq = string.match(a, '^(%d+)-(%d+)$')
+  local bMs, bSeq = string.match(b, '^(%d+)-(%d+)$')
+  if tonumber(aMs) ~= tonumber(bMs) then return tonumber(aMs) < tonumber(bMs) end
+  return tonumber(aSeq) < tonumber(bSeq)
+end
+
+-- The task as it stands, as a StreamResponse {task} (history left out), noting the skip.
+local function snapshotJson(settled, snapshotEventId)
+  local task = redis.call('HMGET', taskKey, 'id', 'contextId', 'status', 'artifacts', 'metadata')
+  local note = cjson.encode({reason = 'REPLAY_BUFFER_TRIMMED', lastEventId = settled, trimmedThroughEventId = trimmedThrough,
+    snapshotEventId = snapshotEventId, eventsTrimmed = tonumber(fields[4] or '0'),
+    message = 'Events after ' .. settled .. ' were dropped from the replay buffer before they could be delivered; this is the task as of event '
+      .. snapshotEventId .. ', and the events after it follow.'})
+  local metadata = task[5] or '{}'
+  local gateway = '"a2aGateway":{"replay":' .. note .. '}'
+  if metadata == '{}' then
+    metadata = '{' .. gateway .. '}'
+  elseif not string.find(metadata, '"a2aGateway"', 1, true) then
+    metadata = '{' .. gateway .. ',' .. string.sub(metadata, 2)
+  else
+    local decoded = cjson.decode(metadata)
+    if type(decoded.a2aGateway) ~= 'table' then decoded.a2aGateway = {} end
+    decoded.a2aGateway.replay = cjson.decode(note)
+    metadata = cjson.encode(decoded)
+  end
+  local artifacts = task[4] or '[]'
+  return '{"task":{"id":' .. cjson.encode(task[1]) .. ',"contextId":' .. cjson.encode(task[2]) .. ',"status":' .. task[3]
+    .. (artifacts == '[]' and '' or (',"artifacts":' .. artifacts)) .. ',"metadata":' .. metadata .. '}}'
+end
 local configIds = redis.call('HKEYS', configsKey)
 if #configIds == 0 then return {'GONE'} end
 local result = {'OK', '1', fields[1]}
@@ -22,17 +58,34 @@ local drained = fields[2] ~= false
 for _, configId in ipairs(configIds) do
   local config = cjson.decode(redis.call('HGET', configsKey, configId))
   if not config.disabled then
-    local cursor = redis.call('HMGET', cursorsKey, 'd:' .. configId, 'i:' .. configId)
+    local cursor = redis.call('HMGET', cursorsKey, 'd:' .. configId, 'i:' .. configId, 'k:' .. configId)
     local settled, inflight = cursor[1] or '0-0', cursor[2] or ''
     if inflight ~= '' then
       drained = false
-      local entry = redis.call('XRANGE', eventsKey, inflight, inflight)
       local json = ''
-      if entry[1] then json = entry[1][2][2] end
+      if cursor[3] == 'snapshot' then
+        json = snapshotJson(settled, inflight)
+      else
+        local entry = redis.call('XRANGE', eventsKey, inflight, inflight)
+        if entry[1] then json = entry[1][2][2] end
+      end
       table.insert(result, 'inflight')
       table.insert(result, configId)
       table.insert(result, inflight)
       table.insert(result, json)
+    elseif trimmedThrough and idLess(settled, trimmedThrough) then
+      -- Its next event is gone: the snapshot as of the newest event, in flight under that event's id.
+      local newest = redis.call('XREVRANGE', eventsKey, '+', '-', 'COUNT', 1)
+      if newest[1] then
+        drained = false
+        if ARGV[1] == '1' then
+          redis.call('HSET', cursorsKey, 'i:' .. configId, newest[1][1], 'k:' .. configId, 'snapshot')
+          table.insert(result, 'new')
+          table.insert(result, configId)
+          table.insert(result, newest[1][1])
+          table.insert(result, snapshotJson(settled, newest[1][1]))
+        end
+      end
     else
       local entry = redis.call('XRANGE', eventsKey, '(' .. settled, '+', 'COUNT', 1)
       if entry[1] then

@@ -28,6 +28,13 @@ if isNew then
     start = ARGV[5]
   end
   redis.call('HSET', cursorsKey, 'd:' .. configId, start, 'i:' .. configId, '')
+else
+  -- A config a 410 disabled had its cursor parked (pushSettle): enabled again, it resumes there.
+  local parked = redis.call('HGET', cursorsKey, 'p:' .. configId)
+  if parked then
+    redis.call('HSET', cursorsKey, 'd:' .. configId, parked)
+    redis.call('HDEL', cursorsKey, 'p:' .. configId)
+  end
 end
 redis.call('HSET', configsKey, configId, ARGV[3])
 -- Push state lives exactly as long as its task: a finished task's keys carry its expiry.

@@ -7,6 +7,7 @@
   KEYS[5] questions (list)
   ARGV[1] now (ms)   ARGV[2] now (ISO)   ARGV[3] event channel   ARGV[4] message id for the question
   Returns {'NONE'} | {'ASKED', child task id}
+  @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'suspended') ~= '1' or redis.call('HEXISTS', KEYS[1], 'awaitingChild') == 1
   or redis.call('HEXISTS', KEYS[1], 'cancelRequestedAtMs') == 1 then

@@ -7,6 +7,7 @@
   ARGV[3] status event JSON   ARGV[4] now (ms)   ARGV[5] event channel
   Returns {'STALE'} | {'SUSPENDED'}
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
+  @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
 ]]
 if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
 redis.call('DEL', KEYS[2])

@@ -1,0 +1,72 @@
+--[[
+  Bounds a task's replay buffer (its events stream) after a script appended to it, in that
+  script: the append and the trim are one atomic step, so no reader ever sees the stream past
+  its bound. Wrapped around every script marked @bounds-events (src/store/scripts.ts).
+  The trim is exact (XTRIM MINID without `~`): the gateway must know the newest event it ever
+  dropped, to tell a Last-Event-ID from inside the buffer (replayed exactly) from one older
+  than it (answered with a snapshot). Each append drops about as many events as it added, so
+  the exact trim costs a flag per entry in the stream's oldest node, not a rewrite.
+  Task hash fields it keeps: eventsTrimmedThrough (id of the newest event dropped) and
+  eventsTrimmed (how many were dropped in all).
+  Push: events after the oldest delivery cursor (a config's last settled event) stay, so a slow
+  receiver loses nothing, up to holdMaxEvents events; past that they go, and a config whose next
+  event went gets a task snapshot instead (pushNext). A config a 410 disabled holds nothing (its
+  cursor is parked under another name, see pushSettle).
+]]
+local function __eventIdLess(a, b)
+  local aMs, aSeq = string.match(a, '^(%d+)-(%d+)$')
+  local bMs, bSeq = string.match(b, '^(%d+)-(%d+)$')
+  aMs, bMs = tonumber(aMs), tonumber(bMs)
+  if aMs ~= bMs then return aMs < bMs end
+  return tonumber(aSeq) < tonumber(bSeq)
+end
+
+-- At most this many of the oldest events are read to find a cut: after the bound was lowered
+-- (or many events aged out at once) the stream comes down by this much per append (bounded
+-- work per call).
+local __TRIM_READ_MAX = 1000
+
+-- The id of the newest of the `excess` oldest events (capped at __TRIM_READ_MAX).
+local function __cutByCount(eventsKey, excess)
+  local oldest = redis.call('XRANGE', eventsKey, '-', '+', 'COUNT', math.min(excess, __TRIM_READ_MAX))
+  return oldest[#oldest][1]
+end
+
+local function __boundReplay(taskKey, eventsKey, cursorsKey, maxEvents, maxAgeMs, holdMaxEvents)
+  local length = redis.call('XLEN', eventsKey)
+  local through = nil
+  if maxEvents > 0 and length > maxEvents then through = __cutByCount(eventsKey, length - maxEvents) end
+  if maxAgeMs > 0 then
+    -- Stream ids come from the Redis clock, so the age cut does too.
+    local now = redis.call('TIME')
+    local cutoffMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - maxAgeMs
+    -- Read forward from the oldest: XREVRANGE from the cutoff would walk the whole stream.
+    if cutoffMs > 0 then
+      local aged = redis.call('XRANGE', eventsKey, '-', '(' .. string.format('%d', cutoffMs) .. '-0', 'COUNT', __TRIM_READ_MAX)
+      local newestAged = aged[#aged]
+      if newestAged and (through == nil or __eventIdLess(through, newestAged[1])) then through = newestAged[1] end
+    end
+  end
+  if through == nil then return end
+  local cursors = redis.call('HGETALL', cursorsKey)
+  local hold = nil
+  for i = 1, #cursors, 2 do
+    if string.sub(cursors[i], 1, 2) == 'd:' and (hold == nil or __eventIdLess(cursors[i + 1], hold)) then hold = cursors[i + 1] end
+  end
+  if hold ~= nil and __eventIdLess(hold, through) then
+    through = hold
+    if holdMaxEvents > 0 and length > holdMaxEvents then
+      local capped = __cutByCount(eventsKey, length - holdMaxEvents)
+      if __eventIdLess(through, capped) then through = capped end
+    end
+  end
+  local ms, seq = string.match(through, '^(%d+)-(%d+)$')
+  local dropped = redis.call('XTRIM', eventsKey, 'MINID', ms .. '-' .. string.format('%d', tonumber(seq) + 1))
+  -- A hold at a cursor already dropped (or before the first event) drops nothing: nothing to record.
+  if dropped > 0 then
+    redis.call('HSET', taskKey, 'eventsTrimmedThrough', through)
+    redis.call('HINCRBY', taskKey, 'eventsTrimmed', dropped)
+    -- Push settles read it there (pushSettle): a delivery settled behind it is not chained on.
+    if hold ~= nil then redis.call('HSET', cursorsKey, 'trimmedThrough', through) end
+  end
+end
