@@ -7,6 +7,9 @@ import { onLimitRefusal, type LimitName } from '../src/limits/limit-refusal.ts';
 import { StreamSlots } from '../src/limits/stream-slots.ts';
 import { expectUnchanged, rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
+import { detailsOf, metadataOf, rawGrpc } from './support/grpc.ts';
+import { SubscribeToTaskRequest } from '@a2a-js/sdk';
+import { status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
 
 let gw: TestGateway;
 let issuer: TestIssuer;
@@ -24,9 +27,9 @@ async function openTask(who: string): Promise<string> {
 }
 
 /** Opens SubscribeToTask over HTTP+JSON; an open stream is left open until `close`. */
-async function subscribe(who: string, taskId: string): Promise<{ status: number; body: string; headers: Headers; close: () => void }> {
+async function subscribe(who: string, taskId: string, on: TestGateway = gw): Promise<{ status: number; body: string; headers: Headers; close: () => void }> {
   const controller = new AbortController();
-  const response = await fetch(`${gw.restUrl}/tasks/${taskId}:subscribe`, { headers: { 'A2A-Version': '1.0', ...auth(who) }, signal: controller.signal });
+  const response = await fetch(`${on.restUrl}/tasks/${taskId}:subscribe`, { headers: { 'A2A-Version': '1.0', ...auth(who) }, signal: controller.signal });
   const body = response.status === 200 ? '' : await response.text();
   return { status: response.status, body, headers: response.headers, close: () => controller.abort() };
 }
@@ -119,5 +122,54 @@ describe('StreamSlots', () => {
     const unbounded = new StreamSlots({ maxStreamsPerOwner: 0, maxStreams: 0 });
     for (let i = 0; i < 50; i++) unbounded.take('a');
     expect(unbounded.openBy('a')).toBe(50);
+  });
+});
+
+describe('stream caps across bindings (gRPC and SSE share the count)', () => {
+  let grpcGw: TestGateway;
+  let grpc: ReturnType<typeof rawGrpc>;
+
+  beforeAll(async () => {
+    grpcGw = await startTestGateway({
+      name: 'stream-caps-grpc',
+      inProcessWorker: false,
+      config: {
+        grpcPort: 0,
+        auth: { enabled: true, issuers: [issuer.config] },
+        limits: { requestsPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0, maxStreamsPerOwner: 1 },
+      },
+    });
+    grpc = rawGrpc(grpcGw.gateway.grpc?.address as string);
+  });
+
+  afterAll(async () => {
+    grpc?.close();
+    await grpcGw?.close();
+  });
+
+  it('a gRPC stream takes the owner’s slot: a second one is RESOURCE_EXHAUSTED (TOO_MANY_STREAMS), so is an SSE one; cancelling it frees the slot', async () => {
+    const sent = await rpc(grpcGw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo hold'), configuration: { returnImmediately: true } }, auth('alice'));
+    const taskId = (sent.body.result as { task: { id: string } }).task.id;
+    const metadata = metadataOf({ 'a2a-version': '1.0', authorization: `Bearer ${tokens.alice}` });
+    let opened: () => void = () => undefined;
+    const firstEvent = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
+    const first = grpc.stream('subscribeToTask', SubscribeToTaskRequest.fromJSON({ id: taskId }), metadata, () => opened());
+    await firstEvent;
+    const sse = await subscribe('alice', taskId, grpcGw);
+    expect(sse.status).toBe(429);
+    expect(sse.body).toContain('TOO_MANY_STREAMS');
+    const second = await grpc.stream('subscribeToTask', SubscribeToTaskRequest.fromJSON({ id: taskId }), metadata).done;
+    expect(second.error?.code).toBe(grpcStatus.RESOURCE_EXHAUSTED);
+    expect(detailsOf(second.error as ServiceError).errorInfo?.metadata.reason).toBe('TOO_MANY_STREAMS');
+    first.call.cancel();
+    await first.done;
+    const freed = await waitFor(async () => {
+      const attempt = await subscribe('alice', taskId, grpcGw);
+      if (attempt.status === 200) return attempt;
+      return undefined;
+    }, 10_000, 'the freed slot');
+    freed.close();
   });
 });
