@@ -17,6 +17,7 @@ import type { Logger } from '../../logging/logger.ts';
 import { openStream, runUnary, type OperationDeps, type RequestContext } from '../../operations/dispatch.ts';
 import type { OperationRegistry } from '../../operations/registry.ts';
 import { A2AError } from '../../protocol/errors.ts';
+import { LimitExceededError } from '../../limits/limit-refusal.ts';
 import type { TaskService } from '../../tasks/service.ts';
 import { toA2AError } from '../errors.ts';
 import { authenticateCaller, type AuthenticationStep } from '../http/authenticate.ts';
@@ -55,7 +56,7 @@ interface AdmittedCall {
 function checkJsonBounds(params: Record<string, unknown>, limits: JsonLimits): void {
   const exceeded = new JsonComplexityScanner(limits).push(Buffer.from(JSON.stringify(params)));
   if (exceeded === undefined) return;
-  throw new A2AError('INVALID_REQUEST', `the request ${describeJsonBound(exceeded)}`, { metadata: { reason: jsonBoundReason(exceeded), limit: String(exceeded.limit) } });
+  throw new LimitExceededError('jsonLimits', 'INVALID_REQUEST', `the request ${describeJsonBound(exceeded)}`, { metadata: { reason: jsonBoundReason(exceeded), limit: String(exceeded.limit) } });
 }
 
 /** The steps before the operation; throws the refusal. */
@@ -68,7 +69,7 @@ async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWrit
   notes.agent = endpoint.agent.name;
   const { limits } = endpoint.agent.settings;
   if (decoded.bytes > limits.maxBodyBytes) {
-    throw new A2AError('RESOURCE_EXHAUSTED', `The request message is ${decoded.bytes} bytes; agent "${endpoint.agent.name}" accepts at most ${limits.maxBodyBytes} (maxBodyBytes).`, {
+    throw new LimitExceededError('maxBodyBytes', 'RESOURCE_EXHAUSTED', `The request message is ${decoded.bytes} bytes; agent "${endpoint.agent.name}" accepts at most ${limits.maxBodyBytes} (maxBodyBytes).`, {
       metadata: { reason: 'MESSAGE_TOO_LARGE', maxBytes: String(limits.maxBodyBytes) },
     });
   }
