@@ -17,6 +17,15 @@ interface Options {
   taskIds?: string[];
   connections?: number;
   perSecond?: number;
+  /** rpc-flood: the JSON-RPC method and params ("__N__" in the params becomes the request's number). */
+  method?: string;
+  params?: unknown;
+  /** rpc-flood: requests in flight at most; stream-flood: streams to open. */
+  concurrency?: number;
+  /** rpc-flood: stop after this many requests. */
+  count?: number;
+  /** rpc-flood: "__TEXT__" in the params becomes this many bytes of text (too big for a command line). */
+  textBytes?: number;
 }
 
 type Summary = Record<string, number | string>;
@@ -187,7 +196,122 @@ async function slowSubscribers(options: Options): Promise<Summary> {
   return { refusedHugeIds, streamsOpened, streamsEndedByServer: endedBeforeCleanup };
 }
 
+/** The reason an A2A error body names (google.rpc.ErrorInfo metadata.reason), if any. */
+function reasonIn(text: string): string | undefined {
+  // The gateway's own reason is in the ErrorInfo's metadata; the ErrorInfo's reason is the error's kind.
+  return /"metadata":\{[^}]*"reason":"([A-Z_]+)"/.exec(text)?.[1] ?? /"reason":"([A-Z_]+)"/.exec(text)?.[1];
+}
+
+/**
+ * Attacks 3, 5, 6 and 7: one JSON-RPC method called at a steady rate with at most `concurrency`
+ * calls in flight, with a valid token. Tallies answers by status and reason, and the largest
+ * response (read and counted, never kept).
+ */
+async function rpcFlood(options: Options): Promise<Summary> {
+  const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency ?? 8, localAddress: options.localAddress });
+  const tally: Record<string, number> = {};
+  let inFlight = 0;
+  let sent = 0;
+  let largestResponseBytes = 0;
+  const pending: Promise<void>[] = [];
+  const intervalMs = 1000 / (options.perSecond ?? 10);
+  const deadline = Date.now() + options.durationMs;
+  const template = JSON.stringify(options.params ?? {}).replace('__TEXT__', 'h'.repeat(options.textBytes ?? 0));
+  const call = (n: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const body = `{"jsonrpc":"2.0","id":${n},"method":${JSON.stringify(options.method)},"params":${template.replaceAll('__N__', `${process.pid}-${n}`)}}`;
+      const req = request(
+        `${options.url}/a2a/jsonrpc`,
+        {
+          method: 'POST',
+          agent,
+          headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', 'Content-Length': String(Buffer.byteLength(body)), Authorization: `Bearer ${options.token}` },
+        },
+        (res) => {
+          let bytes = 0;
+          let head = '';
+          res.on('data', (chunk: Buffer) => {
+            bytes += chunk.length;
+            if (head.length < 4096) head += chunk.toString();
+          });
+          res.on('end', () => {
+            largestResponseBytes = Math.max(largestResponseBytes, bytes);
+            const failed = /^\{"jsonrpc":"2.0","id":\d+,"error"/.test(head);
+            const key = failed ? `${res.statusCode} ${reasonIn(head) ?? /"code":(-?\d+)/.exec(head)?.[1] ?? 'error'}` : `${res.statusCode}`;
+            tally[key] = (tally[key] ?? 0) + 1;
+            resolve();
+          });
+        },
+      );
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        tally[error.code ?? 'error'] = (tally[error.code ?? 'error'] ?? 0) + 1;
+        resolve();
+      });
+      req.end(body);
+    });
+  while (Date.now() < deadline && (options.count === undefined || sent < options.count)) {
+    if (inFlight < (options.concurrency ?? 8)) {
+      sent += 1;
+      inFlight += 1;
+      pending.push(call(sent).finally(() => (inFlight -= 1)));
+    }
+    await sleep(intervalMs);
+  }
+  await Promise.all(pending);
+  agent.destroy();
+  return { sent, largestResponseKb: Math.round(largestResponseBytes / 1024), ...Object.fromEntries(Object.entries(tally).map(([key, count]) => [`HTTP ${key}`, count])) };
+}
+
+/** Attack 11: as many SubscribeToTask streams as the attacker can open (one task, a valid token), held open. */
+async function streamFlood(options: Options): Promise<Summary> {
+  const taskId = options.taskIds?.[0] ?? '';
+  const wanted = options.concurrency ?? 300;
+  const intervalMs = 1000 / (options.perSecond ?? 40);
+  const tally: Record<string, number> = {};
+  const sockets: Socket[] = [];
+  const opening: Promise<void>[] = [];
+  const subscribe = (): Promise<void> =>
+    new Promise((resolve) => {
+      const req = request(`${options.url}/a2a/rest/tasks/${taskId}:subscribe`, {
+        agent: false,
+        localAddress: options.localAddress,
+        headers: { 'A2A-Version': '1.0', Authorization: `Bearer ${options.token}` },
+      }, (res) => {
+        if (res.statusCode === 200) {
+          tally.open = (tally.open ?? 0) + 1;
+          sockets.push(res.socket);
+          res.resume();
+          resolve();
+          return;
+        }
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => {
+          const key = `${res.statusCode} ${reasonIn(text) ?? ''}`.trim();
+          tally[key] = (tally[key] ?? 0) + 1;
+          resolve();
+        });
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        tally[error.code ?? 'error'] = (tally[error.code ?? 'error'] ?? 0) + 1;
+        resolve();
+      });
+      req.end();
+    });
+  const deadline = Date.now() + options.durationMs;
+  for (let i = 0; i < wanted && Date.now() < deadline; i++) {
+    opening.push(subscribe());
+    await sleep(intervalMs);
+  }
+  await Promise.all(opening);
+  await sleep(Math.max(0, deadline - Date.now()));
+  for (const socket of sockets) socket.destroy();
+  return { attempted: opening.length, ...Object.fromEntries(Object.entries(tally).map(([key, count]) => [key === 'open' ? 'opened' : `HTTP ${key}`, count])) };
+}
+
 const attacks: Record<string, (options: Options) => Promise<Summary>> = {
+  'rpc-flood': rpcFlood,
+  'stream-flood': streamFlood,
   'slow-bodies': slowBodies,
   'heavy-bodies': heavyBodies,
   'slow-subscribers': slowSubscribers,

@@ -5,11 +5,19 @@
 //   1  slow bodies: 1,000 connections without credentials, each trickling a 1 MB body
 //   2  parse before authenticate: 15 structurally heavy 1 MB bodies a second, no credentials
 //      (2b: the same with a valid token, which meets the JSON bounds instead)
+//   3  ListTasks scans: 45 calls a second over an index of 5,000 tasks, with a status filter
+//      that matches none of them (each call examines at most limits.maxListScannedEntries)
 //   4  subscribers that never read, three with a 1 MB JSON-RPC id
+//   5  storage: 1 MB messages as fast as allowed, against limits.maxStoredBytes (32 MiB here)
+//   6  big pages: 8 parallel ListTasks of pageSize 100 with full histories and artifacts over
+//      60 tasks of 500 kB each (each page at most limits.maxListPageBytes)
+//   7  fairness: 100 long tasks from one owner; the victim's one-step echo is timed meanwhile
+//   11 stream flood: 300 SubscribeToTask streams from one owner (limits.maxStreamsPerOwner)
 //   12 a hung Redis (SIGSTOP for 6 s)
 //
 // The victim calls GetTask over one keep-alive connection about 20 times a second. For attacks
-// 1, 2 and 4 its p99 must stay within 5x its quiet p99 (ABUSE_P99_FACTOR); for 12, whose
+// 1 to 11 its p99 must stay within 5x its quiet p99 (ABUSE_P99_FACTOR) and the gateway's RSS
+// under ABUSE_RSS_CEILING_MB; for 7 the victim's echo must also finish within 10 s; for 12, whose
 // victim needs the Redis that hangs, every call must be answered (503) rather than hang, and
 // /readyz must say not-ready within a second. Exit status 1 if any of that fails. Attack 2b is
 // reported but not judged: it needs a valid token, which is rate-limited per principal.
@@ -20,6 +28,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
+import { newId } from '../src/ids.ts';
+import { ownerFromKey, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { startOwnRedis } from '../test/support/redis-server.ts';
 import { sampleProcess, startRole, type RoleProcess } from './processes.ts';
 import { percentile, Victim } from './victim.ts';
@@ -27,6 +37,8 @@ import { percentile, Victim } from './victim.ts';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const P99_FACTOR = Number(process.env.ABUSE_P99_FACTOR ?? 5);
 const ATTACKER_ADDRESS = '127.0.0.2';
+const RSS_CEILING_MB = Number(process.env.ABUSE_RSS_CEILING_MB ?? 800);
+const STORED_BYTES_QUOTA = 32 * 1024 * 1024;
 
 interface Row {
   attack: string;
@@ -36,6 +48,7 @@ interface Row {
   rssMb: number;
   fds: number;
   pingMs: string;
+  redisMb: number;
   seen: string;
   verdict: string;
 }
@@ -57,8 +70,9 @@ function runAttacker(name: string, options: Record<string, unknown>): Promise<Re
 }
 
 /** Samples the gateway's memory and descriptors and Redis' PING latency while `during` runs. */
-async function observe<T>(gateway: RoleProcess, redis: Redis, during: () => Promise<T>): Promise<{ result: T; rssMb: number; fds: number; pingMs: number | 'timeout' }> {
+async function observe<T>(gateway: RoleProcess, redis: Redis, during: () => Promise<T>): Promise<{ result: T; rssMb: number; fds: number; pingMs: number | 'timeout'; redisMb: number }> {
   let rssMb = 0;
+  let redisMb = 0;
   let fds = 0;
   let pingMs: number | 'timeout' = 0;
   let running = true;
@@ -71,13 +85,18 @@ async function observe<T>(gateway: RoleProcess, redis: Redis, during: () => Prom
       const answered = await Promise.race([redis.ping().then(() => true, () => false), sleep(1_000).then(() => false)]);
       if (!answered) pingMs = 'timeout';
       else if (pingMs !== 'timeout') pingMs = Math.max(pingMs, Math.round(performance.now() - started));
+      if (answered) {
+        const info = await redis.info('memory').catch(() => '');
+        const used = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
+        redisMb = Math.max(redisMb, Math.round(used / (1024 * 1024)));
+      }
       await sleep(250);
     }
   })();
   const result = await during();
   running = false;
   await sampler;
-  return { result, rssMb, fds, pingMs };
+  return { result, rssMb, fds, pingMs, redisMb };
 }
 
 const ms = (value: number): number => Math.round(value * 10) / 10;
@@ -95,6 +114,7 @@ async function main(): Promise<void> {
     A2A_CARD_SIGNING: 'false',
     // The chatty tasks of attack 4 emit an event every 2 ms.
     A2A_ADAPTER_OPTIONS: '{"stepMs":2}',
+    A2A_MAX_STORED_BYTES: String(STORED_BYTES_QUOTA),
   };
   const processes: RoleProcess[] = [];
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
@@ -135,8 +155,9 @@ async function main(): Promise<void> {
         rssMb: observed.rssMb,
         fds: observed.fds,
         pingMs: String(observed.pingMs),
+        redisMb: observed.redisMb,
         seen: observed.result,
-        verdict: check(p99, window.errors, window.latenciesMs.length),
+        verdict: observed.rssMb > RSS_CEILING_MB ? `FAIL: gateway RSS ${observed.rssMb} MB > ${RSS_CEILING_MB} MB` : check(p99, window.errors, window.latenciesMs.length),
       });
       await sleep(2_000);
       victim.take();
@@ -183,6 +204,77 @@ async function main(): Promise<void> {
       (p99, errors) => `info: p99 ${ms(p99 / Math.max(quietP99, 1))}× quiet, ${errors} errors`,
     );
 
+    // Attacks 3 and 6 need big indexes; they are written straight into Redis (through the store).
+    const seedRedis = new Redis(redisServer.url);
+    const seedStore = new TaskStore(seedRedis, 'abuse');
+    const ownerOf = async (token: string): Promise<Owner> => {
+      const taskId = await send(token, 'echo hello', true);
+      return ownerFromKey((await seedRedis.hget(`abuse:{${taskId}}:task`, 'owner')) ?? '');
+    };
+    const seed = async (owner: Owner, count: number, text: string): Promise<void> => {
+      for (let done = 0; done < count; done += 50) {
+        await Promise.all(
+          Array.from({ length: Math.min(50, count - done) }, async () => {
+            const taskId = newId();
+            const contextId = newId();
+            await seedStore.createTask({
+              taskId,
+              owner,
+              contextId,
+              message: { messageId: newId(), role: 'ROLE_USER', parts: [{ text }], taskId, contextId },
+              metadata: {},
+              idempotencyTtlSeconds: 600,
+              versions: { gateway: 'abuse', adapter: 'demo@abuse', card: 'abuse' },
+              maxActiveTasks: 0,
+              now: new Date(),
+            });
+          }),
+        );
+      }
+    };
+    const listerToken = await issuer.mint({ sub: 'lister', ttlSeconds: 3600 });
+    const pagerToken = await issuer.mint({ sub: 'pager', ttlSeconds: 3600 });
+    await seed(await ownerOf(listerToken), 5_000, 'a small task');
+    await seed(await ownerOf(pagerToken), 60, 'p'.repeat(500_000));
+    seedRedis.disconnect();
+    victim.take();
+
+    await phase(
+      '3 ListTasks scans (45/s, 5,000 tasks, a filter matching none)',
+      async () =>
+        summary(
+          await runAttacker('rpc-flood', {
+            url: gateway.url,
+            durationMs: 15_000,
+            localAddress: ATTACKER_ADDRESS,
+            token: listerToken,
+            method: 'ListTasks',
+            params: { status: 'TASK_STATE_REJECTED', pageSize: 50 },
+            perSecond: 45,
+            concurrency: 16,
+          }),
+        ),
+      withinFactor,
+    );
+
+    await phase(
+      '6 big pages (8 parallel, pageSize 100, 60 × 500 kB)',
+      async () =>
+        summary(
+          await runAttacker('rpc-flood', {
+            url: gateway.url,
+            durationMs: 15_000,
+            localAddress: ATTACKER_ADDRESS,
+            token: pagerToken,
+            method: 'ListTasks',
+            params: { pageSize: 100, historyLength: 100, includeArtifacts: true },
+            perSecond: 20,
+            concurrency: 8,
+          }),
+        ),
+      withinFactor,
+    );
+
     const chatty = await Promise.all([1, 2, 3].map(() => send(attackerToken, 'long 100000', true)));
     await phase(
       '4 subscribers that never read (3 with a 1 MB id)',
@@ -192,6 +284,66 @@ async function main(): Promise<void> {
     for (const taskId of chatty) {
       await fetch(`${gateway.url}/a2a/rest/tasks/${taskId}:cancel`, { method: 'POST', headers: { 'A2A-Version': '1.0', Authorization: `Bearer ${attackerToken}` } });
     }
+
+    const hoarderToken = await issuer.mint({ sub: 'hoarder', ttlSeconds: 3600 });
+    await phase(
+      `5 storage: 1 MB messages, 20/s (quota ${STORED_BYTES_QUOTA / (1024 * 1024)} MiB)`,
+      async () =>
+        summary(
+          await runAttacker('rpc-flood', {
+            url: gateway.url,
+            durationMs: 10_000,
+            localAddress: ATTACKER_ADDRESS,
+            token: hoarderToken,
+            method: 'SendMessage',
+            params: { message: { messageId: 'hoard-__N__', role: 'ROLE_USER', parts: [{ text: '__TEXT__' }] }, configuration: { returnImmediately: true } },
+            textBytes: 1_000_000,
+            perSecond: 20,
+            concurrency: 8,
+          }),
+        ),
+      withinFactor,
+    );
+
+    const flooderToken = await issuer.mint({ sub: 'flooder', ttlSeconds: 3600 });
+    const echoMs: number[] = [];
+    await phase(
+      '7 fairness: 100 long tasks of one owner',
+      async () => {
+        const flood = runAttacker('rpc-flood', {
+          url: gateway.url,
+          durationMs: 10_000,
+          localAddress: ATTACKER_ADDRESS,
+          token: flooderToken,
+          method: 'SendMessage',
+          params: { message: { messageId: 'flood-__N__', role: 'ROLE_USER', parts: [{ text: 'long 300' }] }, configuration: { returnImmediately: true } },
+          perSecond: 50,
+          concurrency: 8,
+          count: 100,
+        });
+        await sleep(1_500);
+        const until = Date.now() + 15_000;
+        while (Date.now() < until) {
+          const startedAt = performance.now();
+          await send(victimToken, 'echo the victim asks meanwhile');
+          echoMs.push(performance.now() - startedAt);
+          await sleep(500);
+        }
+        return `${summary(await flood)}; the victim's echo: p50 ${ms(percentile(echoMs, 50))} ms, p99 ${ms(percentile(echoMs, 99))} ms over ${echoMs.length}`;
+      },
+      (p99, errors) => {
+        const base = withinFactor(p99, errors);
+        return base.startsWith('FAIL') || percentile(echoMs, 99) <= 10_000 ? base : `FAIL: the victim's echo p99 ${ms(percentile(echoMs, 99))} ms > 10 s`;
+      },
+    );
+
+    const streamerToken = await issuer.mint({ sub: 'streamer', ttlSeconds: 3600 });
+    const heldTask = await send(streamerToken, 'dialogue');
+    await phase(
+      '11 stream flood: 300 streams of one owner',
+      async () => summary(await runAttacker('stream-flood', { url: gateway.url, durationMs: 12_000, localAddress: ATTACKER_ADDRESS, token: streamerToken, taskIds: [heldTask], concurrency: 300, perSecond: 40 })),
+      withinFactor,
+    );
 
     await phase(
       '12 Redis hung (SIGSTOP 6 s)',
@@ -231,8 +383,8 @@ async function main(): Promise<void> {
 }
 
 function printTable(rows: Row[]): void {
-  const header = ['attack', 'victim p50 ms', 'victim p99 ms', 'victim errors', 'gateway RSS MB', 'gateway fds', 'Redis PING ms', 'verdict'];
-  const cells = rows.map((row) => [row.attack, String(row.p50), String(row.p99), row.errors, String(row.rssMb), String(row.fds), row.pingMs, row.verdict]);
+  const header = ['attack', 'victim p50 ms', 'victim p99 ms', 'victim errors', 'gateway RSS MB', 'gateway fds', 'Redis PING ms', 'Redis MB', 'verdict'];
+  const cells = rows.map((row) => [row.attack, String(row.p50), String(row.p99), row.errors, String(row.rssMb), String(row.fds), row.pingMs, String(row.redisMb), row.verdict]);
   const widths = header.map((title, i) => Math.max(title.length, ...cells.map((line) => (line[i] as string).length)));
   const line = (values: string[]): string => `| ${values.map((value, i) => value.padEnd(widths[i] as number)).join(' | ')} |`;
   process.stdout.write(`${line(header)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|\n`);

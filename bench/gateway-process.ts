@@ -338,6 +338,11 @@ export async function startGateway(opts: GatewayStartOptions): Promise<ServerChi
     A2A_AUTH_ENABLED: 'false',
     A2A_RATE_LIMIT_PER_SECOND: '0',
     A2A_MAX_ACTIVE_TASKS: '0',
+    // Nor its streams, parallel lists or stored bytes (one caller stands for many).
+    A2A_MAX_STREAMS_PER_OWNER: '0',
+    A2A_MAX_CONCURRENT_LISTS_PER_OWNER: '0',
+    A2A_MAX_STORED_BYTES: '0',
+    A2A_MAX_STORED_TASKS: '0',
     // The push scenario's receiver listens on loopback, which webhooks may otherwise not reach.
     A2A_PUSH_ALLOWED_HOSTS: LOOPBACK,
     ...opts.env,

@@ -230,6 +230,11 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
         A2A_AUTH_ENABLED: 'false',
         A2A_RATE_LIMIT_PER_SECOND: '0',
         A2A_MAX_ACTIVE_TASKS: '0',
+        // Nor its streams, parallel lists or stored bytes (one caller stands for many).
+        A2A_MAX_STREAMS_PER_OWNER: '0',
+        A2A_MAX_CONCURRENT_LISTS_PER_OWNER: '0',
+        A2A_MAX_STORED_BYTES: '0',
+        A2A_MAX_STORED_TASKS: '0',
         A2A_ADAPTER_OPTIONS: JSON.stringify(demoOptions),
         ...agentsEnv,
       },

@@ -11,7 +11,7 @@ import { detailsOf, eventIdOf, metadataOf, rawGrpc } from './support/grpc.ts';
 let gw: TestGateway;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ name: 'grpc-slow', config: { grpcPort: 0, sseMaxBufferedBytes: 16_384 }, adapterOptions: { stepMs: 5 } });
+  gw = await startTestGateway({ name: 'grpc-slow', config: { grpcPort: 0, sseMaxBufferedBytes: 16_384, replay: { maxEvents: 10_000 } }, adapterOptions: { stepMs: 5 } });
 });
 
 afterAll(async () => {

@@ -2,7 +2,7 @@
 // without a2a:admin (403), served with it. The counters in the Prometheus text (read with a
 // Prometheus text parser) move as a scripted workload says: n tasks → n created and n completed
 // turns and n SendMessage 200s; a canceled task → each cancel stage once; a request past its
-// agent's rate limit → one 429 and one RATE_LIMITED refusal. Histograms are read from
+// agent's rate limit → one 429 and one refusal by limits.requestsPerSecond. Histograms are read from
 // prom-client's registry in-process (the parser flattens labelled histograms).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricsRegistry } from '../src/telemetry/metrics.ts';
@@ -117,7 +117,7 @@ describe('counters move as the workload says', () => {
     expect(after.value('a2a_active_turns', { agent: 'default' })).toBe(0);
   });
 
-  it('a request past the rate limit: one 429 and one RATE_LIMITED refusal', async () => {
+  it('a request past the rate limit: one 429 and one refusal by limits.requestsPerSecond', async () => {
     const before = await scrape();
     const url = `${gw.url}/agents/limited/a2a/jsonrpc`;
     const first = await rpc(url, 'SendMessage', { message: textMessage('echo within the limit') }, bearer(userToken));
@@ -125,7 +125,7 @@ describe('counters move as the workload says', () => {
     const second = await rpc(url, 'SendMessage', { message: textMessage('echo past the limit') }, bearer(userToken));
     expect(second.status).toBe(429);
     const after = await scrape();
-    expect(after.value('a2a_limit_refusals_total', { limit: 'RATE_LIMITED' }) - before.value('a2a_limit_refusals_total', { limit: 'RATE_LIMITED' })).toBe(1);
+    expect(after.value('a2a_limit_refusals_total', { limit: 'limits.requestsPerSecond' }) - before.value('a2a_limit_refusals_total', { limit: 'limits.requestsPerSecond' })).toBe(1);
     const refused = { method: 'SendMessage', binding: 'jsonrpc', status: '429' };
     expect(after.value('a2a_requests_total', refused) - before.value('a2a_requests_total', refused)).toBe(1);
   });

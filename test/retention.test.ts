@@ -3,6 +3,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
+import { TaskListing } from '../src/store/task-listing.ts';
 import { createStoredTask, deletePrefix, REDIS_URL, uniquePrefix, waitFor } from './support/harness.ts';
 
 const owner: Owner = { agent: 'default', tenant: '', subject: 'retention-tester' };
@@ -72,8 +73,8 @@ describe('retention', () => {
     expect(await store.readTask(done.taskId, owner, undefined)).toBeUndefined();
     expect(await store.readTask(waiting.taskId, owner, undefined)).toBeDefined();
 
-    const page = await store.listTasks({ owner, contextId: undefined, state: undefined, pageSize: 10, cursor: undefined, statusTimestampAfterMs: undefined });
-    expect(page.taskIds).toEqual([waiting.taskId]);
+    const page = await new TaskListing(store, { maxPageBytes: 1 << 20, maxScannedEntries: 100 }).list({ owner, contextId: undefined, state: undefined, pageSize: 10, cursor: undefined, statusTimestampAfterMs: undefined, historyLength: 0, includeArtifacts: false });
+    expect(page.tasks.map((t) => t.id)).toEqual([waiting.taskId]);
     expect(page.total).toBe(1);
     expect(await redis.zscore(store.keys.ownerTasks(ownerKeyOf(owner)), done.taskId)).toBeNull();
   });

@@ -214,6 +214,8 @@ const limitsSchema = z.strictObject({
   requestsPerSecond: z.coerce.number().min(0).default(50),
   /** Requests a principal may make at once after being idle. */
   burst: z.coerce.number().int().min(1).default(100),
+  /** A request costs one more token of its principal's bucket per this many body bytes (0 = one token each): bounds a principal's byte rate too. */
+  requestBytesPerToken: z.coerce.number().int().min(0).default(65_536),
   /** Tasks a principal may have in flight (submitted or working) at once (0 = no cap). */
   maxActiveTasks: z.coerce.number().int().min(0).default(100),
   /** Messages that may wait for one task's running turn to end (input policy enqueue or interrupt; 0 = no bound); past it a follow-up gets 429 RESOURCE_EXHAUSTED, reason INBOX_FULL, and nothing is stored. */
@@ -227,6 +229,23 @@ const limitsSchema = z.strictObject({
   unauthenticatedPerSecond: z.coerce.number().min(0).default(10),
   /** Failed authentications an address may make at once after being quiet. */
   unauthenticatedBurst: z.coerce.number().int().min(1).default(50),
+  /** Bytes of task JSON one ListTasks page may carry; past it the page ends early with a nextPageToken (docs/hardening.md). */
+  maxListPageBytes: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** Index entries one ListTasks call examines at most; past it (a status filter passing over many tasks) the page ends early with a nextPageToken. */
+  maxListScannedEntries: z.coerce.number().int().min(1).default(250),
+  /** ListTasks calls one owner may have in progress on one gateway process at once (0 = no cap); past it 429 with Retry-After. */
+  maxConcurrentListsPerOwner: z.coerce.number().int().min(0).default(2),
+  /**
+   * Bytes of messages one owner (principal and agent) may have stored, counted when a message is
+   * accepted and released when its task expires (0 = no quota); past it a message is refused with 429.
+   */
+  maxStoredBytes: z.coerce.number().int().min(0).default(1024 * 1024 * 1024),
+  /** Tasks one owner may have stored, open or not yet expired (0 = no quota); past it a new task is refused with 429. */
+  maxStoredTasks: z.coerce.number().int().min(0).default(100_000),
+  /** Streams (SSE) one owner may have open on one gateway process at once (0 = no cap); past it a stream is refused with 429. */
+  maxStreamsPerOwner: z.coerce.number().int().min(0).default(100),
+  /** Streams one gateway process holds open at once, all owners together (0 = no cap); past it a stream is refused with 503. */
+  maxStreams: z.coerce.number().int().min(0).default(10_000),
 });
 
 /** An A2A skill as a card declares it (spec 4.4.5), for agents whose skills are configured. */
@@ -643,10 +662,18 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_SIGNATURE_MAX_AGE_SECONDS: 'auth.signatureMaxAgeSeconds',
   A2A_RATE_LIMIT_PER_SECOND: 'limits.requestsPerSecond',
   A2A_RATE_LIMIT_BURST: 'limits.burst',
+  A2A_REQUEST_BYTES_PER_TOKEN: 'limits.requestBytesPerToken',
   A2A_MAX_ACTIVE_TASKS: 'limits.maxActiveTasks',
   A2A_MAX_QUEUED_MESSAGES: 'limits.maxQueuedMessages',
   A2A_UNAUTHENTICATED_PER_SECOND: 'limits.unauthenticatedPerSecond',
   A2A_UNAUTHENTICATED_BURST: 'limits.unauthenticatedBurst',
+  A2A_MAX_LIST_PAGE_BYTES: 'limits.maxListPageBytes',
+  A2A_MAX_LIST_SCANNED_ENTRIES: 'limits.maxListScannedEntries',
+  A2A_MAX_CONCURRENT_LISTS_PER_OWNER: 'limits.maxConcurrentListsPerOwner',
+  A2A_MAX_STORED_BYTES: 'limits.maxStoredBytes',
+  A2A_MAX_STORED_TASKS: 'limits.maxStoredTasks',
+  A2A_MAX_STREAMS_PER_OWNER: 'limits.maxStreamsPerOwner',
+  A2A_MAX_STREAMS: 'limits.maxStreams',
   A2A_DELEGATION_MAX_PARALLEL: 'delegation.maxParallel',
   A2A_CARD_SIGNING: 'cardSigning',
   A2A_PUSH_ENABLED: 'push.enabled',

@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import type { JWK } from 'jose';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
+import type { StreamSlots } from '../limits/stream-slots.ts';
 import { registerJwksRoute } from './well-known-keys.ts';
 import { createExchange, type ExchangeOptions } from '../bindings/http/exchange.ts';
 import { checkHeaderCount } from '../bindings/http/header-count.ts';
@@ -35,6 +36,8 @@ export interface GatewayAppOptions {
   /** Public keys served at /.well-known/jwks.json (the card signing key). */
   publishedKeys: JWK[];
   rateLimiter: RateLimiter;
+  /** Open streams per owner and in all on this process (limits.maxStreamsPerOwner, limits.maxStreams). */
+  streamSlots?: StreamSlots;
   /** The per-request steps of the bindings and the agent list (pipeline.ts), with the default body limit. */
   edge: RequestEdge;
   /** Body bytes discarded after a refusal before the connection closes (refusedBodyDrainBytes). */
@@ -128,6 +131,7 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
         service: options.service,
         endpoint,
         rateLimiter: options.rateLimiter,
+        ...(options.streamSlots === undefined ? {} : { streamSlots: options.streamSlots }),
         edge: { ...options.edge, maxBodyBytes: endpoint.agent.settings.limits.maxBodyBytes },
         streams: options.streams,
         logger: options.logger,

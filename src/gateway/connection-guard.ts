@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../logging/logger.ts';
+import { noteLimitRefusal, type LimitName } from '../limits/limit-refusal.ts';
 
 /** Descriptors kept for everything that is not a client connection: Redis, files, the listener. */
 const RESERVED_DESCRIPTORS = 128;
@@ -37,7 +38,8 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
   server.maxConnections = options.maxConnections;
   let droppedSinceLog = 0;
   let logTimer: NodeJS.Timeout | undefined;
-  const noteDropped = (why: string): void => {
+  const noteDropped = (limit: LimitName, why: string): void => {
+    noteLimitRefusal(limit);
     droppedSinceLog += 1;
     // One line per second at most, however many connections are refused.
     logTimer ??= setTimeout(() => {
@@ -46,7 +48,7 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
       logTimer = undefined;
     }, 1_000).unref();
   };
-  server.on('drop', () => noteDropped(`maxConnections (${options.maxConnections}) reached`));
+  server.on('drop', () => noteDropped('maxConnections', `maxConnections (${options.maxConnections}) reached`));
   if (options.maxConnectionsPerAddress <= 0) return;
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
@@ -55,7 +57,7 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
     const count = (open.get(address) ?? 0) + 1;
     if (count > options.maxConnectionsPerAddress) {
       socket.destroy();
-      noteDropped(`maxConnectionsPerAddress (${options.maxConnectionsPerAddress}) reached`);
+      noteDropped('maxConnectionsPerAddress', `maxConnectionsPerAddress (${options.maxConnectionsPerAddress}) reached`);
       return;
     }
     open.set(address, count);

@@ -15,6 +15,8 @@ import { JwtVerifier } from '../auth/jwt/jwt-verifier.ts';
 import { loadGatewayKeys } from '../auth/keys/gateway-keys.ts';
 import { RequestSignatureVerifier } from '../auth/signatures/verify-request.ts';
 import { RateLimiter } from '../limits/rate-limiter.ts';
+import { StreamSlots } from '../limits/stream-slots.ts';
+import { StorageQuota } from '../limits/storage-quota.ts';
 import { UnauthenticatedLimiter } from '../limits/unauthenticated-limiter.ts';
 import { createProxyTrust } from '../bindings/http/proxy-trust.ts';
 import { defaultMaxConnections, guardConnections } from './connection-guard.ts';
@@ -143,6 +145,12 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     cancelWaitMs: config.cancelWaitMs,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     maxQueuedTurns: config.maxQueuedTurns,
+    listBounds: {
+      maxPageBytes: config.limits.maxListPageBytes,
+      maxScannedEntries: config.limits.maxListScannedEntries,
+      maxConcurrentPerOwner: config.limits.maxConcurrentListsPerOwner,
+    },
+    quota: new StorageQuota(commands, store.keys, config.limits),
   });
 
   const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);
@@ -283,7 +291,9 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     releaseConnections();
     throw error;
   }
-  const rateLimiter = new RateLimiter(commands, store.keys);
+  const rateLimiter = new RateLimiter(commands, store.keys, config.limits.requestBytesPerToken);
+  // One count of open streams for the process, whichever binding serves them.
+  const streamSlots = new StreamSlots(config.limits);
   const unauthenticated = new UnauthenticatedLimiter(commands, store.keys, config.limits);
   grpcListener?.serve(
     createGrpcService({
@@ -292,6 +302,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       root,
       endpoints,
       rateLimiter,
+      streamSlots,
       authentication: { authenticator, unauthenticated },
       jsonLimits: config.jsonLimits,
       streams: grpcStreams,
@@ -305,6 +316,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     endpoints,
     publishedKeys: pushSigningKey === undefined ? keys.publishedKeys : [...keys.publishedKeys, publicJwkOf(pushSigningKey)],
     rateLimiter,
+    streamSlots,
     edge: {
       maxHeaderCount: config.maxHeaderCount,
       maxBodyBytes: config.maxBodyBytes,

@@ -1,11 +1,10 @@
 // Per-owner request rate limit: one token bucket per owner (a principal using one agent) in
 // Redis, shared by every gateway instance (src/store/lua/takeToken-1.lua).
 import type { Redis } from 'ioredis';
-import { A2AError } from '../protocol/errors.ts';
+import { LimitExceededError } from './limit-refusal.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
-import { countLimitRefusal } from '../telemetry/metrics.ts';
 
 export interface RateLimit {
   /** Tokens added per second; 0 turns the limit off. */
@@ -16,24 +15,47 @@ export interface RateLimit {
 export class RateLimiter {
   private readonly run: ScriptRunner;
 
+  /**
+   * @param requestBytesPerToken a request costs one token more per this many body bytes (0 =
+   *   every request costs one), so a principal's byte rate is bounded as well as its request rate.
+   */
   constructor(
     redis: Redis,
     private readonly keys: RedisKeys,
+    private readonly requestBytesPerToken = 0,
   ) {
     this.run = defineScripts(redis);
   }
 
-  /** Takes one token from the owner's bucket, or throws RESOURCE_EXHAUSTED with a retry hint. */
-  async take(owner: Owner, limit: RateLimit): Promise<void> {
+  /** Tokens a request with a body of `requestBytes` costs: 1, and 1 more per requestBytesPerToken, at most the burst. */
+  costOf(requestBytes: number, limit: RateLimit): number {
+    if (this.requestBytesPerToken <= 0) return 1;
+    return Math.min(limit.burst, 1 + Math.floor(requestBytes / this.requestBytesPerToken));
+  }
+
+  /**
+   * Charges an answer's bytes after the fact (one token per requestBytesPerToken): never refuses
+   * this answer, but the owner's next requests wait while the bucket refills.
+   */
+  async chargeAnswer(owner: Owner, limit: RateLimit, answerBytes: number): Promise<void> {
+    if (limit.requestsPerSecond <= 0 || this.requestBytesPerToken <= 0) return;
+    const cost = Math.min(limit.burst, Math.floor(answerBytes / this.requestBytesPerToken));
+    if (cost <= 0) return;
+    await this.run('takeToken', [this.keys.rateBucket(ownerKeyOf(owner))], [limit.requestsPerSecond, limit.burst, cost, '1']);
+  }
+
+  /** Takes a request's tokens from the owner's bucket, or throws RESOURCE_EXHAUSTED with a retry hint. */
+  async take(owner: Owner, limit: RateLimit, requestBytes = 0): Promise<void> {
     if (limit.requestsPerSecond <= 0) return;
     const key = this.keys.rateBucket(ownerKeyOf(owner));
-    const [taken, waitMs] = await this.run('takeToken', [key], [limit.requestsPerSecond, limit.burst]);
+    const cost = this.costOf(requestBytes, limit);
+    const [taken, waitMs] = await this.run('takeToken', [key], [limit.requestsPerSecond, limit.burst, cost]);
     if (Number(taken) === 1) return;
     const retryAfterSeconds = Math.max(1, Math.ceil(Number(waitMs) / 1000));
-    countLimitRefusal('RATE_LIMITED');
-    throw new A2AError(
+    throw new LimitExceededError(
+      'limits.requestsPerSecond',
       'RESOURCE_EXHAUSTED',
-      `Too many requests to agent "${owner.agent}": the limit is ${limit.requestsPerSecond} per second with bursts of ${limit.burst} (limits.requestsPerSecond, limits.burst, or the agent's limits). Retry after ${retryAfterSeconds} s.`,
+      `Too many requests to agent "${owner.agent}": the limit is ${limit.requestsPerSecond} per second with bursts of ${limit.burst} (limits.requestsPerSecond, limits.burst, or the agent's limits)${cost > 1 ? `, and this request's ${requestBytes}-byte body costs ${cost} (limits.requestBytesPerToken)` : ''}. Retry after ${retryAfterSeconds} s.`,
       { retryAfterSeconds, metadata: { reason: 'RATE_LIMITED' } },
     );
   }

@@ -6,9 +6,9 @@
 // without asking Redis again.
 import type { Redis } from 'ioredis';
 import { A2AError } from '../protocol/errors.ts';
+import { LimitExceededError } from './limit-refusal.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
-import { countLimitRefusal } from '../telemetry/metrics.ts';
 
 export interface UnauthenticatedLimit {
   /** Failed authentications per second and address; 0 turns the limit off. */
@@ -66,11 +66,11 @@ export class UnauthenticatedLimiter {
     return this.tooMany(waitMs);
   }
 
-  private tooMany(waitMs: number): A2AError {
+  private tooMany(waitMs: number): LimitExceededError {
     const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
-    countLimitRefusal('UNAUTHENTICATED_RATE_LIMITED');
     const { unauthenticatedPerSecond, unauthenticatedBurst } = this.limit;
-    return new A2AError(
+    return new LimitExceededError(
+      'limits.unauthenticatedPerSecond',
       'RESOURCE_EXHAUSTED',
       `Too many requests without valid credentials from this address: the limit is ${unauthenticatedPerSecond} per second with bursts of ${unauthenticatedBurst} (limits.unauthenticatedPerSecond, limits.unauthenticatedBurst). Retry after ${retryAfterSeconds} s with valid credentials.`,
       { retryAfterSeconds, metadata: { reason: 'UNAUTHENTICATED_RATE_LIMITED' } },

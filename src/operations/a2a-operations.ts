@@ -114,7 +114,8 @@ export const listTasks = defineUnary({
   rest: [route('GET', '/tasks')],
   restBody: 'none',
   grpc: grpc('ListTasks', 'ListTasksRequest', 'ListTasksResponse'),
-  handle: (request, call) => call.service.listTasks(call.owner, request),
+  // A page's bytes count against the caller's rate like a request body's (limits.requestBytesPerToken).
+  handle: (request, call) => call.service.listTasks(call.owner, request, call.chargeAnswerBytes),
 });
 
 export const cancelTask = defineUnary({

@@ -53,6 +53,8 @@ export interface OperationCall {
   lastEventId: string | undefined;
   /** The extensions this request activated (A2A-Extensions ∩ what the agent declares). */
   extensions: readonly string[];
+  /** Charges a large answer's bytes to the caller's rate (limits.requestBytesPerToken): its next requests wait. */
+  chargeAnswerBytes: (bytes: number) => Promise<void>;
 }
 
 interface OperationBase<Request> {

@@ -13,6 +13,8 @@ import { parseParams } from '../protocol/schemas.ts';
 import type { TaskService } from '../tasks/service.ts';
 import type { Operation, OperationCall, StreamOperation, UnaryOperation } from './definition.ts';
 import type { StreamPlan } from './stream-plan.ts';
+import type { StreamSlots } from '../limits/stream-slots.ts';
+import { ownerKeyOf } from '../store/task-store.ts';
 
 /** What the gateway gives every operation of one agent's URL space. */
 export interface OperationDeps {
@@ -20,6 +22,8 @@ export interface OperationDeps {
   /** The agent whose URLs the request came to: its tasks, cards, limits and input policy. */
   endpoint: AgentEndpoint;
   rateLimiter: RateLimiter;
+  /** Open streams per owner and in all on this process; undefined = no caps. */
+  streamSlots?: StreamSlots;
 }
 
 /** What the binding learnt about the request before the operation runs. */
@@ -27,6 +31,8 @@ export interface RequestContext {
   /** Undefined when authentication is off. */
   principal: Principal | undefined;
   lastEventId?: string | undefined;
+  /** Bytes of the request body (a large one costs more of the caller's rate, limits.requestBytesPerToken). */
+  requestBytes?: number;
   /** The extension URIs the request names (A2A-Extensions). */
   requestedExtensions?: readonly string[];
   /** Told which extensions the request activated, before the operation runs (the binding echoes them). */
@@ -54,7 +60,7 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
     startsWork: operation.startsWork === true,
   });
   const owner = ownerOf(caller, agent.name);
-  await deps.rateLimiter.take(owner, agent.settings.limits);
+  await deps.rateLimiter.take(owner, agent.settings.limits, context.requestBytes ?? 0);
   const call: OperationCall = {
     principal: context.principal,
     owner,
@@ -63,6 +69,7 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
     endpoint: deps.endpoint,
     lastEventId: context.lastEventId,
     extensions,
+    chargeAnswerBytes: (bytes) => deps.rateLimiter.chargeAnswer(owner, agent.settings.limits, bytes),
   };
   context.announceExtensions?.(extensions);
   return { request, call };
@@ -80,5 +87,13 @@ export async function runUnary(operation: UnaryOperation, params: unknown, conte
  */
 export async function openStream(operation: StreamOperation, params: unknown, context: RequestContext, deps: OperationDeps): Promise<StreamPlan> {
   const { request, call } = await admit(operation, params, context, deps);
-  return operation.open(request, call);
+  // Taken before the operation runs: a refused SendStreamingMessage stores nothing.
+  const slot = deps.streamSlots?.take(ownerKeyOf(call.owner));
+  try {
+    const plan = await operation.open(request, call);
+    return slot === undefined ? plan : { ...plan, onStreamEnd: () => slot.release() };
+  } catch (error) {
+    slot?.release();
+    throw error;
+  }
 }

@@ -21,6 +21,8 @@ export interface StreamPlan {
   closesOn: (state: TaskState) => boolean;
   /** Nothing will follow: the client already holds the terminal event. */
   alreadyEnded: boolean;
+  /** Called once when the stream ends, however it ends (frees its stream slot). */
+  onStreamEnd?: () => void;
   /**
    * A new task of an agent that may answer with a direct Message (spec 3.1.2, "message-only
    * stream"): the task's lifecycle frames (its creation, the start of its turn) are held back

@@ -4,12 +4,12 @@
 // push shard's outbox (docs/redis-slots.md: claim, change, index afterwards).
 import { newId } from '../ids.ts';
 import { A2AError, taskNotFound } from '../protocol/errors.ts';
+import { LimitExceededError } from '../limits/limit-refusal.ts';
 import type { TaskPushNotificationConfig } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import { configView, type StoredPushConfig } from './push-config.ts';
 import type { CursorStart, PushStore } from './push-store.ts';
 import { BlockedReceiverError, type ReceiverPolicy } from './receiver-policy.ts';
-import { countLimitRefusal } from '../telemetry/metrics.ts';
 
 export interface PushConfigsOptions {
   store: PushStore;
@@ -52,8 +52,8 @@ export class PushConfigs {
     const saved = await this.options.store.saveConfig(ownerKeyOf(owner), config, this.options.maxConfigsPerTask, cursorStart);
     if (saved.kind === 'not-found') throw taskNotFound(config.taskId);
     if (saved.kind === 'too-many') {
-      countLimitRefusal('PUSH_CONFIG_LIMIT');
-      throw new A2AError(
+      throw new LimitExceededError(
+        'push.maxConfigsPerTask',
         'RESOURCE_EXHAUSTED',
         `Task ${config.taskId} already has ${saved.count} push-notification configs, the most one task may have (push.maxConfigsPerTask); nothing was stored. Delete one first.`,
         { metadata: { reason: 'PUSH_CONFIG_LIMIT', limit: String(this.options.maxConfigsPerTask), taskId: config.taskId } },

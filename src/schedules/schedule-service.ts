@@ -6,13 +6,13 @@ import type { Queue } from 'bullmq';
 import { addOneTimeJob, removeScheduleJobs, upsertCronJob, type ScheduleJobData } from '../../queues/schedules.ts';
 import { newId } from '../ids.ts';
 import { A2AError, invalidParams } from '../protocol/errors.ts';
+import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import type { ScheduleStore } from './schedule-store.ts';
 import { cronProblem, nextTimes, timeZoneProblem } from './schedule-timing.ts';
 import type { ScheduleDefinition, ScheduleRecord, ScheduleView } from './schedule-types.ts';
 import type { z } from 'zod';
 import type { createScheduleRequestSchema } from '../protocol/schemas.ts';
-import { countLimitRefusal } from '../telemetry/metrics.ts';
 
 export type CreateScheduleRequest = z.infer<typeof createScheduleRequestSchema>;
 
@@ -107,8 +107,8 @@ export class ScheduleService {
     const id = newId();
     const claim = await this.store.claim(ownerKey, id, this.settings.maxPerOwner);
     if (!claim.claimed) {
-      countLimitRefusal('SCHEDULE_LIMIT');
-      throw new A2AError(
+      throw new LimitExceededError(
+        'schedules.maxPerOwner',
         'RESOURCE_EXHAUSTED',
         `You have ${claim.count} schedules with this agent, the most allowed (schedules.maxPerOwner); nothing was stored. Delete one first.`,
         { metadata: { reason: 'SCHEDULE_LIMIT', limit: String(this.settings.maxPerOwner) } },

@@ -93,6 +93,19 @@ export class RedisKeys {
     return ownerKey === '' || ownerKey.includes(':') ? undefined : ownerKey;
   }
 
+  /**
+   * HASH in the owner's slot: what the owner's stored messages take (`bytes`), its stored tasks
+   * (`tasks`), and `t:<taskId>` → the bytes each task charged (limits.maxStoredBytes, maxStoredTasks).
+   */
+  ownerQuota(ownerKey: string): string {
+    return `${this.prefix}:{o:${ownerKey}}:quota`;
+  }
+
+  /** ZSET in the owner's slot: each charged task → when to look whether it expired (its charge is then released). */
+  ownerQuotaChecks(ownerKey: string): string {
+    return `${this.prefix}:{o:${ownerKey}}:quotacheck`;
+  }
+
   /** STRING: token of the one worker process sweeping for open tasks whose turn job is gone. */
   reconcilerLock(): string {
     return `${this.prefix}:reconciler:lock`;

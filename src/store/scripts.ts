@@ -16,7 +16,7 @@ export type ScriptName =
   | 'finishTurn'
   | 'cancelTask'
   | 'readTask'
-  | 'listTasks'
+  | 'quotaRelease'
   | 'acknowledgeCancel'
   | 'startStep'
   | 'writeStep'

@@ -97,9 +97,39 @@ export interface StepRecord {
 
 export type CreateResult =
   /** `active`: the owner's tasks queued or running now, this one included (its turn's queue priority). */
-  | { kind: 'created'; task: Task; eventId: string; active: number }
+  /** `quotaChecksDue`: the owner's quota checks that are due (a sweep may release expired tasks' charges). */
+  | { kind: 'created'; task: Task; eventId: string; active: number; quotaChecksDue: number }
   | { kind: 'duplicate'; taskId: string }
-  | { kind: 'too-many-active'; active: number };
+  | { kind: 'too-many-active'; active: number }
+  | OverQuota;
+
+/** The owner's storage quota would be passed; nothing changed. */
+export interface OverQuota {
+  kind: 'over-quota';
+  quota: 'bytes' | 'tasks';
+  /** What the owner has stored now (bytes or tasks). */
+  stored: number;
+  /** When the earliest of the owner's charged tasks is next looked at for expiry (ms), if any. */
+  nextCheckAtMs: number | undefined;
+}
+
+/** What a stored message charges to its owner's storage quota (see docs/hardening.md). */
+export interface QuotaCharge {
+  bytes: number;
+  /** 0 = no quota. */
+  maxBytes: number;
+  /** 0 = no quota (createTask only). */
+  maxTasks: number;
+  /** When to first look whether the task still exists (ms). */
+  checkAtMs: number;
+}
+
+const overQuotaOf = (reply: (string | number | null)[]): OverQuota => ({
+  kind: 'over-quota',
+  quota: reply[1] === 'tasks' ? 'tasks' : 'bytes',
+  stored: Number(reply[2]),
+  nextCheckAtMs: reply[3] === '' || reply[3] === null || reply[3] === undefined ? undefined : Number(reply[3]),
+});
 
 export type AcceptResult =
   | { kind: 'not-found' }
@@ -119,7 +149,8 @@ export type AcceptResult =
   /** Input policy interrupt, the turn had not started: the message joined its input. */
   | { kind: 'joined'; turn: number }
   /** Input policy interrupt: the running turn was asked to stop; the message is the next turn's input. */
-  | { kind: 'interrupting'; turn: number };
+  | { kind: 'interrupting'; turn: number }
+  | OverQuota;
 
 export type CancelResult =
   | { kind: 'not-found' }
@@ -218,12 +249,6 @@ export interface StoredEvent {
   event: StreamResponse;
 }
 
-export interface ListPage {
-  taskIds: string[];
-  total: number;
-  nextCursor: { score: string; taskId: string } | undefined;
-}
-
 export const DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600;
 
 export class StaleLeaseError extends Error {
@@ -253,6 +278,38 @@ function cancellationOf(requested: string | undefined, acknowledged: string | un
 }
 
 const str = (value: string | number | null | undefined): string => (value === null || value === undefined ? '' : String(value));
+
+/** A task as readTask-3.lua returned it (ListTasks builds the same reply from plain reads), or undefined when it is missing or not the caller's. */
+export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefined {
+  if (reply.length === 0) return undefined;
+  const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, trimmedThrough, trimmedCount, ...history] =
+    reply.map(str);
+  const task: Task = {
+    id: id as string,
+    contextId: contextId as string,
+    status: JSON.parse(status as string) as TaskStatus,
+  };
+  const parsedArtifacts = JSON.parse(artifacts || '[]') as Artifact[];
+  if (parsedArtifacts.length > 0) task.artifacts = parsedArtifacts;
+  const parsedMetadata = JSON.parse(metadata || '{}') as JsonObject;
+  // Kept beside what else the gateway recorded there (a sub-agent's link to its coordinator).
+  const recorded = parsedMetadata[GATEWAY_METADATA_KEY];
+  const gateway: JsonObject = recorded !== null && typeof recorded === 'object' && !Array.isArray(recorded) ? { ...recorded } : {};
+  if (requested) gateway.cancellation = cancellationOf(requested, acknowledged, stopped, cancelOutcome);
+  if (outcome) gateway.outcome = JSON.parse(outcome) as JsonObject;
+  if (inputTokens || outputTokens) {
+    const input = Number(inputTokens || 0);
+    const output = Number(outputTokens || 0);
+    gateway.usage = { inputTokens: input, outputTokens: output, totalTokens: input + output };
+  }
+  if (directReply) gateway.directReply = true;
+  if (Object.keys(gateway).length > 0) parsedMetadata[GATEWAY_METADATA_KEY] = gateway;
+  if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
+  if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
+  const read: TaskRead = { task, lastEventId: lastEventId as string, trimmed: { throughId: trimmedThrough ?? '', count: Number(trimmedCount || 0) } };
+  if (directReply) read.directReply = JSON.parse(directReply) as Message;
+  return read;
+}
 
 /** A stream entry as read; its JSON is parsed on first use only (replaying a buffer forwards the JSON as is). */
 function storedEvent(id: string, json: string): StoredEvent {
@@ -309,6 +366,8 @@ export class TaskStore {
     callerExtensions?: readonly string[];
     /** Digest of the message as sent (messageDigestOf): a re-send with other content is a conflict. */
     messageDigest?: string;
+    /** What the task's storage charges to the owner's quota (none: not charged). */
+    quota?: QuotaCharge;
     now: Date;
   }): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
@@ -330,6 +389,8 @@ export class TaskStore {
         this.keys.ownerContextTasks(ownerKey, contextId),
         input.idempotencyKey ?? this.keys.idempotency(ownerKey, message.messageId),
         this.keys.ownerActiveTasks(ownerKey),
+        this.keys.ownerQuota(ownerKey),
+        this.keys.ownerQuotaChecks(ownerKey),
         k.pushCursors,
       ],
       [
@@ -354,13 +415,19 @@ export class TaskStore {
         JSON.stringify(input.callerScopes ?? []),
         input.messageDigest ?? '',
         JSON.stringify(input.callerExtensions ?? []),
+        input.quota?.bytes ?? 0,
+        input.quota?.maxBytes ?? 0,
+        input.quota?.maxTasks ?? 0,
+        input.quota?.checkAtMs ?? 0,
       ],
     );
     switch (reply[0]) {
       case 'CREATED':
-        return { kind: 'created', task, eventId: str(reply[1]), active: Number(reply[2]) };
+        return { kind: 'created', task, eventId: str(reply[1]), active: Number(reply[2]), quotaChecksDue: Number(reply[3] ?? 0) };
       case 'DUPLICATE':
         return { kind: 'duplicate', taskId: str(reply[1]) };
+      case 'OVER_QUOTA':
+        return overQuotaOf(reply);
       default:
         return { kind: 'too-many-active', active: Number(reply[1]) };
     }
@@ -383,6 +450,8 @@ export class TaskStore {
     callerExtensions?: readonly string[];
     /** Digest of the message as sent (messageDigestOf): a messageId taken with other content is a conflict. */
     messageDigest?: string;
+    /** What the message's storage charges to the owner's quota (none: not charged; maxTasks is not used). */
+    quota?: QuotaCharge;
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -406,6 +475,8 @@ export class TaskStore {
         this.keys.ownerActiveTasks(ownerKey),
         k.assignments,
         k.questions,
+        this.keys.ownerQuota(ownerKey),
+        this.keys.ownerQuotaChecks(ownerKey),
         k.pushCursors,
       ],
       [
@@ -424,11 +495,16 @@ export class TaskStore {
         input.maxQueuedMessages ?? 0,
         input.messageDigest ?? '',
         JSON.stringify(input.callerExtensions ?? []),
+        input.quota?.bytes ?? 0,
+        input.quota?.maxBytes ?? 0,
+        input.quota?.checkAtMs ?? 0,
       ],
     );
     switch (reply[0]) {
       case 'NOT_FOUND':
         return { kind: 'not-found' };
+      case 'OVER_QUOTA':
+        return overQuotaOf(reply);
       case 'CONFLICT':
         return { kind: 'conflict' };
       case 'BUSY':
@@ -460,34 +536,7 @@ export class TaskStore {
   async readTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
     const k = this.keys.task(taskId);
     const reply = await this.run('readTask', [k.task, k.history, k.events], [ownerKeyOf(owner), historyLength ?? -1]);
-    if (reply.length === 0) return undefined;
-    const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, trimmedThrough, trimmedCount, ...history] =
-      reply.map(str);
-    const task: Task = {
-      id: id as string,
-      contextId: contextId as string,
-      status: JSON.parse(status as string) as TaskStatus,
-    };
-    const parsedArtifacts = JSON.parse(artifacts || '[]') as Artifact[];
-    if (parsedArtifacts.length > 0) task.artifacts = parsedArtifacts;
-    const parsedMetadata = JSON.parse(metadata || '{}') as JsonObject;
-    // Kept beside what else the gateway recorded there (a sub-agent's link to its coordinator).
-    const recorded = parsedMetadata[GATEWAY_METADATA_KEY];
-    const gateway: JsonObject = recorded !== null && typeof recorded === 'object' && !Array.isArray(recorded) ? { ...recorded } : {};
-    if (requested) gateway.cancellation = cancellationOf(requested, acknowledged, stopped, cancelOutcome);
-    if (outcome) gateway.outcome = JSON.parse(outcome) as JsonObject;
-    if (inputTokens || outputTokens) {
-      const input = Number(inputTokens || 0);
-      const output = Number(outputTokens || 0);
-      gateway.usage = { inputTokens: input, outputTokens: output, totalTokens: input + output };
-    }
-    if (directReply) gateway.directReply = true;
-    if (Object.keys(gateway).length > 0) parsedMetadata[GATEWAY_METADATA_KEY] = gateway;
-    if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
-    if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
-    const read: TaskRead = { task, lastEventId: lastEventId as string, trimmed: { throughId: trimmedThrough ?? '', count: Number(trimmedCount || 0) } };
-    if (directReply) read.directReply = JSON.parse(directReply) as Message;
-    return read;
+    return taskReadOf(reply);
   }
 
   /**
@@ -534,37 +583,6 @@ export class TaskStore {
       default:
         return { kind: 'requested' };
     }
-  }
-
-  async listTasks(input: {
-    owner: Owner;
-    contextId: string | undefined;
-    state: TaskState | undefined;
-    pageSize: number;
-    cursor: { score: string; taskId: string } | undefined;
-    statusTimestampAfterMs: number | undefined;
-  }): Promise<ListPage> {
-    const ownerKey = ownerKeyOf(input.owner);
-    const index =
-      input.contextId === undefined ? this.keys.ownerTasks(ownerKey) : this.keys.ownerContextTasks(ownerKey, input.contextId);
-    const reply = await this.run(
-      'listTasks',
-      [index],
-      [
-        this.keys.prefix,
-        input.pageSize,
-        input.cursor?.score ?? '',
-        input.cursor?.taskId ?? '',
-        input.state ?? '',
-        input.statusTimestampAfterMs ?? '',
-      ],
-    );
-    const [total, score, lastId, ...taskIds] = reply.map(str);
-    return {
-      total: Number(total),
-      taskIds,
-      nextCursor: score ? { score, taskId: lastId as string } : undefined,
-    };
   }
 
   /**

@@ -6,6 +6,7 @@ import type { Agent, Agents } from '../agents/agents.ts';
 import { compareEventIds, type EventHub, type LiveEvent } from '../events/hub.ts';
 import { openTaskFeed } from '../events/task-feed.ts';
 import { A2AError, invalidParams, taskNotFound } from '../protocol/errors.ts';
+import { LimitExceededError } from '../limits/limit-refusal.ts';
 import {
   isInterrupted,
   isTerminal,
@@ -23,6 +24,8 @@ import {
 } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { messageDigestOf } from './message-digest.ts';
+import { TaskListing, type ListBounds, type ListCursor } from '../store/task-listing.ts';
+import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
 import { replaySkipNote } from './replay-skip.ts';
 import { isBeforeBuffer } from '../store/replay-bound.ts';
 import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
@@ -31,7 +34,7 @@ import type { PushConfigs } from '../push/push-configs.ts';
 import type { PushDeadLetters } from '../push/dead-letters.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import type { StoredPushConfig } from '../push/push-config.ts';
-import { cancelStages, countLimitRefusal, tasksCreated } from '../telemetry/metrics.ts';
+import { cancelStages, tasksCreated } from '../telemetry/metrics.ts';
 
 export interface TaskServiceOptions {
   store: TaskStore;
@@ -54,6 +57,10 @@ export interface TaskServiceOptions {
   pushDeadLetters?: PushDeadLetters;
   /** Schedules (gateway extension); undefined when they are off. */
   schedules?: ScheduleService;
+  /** What one ListTasks call may read and return (limits.maxListPageBytes, limits.maxListScannedEntries). */
+  listBounds?: ListBounds;
+  /** Per-owner storage quotas (limits.maxStoredBytes, limits.maxStoredTasks); undefined = none. */
+  quota?: StorageQuota;
 }
 
 /** One assignment as ListTaskAssignments reports it. */
@@ -75,8 +82,8 @@ export interface AssignmentView {
 }
 
 function tooManyActive(active: number, limit: number): A2AError {
-  countLimitRefusal('ACTIVE_TASK_LIMIT');
-  return new A2AError(
+  return new LimitExceededError(
+    'limits.maxActiveTasks',
     'RESOURCE_EXHAUSTED',
     `You have ${active} tasks of this agent queued or running, the limit is ${limit} (limits.maxActiveTasks, or the agent's limits); nothing was stored. Wait for one to finish, or cancel one, then retry.`,
     { retryAfterSeconds: 1, metadata: { reason: 'ACTIVE_TASK_LIMIT', limit: String(limit) } },
@@ -104,6 +111,8 @@ interface Submission {
 }
 
 const DEFAULT_PAGE_SIZE = 50;
+/** The defaults of limits.maxListPageBytes and limits.maxListScannedEntries. */
+const DEFAULT_LIST_BOUNDS: ListBounds = { maxPageBytes: 1024 * 1024, maxScannedEntries: 250 };
 
 /** What the request that sends a message carried for the adapter: ctx.caller.scopes and ctx.extensions. */
 export interface SenderContext {
@@ -130,7 +139,13 @@ function messageIdReused(messageId: string, taskId: string): A2AError {
 export class TaskService {
   private readonly queueDepths = new Map<string, { readAtMs: number; depth: Promise<number> }>();
 
-  constructor(private readonly options: TaskServiceOptions) {}
+  private readonly listing: TaskListing;
+  /** ListTasks calls in progress on this process, by owner key. */
+  private readonly listsInProgress = new Map<string, number>();
+
+  constructor(private readonly options: TaskServiceOptions) {
+    this.listing = new TaskListing(options.store, options.listBounds ?? DEFAULT_LIST_BOUNDS);
+  }
 
   /** The agent an owner's tasks belong to (owners are made for configured agents only). */
   private agentOf(owner: Owner): Agent {
@@ -154,8 +169,8 @@ export class TaskService {
     }
     const depth = await reading.depth;
     if (depth >= limit) {
-      countLimitRefusal('QUEUED_TURNS_LIMIT');
-      throw new A2AError(
+      throw new LimitExceededError(
+        'maxQueuedTurns',
         'UNAVAILABLE',
         `${depth} turns of agent "${agent}" are waiting for a worker, the limit is ${limit} (maxQueuedTurns); nothing was stored. Retry after the Retry-After delay.`,
         { retryAfterSeconds: 1, httpStatus: 503, metadata: { queuedTurns: String(depth), limit: String(limit) } },
@@ -245,32 +260,60 @@ export class TaskService {
     return this.readOwnTask(request.id, owner, request.historyLength);
   }
 
-  async listTasks(owner: Owner, request: ListTasksRequest): Promise<ListTasksResponse> {
+  /** `chargePageBytes`: told the page's bytes, before it is returned (the caller's rate pays for a large page). */
+  async listTasks(owner: Owner, request: ListTasksRequest, chargePageBytes?: (bytes: number) => Promise<void>): Promise<ListTasksResponse> {
     const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
-    const page = await this.options.store.listTasks({
+    const release = this.takeListSlot(ownerKeyOf(owner));
+    try {
+      const { response, bytes } = await this.listPage(owner, request, pageSize);
+      await chargePageBytes?.(bytes);
+      return response;
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * A page costs this process up to maxPageBytes of memory and the event loop's time to build
+   * it: one owner's parallel calls are bounded here (per process, like its streams).
+   */
+  private takeListSlot(ownerKey: string): () => void {
+    const cap = this.options.listBounds?.maxConcurrentPerOwner ?? 0;
+    const running = this.listsInProgress.get(ownerKey) ?? 0;
+    if (cap > 0 && running >= cap) {
+      throw new LimitExceededError(
+        'limits.maxConcurrentListsPerOwner',
+        'RESOURCE_EXHAUSTED',
+        `You have ${running} ListTasks calls in progress on this gateway, the most allowed at once (limits.maxConcurrentListsPerOwner). Wait for one to answer, then retry.`,
+        { retryAfterSeconds: 1, metadata: { reason: 'TOO_MANY_CONCURRENT_LISTS', limit: String(cap) } },
+      );
+    }
+    this.listsInProgress.set(ownerKey, running + 1);
+    return () => {
+      const left = (this.listsInProgress.get(ownerKey) ?? 1) - 1;
+      if (left <= 0) this.listsInProgress.delete(ownerKey);
+      else this.listsInProgress.set(ownerKey, left);
+    };
+  }
+
+  private async listPage(owner: Owner, request: ListTasksRequest, pageSize: number): Promise<{ response: ListTasksResponse; bytes: number }> {
+    const page = await this.listing.list({
       owner,
       contextId: request.contextId,
       state: request.status,
       pageSize,
       cursor: request.pageToken ? decodePageToken(request.pageToken) : undefined,
       statusTimestampAfterMs: request.statusTimestampAfter === undefined ? undefined : Date.parse(request.statusTimestampAfter),
+      historyLength: request.historyLength ?? 0,
+      includeArtifacts: request.includeArtifacts === true,
     });
-    // A task can expire between the index read and this read; it is then left out.
-    const reads = await Promise.all(page.taskIds.map((id) => this.options.store.readTask(id, owner, request.historyLength ?? 0)));
-    const tasks: Task[] = [];
-    for (const read of reads) {
-      if (read === undefined) continue;
-      const task = read.task;
-      if (request.includeArtifacts === true) task.artifacts ??= [];
-      else delete task.artifacts;
-      tasks.push(task);
-    }
-    return {
-      tasks,
-      nextPageToken: page.nextCursor === undefined ? '' : encodePageToken(page.nextCursor),
+    const response: ListTasksResponse = {
+      tasks: page.tasks,
+      nextPageToken: page.next === undefined ? '' : encodePageToken(page.next),
       pageSize,
       totalSize: page.total,
     };
+    return { response, bytes: page.bytes };
   }
 
   async cancelTask(owner: Owner, request: CancelTaskRequest): Promise<Task> {
@@ -431,7 +474,8 @@ export class TaskService {
     const contextId = message.contextId ?? newId();
     const pushConfig = await this.preparePushConfig(request, taskId);
     const stored: Message = { ...message, taskId, contextId };
-    const created = await this.options.store.createTask({
+    const quota = this.options.quota;
+    const create = (): ReturnType<TaskStore['createTask']> => this.options.store.createTask({
       taskId,
       owner,
       contextId,
@@ -443,8 +487,14 @@ export class TaskService {
       callerScopes: sender.grants,
       callerExtensions: sender.extensions,
       messageDigest: digest,
+      quota: quota?.chargeFor(stored, STORED_COPIES.newTask, Date.now()),
       now: new Date(),
     });
+    let created = await create();
+    // Past the quota: release what expired tasks still hold (a bounded sweep), then try once more.
+    if (created.kind === 'over-quota' && quota !== undefined && (await quota.sweep(ownerKeyOf(owner))).tasks > 0) created = await create();
+    if (created.kind === 'over-quota') throw (quota as StorageQuota).refusal(created);
+    if (created.kind === 'created' && created.quotaChecksDue > 0) quota?.sweepSoon(ownerKeyOf(owner));
     if (created.kind === 'too-many-active') throw tooManyActive(created.active, agent.settings.limits.maxActiveTasks);
     if (created.kind === 'duplicate') {
       const taken = await this.options.store.messageDigest(created.taskId, message.messageId);
@@ -473,27 +523,34 @@ export class TaskService {
     const { maxActiveTasks } = settings.limits;
     const pushConfig = await this.preparePushConfig(request, taskId);
     const pushCursor = pushConfig === undefined ? undefined : await this.options.push?.cursorBefore(taskId);
-    const result = await this.options.store.acceptMessage({
+    const quota = this.options.quota;
+    const stored: Message = { ...message, taskId };
+    const accept = (): ReturnType<TaskStore['acceptMessage']> => this.options.store.acceptMessage({
       taskId,
       owner,
       contextId: message.contextId,
-      message: { ...message, taskId },
+      message: stored,
       maxActiveTasks,
       inputPolicy: settings.inputPolicy,
       callerScopes: sender.grants,
       callerExtensions: sender.extensions,
       messageDigest: digest,
       maxQueuedMessages: settings.limits.maxQueuedMessages,
+      quota: quota?.chargeFor(stored, STORED_COPIES.followUp, Date.now()),
       now: new Date(),
     });
+    let result = await accept();
+    if (result.kind === 'over-quota' && quota !== undefined && (await quota.sweep(ownerKeyOf(owner))).tasks > 0) result = await accept();
     switch (result.kind) {
       case 'not-found':
         throw taskNotFound(taskId);
+      case 'over-quota':
+        throw (quota as StorageQuota).refusal(result);
       case 'conflict':
         throw messageIdReused(message.messageId, taskId);
       case 'inbox-full':
-        countLimitRefusal('INBOX_FULL');
-        throw new A2AError(
+        throw new LimitExceededError(
+          'limits.maxQueuedMessages',
           'RESOURCE_EXHAUSTED',
           `${result.waiting} messages already wait for the running turn of task ${taskId}, the limit is ${settings.limits.maxQueuedMessages} (limits.maxQueuedMessages); nothing was stored. Send it again once the turn has answered.`,
           { retryAfterSeconds: 1, metadata: { taskId, reason: 'INBOX_FULL', limit: String(settings.limits.maxQueuedMessages) } },
@@ -631,15 +688,20 @@ export class TaskService {
   }
 }
 
-function encodePageToken(cursor: { score: string; taskId: string }): string {
-  return Buffer.from(JSON.stringify([cursor.score, cursor.taskId])).toString('base64url');
+/** [score, taskId] of the entry the next page starts after, and a filtered listing's total. */
+function encodePageToken(cursor: ListCursor): string {
+  const parts: (string | number)[] = [cursor.score, cursor.taskId];
+  if (cursor.total !== undefined) parts.push(cursor.total);
+  return Buffer.from(JSON.stringify(parts)).toString('base64url');
 }
 
-function decodePageToken(token: string): { score: string; taskId: string } {
+function decodePageToken(token: string): ListCursor {
   try {
     const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(parsed) && parsed.length === 2 && /^\d+$/.test(String(parsed[0])) && typeof parsed[1] === 'string') {
-      return { score: String(parsed[0]), taskId: parsed[1] };
+    if (Array.isArray(parsed) && (parsed.length === 2 || parsed.length === 3) && /^\d+$/.test(String(parsed[0])) && typeof parsed[1] === 'string') {
+      const total = parsed[2] as unknown;
+      if (parsed.length === 3 && !(Number.isSafeInteger(total) && (total as number) >= 0)) throw new Error('bad total');
+      return parsed.length === 3 ? { score: String(parsed[0]), taskId: parsed[1], total: total as number } : { score: String(parsed[0]), taskId: parsed[1] };
     }
   } catch {
     // fall through to the error below

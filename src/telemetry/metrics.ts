@@ -3,6 +3,7 @@
 // nothing on the request or turn path talks to Redis for metrics. Gauges that are Redis-wide
 // (queue depths) are read at scrape time by the gateway, from sources the roles register.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { onLimitRefusal } from '../limits/limit-refusal.ts';
 
 export const metricsRegistry = new Registry();
 
@@ -99,7 +100,7 @@ export const pushDeadLetters = new Counter({
 
 export const limitRefusals = new Counter({
   name: 'a2a_limit_refusals_total',
-  help: 'Requests refused by a limit, by the reason the refusal carries (RATE_LIMITED, ACTIVE_TASK_LIMIT, BODY_TOO_LARGE, …).',
+  help: 'Requests and connections refused by a limit, by the setting that decided it (limits.requestsPerSecond, limits.maxActiveTasks, maxBodyBytes, …).',
   labelNames: ['limit'] as const,
   registers: [metricsRegistry],
 });
@@ -119,13 +120,9 @@ export const redisRoundTrip = new Histogram({
   registers: [metricsRegistry],
 });
 
-/**
- * Counts a request refused by a limit; every place that makes such a refusal calls this with
- * the reason the refusal carries (metadata.reason), so the label values are the API's own.
- */
-export function countLimitRefusal(reason: string): void {
-  limitRefusals.inc({ limit: reason });
-}
+// Every refusal by a limit passes through noteLimitRefusal (src/limits/limit-refusal.ts), which
+// names the setting that decided it: that name is the label.
+onLimitRefusal((limit) => limitRefusals.inc({ limit }));
 
 /** A gauge read at scrape time: each registered source adds its values (e.g. one gateway's open streams). */
 export class SourcedGauge<Label extends string> {

@@ -3,6 +3,7 @@
 // ends with a resume hint at shutdown (the gRPC counterpart of the SSE `retry:` line).
 import { status as GrpcStatus, type ServerWritableStream } from '@grpc/grpc-js';
 import { A2AError } from '../../protocol/errors.ts';
+import { LimitExceededError } from '../../limits/limit-refusal.ts';
 import type { StreamSink } from '../task-stream.ts';
 import { grpcCodeOf, grpcStatusOf } from './status.ts';
 
@@ -84,7 +85,7 @@ export class GrpcStreams {
         if (waitingBytes > this.maxBufferedBytes) overBoundSinceMs ??= Date.now();
         if (overBoundSinceMs !== undefined && Date.now() - overBoundSinceMs > SLOW_READER_GRACE_MS) {
           sink.fail(
-            new A2AError('RESOURCE_EXHAUSTED', `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; ${resumeHow()}.`, {
+            new LimitExceededError('sseMaxBufferedBytes', 'RESOURCE_EXHAUSTED', `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; ${resumeHow()}.`, {
               metadata: { reason: 'SLOW_READER', taskId, ...(lastEventId === undefined ? {} : { lastEventId }) },
             }),
           );

@@ -12,10 +12,12 @@ import type { JsonLimits } from '../../config/schema.ts';
 import type { TaskFeed } from '../../events/task-feed.ts';
 import { EXTENSIONS_HEADER, requestedExtensionsOf } from '../../extensions/activation.ts';
 import type { RateLimiter } from '../../limits/rate-limiter.ts';
+import type { StreamSlots } from '../../limits/stream-slots.ts';
 import type { Logger } from '../../logging/logger.ts';
 import { openStream, runUnary, type OperationDeps, type RequestContext } from '../../operations/dispatch.ts';
 import type { OperationRegistry } from '../../operations/registry.ts';
 import { A2AError } from '../../protocol/errors.ts';
+import { LimitExceededError } from '../../limits/limit-refusal.ts';
 import type { TaskService } from '../../tasks/service.ts';
 import { toA2AError } from '../errors.ts';
 import { authenticateCaller, type AuthenticationStep } from '../http/authenticate.ts';
@@ -35,6 +37,8 @@ export interface GrpcBindingOptions extends GrpcAgents {
   registry: OperationRegistry;
   service: TaskService;
   rateLimiter: RateLimiter;
+  /** Open streams per owner and in all on this process, shared with the HTTP bindings. */
+  streamSlots?: StreamSlots;
   authentication: Pick<AuthenticationStep, 'authenticator' | 'unauthenticated'>;
   jsonLimits: JsonLimits;
   streams: GrpcStreams;
@@ -52,7 +56,7 @@ interface AdmittedCall {
 function checkJsonBounds(params: Record<string, unknown>, limits: JsonLimits): void {
   const exceeded = new JsonComplexityScanner(limits).push(Buffer.from(JSON.stringify(params)));
   if (exceeded === undefined) return;
-  throw new A2AError('INVALID_REQUEST', `the request ${describeJsonBound(exceeded)}`, { metadata: { reason: jsonBoundReason(exceeded), limit: String(exceeded.limit) } });
+  throw new LimitExceededError('jsonLimits', 'INVALID_REQUEST', `the request ${describeJsonBound(exceeded)}`, { metadata: { reason: jsonBoundReason(exceeded), limit: String(exceeded.limit) } });
 }
 
 /** The steps before the operation; throws the refusal. */
@@ -65,7 +69,7 @@ async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWrit
   notes.agent = endpoint.agent.name;
   const { limits } = endpoint.agent.settings;
   if (decoded.bytes > limits.maxBodyBytes) {
-    throw new A2AError('RESOURCE_EXHAUSTED', `The request message is ${decoded.bytes} bytes; agent "${endpoint.agent.name}" accepts at most ${limits.maxBodyBytes} (maxBodyBytes).`, {
+    throw new LimitExceededError('maxBodyBytes', 'RESOURCE_EXHAUSTED', `The request message is ${decoded.bytes} bytes; agent "${endpoint.agent.name}" accepts at most ${limits.maxBodyBytes} (maxBodyBytes).`, {
       metadata: { reason: 'MESSAGE_TOO_LARGE', maxBytes: String(limits.maxBodyBytes) },
     });
   }
@@ -87,7 +91,9 @@ async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWrit
       call.sendMetadata(metadata);
     },
   };
-  return { deps: { service: options.service, endpoint, rateLimiter: options.rateLimiter }, context, params };
+  const deps: OperationDeps = { service: options.service, endpoint, rateLimiter: options.rateLimiter };
+  if (options.streamSlots !== undefined) deps.streamSlots = options.streamSlots;
+  return { deps, context, params };
 }
 
 async function authenticate(call: { getPeer(): string }, headers: CallHeaders, options: GrpcBindingOptions): Promise<Principal | undefined> {
@@ -141,12 +147,14 @@ function streamHandler(method: GrpcMethod, options: GrpcBindingOptions) {
         const { deps, context, params } = await admit(call, method, options, notes);
         const plan = await openStream(method.operation, params, context, deps);
         if (call.cancelled) {
+          plan.onStreamEnd?.();
           log(GrpcStatus.CANCELLED);
           return;
         }
         let feed: TaskFeed | undefined;
         const sink = options.streams.open(call, plan.taskId, (json) => method.response(json), (code) => {
           feed?.close();
+          plan.onStreamEnd?.();
           log(code);
         });
         feed = streamTaskEvents({ service: options.service, sink, plan, frame: (json) => json, fail: (error) => sink.fail(toA2AError(error)) });

@@ -3,8 +3,7 @@
 // field more than the limit (see gateway/server.ts); a request that shows that extra field had
 // too many and gets 431 (RFC 6585).
 import type { IncomingMessage } from 'node:http';
-import { A2AError } from '../../protocol/errors.ts';
-import { countLimitRefusal } from '../../telemetry/metrics.ts';
+import { LimitExceededError } from '../../limits/limit-refusal.ts';
 
 export function headerFieldCount(request: IncomingMessage): number {
   return request.rawHeaders.length / 2;
@@ -12,8 +11,7 @@ export function headerFieldCount(request: IncomingMessage): number {
 
 export function checkHeaderCount(request: IncomingMessage, maxHeaderCount: number): void {
   if (headerFieldCount(request) <= maxHeaderCount) return;
-  countLimitRefusal('TOO_MANY_HEADERS');
-  throw new A2AError('INVALID_REQUEST', `The request has more than ${maxHeaderCount} header fields (maxHeaderCount); send fewer.`, {
+  throw new LimitExceededError('maxHeaderCount', 'INVALID_REQUEST', `The request has more than ${maxHeaderCount} header fields (maxHeaderCount); send fewer.`, {
     httpStatus: 431,
     metadata: { reason: 'TOO_MANY_HEADERS', maxHeaderCount: String(maxHeaderCount) },
   });

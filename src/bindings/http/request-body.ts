@@ -3,9 +3,9 @@
 // once; the binding answers and the exchange discards the rest (exchange.ts).
 import type { IncomingMessage } from 'node:http';
 import type { JsonLimits } from '../../config/schema.ts';
-import { A2AError } from '../../protocol/errors.ts';
+import type { A2AError } from '../../protocol/errors.ts';
+import { LimitExceededError } from '../../limits/limit-refusal.ts';
 import { describeJsonBound, JsonComplexityScanner, jsonBoundReason } from './json-complexity.ts';
-import { countLimitRefusal } from '../../telemetry/metrics.ts';
 
 /** The client closed the connection before its request arrived: nobody is left to answer. */
 export class ClientGoneError extends Error {
@@ -16,8 +16,7 @@ export class ClientGoneError extends Error {
 }
 
 function tooLarge(maxBytes: number): A2AError {
-  countLimitRefusal('BODY_TOO_LARGE');
-  return new A2AError('INVALID_REQUEST', `the request body exceeds ${maxBytes} bytes (maxBodyBytes)`, {
+  return new LimitExceededError('maxBodyBytes', 'INVALID_REQUEST', `the request body exceeds ${maxBytes} bytes (maxBodyBytes)`, {
     httpStatus: 413,
     metadata: { reason: 'BODY_TOO_LARGE', maxBytes: String(maxBytes) },
   });
@@ -57,9 +56,8 @@ export function readRequestBody(request: IncomingMessage, limits: { maxBytes: nu
       }
       const exceeded = scanner?.push(chunk);
       if (exceeded !== undefined) {
-        countLimitRefusal(jsonBoundReason(exceeded));
         fail(
-          new A2AError('INVALID_REQUEST', `the request body ${describeJsonBound(exceeded)}`, {
+          new LimitExceededError('jsonLimits', 'INVALID_REQUEST', `the request body ${describeJsonBound(exceeded)}`, {
             metadata: { reason: jsonBoundReason(exceeded), limit: String(exceeded.limit) },
           }),
         );

@@ -3,6 +3,7 @@
 // 0.3 method names, in the 0.3 wire form (src/compat/v0_3). Translates envelopes and errors; the operations
 // are declared in src/operations and run by its dispatcher.
 import { A2AError } from '../../protocol/errors.ts';
+import { LimitExceededError } from '../../limits/limit-refusal.ts';
 import type { Logger } from '../../logging/logger.ts';
 import { openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
 import { OPERATIONS } from '../../operations/registry.ts';
@@ -76,7 +77,8 @@ function readEnvelope(body: unknown): { id: JsonRpcId; method: string; params: u
     violations.push({ field: 'params', description: 'must be an object' });
   }
   if (violations.length > 0) {
-    const error = new A2AError('INVALID_REQUEST', violations.map((v) => `${v.field} ${v.description}`).join('; '), { violations });
+    const message = violations.map((v) => `${v.field} ${v.description}`).join('; ');
+    const error = tooLong ? new LimitExceededError('maxRequestIdLength', 'INVALID_REQUEST', message, { violations }) : new A2AError('INVALID_REQUEST', message, { violations });
     throw Object.assign(error, { requestId: id });
   }
   return { id, method: envelope.method as string, params: envelope.params ?? {} };
@@ -135,6 +137,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
     const { operation, legacy } = resolved;
     const context = {
       principal,
+      requestBytes: Buffer.byteLength(text),
       lastEventId: lastEventIdOf(exchange),
       ...extensionsContext(exchange, legacy === undefined ? EXTENSIONS_HEADER : LEGACY_EXTENSIONS_HEADER),
     };

@@ -113,14 +113,14 @@ function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Rec
 }
 
 /** Runs a matched operation and writes its answer: JSON, or an SSE stream. */
-async function serve(exchange: Exchange, operation: Operation, params: Record<string, unknown>, principal: RequestContext['principal'], options: RestBindingOptions): Promise<void> {
+async function serve(exchange: Exchange, operation: Operation, params: Record<string, unknown>, principal: RequestContext['principal'], options: RestBindingOptions, requestBytes: number): Promise<void> {
   if (!operation.streaming) {
-    const result = await runUnary(operation, params, { principal, ...extensionsContext(exchange) }, options);
+    const result = await runUnary(operation, params, { principal, requestBytes, ...extensionsContext(exchange) }, options);
     noteResult(exchange.response, result);
     exchange.sendJson(200, result ?? {});
     return;
   }
-  const plan = await openStream(operation, params, { principal, lastEventId: lastEventIdOf(exchange), ...extensionsContext(exchange) }, options);
+  const plan = await openStream(operation, params, { principal, requestBytes, lastEventId: lastEventIdOf(exchange), ...extensionsContext(exchange) }, options);
   pipeTaskStream({
     service: options.service,
     response: exchange.response,
@@ -140,7 +140,7 @@ async function serveLegacy(exchange: Exchange, match: RouteMatch, bodyText: stri
   const body = readsBody(match) && bodyText.trim() !== 'null' ? parseJsonBody(bodyText, false) : {};
   const params = translation.fromRest({ path: match.params, query: queryParams(exchange.query), body: withJsonNames(body) as Record<string, unknown> });
   noteRequest(exchange.response, { operation: operation.name, taskId: taskIdOf(params) });
-  const context: RequestContext = { principal, lastEventId: lastEventIdOf(exchange), ...extensionsContext(exchange, LEGACY_EXTENSIONS_HEADER) };
+  const context: RequestContext = { principal, requestBytes: Buffer.byteLength(bodyText), lastEventId: lastEventIdOf(exchange), ...extensionsContext(exchange, LEGACY_EXTENSIONS_HEADER) };
   if (!operation.streaming) {
     const result = translation.result(await runUnary(operation, params, context, options), 'proto');
     exchange.sendJson(200, result ?? {});
@@ -207,7 +207,7 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
     }
     const params = paramsFor(exchange, match, bodyText);
     noteRequest(exchange.response, { operation: match.operation.name, taskId: taskIdOf(params) });
-    await serve(exchange, match.operation, params, principal, options);
+    await serve(exchange, match.operation, params, principal, options, Buffer.byteLength(bodyText));
   } catch (error) {
     if (error instanceof ClientGoneError) {
       // Nobody is left to answer; not the gateway's failure.

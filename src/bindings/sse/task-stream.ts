@@ -3,10 +3,10 @@
 // on (a connection is not a turn).
 import type { ServerResponse } from 'node:http';
 import type { TaskFeed } from '../../events/task-feed.ts';
-import { A2AError } from '../../protocol/errors.ts';
+import { LimitExceededError } from '../../limits/limit-refusal.ts';
 import type { TaskService } from '../../tasks/service.ts';
 import type { StreamPlan } from '../../operations/stream-plan.ts';
-import { countLimitRefusal, timeToFirstEvent } from '../../telemetry/metrics.ts';
+import { timeToFirstEvent } from '../../telemetry/metrics.ts';
 import { notesOf } from '../http/request-notes.ts';
 import { streamTaskEvents } from '../task-stream.ts';
 import type { SseStreams } from './sse-writer.ts';
@@ -27,18 +27,24 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
   const { frameError, response } = options;
   const { taskId } = options.plan;
   let feed: TaskFeed | undefined;
-  const sse = options.streams.open(response, () => feed?.close(), {
-    slowReaderFrame: () => {
-      countLimitRefusal('SLOW_READER');
-      return frameError(
-        new A2AError(
-          'RESOURCE_EXHAUSTED',
-          `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; subscribe to task ${taskId} again with Last-Event-ID set to the id of the last event received, and nothing is missed.`,
-          { metadata: { reason: 'SLOW_READER', taskId } },
-        ),
-      );
+  const sse = options.streams.open(
+    response,
+    () => {
+      feed?.close();
+      options.plan.onStreamEnd?.();
     },
-  });
+    {
+      slowReaderFrame: () =>
+        frameError(
+          new LimitExceededError(
+            'sseMaxBufferedBytes',
+            'RESOURCE_EXHAUSTED',
+            `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; subscribe to task ${taskId} again with Last-Event-ID set to the id of the last event received, and nothing is missed.`,
+            { metadata: { reason: 'SLOW_READER', taskId } },
+          ),
+        ),
+    },
+  );
   // Time to first event: from the request's arrival (noted by the request observer) to the
   // first event after the opening snapshot, i.e. the first thing the turn said.
   const arrivedAtNs = notesOf(response).arrivedAtNs ?? process.hrtime.bigint();

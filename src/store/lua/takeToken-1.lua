@@ -1,9 +1,13 @@
 --[[
-  Take one request token from a principal's bucket (token bucket, refilled continuously).
+  Take a request's tokens from a principal's bucket (token bucket, refilled continuously): one,
+  or more for a large request body (limits.requestBytesPerToken).
   Uses Redis' clock, so every gateway instance shares one notion of time and one bucket.
   KEYS[1] bucket hash {tokens, atMs}
   ARGV[1] refill rate (tokens per second, > 0)   ARGV[2] capacity (burst, >= 1)
-  Returns {1, 0} when a token was taken, {0, ms until one is available} otherwise.
+  ARGV[3] tokens the request costs (1 to capacity; absent = 1)
+  ARGV[4] '1': a charge after the fact (a large answer): always taken, the bucket may go down to
+    -capacity, so the principal's next requests wait until it refills
+  Returns {1, 0} when the tokens were taken, {0, ms until they are available} otherwise.
 ]]
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -13,12 +17,16 @@ local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'atMs')
 local tokens = tonumber(bucket[1]) or capacity
 local at = tonumber(bucket[2]) or now
 tokens = math.min(capacity, tokens + math.max(0, now - at) * rate / 1000)
+local cost = math.min(capacity, tonumber(ARGV[3] or '1') or 1)
 local taken, waitMs = 0, 0
-if tokens >= 1 then
-  tokens = tokens - 1
+if ARGV[4] == '1' then
+  tokens = math.max(-capacity, tokens - cost)
+  taken = 1
+elseif tokens >= cost then
+  tokens = tokens - cost
   taken = 1
 else
-  waitMs = math.ceil((1 - tokens) * 1000 / rate)
+  waitMs = math.ceil((cost - tokens) * 1000 / rate)
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'atMs', now)
 -- A bucket that would be full again carries no information: let it go.

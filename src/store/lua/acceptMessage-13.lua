@@ -3,6 +3,7 @@
   KEYS[1] task hash   KEYS[2] history   KEYS[3] inbox   KEYS[4] messageIds
   KEYS[5] events      KEYS[6] turns     KEYS[7] owner task index   KEYS[8] owner context index
   KEYS[9] owner's active tasks (zset)   KEYS[10] assignments (a coordinator's)   KEYS[11] questions
+  KEYS[12] owner's storage quota (hash)   KEYS[13] owner's quota checks (zset)
   ARGV[1] ownerKey   ARGV[2] contextId sent by the caller ('' if none)   ARGV[3] message JSON
   ARGV[4] messageId  ARGV[5] now (ms)  ARGV[6] now (ISO)  ARGV[7] event channel  ARGV[8] taskId
   ARGV[9] most active tasks the owner may have (0 = no cap)
@@ -13,7 +14,9 @@
   ARGV[14] digest of the message's content (parts, task, context, references): a messageId the task
     already took with other content is a conflict, never a silently dropped message
   ARGV[15] the extensions the request activated, JSON array: kept (for ctx.extensions) when the message is taken
-  Returns {'NOT_FOUND'} | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
+  ARGV[16] bytes the message's storage charges to the owner (0 = not charged)   ARGV[17] most bytes the owner may have stored (0 = no quota)
+  ARGV[18] when to first look whether the task still exists, if it was not charged before (ms)
+  Returns {'NOT_FOUND'} | {'OVER_QUOTA', 'bytes', stored, the earliest quota check (ms, '' if none)} (nothing changed) | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
         | {'CONFLICT'} (the messageId was taken before with other content; nothing changed)
         | {'BUSY', state} (policy reject: a turn is queued or running; nothing changed)
         | {'INBOX_FULL', count} (that many messages already wait for the running turn; nothing changed)
@@ -48,7 +51,16 @@ end
 
 -- The message is the task's from now on: its id (re-sends are duplicates), its digest, and what
 -- the request that sent it carried for the adapter (ctx.caller.scopes, ctx.extensions).
+local charge = tonumber(ARGV[16])
 local function take()
+  if charge > 0 then
+    redis.call('HINCRBY', KEYS[12], 'bytes', charge)
+    -- A task stored before its owner was charged (quotas turned on since) is charged from now on.
+    if redis.call('HINCRBY', KEYS[12], 't:' .. ARGV[8], charge) == charge then
+      redis.call('HINCRBY', KEYS[12], 'tasks', 1)
+      redis.call('ZADD', KEYS[13], 'NX', ARGV[18], ARGV[8])
+    end
+  end
   redis.call('SADD', KEYS[4], ARGV[4])
   redis.call('HSET', KEYS[1], 'callerScopes', ARGV[12], 'callerExtensions', ARGV[15])
   if ARGV[14] ~= '' then redis.call('HSET', KEYS[1], 'digest:' .. ARGV[4], ARGV[14]) end
@@ -64,6 +76,14 @@ local state = redis.call('HGET', KEYS[1], 'state')
 if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
   or state == 'TASK_STATE_REJECTED' then
   return {'TERMINAL', state}
+end
+local maxBytes = tonumber(ARGV[17])
+if charge > 0 and maxBytes > 0 then
+  local storedBytes = tonumber(redis.call('HGET', KEYS[12], 'bytes') or '0')
+  if storedBytes + charge > maxBytes then
+    local first = redis.call('ZRANGE', KEYS[13], 0, 0, 'WITHSCORES')
+    return {'OVER_QUOTA', 'bytes', storedBytes, first[2] or ''}
+  end
 end
 local awaiting = redis.call('HGET', KEYS[1], 'awaitingChild')
 if awaiting and state == 'TASK_STATE_INPUT_REQUIRED' then

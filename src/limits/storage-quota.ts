@@ -1,0 +1,125 @@
+// Per-owner storage quotas (limits.maxStoredBytes, limits.maxStoredTasks). What a caller's
+// messages take is charged when a message is accepted, inside the accept scripts and beside the
+// active-task claim (the owner's slot: `{o:<ownerKey>}`), so a refused message stores nothing
+// and an accepted one is always charged. A charge is released when its task expires: tasks
+// expire by TTL, without telling anyone, so each charged task has a check time in the owner's
+// slot, and a bounded sweep looks at the due ones (each in its own slot), releases those gone
+// and looks again later at those still there. See docs/hardening.md.
+import type { Redis } from 'ioredis';
+import type { Message } from '../protocol/types.ts';
+import type { RedisKeys } from '../store/keys.ts';
+import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
+import type { OverQuota, QuotaCharge } from '../store/task-store.ts';
+import { LimitExceededError } from './limit-refusal.ts';
+
+export interface StorageLimits {
+  /** 0 = no quota. */
+  maxStoredBytes: number;
+  /** 0 = no quota. */
+  maxStoredTasks: number;
+}
+
+/**
+ * Copies of a message the store keeps: a new task's first message is in its history and in its
+ * creation event (the replay buffer's Task snapshot); a follow-up only in the history (or the
+ * inbox, until a turn takes it).
+ */
+export const STORED_COPIES = { newTask: 2, followUp: 1 } as const;
+
+/** A charged task is first looked at this long after its charge (a create that failed half-way has left nothing by then). */
+const FIRST_CHECK_DELAY_MS = 60_000;
+/** A task still open is looked at again this much later (an open task never expires; once it ends, its TTL says when). */
+const OPEN_RECHECK_MS = 10 * 60_000;
+/** Due checks one sweep looks at. */
+const SWEEP_BATCH = 100;
+/** Longest retry hint given with a refusal. */
+const MAX_RETRY_HINT_SECONDS = 3600;
+
+export class StorageQuota {
+  private readonly run: ScriptRunner;
+  private readonly sweeping = new Set<string>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+    readonly limits: StorageLimits,
+  ) {
+    this.run = defineScripts(redis);
+  }
+
+  get enabled(): boolean {
+    return this.limits.maxStoredBytes > 0 || this.limits.maxStoredTasks > 0;
+  }
+
+  /** What storing `message` (kept `copies` times) charges, or undefined when no quota is on. */
+  chargeFor(message: Message, copies: number, nowMs: number): QuotaCharge | undefined {
+    if (!this.enabled) return undefined;
+    return {
+      bytes: Buffer.byteLength(JSON.stringify(message)) * copies,
+      maxBytes: this.limits.maxStoredBytes,
+      maxTasks: this.limits.maxStoredTasks,
+      checkAtMs: nowMs + FIRST_CHECK_DELAY_MS,
+    };
+  }
+
+  /**
+   * Looks at up to SWEEP_BATCH of the owner's due checks: charges of tasks that are gone are
+   * released, the others are looked at again when their TTL ends (or later, while open).
+   * Returns the bytes and tasks released.
+   */
+  async sweep(ownerKey: string, nowMs = Date.now()): Promise<{ bytes: number; tasks: number }> {
+    const checks = this.keys.ownerQuotaChecks(ownerKey);
+    const due = await this.redis.zrangebyscore(checks, '-inf', nowMs, 'LIMIT', 0, SWEEP_BATCH);
+    if (due.length === 0) return { bytes: 0, tasks: 0 };
+    const pipeline = this.redis.pipeline();
+    for (const taskId of due) pipeline.pttl(this.keys.task(taskId).task);
+    const ttls = ((await pipeline.exec()) ?? []).map(([error, value]) => (error === null ? Number(value) : Number.NaN));
+    const gone: string[] = [];
+    const later: Record<string, number> = {};
+    for (const [i, taskId] of due.entries()) {
+      const ttlMs = ttls[i] ?? Number.NaN;
+      if (ttlMs === -2) gone.push(taskId);
+      else if (ttlMs >= 0) later[taskId] = nowMs + ttlMs + 1_000;
+      else later[taskId] = nowMs + OPEN_RECHECK_MS; // open (no TTL), or the read failed: look again later
+    }
+    const [bytes, tasks] = await this.run('quotaRelease', [this.keys.ownerQuota(ownerKey), checks], [JSON.stringify(gone), JSON.stringify(later)]);
+    return { bytes: Number(bytes), tasks: Number(tasks) };
+  }
+
+  /** A sweep that nobody waits for, one per owner at a time (after a charge found due checks). */
+  sweepSoon(ownerKey: string): void {
+    if (this.sweeping.has(ownerKey)) return;
+    this.sweeping.add(ownerKey);
+    void this.sweep(ownerKey)
+      .catch(() => undefined)
+      .finally(() => this.sweeping.delete(ownerKey));
+  }
+
+  /** What the owner has stored now: bytes and tasks as charged. */
+  async usage(ownerKey: string): Promise<{ bytes: number; tasks: number }> {
+    const [bytes, tasks] = await this.redis.hmget(this.keys.ownerQuota(ownerKey), 'bytes', 'tasks');
+    return { bytes: Number(bytes ?? 0), tasks: Number(tasks ?? 0) };
+  }
+
+  /** The refusal of a message that would pass the owner's quota (429, with when a charge may next be released). */
+  refusal(over: OverQuota, nowMs = Date.now()): LimitExceededError {
+    const retryAfterSeconds =
+      over.nextCheckAtMs === undefined ? undefined : Math.min(MAX_RETRY_HINT_SECONDS, Math.max(1, Math.ceil((over.nextCheckAtMs - nowMs) / 1000)));
+    const hint = retryAfterSeconds === undefined ? '' : ` Retry after ${retryAfterSeconds} s, when one of your tasks may have expired.`;
+    const expiry = 'Stored tasks are released when they expire (retentionSeconds after they end).';
+    if (over.quota === 'tasks') {
+      return new LimitExceededError(
+        'limits.maxStoredTasks',
+        'RESOURCE_EXHAUSTED',
+        `You have ${over.stored} tasks of this agent stored, the most allowed (limits.maxStoredTasks); nothing was stored. ${expiry}${hint}`,
+        { ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }), metadata: { reason: 'STORAGE_QUOTA_TASKS', limit: String(this.limits.maxStoredTasks), stored: String(over.stored) } },
+      );
+    }
+    return new LimitExceededError(
+      'limits.maxStoredBytes',
+      'RESOURCE_EXHAUSTED',
+      `Your stored messages with this agent take ${over.stored} bytes; this one would pass the ${this.limits.maxStoredBytes} allowed (limits.maxStoredBytes); nothing was stored. ${expiry}${hint}`,
+      { ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }), metadata: { reason: 'STORAGE_QUOTA_BYTES', limit: String(this.limits.maxStoredBytes), stored: String(over.stored) } },
+    );
+  }
+}

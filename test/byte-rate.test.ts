@@ -1,0 +1,87 @@
+// A principal's byte rate is bounded with its request rate (issue 14, item 5's ~200 MB/s per
+// user): a request costs one token more per limits.requestBytesPerToken body bytes, so large
+// bodies spend the bucket faster; past it 429 RATE_LIMITED says what the body cost, and the
+// refused message stores nothing.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RateLimiter } from '../src/limits/rate-limiter.ts';
+import { RedisKeys } from '../src/store/keys.ts';
+import { REDIS_URL, rpc, startTestGateway, textMessage, uniquePrefix, type TestGateway } from './support/harness.ts';
+
+let gw: TestGateway;
+
+beforeAll(async () => {
+  gw = await startTestGateway({
+    name: 'byte-rate',
+    inProcessWorker: false,
+    config: { limits: { requestsPerSecond: 0.5, burst: 20, requestBytesPerToken: 10_000, maxActiveTasks: 0, unauthenticatedPerSecond: 0 } },
+  });
+});
+
+afterAll(async () => {
+  await gw?.close();
+});
+
+describe('byte-weighted request rate', () => {
+  it('a 100 kB message costs 11 tokens: the second one is refused 429 RATE_LIMITED and stores nothing; small calls still pass', async () => {
+    const big = (): Record<string, unknown> => ({ message: textMessage(`echo ${'x'.repeat(100_000)}`), configuration: { returnImmediately: true } });
+    const first = await rpc(gw.jsonRpcUrl, 'SendMessage', big());
+    expect(first.status).toBe(200);
+    const taskId = (first.body.result as { task: { id: string } }).task.id;
+    // Nothing stored but the bucket's own bookkeeping.
+    const withoutBucket = async (): Promise<Map<string, string>> => new Map([...(await gw.snapshotKeys())].filter(([key]) => !key.includes(':rate:')));
+    const before = await withoutBucket();
+    const second = await rpc(gw.jsonRpcUrl, 'SendMessage', big());
+    expect(await withoutBucket()).toEqual(before);
+    expect(second.status).toBe(429);
+    const error = JSON.stringify(second.body.error);
+    expect(error).toContain('RATE_LIMITED');
+    expect(error).toContain('limits.requestBytesPerToken');
+    // About 9 tokens are left: small requests go on.
+    for (let i = 0; i < 5; i++) expect((await rpc(gw.jsonRpcUrl, 'GetTask', { id: taskId })).status).toBe(200);
+  });
+
+  it('a ListTasks page costs its bytes too, after the fact: one token per requestBytesPerToken bytes of tasks', async () => {
+    const other = await startTestGateway({
+      name: 'byte-rate-list',
+      inProcessWorker: false,
+      config: { limits: { requestsPerSecond: 0.1, burst: 60, requestBytesPerToken: 10_000, maxActiveTasks: 0, unauthenticatedPerSecond: 0 } },
+    });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const sent = await rpc(other.jsonRpcUrl, 'SendMessage', { message: textMessage(`echo ${'y'.repeat(50_000)}`), configuration: { returnImmediately: true } });
+        expect(sent.status).toBe(200);
+      }
+      const tokens = async (): Promise<number> => {
+        const [key] = await other.redis.keys(`${other.prefix}:rate:*`);
+        return Number(await other.redis.hget(key as string, 'tokens'));
+      };
+      const beforeSmall = await tokens();
+      expect((await rpc(other.jsonRpcUrl, 'ListTasks', {})).status).toBe(200);
+      const afterSmall = await tokens();
+      expect(beforeSmall - afterSmall).toBeLessThan(1.5);
+      const listed = await rpc(other.jsonRpcUrl, 'ListTasks', { historyLength: 10 });
+      expect((listed.body.result as { tasks: unknown[] }).tasks).toHaveLength(2);
+      // About 100 kB of tasks: 1 token for the request, 10 for the page.
+      expect(afterSmall - (await tokens())).toBeGreaterThan(10);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a body costs 1 token plus one per requestBytesPerToken bytes, at most the burst; 0 turns the weighting off', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const keys = new RedisKeys(uniquePrefix('byte-rate-unit'));
+      const limit = { requestsPerSecond: 10, burst: 20 };
+      const weighted = new RateLimiter(redis, keys, 1_000);
+      expect(weighted.costOf(0, limit)).toBe(1);
+      expect(weighted.costOf(999, limit)).toBe(1);
+      expect(weighted.costOf(5_000, limit)).toBe(6);
+      expect(weighted.costOf(1_000_000, limit)).toBe(20);
+      expect(new RateLimiter(redis, keys, 0).costOf(1_000_000, limit)).toBe(1);
+    } finally {
+      await redis.quit();
+    }
+  });
+});

@@ -1,0 +1,175 @@
+// Open streams per owner and per gateway process are capped (issue 14, item 11): past
+// limits.maxStreamsPerOwner a stream is refused with 429 (reason, Retry-After), past
+// limits.maxStreams with 503; a refused SendStreamingMessage stores nothing; a closed stream
+// frees its slot. Each refusal is a LimitExceededError naming its limit.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onLimitRefusal, type LimitName } from '../src/limits/limit-refusal.ts';
+import { StreamSlots } from '../src/limits/stream-slots.ts';
+import { expectUnchanged, rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
+import { createTestIssuer, type TestIssuer } from './support/identity.ts';
+import { detailsOf, metadataOf, rawGrpc } from './support/grpc.ts';
+import { SubscribeToTaskRequest } from '@a2a-js/sdk';
+import { status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
+
+let gw: TestGateway;
+let issuer: TestIssuer;
+const tokens: Record<string, string> = {};
+const refused: LimitName[] = [];
+let stopObserving: () => void;
+
+const auth = (who: string): Record<string, string> => ({ Authorization: `Bearer ${tokens[who]}` });
+
+/** A task of `who` that stays SUBMITTED (no worker runs it), so its streams stay open. */
+async function openTask(who: string): Promise<string> {
+  const sent = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo hold'), configuration: { returnImmediately: true } }, auth(who));
+  expect(sent.status).toBe(200);
+  return ((sent.body.result as { task: { id: string } }).task).id;
+}
+
+/** Opens SubscribeToTask over HTTP+JSON; an open stream is left open until `close`. */
+async function subscribe(who: string, taskId: string, on: TestGateway = gw): Promise<{ status: number; body: string; headers: Headers; close: () => void }> {
+  const controller = new AbortController();
+  const response = await fetch(`${on.restUrl}/tasks/${taskId}:subscribe`, { headers: { 'A2A-Version': '1.0', ...auth(who) }, signal: controller.signal });
+  const body = response.status === 200 ? '' : await response.text();
+  return { status: response.status, body, headers: response.headers, close: () => controller.abort() };
+}
+
+beforeAll(async () => {
+  issuer = await createTestIssuer();
+  tokens.alice = await issuer.token({ sub: 'alice' });
+  tokens.bob = await issuer.token({ sub: 'bob' });
+  stopObserving = onLimitRefusal((limit) => refused.push(limit));
+  gw = await startTestGateway({
+    name: 'stream-caps',
+    inProcessWorker: false,
+    config: {
+      auth: { enabled: true, issuers: [issuer.config] },
+      limits: { requestsPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0, maxStreamsPerOwner: 2, maxStreams: 3 },
+    },
+  });
+});
+
+afterAll(async () => {
+  stopObserving();
+  await gw?.close();
+});
+
+describe('stream caps', () => {
+  it('an owner past maxStreamsPerOwner gets 429 TOO_MANY_STREAMS; the process past maxStreams gets 503; a closed stream frees its slot', async () => {
+    const aliceTask = await openTask('alice');
+    const bobTask = await openTask('bob');
+    const first = await subscribe('alice', aliceTask);
+    const second = await subscribe('alice', aliceTask);
+    expect([first.status, second.status]).toEqual([200, 200]);
+
+    const third = await subscribe('alice', aliceTask);
+    expect(third.status).toBe(429);
+    expect(third.headers.get('retry-after')).toBe('1');
+    const body = third.body;
+    expect(body).toContain('TOO_MANY_STREAMS');
+    expect(body).toContain('limits.maxStreamsPerOwner');
+    expect(refused).toContain('limits.maxStreamsPerOwner');
+
+    // A refused SendStreamingMessage stores nothing (the slot is taken before the message is).
+    const streamed = await expectUnchanged(gw, () =>
+      fetch(gw.jsonRpcUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', ...auth('alice') },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendStreamingMessage', params: { message: textMessage('echo refused') } }),
+      }),
+    );
+    expect(streamed.status).toBe(429);
+    const error = ((await streamed.json()) as { error: { code: number; data: { reason?: string; metadata?: Record<string, string> }[] } }).error;
+    expect(error.code).toBe(-31429);
+    expect(error.data.some((d) => d.metadata?.reason === 'TOO_MANY_STREAMS')).toBe(true);
+
+    // Bob has his own allowance, but the process holds at most 3.
+    const bobs = await subscribe('bob', bobTask);
+    expect(bobs.status).toBe(200);
+    const bobsSecond = await subscribe('bob', bobTask);
+    expect(bobsSecond.status).toBe(503);
+    expect(bobsSecond.body).toContain('GATEWAY_STREAMS_FULL');
+    expect(refused).toContain('limits.maxStreams');
+
+    // Alice closes one: she (and the process) may open one again.
+    first.close();
+    const again = await waitFor(async () => {
+      const attempt = await subscribe('alice', aliceTask);
+      if (attempt.status === 200) return attempt;
+      return undefined;
+    }, 10_000, 'a freed stream slot');
+    again.close();
+    second.close();
+    bobs.close();
+  });
+});
+
+describe('StreamSlots', () => {
+  it('counts per owner and in all, releases once however often release is called', () => {
+    const slots = new StreamSlots({ maxStreamsPerOwner: 1, maxStreams: 2 });
+    const a = slots.take('a');
+    expect(() => slots.take('a')).toThrow(/maxStreamsPerOwner/);
+    const b = slots.take('b');
+    expect(() => slots.take('c')).toThrow(/maxStreams\b/);
+    a.release();
+    a.release();
+    expect(slots.open).toBe(1);
+    expect(slots.openBy('a')).toBe(0);
+    slots.take('c').release();
+    b.release();
+    expect(slots.open).toBe(0);
+    // 0 means no cap.
+    const unbounded = new StreamSlots({ maxStreamsPerOwner: 0, maxStreams: 0 });
+    for (let i = 0; i < 50; i++) unbounded.take('a');
+    expect(unbounded.openBy('a')).toBe(50);
+  });
+});
+
+describe('stream caps across bindings (gRPC and SSE share the count)', () => {
+  let grpcGw: TestGateway;
+  let grpc: ReturnType<typeof rawGrpc>;
+
+  beforeAll(async () => {
+    grpcGw = await startTestGateway({
+      name: 'stream-caps-grpc',
+      inProcessWorker: false,
+      config: {
+        grpcPort: 0,
+        auth: { enabled: true, issuers: [issuer.config] },
+        limits: { requestsPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0, maxStreamsPerOwner: 1 },
+      },
+    });
+    grpc = rawGrpc(grpcGw.gateway.grpc?.address as string);
+  });
+
+  afterAll(async () => {
+    grpc?.close();
+    await grpcGw?.close();
+  });
+
+  it('a gRPC stream takes the owner’s slot: a second one is RESOURCE_EXHAUSTED (TOO_MANY_STREAMS), so is an SSE one; cancelling it frees the slot', async () => {
+    const sent = await rpc(grpcGw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo hold'), configuration: { returnImmediately: true } }, auth('alice'));
+    const taskId = (sent.body.result as { task: { id: string } }).task.id;
+    const metadata = metadataOf({ 'a2a-version': '1.0', authorization: `Bearer ${tokens.alice}` });
+    let opened: () => void = () => undefined;
+    const firstEvent = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
+    const first = grpc.stream('subscribeToTask', SubscribeToTaskRequest.fromJSON({ id: taskId }), metadata, () => opened());
+    await firstEvent;
+    const sse = await subscribe('alice', taskId, grpcGw);
+    expect(sse.status).toBe(429);
+    expect(sse.body).toContain('TOO_MANY_STREAMS');
+    const second = await grpc.stream('subscribeToTask', SubscribeToTaskRequest.fromJSON({ id: taskId }), metadata).done;
+    expect(second.error?.code).toBe(grpcStatus.RESOURCE_EXHAUSTED);
+    expect(detailsOf(second.error as ServiceError).errorInfo?.metadata.reason).toBe('TOO_MANY_STREAMS');
+    first.call.cancel();
+    await first.done;
+    const freed = await waitFor(async () => {
+      const attempt = await subscribe('alice', taskId, grpcGw);
+      if (attempt.status === 200) return attempt;
+      return undefined;
+    }, 10_000, 'the freed slot');
+    freed.close();
+  });
+});
