@@ -17,6 +17,7 @@ import type { InputPolicy } from '../config/schema.ts';
 import { RESERVED_METADATA_KEY } from '../protocol/schemas.ts';
 import { DIRECT_REPLY_EVENT_METADATA } from '../tasks/direct-reply.ts';
 import { RedisKeys } from './keys.ts';
+import { RecentTaskIndex, DEFAULT_RECENT_TASK_INDEX, type RecentTaskIndexOptions } from './recent-tasks.ts';
 import { defineScripts, type ScriptRunner } from './scripts.ts';
 
 /**
@@ -248,23 +249,35 @@ function cancellationOf(requested: string | undefined, acknowledged: string | un
   };
 }
 
+/** acceptMessage replies that changed nothing (so nothing to note in the recent-tasks index). */
+const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'BUSY', 'INBOX_FULL', 'TOO_MANY_ACTIVE', 'CONTEXT_MISMATCH', 'TERMINAL', 'DUPLICATE']);
+
 const str = (value: string | number | null | undefined): string => (value === null || value === undefined ? '' : String(value));
 
 export class TaskStore {
   readonly keys: RedisKeys;
+  /** Every task by when it last changed, for operators; noted after each write below that changes a task's state. */
+  readonly recentTasks: RecentTaskIndex;
   private readonly run: ScriptRunner;
 
   /**
    * @param retentionSeconds how long a terminal task (state, history, replay buffer, turns)
    *   stays readable before Redis expires it.
+   * @param recentTaskIndex how the recent-tasks index is written (its retention defaults to retentionSeconds).
    */
   constructor(
     readonly redis: Redis,
     prefix: string,
     readonly retentionSeconds: number = DEFAULT_RETENTION_SECONDS,
+    recentTaskIndex: Partial<RecentTaskIndexOptions> = {},
   ) {
     this.keys = new RedisKeys(prefix);
     this.run = defineScripts(redis);
+    this.recentTasks = new RecentTaskIndex(redis, this.keys.recentTasks(), {
+      ...DEFAULT_RECENT_TASK_INDEX,
+      retentionMs: retentionSeconds * 1000,
+      ...recentTaskIndex,
+    });
   }
 
   async createTask(input: {
@@ -338,8 +351,11 @@ export class TaskStore {
     );
     switch (reply[0]) {
       case 'CREATED':
+        this.recentTasks.note(taskId, now.getTime());
         return { kind: 'created', task, eventId: str(reply[1]), active: Number(reply[2]) };
       case 'DUPLICATE':
+        // A re-send may follow a process that died before its note was written.
+        this.recentTasks.note(str(reply[1]), now.getTime());
         return { kind: 'duplicate', taskId: str(reply[1]) };
       default:
         return { kind: 'too-many-active', active: Number(reply[1]) };
@@ -405,6 +421,7 @@ export class TaskStore {
         JSON.stringify(input.callerExtensions ?? []),
       ],
     );
+    if (!ACCEPT_REFUSALS.has(str(reply[0]))) this.recentTasks.note(taskId, now.getTime());
     switch (reply[0]) {
       case 'NOT_FOUND':
         return { kind: 'not-found' };
@@ -479,7 +496,8 @@ export class TaskStore {
     return owner === ownerKey && contextId !== null ? contextId : undefined;
   }
 
-  async cancelTask(taskId: string, owner: Owner, now: Date): Promise<CancelResult> {
+  /** `requestedBy`: an operator canceling another owner's task, recorded on the task and in its cancellation events. */
+  async cancelTask(taskId: string, owner: Owner, now: Date, requestedBy?: string): Promise<CancelResult> {
     const ownerKey = ownerKeyOf(owner);
     const k = this.keys.task(taskId);
     const contextId = await this.ownContextId(k.task, ownerKey);
@@ -500,8 +518,9 @@ export class TaskStore {
         this.keys.ownerActiveTasks(ownerKey),
         k.emitted,
       ],
-      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds],
+      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds, requestedBy ?? ''],
     );
+    if (reply[0] === 'CANCELED' || reply[0] === 'REQUESTED') this.recentTasks.note(taskId, now.getTime());
     switch (reply[0]) {
       case 'NOT_FOUND':
         return { kind: 'not-found' };
@@ -643,6 +662,7 @@ export class TaskStore {
       case 'HELD':
         return { kind: 'held', holder: str(reply[1]) };
       default: {
+        this.recentTasks.note(input.taskId, input.now.getTime());
         const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, callerScopes, callerExtensions, ...history] =
           reply.map(str);
         return {
@@ -783,6 +803,7 @@ export class TaskStore {
     );
     if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
     if (reply[0] === 'REPEATED') return { kind: 'repeated' };
+    if (input.status !== undefined) this.recentTasks.note(input.taskId, input.now.getTime());
     return { kind: 'appended', eventId: str(reply[1]) };
   }
 
@@ -853,6 +874,7 @@ export class TaskStore {
       ],
     );
     if (reply[0] === 'STALE') return { kind: 'stale' };
+    this.recentTasks.note(input.taskId, input.now.getTime());
     if (reply[0] === 'DONE') return { kind: 'done', eventId: str(reply[1]), directReply: reply[2] === 'DIRECT' };
     const [, turn, start, ...messages] = reply.map(str);
     return {

@@ -267,8 +267,9 @@ export class TaskService {
     };
   }
 
-  async cancelTask(owner: Owner, request: CancelTaskRequest): Promise<Task> {
-    const result = await this.options.store.cancelTask(request.id, owner, new Date());
+  /** `requestedBy`: an operator canceling the owner's task (recorded on it); undefined for the owner. */
+  async cancelTask(owner: Owner, request: CancelTaskRequest, requestedBy?: string): Promise<Task> {
+    const result = await this.options.store.cancelTask(request.id, owner, new Date(), requestedBy);
     if (result.kind === 'not-found') throw taskNotFound(request.id);
     if (result.kind === 'canceled' || result.kind === 'requested') await this.propagateCancel(owner, request.id, result.kind);
     if (result.kind === 'not-cancelable') {

@@ -38,6 +38,23 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
       ),
   });
 
+  if (options.plan.everyTask === true) {
+    // Live only, nothing to resume: no ids. The first frame says the watch is on, so a client
+    // reads what it shows after it and misses nothing in between.
+    sse.send(frame(JSON.stringify({ watchStarted: { at: new Date().toISOString() } })));
+    const stop = service.hub.listenToEveryTask(
+      (event) => sse.send(frame(event.json)),
+      () => sse.end(),
+      (error) => {
+        const framed = frameError(error);
+        sse.send(framed.data, framed.event === undefined ? undefined : { event: framed.event });
+        sse.end();
+      },
+    );
+    feed = { close: stop };
+    if (sse.closed) stop();
+    return;
+  }
   if (snapshot !== undefined) {
     sse.send(frame(JSON.stringify({ task: snapshot.task })), { id: snapshot.eventId });
     if (closesOn(snapshot.task.status.state)) {

@@ -1,0 +1,122 @@
+// The recent-tasks index: every task's id scored by when it last changed, across all owners,
+// for operators (the console's task list). It lives in a slot of its own (`{ops}`, see
+// docs/redis-slots.md) and is written as its own step after the task's write: a hint, like the
+// owner indexes, that every reader re-checks against the task itself. Writes are coalesced per
+// process (one ZADD GT for every task noted in a flush interval) so the hot path pays a
+// fraction of a command per task, and the index is pruned by retention and by size.
+import type { Redis } from 'ioredis';
+
+export interface RecentTaskIndexOptions {
+  /** How long a noted change may wait before it is written; changes in one interval share one ZADD. */
+  flushIntervalMs: number;
+  /** Most entries kept: past it the least recently changed go first. */
+  maxEntries: number;
+  /** Entries not touched for this long go (a finished task's retention: it is gone by then). */
+  retentionMs: number;
+}
+
+export const DEFAULT_RECENT_TASK_INDEX: RecentTaskIndexOptions = {
+  flushIntervalMs: 250,
+  maxEntries: 100_000,
+  retentionMs: 7 * 24 * 3600 * 1000,
+};
+
+/** One entry of the index as read: the task and when it last changed (ms). */
+export interface RecentEntry {
+  taskId: string;
+  changedAtMs: number;
+}
+
+/** Where a read of the index goes on: after this entry (newest first). */
+export interface RecentCursor {
+  changedAtMs: number;
+  taskId: string;
+}
+
+/** How often a process prunes the index, at most. Pruning costs O(log n + removed). */
+const PRUNE_INTERVAL_MS = 60_000;
+
+export class RecentTaskIndex {
+  private pending = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  private lastPrunedAtMs = 0;
+
+  constructor(
+    private readonly redis: Redis,
+    /** The sorted set (RedisKeys.recentTasks()). */
+    readonly key: string,
+    private readonly options: RecentTaskIndexOptions = DEFAULT_RECENT_TASK_INDEX,
+  ) {}
+
+  /** Notes that a task changed at `atMs`; written within flushIntervalMs. Never throws. */
+  note(taskId: string, atMs: number): void {
+    const known = this.pending.get(taskId);
+    if (known === undefined || known < atMs) this.pending.set(taskId, atMs);
+    if (this.timer === undefined) {
+      this.timer = setTimeout(() => void this.flush(), this.options.flushIntervalMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Writes what was noted (one ZADD GT: scores only move forward); a failed write is retried with the next flush. */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.size === 0) return this.flushing;
+    const batch = this.pending;
+    this.pending = new Map();
+    const args: (string | number)[] = [];
+    for (const [taskId, atMs] of batch) args.push(atMs, taskId);
+    const nowMs = Date.now();
+    const prune = nowMs - this.lastPrunedAtMs >= PRUNE_INTERVAL_MS;
+    if (prune) this.lastPrunedAtMs = nowMs;
+    this.flushing = this.flushing.then(async () => {
+      try {
+        if (!prune) {
+          await this.redis.zadd(this.key, 'GT', ...args);
+          return;
+        }
+        await this.redis
+          .multi()
+          .zadd(this.key, 'GT', ...args)
+          .zremrangebyscore(this.key, '-inf', `(${nowMs - this.options.retentionMs}`)
+          // Keeps the newest maxEntries: ranks 0 .. -(maxEntries + 1) are the oldest beyond them.
+          .zremrangebyrank(this.key, 0, -(this.options.maxEntries + 1))
+          .exec();
+      } catch {
+        // Redis is away: keep the notes for the next flush rather than lose them (newest wins).
+        for (const [taskId, atMs] of batch) this.note(taskId, atMs);
+      }
+    });
+    return this.flushing;
+  }
+
+  /**
+   * Up to `count` entries newest first, changed in (afterMs, beforeMs], strictly after `cursor`
+   * when given. Equal scores come in descending id order (ZREVRANGEBYSCORE), which the cursor follows.
+   */
+  async read(input: { count: number; cursor?: RecentCursor; afterMs?: number; beforeMs?: number }): Promise<RecentEntry[]> {
+    const max = input.cursor === undefined ? (input.beforeMs === undefined ? '+inf' : String(input.beforeMs)) : String(Math.min(input.cursor.changedAtMs, input.beforeMs ?? Infinity));
+    const min = input.afterMs === undefined ? '-inf' : `(${input.afterMs}`;
+    const entries: RecentEntry[] = [];
+    // Entries tied with the cursor's score and not after it are skipped; read on past them.
+    let offset = 0;
+    for (;;) {
+      const reply = await this.redis.zrevrangebyscore(this.key, max, min, 'WITHSCORES', 'LIMIT', offset, input.count);
+      for (let i = 0; i + 1 < reply.length; i += 2) {
+        const entry = { taskId: reply[i] as string, changedAtMs: Number(reply[i + 1]) };
+        const { cursor } = input;
+        if (cursor !== undefined && entry.changedAtMs === cursor.changedAtMs && entry.taskId >= cursor.taskId) continue;
+        entries.push(entry);
+      }
+      if (entries.length > 0 || reply.length < input.count * 2) return entries.slice(0, input.count);
+      offset += input.count;
+    }
+  }
+
+  /** Drops entries whose task is gone (a reader found them so). */
+  async drop(taskIds: readonly string[]): Promise<void> {
+    if (taskIds.length > 0) await this.redis.zrem(this.key, ...taskIds);
+  }
+}
