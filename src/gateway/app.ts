@@ -22,6 +22,7 @@ import { serveCard } from './card-route.ts';
 import { logAccess } from './access-log.ts';
 import { applyCors } from './cors.ts';
 import { handleAgentList } from './agent-list.ts';
+import { registerConsoleRoutes } from '../console/console-routes.ts';
 
 export interface GatewayAppOptions {
   service: TaskService;
@@ -45,6 +46,8 @@ export interface GatewayAppOptions {
   corsOrigins: readonly string[];
   /** One info line per request when it is finished. */
   accessLog: boolean;
+  /** Serve the operator console at /console/ (console.enabled). */
+  console?: boolean;
 }
 
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -87,6 +90,7 @@ function notFound(response: ServerResponse, message: string): void {
 export function createGatewayListener(options: GatewayAppOptions): RequestListener {
   const app = new Hono();
   registerJwksRoute(app, () => options.publishedKeys);
+  if (options.console === true) registerConsoleRoutes(app);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     const readiness = await checkReadiness(options.redis, options.logger);

@@ -25,6 +25,7 @@ import { EventHub } from '../events/hub.ts';
 import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
 import { TaskStore } from '../store/task-store.ts';
+import { recentTaskIndexOf } from '../store/recent-tasks.ts';
 import { TaskService } from '../tasks/service.ts';
 import { SseStreams } from '../bindings/sse/sse-writer.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
@@ -86,7 +87,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   for (const [role, connection] of [['commands', commands], ['events', subscriber], ['queue', queueConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
-  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds);
+  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, recentTaskIndexOf(config));
   const hub = new EventHub(subscriber, store.keys, outage);
   await hub.start();
   // The queues re-emit their connection's errors, which the handler above already logs; without
@@ -248,6 +249,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     streams,
     corsOrigins: config.corsOrigins,
     accessLog: config.accessLog,
+    console: config.console.enabled,
   });
 
   return {
@@ -270,6 +272,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       await queues.close();
       await pushQueue?.close().catch(() => undefined);
       await scheduleQueue?.close().catch(() => undefined);
+      await store.recentTasks.flush();
       subscriber.disconnect();
       queueConnection.disconnect();
       await commands.quit().catch(() => undefined);

@@ -7,6 +7,7 @@ import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import { openRedis, whenReady } from '../redis/connection.ts';
 import { TaskStore } from '../store/task-store.ts';
+import { recentTaskIndexOf } from '../store/recent-tasks.ts';
 import { Reconciler } from './reconciler.ts';
 import { AssignmentStore } from '../coordination/assignment-store.ts';
 import { Delegator } from '../coordination/delegator.ts';
@@ -43,7 +44,7 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
   const turnQueues = new TurnQueues(commands, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
-  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds);
+  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, recentTaskIndexOf(config));
   const assignments = new AssignmentStore(commands, store.keys);
   const delegator = Delegator.forAgents(config, agents, { store, assignments, queues: turnQueues });
   const runner = new TurnRunner({
@@ -135,6 +136,8 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
       await closing;
       await sideRoles;
       await turnQueues.close();
+      // The operators' index gets what this process noted last (a hint: lost, the next write restores it).
+      await store.recentTasks.flush();
       cancelSubscriber.disconnect();
       await commands.quit().catch(() => undefined);
       workerConnection.disconnect();

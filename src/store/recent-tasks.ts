@@ -5,6 +5,7 @@
 // process (one ZADD GT for every task noted in a flush interval) so the hot path pays a
 // fraction of a command per task, and the index is pruned by retention and by size.
 import type { Redis } from 'ioredis';
+import type { GatewayConfig } from '../config/schema.ts';
 
 export interface RecentTaskIndexOptions {
   /** How long a noted change may wait before it is written; changes in one interval share one ZADD. */
@@ -20,6 +21,11 @@ export const DEFAULT_RECENT_TASK_INDEX: RecentTaskIndexOptions = {
   maxEntries: 100_000,
   retentionMs: 7 * 24 * 3600 * 1000,
 };
+
+/** The index's settings from the config (console.recentTasksMax, console.recentTasksFlushMs, retentionSeconds). */
+export function recentTaskIndexOf(config: GatewayConfig): RecentTaskIndexOptions {
+  return { flushIntervalMs: config.console.recentTasksFlushMs, maxEntries: config.console.recentTasksMax, retentionMs: config.retentionSeconds * 1000 };
+}
 
 /** One entry of the index as read: the task and when it last changed (ms). */
 export interface RecentEntry {
