@@ -49,9 +49,13 @@ async function load({ append }) {
   }
 }
 
+/** Reads the first page again soon: at most one read per half second, however many events ask (a busy task sends many). */
 function scheduleReload() {
-  clearTimeout(reloadTimer);
-  reloadTimer = setTimeout(() => void load({ append: false }), 500);
+  if (reloadTimer !== undefined) return;
+  reloadTimer = setTimeout(() => {
+    reloadTimer = undefined;
+    void load({ append: false });
+  }, 500);
 }
 
 /** Applies one live event: the row of its task changes, or the list is read again. */
