@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SKIP = process.env.A2A_SKIP_BROWSER_TESTS === '1';
@@ -18,16 +19,18 @@ const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/console/', import.met
 const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 let gw: TestGateway;
+let receiver: WebhookReceiver;
 let context: BrowserContext;
 let page: Page;
 let userDataDir: string;
 const tokens = { operator: '', alice: '', bob: '' };
 
-async function send(token: string, text: string): Promise<{ id: string }> {
+async function send(token: string, text: string, pushUrl?: string): Promise<{ id: string }> {
+  const configuration = { returnImmediately: true, ...(pushUrl === undefined ? {} : { taskPushNotificationConfig: { id: 'hook', url: pushUrl } }) };
   const response = await fetch(gw.jsonRpcUrl, {
     method: 'POST',
     headers: { 'A2A-Version': '1.0', 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: textMessage(text), configuration: { returnImmediately: true } } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: textMessage(text), configuration } }),
   });
   const body = (await response.json()) as { result?: { task?: { id: string } } };
   if (body.result?.task === undefined) throw new Error(`SendMessage failed: ${JSON.stringify(body)}`);
@@ -45,7 +48,17 @@ describe.skipIf(SKIP)('the operator console in headless Chromium', () => {
     }
     await mkdir(ARTIFACTS, { recursive: true });
     // Authentication on, no issuer configured: the development issuer, as on a first `npm start`.
-    gw = await startTestGateway({ name: 'console-browser', config: { auth: { enabled: true }, shutdownGraceMs: 0, console: { recentTasksFlushMs: 50 } }, adapterOptions: { stepMs: 150 } });
+    gw = await startTestGateway({
+      name: 'console-browser',
+      config: {
+        auth: { enabled: true },
+        shutdownGraceMs: 0,
+        console: { recentTasksFlushMs: 50 },
+        push: { allowedHosts: ['127.0.0.1'], sweepIntervalMs: 200, retryInitialDelayMs: 100, retryMaxDelayMs: 300, retryHorizonMs: 1_000, timeoutMs: 1_000 },
+      },
+      adapterOptions: { stepMs: 150 },
+    });
+    receiver = await startWebhookReceiver({ jwksUrl: `${gw.url}/.well-known/jwks.json` });
     const issuer = gw.gateway.devIssuer;
     if (issuer === undefined) throw new Error('the test gateway has no development issuer');
     tokens.operator = await issuer.mint({ sub: 'operator', scopes: ['a2a:admin'] });
@@ -59,6 +72,7 @@ describe.skipIf(SKIP)('the operator console in headless Chromium', () => {
 
   afterAll(async () => {
     await context?.close();
+    await receiver?.close();
     if (userDataDir !== undefined) await rm(userDataDir, { recursive: true, force: true });
     await gw?.close();
   });
@@ -134,5 +148,32 @@ describe.skipIf(SKIP)('the operator console in headless Chromium', () => {
     // The owner sees it canceled.
     const owned = await fetch(`${gw.url}/a2a/rest/tasks/${victim.id}`, { headers: { 'A2A-Version': '1.0', Authorization: `Bearer ${tokens.bob}` } });
     expect(((await owned.json()) as { status: { state: string } }).status.state).toBe('TASK_STATE_CANCELED');
+  });
+
+  it('replays a dead-lettered push delivery from the task page', async () => {
+    // A receiver that refuses for good (400): the task's deliveries are given up on at once.
+    receiver.behave({ status: 400, pathPrefix: '/hooks/console' });
+    const task = await send(tokens.alice, 'echo pushed', `${receiver.url}/hooks/console`);
+    await page.goto(`${gw.url}/console/task?id=${task.id}`);
+    await page.locator('#task-state .state[data-state="completed"]').waitFor({ timeout: 20_000 });
+    // Dead letters are read with the page: read it again until they are there.
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await page.locator('#task-id').filter({ hasText: task.id }).waitFor();
+          return page.locator('#dead-letters tr[data-dead-letter]').count();
+        },
+        { timeout: 20_000, interval: 1_000 },
+      )
+      .toBeGreaterThan(0);
+    await shoot('06-dead-letters');
+    receiver.reset(); // the receiver takes deliveries again
+    const first = page.locator('#dead-letters tr[data-dead-letter]').first();
+    const letterId = await first.getAttribute('data-dead-letter');
+    await first.locator('button.replay').click();
+    await expect.poll(() => page.locator('#action-note').textContent(), { timeout: 25_000 }).toContain(`${letterId} was replayed and delivered`);
+    expect(await page.locator(`#dead-letters tr[data-dead-letter="${letterId}"]`).count()).toBe(0);
+    expect(receiver.deliveries.some((delivery) => delivery.webhookId === letterId && delivery.path.startsWith('/hooks/console'))).toBe(true);
   });
 });

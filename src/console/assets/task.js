@@ -53,6 +53,14 @@ function subAgentList(nodes) {
   );
 }
 
+/** The outcome (invariant 8) in words: verified and how, or why not. */
+function verificationText(outcome, state) {
+  if (outcome === undefined) return TERMINAL.has(state) ? 'not verified (no evidence recorded)' : 'pending';
+  const method = String(outcome.method ?? '');
+  if (method.startsWith('none')) return `not verified${method.includes(':') ? `: ${method.slice(method.indexOf(':') + 1).trim()}` : ''}`;
+  return `${outcome.verified ? 'verified' : 'not verified'}${method ? ` by ${method}` : ''}`;
+}
+
 function render() {
   const { task, inspection: t, timeline, subAgents, deadLetters } = view;
   const state = task.status.state;
@@ -86,7 +94,7 @@ function render() {
       ['Acknowledged', c.acknowledgedAt ? when(c.acknowledgedAt) : undefined],
       ['Stopped', c.stoppedAt ? when(c.stoppedAt) : undefined],
       ['Cancel outcome', c.outcome ? stateLabel(c.outcome) : undefined],
-      ['Verification', t.outcome === undefined ? (TERMINAL.has(state) ? 'not verified (no evidence recorded)' : 'pending') : `${t.outcome.verified ? 'verified' : 'not verified'}${t.outcome.method ? ` by ${t.outcome.method}` : ''}`],
+      ['Verification', verificationText(t.outcome, state)],
       ['Evidence', t.outcome?.evidence === undefined ? undefined : JSON.stringify(t.outcome.evidence)],
     ]),
   );
@@ -226,7 +234,15 @@ async function replay(id) {
   try {
     const result = await api(`/push/deadLetters/${encodeURIComponent(id)}:replay`, { method: 'POST', base: agentRestBase(view.inspection.agent) });
     byId('action-note').textContent = `Dead letter ${id} queued for replay #${result.replay}.`;
-    scheduleRefresh();
+    // Delivered, it leaves the list; read the task again until it has (or for a while).
+    for (let i = 0; i < 15; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await refresh();
+      if (!view.deadLetters.some((letter) => letter.id === id)) {
+        byId('action-note').textContent = `Dead letter ${id} was replayed and delivered.`;
+        return;
+      }
+    }
   } catch (error) {
     showError(`Could not replay ${id}: ${error.message}`);
   }
