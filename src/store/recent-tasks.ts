@@ -43,6 +43,8 @@ export interface RecentCursor {
 const PRUNE_INTERVAL_MS = 60_000;
 
 export class RecentTaskIndex {
+  /** Every index of this process, so all of them can be written out at once (flushAll). */
+  private static readonly instances = new Set<WeakRef<RecentTaskIndex>>();
   private pending = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
@@ -53,7 +55,23 @@ export class RecentTaskIndex {
     /** The sorted set (RedisKeys.recentTasks()). */
     readonly key: string,
     private readonly options: RecentTaskIndexOptions = DEFAULT_RECENT_TASK_INDEX,
-  ) {}
+  ) {
+    RecentTaskIndex.instances.add(new WeakRef(this));
+  }
+
+  /**
+   * Writes what every index of this process has noted and waits for writes under way: for a
+   * caller that must see Redis settled (a test comparing snapshots before and after a request).
+   */
+  static async flushAll(): Promise<void> {
+    const flushes: Promise<void>[] = [];
+    for (const ref of RecentTaskIndex.instances) {
+      const index = ref.deref();
+      if (index === undefined) RecentTaskIndex.instances.delete(ref);
+      else flushes.push(index.flush());
+    }
+    await Promise.all(flushes);
+  }
 
   /** Notes that a task changed at `atMs`; written within flushIntervalMs. Never throws. */
   note(taskId: string, atMs: number): void {
