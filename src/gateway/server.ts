@@ -153,9 +153,11 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   // Expect: 100-continue goes to the same handler, which sends the 100 only once the headers
   // passed its checks (a refused request's body is then never sent).
   httpServer.on('checkContinue', (request, response) => httpServer.emit('request', request, response));
-  // Node drops header fields past maxHeadersCount silently; one more than the limit shows that
-  // a request had too many, and it is refused with 431 (bindings/http/header-count.ts).
-  httpServer.maxHeadersCount = config.maxHeaderCount + 1;
+  // Node itself sets no count: past maxHeadersCount Node 20 drops fields silently and Node 24+
+  // answers a bare 431 (no body, no binding's error shape). Every field is kept (their bytes are
+  // bounded by Node's maxHeaderSize) and the gateway refuses too many with its own 431 in the
+  // binding's shape (bindings/http/header-count.ts).
+  httpServer.maxHeadersCount = 0;
   guardConnections(httpServer, {
     maxConnections: config.maxConnections ?? defaultMaxConnections(),
     maxConnectionsPerAddress: config.maxConnectionsPerAddress,
