@@ -32,8 +32,10 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
       frameError(
         new A2AError(
           'RESOURCE_EXHAUSTED',
-          `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; subscribe to task ${taskId} again with Last-Event-ID set to the id of the last event received, and nothing is missed.`,
-          { metadata: { reason: 'SLOW_READER', taskId } },
+          options.plan.everyTask === true
+            ? 'This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). Read the task list again, then watch again.'
+            : `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; subscribe to task ${taskId} again with Last-Event-ID set to the id of the last event received, and nothing is missed.`,
+          { metadata: { reason: 'SLOW_READER', ...(options.plan.everyTask === true ? {} : { taskId }) } },
         ),
       ),
   });
