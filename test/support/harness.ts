@@ -111,8 +111,9 @@ export async function snapshotKeys(redis: Redis, prefix: string): Promise<Map<st
   // BullMQ's own housekeeping (the stall check's marker and its event log) changes on a timer,
   // whatever requests do; everything else under the prefix is compared.
   // Emitted-event digests come and go with a running turn's own progress (appendEvents).
-  // So do the push and schedule queues' (workers run them too) and the push sweeper's shard locks.
-  const housekeeping = /:(turns-[^:]+|\{pushq\}:push|\{schedq\}:schedules):(stalled-check|stalled|events)$|:\{push:\d+\}:sweeplock$|^[^{]*\{[^}]+\}:emitted$/;
+  // So do the push and schedule queues' (workers run them too), the push sweeper's shard locks
+  // and the reconciler's lock (taken every reconcileIntervalMs).
+  const housekeeping = /:(turns-[^:]+|\{pushq\}:push|\{schedq\}:schedules):(stalled-check|stalled|events)$|:\{push:\d+\}:sweeplock$|^[^{]*\{[^}]+\}:emitted$|:reconciler:lock$/;
   for (const key of keys.sort()) {
     if (housekeeping.test(key)) continue;
     // Hashes and sets are compared by sorted content: a hashtable-encoded hash is rehashed
