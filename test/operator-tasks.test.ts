@@ -228,7 +228,7 @@ describe('the recent-tasks index', () => {
   });
 
   it('coalesces notes into one write whose scores only move forward, and prunes by retention and size', async () => {
-    const index = new RecentTaskIndex(redis, key, { flushIntervalMs: 10_000, maxEntries: 3, retentionMs: 60_000 });
+    const index = new RecentTaskIndex(redis, key, { flushIntervalMs: 10_000, maxEntries: 3, retentionMs: 60_000, pruneIntervalMs: 0 });
     const now = Date.now();
     await redis.zadd(key, now - 120_000, 'expired', now + 5_000, 'later');
     index.note('a', now - 3);

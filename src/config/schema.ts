@@ -162,7 +162,7 @@ const consoleSchema = z.strictObject({
    */
   recentTasksMax: z.coerce.number().int().min(100).default(100_000),
   /** How long a process gathers task changes before it writes them to the index in one command. */
-  recentTasksFlushMs: z.coerce.number().int().min(10).max(10_000).default(250),
+  recentTasksFlushMs: z.coerce.number().int().min(10).max(10_000).default(1_000),
 });
 
 const limitsSchema = z.strictObject({

@@ -3,7 +3,8 @@
 // docs/redis-slots.md) and is written as its own step after the task's write: a hint, like the
 // owner indexes, that every reader re-checks against the task itself. Writes are coalesced per
 // process (one ZADD GT for every task noted in a flush interval) so the hot path pays a
-// fraction of a command per task, and the index is pruned by retention and by size.
+// fraction of a command per task, and the index is pruned by retention and by size. The
+// gateway and the workers of one process share one buffer per index (RecentTaskIndex.shared).
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '../config/schema.ts';
 
@@ -14,10 +15,12 @@ export interface RecentTaskIndexOptions {
   maxEntries: number;
   /** Entries not touched for this long go (a finished task's retention: it is gone by then). */
   retentionMs: number;
+  /** How often a process prunes, at most (default a minute); pruning costs O(log n + removed). */
+  pruneIntervalMs?: number;
 }
 
 export const DEFAULT_RECENT_TASK_INDEX: RecentTaskIndexOptions = {
-  flushIntervalMs: 250,
+  flushIntervalMs: 1_000,
   maxEntries: 100_000,
   retentionMs: 7 * 24 * 3600 * 1000,
 };
@@ -39,24 +42,55 @@ export interface RecentCursor {
   taskId: string;
 }
 
-/** How often a process prunes the index, at most. Pruning costs O(log n + removed). */
-const PRUNE_INTERVAL_MS = 60_000;
+const DEFAULT_PRUNE_INTERVAL_MS = 60_000;
 
 export class RecentTaskIndex {
   /** Every index of this process, so all of them can be written out at once (flushAll). */
   private static readonly instances = new Set<WeakRef<RecentTaskIndex>>();
+  /** The shared index of each key in this process (see shared()). */
+  private static readonly byKey = new Map<string, WeakRef<RecentTaskIndex>>();
   private pending = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
-  private lastPrunedAtMs = 0;
+  /** A process prunes a minute after it starts, then once a minute: never on its first writes. */
+  private lastPrunedAtMs = Date.now();
+  /** Connections the index may write with: the first one ready is used (a role may have closed its own). */
+  private readonly connections = new Set<Redis>();
 
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     /** The sorted set (RedisKeys.recentTasks()). */
     readonly key: string,
     private readonly options: RecentTaskIndexOptions = DEFAULT_RECENT_TASK_INDEX,
   ) {
+    this.connections.add(redis);
     RecentTaskIndex.instances.add(new WeakRef(this));
+  }
+
+  /**
+   * The one index of `key` in this process, so the gateway and the workers of one process
+   * write their changes together (one command per interval, not one per role). `options` of
+   * the first caller apply.
+   */
+  static shared(redis: Redis, key: string, options: RecentTaskIndexOptions): RecentTaskIndex {
+    let index = RecentTaskIndex.byKey.get(key)?.deref();
+    if (index === undefined) {
+      index = new RecentTaskIndex(redis, key, options);
+      RecentTaskIndex.byKey.set(key, new WeakRef(index));
+    } else {
+      index.connections.add(redis);
+    }
+    return index;
+  }
+
+  /** The connection to write with: one that is ready, else the first (its error re-notes the batch). */
+  private get redis(): Redis {
+    let fallback: Redis | undefined;
+    for (const connection of this.connections) {
+      if (connection.status === 'ready') return connection;
+      if (connection.status !== 'end') fallback ??= connection;
+    }
+    return fallback ?? ([...this.connections][0] as Redis);
   }
 
   /**
@@ -93,7 +127,7 @@ export class RecentTaskIndex {
     const args: (string | number)[] = [];
     for (const [taskId, atMs] of batch) args.push(atMs, taskId);
     const nowMs = Date.now();
-    const prune = nowMs - this.lastPrunedAtMs >= PRUNE_INTERVAL_MS;
+    const prune = nowMs - this.lastPrunedAtMs >= (this.options.pruneIntervalMs ?? DEFAULT_PRUNE_INTERVAL_MS);
     if (prune) this.lastPrunedAtMs = nowMs;
     this.flushing = this.flushing.then(async () => {
       try {

@@ -273,7 +273,7 @@ export class TaskStore {
   ) {
     this.keys = new RedisKeys(prefix);
     this.run = defineScripts(redis);
-    this.recentTasks = new RecentTaskIndex(redis, this.keys.recentTasks(), {
+    this.recentTasks = RecentTaskIndex.shared(redis, this.keys.recentTasks(), {
       ...DEFAULT_RECENT_TASK_INDEX,
       retentionMs: retentionSeconds * 1000,
       ...recentTaskIndex,

@@ -49,8 +49,16 @@ async function load({ append }) {
   }
 }
 
-/** Reads the first page again soon: at most one read per half second, however many events ask (a busy task sends many). */
+let trailingTimer;
+
+/**
+ * Reads the first page again soon: at most one read per half second, however many events ask
+ * (a busy task sends many), and once more a while after the last ask, since the index is
+ * written a moment (console.recentTasksFlushMs) after the change that was announced.
+ */
 function scheduleReload() {
+  clearTimeout(trailingTimer);
+  trailingTimer = setTimeout(() => void load({ append: false }), 2000);
   if (reloadTimer !== undefined) return;
   reloadTimer = setTimeout(() => {
     reloadTimer = undefined;
