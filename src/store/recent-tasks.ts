@@ -117,11 +117,21 @@ export class RecentTaskIndex {
     }
   }
 
-  /** Writes what was noted (one ZADD GT: scores only move forward); a failed write is retried with the next flush. */
+  /**
+   * Writes what was noted (one ZADD GT: scores only move forward). While no connection is ready
+   * (Redis away) nothing is sent and the notes wait for the next flush, so neither a flush nor a
+   * shutdown waits for Redis; a failed write is retried likewise.
+   */
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.pending.size === 0) return this.flushing;
+    const connection = [...this.connections].find((candidate) => candidate.status === 'ready');
+    if (connection === undefined) {
+      this.timer = setTimeout(() => void this.flush(), this.options.flushIntervalMs);
+      this.timer.unref();
+      return this.flushing;
+    }
     const batch = this.pending;
     this.pending = new Map();
     const args: (string | number)[] = [];
@@ -132,10 +142,10 @@ export class RecentTaskIndex {
     this.flushing = this.flushing.then(async () => {
       try {
         if (!prune) {
-          await this.redis.zadd(this.key, 'GT', ...args);
+          await connection.zadd(this.key, 'GT', ...args);
           return;
         }
-        await this.redis
+        await connection
           .multi()
           .zadd(this.key, 'GT', ...args)
           .zremrangebyscore(this.key, '-inf', `(${nowMs - this.options.retentionMs}`)
@@ -148,6 +158,13 @@ export class RecentTaskIndex {
       }
     });
     return this.flushing;
+  }
+
+  /** flush(), waiting at most `timeoutMs` for it (at shutdown: hints are not worth a hang). */
+  async flushWithin(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
   }
 
   /**
