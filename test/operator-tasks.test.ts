@@ -162,6 +162,24 @@ describe('InspectOperatorTask, WatchOperatorTasks and CancelOperatorTask', () =>
     expect(view.timeline.entries.at(-1)?.event.statusUpdate).toMatchObject({ status: { state: 'TASK_STATE_COMPLETED' } });
   });
 
+  it("shows a coordinator's sub-agent tree, each child with its assignment and task state", async () => {
+    const coordinator = await send(tokens.carol, 'fanout 2 a b');
+    const view = await waitFor(async () => {
+      const { body } = await call(tokens.operator, `/operator/tasks/${coordinator.id}`);
+      const read = body as { task: { status: { state: string } }; subAgents: { children: { taskId: string; role: string; state?: string; assignmentState: string }[]; truncated: boolean } };
+      return read.task.status.state === 'TASK_STATE_COMPLETED' ? read : undefined;
+    });
+    expect(view.subAgents.truncated).toBe(false);
+    expect(view.subAgents.children.length).toBeGreaterThanOrEqual(2);
+    for (const child of view.subAgents.children) {
+      expect(child.state).toBe('TASK_STATE_COMPLETED');
+      expect(child.assignmentState).toBeTruthy();
+      // Each child is a task of the coordinator's owner, and inspectable in turn.
+      const inspected = (await call(tokens.operator, `/operator/tasks/${child.taskId}`)).body as { inspection: { coordinator?: { taskId: string } } };
+      expect(inspected.inspection.coordinator?.taskId).toBe(coordinator.id);
+    }
+  });
+
   it("watches every task's events live, and cancels another owner's task recording the operator", async () => {
     const controller = new AbortController();
     const response = await fetch(`${gw.url}/a2a/rest/operator/tasks:watch`, { headers: { 'A2A-Version': '1.0', Authorization: `Bearer ${tokens.operator}` }, signal: controller.signal });
