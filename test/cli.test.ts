@@ -58,6 +58,29 @@ describe('a2a-gateway start', () => {
     const reply = JSON.parse(stdout) as { result?: { task?: { status: { state: string }; artifacts?: { parts: { text?: string }[] }[] } } };
     expect(reply.result?.task?.status.state).toBe('TASK_STATE_COMPLETED');
     expect(reply.result?.task?.artifacts?.[0]?.parts[0]?.text).toBe('hello');
+
+    // The console line: its URL serves the console, and the operator token printed under it is
+    // an a2a:admin token that lists every owner's tasks (the curl line's task among them), which
+    // the curl line's own token may not.
+    const consoleLine = out.split('\n').findIndex((line) => line.trim().startsWith('console:'));
+    const consoleUrl = /console:\s+(\S+?),?\s/.exec(`${out.split('\n')[consoleLine] ?? ''} `)?.[1];
+    const operatorToken = out.split('\n')[consoleLine + 1]?.trim() ?? '';
+    expect(consoleUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/console\/$/);
+    const page = await fetch(consoleUrl as string);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('operator console');
+    const listUrl = `${(consoleUrl as string).replace(/\/console\/$/, '')}/a2a/rest/operator/tasks`;
+    const headers = { 'A2A-Version': '1.0' };
+    const owners = async (): Promise<string[]> => {
+      const listed = await fetch(listUrl, { headers: { ...headers, Authorization: `Bearer ${operatorToken}` } });
+      expect(listed.status).toBe(200);
+      return ((await listed.json()) as { tasks: { owner: string }[] }).tasks.map((task) => task.owner);
+    };
+    // The index is written within console.recentTasksFlushMs of the task's change.
+    await expect.poll(owners, { timeout: 10_000 }).toEqual(expect.arrayContaining([expect.stringMatching(/quickstart$/)]));
+    const curlToken = /Authorization: Bearer ([^']+)'/.exec(out)?.[1];
+    const refused = await fetch(listUrl, { headers: { ...headers, Authorization: `Bearer ${curlToken}` } });
+    expect(refused.status).toBe(403);
   });
 });
 

@@ -622,8 +622,8 @@ describe('openapi.yaml against the live gateway', () => {
       for (const [key, value] of Object.entries(node)) walk(value, `${pointer}/${escapePointer(key)}`);
     };
     walk(DOC, '');
-    // JSON-RPC's stream, MessageEventStream and TaskEventStream.
-    expect(checked).toBe(3);
+    // JSON-RPC's stream, MessageEventStream, TaskEventStream and the operators' OperatorWatchStream.
+    expect(checked).toBe(4);
   });
 
   it('rejects doctored answers (negative controls for the checks above)', () => {

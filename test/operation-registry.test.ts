@@ -43,6 +43,11 @@ const SAMPLE_PARAMS: Record<string, () => Record<string, unknown>> = {
   DeleteSchedule: () => ({ id: 'no-such-schedule' }),
   ListPushDeadLetters: () => ({}),
   ReplayPushDeadLetter: () => ({ id: 'no-such-dead-letter' }),
+  ListOperatorTasks: () => ({}),
+  InspectOperatorTask: () => ({ id: 'no-such-task' }),
+  CancelOperatorTask: () => ({ id: 'no-such-task' }),
+  SubscribeToOperatorTask: () => ({ id: 'no-such-task' }),
+  WatchOperatorTasks: () => ({}),
 };
 
 /** The same, in the 0.3 JSON-RPC form, for the operations that have one. */

@@ -4,6 +4,7 @@
 // Watched with MONITOR on the real Redis, counting the commands that name the task.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RecentTaskIndex } from '../src/store/recent-tasks.ts';
 import { REDIS_URL, rpc, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
 
@@ -30,6 +31,9 @@ afterAll(async () => {
 /** The Redis commands that name `taskId` while `run` runs. */
 async function commandsNaming(taskId: string, run: () => Promise<unknown>): Promise<string[]> {
   const seen: string[] = [];
+  // The recent-tasks index is written a moment after the changes it records: what earlier
+  // requests noted is written now, so that only what `run` causes is counted.
+  await RecentTaskIndex.flushAll();
   // ioredis takes a MONITOR line that lands while the connection enters or leaves monitoring
   // for a reply and reports a "Command queue state error"; on a Redis shared with other suites
   // (their commands are MONITOR lines too) that happens. Those lines come before the request is

@@ -96,7 +96,14 @@ async function finalState(h: Harness, taskId: string): Promise<string> {
 }
 
 async function activeSetKey(h: Harness): Promise<string> {
-  const [, keys] = await h.gw.redis.scan('0', 'MATCH', `${h.gw.prefix}:owner:*:active`, 'COUNT', 1000);
+  // Every SCAN step: on a Redis shared with other suites one step of 1000 may not reach the key.
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await h.gw.redis.scan(cursor, 'MATCH', `${h.gw.prefix}:owner:*:active`, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
   expect(keys).toHaveLength(1);
   return keys[0] as string;
 }

@@ -107,6 +107,8 @@ async function main(argv: string[]): Promise<void> {
         ...(metricsUrl === undefined ? [] : [`  metrics:    ${metricsUrl} (unauthenticated; ${gateway.url}/metrics needs a2a:admin)`]),
         ...(config.telemetry.otlpEndpoint === undefined ? [] : [`  traces:     OTLP ${config.telemetry.otlpProtocol} to ${config.telemetry.otlpEndpoint}`]),
         ...credentials.notes,
+        ...(config.console.enabled ? [`  console:    ${gateway.url}/console/${credentials.operatorToken === undefined ? '' : ', sign in with this operator token (a2a:admin, 24 h):'}`] : []),
+        ...(config.console.enabled && credentials.operatorToken !== undefined ? [`    ${credentials.operatorToken}`] : []),
         `  try it:`,
         `    curl -s ${rpc} -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' ${credentials.header}\\`,
         `      -d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"'$(date +%s%N)'","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'`,
@@ -154,13 +156,16 @@ function agentsLine(agents: Agents, only?: string[]): string {
 }
 
 /** How the printed curl line authenticates: a fresh development token, or a hint. */
-async function bannerCredentials(config: GatewayConfig, gateway: GatewayHandle): Promise<{ header: string; notes: string[] }> {
+async function bannerCredentials(config: GatewayConfig, gateway: GatewayHandle): Promise<{ header: string; notes: string[]; operatorToken?: string }> {
   if (!config.auth.enabled) return { header: '', notes: ['  authentication: OFF (auth.enabled=false); every caller is anonymous'] };
   if (gateway.devIssuer === undefined) {
     return { header: `-H "Authorization: Bearer $TOKEN" `, notes: ['  authentication: bearer JWTs from the configured issuers (set TOKEN to one)'] };
   }
   const token = await gateway.devIssuer.mint({ sub: 'quickstart', ttlSeconds: 86_400 });
+  // The console is for operators: its token is a separate one, so the curl line's stays unprivileged.
+  const operatorToken = config.console.enabled ? await gateway.devIssuer.mint({ sub: 'operator', scopes: ['a2a:admin'], ttlSeconds: 86_400 }) : undefined;
   return {
+    ...(operatorToken === undefined ? {} : { operatorToken }),
     header: `-H 'Authorization: Bearer ${token}' `,
     notes: [
       `  authentication: development issuer (key in ${config.dataDir}); the token below is user "quickstart" for 24 h.`,

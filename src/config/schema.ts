@@ -209,6 +209,18 @@ const delegationSchema = z.strictObject({
   roles: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/), roleSchema).default({}),
 });
 
+const consoleSchema = z.strictObject({
+  /** Serve the operator console at /console/ (its data comes from the operator operations, a2a:admin). */
+  enabled: booleanish.default(true),
+  /**
+   * Most tasks the recent-tasks index (the operators' list across owners) keeps; past it the
+   * least recently changed leave it first. Entries also leave after retentionSeconds untouched.
+   */
+  recentTasksMax: z.coerce.number().int().min(100).default(100_000),
+  /** How long a process gathers task changes before it writes them to the index in one command. */
+  recentTasksFlushMs: z.coerce.number().int().min(10).max(10_000).default(1_000),
+});
+
 const limitsSchema = z.strictObject({
   /** Requests per second each principal may make, shared by all gateways (token bucket in Redis; 0 = no limit). */
   requestsPerSecond: z.coerce.number().min(0).default(50),
@@ -553,6 +565,8 @@ export const configSchema = z.object({
   telemetry: telemetrySchema.default(telemetrySchema.parse({})),
   /** Sub-agent coordination (ctx.delegate). */
   delegation: delegationSchema.default(delegationSchema.parse({})),
+  /** The operator console and the operators' task index (docs/console.md). */
+  console: consoleSchema.default(consoleSchema.parse({})),
   /** Sign the agent card (spec 8.4) with the key in dataDir (or cardSigningKeyFile); its public key is at /.well-known/jwks.json. */
   cardSigning: booleanish.default(true),
   /** Private JWK file (ES256 or EdDSA) of the card signing key; default: generated in dataDir. Give every gateway the same file. */
@@ -675,6 +689,8 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_MAX_STREAMS_PER_OWNER: 'limits.maxStreamsPerOwner',
   A2A_MAX_STREAMS: 'limits.maxStreams',
   A2A_DELEGATION_MAX_PARALLEL: 'delegation.maxParallel',
+  A2A_CONSOLE_ENABLED: 'console.enabled',
+  A2A_CONSOLE_RECENT_TASKS_MAX: 'console.recentTasksMax',
   A2A_CARD_SIGNING: 'cardSigning',
   A2A_PUSH_ENABLED: 'push.enabled',
   A2A_PUSH_ALLOWED_HOSTS: 'push.allowedHosts',

@@ -54,6 +54,8 @@ export function compareEventIds(a: string, b: string): number {
 
 export class EventHub {
   private readonly listeners = new Map<string, Set<Subscription>>();
+  /** Listeners of every task's events (operators' watch streams); usually none. */
+  private readonly everyTaskListeners = new Set<Subscription>();
   private readonly channelPrefix: string;
   private readonly outageGraceMs: number | undefined;
   private ready: Promise<void> | undefined;
@@ -103,7 +105,7 @@ export class EventHub {
     this.outageTimer = setTimeout(() => {
       if (this.downSinceMs === undefined) return;
       this.lost = new LiveDeliveryLostError(Date.now() - this.downSinceMs);
-      for (const set of this.listeners.values()) for (const s of [...set]) s.onLost?.(this.lost);
+      for (const set of this.allSubscriptionSets()) for (const s of [...set]) s.onLost?.(this.lost);
     }, this.outageGraceMs);
     this.outageTimer.unref();
   }
@@ -113,7 +115,11 @@ export class EventHub {
     this.downSinceMs = undefined;
     this.lost = undefined;
     // Messages published while we were away are gone: every listener re-reads the replay buffer.
-    for (const set of this.listeners.values()) for (const s of [...set]) s.onGap?.();
+    for (const set of this.allSubscriptionSets()) for (const s of [...set]) s.onGap?.();
+  }
+
+  private allSubscriptionSets(): Set<Subscription>[] {
+    return [...this.listeners.values(), this.everyTaskListeners];
   }
 
   /** True while live delivery works (what a health check can report). */
@@ -155,13 +161,27 @@ export class EventHub {
     };
   }
 
+  /**
+   * Adds a listener of every task's events, as this process receives them (its one pattern
+   * subscription): for operators' watch streams. The returned function removes it.
+   */
+  listenToEveryTask(onEvent: LiveListener, onGap?: GapListener, onLost?: LostListener): () => void {
+    const subscription: Subscription = { onEvent, onGap, onLost };
+    this.everyTaskListeners.add(subscription);
+    const lost = this.lost;
+    if (lost !== undefined && onLost !== undefined) queueMicrotask(() => this.everyTaskListeners.has(subscription) && onLost(lost));
+    return () => void this.everyTaskListeners.delete(subscription);
+  }
+
   private dispatch(channel: string, message: string): void {
     const taskId = channel.slice(this.channelPrefix.length);
     const set = this.listeners.get(taskId);
-    if (set === undefined) return; // Most events are for tasks nobody here watches: skip the parse.
+    // Most events are for tasks nobody here watches: skip the parse.
+    if (set === undefined && this.everyTaskListeners.size === 0) return;
     const newline = message.indexOf('\n');
     const json = message.slice(newline + 1);
     const live: LiveEvent = { id: message.slice(0, newline), json, state: stateOfEventJson(json) };
-    for (const subscription of [...set]) subscription.onEvent(live);
+    for (const subscription of [...(set ?? [])]) subscription.onEvent(live);
+    for (const subscription of [...this.everyTaskListeners]) subscription.onEvent(live);
   }
 }

@@ -26,6 +26,7 @@ import { serveCard } from './card-route.ts';
 import { logAccess } from './access-log.ts';
 import { applyCors } from './cors.ts';
 import { handleAgentList } from './agent-list.ts';
+import { registerConsoleRoutes } from '../console/console-routes.ts';
 
 export interface GatewayAppOptions {
   service: TaskService;
@@ -55,6 +56,8 @@ export interface GatewayAppOptions {
   readiness: Omit<ReadinessProbe, 'redis' | 'logger'>;
   /** The queues the dashboard at /admin/queues shows. */
   dashboardQueues: readonly Queue[];
+  /** Serve the operator console at /console/ (console.enabled). */
+  console?: boolean;
 }
 
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -97,6 +100,7 @@ function notFound(response: ServerResponse, message: string): void {
 export function createGatewayListener(options: GatewayAppOptions): RequestListener {
   const app = new Hono();
   registerJwksRoute(app, () => options.publishedKeys);
+  if (options.console === true) registerConsoleRoutes(app);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     const readiness = await checkReadiness({ ...options.readiness, redis: options.redis, logger: options.logger });

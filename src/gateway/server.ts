@@ -30,6 +30,7 @@ import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
 import { replayBoundOf } from '../store/replay-bound.ts';
 import { TaskStore } from '../store/task-store.ts';
+import { recentTaskIndexOf } from '../store/recent-tasks.ts';
 import { TaskService } from '../tasks/service.ts';
 import { SseStreams } from '../bindings/sse/sse-writer.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
@@ -108,7 +109,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   for (const [role, connection] of [['commands', commands], ['events', subscriber], ['queue', queueConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
-  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay));
+  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay), recentTaskIndexOf(config));
   const hub = new EventHub(subscriber, store.keys, outage);
   await hub.start();
   // The queues re-emit their connection's errors, which the handler above already logs; without
@@ -190,9 +191,11 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   // Expect: 100-continue goes to the same handler, which sends the 100 only once the headers
   // passed its checks (a refused request's body is then never sent).
   httpServer.on('checkContinue', (request, response) => httpServer.emit('request', request, response));
-  // Node drops header fields past maxHeadersCount silently; one more than the limit shows that
-  // a request had too many, and it is refused with 431 (bindings/http/header-count.ts).
-  httpServer.maxHeadersCount = config.maxHeaderCount + 1;
+  // Node itself sets no count: past maxHeadersCount Node 20 drops fields silently and Node 24+
+  // answers a bare 431 (no body, no binding's error shape). Every field is kept (their bytes are
+  // bounded by Node's maxHeaderSize) and the gateway refuses too many with its own 431 in the
+  // binding's shape (bindings/http/header-count.ts).
+  httpServer.maxHeadersCount = 0;
   guardConnections(httpServer, {
     maxConnections: config.maxConnections ?? defaultMaxConnections(),
     maxConnectionsPerAddress: config.maxConnectionsPerAddress,
@@ -335,6 +338,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     accessLog: config.accessLog,
     readiness: { queue: queues.of(agents.defaultName), draining: () => draining },
     dashboardQueues,
+    console: config.console.enabled,
   });
 
   return {
@@ -370,6 +374,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       await queues.close();
       await pushQueue?.close().catch(() => undefined);
       await scheduleQueue?.close().catch(() => undefined);
+      await store.recentTasks.flushWithin(1_000);
       subscriber.disconnect();
       queueConnection.disconnect();
       await commands.quit().catch(() => undefined);

@@ -24,6 +24,12 @@ export interface StreamPlan {
   /** Called once when the stream ends, however it ends (frees its stream slot). */
   onStreamEnd?: () => void;
   /**
+   * An operators' watch stream (WatchTasks): every task's events as they happen, live only (no
+   * replay, no snapshot; `taskId` is ignored), never closed by a state. After a gap in live
+   * delivery it ends, so the client re-reads what it shows and watches again.
+   */
+  everyTask?: boolean;
+  /**
    * A new task of an agent that may answer with a direct Message (spec 3.1.2, "message-only
    * stream"): the task's lifecycle frames (its creation, the start of its turn) are held back
    * until the turn shows what it is. A direct reply is then the stream's one frame, converted

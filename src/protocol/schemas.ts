@@ -127,6 +127,24 @@ export const listDeadLettersRequestSchema = z.object({
   pageSize: z.number().int().min(1, 'pageSize must be between 1 and 1000').max(1000, 'pageSize must be between 1 and 1000').optional(),
 });
 export const replayDeadLetterRequestSchema = z.object({ tenant, id: id('id') });
+const utcTimestamp = z.string().datetime({ offset: false, message: 'must be an ISO 8601 UTC timestamp like 2025-01-01T00:00:00Z' });
+/** Operators (a2a:admin): every owner's tasks, most recently changed first (src/operator/operator-tasks.ts). */
+export const operatorListTasksRequestSchema = z.object({
+  tenant,
+  agent: id('agent').optional(),
+  /** The owners' tenant; '' is the default tenant. */
+  ownerTenant: z.string().max(128).optional(),
+  /** The owner's principal (subject). */
+  owner: id('owner').optional(),
+  state: taskState.optional(),
+  contextId: id('contextId').optional(),
+  changedAfter: utcTimestamp.optional(),
+  changedBefore: utcTimestamp.optional(),
+  pageSize: z.number().int().min(1, 'pageSize must be between 1 and 100').max(100, 'pageSize must be between 1 and 100').optional(),
+  pageToken: z.string().max(512).optional(),
+});
+export const operatorTaskRequestSchema = z.object({ tenant, id: id('id') });
+export const operatorWatchRequestSchema = z.object({ tenant });
 /** Gateway extension: schedules (src/schedules). */
 export const createScheduleRequestSchema = z
   .object({

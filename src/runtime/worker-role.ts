@@ -8,6 +8,7 @@ import type { Logger } from '../logging/logger.ts';
 import { openRedis, whenReady } from '../redis/connection.ts';
 import { replayBoundOf } from '../store/replay-bound.ts';
 import { TaskStore } from '../store/task-store.ts';
+import { recentTaskIndexOf } from '../store/recent-tasks.ts';
 import { Reconciler } from './reconciler.ts';
 import { AssignmentStore } from '../coordination/assignment-store.ts';
 import { Delegator } from '../coordination/delegator.ts';
@@ -49,7 +50,7 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
   const turnQueues = new TurnQueues(commands, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
-  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay));
+  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay), recentTaskIndexOf(config));
   const assignments = new AssignmentStore(commands, store.keys, store.replay);
   const delegator = Delegator.forAgents(config, agents, { store, assignments, queues: turnQueues });
   const runner = new TurnRunner({
@@ -152,6 +153,8 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
       await workersClosed;
       await sideRoles;
       await turnQueues.close();
+      // The operators' index gets what this process noted last (a hint: lost, the next write restores it).
+      await store.recentTasks.flushWithin(1_000);
       cancelSubscriber.disconnect();
       await commands.quit().catch(() => undefined);
       workerConnection.disconnect();

@@ -8,6 +8,7 @@ import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
 import { replayBoundOf } from '../store/replay-bound.ts';
 import { TaskStore } from '../store/task-store.ts';
+import { recentTaskIndexOf } from '../store/recent-tasks.ts';
 import { ScheduleFirer } from './schedule-firer.ts';
 import { ScheduleReconciler } from './schedule-reconciler.ts';
 import { ScheduleStore } from './schedule-store.ts';
@@ -28,7 +29,7 @@ export async function startScheduleRole(config: GatewayConfig, agents: Agents, l
   const store = new ScheduleStore(commands, config.keyPrefix);
   const firer = new ScheduleFirer({
     store,
-    tasks: new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay)),
+    tasks: new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay), recentTaskIndexOf(config)),
     queues,
     agents,
     logger,

@@ -106,6 +106,14 @@ export class RedisKeys {
     return `${this.prefix}:{o:${ownerKey}}:quotacheck`;
   }
 
+  /**
+   * ZSET task id → ms it last changed, across every owner (operators' listing, src/store/recent-tasks.ts).
+   * A slot of its own (`{ops}`); written after the task's own write, never from a task's script.
+   */
+  recentTasks(): string {
+    return `${this.prefix}:{ops}:recent`;
+  }
+
   /** STRING: token of the one worker process sweeping for open tasks whose turn job is gone. */
   reconcilerLock(): string {
     return `${this.prefix}:reconciler:lock`;

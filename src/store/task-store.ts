@@ -18,6 +18,7 @@ import { RESERVED_METADATA_KEY } from '../protocol/schemas.ts';
 import { DIRECT_REPLY_EVENT_METADATA } from '../tasks/direct-reply.ts';
 import { RedisKeys } from './keys.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound, type TrimmedEvents } from './replay-bound.ts';
+import { RecentTaskIndex, DEFAULT_RECENT_TASK_INDEX, type RecentTaskIndexOptions } from './recent-tasks.ts';
 import { defineScripts, type ScriptRunner } from './scripts.ts';
 import { cancelStages } from '../telemetry/metrics.ts';
 
@@ -277,6 +278,9 @@ function cancellationOf(requested: string | undefined, acknowledged: string | un
   };
 }
 
+/** acceptMessage replies that changed nothing (so nothing to note in the recent-tasks index). */
+const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'BUSY', 'INBOX_FULL', 'TOO_MANY_ACTIVE', 'CONTEXT_MISMATCH', 'TERMINAL', 'DUPLICATE']);
+
 const str = (value: string | number | null | undefined): string => (value === null || value === undefined ? '' : String(value));
 
 /** A task as readTask-3.lua returned it (ListTasks builds the same reply from plain reads), or undefined when it is missing or not the caller's. */
@@ -326,21 +330,30 @@ function storedEvent(id: string, json: string): StoredEvent {
 
 export class TaskStore {
   readonly keys: RedisKeys;
+  /** Every task by when it last changed, for operators; noted after each write below that changes a task's state. */
+  readonly recentTasks: RecentTaskIndex;
   private readonly run: ScriptRunner;
 
   /**
    * @param retentionSeconds how long a terminal task (state, history, replay buffer, turns)
    *   stays readable before Redis expires it.
    * @param replay how far back each task's replay buffer reaches (the `replay` settings).
+   * @param recentTaskIndex how the recent-tasks index is written (its retention defaults to retentionSeconds).
    */
   constructor(
     readonly redis: Redis,
     prefix: string,
     readonly retentionSeconds: number = DEFAULT_RETENTION_SECONDS,
     readonly replay: ReplayBound = DEFAULT_REPLAY_BOUND,
+    recentTaskIndex: Partial<RecentTaskIndexOptions> = {},
   ) {
     this.keys = new RedisKeys(prefix);
     this.run = defineScripts(redis, replay);
+    this.recentTasks = RecentTaskIndex.shared(redis, this.keys.recentTasks(), {
+      ...DEFAULT_RECENT_TASK_INDEX,
+      retentionMs: retentionSeconds * 1000,
+      ...recentTaskIndex,
+    });
   }
 
   async createTask(input: {
@@ -423,8 +436,11 @@ export class TaskStore {
     );
     switch (reply[0]) {
       case 'CREATED':
+        this.recentTasks.note(taskId, now.getTime());
         return { kind: 'created', task, eventId: str(reply[1]), active: Number(reply[2]), quotaChecksDue: Number(reply[3] ?? 0) };
       case 'DUPLICATE':
+        // A re-send may follow a process that died before its note was written.
+        this.recentTasks.note(str(reply[1]), now.getTime());
         return { kind: 'duplicate', taskId: str(reply[1]) };
       case 'OVER_QUOTA':
         return overQuotaOf(reply);
@@ -500,6 +516,7 @@ export class TaskStore {
         input.quota?.checkAtMs ?? 0,
       ],
     );
+    if (!ACCEPT_REFUSALS.has(str(reply[0]))) this.recentTasks.note(taskId, now.getTime());
     switch (reply[0]) {
       case 'NOT_FOUND':
         return { kind: 'not-found' };
@@ -549,7 +566,8 @@ export class TaskStore {
     return owner === ownerKey && contextId !== null ? contextId : undefined;
   }
 
-  async cancelTask(taskId: string, owner: Owner, now: Date): Promise<CancelResult> {
+  /** `requestedBy`: an operator canceling another owner's task, recorded on the task and in its cancellation events. */
+  async cancelTask(taskId: string, owner: Owner, now: Date, requestedBy?: string): Promise<CancelResult> {
     const ownerKey = ownerKeyOf(owner);
     const k = this.keys.task(taskId);
     const contextId = await this.ownContextId(k.task, ownerKey);
@@ -571,8 +589,9 @@ export class TaskStore {
         k.emitted,
         k.pushCursors,
       ],
-      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds],
+      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds, requestedBy ?? ''],
     );
+    if (reply[0] === 'CANCELED' || reply[0] === 'REQUESTED') this.recentTasks.note(taskId, now.getTime());
     switch (reply[0]) {
       case 'NOT_FOUND':
         return { kind: 'not-found' };
@@ -686,6 +705,7 @@ export class TaskStore {
       case 'HELD':
         return { kind: 'held', holder: str(reply[1]) };
       default: {
+        this.recentTasks.note(input.taskId, input.now.getTime());
         const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, callerScopes, callerExtensions, ...history] =
           reply.map(str);
         return {
@@ -826,6 +846,7 @@ export class TaskStore {
     );
     if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
     if (reply[0] === 'REPEATED') return { kind: 'repeated' };
+    if (input.status !== undefined) this.recentTasks.note(input.taskId, input.now.getTime());
     return { kind: 'appended', eventId: str(reply[1]) };
   }
 
@@ -897,6 +918,7 @@ export class TaskStore {
       ],
     );
     if (reply[0] === 'STALE') return { kind: 'stale' };
+    this.recentTasks.note(input.taskId, input.now.getTime());
     if (reply[0] === 'DONE') return { kind: 'done', eventId: str(reply[1]), directReply: reply[2] === 'DIRECT' };
     const [, turn, start, ...messages] = reply.map(str);
     return {

@@ -316,8 +316,9 @@ export class TaskService {
     return { response, bytes: page.bytes };
   }
 
-  async cancelTask(owner: Owner, request: CancelTaskRequest): Promise<Task> {
-    const result = await this.options.store.cancelTask(request.id, owner, new Date());
+  /** `requestedBy`: an operator canceling the owner's task (recorded on it); undefined for the owner. */
+  async cancelTask(owner: Owner, request: CancelTaskRequest, requestedBy?: string): Promise<Task> {
+    const result = await this.options.store.cancelTask(request.id, owner, new Date(), requestedBy);
     if (result.kind === 'not-found') throw taskNotFound(request.id);
     // A queued task is canceled here at once (requested and stopped); a running one's worker does the rest.
     if (result.kind === 'canceled' || result.kind === 'requested') cancelStages.inc({ stage: 'requested' });

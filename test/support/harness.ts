@@ -16,6 +16,7 @@ import { createLogger } from '../../src/logging/logger.ts';
 import { startWorkerRole, type WorkerHandle } from '../../src/runtime/worker-role.ts';
 import type { Owner, TaskStore } from '../../src/store/task-store.ts';
 import type { PushResolver } from '../../src/push/receiver-policy.ts';
+import { RecentTaskIndex } from '../../src/store/recent-tasks.ts';
 
 export const REDIS_URL = process.env.A2A_TEST_REDIS_URL ?? process.env.A2A_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -96,6 +97,9 @@ export async function startTestGateway(
 }
 
 export async function snapshotKeys(redis: Redis, prefix: string): Promise<Map<string, string>> {
+  // The recent-tasks index is written a moment after the change it records (coalesced per
+  // process): what this process noted is written out first, so it is not taken for a change.
+  await RecentTaskIndex.flushAll();
   const keys: string[] = [];
   let cursor = '0';
   do {
@@ -107,14 +111,18 @@ export async function snapshotKeys(redis: Redis, prefix: string): Promise<Map<st
   // BullMQ's own housekeeping (the stall check's marker and its event log) changes on a timer,
   // whatever requests do; everything else under the prefix is compared.
   // Emitted-event digests come and go with a running turn's own progress (appendEvents).
-  // So do the push and schedule queues' (workers run them too) and the push sweeper's shard locks.
-  const housekeeping = /:(turns-[^:]+|\{pushq\}:push|\{schedq\}:schedules):(stalled-check|stalled|events)$|:\{push:\d+\}:sweeplock$|^[^{]*\{[^}]+\}:emitted$/;
+  // So do the push and schedule queues' (workers run them too), the push sweeper's shard locks
+  // and the reconciler's lock (taken every reconcileIntervalMs).
+  const housekeeping = /:(turns-[^:]+|\{pushq\}:push|\{schedq\}:schedules):(stalled-check|stalled|events)$|:\{push:\d+\}:sweeplock$|^[^{]*\{[^}]+\}:emitted$|:reconciler:lock$/;
   for (const key of keys.sort()) {
     if (housekeeping.test(key)) continue;
     // Hashes and sets are compared by sorted content: a hashtable-encoded hash is rehashed
     // incrementally by lookups, so a plain read can reorder its DUMP without changing it.
     const type = await redis.type(key);
-    if (type === 'hash') result.set(key, `hash ${JSON.stringify(Object.entries(await redis.hgetall(key)).sort())}`);
+    // The recent-tasks index by its members: a running turn's own progress moves its task's
+    // score (when it last changed) forward; a task added to the index still shows.
+    if (key === `${prefix}:{ops}:recent`) result.set(key, `zset members ${JSON.stringify((await redis.zrange(key, 0, -1)).sort())}`);
+    else if (type === 'hash') result.set(key, `hash ${JSON.stringify(Object.entries(await redis.hgetall(key)).sort())}`);
     else if (type === 'set') result.set(key, `set ${JSON.stringify((await redis.smembers(key)).sort())}`);
     else result.set(key, `${type} ${(await redis.dumpBuffer(key))?.toString('base64') ?? ''}`);
   }

@@ -1,7 +1,8 @@
-// Node keeps at most `server.maxHeadersCount` header fields and silently drops the rest, so a
-// credential or a Content-Digest past the limit would vanish unnoticed. The server keeps one
-// field more than the limit (see gateway/server.ts); a request that shows that extra field had
-// too many and gets 431 (RFC 6585).
+// A request with more header fields than maxHeaderCount gets 431 (RFC 6585), in the binding's
+// error shape. Node is told to keep every field (server.maxHeadersCount 0, see gateway/server.ts):
+// with a count of its own, Node 20 drops the fields past it silently (a credential or a
+// Content-Digest could vanish unnoticed) and Node 24+ answers a bare 431 before the gateway sees
+// the request.
 import type { IncomingMessage } from 'node:http';
 import { LimitExceededError } from '../../limits/limit-refusal.ts';
 

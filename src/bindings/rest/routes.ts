@@ -62,24 +62,31 @@ export class RestRouter {
    */
   match(method: string, path: string): RouteMatch | 'method-not-allowed' | undefined {
     let pathMatched = false;
-    for (const compiled of this.compiled) {
-      const match = compiled.pattern.exec(path);
-      if (match === null) continue;
-      const tenantRaw = match[1] || undefined;
-      // "/tasks/tasks" is task "tasks", not the task list of tenant "tasks".
-      if (tenantRaw === 'tasks') continue;
-      pathMatched = true;
-      if (compiled.route.method !== method) continue;
-      const params: Record<string, string> = {};
-      compiled.names.forEach((name, index) => {
-        params[name] = decodeURIComponent(match[index + 2] ?? '');
-      });
-      return {
-        operation: compiled.route.operation,
-        route: compiled.route,
-        params,
-        tenant: tenantRaw === undefined ? undefined : decodeURIComponent(tenantRaw),
-      };
+    // A route matched as written wins over one matched with a tenant prefix: "/operator/tasks"
+    // is the operators' list, not the task list of tenant "operator".
+    for (const withTenant of [false, true]) {
+      for (const compiled of this.compiled) {
+        const match = compiled.pattern.exec(path);
+        if (match === null) continue;
+        const tenantRaw = match[1] || undefined;
+        if ((tenantRaw !== undefined) !== withTenant) continue;
+        // "/tasks/tasks" is task "tasks", not the task list of tenant "tasks".
+        if (tenantRaw === 'tasks') continue;
+        pathMatched = true;
+        if (compiled.route.method !== method) continue;
+        const params: Record<string, string> = {};
+        compiled.names.forEach((name, index) => {
+          params[name] = decodeURIComponent(match[index + 2] ?? '');
+        });
+        return {
+          operation: compiled.route.operation,
+          route: compiled.route,
+          params,
+          tenant: tenantRaw === undefined ? undefined : decodeURIComponent(tenantRaw),
+        };
+      }
+      // The path is a route as written, for another method: that is the answer (405), not a tenant's route.
+      if (pathMatched) return 'method-not-allowed';
     }
     return pathMatched ? 'method-not-allowed' : undefined;
   }

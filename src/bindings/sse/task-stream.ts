@@ -39,12 +39,31 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
           new LimitExceededError(
             'sseMaxBufferedBytes',
             'RESOURCE_EXHAUSTED',
-            `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; subscribe to task ${taskId} again with Last-Event-ID set to the id of the last event received, and nothing is missed.`,
-            { metadata: { reason: 'SLOW_READER', taskId } },
+            options.plan.everyTask === true
+              ? 'This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). Read the task list again, then watch again.'
+              : `This stream ends because it was read too slowly: too many bytes waited for the client (sseMaxBufferedBytes). The task goes on; subscribe to task ${taskId} again with Last-Event-ID set to the id of the last event received, and nothing is missed.`,
+            { metadata: { reason: 'SLOW_READER', ...(options.plan.everyTask === true ? {} : { taskId }) } },
           ),
         ),
     },
   );
+  if (options.plan.everyTask === true) {
+    // Live only, nothing to resume: no ids. The first frame says the watch is on, so a client
+    // reads what it shows after it and misses nothing in between.
+    sse.send(options.frame(JSON.stringify({ watchStarted: { at: new Date().toISOString() } })));
+    const stop = options.service.hub.listenToEveryTask(
+      (event) => sse.send(options.frame(event.json)),
+      () => sse.end(),
+      (error) => {
+        const framed = frameError(error);
+        sse.send(framed.data, framed.event === undefined ? undefined : { event: framed.event });
+        sse.end();
+      },
+    );
+    feed = { close: stop };
+    if (sse.closed) stop();
+    return;
+  }
   // Time to first event: from the request's arrival (noted by the request observer) to the
   // first event after the opening snapshot, i.e. the first thing the turn said.
   const arrivedAtNs = notesOf(response).arrivedAtNs ?? process.hrtime.bigint();

@@ -9,6 +9,8 @@
   KEYS[12] emitted digests of the turn's runs (a parked coordinator's): the turn is over, so they go
   ARGV[1] ownerKey   ARGV[2] now (ms)   ARGV[3] now (ISO)   ARGV[4] event channel
   ARGV[5] cancel channel   ARGV[6] taskId   ARGV[7] retention of a terminal task (s)
+  ARGV[8] who requested it when it was not the owner ('' = the owner): an operator, "operator:<tenant>/<subject>";
+          kept in the hash (cancelRequestedBy, first request wins) and named in the events' cancellation metadata (requestedBy)
   Returns {'NOT_FOUND'} | {'NOT_CANCELABLE', state} | {'CANCELED'} | {'REQUESTED'}
   Emits: a status update with metadata.cancellation.stage "requested" (first request for a running
   turn) or the final TASK_STATE_CANCELED update with stage "stopped".
@@ -22,6 +24,11 @@ if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == '
   return {'NOT_CANCELABLE', state}
 end
 local firstRequest = redis.call('HSETNX', KEYS[1], 'cancelRequestedAtMs', ARGV[2])
+local requestedBy = ''
+if ARGV[8] ~= '' then
+  if firstRequest == 1 then redis.call('HSET', KEYS[1], 'cancelRequestedBy', ARGV[8]) end
+  requestedBy = ',"requestedBy":' .. cjson.encode(ARGV[8])
+end
 local contextId = redis.call('HGET', KEYS[1], 'contextId')
 -- A coordinator's parked turn (waiting for its assignments) runs nowhere: it is canceled here.
 local parked = redis.call('HGET', KEYS[1], 'suspended') == '1'
@@ -31,7 +38,7 @@ if running then
     -- Stage 1 of 3 (requested): announced with the task's unchanged status.
     local requested = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[6]) .. ',"contextId":' .. cjson.encode(contextId)
       .. ',"status":' .. redis.call('HGET', KEYS[1], 'status')
-      .. ',"metadata":{"cancellation":{"stage":"requested","at":' .. cjson.encode(ARGV[3]) .. '}}}}'
+      .. ',"metadata":{"cancellation":{"stage":"requested","at":' .. cjson.encode(ARGV[3]) .. requestedBy .. '}}}}'
     local requestedId = redis.call('XADD', KEYS[2], '*', 'r', requested)
     redis.call('PUBLISH', ARGV[4], requestedId .. '\n' .. requested)
   end
@@ -49,7 +56,7 @@ redis.call('ZADD', KEYS[3], ARGV[2], ARGV[6])
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[6])
 redis.call('ZREM', KEYS[11], ARGV[6])
 local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[6]) .. ',"contextId":' .. cjson.encode(contextId)
-  .. ',"status":' .. status .. ',"metadata":{"cancellation":{"stage":"stopped","at":' .. cjson.encode(ARGV[3]) .. '}}}}'
+  .. ',"status":' .. status .. ',"metadata":{"cancellation":{"stage":"stopped","at":' .. cjson.encode(ARGV[3]) .. requestedBy .. '}}}}'
 local id = redis.call('XADD', KEYS[2], '*', 'r', event)
 redis.call('PUBLISH', ARGV[4], id .. '\n' .. event)
 for _, key in ipairs({KEYS[1], KEYS[2], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}) do redis.call('EXPIRE', key, ARGV[7]) end

@@ -1,0 +1,164 @@
+// How an operator explains one task, read straight from Redis for any owner: its state, owner,
+// versions, lease, every turn with its attempts, hand-backs, budget, worker, steps and outcome,
+// cancellation stages, verification outcome, sub-agent links, push deliveries, and how much
+// history and replay buffer it keeps. `a2a-gateway tasks inspect` prints it; the operator
+// console's task page shows it (InspectTask, src/operations/operator-operations.ts).
+import type { Redis } from 'ioredis';
+import type { AssignmentRecord } from '../coordination/assignment-store.ts';
+import type { StepRecord, TaskVersions, TurnRecord } from '../store/task-store.ts';
+import { RedisKeys } from '../store/keys.ts';
+import { ownerFromKey } from '../store/task-store.ts';
+import { PushKeys } from '../push/push-keys.ts';
+import type { StoredPushConfig } from '../push/push-config.ts';
+
+/** One push config of the task and how far its deliveries got. */
+export interface PushDeliveryInspection {
+  configId: string;
+  url: string;
+  /** Set when the receiver answered 410 (or an operator disabled it). */
+  disabled: boolean;
+  /** The last event delivered or given up on ('' = none yet). */
+  settledEventId: string;
+  /** The event being delivered now ('' = none). */
+  inflightEventId: string;
+}
+
+/** The three cancellation stages (invariant 6), who asked, and which terminal state won. */
+export interface CancellationInspection {
+  requestedAt: string | undefined;
+  acknowledgedAt: string | undefined;
+  stoppedAt: string | undefined;
+  /** Set when an operator (not the owner) asked: "operator:<tenant>/<subject>". */
+  requestedBy: string | undefined;
+  outcome: string | undefined;
+}
+
+export interface TaskInspection {
+  taskId: string;
+  owner: string;
+  tenant: string;
+  contextId: string;
+  state: string;
+  createdAt: string | undefined;
+  updatedAt: string | undefined;
+  finishedAt: string | undefined;
+  cancelRequestedAt: string | undefined;
+  /** The agent and principal of the owner key. */
+  agent: string;
+  subject: string;
+  cancellation: CancellationInspection;
+  /** Whether the terminal result was verified, and how (invariant 8); undefined until a turn recorded one. */
+  outcome: { verified: boolean; method?: string; evidence?: unknown } | undefined;
+  /** The task's push configs with their delivery cursors (none when push is off or unused). */
+  pushDeliveries: PushDeliveryInspection[];
+  versions: TaskVersions | undefined;
+  lease: { holder: string | undefined; expiresInMs: number | undefined; generation: number };
+  /**
+   * The task's current (latest) turn as its hash counts it, which is ahead of the turn record
+   * while the turn runs: attempts (hand-backs excluded), hand-backs at shutdown, budget spent.
+   */
+  currentTurn: { turn: number; attempts: number; handBacks: number; budgetSpent: number };
+  turns: TurnRecord[];
+  /** The step journal; `started` records of a turn nobody runs are unknowns to reconcile. */
+  journal: (StepRecord & { unknown: boolean })[];
+  historyMessages: number;
+  queuedMessages: number;
+  /** The replay buffer; `trimmed`: what its bound dropped (how many, and the newest one's id). */
+  events: { count: number; first: string | undefined; last: string | undefined; trimmed: { count: number; throughId: string } | undefined };
+  expiresInSeconds: number | undefined;
+  /** A sub-agent's task: its coordinator and role. */
+  coordinator: { taskId: string; role: string; readOnly: boolean } | undefined;
+  /** A coordinator's assignments, in the order they were made; whether its turn is parked for them. */
+  assignments: AssignmentRecord[];
+  parked: boolean;
+}
+
+const iso = (ms: string | undefined): string | undefined => (ms === undefined || ms === '' ? undefined : new Date(Number(ms)).toISOString());
+
+export async function inspectTask(redis: Redis, prefix: string, taskId: string): Promise<TaskInspection | undefined> {
+  const k = new RedisKeys(prefix).task(taskId);
+  const pushKeys = new PushKeys(prefix).task(taskId);
+  const [hash, holder, leaseTtl, turns, steps, historyLength, inboxLength, eventCount, first, last, ttl, assignments, pushConfigs, pushCursors] = await Promise.all([
+    redis.hgetall(k.task),
+    redis.get(k.lease),
+    redis.pttl(k.lease),
+    redis.hgetall(k.turns),
+    redis.hgetall(k.steps),
+    redis.llen(k.history),
+    redis.llen(k.inbox),
+    redis.xlen(k.events),
+    redis.xrange(k.events, '-', '+', 'COUNT', 1),
+    redis.xrevrange(k.events, '+', '-', 'COUNT', 1),
+    redis.ttl(k.task),
+    redis.hvals(k.assignments),
+    redis.hgetall(pushKeys.configs),
+    redis.hgetall(pushKeys.cursors),
+  ]);
+  if (hash.id === undefined) return undefined;
+  const owner = ownerFromKey(hash.owner ?? '');
+  return {
+    taskId,
+    owner: hash.owner ?? '',
+    tenant: hash.tenant ?? '',
+    contextId: hash.contextId ?? '',
+    state: hash.state ?? '',
+    createdAt: iso(hash.createdAtMs),
+    updatedAt: iso(hash.updatedAtMs),
+    finishedAt: iso(hash.finishedAtMs),
+    cancelRequestedAt: iso(hash.cancelRequestedAtMs),
+    agent: owner.agent,
+    subject: owner.subject,
+    cancellation: {
+      requestedAt: iso(hash.cancelRequestedAtMs),
+      acknowledgedAt: iso(hash.cancelAcknowledgedAtMs),
+      stoppedAt: iso(hash.cancelStoppedAtMs),
+      requestedBy: hash.cancelRequestedBy || undefined,
+      outcome: hash.cancelOutcome || undefined,
+    },
+    outcome: hash.outcome ? (JSON.parse(hash.outcome) as TaskInspection['outcome']) : undefined,
+    pushDeliveries: Object.entries(pushConfigs)
+      .map(([configId, json]) => {
+        const config = JSON.parse(json) as StoredPushConfig;
+        return {
+          configId,
+          url: config.url,
+          disabled: config.disabled !== undefined && config.disabled !== null,
+          settledEventId: pushCursors[`d:${configId}`] ?? '',
+          inflightEventId: pushCursors[`i:${configId}`] ?? '',
+        };
+      })
+      .sort((a, b) => a.configId.localeCompare(b.configId)),
+    versions: hash.versions ? (JSON.parse(hash.versions) as TaskVersions) : undefined,
+    lease: { holder: holder ?? undefined, expiresInMs: leaseTtl > 0 ? leaseTtl : undefined, generation: Number(hash.leaseGeneration ?? 0) },
+    currentTurn: {
+      turn: Number(hash.turn ?? 0),
+      attempts: Number(hash.turnAttempts ?? 0),
+      handBacks: Number(hash.turnHandBacks ?? 0),
+      budgetSpent: Number(hash.turnBudgetSpent ?? 0),
+    },
+    turns: Object.values(turns)
+      .map((json) => JSON.parse(json) as TurnRecord)
+      .sort((a, b) => a.turn - b.turn),
+    journal: Object.values(steps)
+      .map((json) => JSON.parse(json) as StepRecord)
+      .sort((a, b) => a.startedAtMs - b.startedAtMs)
+      // Handed to the adapter as unknown, or started and never finished while no worker runs
+      // the task: an attempt was lost mid-step.
+      .map((step) => ({ ...step, unknown: step.state === 'unknown' || (step.state === 'started' && holder === null) })),
+    historyMessages: historyLength,
+    queuedMessages: inboxLength,
+    events: {
+      count: eventCount,
+      first: first[0]?.[0],
+      last: last[0]?.[0],
+      trimmed: hash.eventsTrimmedThrough === undefined ? undefined : { count: Number(hash.eventsTrimmed ?? 0), throughId: hash.eventsTrimmedThrough },
+    },
+    expiresInSeconds: ttl > 0 ? ttl : undefined,
+    coordinator: hash.parentTaskId ? { taskId: hash.parentTaskId, role: hash.role ?? '', readOnly: hash.readOnly === '1' } : undefined,
+    assignments: assignments
+      .map((json) => JSON.parse(json) as AssignmentRecord)
+      .sort((a, b) => a.queuedAtMs - b.queuedAtMs || a.delegation.localeCompare(b.delegation) || a.index - b.index),
+    parked: hash.suspended === '1',
+  };
+}
+
