@@ -206,6 +206,8 @@ describe('chaos (short, seeded)', () => {
     expect(result.duplicates, table).toBe(0);
     expect(result.doubleCharges, table).toBe(0);
     expect(result.mismatched, table).toBe(0);
+    // Appends are idempotent per turn run: no event stored twice, whatever was re-run (issue 15).
+    expect(result.bufferDuplicates, table).toBe(0);
     expect(result.streamsChecked, table).toBeGreaterThan(0);
     expect(result.coordinatorsSubmitted, table).toBe(3);
     expect(result.lostCoordinators, table).toBe(0);
