@@ -7,7 +7,7 @@ import { SendMessageRequest, TaskState, type StreamResponse } from '@a2a-js/sdk'
 import { ClientFactory, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
+import { keepWorkersRunning, startTestGateway, stopWorkerProcesses, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 import { eventIdOf } from './support/grpc.ts';
 
 let gw: TestGateway;
@@ -16,15 +16,11 @@ const workers: WorkerProcess[] = [];
 beforeAll(async () => {
   gw = await startTestGateway({ name: 'grpc-recovery', inProcessWorker: false, config: { grpcPort: 0 } });
   const env = { A2A_ADAPTER_OPTIONS: '{"stepMs":50}' };
-  // One after the other: two tsx start-ups at once can take long on a busy 2-core machine.
-  for (let i = 0; i < 2; i++) workers.push(await spawnWorkerProcess(gw.prefix, env));
+  await keepWorkersRunning(workers, gw.prefix, env);
 }, 180_000);
 
 afterAll(async () => {
-  for (const w of workers) {
-    if (w.child.exitCode === null && w.child.signalCode === null) w.kill('SIGKILL');
-  }
-  await Promise.all(workers.map((w) => w.exited));
+  await stopWorkerProcesses(workers);
   await gw?.close();
 }, 60_000);
 

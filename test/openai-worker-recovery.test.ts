@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamResponse, Task, TaskArtifactUpdateEvent } from '../src/protocol/types.ts';
 import type { TurnRecord } from '../src/store/task-store.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from './support/fake-openai-server.ts';
-import { rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
+import { keepWorkersRunning, rpc, startTestGateway, stopWorkerProcesses, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 import { openSse, type SseReader } from './support/sse.ts';
 
 let fake: FakeOpenAIServer;
@@ -24,15 +24,11 @@ beforeAll(async () => {
   const adapterOptions = { baseURL: fake.baseURL, model: 'fake-model', systemPrompt: 'Recovery test.' };
   gw = await startTestGateway({ name: 'openai-recovery', inProcessWorker: false, config: { adapter: 'openai', adapterOptions } });
   const env = { A2A_ADAPTER: 'openai', A2A_ADAPTER_OPTIONS: JSON.stringify(adapterOptions) };
-  // One after the other: two tsx start-ups at once can take long on a busy 2-core machine.
-  for (let i = 0; i < 2; i++) workers.push(await spawnWorkerProcess(gw.prefix, env));
+  await keepWorkersRunning(workers, gw.prefix, env);
 }, 180_000);
 
 afterAll(async () => {
-  for (const w of workers) {
-    if (w.child.exitCode === null && w.child.signalCode === null) w.kill('SIGKILL');
-  }
-  await Promise.all(workers.map((w) => w.exited));
+  await stopWorkerProcesses(workers);
   await gw?.close();
   await fake?.close();
 }, 60_000);

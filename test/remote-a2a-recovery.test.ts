@@ -14,7 +14,7 @@ import { downstreamMessageId } from '../adapters/remote-a2a/message-id.ts';
 import type { StreamResponse, Task, TaskState } from '../src/protocol/types.ts';
 import type { StepRecord, TurnRecord } from '../src/store/task-store.ts';
 import { spawnDownstreamAgent, type DownstreamAgentProcess } from './support/downstream-agent.ts';
-import { ROOT, rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
+import { keepWorkersRunning, ROOT, rpc, startTestGateway, stopWorkerProcesses, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 import { openSse, type SseEvent } from './support/sse.ts';
 
 const FAST = { retryInitialDelayMs: 100, retryMaxDelayMs: 500, pollInitialDelayMs: 100, pollMaxDelayMs: 400 };
@@ -36,23 +36,17 @@ function workerEnv(): Record<string, string> {
 beforeAll(async () => {
   downstream = await spawnDownstreamAgent();
   gw = await startTestGateway({ name: 'remote-recovery', inProcessWorker: false, config: { adapter: 'a2a', adapterOptions: { url: downstream.url, ...FAST } } });
-  // One after the other: two tsx start-ups at once are slow on a busy machine.
-  for (let i = 0; i < 2; i++) workers.push(await spawnWorkerProcess(gw.prefix, workerEnv()));
+  await keepWorkersRunning(workers, gw.prefix, workerEnv());
 }, 180_000);
 
 afterAll(async () => {
-  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.kill('SIGKILL');
-  await Promise.all(workers.map((w) => w.exited));
+  await stopWorkerProcesses(workers);
   await gw?.close();
   await downstream?.close();
 }, 60_000);
 
-const live = (): WorkerProcess[] => workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
-
 /** Keeps two live workers: replaces the ones a test killed. */
-async function replenish(): Promise<void> {
-  while (live().length < 2) workers.push(await spawnWorkerProcess(gw.prefix, workerEnv()));
-}
+const replenish = (): Promise<void> => keepWorkersRunning(workers, gw.prefix, workerEnv());
 
 async function getTask(taskId: string): Promise<Task> {
   const { body } = await rpc(gw.jsonRpcUrl, 'GetTask', { id: taskId });

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamResponse, Task, TaskState } from '../src/protocol/types.ts';
 import type { TurnRecord } from '../src/store/task-store.ts';
-import { rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
+import { keepWorkersRunning, rpc, startTestGateway, stopWorkerProcesses, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 import { openSse, type SseReader } from './support/sse.ts';
 
 const TERMINAL: ReadonlySet<TaskState> = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
@@ -16,15 +16,11 @@ const workers: WorkerProcess[] = [];
 beforeAll(async () => {
   gw = await startTestGateway({ name: 'recovery', inProcessWorker: false });
   const env = { A2A_ADAPTER_OPTIONS: '{"stepMs":50}' };
-  // One after the other: two tsx start-ups at once can take long on a busy 2-core machine.
-  for (let i = 0; i < 2; i++) workers.push(await spawnWorkerProcess(gw.prefix, env));
+  await keepWorkersRunning(workers, gw.prefix, env);
 }, 180_000);
 
 afterAll(async () => {
-  for (const w of workers) {
-    if (w.child.exitCode === null && w.child.signalCode === null) w.kill('SIGKILL');
-  }
-  await Promise.all(workers.map((w) => w.exited));
+  await stopWorkerProcesses(workers);
   await gw?.close();
 }, 60_000);
 

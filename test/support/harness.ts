@@ -252,6 +252,23 @@ export async function spawnWorkerProcess(prefix: string, env: Record<string, str
   };
 }
 
+/** Whether a worker process is still running (not exited, not killed). */
+export const isRunning = (worker: WorkerProcess): boolean => worker.child.exitCode === null && worker.child.signalCode === null;
+
+/**
+ * Starts worker processes one after the other until `workers` holds `count` running ones: two tsx
+ * start-ups at once can take long on a busy 2-core machine.
+ */
+export async function keepWorkersRunning(workers: WorkerProcess[], prefix: string, env: Record<string, string>, count = 2): Promise<void> {
+  while (workers.filter(isRunning).length < count) workers.push(await spawnWorkerProcess(prefix, env));
+}
+
+/** SIGKILLs every worker process still running and waits until all have exited. */
+export async function stopWorkerProcesses(workers: readonly WorkerProcess[]): Promise<void> {
+  for (const worker of workers) if (isRunning(worker)) worker.kill('SIGKILL');
+  await Promise.all(workers.map((worker) => worker.exited));
+}
+
 /** JSON-RPC call over raw HTTP (for error paths the official client would not send). */
 export async function rpc(
   url: string,
