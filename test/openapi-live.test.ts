@@ -353,9 +353,9 @@ afterAll(async () => {
 
 describe('openapi.yaml against the live gateway', () => {
   it('documents a non-trivial set of operations', () => {
-    // Agent card, JWKS, liveness, readiness, the agent list, JSON-RPC, and every HTTP+JSON route with and without /{tenant}.
+    // Agent card, JWKS, liveness, readiness, metrics, the agent list, JSON-RPC, and every HTTP+JSON route with and without /{tenant}.
     expect(REST_ROUTES.length).toBeGreaterThanOrEqual(12);
-    expect(OPERATIONS.length).toBe(6 + REST_ROUTES.length * 2);
+    expect(OPERATIONS.length).toBe(7 + REST_ROUTES.length * 2);
   });
 
   for (const operation of OPERATIONS) {
