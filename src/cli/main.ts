@@ -8,9 +8,9 @@ import { startGatewayRole, type GatewayHandle } from '../gateway/server.ts';
 import { createLogger } from '../logging/logger.ts';
 import { formatInspection, inspectTask } from './inspect.ts';
 import { checkRedisReachable, openRedis } from '../redis/connection.ts';
-import { startHealthServer, type HealthServer } from '../runtime/health-server.ts';
 import { gracefulStop } from '../runtime/shutdown-policy.ts';
 import { startWorkerRole, type WorkerHandle } from '../runtime/worker-role.ts';
+import { startMetricsServer, type MetricsServerHandle } from '../telemetry/metrics-server.ts';
 import { startObservability } from '../telemetry/observability.ts';
 
 const USAGE = `Usage: a2a-gateway <command>
@@ -74,16 +74,17 @@ async function main(argv: string[]): Promise<void> {
   const observability = startObservability(config, roles);
   let worker: WorkerHandle | undefined;
   let gateway: GatewayHandle | undefined;
-  let health: HealthServer | undefined;
+  let health: MetricsServerHandle | undefined;
+  let metricsPort: MetricsServerHandle | undefined;
   let metricsUrl: string | undefined;
   try {
     if (roles.worker) worker = await startWorkerRole(config, agents, logger, { baseDir });
     if (roles.gateway) gateway = await startGatewayRole(config, agents, logger, { baseDir });
     else if (config.healthPort !== undefined && worker !== undefined) {
       const probed = worker;
-      health = await startHealthServer({ host: config.host, port: config.healthPort, readiness: () => probed.checkReady() });
+      health = await startMetricsServer({ host: config.host, port: config.healthPort, readiness: () => probed.checkReady(), metrics: false, portSetting: 'A2A_HEALTH_PORT' });
     }
-    const metricsPort = await observability.openMetricsPort([gateway, worker]);
+    metricsPort = await observability.openMetricsPort([gateway, worker]);
     if (metricsPort !== undefined) metricsUrl = `http://${config.telemetry.metricsHost ?? config.host}:${metricsPort.port}/metrics`;
   } catch (error) {
     await worker?.close().catch(() => undefined);
@@ -130,7 +131,10 @@ async function main(argv: string[]): Promise<void> {
   }
   const stop = gracefulStop({
     shutdownGraceMs: config.shutdownGraceMs,
-    onStopping: () => health?.markStopping(),
+    onStopping: () => {
+      health?.markStopping();
+      metricsPort?.markStopping();
+    },
     closers,
     logger,
     exit: (code) => process.exit(code),
