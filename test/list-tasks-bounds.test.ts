@@ -6,7 +6,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { TaskListing, type ListBounds, type ListCursor, type ListTasksQuery } from '../src/store/task-listing.ts';
-import { createStoredTask, deletePrefix, REDIS_URL, rpc, startTestGateway, textMessage, uniquePrefix, type TestGateway } from './support/harness.ts';
+import { createStoredTask, deletePrefix, REDIS_URL, rpc, startTestGateway, textMessage, uniquePrefix, waitFor, type TestGateway } from './support/harness.ts';
+import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
 import type { Task } from '../src/protocol/types.ts';
 
 let redis: Redis;
@@ -228,22 +229,56 @@ describe('ListTasks bounds through the bindings', () => {
     expect(seen.size).toBe(4);
   });
 
-  it('past limits.maxConcurrentListsPerOwner parallel calls of one owner get 429 TOO_MANY_CONCURRENT_LISTS; the others are answered', async () => {
-    const answers = await Promise.all(Array.from({ length: 20 }, () => rpc(gw.jsonRpcUrl, 'ListTasks', { historyLength: 10, pageSize: 100 })));
-    const reasons = answers.map((a) => (a.body.error === undefined ? 'ok' : JSON.stringify(a.body.error).includes('TOO_MANY_CONCURRENT_LISTS') ? 'busy' : 'other'));
-    expect(reasons.filter((r) => r === 'other')).toEqual([]);
-    expect(reasons.filter((r) => r === 'ok').length).toBeGreaterThanOrEqual(2);
-    expect(reasons).toContain('busy');
-    const refused = answers.find((a) => a.body.error !== undefined);
-    expect(refused?.status).toBe(429);
-    // Once they are answered, the owner may list again.
-    expect((await rpc(gw.jsonRpcUrl, 'ListTasks', {})).body.error).toBeUndefined();
-  });
-
   it('a page token with a forged total is refused (-32602) naming pageToken', async () => {
     const token = Buffer.from(JSON.stringify(['1700000000000', 'x', -1])).toString('base64url');
     const answer = await rpc(gw.jsonRpcUrl, 'ListTasks', { pageToken: token });
     expect((answer.body.error as { code: number }).code).toBe(-32602);
     expect(JSON.stringify(answer.body.error)).toContain('pageToken');
+  });
+});
+
+describe('ListTasks calls of one owner in flight at once', () => {
+  // A Redis of this file's own, stopped while the calls arrive: the first ones wait for it, so
+  // how many are in flight at once does not depend on how fast the machine answers.
+  let own: OwnRedis;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    own = await startOwnRedis();
+    gw = await startTestGateway({
+      name: 'list-concurrency',
+      inProcessWorker: false,
+      config: { redisUrl: own.url, limits: { requestsPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0, maxConcurrentListsPerOwner: 2 } },
+    });
+  });
+
+  afterAll(async () => {
+    own?.resume();
+    await gw?.close();
+    await own?.stop();
+  });
+
+  it('past limits.maxConcurrentListsPerOwner get 429 TOO_MANY_CONCURRENT_LISTS at once; the others are answered', async () => {
+    own.pause();
+    let answered = 0;
+    const calls = Array.from({ length: 20 }, () =>
+      rpc(gw.jsonRpcUrl, 'ListTasks', { historyLength: 10, pageSize: 100 }).then((answer) => {
+        answered += 1;
+        return answer;
+      }),
+    );
+    try {
+      // Refused without waiting for Redis: the 18 past the cap answer while it is stopped.
+      await waitFor(() => answered >= 18, 15_000, 'the calls past the cap to be refused');
+    } finally {
+      own.resume();
+    }
+    const answers = await Promise.all(calls);
+    const reasons = answers.map((a) => (a.body.error === undefined ? 'ok' : JSON.stringify(a.body.error).includes('TOO_MANY_CONCURRENT_LISTS') ? 'busy' : 'other'));
+    expect(reasons.filter((r) => r === 'ok')).toHaveLength(2);
+    expect(reasons.filter((r) => r === 'busy')).toHaveLength(18);
+    expect(answers.find((a) => a.body.error !== undefined)?.status).toBe(429);
+    // Once they are answered, the owner may list again.
+    expect((await rpc(gw.jsonRpcUrl, 'ListTasks', {})).body.error).toBeUndefined();
   });
 });
