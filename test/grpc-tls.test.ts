@@ -15,14 +15,21 @@ import { startGatewayRole } from '../src/gateway/server.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { ROOT, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 import { rawGrpc } from './support/grpc.ts';
+import { freePort } from './support/redis-server.ts';
 
 let gw: TestGateway;
 let dir: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'a2a-grpc-tls-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
-  gw = await startTestGateway({ name: 'grpc-tls', config: { grpcPort: 0, grpcTlsCertFile: join(dir, 'cert.pem'), grpcTlsKeyFile: join(dir, 'key.pem') } });
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+  // The card names the host by name: TLS clients send it as the server name, and Node 26 refuses
+  // an IP address there.
+  const grpcPort = await freePort();
+  gw = await startTestGateway({
+    name: 'grpc-tls',
+    config: { grpcPort, grpcPublicAddress: `localhost:${grpcPort}`, grpcTlsCertFile: join(dir, 'cert.pem'), grpcTlsKeyFile: join(dir, 'key.pem') },
+  });
 });
 
 afterAll(async () => {
