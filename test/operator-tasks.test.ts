@@ -83,10 +83,11 @@ beforeAll(async () => {
   tasks.bob = await send(tokens.bob, 'echo from bob');
   tasks.carol = await send(tokens.carol, 'echo from carol');
   tasks.bobLong = await send(tokens.bob, 'long 1000');
-  // Everything indexed and the echoes finished.
+  // Everything indexed (the index is written a flush after each task's own write) and the echoes finished.
   await waitFor(async () => {
-    const page = await list(tokens.operator, { state: 'TASK_STATE_COMPLETED' });
-    return page.tasks.length === 3 || undefined;
+    const completed = await list(tokens.operator, { state: 'TASK_STATE_COMPLETED' });
+    const every = await list(tokens.operator);
+    return (completed.tasks.length === 3 && every.tasks.length === 4) || undefined;
   });
 });
 
