@@ -534,6 +534,8 @@ export class TaskStore {
     // say. Only the script's own checks count; a state changed meanwhile is handled after it.
     const [storedOwner, contextId, state, awaiting] = await this.redis.hmget(k.task, 'owner', 'contextId', 'state', 'awaitingChild');
     if (storedOwner !== ownerKey || typeof contextId !== 'string') return { kind: 'not-found' };
+    // Bad input changes nothing, not even the owner's slot (the script checks it again, atomically).
+    if (input.contextId !== undefined && input.contextId !== contextId) return { kind: 'context-mismatch' };
     const resumes = typeof state === 'string' && RESUMING_STATES.has(state) && awaiting === null;
     const charge = input.quota?.bytes ?? 0;
     const claimTurn = (maxActiveTasks: number, resuming: boolean, bytes: number): Promise<(string | number | null)[]> =>
@@ -575,6 +577,10 @@ export class TaskStore {
     // Nothing taken: the claim's charge goes back (a crash here leaves it to the quota sweep).
     if (claimed !== undefined && !refused && charge > 0 && ACCEPT_REFUSALS.has(outcome)) {
       await this.run('quotaRefund', [this.keys.ownerQuota(ownerKey), this.keys.ownerQuotaChecks(ownerKey)], [taskId, charge]);
+    }
+    // An active entry this claim added for a message the task then refused goes again.
+    if (claimed !== undefined && !refused && Number(claimed[2]) === 1 && ACCEPT_REFUSALS.has(outcome)) {
+      await this.ownerIndex.dropActive(ownerKey, [{ taskId, maxScore: now.getTime() }]);
     }
     let active = claimed !== undefined && !refused ? Number(claimed[1]) : 0;
     // Resumed without a claim (it waited for input only after the read): its active entry follows now.

@@ -9,7 +9,7 @@
   ARGV[4] '1' when the message resumes the task   ARGV[5] bytes it charges (0 = not charged)
   ARGV[6] most bytes stored (0 = no quota)   ARGV[7] when to first look whether the task still exists (ms)
   Returns {'TOO_MANY_ACTIVE', count} | {'OVER_QUOTA', 'bytes', stored, earliest check (ms) | ''} (nothing changed)
-        | {'CLAIMED', the owner's tasks queued or running now}
+        | {'CLAIMED', the owner's tasks queued or running now, 1 when this call added the task's active entry}
   @include ownerQuota
 ]]
 local resumes = ARGV[4] == '1'
@@ -24,5 +24,6 @@ if charge > 0 then
   if refusal then return refusal end
   __quotaCharge(KEYS[2], KEYS[3], ARGV[1], charge, ARGV[7])
 end
-if resumes then redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
-return {'CLAIMED', redis.call('ZCARD', KEYS[1])}
+local added = 0
+if resumes then added = redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
+return {'CLAIMED', redis.call('ZCARD', KEYS[1]), added}
