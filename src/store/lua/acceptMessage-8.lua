@@ -29,6 +29,7 @@
   Emits on RESUMED: a TASK_STATE_SUBMITTED status update. On INTERRUPTING (the first interrupt of a
   turn): a status update with metadata.cancellation {stage "requested", scope "turn", turn}.
   @bounds-events KEYS[5]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include terminal
 ]]
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end
@@ -59,8 +60,7 @@ if redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 1 then
   return {'DUPLICATE', redis.call('HGET', KEYS[1], 'turn')}
 end
 local state = redis.call('HGET', KEYS[1], 'state')
-if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
-  or state == 'TASK_STATE_REJECTED' then
+if __isTerminal(state) then
   return {'TERMINAL', state}
 end
 if ARGV[9] == '1' then return {'REFUSED'} end

@@ -17,8 +17,9 @@
   this turn already appended this event (nothing changed), else {'OK', lastEventId}.
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include fence
 ]]
-if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+if __leaseIsStale() then return {'STALE'} end
 local scope = ARGV[8]
 if scope ~= '' then
   if redis.call('HGET', KEYS[3], 'scope') ~= scope then

@@ -15,12 +15,12 @@
   Emits: a status update with metadata.cancellation.stage "requested" (first request for a running
   turn) or the final TASK_STATE_CANCELED update with stage "stopped".
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include terminal
 ]]
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end
 local state = redis.call('HGET', KEYS[1], 'state')
-if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
-  or state == 'TASK_STATE_REJECTED' then
+if __isTerminal(state) then
   return {'NOT_CANCELABLE', state}
 end
 local firstRequest = redis.call('HSETNX', KEYS[1], 'cancelRequestedAtMs', ARGV[2])

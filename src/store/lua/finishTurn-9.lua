@@ -25,8 +25,10 @@
   interrupted turn, with metadata.cancellation {stage "stopped", scope "turn", turn}).
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include fence
+  @include terminal
 ]]
-if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+if __leaseIsStale() then return {'STALE'} end
 local turn = redis.call('HGET', KEYS[1], 'turn')
 -- Decided before the inbox is drained: a message waiting means the client holds the task.
 -- Events the replay bound dropped were announced all the same: they count.
@@ -78,8 +80,7 @@ if redis.call('HEXISTS', KEYS[1], 'cancelRequestedAtMs') == 1 and state ~= 'TASK
   redis.call('HSET', KEYS[1], 'cancelOutcome', state)
   if state == 'TASK_STATE_CANCELED' then redis.call('HSET', KEYS[1], 'cancelStoppedAtMs', ARGV[3]) end
 end
-if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
-  or state == 'TASK_STATE_REJECTED' then
+if __isTerminal(state) then
   redis.call('HSET', KEYS[1], 'finishedAtMs', ARGV[3])
   if ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'outcome', ARGV[13]) end
   -- A finished task and its replay buffer live for the retention period, then go together.
