@@ -10,5 +10,8 @@ export default defineConfig({
     // the worker processes some suites spawn from starving each other.
     maxWorkers: 2,
     fileParallelism: true,
+    // Every script call of the suite (and of the workers it spawns) must name keys of one
+    // Cluster hash slot (src/store/key-slot.ts): a cross-slot script fails here, not on a Cluster.
+    env: { A2A_CHECK_SCRIPT_SLOTS: '1' },
   },
 });

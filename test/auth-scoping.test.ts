@@ -183,7 +183,7 @@ async function stableSnapshot(): Promise<Map<string, string>> {
       result.set(key, await progressFreeFingerprint(gw, key, ownKey[2] ?? '', fingerprint));
       continue;
     }
-    if (name.startsWith('owner:') && fingerprint.startsWith('zset ')) {
+    if (name.startsWith('{o:') && fingerprint.startsWith('zset ')) {
       result.set(key, `zset ${JSON.stringify((await gw.redis.zrange(key, 0, -1)).sort())}`);
       continue;
     }

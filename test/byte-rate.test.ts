@@ -29,7 +29,7 @@ describe('byte-weighted request rate', () => {
     expect(first.status).toBe(200);
     const taskId = (first.body.result as { task: { id: string } }).task.id;
     // Nothing stored but the bucket's own bookkeeping.
-    const withoutBucket = async (): Promise<Map<string, string>> => new Map([...(await gw.snapshotKeys())].filter(([key]) => !key.includes(':rate:')));
+    const withoutBucket = async (): Promise<Map<string, string>> => new Map([...(await gw.snapshotKeys())].filter(([key]) => !key.endsWith('}:rate')));
     const before = await withoutBucket();
     const second = await rpc(gw.jsonRpcUrl, 'SendMessage', big());
     expect(await withoutBucket()).toEqual(before);
@@ -53,7 +53,7 @@ describe('byte-weighted request rate', () => {
         expect(sent.status).toBe(200);
       }
       const tokens = async (): Promise<number> => {
-        const [key] = await other.redis.keys(`${other.prefix}:rate:*`);
+        const [key] = await other.redis.keys(`${other.prefix}:{o:*}:rate`);
         return Number(await other.redis.hget(key as string, 'tokens'));
       };
       const beforeSmall = await tokens();

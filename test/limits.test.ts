@@ -135,11 +135,11 @@ async function stableSnapshot(gw: TestGateway, options: { ignoreRateBuckets?: bo
   for (const [key, fingerprint] of await gw.snapshotKeys()) {
     const name = key.slice(gw.prefix.length + 1);
     if (['turns:stalled-check', 'turns:stalled', 'turns:events'].includes(name)) continue;
-    if (options.ignoreRateBuckets === true && name.startsWith('rate:')) continue;
-    const part = /^\{[^}]+\}:(\w+)$/.exec(name)?.[1];
+    if (options.ignoreRateBuckets === true && /^\{o:[^}]+\}:rate$/.test(name)) continue;
+    const part = /^\{(?!o:)[^}]+\}:(\w+)$/.exec(name)?.[1];
     if (part !== undefined) {
       result.set(key, await progressFreeFingerprint(gw, key, part, fingerprint));
-    } else if (name.startsWith('owner:') && fingerprint.startsWith('zset ')) {
+    } else if (name.startsWith('{o:') && fingerprint.startsWith('zset ')) {
       result.set(key, `zset ${JSON.stringify((await gw.redis.zrange(key, 0, -1)).sort())}`);
     } else {
       result.set(key, fingerprint);

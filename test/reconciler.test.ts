@@ -100,7 +100,7 @@ async function activeSetKey(h: Harness): Promise<string> {
   const keys: string[] = [];
   let cursor = '0';
   do {
-    const [next, batch] = await h.gw.redis.scan(cursor, 'MATCH', `${h.gw.prefix}:owner:*:active`, 'COUNT', 1000);
+    const [next, batch] = await h.gw.redis.scan(cursor, 'MATCH', h.store.keys.ownerActivePattern(), 'COUNT', 1000);
     cursor = next;
     keys.push(...batch);
   } while (cursor !== '0');
@@ -190,11 +190,13 @@ describe('reconciler', () => {
     const canceled = await send(h, 'echo canceled');
     expect((await rpc(h.gw.jsonRpcUrl, 'CancelTask', { id: canceled.id })).body.error).toBeUndefined();
     const key = await activeSetKey(h);
-    // Leftovers of a crash: a task whose keys are gone, and a finished one still listed.
-    await h.gw.redis.zadd(key, Date.now(), 'deleted-task', Date.now(), canceled.id);
+    // Leftovers of a crash a while ago: a task whose keys are gone, and a finished one still listed.
+    // (A fresh entry newer than its task is a claim whose task is being created or resumed: it stays, see below.)
+    const crashedAt = Date.now() - 60_000;
+    await h.gw.redis.zadd(key, crashedAt, 'deleted-task', crashedAt, canceled.id);
     expect(await h.gw.redis.zcard(key)).toBe(3);
-    const refused = await rpc(h.gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo refused'), configuration: { returnImmediately: true } });
-    expect(refused.body.error).toBeDefined();
+    // A fresh claim is no leftover: the sweep keeps it (its task is being created).
+    await h.gw.redis.zadd(key, Date.now(), 'being-created');
 
     const report = await reconciler(h).reconcileOnce();
     expect(report.pruned.map((p) => [p.taskId, p.state]).sort()).toEqual([
@@ -202,7 +204,8 @@ describe('reconciler', () => {
       ['deleted-task', undefined],
     ]);
     expect(report.requeued).toEqual([]);
-    expect(await h.gw.redis.zrange(key, 0, -1)).toEqual([live.id]);
+    expect((await h.gw.redis.zrange(key, 0, -1)).sort()).toEqual(['being-created', live.id].sort());
+    await h.gw.redis.zrem(key, 'being-created');
     await send(h, 'echo accepted');
   });
 

@@ -9,10 +9,12 @@ import { rpc, startTestGateway, textMessage, type TestGateway } from './support/
 import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
 
 /**
- * Today's count, about 11.5 (issue 12 asks for 6): the gateway's accept script, job add and final
- * read (and, now and then, the queue counts its admission reads); the worker's push-config
- * lookup, lease, one event append and finish, and BullMQ's job fetch and completion plus two
- * more looks for the next job that its wake-up marker causes.
+ * Today's count, about 12 (issue 12 asks for 6): the gateway's owner claim and task create
+ * (two slots, docs/redis-slots.md), job add and final read (and, now and then, the queue counts
+ * its admission reads); the worker's lease, one event append and finish, and BullMQ's job fetch
+ * and completion plus two more looks for the next job that its wake-up marker causes; a share of
+ * the owner-index and recent-tasks batches (one command each per flush). A new task's creation
+ * event no longer costs the push role a config lookup.
  */
 const ROUND_TRIPS_PER_TASK = 12;
 const TASKS = 5;

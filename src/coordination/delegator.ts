@@ -8,7 +8,7 @@ import { enqueueTurn, turnJobId, type TurnQueues } from '../../queues/turns.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { derivedId, newId } from '../ids.ts';
-import { GATEWAY_METADATA_KEY, ownerFromKey, StaleLeaseError, type Owner, type TaskStore, type TaskVersions } from '../store/task-store.ts';
+import { GATEWAY_METADATA_KEY, ownerFromKey, ownerKeyOf, StaleLeaseError, type Owner, type TaskStore, type TaskVersions } from '../store/task-store.ts';
 import type { Artifact, JsonObject, Message, Part, TaskState } from '../protocol/types.ts';
 import {
   SETTLED_STATES,
@@ -211,7 +211,7 @@ export class Delegator {
         // Sub-agents' tasks count against their owner's active-task cap like any other.
         maxActiveTasks: this.options.maxActiveTasksFor(owner.agent),
         links: { parentTaskId: turn.taskId, role: assignment.role, readOnly: readOnly === true },
-        idempotencyKey: this.options.store.keys.childCreated(childId),
+        idempotencyKey: this.options.store.keys.childCreated(ownerKeyOf(owner), childId),
         callerScopes: turn.callerScopes ?? [],
         now: new Date(),
       });

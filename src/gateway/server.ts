@@ -374,7 +374,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       await queues.close();
       await pushQueue?.close().catch(() => undefined);
       await scheduleQueue?.close().catch(() => undefined);
-      await store.recentTasks.flushWithin(1_000);
+      await store.flushIndexesWithin(1_000);
       subscriber.disconnect();
       queueConnection.disconnect();
       await commands.quit().catch(() => undefined);

@@ -38,8 +38,17 @@ export class PushOutbox {
     private readonly sweepIntervalMs: number,
   ) {}
 
-  /** Fast path: a live event of a task (or a config just attached); coalesced per tick. */
-  notify(taskId: string, configAttached = false): void {
+  /**
+   * Fast path: a live event of a task (or a config just attached); coalesced per tick. A task's
+   * creation event (`created`) starts nothing: no config can exist before its task, and the
+   * config's own attach notification starts its deliveries, so the task counts as unconfigured
+   * from the start (no lookup per new task).
+   */
+  notify(taskId: string, configAttached = false, created = false): void {
+    if (created && !configAttached) {
+      if (!this.pending.has(taskId)) this.unconfigured.set(taskId, Date.now() + 1_000);
+      return;
+    }
     if (configAttached) {
       this.unconfigured.delete(taskId);
       this.active();

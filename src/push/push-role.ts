@@ -66,7 +66,8 @@ export async function startPushRole(config: GatewayConfig, logger: Logger, optio
 
   const eventPrefix = store.keys.eventChannelPrefix();
   const attached = store.keys.attachedChannel();
-  subscriber.on('pmessage', (_pattern: string, channel: string) => outbox.notify(channel.slice(eventPrefix.length)));
+  // A message is "<event id>\n<StreamResponse JSON>"; only a task's creation event is a `task` snapshot.
+  subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => outbox.notify(channel.slice(eventPrefix.length), false, message.includes('\n{"task":')));
   subscriber.on('message', (channel: string, taskId: string) => {
     if (channel === attached) outbox.notify(taskId, true);
   });

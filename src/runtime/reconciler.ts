@@ -121,7 +121,7 @@ export class Reconciler {
       for (let i = 0; i < entries.length; i += 2) {
         const taskId = entries[i] as string;
         const parkedQuietForMs = this.options.parkedQuietForMs ?? this.options.quietForMs * 10;
-        const entry = await store.reconcileActiveEntry(key, taskId, new Date(), this.options.quietForMs, parkedQuietForMs);
+        const entry = await store.reconcileActiveEntry(ownerKey, taskId, Number(entries[i + 1]), new Date(), this.options.quietForMs, parkedQuietForMs);
         if (entry.kind === 'removed') report.pruned.push({ taskId, ownerKey, state: entry.state });
         if (entry.kind === 'wake') {
           await this.options.queues.forOwner(entry.ownerKey).add('turn', { taskId, turn: entry.turn, ownerKey: entry.ownerKey, contextId: entry.contextId }, { jobId: `${turnJobId(taskId, entry.turn)}-w-r${Date.now()}` });

@@ -154,7 +154,7 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
       await sideRoles;
       await turnQueues.close();
       // The operators' index gets what this process noted last (a hint: lost, the next write restores it).
-      await store.recentTasks.flushWithin(1_000);
+      await store.flushIndexesWithin(1_000);
       cancelSubscriber.disconnect();
       await commands.quit().catch(() => undefined);
       workerConnection.disconnect();

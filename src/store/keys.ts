@@ -62,35 +62,45 @@ export class RedisKeys {
     };
   }
 
-  /** ZSET of an owner's task ids scored by status timestamp (ms): ListTasks reads it newest first. */
+  /**
+   * Where every key of one owner lives: the owner's slot `{o:<ownerKey>}` (docs/redis-slots.md),
+   * so one script may change an owner's indexes, active set, idempotency keys and quota together.
+   * Owner keys are URI-encoded, so they hold no ":" and no "}" that could end the tag early.
+   */
+  private owner(ownerKey: string): string {
+    return `${this.prefix}:{o:${ownerKey}}`;
+  }
+
+  /** ZSET of an owner's task ids scored by status timestamp (ms): ListTasks reads it newest first. A hint: readers re-check each task. */
   ownerTasks(ownerKey: string): string {
-    return `${this.prefix}:owner:${ownerKey}:tasks`;
+    return `${this.owner(ownerKey)}:tasks`;
   }
 
   /** ZSET of an owner's task ids in one context, scored like ownerTasks. */
   ownerContextTasks(ownerKey: string, contextId: string): string {
-    return `${this.prefix}:owner:${ownerKey}:ctx:${contextId}`;
+    return `${this.owner(ownerKey)}:ctx:${contextId}`;
   }
 
-  /** ZSET of an owner's tasks with a turn queued or running: the active-task cap counts it. */
+  /** ZSET of an owner's tasks with a turn queued or running, scored by when they became so: the active-task cap counts it. */
   ownerActiveTasks(ownerKey: string): string {
-    return `${this.prefix}:owner:${ownerKey}:active`;
+    return `${this.owner(ownerKey)}:active`;
   }
 
   /** SCAN pattern of every owner's active set; may also match a context index whose id ends in ":active" (see ownerOfActiveSet). */
   ownerActivePattern(): string {
-    return `${this.prefix}:owner:*:active`;
+    return `${this.prefix}:{o:*}:active`;
   }
 
   /**
    * The owner key of an active-set key found by ownerActivePattern, or undefined for any other
-   * key the pattern matched: owner keys are URI-encoded, so they never contain ":".
+   * key the pattern matched: owner keys are URI-encoded, so they never contain ":" or "}".
    */
   ownerOfActiveSet(key: string): string | undefined {
-    const head = `${this.prefix}:owner:`;
-    if (!key.startsWith(head) || !key.endsWith(':active')) return undefined;
-    const ownerKey = key.slice(head.length, -':active'.length);
-    return ownerKey === '' || ownerKey.includes(':') ? undefined : ownerKey;
+    const head = `${this.prefix}:{o:`;
+    const tail = '}:active';
+    if (!key.startsWith(head) || !key.endsWith(tail)) return undefined;
+    const ownerKey = key.slice(head.length, -tail.length);
+    return ownerKey === '' || ownerKey.includes(':') || ownerKey.includes('}') ? undefined : ownerKey;
   }
 
   /**
@@ -98,12 +108,12 @@ export class RedisKeys {
    * (`tasks`), and `t:<taskId>` → the bytes each task charged (limits.maxStoredBytes, maxStoredTasks).
    */
   ownerQuota(ownerKey: string): string {
-    return `${this.prefix}:{o:${ownerKey}}:quota`;
+    return `${this.owner(ownerKey)}:quota`;
   }
 
   /** ZSET in the owner's slot: each charged task → when to look whether it expired (its charge is then released). */
   ownerQuotaChecks(ownerKey: string): string {
-    return `${this.prefix}:{o:${ownerKey}}:quotacheck`;
+    return `${this.owner(ownerKey)}:quotacheck`;
   }
 
   /**
@@ -119,14 +129,17 @@ export class RedisKeys {
     return `${this.prefix}:reconciler:lock`;
   }
 
-  /** HASH: one principal's request token bucket (tokens, atMs), shared by every gateway. */
+  /** HASH in the owner's slot: one principal's request token bucket (tokens, atMs), shared by every gateway. */
   rateBucket(ownerKey: string): string {
-    return `${this.prefix}:rate:${ownerKey}`;
+    return `${this.owner(ownerKey)}:rate`;
   }
 
-  /** STRING: a sub-agent's task was created (its id is derived from coordinator and position, so no caller's messageId reaches it). */
-  childCreated(childTaskId: string): string {
-    return `${this.prefix}:{${childTaskId}}:created`;
+  /**
+   * STRING in the owner's slot: a sub-agent's task was claimed (its id is derived from coordinator
+   * and position, so no caller's messageId reaches it); the idempotency key of its creation.
+   */
+  childCreated(ownerKey: string, childTaskId: string): string {
+    return `${this.owner(ownerKey)}:child:${childTaskId}`;
   }
 
   /** HASH: one client address's bucket of failed authentications (tokens, atMs), shared by every gateway. */
@@ -134,9 +147,9 @@ export class RedisKeys {
     return `${this.prefix}:rate:address:${address}`;
   }
 
-  /** STRING: task id created by (owner, messageId): a re-sent message returns the same task. */
+  /** STRING in the owner's slot: task id created by (owner, messageId): a re-sent message returns the same task. */
   idempotency(ownerKey: string, messageId: string): string {
-    return `${this.prefix}:idem:${ownerKey}:${messageId}`;
+    return `${this.owner(ownerKey)}:idem:${messageId}`;
   }
 
   /** Pub/sub channel carrying "<streamId>\n<StreamResponse JSON>" for one task. */

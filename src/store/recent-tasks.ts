@@ -7,6 +7,7 @@
 // gateway and the workers of one process share one buffer per index (RecentTaskIndex.shared).
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '../config/schema.ts';
+import { OwnerIndex } from './owner-index.ts';
 
 export interface RecentTaskIndexOptions {
   /** How long a noted change may wait before it is written; changes in one interval share one ZADD. */
@@ -104,7 +105,7 @@ export class RecentTaskIndex {
       if (index === undefined) RecentTaskIndex.instances.delete(ref);
       else flushes.push(index.flush());
     }
-    await Promise.all(flushes);
+    await Promise.all([...flushes, OwnerIndex.flushAll()]);
   }
 
   /** Notes that a task changed at `atMs`; written within flushIntervalMs. Never throws. */

@@ -5,12 +5,17 @@ import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { newId } from '../ids.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound } from './replay-bound.ts';
+import { assertOneSlot, SLOT_CHECK_ENV } from './key-slot.ts';
 
 const LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), 'lua');
 
 export type ScriptName =
+  | 'claimTask'
   | 'createTask'
+  | 'claimTurn'
   | 'acceptMessage'
+  | 'quotaRefund'
+  | 'ownerIndex'
   | 'acquireLease'
   | 'appendEvents'
   | 'finishTurn'
@@ -49,7 +54,8 @@ type ScriptReply = (string | number | null)[];
 export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<ScriptReply>;
 
 interface ScriptSource {
-  numberOfKeys: number;
+  /** undefined: a script of any number of keys (`<name>-var.lua`), called with its key count first. */
+  numberOfKeys: number | undefined;
   lua: string;
   /** Runs at most once per call, however often the call reaches Redis (see ONCE_MARKER). */
   once: boolean;
@@ -118,8 +124,21 @@ return __reply
  */
 const BOUNDS_EVENTS_MARKER = /@bounds-events KEYS\[(\d+)\]/;
 
+const fragmentOf = (name: string): string => readFileSync(join(LUA_DIR, 'include', `${name}.lua`), 'utf8');
+
+/**
+ * `@include <name>` in a script's header puts lua/include/<name>.lua (local functions shared by
+ * several scripts, e.g. the owner's quota) before the script's own code.
+ */
+const INCLUDE_MARKER = /@include ([A-Za-z]+)/g;
+
+function withIncludes(lua: string): string {
+  const fragments = [...lua.matchAll(INCLUDE_MARKER)].map((match) => fragmentOf(match[1] as string));
+  return fragments.length === 0 ? lua : `${fragments.join('\n')}\n${lua}`;
+}
+
 function wrapBoundsEvents(lua: string, eventsKeyIndex: number): string {
-  const fragment = readFileSync(join(LUA_DIR, 'include', 'boundReplay.lua'), 'utf8');
+  const fragment = fragmentOf('boundReplay');
   return `${fragment}
 local __holdMaxEvents = tonumber(table.remove(ARGV))
 local __maxAgeMs = tonumber(table.remove(ARGV))
@@ -141,20 +160,20 @@ const wrapperOf = (lua: string): ((name: string, lua: string) => string) | undef
 
 let cachedSources: Map<string, ScriptSource> | undefined;
 
-/** Reads src/store/lua/<name>-<keyCount>.lua once per process. */
+/** Reads src/store/lua/<name>-<keyCount>.lua (or <name>-var.lua) once per process. */
 function scriptSources(): Map<string, ScriptSource> {
   if (cachedSources !== undefined) return cachedSources;
   const sources = new Map<string, ScriptSource>();
   for (const file of readdirSync(LUA_DIR)) {
-    const match = /^([A-Za-z]+)-(\d+)\.lua$/.exec(file);
+    const match = /^([A-Za-z]+)-(\d+|var)\.lua$/.exec(file);
     if (match === null) continue;
-    const lua = readFileSync(join(LUA_DIR, file), 'utf8');
+    const lua = withIncludes(readFileSync(join(LUA_DIR, file), 'utf8'));
     const wrap = wrapperOf(lua);
     const name = match[1] as string;
     const eventsKey = BOUNDS_EVENTS_MARKER.exec(lua);
     const bounded = eventsKey === null ? lua : wrapBoundsEvents(lua, Number(eventsKey[1]));
     sources.set(name, {
-      numberOfKeys: Number(match[2]) + (eventsKey === null ? 0 : 1),
+      numberOfKeys: match[2] === 'var' ? undefined : Number(match[2]) + (eventsKey === null ? 0 : 1),
       lua: wrap === undefined ? bounded : wrap(name, bounded),
       once: wrap !== undefined,
       boundsEvents: eventsKey !== null,
@@ -172,18 +191,21 @@ function scriptSources(): Map<string, ScriptSource> {
  */
 export function defineScripts(redis: Redis, replay: ReplayBound = DEFAULT_REPLAY_BOUND): ScriptRunner {
   for (const [name, source] of scriptSources()) {
-    if (!(name in redis)) redis.defineCommand(name, { numberOfKeys: source.numberOfKeys, lua: source.lua });
+    if (!(name in redis)) redis.defineCommand(name, source.numberOfKeys === undefined ? { lua: source.lua } : { numberOfKeys: source.numberOfKeys, lua: source.lua });
   }
+  const checkSlots = process.env[SLOT_CHECK_ENV] === '1';
   return async (name, keys, args) => {
+    if (checkSlots) assertOneSlot(name, keys);
     const source = scriptSources().get(name);
     if (source === undefined) throw new Error(`No Lua script named ${name} in ${LUA_DIR}`);
-    if (keys.length !== source.numberOfKeys) {
+    if (source.numberOfKeys !== undefined && keys.length !== source.numberOfKeys) {
       throw new Error(`Script ${name} takes ${source.numberOfKeys} keys, got ${keys.length}`);
     }
     const command = (redis as unknown as Record<string, (...a: (string | number)[]) => Promise<ScriptReply>>)[name];
     if (command === undefined) throw new Error(`Script ${name} is not defined on this connection`);
     const bound = source.boundsEvents ? [replay.maxEvents, replay.maxAgeMs, replay.pushHoldMaxEvents] : [];
-    return command.call(redis, ...keys, ...args, ...bound, ...(source.once ? [newId()] : []));
+    const keyCount = source.numberOfKeys === undefined ? [keys.length] : [];
+    return command.call(redis, ...keyCount, ...keys, ...args, ...bound, ...(source.once ? [newId()] : []));
   };
 }
 

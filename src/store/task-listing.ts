@@ -90,6 +90,8 @@ export class TaskListing {
   async list(query: ListTasksQuery): Promise<TaskListPage> {
     const ownerKey = ownerKeyOf(query.owner);
     const { keys } = this.store;
+    // Index notes this process still holds for the owner go first (none: no command).
+    await this.store.ownerIndex.flushOwner(ownerKey);
     const index = query.contextId === undefined ? keys.ownerTasks(ownerKey) : keys.ownerContextTasks(ownerKey, query.contextId);
     const max = query.cursor === undefined ? '+inf' : query.cursor.score;
     const min = query.statusTimestampAfterMs === undefined ? '-inf' : String(query.statusTimestampAfterMs);

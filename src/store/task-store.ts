@@ -20,6 +20,7 @@ import { RedisKeys } from './keys.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound, type TrimmedEvents } from './replay-bound.ts';
 import { RecentTaskIndex, DEFAULT_RECENT_TASK_INDEX, type RecentTaskIndexOptions } from './recent-tasks.ts';
 import { defineScripts, type ScriptRunner } from './scripts.ts';
+import { OwnerIndex } from './owner-index.ts';
 import { cancelStages } from '../telemetry/metrics.ts';
 
 /**
@@ -278,8 +279,18 @@ function cancellationOf(requested: string | undefined, acknowledged: string | un
   };
 }
 
-/** acceptMessage replies that changed nothing (so nothing to note in the recent-tasks index). */
-const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'BUSY', 'INBOX_FULL', 'TOO_MANY_ACTIVE', 'CONTEXT_MISMATCH', 'TERMINAL', 'DUPLICATE']);
+/** acceptMessage replies that changed nothing (so nothing to note in the recent-tasks index, and a charge to give back). */
+const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'BUSY', 'INBOX_FULL', 'REFUSED', 'CONTEXT_MISMATCH', 'TERMINAL', 'DUPLICATE']);
+/** acceptMessage replies after which the task has a new status (its owner's indexes move forward). */
+const ACCEPT_ANNOUNCED = new Set(['RESUMED', 'FORWARDED']);
+
+const OPEN_STATES = new Set(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']);
+const RESUMING_STATES = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
+/**
+ * An active-set entry whose task does not exist may be a claim whose task is being created
+ * (claimTask, then createTask): only one older than this is dropped.
+ */
+const UNCREATED_CLAIM_GRACE_MS = 10_000;
 
 const str = (value: string | number | null | undefined): string => (value === null || value === undefined ? '' : String(value));
 
@@ -315,6 +326,17 @@ export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefi
   return read;
 }
 
+/**
+ * Whether an owner's active-set entry (made at `score` ms) may go: its task is gone, or has no
+ * turn queued or running since after the entry was made. An entry newer than the task's last
+ * change is a resume on its way (claimTurn, then acceptMessage) and stays for a grace period.
+ */
+export function isStaleActive(state: string | undefined, updatedAtMs: number, score: number, nowMs: number): boolean {
+  if (state !== undefined && OPEN_STATES.has(state)) return false;
+  if (state !== undefined && updatedAtMs >= score) return true;
+  return nowMs - score >= UNCREATED_CLAIM_GRACE_MS;
+}
+
 /** A stream entry as read; its JSON is parsed on first use only (replaying a buffer forwards the JSON as is). */
 function storedEvent(id: string, json: string): StoredEvent {
   let parsed: StreamResponse | undefined;
@@ -332,6 +354,8 @@ export class TaskStore {
   readonly keys: RedisKeys;
   /** Every task by when it last changed, for operators; noted after each write below that changes a task's state. */
   readonly recentTasks: RecentTaskIndex;
+  /** The owner's indexes and active set, written after each task's own write (step 3, docs/redis-slots.md). */
+  readonly ownerIndex: OwnerIndex;
   private readonly run: ScriptRunner;
 
   /**
@@ -349,11 +373,44 @@ export class TaskStore {
   ) {
     this.keys = new RedisKeys(prefix);
     this.run = defineScripts(redis, replay);
-    this.recentTasks = RecentTaskIndex.shared(redis, this.keys.recentTasks(), {
-      ...DEFAULT_RECENT_TASK_INDEX,
-      retentionMs: retentionSeconds * 1000,
-      ...recentTaskIndex,
+    const indexOptions = { ...DEFAULT_RECENT_TASK_INDEX, retentionMs: retentionSeconds * 1000, ...recentTaskIndex };
+    this.recentTasks = RecentTaskIndex.shared(redis, this.keys.recentTasks(), indexOptions);
+    this.ownerIndex = OwnerIndex.shared(redis, this.run, this.keys, indexOptions.flushIntervalMs);
+  }
+
+  /** Writes the index hints this process noted, waiting at most `timeoutMs` (at shutdown). */
+  async flushIndexesWithin(timeoutMs: number): Promise<void> {
+    await Promise.all([this.recentTasks.flushWithin(timeoutMs), this.ownerIndex.flushWithin(timeoutMs)]);
+  }
+
+  /**
+   * A claim refused at the owner's active-task cap looks again: entries of tasks that left the
+   * active state after the entry was made (their drop is a hint not yet written, or lost with a
+   * process), and claims whose task never came to exist, are dropped; this process's notes of
+   * the owner are written first.
+   */
+  private async dropStaleActive(ownerKey: string, nowMs: number): Promise<void> {
+    await this.ownerIndex.flushOwner(ownerKey);
+    const flat = await this.redis.zrange(this.keys.ownerActiveTasks(ownerKey), 0, -1, 'WITHSCORES');
+    const entries: { taskId: string; score: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ taskId: flat[i] as string, score: Number(flat[i + 1]) });
+    if (entries.length === 0) return;
+    const pipeline = this.redis.pipeline();
+    for (const entry of entries) pipeline.hmget(this.keys.task(entry.taskId).task, 'state', 'updatedAtMs');
+    const replies = (await pipeline.exec()) ?? [];
+    const stale = entries.filter((entry, i) => {
+      const [state, updatedAtMs] = (replies[i]?.[1] ?? []) as (string | null)[];
+      return isStaleActive(state ?? undefined, Number(updatedAtMs ?? 0), entry.score, nowMs);
     });
+    await this.ownerIndex.dropActive(ownerKey, stale.map((entry) => ({ taskId: entry.taskId, maxScore: entry.score })));
+  }
+
+  /** Runs an owner's claim; refused at the active-task cap, it re-checks the owner's active tasks once and runs again. */
+  private async claim(ownerKey: string, nowMs: number, run: () => Promise<(string | number | null)[]>): Promise<(string | number | null)[]> {
+    const reply = await run();
+    if (reply[0] !== 'TOO_MANY_ACTIVE') return reply;
+    await this.dropStaleActive(ownerKey, nowMs);
+    return run();
   }
 
   async createTask(input: {
@@ -385,68 +442,68 @@ export class TaskStore {
   }): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
     const ownerKey = ownerKeyOf(owner);
-    const k = this.keys.task(taskId);
-    const status: TaskStatus = { state: 'TASK_STATE_SUBMITTED', timestamp: now.toISOString() };
-    const task: Task = { id: taskId, contextId, status, history: [message] };
-    if (Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
     const turnRecord: TurnRecord = { turn: 1, inputMessageIds: [message.messageId], acceptedAtMs: now.getTime() };
+    // Step 1, the owner's slot: the message's idempotency key, an active slot, the quota, the index.
+    const claimed = await this.claim(ownerKey, now.getTime(), () =>
+      this.run(
+        'claimTask',
+        [
+          input.idempotencyKey ?? this.keys.idempotency(ownerKey, message.messageId),
+          this.keys.ownerActiveTasks(ownerKey),
+          this.keys.ownerQuota(ownerKey),
+          this.keys.ownerQuotaChecks(ownerKey),
+          this.keys.ownerTasks(ownerKey),
+          this.keys.ownerContextTasks(ownerKey, contextId),
+        ],
+        [taskId, now.getTime(), input.idempotencyTtlSeconds, input.maxActiveTasks, input.quota?.bytes ?? 0, input.quota?.maxBytes ?? 0, input.quota?.maxTasks ?? 0, input.quota?.checkAtMs ?? 0],
+      ),
+    );
+    if (claimed[0] === 'OVER_QUOTA') return overQuotaOf(claimed);
+    if (claimed[0] === 'TOO_MANY_ACTIVE') return { kind: 'too-many-active', active: Number(claimed[1]) };
+    // Claimed before: the message's task. A process that died between the steps left the claim
+    // without its task; this re-send completes it, under the claimed id.
+    const id = claimed[0] === 'CLAIMED_BEFORE' ? str(claimed[1]) : taskId;
+    const k = this.keys.task(id);
+    const stored = id === taskId || message.taskId === undefined ? message : { ...message, taskId: id };
+    const status: TaskStatus = { state: 'TASK_STATE_SUBMITTED', timestamp: now.toISOString() };
+    const task: Task = { id, contextId, status, history: [stored] };
+    if (Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
+    // Step 2, the task's slot: idempotent on the task id.
     const reply = await this.run(
       'createTask',
+      [k.task, k.history, k.events, k.messageIds, k.turns, k.pushCursors],
       [
-        k.task,
-        k.history,
-        k.events,
-        k.messageIds,
-        k.turns,
-        this.keys.ownerTasks(ownerKey),
-        this.keys.ownerContextTasks(ownerKey, contextId),
-        input.idempotencyKey ?? this.keys.idempotency(ownerKey, message.messageId),
-        this.keys.ownerActiveTasks(ownerKey),
-        this.keys.ownerQuota(ownerKey),
-        this.keys.ownerQuotaChecks(ownerKey),
-        k.pushCursors,
-      ],
-      [
-        taskId,
+        id,
         ownerKey,
         owner.tenant,
         contextId,
         JSON.stringify(status),
-        JSON.stringify(message),
+        JSON.stringify(stored),
         message.messageId,
         now.getTime(),
         JSON.stringify({ task } satisfies StreamResponse),
         JSON.stringify(turnRecord),
-        input.idempotencyTtlSeconds,
-        this.keys.eventChannel(taskId),
+        this.keys.eventChannel(id),
         JSON.stringify(input.metadata),
         JSON.stringify(input.versions),
-        input.maxActiveTasks,
         input.links === undefined
           ? ''
           : JSON.stringify({ parentTaskId: input.links.parentTaskId, role: input.links.role, readOnly: input.links.readOnly ? '1' : '0' }),
         JSON.stringify(input.callerScopes ?? []),
         input.messageDigest ?? '',
         JSON.stringify(input.callerExtensions ?? []),
-        input.quota?.bytes ?? 0,
-        input.quota?.maxBytes ?? 0,
-        input.quota?.maxTasks ?? 0,
-        input.quota?.checkAtMs ?? 0,
       ],
     );
-    switch (reply[0]) {
-      case 'CREATED':
-        this.recentTasks.note(taskId, now.getTime());
-        return { kind: 'created', task, eventId: str(reply[1]), active: Number(reply[2]), quotaChecksDue: Number(reply[3] ?? 0) };
-      case 'DUPLICATE':
-        // A re-send may follow a process that died before its note was written.
-        this.recentTasks.note(str(reply[1]), now.getTime());
-        return { kind: 'duplicate', taskId: str(reply[1]) };
-      case 'OVER_QUOTA':
-        return overQuotaOf(reply);
-      default:
-        return { kind: 'too-many-active', active: Number(reply[1]) };
+    // A re-send may follow a process that died before its note was written.
+    this.recentTasks.note(id, now.getTime());
+    if (claimed[0] === 'CLAIMED_BEFORE') {
+      // Created now, the claim that held this id had no task: indexed under this context. For
+      // the caller it is the message's task as for any re-send (it enqueues a turn not yet run).
+      if (reply[0] === 'CREATED') this.ownerIndex.note(ownerKey, id, contextId, now.getTime());
+      return { kind: 'duplicate', taskId: id };
     }
+    if (reply[0] === 'EXISTS') return { kind: 'duplicate', taskId: id };
+    return { kind: 'created', task, eventId: str(reply[1]), active: Number(claimed[1]), quotaChecksDue: Number(claimed[2] ?? 0) };
   }
 
   async acceptMessage(input: {
@@ -473,28 +530,28 @@ export class TaskStore {
     const { taskId, owner, message, now } = input;
     const ownerKey = ownerKeyOf(owner);
     const k = this.keys.task(taskId);
-    // The context index key must be known before the script runs; the caller's contextId is
-    // only trusted after the script checks it, so read the stored one first.
-    const contextId = await this.ownContextId(k.task, ownerKey);
-    if (contextId === undefined) return { kind: 'not-found' };
+    // Read first (one round trip, as for any other owner): whether the message needs the owner's
+    // say. Only the script's own checks count; a state changed meanwhile is handled after it.
+    const [storedOwner, contextId, state, awaiting] = await this.redis.hmget(k.task, 'owner', 'contextId', 'state', 'awaitingChild');
+    if (storedOwner !== ownerKey || typeof contextId !== 'string') return { kind: 'not-found' };
+    // Bad input changes nothing, not even the owner's slot (the script checks it again, atomically).
+    if (input.contextId !== undefined && input.contextId !== contextId) return { kind: 'context-mismatch' };
+    const resumes = typeof state === 'string' && RESUMING_STATES.has(state) && awaiting === null;
+    const charge = input.quota?.bytes ?? 0;
+    const claimTurn = (maxActiveTasks: number, resuming: boolean, bytes: number): Promise<(string | number | null)[]> =>
+      this.run(
+        'claimTurn',
+        [this.keys.ownerActiveTasks(ownerKey), this.keys.ownerQuota(ownerKey), this.keys.ownerQuotaChecks(ownerKey)],
+        [taskId, now.getTime(), maxActiveTasks, resuming ? '1' : '', bytes, input.quota?.maxBytes ?? 0, input.quota?.checkAtMs ?? 0],
+      );
+    // Step 1, the owner's slot: an active slot for a resume, the quota for the message's bytes.
+    const claimed = resumes || charge > 0 ? await this.claim(ownerKey, now.getTime(), () => claimTurn(input.maxActiveTasks, resumes, charge)) : undefined;
+    const refused = claimed !== undefined && claimed[0] !== 'CLAIMED';
+    // Step 2, the task's slot. A refused claim still runs the checks that come first (a re-sent
+    // message is a duplicate even at the quota), and changes nothing.
     const reply = await this.run(
       'acceptMessage',
-      [
-        k.task,
-        k.history,
-        k.inbox,
-        k.messageIds,
-        k.events,
-        k.turns,
-        this.keys.ownerTasks(ownerKey),
-        this.keys.ownerContextTasks(ownerKey, contextId),
-        this.keys.ownerActiveTasks(ownerKey),
-        k.assignments,
-        k.questions,
-        this.keys.ownerQuota(ownerKey),
-        this.keys.ownerQuotaChecks(ownerKey),
-        k.pushCursors,
-      ],
+      [k.task, k.history, k.inbox, k.messageIds, k.events, k.turns, k.assignments, k.questions, k.pushCursors],
       [
         ownerKey,
         input.contextId ?? '',
@@ -504,24 +561,36 @@ export class TaskStore {
         now.toISOString(),
         this.keys.eventChannel(taskId),
         taskId,
-        input.maxActiveTasks,
+        refused ? '1' : '',
         input.inputPolicy,
         this.keys.cancelChannel(),
         JSON.stringify(input.callerScopes ?? []),
         input.maxQueuedMessages ?? 0,
         input.messageDigest ?? '',
         JSON.stringify(input.callerExtensions ?? []),
-        input.quota?.bytes ?? 0,
-        input.quota?.maxBytes ?? 0,
-        input.quota?.checkAtMs ?? 0,
       ],
     );
-    if (!ACCEPT_REFUSALS.has(str(reply[0]))) this.recentTasks.note(taskId, now.getTime());
+    const outcome = str(reply[0]);
+    if (refused && outcome === 'REFUSED') {
+      return claimed[0] === 'OVER_QUOTA' ? overQuotaOf(claimed) : { kind: 'too-many-active', active: Number(claimed[1]) };
+    }
+    // Nothing taken: the claim's charge goes back (a crash here leaves it to the quota sweep).
+    if (claimed !== undefined && !refused && charge > 0 && ACCEPT_REFUSALS.has(outcome)) {
+      await this.run('quotaRefund', [this.keys.ownerQuota(ownerKey), this.keys.ownerQuotaChecks(ownerKey)], [taskId, charge]);
+    }
+    // An active entry this claim added for a message the task then refused goes again.
+    if (claimed !== undefined && !refused && Number(claimed[2]) === 1 && ACCEPT_REFUSALS.has(outcome)) {
+      await this.ownerIndex.dropActive(ownerKey, [{ taskId, maxScore: now.getTime() }]);
+    }
+    let active = claimed !== undefined && !refused ? Number(claimed[1]) : 0;
+    // Resumed without a claim (it waited for input only after the read): its active entry follows now.
+    if (outcome === 'RESUMED' && (claimed === undefined || !resumes)) active = Number((await claimTurn(0, true, 0))[1]);
+    if (!ACCEPT_REFUSALS.has(outcome)) this.recentTasks.note(taskId, now.getTime());
+    if (ACCEPT_ANNOUNCED.has(outcome)) this.ownerIndex.note(ownerKey, taskId, contextId, now.getTime());
     switch (reply[0]) {
       case 'NOT_FOUND':
+      case 'REFUSED':
         return { kind: 'not-found' };
-      case 'OVER_QUOTA':
-        return overQuotaOf(reply);
       case 'CONFLICT':
         return { kind: 'conflict' };
       case 'BUSY':
@@ -532,8 +601,6 @@ export class TaskStore {
         return { kind: 'joined', turn: Number(reply[1]) };
       case 'INTERRUPTING':
         return { kind: 'interrupting', turn: Number(reply[1]) };
-      case 'TOO_MANY_ACTIVE':
-        return { kind: 'too-many-active', active: Number(reply[1]) };
       case 'FORWARDED':
         return { kind: 'forwarded', childId: str(reply[1]) };
       case 'CONTEXT_MISMATCH':
@@ -543,7 +610,7 @@ export class TaskStore {
       case 'TERMINAL':
         return { kind: 'terminal', state: str(reply[1]) as TaskState };
       case 'RESUMED':
-        return { kind: 'resumed', turn: Number(reply[1]), active: Number(reply[2]) };
+        return { kind: 'resumed', turn: Number(reply[1]), active };
       default:
         return { kind: 'queued', turn: Number(reply[1]) };
     }
@@ -574,24 +641,15 @@ export class TaskStore {
     if (contextId === undefined) return { kind: 'not-found' };
     const reply = await this.run(
       'cancelTask',
-      [
-        k.task,
-        k.events,
-        this.keys.ownerTasks(ownerKey),
-        this.keys.ownerContextTasks(ownerKey, contextId),
-        k.lease,
-        k.inbox,
-        k.history,
-        k.turns,
-        k.messageIds,
-        k.steps,
-        this.keys.ownerActiveTasks(ownerKey),
-        k.emitted,
-        k.pushCursors,
-      ],
+      [k.task, k.events, k.lease, k.inbox, k.history, k.turns, k.messageIds, k.steps, k.emitted, k.pushCursors],
       [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds, requestedBy ?? ''],
     );
     if (reply[0] === 'CANCELED' || reply[0] === 'REQUESTED') this.recentTasks.note(taskId, now.getTime());
+    if (reply[0] === 'CANCELED') {
+      // Step 3, written at once: the owner's next task may take the slot this one freed.
+      this.ownerIndex.note(ownerKey, taskId, contextId, now.getTime(), now.getTime());
+      await this.ownerIndex.flushOwner(ownerKey);
+    }
     switch (reply[0]) {
       case 'NOT_FOUND':
         return { kind: 'not-found' };
@@ -691,8 +749,6 @@ export class TaskStore {
         k.history,
         k.events,
         k.turns,
-        this.keys.ownerTasks(input.ownerKey),
-        this.keys.ownerContextTasks(input.ownerKey, input.contextId),
         k.pushCursors,
       ],
       [input.workerId, input.leaseTtlMs, input.now.getTime(), input.now.toISOString(), this.keys.eventChannel(input.taskId), input.turnDeadlineMs ?? 0],
@@ -708,13 +764,18 @@ export class TaskStore {
         this.recentTasks.note(input.taskId, input.now.getTime());
         const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, callerScopes, callerExtensions, ...history] =
           reply.map(str);
+        const parsedStatus = JSON.parse(status as string) as TaskStatus;
+        // The turn started here (its WORKING status carries this call's time): the owner's indexes follow.
+        if (parsedStatus.state === 'TASK_STATE_WORKING' && parsedStatus.timestamp === input.now.toISOString()) {
+          this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime());
+        }
         return {
           kind: 'acquired',
           generation: Number(generation),
           turn: Number(turn),
           attempts: Number(attempts),
           cancelRequestedAtMs: cancelRequested ? Number(cancelRequested) : undefined,
-          status: JSON.parse(status as string) as TaskStatus,
+          status: parsedStatus,
           artifacts: JSON.parse(artifacts || '[]') as Artifact[],
           metadata: JSON.parse(metadata || '{}') as JsonObject,
           contextId: contextId as string,
@@ -769,14 +830,21 @@ export class TaskStore {
 
   /**
    * For the reconciler: removes an entry of an owner's active set whose task is gone or has no
-   * turn queued or running, else says whether the task may have lost its turn job.
+   * turn queued or running, else says whether the task may have lost its turn job. The task is
+   * read in its slot, then the entry dropped in the owner's, only while its score is still
+   * `score` (the one the reconciler read): a task resumed between the two keeps its entry.
    */
-  async reconcileActiveEntry(activeSetKey: string, taskId: string, now: Date, quietForMs: number, parkedQuietForMs: number): Promise<ActiveEntry> {
+  async reconcileActiveEntry(ownerKey: string, taskId: string, score: number, now: Date, quietForMs: number, parkedQuietForMs: number): Promise<ActiveEntry> {
     const k = this.keys.task(taskId);
-    const reply = await this.run('reconcileEntry', [k.task, k.lease, activeSetKey], [taskId, now.getTime(), quietForMs, parkedQuietForMs]);
+    const reply = await this.run('reconcileEntry', [k.task, k.lease], [now.getTime(), quietForMs, parkedQuietForMs]);
     switch (reply[0]) {
-      case 'REMOVED':
-        return { kind: 'removed', state: str(reply[1]) === '' ? undefined : (str(reply[1]) as TaskState) };
+      case 'GONE':
+      case 'CLOSED': {
+        const state = reply[0] === 'GONE' ? undefined : (str(reply[1]) as TaskState);
+        if (!isStaleActive(state, Number(reply[2] ?? 0), score, now.getTime())) return { kind: 'recent' };
+        await this.ownerIndex.dropActive(ownerKey, [{ taskId, maxScore: score }]);
+        return { kind: 'removed', state };
+      }
       case 'RUNNING':
         return { kind: 'running' };
       case 'PARKED':
@@ -828,7 +896,7 @@ export class TaskStore {
     const { emit } = input;
     const reply = await this.run(
       'appendEvents',
-      [k.task, k.events, this.keys.ownerTasks(input.ownerKey), this.keys.ownerContextTasks(input.ownerKey, input.contextId), k.emitted, k.pushCursors],
+      [k.task, k.events, k.emitted, k.pushCursors],
       [
         input.generation,
         this.keys.eventChannel(input.taskId),
@@ -846,7 +914,10 @@ export class TaskStore {
     );
     if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
     if (reply[0] === 'REPEATED') return { kind: 'repeated' };
-    if (input.status !== undefined) this.recentTasks.note(input.taskId, input.now.getTime());
+    if (input.status !== undefined) {
+      this.recentTasks.note(input.taskId, input.now.getTime());
+      this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime());
+    }
     return { kind: 'appended', eventId: str(reply[1]) };
   }
 
@@ -882,21 +953,7 @@ export class TaskStore {
     };
     const reply = await this.run(
       'finishTurn',
-      [
-        k.task,
-        k.events,
-        this.keys.ownerTasks(input.ownerKey),
-        this.keys.ownerContextTasks(input.ownerKey, input.contextId),
-        k.history,
-        k.inbox,
-        k.lease,
-        k.turns,
-        k.messageIds,
-        k.steps,
-        this.keys.ownerActiveTasks(input.ownerKey),
-        k.emitted,
-        k.pushCursors,
-      ],
+      [k.task, k.events, k.history, k.inbox, k.lease, k.turns, k.messageIds, k.steps, k.emitted, k.pushCursors],
       [
         input.generation,
         this.keys.eventChannel(input.taskId),
@@ -919,6 +976,8 @@ export class TaskStore {
     );
     if (reply[0] === 'STALE') return { kind: 'stale' };
     this.recentTasks.note(input.taskId, input.now.getTime());
+    // Step 3: the owner's indexes move forward; with no turn following, the task leaves the active set.
+    this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime(), reply[0] === 'DONE' ? input.now.getTime() : undefined);
     if (reply[0] === 'DONE') return { kind: 'done', eventId: str(reply[1]), directReply: reply[2] === 'DIRECT' };
     const [, turn, start, ...messages] = reply.map(str);
     return {

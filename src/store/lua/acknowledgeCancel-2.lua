@@ -8,8 +8,9 @@
   Returns {'STALE'} | {'OK'}
   Emits: the acknowledgement status update (metadata.cancellation.stage "acknowledged").
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include fence
 ]]
-if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+if __leaseIsStale() then return {'STALE'} end
 -- Too late to acknowledge: the turn already ended (on its own, or canceled).
 local state = redis.call('HGET', KEYS[1], 'state')
 if state ~= 'TASK_STATE_WORKING' and state ~= 'TASK_STATE_SUBMITTED' then return {'OK'} end

@@ -6,6 +6,7 @@
   ARGV[1] lease generation   ARGV[2] units (>= 0)
   Returns {'STALE'} | {'OK', total}
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
+  @include fence
 ]]
-if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+if __leaseIsStale() then return {'STALE'} end
 return {'OK', redis.call('HINCRBYFLOAT', KEYS[1], 'turnBudgetSpent', ARGV[2])}

@@ -11,10 +11,10 @@
   Returns the child task ids granted a slot, in grant order (the caller enqueues their turns).
   @once-shared: a call re-sent after a lost connection returns the first reply, even after other
   processes' calls for the same coordinator (src/store/scripts.ts).
+  @include terminal
 ]]
 local state = redis.call('HGET', KEYS[1], 'state')
-if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
-  or state == 'TASK_STATE_REJECTED' or redis.call('HEXISTS', KEYS[1], 'cancelRequestedAtMs') == 1 then
+if __isTerminal(state) or redis.call('HEXISTS', KEYS[1], 'cancelRequestedAtMs') == 1 then
   return {}
 end
 local granted = {}

@@ -9,8 +9,9 @@
   ARGV[1] lease generation   ARGV[2] workerId   ARGV[3] turn record JSON (its handBacks already counted)
   Returns {'STALE'} | {'HANDED_BACK', attempts, handBacks}
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
+  @include fence
 ]]
-if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+if __leaseIsStale() then return {'STALE'} end
 local attempts = tonumber(redis.call('HGET', KEYS[1], 'turnAttempts') or '0')
 if attempts > 0 then attempts = redis.call('HINCRBY', KEYS[1], 'turnAttempts', -1) end
 local handBacks = redis.call('HINCRBY', KEYS[1], 'turnHandBacks', 1)

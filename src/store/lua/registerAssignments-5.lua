@@ -8,8 +8,9 @@
   ARGV[1] lease generation   ARGV[2] delegation name   ARGV[3] delegation settings JSON
   ARGV[4..] assignment record JSON each (with taskId), in FIFO order
   Returns {'STALE'} | {'RECORDED', newly queued count}
+  @include fence
 ]]
-if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+if __leaseIsStale() then return {'STALE'} end
 redis.call('HSETNX', KEYS[4], ARGV[2], ARGV[3])
 local added = 0
 for i = 4, #ARGV do

@@ -11,6 +11,7 @@
   Returns {'UNKNOWN'} | {'ALREADY'} | {'QUESTION'} | {'SETTLED'} | {'WAKE', wake sequence, turn}
   @once-shared: a call re-sent after a lost connection returns the first reply, even after other
   processes' calls for the same coordinator (src/store/scripts.ts).
+  @include terminal
 ]]
 local raw = redis.call('HGET', KEYS[2], ARGV[1])
 if not raw then return {'UNKNOWN'} end
@@ -46,8 +47,7 @@ local failedFast = delegation.onFailure == 'fail-fast' and ARGV[2] ~= 'completed
 -- Only the first failure wakes the coordinator: the assignments it then cancels settle quietly.
 local firstFailure = failedFast and redis.call('HSETNX', KEYS[4], record.delegation .. '#failed', ARGV[1]) == 1
 local state = redis.call('HGET', KEYS[1], 'state')
-if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
-  or state == 'TASK_STATE_REJECTED' then
+if __isTerminal(state) then
   return {'SETTLED'}
 end
 if settled >= delegation.count or firstFailure then

@@ -7,7 +7,8 @@
   ARGV[1] lease generation   ARGV[2] step field ("<turn>:<name>")   ARGV[3] started record JSON
   Returns {'STALE'} | {'STARTED'} | {'EXISTS', record JSON}
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
+  @include fence
 ]]
-if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+if __leaseIsStale() then return {'STALE'} end
 if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 1 then return {'STARTED'} end
 return {'EXISTS', redis.call('HGET', KEYS[2], ARGV[2])}

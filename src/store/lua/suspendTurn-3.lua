@@ -8,8 +8,9 @@
   Returns {'STALE'} | {'SUSPENDED'}
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
   @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include fence
 ]]
-if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+if __leaseIsStale() then return {'STALE'} end
 redis.call('DEL', KEYS[2])
 redis.call('HINCRBY', KEYS[1], 'turnAttempts', -1)
 -- Fence out anything the parked run still tries to write.

@@ -4,7 +4,8 @@
   KEYS[1] task hash   KEYS[2] steps hash
   ARGV[1] lease generation   ARGV[2] step field ("<turn>:<name>")   ARGV[3] record JSON
   Returns {'STALE'} | {'OK'}
+  @include fence
 ]]
-if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+if __leaseIsStale() then return {'STALE'} end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 return {'OK'}

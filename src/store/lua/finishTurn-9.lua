@@ -3,10 +3,11 @@
   are stored before the final status event is published. If follow-up messages queued up
   while the turn ran and the turn did not fail or get canceled, they become the next turn's
   input at once and the lease is kept; otherwise the lease is released.
-  KEYS[1] task hash   KEYS[2] events   KEYS[3] owner task index   KEYS[4] owner context index
-  KEYS[5] history     KEYS[6] inbox    KEYS[7] lease              KEYS[8] turns   KEYS[9] messageIds   KEYS[10] steps
-  KEYS[11] owner's active tasks (zset): the task leaves it when no turn follows
-  KEYS[12] emitted digests of the turn's runs (see appendEvents): the turn is over, so they go
+  The task's slot only: the owner's indexes follow, and the task leaves the owner's active set
+  when no turn follows (src/store/owner-index.ts).
+  KEYS[1] task hash   KEYS[2] events   KEYS[3] history   KEYS[4] inbox   KEYS[5] lease   KEYS[6] turns
+  KEYS[7] messageIds   KEYS[8] steps
+  KEYS[9] emitted digests of the turn's runs (see appendEvents): the turn is over, so they go
   ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] taskId
   ARGV[6] final state   ARGV[7] final status JSON   ARGV[8] agent message JSON ('' = none)
   ARGV[9] turn record JSON   ARGV[10] artifacts JSON   ARGV[11] final event JSON
@@ -24,35 +25,35 @@
   interrupted turn, with metadata.cancellation {stage "stopped", scope "turn", turn}).
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include fence
+  @include terminal
 ]]
-if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+if __leaseIsStale() then return {'STALE'} end
 local turn = redis.call('HGET', KEYS[1], 'turn')
 -- Decided before the inbox is drained: a message waiting means the client holds the task.
 -- Events the replay bound dropped were announced all the same: they count.
 local announced = redis.call('XLEN', KEYS[2]) + tonumber(redis.call('HGET', KEYS[1], 'eventsTrimmed') or '0')
-local direct = ARGV[16] ~= '' and turn == '1' and announced <= 2 and redis.call('LLEN', KEYS[6]) == 0
+local direct = ARGV[16] ~= '' and turn == '1' and announced <= 2 and redis.call('LLEN', KEYS[4]) == 0
   and not redis.call('HGET', KEYS[1], 'cancelRequestedAtMs')
-redis.call('HSET', KEYS[8], turn, ARGV[9])
-redis.call('DEL', KEYS[12])
+redis.call('HSET', KEYS[6], turn, ARGV[9])
+redis.call('DEL', KEYS[9])
 redis.call('HSET', KEYS[1], 'artifacts', ARGV[10])
 if ARGV[14] ~= '' then
   local inputTokens, outputTokens = string.match(ARGV[14], '^(%d+) (%d+)$')
   redis.call('HINCRBY', KEYS[1], 'usageInputTokens', inputTokens)
   redis.call('HINCRBY', KEYS[1], 'usageOutputTokens', outputTokens)
 end
-if ARGV[8] ~= '' then redis.call('RPUSH', KEYS[5], ARGV[8]) end
+if ARGV[8] ~= '' then redis.call('RPUSH', KEYS[3], ARGV[8]) end
 local state = ARGV[6]
 local interrupted = ARGV[15] == '1'
 local continues = (state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_INPUT_REQUIRED'
-  or state == 'TASK_STATE_AUTH_REQUIRED' or interrupted) and redis.call('LLEN', KEYS[6]) > 0
+  or state == 'TASK_STATE_AUTH_REQUIRED' or interrupted) and redis.call('LLEN', KEYS[4]) > 0
   and not redis.call('HGET', KEYS[1], 'cancelRequestedAtMs')
 redis.call('HDEL', KEYS[1], 'interruptTurn', 'interruptRequestedAtMs')
-local queued = redis.call('LRANGE', KEYS[6], 0, -1)
-redis.call('DEL', KEYS[6])
-local start = redis.call('LLEN', KEYS[5])
-for _, message in ipairs(queued) do redis.call('RPUSH', KEYS[5], message) end
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[5])
-redis.call('ZADD', KEYS[4], ARGV[3], ARGV[5])
+local queued = redis.call('LRANGE', KEYS[4], 0, -1)
+redis.call('DEL', KEYS[4])
+local start = redis.call('LLEN', KEYS[3])
+for _, message in ipairs(queued) do redis.call('RPUSH', KEYS[3], message) end
 local contextId = redis.call('HGET', KEYS[1], 'contextId')
 if continues then
   local nextTurn = redis.call('HINCRBY', KEYS[1], 'turn', 1)
@@ -79,15 +80,13 @@ if redis.call('HEXISTS', KEYS[1], 'cancelRequestedAtMs') == 1 and state ~= 'TASK
   redis.call('HSET', KEYS[1], 'cancelOutcome', state)
   if state == 'TASK_STATE_CANCELED' then redis.call('HSET', KEYS[1], 'cancelStoppedAtMs', ARGV[3]) end
 end
-if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
-  or state == 'TASK_STATE_REJECTED' then
+if __isTerminal(state) then
   redis.call('HSET', KEYS[1], 'finishedAtMs', ARGV[3])
   if ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'outcome', ARGV[13]) end
   -- A finished task and its replay buffer live for the retention period, then go together.
-  for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[8], KEYS[9], KEYS[10]}) do redis.call('EXPIRE', key, ARGV[12]) end
+  for _, key in ipairs({KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[7], KEYS[8]}) do redis.call('EXPIRE', key, ARGV[12]) end
 end
-redis.call('DEL', KEYS[7])
-redis.call('ZREM', KEYS[11], ARGV[5])
+redis.call('DEL', KEYS[5])
 -- The turn is over: an adapter still running (one that ignored its abort signal past the
 -- deadline) must not be able to write after the final status.
 redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)

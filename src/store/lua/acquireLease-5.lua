@@ -2,7 +2,7 @@
   Take a task's lease to run its open turn. Bumps the fencing generation: from now on only
   writes carrying this generation are accepted, so a worker that lost the lease cannot write.
   KEYS[1] task hash   KEYS[2] lease   KEYS[3] history   KEYS[4] events   KEYS[5] turns
-  KEYS[6] owner task index   KEYS[7] owner context index
+  (The task's slot only: the owner's indexes follow, src/store/owner-index.ts.)
   ARGV[1] workerId   ARGV[2] lease TTL (ms)   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] event channel
   ARGV[6] turn deadline (ms from the turn's first start; 0 = none)
   Returns {'GONE'} | {'CLOSED', state} | {'HELD', holder}
@@ -55,8 +55,6 @@ local contextId = redis.call('HGET', KEYS[1], 'contextId')
 if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
   local status = '{"state":"TASK_STATE_WORKING","timestamp":' .. cjson.encode(ARGV[4]) .. '}'
   redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[3])
-  redis.call('ZADD', KEYS[6], ARGV[3], taskId)
-  redis.call('ZADD', KEYS[7], ARGV[3], taskId)
   local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(contextId)
     .. ',"status":' .. status .. '}}'
   local id = redis.call('XADD', KEYS[4], '*', 'r', event)

@@ -6,8 +6,8 @@
   place is recognized and appends nothing. The first event of a run that differs ends the shared
   prefix: from then on the run appends everything it emits (forced), and the digests of the
   earlier run past that point are dropped, so the next re-run compares against this run.
-  KEYS[1] task hash   KEYS[2] events   KEYS[3] owner task index   KEYS[4] owner context index
-  KEYS[5] emitted digests (hash: "scope" → emit scope, "high" → highest sequence, "<seq>" → digest)
+  KEYS[1] task hash   KEYS[2] events   (the owner's indexes follow, src/store/owner-index.ts)
+  KEYS[3] emitted digests (hash: "scope" → emit scope, "high" → highest sequence, "<seq>" → digest)
   ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] taskId
   ARGV[5] artifacts JSON ('' = unchanged)   ARGV[6] status JSON ('' = unchanged)   ARGV[7] state ('' = unchanged)
   ARGV[8] emit scope ('' = not an adapter's event: always appended)   ARGV[9] sequence   ARGV[10] content digest
@@ -17,33 +17,32 @@
   this turn already appended this event (nothing changed), else {'OK', lastEventId}.
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include fence
 ]]
-if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return {'STALE'} end
+if __leaseIsStale() then return {'STALE'} end
 local scope = ARGV[8]
 if scope ~= '' then
-  if redis.call('HGET', KEYS[5], 'scope') ~= scope then
+  if redis.call('HGET', KEYS[3], 'scope') ~= scope then
     -- Digests of another turn or resumption say nothing about this run.
-    redis.call('DEL', KEYS[5])
-    redis.call('HSET', KEYS[5], 'scope', scope)
+    redis.call('DEL', KEYS[3])
+    redis.call('HSET', KEYS[3], 'scope', scope)
   end
   local seq = tonumber(ARGV[9])
   if ARGV[11] ~= '1' then
-    local earlier = redis.call('HGET', KEYS[5], ARGV[9])
+    local earlier = redis.call('HGET', KEYS[3], ARGV[9])
     if earlier == ARGV[10] then return {'REPEATED'} end
     if earlier then
       -- The re-run diverges here: what the earlier run emitted after this point is no guide.
-      local high = tonumber(redis.call('HGET', KEYS[5], 'high') or '0')
-      for later = seq + 1, high do redis.call('HDEL', KEYS[5], tostring(later)) end
+      local high = tonumber(redis.call('HGET', KEYS[3], 'high') or '0')
+      for later = seq + 1, high do redis.call('HDEL', KEYS[3], tostring(later)) end
     end
   end
-  redis.call('HSET', KEYS[5], ARGV[9], ARGV[10])
-  if seq > tonumber(redis.call('HGET', KEYS[5], 'high') or '0') then redis.call('HSET', KEYS[5], 'high', seq) end
+  redis.call('HSET', KEYS[3], ARGV[9], ARGV[10])
+  if seq > tonumber(redis.call('HGET', KEYS[3], 'high') or '0') then redis.call('HSET', KEYS[3], 'high', seq) end
 end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'artifacts', ARGV[5]) end
 if ARGV[6] ~= '' then
   redis.call('HSET', KEYS[1], 'status', ARGV[6], 'state', ARGV[7], 'updatedAtMs', ARGV[3])
-  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
-  redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4])
 end
 local id = ''
 for i = 12, #ARGV do

@@ -1,0 +1,38 @@
+--[[
+  Step 2 of creating a task, in the task's own slot ({<taskId>}, docs/redis-slots.md): the task,
+  its first message and turn, and its creation event. claimTask (step 1, the owner's slot) has
+  claimed the message's idempotency key, the active slot and the quota, and indexed the task.
+  Idempotent on the task id: a task that exists (the step re-run for a re-sent message, or a
+  sub-agent's derived id) is never overwritten.
+  KEYS[1] task hash   KEYS[2] history list   KEYS[3] events stream   KEYS[4] messageIds set   KEYS[5] turns hash
+  ARGV[1] taskId   ARGV[2] ownerKey   ARGV[3] tenant   ARGV[4] contextId
+  ARGV[5] status JSON   ARGV[6] message JSON   ARGV[7] messageId   ARGV[8] now (ms)
+  ARGV[9] task event JSON (StreamResponse {task})   ARGV[10] turn record JSON
+  ARGV[11] event channel   ARGV[12] metadata JSON
+  ARGV[13] versions JSON (gateway, adapter, card the task started under)
+  ARGV[14] a sub-agent's links JSON {parentTaskId, role, readOnly} ('' = a top-level task)
+  ARGV[15] the scopes the caller's credentials granted, JSON array (what ctx.caller shows the adapter)
+  ARGV[16] digest of the message's content as sent (a re-send with the same messageId is compared with it)
+  ARGV[17] the extensions the request activated, JSON array (what ctx.extensions shows the adapter)
+  Returns {'EXISTS'} (nothing changed) | {'CREATED', eventId}
+  Emits: XADD + PUBLISH of the task snapshot event.
+  @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+]]
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'EXISTS'} end
+redis.call('HSET', KEYS[1],
+  'id', ARGV[1], 'owner', ARGV[2], 'tenant', ARGV[3], 'contextId', ARGV[4],
+  'status', ARGV[5], 'state', 'TASK_STATE_SUBMITTED', 'artifacts', '[]', 'metadata', ARGV[12],
+  'turn', 1, 'turnInputStart', 0, 'turnAttempts', 0, 'leaseGeneration', 0,
+  'createdAtMs', ARGV[8], 'updatedAtMs', ARGV[8], 'versions', ARGV[13], 'callerScopes', ARGV[15],
+  'callerExtensions', ARGV[17])
+if ARGV[16] ~= '' then redis.call('HSET', KEYS[1], 'digest:' .. ARGV[7], ARGV[16]) end
+if ARGV[14] ~= '' then
+  local links = cjson.decode(ARGV[14])
+  redis.call('HSET', KEYS[1], 'parentTaskId', links.parentTaskId, 'role', links.role, 'readOnly', links.readOnly)
+end
+redis.call('RPUSH', KEYS[2], ARGV[6])
+redis.call('SADD', KEYS[4], ARGV[7])
+redis.call('HSET', KEYS[5], 1, ARGV[10])
+local id = redis.call('XADD', KEYS[3], '*', 'r', ARGV[9])
+redis.call('PUBLISH', ARGV[11], id .. '\n' .. ARGV[9])
+return {'CREATED', id}

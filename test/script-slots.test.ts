@@ -1,0 +1,74 @@
+// One script, one slot (docs/redis-slots.md): the slot arithmetic agrees with Redis's own
+// CLUSTER KEYSLOT, and the guard every script call of the suite runs under (vitest.config.ts sets
+// A2A_CHECK_SCRIPT_SLOTS for this process and the workers it spawns) refuses a call naming keys
+// of two slots before anything reaches Redis.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CrossSlotError, hashTagOf, keySlot, SLOT_CHECK_ENV } from '../src/store/key-slot.ts';
+import { RedisKeys } from '../src/store/keys.ts';
+import { defineScripts } from '../src/store/scripts.ts';
+import { REDIS_URL, uniquePrefix } from './support/harness.ts';
+import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
+
+let cluster: OwnRedis;
+let clusterClient: Redis;
+
+beforeAll(async () => {
+  cluster = await startOwnRedis({ args: ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${process.pid}.conf`] });
+  clusterClient = new Redis(cluster.url);
+});
+
+afterAll(async () => {
+  clusterClient?.disconnect();
+  await cluster?.stop();
+});
+
+describe('key slots', () => {
+  const keys = new RedisKeys('t-slots');
+  const samples = [
+    'plain',
+    '',
+    '{}',
+    '{}tail',
+    'a{b}c{d}',
+    'open{never-closed',
+    'ünïcødé{täg}',
+    keys.task('01JABCDEF').task,
+    keys.ownerQuota('agent/tenant/subject%20x'),
+    keys.recentTasks(),
+  ];
+
+  it('matches CLUSTER KEYSLOT for tags, empty tags and keys without one', async () => {
+    for (const key of samples) expect(keySlot(key), key).toBe(Number(await clusterClient.cluster('KEYSLOT', key)));
+  });
+
+  it('hashes the first non-empty tag only', () => {
+    expect(hashTagOf('p:{abc}:x')).toBe('abc');
+    expect(hashTagOf('p:{}:{abc}')).toBe('p:{}:{abc}');
+    expect(keySlot('x{t}y')).toBe(keySlot('{t}'));
+  });
+});
+
+describe('the script guard', () => {
+  it('is on for the whole suite', () => {
+    expect(process.env[SLOT_CHECK_ENV]).toBe('1');
+  });
+
+  it('refuses a call naming keys of two slots, and sends nothing', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const prefix = uniquePrefix('slots');
+      const run = defineScripts(redis);
+      const one = `${prefix}:{a}:lock`;
+      await redis.set(one, 'token');
+      await expect(run('releaseLock', [`${prefix}:{b}:lock`], ['token'])).resolves.toEqual(['NOT_HELD']);
+      const keysOfTwoSlots = [`${prefix}:{a}:x`, `${prefix}:{b}:x`];
+      await expect(run('quotaRelease', keysOfTwoSlots, ['[]', '{}'])).rejects.toThrow(CrossSlotError);
+      await expect(run('quotaRelease', keysOfTwoSlots, ['[]', '{}'])).rejects.toThrow(/more than one hash slot/);
+      expect(await redis.exists(...keysOfTwoSlots)).toBe(0);
+      await redis.del(one);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
