@@ -229,7 +229,8 @@ export type FinishResult =
   | { kind: 'stale' }
   /** `directReply`: the turn's message was kept as the task's direct reply. */
   | { kind: 'done'; eventId: string; directReply: boolean }
-  | { kind: 'next'; turn: number; turnInputStart: number; input: Message[] };
+  /** `trace`: the W3C trace context of the request whose message waited first; the next turn continues it. */
+  | { kind: 'next'; turn: number; turnInputStart: number; input: Message[]; trace?: Record<string, string> };
 
 /** Where an adapter's event stands in its turn run (see appendEvents-5.lua). */
 export interface EmitPlace {
@@ -468,6 +469,8 @@ export class TaskStore {
     messageDigest?: string;
     /** What the message's storage charges to the owner's quota (none: not charged; maxTasks is not used). */
     quota?: QuotaCharge;
+    /** The sending request's W3C trace context: a message that waits for the running turn hands it to the next turn. */
+    trace?: Record<string, string>;
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -514,6 +517,7 @@ export class TaskStore {
         input.quota?.bytes ?? 0,
         input.quota?.maxBytes ?? 0,
         input.quota?.checkAtMs ?? 0,
+        input.trace === undefined ? '' : JSON.stringify(input.trace),
       ],
     );
     if (!ACCEPT_REFUSALS.has(str(reply[0]))) this.recentTasks.note(taskId, now.getTime());
@@ -920,12 +924,13 @@ export class TaskStore {
     if (reply[0] === 'STALE') return { kind: 'stale' };
     this.recentTasks.note(input.taskId, input.now.getTime());
     if (reply[0] === 'DONE') return { kind: 'done', eventId: str(reply[1]), directReply: reply[2] === 'DIRECT' };
-    const [, turn, start, ...messages] = reply.map(str);
+    const [, turn, start, trace, ...messages] = reply.map(str);
     return {
       kind: 'next',
       turn: Number(turn),
       turnInputStart: Number(start),
       input: messages.map((m) => JSON.parse(m) as Message),
+      ...(trace === '' || trace === undefined ? {} : { trace: JSON.parse(trace) as Record<string, string> }),
     };
   }
 

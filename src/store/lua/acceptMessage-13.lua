@@ -16,6 +16,9 @@
   ARGV[15] the extensions the request activated, JSON array: kept (for ctx.extensions) when the message is taken
   ARGV[16] bytes the message's storage charges to the owner (0 = not charged)   ARGV[17] most bytes the owner may have stored (0 = no quota)
   ARGV[18] when to first look whether the task still exists, if it was not charged before (ms)
+  ARGV[19] the sending request's W3C trace context, JSON ('' = none): a message that waits for the
+    running turn leaves it as 'inboxTrace' (the first waiting message's wins), the trace the
+    next turn continues (finishTurn)
   Returns {'NOT_FOUND'} | {'OVER_QUOTA', 'bytes', stored, the earliest quota check (ms, '' if none)} (nothing changed) | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
         | {'CONFLICT'} (the messageId was taken before with other content; nothing changed)
         | {'BUSY', state} (policy reject: a turn is queued or running; nothing changed)
@@ -127,6 +130,7 @@ if not resumes and policy == 'interrupt' and not parked then
     return {'JOINED', turn}
   end
   redis.call('RPUSH', KEYS[3], ARGV[3])
+  if ARGV[19] ~= '' then redis.call('HSETNX', KEYS[1], 'inboxTrace', ARGV[19]) end
   if redis.call('HGET', KEYS[1], 'interruptTurn') ~= turn then
     redis.call('HSET', KEYS[1], 'interruptTurn', turn, 'interruptRequestedAtMs', ARGV[5])
     local requested = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[8]) .. ',"contextId":' .. cjson.encode(contextId)
@@ -151,4 +155,5 @@ if resumes then
   return {'RESUMED', turn, redis.call('ZCARD', KEYS[9])}
 end
 redis.call('RPUSH', KEYS[3], ARGV[3])
+if ARGV[19] ~= '' then redis.call('HSETNX', KEYS[1], 'inboxTrace', ARGV[19]) end
 return {'QUEUED', redis.call('HGET', KEYS[1], 'turn')}
