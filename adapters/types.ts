@@ -99,6 +99,13 @@ export interface AdapterContext {
    * work outside the gateway (a downstream task) must be left running, not canceled.
    */
   readonly signal: AbortSignal;
+  /**
+   * The W3C trace context (traceparent, tracestate) of the span this turn's adapter runs in, for
+   * the adapter's downstream calls to send as headers, so the callee's spans join the turn's
+   * trace. Empty while tracing is off. (The gateway passes trace context explicitly rather than
+   * through AsyncLocalStorage; see docs/observability.md.)
+   */
+  traceHeaders(): Record<string, string>;
   /** Publish a progress status (TASK_STATE_WORKING) with an agent message. */
   emitStatus(text: string, metadata?: JsonObject): Promise<void>;
   /** Publish an artifact or one chunk of it; it is stored before it is announced. */

@@ -7,7 +7,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
-import { traceCarrier } from '../src/telemetry/spans.ts';
+import { traceCarrier, withActive, type TraceContext } from '../src/telemetry/spans.ts';
 import { ownerFromKey } from '../src/store/task-store.ts';
 
 export interface TurnJobData {
@@ -19,7 +19,8 @@ export interface TurnJobData {
   contextId: string;
   /**
    * The W3C trace context (traceparent, tracestate) of whatever opened the turn, while tracing is
-   * on: the worker's turn span continues that trace.
+   * on: the worker's turn span continues that trace. A follow-up turn the same job goes on to
+   * continues the trace of the request that sent its message instead (TaskStore.finishTurn).
    */
   trace?: Record<string, string>;
 }
@@ -94,9 +95,16 @@ export function turnPriority(ownerActiveTasks: number): number {
   return Math.min(LOWEST_PRIORITY, Math.max(1, Math.floor(ownerActiveTasks)));
 }
 
-export async function enqueueTurn(queues: TurnQueues, data: TurnJobData, ownerActiveTasks = 1): Promise<void> {
-  const trace = traceCarrier();
-  await queues.forOwner(data.ownerKey).add('turn', trace === undefined ? data : { ...data, trace }, { jobId: turnJobId(data.taskId, data.turn), priority: turnPriority(ownerActiveTasks) });
+/** A job's data carrying `trace` (the context of whatever opens the turn); without one, the carrier `data` has, if any. */
+export function withTrace(data: TurnJobData, trace: TraceContext): TurnJobData {
+  const carried = traceCarrier(trace);
+  return carried === undefined ? data : { ...data, trace: carried };
+}
+
+export async function enqueueTurn(queues: TurnQueues, data: TurnJobData, trace: TraceContext, ownerActiveTasks = 1): Promise<void> {
+  const queue = queues.forOwner(data.ownerKey);
+  // Active for BullMQ's producer span (telemetry.queueSpans); the job's data carries it either way.
+  await withActive(trace, () => queue.add('turn', withTrace(data, trace), { jobId: turnJobId(data.taskId, data.turn), priority: turnPriority(ownerActiveTasks) }));
 }
 
 export function createTurnWorker(options: {

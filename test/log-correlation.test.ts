@@ -16,7 +16,7 @@ import { startGatewayRole, type GatewayHandle } from '../src/gateway/server.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { startWorkerRole, type WorkerHandle } from '../src/runtime/worker-role.ts';
 import { startTracing, type TracingHandle } from '../src/telemetry/tracing.ts';
-import { inSpan, SpanKind } from '../src/telemetry/spans.ts';
+import { inSpan, SpanKind, traceHeaders } from '../src/telemetry/spans.ts';
 import { createDownstreamFetch } from '../adapters/remote-a2a/downstream-fetch.ts';
 import { deletePrefix, REDIS_URL, ROOT, rpc, textMessage, uniquePrefix, waitFor } from './support/harness.ts';
 import { Redis } from 'ioredis';
@@ -92,13 +92,16 @@ describe('calls to a remote A2A agent', () => {
     });
     let parentTraceId = '';
     // A root span that starts a trace (a root INTERNAL span would not be sampled).
-    await inSpan('a request', { kind: SpanKind.SERVER }, async (span) => {
+    await inSpan('a request', { kind: SpanKind.SERVER, parent: undefined }, async (span, own) => {
       parentTraceId = span?.spanContext().traceId ?? '';
-      await downstream('http://127.0.0.1:9/a2a/jsonrpc', { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}', headers: { 'Content-Type': 'application/json' } });
+      // What a turn does: its trace context rides along as headers (ctx.traceHeaders()).
+      const headers = { 'Content-Type': 'application/json', ...traceHeaders(own) };
+      await downstream('http://127.0.0.1:9/a2a/jsonrpc', { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}', headers });
     });
     await tracing.flush();
     const call = exporter.getFinishedSpans().find((span) => span.name === 'SendMessage' && span.kind === 2);
     expect(call?.spanContext().traceId).toBe(parentTraceId);
+    expect(call?.parentSpanContext?.spanId).not.toBeUndefined();
     expect(call?.attributes).toMatchObject({ 'a2a.method': 'SendMessage', 'http.request.method': 'POST', 'http.response.status_code': 200, 'server.address': '127.0.0.1' });
     expect(seen[0]?.get('traceparent')).toBe(`00-${parentTraceId}-${call?.spanContext().spanId}-01`);
   });

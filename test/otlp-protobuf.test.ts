@@ -24,12 +24,12 @@ describe('OTLP over http/protobuf', () => {
   it('without an endpoint nothing starts; with one, spans arrive as protobuf', async () => {
     expect(startTracing({ otlpEndpoint: undefined, otlpProtocol: 'http/protobuf', serviceName: 'off' }).enabled).toBe(false);
     expect(tracingEnabled()).toBe(false);
-    await inSpan('not recorded', {}, async (span) => expect(span).toBeUndefined());
+    await inSpan('not recorded', { parent: undefined }, async (span) => expect(span).toBeUndefined());
 
     tracing = startTracing({ otlpEndpoint: receiver.url, otlpProtocol: 'http/protobuf', serviceName: 'protobuf-test' });
     expect(tracingEnabled()).toBe(true);
     let traceId = '';
-    await inSpan('a2a protobuf check', { kind: 2 }, async (span) => {
+    await inSpan('a2a protobuf check', { kind: 2, parent: undefined }, async (span) => {
       traceId = span?.spanContext().traceId ?? '';
     });
     await tracing.flush();

@@ -48,6 +48,8 @@ beforeAll(async () => {
     JSON.stringify({
       agents: {
         demo: { adapter: 'demo', adapterOptions: { stepMs: 20 } },
+        // Slow enough that a follow-up arrives while its first turn still runs.
+        slow: { adapter: 'demo', adapterOptions: { stepMs: 300 } },
         model: { adapter: 'openai', adapterOptions: { baseURL: fake.baseURL, model: 'fake-model', stream: false } },
       },
     }),
@@ -191,6 +193,29 @@ describe('one trace per task turn, across the gateway and worker processes', () 
     const [, traceId, spanId] = /^00-([\da-f]{32})-([\da-f]{16})-01$/.exec(traceparent) ?? [];
     const span = await waitFor(() => receiver.spans.find((candidate) => candidate.spanId === spanId), 20_000, 'the webhook span');
     expect(span).toMatchObject({ traceId, name: 'POST', kind: CLIENT, attributes: { 'a2a.task.id': taskId, 'http.response.status_code': 200 } });
+  });
+
+  it('a follow-up that waited for the running turn: the next turn, run by the same job, is in the follow-up request\'s trace', async () => {
+    const url = `${gateway.url}/agents/slow/a2a/jsonrpc`;
+    const [firstTrace, firstCaller, followTrace, followCaller] = [hex(16), hex(8), hex(16), hex(8)];
+    const sent = await rpc(url, 'SendMessage', { message: textMessage('stream one two three four five six seven eight nine ten'), configuration: { returnImmediately: true } }, { traceparent: `00-${firstTrace}-${firstCaller}-01` });
+    const taskId = ((sent.body.result as Json).task as Json).id as string;
+    // Sent once the first turn runs, so the message waits for it (input policy enqueue).
+    await waitFor(async () => ((await rpc(url, 'GetTask', { id: taskId })).body.result as Json | undefined)?.status?.state === 'TASK_STATE_WORKING', 10_000, 'the first turn to run');
+    const followed = await rpc(url, 'SendMessage', { message: textMessage('echo the follow-up', { taskId }), configuration: { returnImmediately: true } }, { traceparent: `00-${followTrace}-${followCaller}-01` });
+    expect((followed.body.result as Json).task.status.state, 'the follow-up waited for the running turn').toBe('TASK_STATE_WORKING');
+
+    const turnOf = (turn: number): ReceivedSpan | undefined => receiver.spans.find((span) => span.name === 'turn slow' && span.attributes['a2a.task.id'] === taskId && span.attributes['a2a.turn'] === turn);
+    const [first, second] = await waitFor(() => (turnOf(1) && turnOf(2) ? [turnOf(1), turnOf(2)] : undefined), 20_000, 'both turn spans');
+    // Both turns ran in one job: the second is the follow-up's, not the first request's.
+    expect(second?.attributes['messaging.message.id']).toBe(`${taskId}-t1`);
+    const firstSpans = await traceOf(firstTrace, (all) => all.some((span) => span.kind === SERVER));
+    expect(ancestry(firstSpans, first as ReceivedSpan).map((span) => span.name)).toEqual(['turn slow', 'SendMessage']);
+    const followSpans = await traceOf(followTrace, (all) => all.some((span) => span.kind === SERVER) && all.some((span) => span.name === 'turn slow'));
+    const chain = ancestry(followSpans, second as ReceivedSpan);
+    expect(chain.map((span) => `${span.name}/${span.kind}`)).toEqual([`turn slow/${CONSUMER}`, `SendMessage/${SERVER}`]);
+    expect(chain[1]?.parentSpanId).toBe(followCaller);
+    expect(firstSpans.filter((span) => span.name === 'turn slow').map((span) => span.attributes['a2a.turn'])).toEqual([1]);
   });
 });
 

@@ -102,7 +102,7 @@ export async function runChatTurn(ctx: AdapterContext, deps: ChatTurnDeps): Prom
       reply = await callModel(
         deps.client,
         request,
-        { stream: options.stream, streamUsage: options.streamUsage, streamIdleTimeoutMs: options.streamIdleTimeoutMs, signal: ctx.signal },
+        { stream: options.stream, streamUsage: options.streamUsage, streamIdleTimeoutMs: options.streamIdleTimeoutMs, signal: ctx.signal, headers: ctx.traceHeaders() },
         writer,
       );
       break;

@@ -8,7 +8,7 @@ import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/compl
 import type { ToolCall } from './ask-user.ts';
 import type { ReplyWriter } from './reply-writer.ts';
 import { StreamCutError } from './retry-policy.ts';
-import { GEN_AI, injectTraceHeaders, inSpan, SpanKind } from '../../src/telemetry/spans.ts';
+import { GEN_AI, inClientSpan } from '../../src/telemetry/spans.ts';
 
 export interface ModelUsage {
   inputTokens: number;
@@ -35,7 +35,7 @@ export interface ModelCallOptions {
   streamIdleTimeoutMs: number;
   /** The turn's signal: CancelTask, the deadline, worker shutdown. */
   signal: AbortSignal;
-  /** Extra request headers (the trace context). */
+  /** Extra request headers: the turn's trace context (ctx.traceHeaders()), which the call's span then replaces with its own. */
   headers?: Record<string, string>;
 }
 
@@ -65,9 +65,8 @@ function rethrowStop(options: ModelCallOptions, writer: ReplyWriter): void {
  */
 export function callModel(client: OpenAI, request: ChatRequest, options: ModelCallOptions, writer: ReplyWriter): Promise<ModelReply> {
   const attributes = { [GEN_AI.operationName]: 'chat', [GEN_AI.providerName]: 'openai', [GEN_AI.requestModel]: request.model, 'gen_ai.request.stream': options.stream };
-  return inSpan(`chat ${request.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-    const headers: Record<string, string> = { ...options.headers };
-    injectTraceHeaders(headers);
+  const headers: Record<string, string> = { ...options.headers };
+  return inClientSpan(`chat ${request.model}`, attributes, headers, async (span) => {
     const reply = await callModelOnce(client, request, { ...options, headers }, writer);
     span?.setAttributes({
       [GEN_AI.finishReasons]: [reply.finishReason],

@@ -3,7 +3,7 @@
 // what went wrong into the two error kinds a turn acts on (errors.ts). The SDK sees a plain fetch.
 import { isLoopbackHttp, type OutboundCredentials } from './credentials/index.ts';
 import { DownstreamAuthError, DownstreamUnavailableError, RETRYABLE_STATUSES } from './errors.ts';
-import { A2A, injectTraceHeaders, inSpan, markError, SpanKind } from '../../src/telemetry/spans.ts';
+import { A2A, inClientSpan, markError } from '../../src/telemetry/spans.ts';
 import { tracingEnabled } from '../../src/telemetry/tracing.ts';
 
 /** At most this much of a refusal's body goes into an error message. */
@@ -51,7 +51,9 @@ function downstreamMethodOf(target: URL, body: string | undefined): string | und
 
 /**
  * Each downstream call is a CLIENT span (HTTP conventions, and the A2A method it makes) that
- * sends the trace context on, so the remote agent's own spans join the turn's trace.
+ * sends the trace context on, so the remote agent's own spans join the turn's trace. The turn's
+ * trace arrives as the call's own traceparent header (the turn passes ctx.traceHeaders() to the
+ * SDK as service parameters); a call without one (the card fetch) gets no span.
  */
 export function createDownstreamFetch(options: DownstreamFetchOptions): typeof fetch {
   const untraced = createUntracedDownstreamFetch(options);
@@ -61,10 +63,9 @@ export function createDownstreamFetch(options: DownstreamFetchOptions): typeof f
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
     const a2aMethod = downstreamMethodOf(url, typeof init?.body === 'string' ? init.body : undefined);
     const attributes = { 'http.request.method': method, 'url.full': `${url.origin}${url.pathname}`, 'server.address': url.hostname, ...(a2aMethod === undefined ? {} : { [A2A.method]: a2aMethod }) };
-    return inSpan(a2aMethod ?? method, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    return inClientSpan(a2aMethod ?? method, attributes, headers, async (span) => {
       if (span === undefined) return untraced(input, init);
-      const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-      injectTraceHeaders(headers);
       const response = await untraced(input, { ...init, headers });
       span.setAttribute('http.response.status_code', response.status);
       if (response.status >= 400) markError(span, new Error(`HTTP ${response.status}`), String(response.status));

@@ -50,6 +50,8 @@ export class RemoteTurn {
   /** Aborts this turn's open downstream streams when it ends, whatever the reason. */
   private readonly local = new AbortController();
   private readonly signal: AbortSignal;
+  /** Every downstream call's options: the turn's signal, and its trace context as headers (the call's span continues it). */
+  private readonly callOptions: { signal: AbortSignal; serviceParameters: Record<string, string> };
   private taskId: string | undefined;
   private contextId: string | null = null;
   /** A fresh send's open stream and the event that carried the task id. */
@@ -66,6 +68,7 @@ export class RemoteTurn {
     this.ctx = ctx;
     this.deps = deps;
     this.signal = AbortSignal.any([ctx.signal, this.local.signal]);
+    this.callOptions = { signal: this.signal, serviceParameters: ctx.traceHeaders() };
     this.mirror = new ArtifactMirror(ctx.artifacts);
   }
 
@@ -149,7 +152,7 @@ export class RemoteTurn {
     try {
       const { client } = await this.deps.downstream.connection();
       if (message.taskId !== undefined) {
-        const task = await client.getTask(GetTaskRequest.fromJSON({ id: message.taskId }), { signal: this.signal });
+        const task = await client.getTask(GetTaskRequest.fromJSON({ id: message.taskId }), this.callOptions);
         return holds(task) ? { kind: 'task', taskId: task.id, contextId: task.contextId } : null;
       }
       // A little before the send started: the downstream's clock is not ours.
@@ -157,7 +160,7 @@ export class RemoteTurn {
       let pageToken = '';
       for (let page = 0; page < LOCATE_MAX_PAGES; page++) {
         const request = ListTasksRequest.fromJSON({ statusTimestampAfter: after, pageSize: 100, pageToken, ...(message.contextId === undefined ? {} : { contextId: message.contextId }) });
-        const listed = await client.listTasks(request, { signal: this.signal });
+        const listed = await client.listTasks(request, this.callOptions);
         const found = listed.tasks.find(holds);
         if (found !== undefined) {
           this.ctx.logger.info('a send lost with its worker had reached the downstream agent; re-attached instead of sending again', { downstreamTaskId: found.id });
@@ -181,7 +184,7 @@ export class RemoteTurn {
       let first: WireEvent;
       if (connection.streaming) {
         const request = SendMessageRequest.fromJSON({ message });
-        const stream = client.sendMessageStream(request, { signal: this.signal });
+        const stream = client.sendMessageStream(request, this.callOptions);
         let next: IteratorResult<SdkStreamResponse, void>;
         try {
           next = await stream.next();
@@ -195,7 +198,7 @@ export class RemoteTurn {
         else this.live = stream;
       } else {
         // Not streamed: returnImmediately, so the task id is known (and journalled) at once; then it is polled.
-        const result = await client.sendMessage(SendMessageRequest.fromJSON({ message, configuration: { returnImmediately: true } }), { signal: this.signal });
+        const result = await client.sendMessage(SendMessageRequest.fromJSON({ message, configuration: { returnImmediately: true } }), this.callOptions);
         first = 'status' in result ? { task: SdkTask.toJSON(result) as Task } : { message: SdkMessage.toJSON(result) as Message };
       }
       this.reachable();
@@ -258,12 +261,12 @@ export class RemoteTurn {
       }
       const snapshot = await this.retrying(async () => {
         const { client } = await this.deps.downstream.connection();
-        return SdkTask.toJSON(await client.getTask(GetTaskRequest.fromJSON({ id: taskId, historyLength: 0 }), { signal: this.signal })) as Task;
+        return SdkTask.toJSON(await client.getTask(GetTaskRequest.fromJSON({ id: taskId, historyLength: 0 }), this.callOptions)) as Task;
       });
       const changedBefore = this.changes;
       const ended = await this.apply({ task: snapshot }, taskId);
       if (ended !== undefined) return ended;
-      await sleep(backoff.next(this.changes !== changedBefore), undefined, { signal: this.signal });
+      await sleep(backoff.next(this.changes !== changedBefore), undefined, this.callOptions);
       const connection = await this.connectionOrUndefined();
       if (connection?.streaming === true && streamFailures < MAX_STREAM_FAILURES) stream = this.resubscribe(connection.client, taskId);
     }
@@ -278,7 +281,7 @@ export class RemoteTurn {
   }
 
   private resubscribe(client: Client, taskId: string): AsyncGenerator<SdkStreamResponse, void, undefined> {
-    return client.resubscribeTask(SubscribeToTaskRequest.fromJSON({ id: taskId }), { signal: this.signal });
+    return client.resubscribeTask(SubscribeToTaskRequest.fromJSON({ id: taskId }), this.callOptions);
   }
 
   /** Emissions counted, so a poll knows whether the downstream moved. */

@@ -141,6 +141,11 @@ export class TestTurnContext implements AdapterContext {
     return this.controller.signal;
   }
 
+  /** No trace in memory: a downstream call sends no trace headers. */
+  traceHeaders(): Record<string, string> {
+    return {};
+  }
+
   /** Plays CancelTask (or the deadline): the adapter's signal fires. */
   cancel(reason: unknown = new DOMException('Task canceled', 'AbortError')): void {
     this.controller.abort(reason);

@@ -178,7 +178,9 @@ const telemetrySchema = z.strictObject({
   /**
    * Add BullMQ's own spans (its telemetry hook: a producer span per job added, a consumer span
    * per job processed, one per job completion). Off, the turn span is the job's consumer span and
-   * the trace context travels in the job's data: half the spans per turn (see docs/observability.md).
+   * the trace context travels in the job's data: half the spans per turn. On, the process also
+   * registers OpenTelemetry's AsyncLocalStorage context manager, which BullMQ's hook needs and which
+   * makes every promise of a Node 20 process slower (see docs/observability.md for the cost).
    */
   queueSpans: booleanish.default(false),
   /** Share of new traces recorded, 0 to 1 (a caller's traceparent sampled flag decides for its request): lower it to bound tracing's cost under load. */

@@ -4,7 +4,8 @@
 // its delegation is over. Every step is idempotent, so a worker lost at any point is repaired
 // by the next run of the coordinator's turn (which re-reads the children themselves).
 import { DelegationFailedError, type Assignment, type AssignmentEvidence, type DelegationOptions, type DelegationResult } from '../../adapters/delegation.ts';
-import { enqueueTurn, turnJobId, type TurnQueues } from '../../queues/turns.ts';
+import { enqueueTurn, turnJobId, withTrace, type TurnQueues } from '../../queues/turns.ts';
+import type { TraceContext } from '../telemetry/spans.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { derivedId, newId } from '../ids.ts';
@@ -39,6 +40,8 @@ export interface CoordinatorTurn {
   generation: number;
   /** What the coordinator's caller's credentials granted: its sub-agents see the same. */
   callerScopes?: readonly string[];
+  /** The trace context of the coordinator's turn span (tracing on): its assignments' turns continue it. */
+  trace?: TraceContext;
 }
 
 export interface DelegatorOptions {
@@ -116,7 +119,7 @@ export class Delegator {
     }
     const open = records.filter((r) => !SETTLED_STATES.has(r.state));
     if (open.length > 0) {
-      await this.startGranted(turn.taskId, turn.ownerKey, turn.contextId);
+      await this.startGranted(turn.taskId, turn.ownerKey, turn.contextId, turn.trace);
       throw new TurnParked(`Waiting for ${open.length} of ${records.length} assignments of "${name}" (${records.length - open.length} done).`);
     }
     if (settings.reviewer !== undefined) result.review = await this.review(turn, settings, result);
@@ -124,10 +127,10 @@ export class Delegator {
   }
 
   /** Called when a child task's turn ended: settle its assignment, start the next ones, wake the coordinator. */
-  async childTurnEnded(child: { taskId: string; coordinatorId: string; ownerKey: string; contextId: string }, state: TaskState, text: string | undefined): Promise<void> {
+  async childTurnEnded(child: { taskId: string; coordinatorId: string; ownerKey: string; contextId: string; trace?: TraceContext }, state: TaskState, text: string | undefined): Promise<void> {
     const outcome = assignmentStateOf(state);
     if (outcome === 'running') return;
-    await this.settleAndWake(child.coordinatorId, child.ownerKey, child.contextId, child.taskId, outcome, text ?? '');
+    await this.settleAndWake(child.coordinatorId, child.ownerKey, child.contextId, child.taskId, outcome, text ?? '', child.trace);
   }
 
   /** Cancels a coordinator's open assignments (queued ones never start). */
@@ -243,7 +246,7 @@ export class Delegator {
       const child = await this.options.store.readTask(record.taskId, owner, 0);
       const state = child === undefined ? 'canceled' : assignmentStateOf(child.task.status.state);
       if (state === 'running') {
-        if (child?.task.status.state === 'TASK_STATE_SUBMITTED') await this.enqueueChild(record.taskId, turn.ownerKey, turn.contextId);
+        if (child?.task.status.state === 'TASK_STATE_SUBMITTED') await this.enqueueChild(record.taskId, turn.ownerKey, turn.contextId, turn.trace);
         continue;
       }
       if (state === record.state) continue;
@@ -296,7 +299,7 @@ export class Delegator {
     }
     const [record] = await this.current(turn, name);
     if (record === undefined || !SETTLED_STATES.has(record.state)) {
-      await this.startGranted(turn.taskId, turn.ownerKey, turn.contextId);
+      await this.startGranted(turn.taskId, turn.ownerKey, turn.contextId, turn.trace);
       throw new TurnParked(`Waiting for the ${reviewer.role} to review the results of "${settings.name}".`);
     }
     const [verdict] = (await this.evidence(turn, { ...settings, name }, [record])).assignments as [AssignmentEvidence];
@@ -309,7 +312,8 @@ export class Delegator {
     };
   }
 
-  private async settleAndWake(coordinatorId: string, ownerKey: string, contextId: string, childId: string, outcome: SettledState | 'input-required', text: string): Promise<void> {
+  /** `trace`: the ending child turn's context; the wake and the assignments started next continue its trace (the coordinator's). */
+  private async settleAndWake(coordinatorId: string, ownerKey: string, contextId: string, childId: string, outcome: SettledState | 'input-required', text: string, trace?: TraceContext): Promise<void> {
     const settled = await this.options.assignments.settle(coordinatorId, childId, outcome, text);
     if (settled.kind === 'question') await this.surfaceQuestion(coordinatorId);
     if (settled.kind === 'wake') {
@@ -317,18 +321,18 @@ export class Delegator {
       // finishing (its job id is taken), and the runner waits for its lease to be free.
       await this.options.queues.forOwner(ownerKey).add(
         'turn',
-        { taskId: coordinatorId, turn: settled.turn, ownerKey, contextId },
+        withTrace({ taskId: coordinatorId, turn: settled.turn, ownerKey, contextId }, trace),
         { jobId: `${turnJobId(coordinatorId, settled.turn)}-w${settled.wakeSeq}` },
       );
     }
-    if (outcome !== 'input-required') await this.startGranted(coordinatorId, ownerKey, contextId);
+    if (outcome !== 'input-required') await this.startGranted(coordinatorId, ownerKey, contextId, trace);
   }
 
-  private async startGranted(coordinatorId: string, ownerKey: string, contextId: string): Promise<void> {
-    for (const childId of await this.options.assignments.grant(coordinatorId)) await this.enqueueChild(childId, ownerKey, contextId);
+  private async startGranted(coordinatorId: string, ownerKey: string, contextId: string, trace: TraceContext): Promise<void> {
+    for (const childId of await this.options.assignments.grant(coordinatorId)) await this.enqueueChild(childId, ownerKey, contextId, trace);
   }
 
-  private enqueueChild(childId: string, ownerKey: string, contextId: string): Promise<void> {
-    return enqueueTurn(this.options.queues, { taskId: childId, turn: 1, ownerKey, contextId });
+  private enqueueChild(childId: string, ownerKey: string, contextId: string, trace: TraceContext): Promise<void> {
+    return enqueueTurn(this.options.queues, { taskId: childId, turn: 1, ownerKey, contextId }, trace);
   }
 }

@@ -15,7 +15,7 @@ import type { RequestEdge } from '../bindings/http/pipeline.ts';
 import { checkReadiness, type ReadinessProbe } from './readiness.ts';
 import type { Queue } from 'bullmq';
 import { isAdminPath, METRICS_PATH, mountQueueDashboard, sendMetrics, serveAdmin } from './admin-routes.ts';
-import { observeRequest, runInRequest } from '../telemetry/request-observer.ts';
+import { observeRequest } from '../telemetry/request-observer.ts';
 import { handleJsonRpc } from '../bindings/jsonrpc/index.ts';
 import { handleRest } from '../bindings/rest/index.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../bindings/rest/routes.ts';
@@ -190,10 +190,8 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
       // Browser-based A2A clients (inspectors, dashboards) call the bindings cross-origin.
       if (applyCors(request, response, options.corsOrigins, isJsonRpc ? 'POST' : 'GET, POST, DELETE')) return;
       const handle = isJsonRpc ? handleJsonRpc : handleRest;
-      const requestContext = observeRequest(request, response, isJsonRpc ? 'jsonrpc' : 'http+json', endpoint.agent.name, `${endpoint.basePath}${isJsonRpc ? JSONRPC_PATH : REST_BASE_PATH}`);
-      runInRequest(requestContext, () => {
-        handle(createExchange(request, response, exchangeOptions), bindingOptionsFor(endpoint)).catch((error: unknown) => fail(response, error));
-      });
+      observeRequest(request, response, isJsonRpc ? 'jsonrpc' : 'http+json', endpoint.agent.name, `${endpoint.basePath}${isJsonRpc ? JSONRPC_PATH : REST_BASE_PATH}`);
+      handle(createExchange(request, response, exchangeOptions), bindingOptionsFor(endpoint)).catch((error: unknown) => fail(response, error));
       return;
     }
     if (endpoint !== options.root) {

@@ -1,5 +1,4 @@
 import { pino } from 'pino';
-import { activeTraceIds } from '../telemetry/spans.ts';
 
 export type LogFields = Record<string, unknown>;
 
@@ -12,15 +11,11 @@ export interface Logger {
 }
 
 /**
- * While tracing is on, every line written inside a span carries that span's traceId and spanId,
- * so a log search and a trace view lead to each other. (Off, this is one flag check per line:
- * no AsyncLocalStorage is involved, which on Node 20 would slow every promise of the process.)
+ * A logger whose every line carries `fields` (a turn's taskId and contextId and, tracing on, its
+ * span's traceId and spanId, so a log search and a trace view lead to each other); a call's own
+ * fields win. Trace ids are bound like any other field, not looked up per line: no
+ * AsyncLocalStorage is involved, which on Node 20 would slow every promise of the process.
  */
-function traceFields(): LogFields {
-  return activeTraceIds() ?? {};
-}
-
-/** A logger whose every line carries `fields` (a turn's taskId and contextId); a call's own fields win. */
 export function withFields(logger: Logger, fields: LogFields): Logger {
   return {
     debug: (message, more) => logger.debug(message, { ...fields, ...more }),
@@ -31,8 +26,7 @@ export function withFields(logger: Logger, fields: LogFields): Logger {
 }
 
 export function createLogger(level: 'debug' | 'info' | 'warn' | 'error' | 'silent', name = 'a2a-gateway', destination: pino.DestinationStream = pino.destination(2)): Logger {
-  // Fields given to a call win over the scope's (pino merges the call's object over the mixin's).
-  const base = pino({ name, level, mixin: traceFields }, destination);
+  const base = pino({ name, level }, destination);
   return {
     debug: (message, fields) => base.debug(fields ?? {}, message),
     info: (message, fields) => base.info(fields ?? {}, message),

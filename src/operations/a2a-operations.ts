@@ -64,7 +64,7 @@ export const sendMessage = defineUnary({
   startsWork: true,
   async handle(request, call) {
     await checkSendRequest(request, call);
-    return call.service.sendMessage(call.owner, request, { grants: call.grants, extensions: call.extensions });
+    return call.service.sendMessage(call.owner, request, { grants: call.grants, extensions: call.extensions, trace: call.trace });
   },
 });
 
@@ -79,7 +79,7 @@ export const sendStreamingMessage = defineStream({
   startsWork: true,
   async open(request, call) {
     await checkSendRequest(request, call);
-    const start = await call.service.startStreamingMessage(call.owner, request, { grants: call.grants, extensions: call.extensions });
+    const start = await call.service.startStreamingMessage(call.owner, request, { grants: call.grants, extensions: call.extensions, trace: call.trace });
     return {
       ...start,
       // The turn is over at a terminal state or when the agent waits for input (DESIGN.md);

@@ -3,6 +3,7 @@
 // Every binding, the scope check, the card's scope text and the openapi.yaml agreement test
 // read these declarations (./registry.ts); none keeps a list of its own.
 import type { z } from 'zod';
+import type { TraceContext } from '../telemetry/spans.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Scope } from '../config/schema.ts';
@@ -53,6 +54,8 @@ export interface OperationCall {
   lastEventId: string | undefined;
   /** The extensions this request activated (A2A-Extensions ∩ what the agent declares). */
   extensions: readonly string[];
+  /** The trace context of the request's span (tracing on). */
+  trace: TraceContext;
   /** Charges a large answer's bytes to the caller's rate (limits.requestBytesPerToken): its next requests wait. */
   chargeAnswerBytes: (bytes: number) => Promise<void>;
 }

@@ -3,6 +3,7 @@
 // token from its rate bucket), activate the extensions it names (refusing it when it does not
 // name one the agent requires), then call the handler. A refusal at any step changes nothing.
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
+import type { TraceContext } from '../telemetry/spans.ts';
 import { anonymousPrincipal, ownerOf, type Principal } from '../auth/principal.ts';
 import { requireAgentAccess, requireScope, requireTenant } from '../auth/scopes.ts';
 import { activateExtensions } from '../extensions/activation.ts';
@@ -37,6 +38,8 @@ export interface RequestContext {
   requestedExtensions?: readonly string[];
   /** Told which extensions the request activated, before the operation runs (the binding echoes them). */
   announceExtensions?: (uris: readonly string[]) => void;
+  /** The trace context of the request's span (tracing on): the turns it opens continue it. */
+  trace?: TraceContext;
 }
 
 const tenantOf = (request: unknown): string | undefined => {
@@ -69,6 +72,7 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
     endpoint: deps.endpoint,
     lastEventId: context.lastEventId,
     extensions,
+    trace: context.trace,
     chargeAnswerBytes: (bytes) => deps.rateLimiter.chargeAnswer(owner, agent.settings.limits, bytes),
   };
   context.announceExtensions?.(extensions);

@@ -16,7 +16,7 @@ import { backoffDelayMs, RetryDeliveryError, type RetrySettings } from './retry-
 import type { WebhookSender } from './webhook-sender.ts';
 import { isHmacSecret, type WebhookSigner } from './webhook-signature.ts';
 import { pushDeadLetters, pushDeliveries } from '../telemetry/metrics.ts';
-import { A2A, injectTraceHeaders, inSpan, markError, SpanKind } from '../telemetry/spans.ts';
+import { A2A, activeContext, inSpan, markError, SpanKind, traceHeaders } from '../telemetry/spans.ts';
 
 /** Header carrying a config's `token` (the name the official SDKs use). */
 export const NOTIFICATION_TOKEN_HEADER = 'X-A2A-Notification-Token';
@@ -106,11 +106,11 @@ export class PushDelivery {
     }
     const outcome = await inSpan(
       'POST',
-      { kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'POST', 'url.full': config.url, [A2A.taskId]: data.taskId, [A2A.pushConfigId]: data.configId } },
-      async (span) => {
+      { kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'POST', 'url.full': config.url, [A2A.taskId]: data.taskId, [A2A.pushConfigId]: data.configId }, parent: activeContext() },
+      async (span, own) => {
         const headers = webhookHeaders(config, deliveryId, data.eventJson, this.options.signer);
         // The receiver may join the trace; the signature covers the body and webhook-* headers only.
-        injectTraceHeaders(headers);
+        Object.assign(headers, traceHeaders(own));
         const sent = await this.options.sender.send({ url, headers, body: data.eventJson });
         if (sent.status !== undefined) span?.setAttribute('http.response.status_code', sent.status);
         if (sent.kind !== 'delivered') markError(span, new Error(sent.error), sent.kind);

@@ -152,7 +152,7 @@ export class Reconciler {
       // BullMQ ignores an add whose job id still exists, finished or not.
       if ((await queue.remove(jobId)) !== 1) return undefined;
     }
-    await enqueueTurn(queues, data);
+    await enqueueTurn(queues, data, undefined);
     logger.warn(`re-queued turn ${data.turn} of task ${data.taskId}: the task is open but its job was ${lost}`, {
       taskId: data.taskId,
       turn: data.turn,

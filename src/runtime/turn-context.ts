@@ -1,6 +1,7 @@
 // The adapter's context for one turn. It keeps the task's artifacts in memory for this
 // worker and writes every change through the store fenced by the lease generation, in the
 // order the adapter made them, even when the adapter does not await each call.
+import { traceHeaders, type TraceContext } from '../telemetry/spans.ts';
 import { createHash } from 'node:crypto';
 import { newId } from '../ids.ts';
 import type { AdapterContext, AdapterState, ArtifactChunk, CallerIdentity, Assignment, DelegationOptions, DelegationResult, StepHandle, StepOutcome, TurnUsage } from '../../adapters/types.ts';
@@ -18,6 +19,8 @@ export interface TurnLease {
   generation: number;
   /** What the credentials of the task's latest input granted (passed on to sub-agents' tasks). */
   callerScopes?: readonly string[];
+  /** The trace context of the turn's span (tracing on): the sub-agent turns it starts continue it. */
+  trace?: TraceContext;
 }
 
 const SILENT: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -210,6 +213,18 @@ export class TurnContext implements AdapterContext {
       });
     }
     return result;
+  }
+
+  /** The context of the span the adapter runs in (set by the runner, useTrace). */
+  private traceContext: TraceContext = undefined;
+
+  /** Sets the span the adapter runs in (its invoke_agent span): ctx.traceHeaders() names it. */
+  useTrace(traceContext: TraceContext): void {
+    this.traceContext = traceContext;
+  }
+
+  traceHeaders(): Record<string, string> {
+    return traceHeaders(this.traceContext);
   }
 
   /** ctx.budget: no limit and nothing spent until the runner calls useBudget(). */

@@ -20,7 +20,7 @@ import type { AgentLimits } from '../agents/agent-settings.ts';
 import { isCompatibleAdapter } from './version-policy.ts';
 import { asDirectReply } from '../tasks/direct-reply.ts';
 import { cancelStages, leaseTakeovers, queueWait, turnDuration, turnsFinished } from '../telemetry/metrics.ts';
-import { A2A, contextOfCarrier, GEN_AI, hasActiveSpan, inSpan, markError, SpanKind } from '../telemetry/spans.ts';
+import { A2A, activeContext, contextOfCarrier, GEN_AI, inSpan, markError, SpanKind, spanOf, traceIdsOf, type TraceContext } from '../telemetry/spans.ts';
 import { tracingEnabled } from '../telemetry/tracing.ts';
 import type { Attributes, Span } from '@opentelemetry/api';
 
@@ -51,6 +51,12 @@ const INTERRUPT = TURN_INTERRUPTED;
 /** How long an adapter may keep running after its abort signal fired for the deadline. */
 const DEADLINE_GRACE_MS = 5_000;
 const INTERRUPTED_TEXT = 'Stopped: a new message interrupted this turn; the next turn answers it.';
+
+/** What opens a turn of a job: the trace it continues (W3C headers), and whether it is the job's first turn. */
+interface FollowUp {
+  trace: Record<string, string> | undefined;
+  first: boolean;
+}
 
 interface RunningTurn {
   /** The agent whose turn this is (a2a_active_turns). */
@@ -205,9 +211,12 @@ export class TurnRunner {
     const turn: RunningTurn = { agent: ownerFromKey(job.data.ownerKey).agent, controller: new AbortController(), turn: undefined, acknowledge: undefined };
     this.running.set(taskId, turn);
     try {
+      // The job's first turn continues the trace the job carries; each follow-up turn, the trace
+      // of the request whose message opened it (finishTurn hands it over).
+      let next: FollowUp | undefined = { trace: job.data.trace, first: true };
       for (;;) {
-        const more = await this.tracedOpenTurn(job.data, turn, job.id ?? '');
-        if (!more) return;
+        next = await this.tracedOpenTurn(job.data, next, turn, job.id ?? '');
+        if (next === undefined) return;
         // The next turn gets a signal of its own: an interrupt of the last one must not reach it.
         turn.controller = new AbortController();
         turn.turn = undefined;
@@ -219,26 +228,29 @@ export class TurnRunner {
   }
 
   /**
-   * One turn, in its span, continuing the trace of whatever enqueued the job (the trace context
-   * travels in the job's data). A follow-up turn the same job goes on to gets a span of its own,
-   * in the same trace.
+   * One turn, in its span, continuing the trace `opened` names (the trace context travels in the
+   * job's data, and for a follow-up in the task's hash): its context is passed on explicitly to
+   * the adapter, its downstream calls and the sub-agent turns it starts.
    */
-  private tracedOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string): Promise<boolean> {
-    if (!tracingEnabled()) return this.runOpenTurn(data, turn, jobId, undefined);
+  private tracedOpenTurn(data: TurnJobData, opened: FollowUp, turn: RunningTurn, jobId: string): Promise<FollowUp | undefined> {
+    if (!tracingEnabled()) return this.runOpenTurn(data, turn, jobId, undefined, undefined);
     const attributes: Attributes = { [A2A.taskId]: data.taskId, [A2A.contextId]: data.contextId, [A2A.agent]: turn.agent, [A2A.workerId]: this.workerId };
-    // Under BullMQ's consumer span (telemetry.queueSpans) the turn is its child; otherwise the
-    // turn span is the job's consumer span, continuing the trace the job carries.
-    if (hasActiveSpan()) return inSpan(`turn ${turn.agent}`, { attributes }, (span) => this.runOpenTurn(data, turn, jobId, span));
+    // Under BullMQ's consumer span (telemetry.queueSpans registers the context manager its hook
+    // needs) the job's first turn is its child; otherwise the turn span is the consumer span.
+    const consumer = opened.first ? activeContext() : undefined;
+    if (spanOf(consumer) !== undefined) return inSpan(`turn ${turn.agent}`, { attributes, parent: consumer }, (span, own) => this.runOpenTurn(data, turn, jobId, span, own));
     const messaging = { 'messaging.system': 'bullmq', 'messaging.operation.type': 'process', 'messaging.destination.name': turnQueueName(turn.agent), 'messaging.message.id': jobId };
-    return inSpan(`turn ${turn.agent}`, { kind: SpanKind.CONSUMER, attributes: { ...attributes, ...messaging }, parent: contextOfCarrier(data.trace) }, (span) => this.runOpenTurn(data, turn, jobId, span));
+    return inSpan(`turn ${turn.agent}`, { kind: SpanKind.CONSUMER, attributes: { ...attributes, ...messaging }, parent: contextOfCarrier(opened.trace) }, (span, own) =>
+      this.runOpenTurn(data, turn, jobId, span, own),
+    );
   }
 
-  /** Runs the open turn once; true when a queued follow-up opened the next turn. */
-  private async runOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string, span: Span | undefined): Promise<boolean> {
+  /** Runs the open turn once; what opened the next turn when a queued follow-up did. */
+  private async runOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string, span: Span | undefined, traceContext: TraceContext): Promise<FollowUp | undefined> {
     const { controller } = turn;
     const { store } = this.options;
-    // Every line about this turn names its task (the adapter's ctx.log too).
-    const logger = withFields(this.options.logger, { taskId: data.taskId, contextId: data.contextId });
+    // Every line about this turn names its task (the adapter's ctx.log too) and, tracing on, its span.
+    const logger = withFields(this.options.logger, { taskId: data.taskId, contextId: data.contextId, ...traceIdsOf(span) });
     const agent = this.agentOf(data.ownerKey);
     const { limits } = agent.settings;
     const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
@@ -251,7 +263,7 @@ export class TurnRunner {
       turnDeadlineMs: limits.turnDeadlineMs,
       now: new Date(),
     });
-    if (lease.kind === 'gone' || lease.kind === 'closed') return false;
+    if (lease.kind === 'gone' || lease.kind === 'closed') return undefined;
     if (lease.kind === 'held') throw new LeaseHeldError(data.taskId, lease.holder);
     turn.turn = lease.turn;
     const leasedAt = process.hrtime.bigint();
@@ -276,6 +288,7 @@ export class TurnRunner {
       ownerKey: data.ownerKey,
       generation: lease.generation,
       callerScopes: lease.callerScopes,
+      trace: traceContext,
     };
     const input = lease.history.slice(lease.turnInputStart);
     const adapter = agent.roles.adapterFor(lease.links?.role);
@@ -327,7 +340,7 @@ export class TurnRunner {
       }
       if ('parked' in outcome) {
         await this.park(fence, outcome.parked);
-        return false;
+        return undefined;
       }
       record.finishedAtMs = Date.now();
       record.outcome = outcome.status.state;
@@ -354,7 +367,7 @@ export class TurnRunner {
       });
       if (finished.kind === 'stale') {
         logger.warn('turn result discarded: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
-        return false;
+        return undefined;
       }
       const state = outcome.status.state;
       // An interrupted turn (inputPolicy interrupt) is no cancellation: the task goes on.
@@ -366,11 +379,11 @@ export class TurnRunner {
       logger.debug('turn finished', { turn: lease.turn, attempt: lease.attempts, state, workerId: this.workerId });
       if (state === 'TASK_STATE_FAILED') markError(span, new Error(outcome.reason ?? 'the turn failed'), 'TASK_STATE_FAILED');
       if (finished.kind === 'done') await this.afterTurnEnded(fence, lease, outcome.status);
-      return finished.kind === 'next';
+      return finished.kind === 'next' ? { trace: finished.trace, first: false } : undefined;
     } catch (error) {
       if (error instanceof StaleLeaseError) {
         logger.warn('turn stopped: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
-        return false;
+        return undefined;
       }
       throw error;
     } finally {
@@ -450,8 +463,12 @@ export class TurnRunner {
             [A2A.adapter]: `${adapter.name}@${adapter.version}`,
             [A2A.taskId]: fence.taskId,
           },
+          parent: fence.trace,
         },
-        () => adapter.run(context),
+        (_span, own) => {
+          context.useTrace(own);
+          return adapter.run(context);
+        },
       );
       result = await Promise.race([running, abandoned]);
     } catch (error) {
@@ -526,7 +543,7 @@ export class TurnRunner {
     if (coordination === undefined) return;
     if (lease.links !== undefined) {
       await coordination.delegator.childTurnEnded(
-        { taskId: fence.taskId, coordinatorId: lease.links.parentTaskId, ownerKey: fence.ownerKey, contextId: fence.contextId },
+        { taskId: fence.taskId, coordinatorId: lease.links.parentTaskId, ownerKey: fence.ownerKey, contextId: fence.contextId, trace: fence.trace },
         status.state,
         textOf(status.message),
       );

@@ -125,7 +125,7 @@ export class ScheduleFirer {
     if (read !== undefined && read.task.status.state === 'TASK_STATE_SUBMITTED') {
       // Queued with its owner's count of active tasks as priority, like any new task (fairness between owners).
       const ownerActiveTasks = created.kind === 'created' ? created.active : 1;
-      await enqueueTurn(this.options.queues, { taskId, turn: 1, ownerKey: record.ownerKey, contextId: read.task.contextId }, ownerActiveTasks);
+      await enqueueTurn(this.options.queues, { taskId, turn: 1, ownerKey: record.ownerKey, contextId: read.task.contextId }, undefined, ownerActiveTasks);
     }
     await store.firingDone(record.id, firing.firingId, 'started', taskId);
   }

@@ -230,7 +230,8 @@ export type FinishResult =
   | { kind: 'stale' }
   /** `directReply`: the turn's message was kept as the task's direct reply. */
   | { kind: 'done'; eventId: string; directReply: boolean }
-  | { kind: 'next'; turn: number; turnInputStart: number; input: Message[] };
+  /** `trace`: the W3C trace context of the request whose message waited first; the next turn continues it. */
+  | { kind: 'next'; turn: number; turnInputStart: number; input: Message[]; trace?: Record<string, string> };
 
 /** Where an adapter's event stands in its turn run (see appendEvents-5.lua). */
 export interface EmitPlace {
@@ -525,6 +526,8 @@ export class TaskStore {
     messageDigest?: string;
     /** What the message's storage charges to the owner's quota (none: not charged; maxTasks is not used). */
     quota?: QuotaCharge;
+    /** The sending request's W3C trace context: a message that waits for the running turn hands it to the next turn. */
+    trace?: Record<string, string>;
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -568,6 +571,7 @@ export class TaskStore {
         input.maxQueuedMessages ?? 0,
         input.messageDigest ?? '',
         JSON.stringify(input.callerExtensions ?? []),
+        input.trace === undefined ? '' : JSON.stringify(input.trace),
       ],
     );
     const outcome = str(reply[0]);
@@ -979,12 +983,13 @@ export class TaskStore {
     // Step 3: the owner's indexes move forward; with no turn following, the task leaves the active set.
     this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime(), reply[0] === 'DONE' ? input.now.getTime() : undefined);
     if (reply[0] === 'DONE') return { kind: 'done', eventId: str(reply[1]), directReply: reply[2] === 'DIRECT' };
-    const [, turn, start, ...messages] = reply.map(str);
+    const [, turn, start, trace, ...messages] = reply.map(str);
     return {
       kind: 'next',
       turn: Number(turn),
       turnInputStart: Number(start),
       input: messages.map((m) => JSON.parse(m) as Message),
+      ...(trace === '' || trace === undefined ? {} : { trace: JSON.parse(trace) as Record<string, string> }),
     };
   }
 

@@ -1,6 +1,7 @@
 // The A2A operations, once, independent of any binding. Bindings translate wire shapes and
 // errors; everything that decides something about a task happens here or in the store.
 import { newId } from '../ids.ts';
+import { traceCarrier, type TraceContext } from '../telemetry/spans.ts';
 import { enqueueTurn, type TurnQueues } from '../../queues/turns.ts';
 import type { Agent, Agents } from '../agents/agents.ts';
 import { compareEventIds, type EventHub, type LiveEvent } from '../events/hub.ts';
@@ -120,6 +121,8 @@ export interface SenderContext {
   grants: readonly string[];
   /** The extensions the request activated. */
   extensions: readonly string[];
+  /** The trace context of the request's span (tracing on): the turn the message opens continues it. */
+  trace?: TraceContext;
 }
 
 const NO_SENDER: SenderContext = { grants: [], extensions: [] };
@@ -507,14 +510,14 @@ export class TaskService {
       if (read === undefined) throw taskNotFound(created.taskId);
       if (pushConfig !== undefined) await this.options.push?.attach(owner, { ...pushConfig, taskId: created.taskId }, 'begin');
       if (read.task.status.state === 'TASK_STATE_SUBMITTED') {
-        await this.enqueue(owner, created.taskId, read.task.contextId, 1);
+        await this.enqueue(owner, created.taskId, read.task.contextId, 1, sender.trace);
       }
       return { taskId: created.taskId, contextId: read.task.contextId, afterId: '', snapshot: undefined };
     }
     tasksCreated.inc({ agent: agent.name });
     // Stored before the task id is returned and before its turn can run: the config gets every event.
     if (pushConfig !== undefined) await this.options.push?.attach(owner, pushConfig, 'begin');
-    await this.enqueue(owner, taskId, contextId, 1, created.active);
+    await this.enqueue(owner, taskId, contextId, 1, sender.trace, created.active);
     return { taskId, contextId, afterId: '', snapshot: undefined };
   }
 
@@ -537,6 +540,7 @@ export class TaskService {
       callerExtensions: sender.extensions,
       messageDigest: digest,
       maxQueuedMessages: settings.limits.maxQueuedMessages,
+      trace: traceCarrier(sender.trace),
       quota: quota?.chargeFor(stored, STORED_COPIES.followUp, Date.now()),
       now: new Date(),
     });
@@ -585,7 +589,7 @@ export class TaskService {
     const read = await this.options.store.readTask(taskId, owner, undefined);
     if (read === undefined) throw taskNotFound(taskId);
     if (result.kind === 'resumed' || (result.kind === 'duplicate' && read.task.status.state === 'TASK_STATE_SUBMITTED')) {
-      await this.enqueue(owner, taskId, read.task.contextId, result.turn, result.kind === 'resumed' ? result.active : 1);
+      await this.enqueue(owner, taskId, read.task.contextId, result.turn, sender.trace, result.kind === 'resumed' ? result.active : 1);
     }
     return {
       taskId,
@@ -617,15 +621,15 @@ export class TaskService {
     });
     if (accepted.kind === 'resumed') {
       const child = await this.options.store.readTask(childId, owner, 0);
-      if (child !== undefined) await this.enqueue(owner, childId, child.task.contextId, accepted.turn);
+      if (child !== undefined) await this.enqueue(owner, childId, child.task.contextId, accepted.turn, sender.trace);
     }
     await this.options.delegator.surfaceQuestion(coordinatorId);
   }
 
   /** `ownerActiveTasks`: the owner's tasks queued or running, the turn's priority (see turnPriority). */
-  private async enqueue(owner: Owner, taskId: string, contextId: string, turn: number, ownerActiveTasks = 1): Promise<void> {
+  private async enqueue(owner: Owner, taskId: string, contextId: string, turn: number, trace: TraceContext, ownerActiveTasks = 1): Promise<void> {
     try {
-      await enqueueTurn(this.options.queues, { taskId, turn, ownerKey: ownerKeyOf(owner), contextId }, ownerActiveTasks);
+      await enqueueTurn(this.options.queues, { taskId, turn, ownerKey: ownerKeyOf(owner), contextId }, trace, ownerActiveTasks);
     } catch (error) {
       throw new A2AError(
         'UNAVAILABLE',

@@ -1,34 +1,33 @@
 // What every A2A request leaves behind when its response ends: a count and a latency sample in
 // the metrics, and (tracing on) its SERVER span, whose parent is the caller's traceparent. The
-// span is active while the binding runs, so the queue job it enqueues, and through it the turn,
-// are in the same trace. Attributes come from what the binding noted (request-notes.ts).
+// context holding the span is noted on the response; the binding passes it on with the call
+// (RequestContext.trace), so the queue job it enqueues, and through it the turn, are in the same
+// trace. Attributes come from what the binding noted (request-notes.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, trace, type Context } from '@opentelemetry/api';
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { noteRequest, notesOf } from '../bindings/http/request-notes.ts';
 import { requestDuration, requestsTotal } from './metrics.ts';
-import { A2A, callerContext, SpanKind, tracer } from './spans.ts';
+import { A2A, contextOfCarrier, SpanKind, tracer } from './spans.ts';
 import { tracingEnabled } from './tracing.ts';
 
 export type Binding = 'jsonrpc' | 'http+json';
 
-/**
- * Starts observing a binding request; returns the context the binding should run in (its
- * span active), or undefined while tracing is off.
- */
-export function observeRequest(request: IncomingMessage, response: ServerResponse, binding: Binding, agent: string, path: string): Context | undefined {
+/** Starts observing a binding request; tracing on, notes the context holding its span (notesOf(response).trace). */
+export function observeRequest(request: IncomingMessage, response: ServerResponse, binding: Binding, agent: string, path: string): void {
   const startedAt = process.hrtime.bigint();
   noteRequest(response, { arrivedAtNs: startedAt });
-  const span = tracingEnabled()
+  const caller = tracingEnabled() ? contextOfCarrier(request.headers) : undefined;
+  const span = caller !== undefined
     ? tracer.startSpan(
         `${request.method ?? 'POST'} ${path}`,
         {
           kind: SpanKind.SERVER,
           attributes: { 'http.request.method': request.method ?? 'POST', 'url.path': path, [A2A.binding]: binding, [A2A.agent]: agent },
         },
-        callerContext(request.headers),
+        caller,
       )
     : undefined;
-  if (span !== undefined) noteRequest(response, { traceId: span.spanContext().traceId });
+  if (span !== undefined) noteRequest(response, { traceId: span.spanContext().traceId, trace: trace.setSpan(caller ?? ROOT_CONTEXT, span) });
   response.once('close', () => {
     const notes = notesOf(response);
     const method = notes.operation ?? 'unknown';
@@ -53,11 +52,4 @@ export function observeRequest(request: IncomingMessage, response: ServerRespons
     if (!response.writableFinished) span.setAttribute('a2a.client_gone', true);
     span.end();
   });
-  return span === undefined ? undefined : trace.setSpan(context.active(), span);
-}
-
-/** Runs `handle` in the request's context (or just runs it while tracing is off). */
-export function runInRequest(requestContext: Context | undefined, handle: () => void): void {
-  if (requestContext === undefined) handle();
-  else context.with(requestContext, handle);
 }

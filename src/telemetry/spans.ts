@@ -42,21 +42,34 @@ export const GEN_AI = {
 } as const;
 
 /**
- * Runs `work` in a new span (a child of the active one), ending it when `work` settles; a throw
- * marks it as an error. With tracing off this is a plain call: no span object, no attributes.
+ * The trace context a piece of work runs in, passed along explicitly (request → task service →
+ * job data → turn → adapter → downstream call): no AsyncLocalStorage context manager is
+ * registered, since on Node 20 it makes every promise of the process pay (docs/observability.md).
+ * Undefined while tracing is off or where no trace was started.
  */
-export async function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?: Attributes; parent?: Context }, work: (span: Span | undefined) => Promise<T>): Promise<T> {
-  if (!tracingEnabled()) return work(undefined);
-  return tracer.startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, options.parent ?? context.active(), async (span) => {
-    try {
-      return await work(span);
-    } catch (error) {
-      markError(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+export type TraceContext = Context | undefined;
+
+/**
+ * Runs `work` in a new span, a child of `parent` (a new trace when there is none), ending it when
+ * `work` settles; a throw marks it as an error. `work` gets the span and the context its own
+ * children start from. With tracing off this is a plain call: no span object, no attributes.
+ */
+export async function inSpan<T>(
+  name: string,
+  options: { kind?: SpanKind; attributes?: Attributes; parent: TraceContext },
+  work: (span: Span | undefined, context: TraceContext) => Promise<T>,
+): Promise<T> {
+  if (!tracingEnabled()) return work(undefined, undefined);
+  const parent = options.parent ?? ROOT_CONTEXT;
+  const span = tracer.startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
+  try {
+    return await work(span, trace.setSpan(parent, span));
+  } catch (error) {
+    markError(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
 /** Records an error on a span: status ERROR, error.type, and the exception event. */
@@ -68,42 +81,63 @@ export function markError(span: Span | undefined, error: unknown, type?: string)
   if (error instanceof Error) span.recordException(error);
 }
 
-/** Adds the active trace context (traceparent, tracestate) to outgoing request headers; nothing while tracing is off. */
-export function injectTraceHeaders(headers: Record<string, string> | Headers): void {
-  if (!tracingEnabled()) return;
-  if (headers instanceof Headers) {
-    propagation.inject(context.active(), headers, { set: (carrier, key, value) => carrier.set(key, value) });
-  } else {
-    propagation.inject(context.active(), headers);
-  }
+/** A context's trace as W3C headers (traceparent, tracestate); empty while tracing is off or outside a trace. */
+export function traceHeaders(traceContext: TraceContext): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  if (traceContext !== undefined && tracingEnabled() && trace.getSpan(traceContext) !== undefined) propagation.inject(traceContext, carrier);
+  return carrier;
 }
 
-/** The active trace context as W3C headers (traceparent, tracestate), for a queue job to carry; undefined while tracing is off or outside a span. */
-export function traceCarrier(): Record<string, string> | undefined {
-  if (!tracingEnabled() || trace.getActiveSpan() === undefined) return undefined;
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+/** A context's trace as W3C headers for a queue job or a stored message to carry; undefined while tracing is off or outside a trace. */
+export function traceCarrier(traceContext: TraceContext): Record<string, string> | undefined {
+  const carrier = traceHeaders(traceContext);
   return carrier.traceparent === undefined ? undefined : carrier;
 }
 
-/** The context a job's trace carrier names (the root context when it carries none). */
-export function contextOfCarrier(carrier: Record<string, string> | undefined): Context {
-  return carrier === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, carrier);
+/** The context W3C trace headers name (a job's carrier, a request's or a call's headers); the root context when they name none. */
+export function contextOfCarrier(carrier: Record<string, string | string[] | undefined> | undefined): Context {
+  return carrier === undefined || !tracingEnabled() ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, carrier);
 }
 
-/** Whether a span is active here (e.g. BullMQ's consumer span around a job). */
-export const hasActiveSpan = (): boolean => trace.getActiveSpan() !== undefined;
-
-/** The trace context a caller sent (W3C traceparent), or the root context. */
-export function callerContext(headers: Record<string, string | string[] | undefined>): Context {
-  return propagation.extract(context.active(), headers);
+/**
+ * A CLIENT span around an outgoing HTTP call whose headers may already carry the caller's trace
+ * (an adapter passes ctx.traceHeaders() down through an SDK that only forwards headers): the
+ * span is that trace's child, and the headers then carry the span itself, so the receiver's
+ * spans join the trace under the call. Headers without a traceparent start no trace of their own.
+ */
+export function inClientSpan<T>(name: string, attributes: Attributes, headers: Headers | Record<string, string>, work: (span: Span | undefined) => Promise<T>): Promise<T> {
+  const read = (key: string): string | undefined => (headers instanceof Headers ? (headers.get(key) ?? undefined) : headers[key]);
+  const traceparent = read('traceparent');
+  if (!tracingEnabled() || traceparent === undefined) return work(undefined);
+  const tracestate = read('tracestate');
+  const parent = contextOfCarrier(tracestate === undefined ? { traceparent } : { traceparent, tracestate });
+  return inSpan(name, { kind: SpanKind.CLIENT, attributes, parent }, (span, own) => {
+    for (const [key, value] of Object.entries(traceHeaders(own))) {
+      if (headers instanceof Headers) headers.set(key, value);
+      else headers[key] = value;
+    }
+    return work(span);
+  });
 }
 
-/** The active span's trace and span ids, for log lines; undefined while tracing is off or outside a span. */
-export function activeTraceIds(): { traceId: string; spanId: string } | undefined {
-  if (!tracingEnabled()) return undefined;
-  const spanContext = trace.getActiveSpan()?.spanContext();
-  if (spanContext === undefined || !trace.isSpanContextValid(spanContext)) return undefined;
+/** The span a context holds, if any (e.g. BullMQ's consumer span around a job). */
+export const spanOf = (traceContext: TraceContext): Span | undefined => (traceContext === undefined ? undefined : trace.getSpan(traceContext));
+
+/**
+ * Runs `work` with `traceContext` as the active context, for third-party instrumentation that
+ * reads it (BullMQ's hook, telemetry.queueSpans); without a context manager, a plain call.
+ */
+export function withActive<T>(traceContext: TraceContext, work: () => T): T {
+  return traceContext === undefined ? work() : context.with(traceContext, work);
+}
+
+/** The trace context of whatever runs now: only ever set when a context manager is registered (telemetry.queueSpans, for BullMQ's hook). */
+export const activeContext = (): TraceContext => (tracingEnabled() ? context.active() : undefined);
+
+/** A span's trace and span ids, for log lines; empty while tracing is off or without a span. */
+export function traceIdsOf(span: Span | undefined): { traceId?: string; spanId?: string } {
+  const spanContext = span?.spanContext();
+  if (spanContext === undefined || !trace.isSpanContextValid(spanContext)) return {};
   return { traceId: spanContext.traceId, spanId: spanContext.spanId };
 }
 

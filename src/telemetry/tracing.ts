@@ -81,7 +81,11 @@ export function tracesUrlOf(endpoint: string): string {
 
 /**
  * Starts the SDK once per process: spans batched to the OTLP endpoint, W3C trace context
- * (traceparent, tracestate) and baggage as the propagators, AsyncLocalStorage as the context.
+ * (traceparent, tracestate) and baggage as the propagators. No context manager: the gateway
+ * passes each trace context explicitly (spans.ts, TraceContext), because the AsyncLocalStorage
+ * one makes every promise of a Node 20 process pay for tracking the active context (it cost 30%
+ * of blocking throughput). Only BullMQ's telemetry hook (queueSpans) needs an active context, so
+ * only then is the AsyncLocalStorage manager registered, at that cost (docs/observability.md).
  */
 export function startTracing(settings: TracingSettings): TracingHandle {
   if (settings.otlpEndpoint === undefined && settings.exporter === undefined) return OFF;
@@ -97,7 +101,8 @@ export function startTracing(settings: TracingSettings): TracingHandle {
     // Short batches: a turn's spans reach the collector within a second of it ending.
     spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 500, maxExportBatchSize: 512, maxQueueSize: 8192 })],
   });
-  started.register();
+  // null: no context manager; undefined: the SDK's default, AsyncLocalStorage.
+  started.register({ contextManager: settings.queueSpans === true ? undefined : null });
   provider = started;
   if (settings.queueSpans === true) queueTelemetry = new BullMQOtel({ tracerName: 'bullmq', version: GATEWAY_VERSION }) as unknown as Telemetry;
   return {

@@ -1,6 +1,7 @@
 // What a request turned out to be about (who called, which operation, which task), noted by
 // the bindings as they learn it and read once the response is finished, for the access log.
 import type { ServerResponse } from 'node:http';
+import type { TraceContext } from '../../telemetry/spans.ts';
 
 export interface RequestNotes {
   principal?: string;
@@ -17,6 +18,8 @@ export interface RequestNotes {
   arrivedAtNs?: bigint;
   /** The trace id of the request's span (tracing on). */
   traceId?: string;
+  /** The trace context holding the request's span (tracing on): what the call passes on. */
+  trace?: TraceContext;
 }
 
 const notes = new WeakMap<ServerResponse, RequestNotes>();

@@ -12,7 +12,7 @@ import { pipeTaskStream } from '../sse/task-stream.ts';
 import { toA2AError } from '../errors.ts';
 import { ClientGoneError, type Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
-import { extensionsContext } from '../http/extensions.ts';
+import { exchangeContext } from '../http/extensions.ts';
 import { LEGACY_TRANSLATIONS, legacyStreamFrame, type LegacyTranslation } from '../../compat/v0_3/index.ts';
 import { EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER } from '../../extensions/activation.ts';
 import type { Operation } from '../../operations/definition.ts';
@@ -139,7 +139,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       principal,
       requestBytes: Buffer.byteLength(text),
       lastEventId: lastEventIdOf(exchange),
-      ...extensionsContext(exchange, legacy === undefined ? EXTENSIONS_HEADER : LEGACY_EXTENSIONS_HEADER),
+      ...exchangeContext(exchange, legacy === undefined ? EXTENSIONS_HEADER : LEGACY_EXTENSIONS_HEADER),
     };
     // Proto field names are accepted in 0.3 bodies too (the dispatcher renames the 1.0 ones).
     const params = legacy === undefined ? envelope.params : legacy.fromJsonRpc(withJsonNames(envelope.params) as Record<string, unknown>);

@@ -10,7 +10,7 @@ import { jsonNameOf } from '../../protocol/protojson.ts';
 import { toA2AError } from '../errors.ts';
 import { ClientGoneError, type Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
-import { extensionsContext } from '../http/extensions.ts';
+import { exchangeContext } from '../http/extensions.ts';
 import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
 import { noteRequest, noteResult } from '../http/request-notes.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
@@ -115,12 +115,12 @@ function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Rec
 /** Runs a matched operation and writes its answer: JSON, or an SSE stream. */
 async function serve(exchange: Exchange, operation: Operation, params: Record<string, unknown>, principal: RequestContext['principal'], options: RestBindingOptions, requestBytes: number): Promise<void> {
   if (!operation.streaming) {
-    const result = await runUnary(operation, params, { principal, requestBytes, ...extensionsContext(exchange) }, options);
+    const result = await runUnary(operation, params, { principal, requestBytes, ...exchangeContext(exchange) }, options);
     noteResult(exchange.response, result);
     exchange.sendJson(200, result ?? {});
     return;
   }
-  const plan = await openStream(operation, params, { principal, requestBytes, lastEventId: lastEventIdOf(exchange), ...extensionsContext(exchange) }, options);
+  const plan = await openStream(operation, params, { principal, requestBytes, lastEventId: lastEventIdOf(exchange), ...exchangeContext(exchange) }, options);
   pipeTaskStream({
     service: options.service,
     response: exchange.response,
@@ -140,7 +140,7 @@ async function serveLegacy(exchange: Exchange, match: RouteMatch, bodyText: stri
   const body = readsBody(match) && bodyText.trim() !== 'null' ? parseJsonBody(bodyText, false) : {};
   const params = translation.fromRest({ path: match.params, query: queryParams(exchange.query), body: withJsonNames(body) as Record<string, unknown> });
   noteRequest(exchange.response, { operation: operation.name, taskId: taskIdOf(params) });
-  const context: RequestContext = { principal, requestBytes: Buffer.byteLength(bodyText), lastEventId: lastEventIdOf(exchange), ...extensionsContext(exchange, LEGACY_EXTENSIONS_HEADER) };
+  const context: RequestContext = { principal, requestBytes: Buffer.byteLength(bodyText), lastEventId: lastEventIdOf(exchange), ...exchangeContext(exchange, LEGACY_EXTENSIONS_HEADER) };
   if (!operation.streaming) {
     const result = translation.result(await runUnary(operation, params, context, options), 'proto');
     exchange.sendJson(200, result ?? {});

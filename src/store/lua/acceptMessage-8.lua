@@ -15,6 +15,9 @@
   ARGV[14] digest of the message's content (parts, task, context, references): a messageId the task
     already took with other content is a conflict, never a silently dropped message
   ARGV[15] the extensions the request activated, JSON array: kept (for ctx.extensions) when the message is taken
+  ARGV[16] the sending request's W3C trace context, JSON ('' = none): a message that waits for the
+    running turn leaves it as 'inboxTrace' (the first waiting message's wins), the trace the
+    next turn continues (finishTurn)
   Returns {'NOT_FOUND'} | {'REFUSED'} (see ARGV[9]) | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
         | {'CONFLICT'} (the messageId was taken before with other content; nothing changed)
         | {'BUSY', state} (policy reject: a turn is queued or running; nothing changed)
@@ -101,6 +104,7 @@ if not resumes and policy == 'interrupt' and not parked then
     return {'JOINED', turn}
   end
   redis.call('RPUSH', KEYS[3], ARGV[3])
+  if ARGV[16] ~= '' then redis.call('HSETNX', KEYS[1], 'inboxTrace', ARGV[16]) end
   if redis.call('HGET', KEYS[1], 'interruptTurn') ~= turn then
     redis.call('HSET', KEYS[1], 'interruptTurn', turn, 'interruptRequestedAtMs', ARGV[5])
     local requested = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[8]) .. ',"contextId":' .. cjson.encode(contextId)
@@ -124,4 +128,5 @@ if resumes then
   return {'RESUMED', turn}
 end
 redis.call('RPUSH', KEYS[3], ARGV[3])
+if ARGV[16] ~= '' then redis.call('HSETNX', KEYS[1], 'inboxTrace', ARGV[16]) end
 return {'QUEUED', redis.call('HGET', KEYS[1], 'turn')}

@@ -49,6 +49,7 @@ redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
 redis.call('DEL', KEYS[9])
 for _, message in ipairs(redis.call('LRANGE', KEYS[4], 0, -1)) do redis.call('RPUSH', KEYS[5], message) end
 redis.call('DEL', KEYS[4])
+redis.call('HDEL', KEYS[1], 'inboxTrace')
 local status = '{"state":"TASK_STATE_CANCELED","timestamp":' .. cjson.encode(ARGV[3]) .. '}'
 redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_CANCELED', 'updatedAtMs', ARGV[2],
   'finishedAtMs', ARGV[2], 'cancelStoppedAtMs', ARGV[2], 'cancelOutcome', 'TASK_STATE_CANCELED')

@@ -20,7 +20,8 @@
     is one only when the client cannot hold the task yet: the task's first turn, nothing announced
     but its creation and start, no message waiting; it is then kept as the task's 'directReply'
   ARGV[17] the final event JSON for a direct reply (the final status update, marked as one)
-  Returns {'STALE'} | {'DONE', eventId, 'DIRECT' | ''} | {'NEXT', turn, turnInputStart, message JSON...}
+  Returns {'STALE'} | {'DONE', eventId, 'DIRECT' | ''} | {'NEXT', turn, turnInputStart, trace JSON | '', message JSON...}
+    (the trace: the context of the request whose message waited first, see acceptMessage's inboxTrace)
   Emits: the final status update, or a TASK_STATE_WORKING status update for the next turn (for an
   interrupted turn, with metadata.cancellation {stage "stopped", scope "turn", turn}).
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
@@ -52,6 +53,8 @@ local continues = (state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_INPUT
 redis.call('HDEL', KEYS[1], 'interruptTurn', 'interruptRequestedAtMs')
 local queued = redis.call('LRANGE', KEYS[4], 0, -1)
 redis.call('DEL', KEYS[4])
+local inboxTrace = redis.call('HGET', KEYS[1], 'inboxTrace') or ''
+redis.call('HDEL', KEYS[1], 'inboxTrace')
 local start = redis.call('LLEN', KEYS[3])
 for _, message in ipairs(queued) do redis.call('RPUSH', KEYS[3], message) end
 local contextId = redis.call('HGET', KEYS[1], 'contextId')
@@ -69,7 +72,7 @@ if continues then
     .. ',"status":' .. status .. stopped .. '}}'
   local id = redis.call('XADD', KEYS[2], '*', 'r', event)
   redis.call('PUBLISH', ARGV[2], id .. '\n' .. event)
-  local result = {'NEXT', nextTurn, start}
+  local result = {'NEXT', nextTurn, start, inboxTrace}
   for _, message in ipairs(queued) do table.insert(result, message) end
   return result
 end
