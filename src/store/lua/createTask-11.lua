@@ -18,6 +18,8 @@
   ARGV[20] bytes the task's storage charges to its owner (0 = not charged: quotas off, or a sub-agent's task)
   ARGV[21] most bytes the owner may have stored (0 = no quota)   ARGV[22] most tasks the owner may have stored (0 = no quota)
   ARGV[23] when to first look whether the charged task still exists (ms)
+  ARGV[24] the task event as the replay buffer keeps it (src/store/creation-event.ts: without the
+           first message, which the history holds; '' = ARGV[9] as it is); ARGV[9] is what is published
   Returns {'DUPLICATE', existingTaskId} | {'TOO_MANY_ACTIVE', count}
         | {'OVER_QUOTA', 'bytes' | 'tasks', stored, the earliest quota check (ms, '' if none)} (nothing changed)
         | {'CREATED', eventId, the owner's tasks queued or running now (this one included): its turn's queue priority,
@@ -69,7 +71,9 @@ redis.call('ZADD', KEYS[6], ARGV[8], ARGV[1])
 redis.call('ZADD', KEYS[7], ARGV[8], ARGV[1])
 redis.call('ZADD', KEYS[9], ARGV[8], ARGV[1])
 redis.call('SET', KEYS[8], ARGV[1], 'EX', ARGV[11])
-local id = redis.call('XADD', KEYS[3], '*', 'r', ARGV[9])
+local stored = ARGV[24]
+if stored == nil or stored == '' then stored = ARGV[9] end
+local id = redis.call('XADD', KEYS[3], '*', 'r', stored)
 redis.call('PUBLISH', ARGV[12], id .. '\n' .. ARGV[9])
 local due = 0
 if charge > 0 then due = redis.call('ZCOUNT', KEYS[11], '-inf', ARGV[8]) end
