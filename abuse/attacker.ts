@@ -13,6 +13,8 @@ interface Options {
   localAddress: string;
   /** A valid bearer token, for the attacks that have one. */
   token?: string;
+  /** rpc-flood: tokens taken in turn, one per request (many owners), instead of `token`. */
+  tokens?: string[];
   /** Tasks to subscribe to (slow-subscribers). */
   taskIds?: string[];
   connections?: number;
@@ -220,12 +222,13 @@ async function rpcFlood(options: Options): Promise<Summary> {
   const call = (n: number): Promise<void> =>
     new Promise<void>((resolve) => {
       const body = `{"jsonrpc":"2.0","id":${n},"method":${JSON.stringify(options.method)},"params":${template.replaceAll('__N__', `${process.pid}-${n}`)}}`;
+      const token = options.tokens === undefined ? options.token : options.tokens[(n - 1) % options.tokens.length];
       const req = request(
         `${options.url}/a2a/jsonrpc`,
         {
           method: 'POST',
           agent,
-          headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', 'Content-Length': String(Buffer.byteLength(body)), Authorization: `Bearer ${options.token}` },
+          headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', 'Content-Length': String(Buffer.byteLength(body)), Authorization: `Bearer ${token}` },
         },
         (res) => {
           let bytes = 0;

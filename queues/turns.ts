@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
 import { traceCarrier, withActive, type TraceContext } from '../src/telemetry/spans.ts';
 import { ownerFromKey } from '../src/store/task-store.ts';
+import { tenantBusyOwners } from './tenant-share.ts';
 
 export interface TurnJobData {
   taskId: string;
@@ -77,6 +78,11 @@ export class TurnQueues {
     return this.of(ownerFromKey(ownerKey).agent);
   }
 
+  /** How many owners of this owner's tenant have turns queued lately, this one included (see tenant-share.ts). */
+  tenantBusyOwners(ownerKey: string): Promise<number> {
+    return tenantBusyOwners(this.connection, this.prefix, ownerKey);
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((queue) => queue.close().catch(() => undefined)));
   }
@@ -87,12 +93,15 @@ const LOWEST_PRIORITY = 2 ** 21 - 1;
 
 /**
  * A turn's place among waiting turns: its owner's count of tasks queued or running when it was
- * enqueued. An owner with one task goes ahead of the hundredth task of an owner flooding the
- * queue, so one owner's backlog does not starve the others (same priority: first in, first out).
- * Every turn has one: BullMQ runs jobs without a priority before all prioritized ones.
+ * enqueued, times the number of its tenant's owners busy then. An owner with one task goes ahead
+ * of the hundredth task of an owner flooding the queue, and a tenant's one owner goes ahead of
+ * the queued part of another tenant's hundred owners, so neither one owner's backlog nor one
+ * tenant's crowd starves the others (same priority: first in, first out). Every turn has one:
+ * BullMQ runs jobs without a priority before all prioritized ones.
  */
-export function turnPriority(ownerActiveTasks: number): number {
-  return Math.min(LOWEST_PRIORITY, Math.max(1, Math.floor(ownerActiveTasks)));
+export function turnPriority(ownerActiveTasks: number, tenantBusyOwners = 1): number {
+  const place = Math.max(1, Math.floor(ownerActiveTasks)) * Math.max(1, Math.floor(tenantBusyOwners));
+  return Math.min(LOWEST_PRIORITY, place);
 }
 
 /** A job's data carrying `trace` (the context of whatever opens the turn); without one, the carrier `data` has, if any. */
@@ -103,8 +112,11 @@ export function withTrace(data: TurnJobData, trace: TraceContext): TurnJobData {
 
 export async function enqueueTurn(queues: TurnQueues, data: TurnJobData, trace: TraceContext, ownerActiveTasks = 1): Promise<void> {
   const queue = queues.forOwner(data.ownerKey);
+  const busyOwners = await queues.tenantBusyOwners(data.ownerKey);
   // Active for BullMQ's producer span (telemetry.queueSpans); the job's data carries it either way.
-  await withActive(trace, () => queue.add('turn', withTrace(data, trace), { jobId: turnJobId(data.taskId, data.turn), priority: turnPriority(ownerActiveTasks) }));
+  await withActive(trace, () =>
+    queue.add('turn', withTrace(data, trace), { jobId: turnJobId(data.taskId, data.turn), priority: turnPriority(ownerActiveTasks, busyOwners) }),
+  );
 }
 
 export function createTurnWorker(options: {

@@ -234,7 +234,7 @@ describe('reconciler', () => {
     });
     const firstLogger = recordingLogger();
     const secondLogger = recordingLogger();
-    const first = reconciler(h, firstLogger, { of: () => gated, forOwner: () => gated, close: async () => undefined } as unknown as TurnQueues);
+    const first = reconciler(h, firstLogger, { of: () => gated, forOwner: () => gated, tenantBusyOwners: async () => 1, close: async () => undefined } as unknown as TurnQueues);
     const second = reconciler(h, secondLogger);
     const lock = h.store.keys.reconcilerLock();
 

@@ -69,16 +69,17 @@ describe('storage quotas through the bindings', () => {
   });
 
   it('past limits.maxStoredBytes a message (new or follow-up) is refused with 429 STORAGE_QUOTA_BYTES and nothing is stored', async () => {
-    // Bob has one small task; a 10 kB one takes about 20 kB (history and the creation event).
+    // Bob has one small task; a 10 kB one takes 10 kB: its history holds it, its creation event
+    // refers to the history (src/store/creation-event.ts).
     const first = await send('bob', { message: textMessage(`echo ${'b'.repeat(10_000)}`) });
     expect(first.status).toBe(200);
     const taskId = (first.body.result as { task: { id: string } }).task.id;
-    // A follow-up is stored once: 10 kB more still fits (about 30 kB of 40 kB).
-    expect((await send('bob', { message: textMessage(`echo ${'c'.repeat(10_000)}`, { taskId }) })).status).toBe(200);
+    // A follow-up is stored once too: 20 kB more still fits (about 30 kB of 40 kB).
+    expect((await send('bob', { message: textMessage(`echo ${'c'.repeat(20_000)}`, { taskId }) })).status).toBe(200);
     const followUp = await expectUnchanged(gw, () => send('bob', { message: textMessage(`echo ${'d'.repeat(15_000)}`, { taskId }) }));
     expect(followUp.status).toBe(429);
     expect(reasonOf(followUp.body)).toBe('STORAGE_QUOTA_BYTES');
-    const fresh = await expectUnchanged(gw, () => send('bob', { message: textMessage(`echo ${'e'.repeat(10_000)}`) }));
+    const fresh = await expectUnchanged(gw, () => send('bob', { message: textMessage(`echo ${'e'.repeat(12_000)}`) }));
     expect(fresh.status).toBe(429);
     expect(reasonOf(fresh.body)).toBe('STORAGE_QUOTA_BYTES');
     // A small one still fits.
@@ -121,6 +122,7 @@ describe('StorageQuota accounting', () => {
       now: new Date(),
     });
     expect(created.kind).toBe('created');
+    // Kept in the history and, being small, in the creation event too (src/store/creation-event.ts).
     return Buffer.byteLength(JSON.stringify(message)) * 2;
   };
 

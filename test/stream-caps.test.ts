@@ -5,7 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onLimitRefusal, type LimitName } from '../src/limits/limit-refusal.ts';
 import { StreamSlots } from '../src/limits/stream-slots.ts';
-import { expectUnchanged, rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
+import { Redis } from 'ioredis';
+import { RedisKeys } from '../src/store/keys.ts';
+import { deletePrefix, expectUnchanged, REDIS_URL, rpc, startTestGateway, textMessage, uniquePrefix, waitFor, type TestGateway } from './support/harness.ts';
+import { spawnGatewayProcess, type GatewayProcess } from './support/gateway-process.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
 import { detailsOf, metadataOf, rawGrpc } from './support/grpc.ts';
 import { SubscribeToTaskRequest } from '@a2a-js/sdk';
@@ -104,24 +107,98 @@ describe('stream caps', () => {
   });
 });
 
-describe('StreamSlots', () => {
-  it('counts per owner and in all, releases once however often release is called', () => {
-    const slots = new StreamSlots({ maxStreamsPerOwner: 1, maxStreams: 2 });
-    const a = slots.take('a');
-    expect(() => slots.take('a')).toThrow(/maxStreamsPerOwner/);
-    const b = slots.take('b');
-    expect(() => slots.take('c')).toThrow(/maxStreams\b/);
-    a.release();
-    a.release();
-    expect(slots.open).toBe(1);
-    expect(slots.openBy('a')).toBe(0);
-    slots.take('c').release();
-    b.release();
-    expect(slots.open).toBe(0);
-    // 0 means no cap.
-    const unbounded = new StreamSlots({ maxStreamsPerOwner: 0, maxStreams: 0 });
-    for (let i = 0; i < 50; i++) unbounded.take('a');
-    expect(unbounded.openBy('a')).toBe(50);
+describe('StreamSlots (counted in Redis)', () => {
+  it('counts per owner and in all across instances sharing a Redis, releases once however often release is called', async () => {
+    const redis = new Redis(REDIS_URL);
+    const keys = new RedisKeys(uniquePrefix('stream-slots'));
+    const caps = { maxStreamsPerOwner: 1, maxStreams: 2, streamSlotTtlMs: 1_000 };
+    // Two instances stand for two gateways.
+    const one = new StreamSlots(redis, keys, caps);
+    const two = new StreamSlots(redis, keys, caps);
+    try {
+      const a = await one.take('a');
+      await expect(two.take('a')).rejects.toThrow(/maxStreamsPerOwner/);
+      const b = await two.take('b');
+      await expect(one.take('c')).rejects.toThrow(/maxStreams\b/);
+      // A refusal by the global cap gave back nothing it took: c's own set is empty.
+      expect(await redis.zcard(keys.ownerStreams('c'))).toBe(0);
+      a.release();
+      a.release();
+      await waitFor(async () => ((await redis.zcard(keys.openStreams())) === 1 ? true : undefined), 5_000, 'the release');
+      expect(one.heldHere).toBe(0);
+      // Renewed by its holder, b's slot outlives its expiry several times over.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await expect(one.take('b')).rejects.toThrow(/maxStreamsPerOwner/);
+      (await one.take('c')).release();
+      b.release();
+      await waitFor(async () => ((await redis.zcard(keys.openStreams())) === 0 ? true : undefined), 5_000, 'every release');
+      // 0 means no cap, and nothing is written.
+      const unbounded = new StreamSlots(redis, keys, { maxStreamsPerOwner: 0, maxStreams: 0, streamSlotTtlMs: 1_000 });
+      for (let i = 0; i < 50; i++) await unbounded.take('a');
+      expect(await redis.exists(keys.openStreams(), keys.ownerStreams('a'))).toBe(0);
+    } finally {
+      await one.close();
+      await two.close();
+      await deletePrefix(redis, keys.prefix);
+      await redis.quit();
+    }
+  });
+});
+
+describe('stream caps across gateway processes', () => {
+  const prefix = uniquePrefix('stream-caps-procs');
+  const TTL_MS = 2_000;
+  const env = { A2A_MAX_STREAMS_PER_OWNER: '2', A2A_MAX_STREAMS: '0', A2A_STREAM_SLOT_TTL_MS: String(TTL_MS), A2A_RATE_LIMIT_PER_SECOND: '0', A2A_MAX_ACTIVE_TASKS: '0' };
+  let first: GatewayProcess;
+  let second: GatewayProcess;
+  const redis = new Redis(REDIS_URL);
+
+  beforeAll(async () => {
+    [first, second] = await Promise.all([spawnGatewayProcess(prefix, env), spawnGatewayProcess(prefix, env)]);
+  });
+
+  afterAll(async () => {
+    first?.kill();
+    second?.kill();
+    await Promise.all([first?.exited, second?.exited]);
+    await deletePrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  /** SubscribeToTask over HTTP+JSON on one gateway process, without credentials (one anonymous owner on both). */
+  async function subscribeOn(gateway: GatewayProcess, taskId: string): Promise<{ status: number; body: string; close: () => void }> {
+    const controller = new AbortController();
+    const response = await fetch(`${gateway.url}/a2a/rest/tasks/${taskId}:subscribe`, { headers: { 'A2A-Version': '1.0' }, signal: controller.signal });
+    const body = response.status === 200 ? '' : await response.text();
+    return { status: response.status, body, close: () => controller.abort() };
+  }
+
+  it("one owner's streams are counted across gateways; a killed gateway's slots are freed within the slot expiry", async () => {
+    const sent = await rpc(`${first.url}/a2a/jsonrpc`, 'SendMessage', { message: textMessage('echo hold'), configuration: { returnImmediately: true } });
+    const taskId = (sent.body.result as { task: { id: string } }).task.id;
+    const onFirst = await subscribeOn(first, taskId);
+    const onSecond = await subscribeOn(second, taskId);
+    expect([onFirst.status, onSecond.status]).toEqual([200, 200]);
+    // The owner's third stream is refused on either gateway, though each holds only one.
+    for (const gateway of [first, second]) {
+      const third = await subscribeOn(gateway, taskId);
+      expect(third.status).toBe(429);
+      expect(third.body).toContain('TOO_MANY_STREAMS');
+      expect(third.body).toContain('limits.maxStreamsPerOwner');
+    }
+    // The first gateway dies without releasing its stream's slot: it lapses with no renewal.
+    first.kill('SIGKILL');
+    await first.exited;
+    onFirst.close();
+    const killedAt = Date.now();
+    const freed = await waitFor(async () => {
+      const attempt = await subscribeOn(second, taskId);
+      return attempt.status === 200 ? attempt : undefined;
+    }, TTL_MS + 10_000, "the killed gateway's slot to lapse");
+    // Freed by expiry (no renewal), not by anything the dead gateway did; the margin is for load only.
+    expect(Date.now() - killedAt).toBeLessThanOrEqual(TTL_MS + 10_000);
+    freed.close();
+    onSecond.close();
   });
 });
 

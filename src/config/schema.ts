@@ -260,10 +260,15 @@ const limitsSchema = z.strictObject({
   maxStoredBytes: z.coerce.number().int().min(0).default(1024 * 1024 * 1024),
   /** Tasks one owner may have stored, open or not yet expired (0 = no quota); past it a new task is refused with 429. */
   maxStoredTasks: z.coerce.number().int().min(0).default(100_000),
-  /** Streams (SSE) one owner may have open on one gateway process at once (0 = no cap); past it a stream is refused with 429. */
+  /** Streams (SSE and gRPC) one owner may have open at once across every gateway sharing the Redis (0 = no cap); past it a stream is refused with 429. */
   maxStreamsPerOwner: z.coerce.number().int().min(0).default(100),
-  /** Streams one gateway process holds open at once, all owners together (0 = no cap); past it a stream is refused with 503. */
+  /** Streams all gateways sharing the Redis hold open at once, all owners together (0 = no cap); past it a stream is refused with 503. */
   maxStreams: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * How long an open stream's slot stays counted in Redis without its gateway renewing it (ms); each
+   * gateway renews its streams' slots every third of it, so a gateway that dies frees its slots within this.
+   */
+  streamSlotTtlMs: z.coerce.number().int().min(1_000).default(30_000),
 });
 
 /** An A2A skill as a card declares it (spec 4.4.5), for agents whose skills are configured. */
@@ -694,6 +699,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_MAX_STORED_TASKS: 'limits.maxStoredTasks',
   A2A_MAX_STREAMS_PER_OWNER: 'limits.maxStreamsPerOwner',
   A2A_MAX_STREAMS: 'limits.maxStreams',
+  A2A_STREAM_SLOT_TTL_MS: 'limits.streamSlotTtlMs',
   A2A_DELEGATION_MAX_PARALLEL: 'delegation.maxParallel',
   A2A_CONSOLE_ENABLED: 'console.enabled',
   A2A_CONSOLE_RECENT_TASKS_MAX: 'console.recentTasksMax',

@@ -295,8 +295,8 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     throw error;
   }
   const rateLimiter = new RateLimiter(commands, store.keys, config.limits.requestBytesPerToken);
-  // One count of open streams for the process, whichever binding serves them.
-  const streamSlots = new StreamSlots(config.limits);
+  // One count of open streams across the gateways, whichever binding serves them.
+  const streamSlots = new StreamSlots(commands, store.keys, config.limits);
   const unauthenticated = new UnauthenticatedLimiter(commands, store.keys, config.limits);
   grpcListener?.serve(
     createGrpcService({
@@ -371,6 +371,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       httpServer.closeAllConnections();
       await closed;
       await grpcClosed;
+      await streamSlots.close();
       await queues.close();
       await pushQueue?.close().catch(() => undefined);
       await scheduleQueue?.close().catch(() => undefined);

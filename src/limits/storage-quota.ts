@@ -7,6 +7,7 @@
 // and looks again later at those still there. See docs/hardening.md.
 import type { Redis } from 'ioredis';
 import type { Message } from '../protocol/types.ts';
+import { storedOnce } from '../store/creation-event.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
 import type { OverQuota, QuotaCharge } from '../store/task-store.ts';
@@ -20,11 +21,15 @@ export interface StorageLimits {
 }
 
 /**
- * Copies of a message the store keeps: a new task's first message is in its history and in its
- * creation event (the replay buffer's Task snapshot); a follow-up only in the history (or the
- * inbox, until a turn takes it).
+ * Copies of a message the store keeps. A follow-up is in the history (or the inbox, until a turn
+ * takes it): one. A new task's first message is in its history, and its creation event in the
+ * replay buffer refers to the history instead of holding the message again, unless the message is
+ * small enough to be kept in both (src/store/creation-event.ts): one copy, or two for a small one.
  */
-export const STORED_COPIES = { newTask: 2, followUp: 1 } as const;
+export const STORED_COPIES = {
+  newTask: (messageBytes: number): number => (storedOnce(messageBytes) ? 1 : 2),
+  followUp: (): number => 1,
+} as const;
 
 /** A charged task is first looked at this long after its charge (a create that failed half-way has left nothing by then). */
 const FIRST_CHECK_DELAY_MS = 60_000;
@@ -51,11 +56,12 @@ export class StorageQuota {
     return this.limits.maxStoredBytes > 0 || this.limits.maxStoredTasks > 0;
   }
 
-  /** What storing `message` (kept `copies` times) charges, or undefined when no quota is on. */
-  chargeFor(message: Message, copies: number, nowMs: number): QuotaCharge | undefined {
+  /** What storing `message` (kept `copies(its JSON bytes)` times, see STORED_COPIES) charges, or undefined when no quota is on. */
+  chargeFor(message: Message, copies: (messageBytes: number) => number, nowMs: number): QuotaCharge | undefined {
     if (!this.enabled) return undefined;
+    const bytes = Buffer.byteLength(JSON.stringify(message));
     return {
-      bytes: Buffer.byteLength(JSON.stringify(message)) * copies,
+      bytes: bytes * copies(bytes),
       maxBytes: this.limits.maxStoredBytes,
       maxTasks: this.limits.maxStoredTasks,
       checkAtMs: nowMs + FIRST_CHECK_DELAY_MS,

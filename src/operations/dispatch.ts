@@ -92,7 +92,7 @@ export async function runUnary(operation: UnaryOperation, params: unknown, conte
 export async function openStream(operation: StreamOperation, params: unknown, context: RequestContext, deps: OperationDeps): Promise<StreamPlan> {
   const { request, call } = await admit(operation, params, context, deps);
   // Taken before the operation runs: a refused SendStreamingMessage stores nothing.
-  const slot = deps.streamSlots?.take(ownerKeyOf(call.owner));
+  const slot = await deps.streamSlots?.take(ownerKeyOf(call.owner));
   try {
     const plan = await operation.open(request, call);
     return slot === undefined ? plan : { ...plan, onStreamEnd: () => slot.release() };

@@ -4,6 +4,7 @@
 import type { Redis } from 'ioredis';
 import type { AssignmentRecord } from '../coordination/assignment-store.ts';
 import type { StreamResponse } from '../protocol/types.ts';
+import { inflateAll } from '../store/creation-event.ts';
 import { RedisKeys } from '../store/keys.ts';
 
 /** One event of the replay buffer, with its id (the SSE id) and when it was stored. */
@@ -15,12 +16,12 @@ export interface TimelineEntry {
 
 /** The newest `limit` events, oldest first, and whether older ones exist beyond them. */
 export async function readTimeline(redis: Redis, prefix: string, taskId: string, limit: number): Promise<{ entries: TimelineEntry[]; truncated: boolean }> {
-  const reply = await redis.xrevrange(new RedisKeys(prefix).task(taskId).events, '+', '-', 'COUNT', limit + 1);
+  const k = new RedisKeys(prefix).task(taskId);
+  const reply = await redis.xrevrange(k.events, '+', '-', 'COUNT', limit + 1);
   const truncated = reply.length > limit;
-  const entries = reply
-    .slice(0, limit)
-    .reverse()
-    .map(([id, fields]) => ({ id, at: new Date(Number(id.split('-')[0])).toISOString(), event: JSON.parse(fields[1] ?? 'null') as StreamResponse }));
+  const newest = reply.slice(0, limit).reverse();
+  const jsons = await inflateAll(redis, k.history, newest.map(([, fields]) => fields[1] ?? 'null'));
+  const entries = newest.map(([id], i) => ({ id, at: new Date(Number(id.split('-')[0])).toISOString(), event: JSON.parse(jsons[i] ?? 'null') as StreamResponse }));
   return { entries, truncated };
 }
 

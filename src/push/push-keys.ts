@@ -17,6 +17,8 @@ export interface PushTaskKeys {
   cursors: string;
   /** The task's event stream: what is delivered. */
   events: string;
+  /** The task's history: the creation event's first message is read from it (src/store/creation-event.ts). */
+  history: string;
 }
 
 export class PushKeys {
@@ -24,7 +26,7 @@ export class PushKeys {
 
   task(taskId: string): PushTaskKeys {
     const base = `${this.prefix}:{${taskId}}`;
-    return { task: `${base}:task`, configs: `${base}:push`, cursors: `${base}:pushcur`, events: `${base}:events` };
+    return { task: `${base}:task`, configs: `${base}:push`, cursors: `${base}:pushcur`, events: `${base}:events`, history: `${base}:history` };
   }
 
   /** The push shard a task's outbox entry and dead letters live in. */

@@ -3,6 +3,7 @@
 // one slot (docs/redis-slots.md); readers across slots (the sweeper, the dead-letter list) read
 // an index in one slot, then each task in its own.
 import type { Redis } from 'ioredis';
+import { inflateAll } from '../store/creation-event.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
 import { PushKeys, PUSH_SHARDS } from './push-keys.ts';
 import type { StoredPushConfig } from './push-config.ts';
@@ -110,6 +111,8 @@ export class PushStore {
     for (let i = 3; i + 3 < reply.length; i += 4) {
       deliveries.push({ kind: str(reply[i]) as PendingDelivery['kind'], configId: str(reply[i + 1]), eventId: str(reply[i + 2]), eventJson: str(reply[i + 3]) });
     }
+    const inflated = await inflateAll(this.redis, this.keys.task(taskId).history, deliveries.map((d) => d.eventJson));
+    deliveries.forEach((delivery, i) => (delivery.eventJson = inflated[i] ?? delivery.eventJson));
     return { kind: 'ok', drained: reply[1] === '1', ownerKey: str(reply[2]), deliveries };
   }
 
@@ -133,7 +136,8 @@ export class PushStore {
     const k = this.keys.task(taskId);
     const reply = await this.run('pushSettle', [k.configs, k.cursors, k.events], [configId, eventId, outcome, JSON.stringify(disabled ?? null)]);
     if (reply[0] !== 'SETTLED' || reply[1] === undefined) return undefined;
-    return { kind: 'new', configId, eventId: str(reply[1]), eventJson: str(reply[2]) };
+    const [eventJson = ''] = await inflateAll(this.redis, this.keys.task(taskId).history, [str(reply[2])]);
+    return { kind: 'new', configId, eventId: str(reply[1]), eventJson };
   }
 
   /** Indexes a task in its shard's outbox (a hint; the sweeper re-checks the task). */

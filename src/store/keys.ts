@@ -111,6 +111,16 @@ export class RedisKeys {
     return `${this.owner(ownerKey)}:quota`;
   }
 
+  /** ZSET in the owner's slot: the owner's open streams (stream id → ms its slot expires unless its gateway renews it). */
+  ownerStreams(ownerKey: string): string {
+    return `${this.prefix}:{o:${ownerKey}}:streams`;
+  }
+
+  /** ZSET in a slot of its own: every open stream of every gateway (stream id → ms its slot expires unless renewed). */
+  openStreams(): string {
+    return `${this.prefix}:{streams}:open`;
+  }
+
   /** ZSET in the owner's slot: each charged task → when to look whether it expired (its charge is then released). */
   ownerQuotaChecks(ownerKey: string): string {
     return `${this.owner(ownerKey)}:quotacheck`;

@@ -17,6 +17,7 @@ import type { InputPolicy } from '../config/schema.ts';
 import { RESERVED_METADATA_KEY } from '../protocol/schemas.ts';
 import { DIRECT_REPLY_EVENT_METADATA } from '../tasks/direct-reply.ts';
 import { RedisKeys } from './keys.ts';
+import { creationEvent, inflateAll } from './creation-event.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound, type TrimmedEvents } from './replay-bound.ts';
 import { RecentTaskIndex, DEFAULT_RECENT_TASK_INDEX, type RecentTaskIndexOptions } from './recent-tasks.ts';
 import { defineScripts, type ScriptRunner } from './scripts.ts';
@@ -470,6 +471,8 @@ export class TaskStore {
     const task: Task = { id, contextId, status, history: [stored] };
     if (Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
     // Step 2, the task's slot: idempotent on the task id.
+    const messageJson = JSON.stringify(stored);
+    const event = creationEvent(task, messageJson);
     const reply = await this.run(
       'createTask',
       [k.task, k.history, k.events, k.messageIds, k.turns, k.pushCursors],
@@ -479,10 +482,10 @@ export class TaskStore {
         owner.tenant,
         contextId,
         JSON.stringify(status),
-        JSON.stringify(stored),
+        messageJson,
         message.messageId,
         now.getTime(),
-        JSON.stringify({ task } satisfies StreamResponse),
+        event.full,
         JSON.stringify(turnRecord),
         this.keys.eventChannel(id),
         JSON.stringify(input.metadata),
@@ -493,6 +496,7 @@ export class TaskStore {
         JSON.stringify(input.callerScopes ?? []),
         input.messageDigest ?? '',
         JSON.stringify(input.callerExtensions ?? []),
+        event.stored,
       ],
     );
     // A re-send may follow a process that died before its note was written.
@@ -677,7 +681,7 @@ export class TaskStore {
     for (const [error] of replies) if (error !== null) throw error;
     const [throughId, trimmedCount] = (replies[0]?.[1] ?? []) as (string | null)[];
     const entries = (replies[1]?.[1] ?? []) as [string, string[]][];
-    return { events: entries.map(([id, fields]) => storedEvent(id, fields[1] ?? 'null')), trimmed: { throughId: throughId ?? '', count: Number(trimmedCount ?? 0) } };
+    return { events: await this.storedEvents(taskId, entries), trimmed: { throughId: throughId ?? '', count: Number(trimmedCount ?? 0) } };
   }
 
   /** Events after `afterId` (exclusive), oldest first; all events when afterId is ''. */
@@ -688,7 +692,13 @@ export class TaskStore {
       count === undefined
         ? await this.redis.xrange(key, start, '+')
         : await this.redis.xrange(key, start, '+', 'COUNT', count);
-    return entries.map(([id, fields]) => storedEvent(id, fields[1] ?? 'null'));
+    return this.storedEvents(taskId, entries);
+  }
+
+  /** Stream entries as events, the creation event's first message put back in (creation-event.ts). */
+  private async storedEvents(taskId: string, entries: [string, string[]][]): Promise<StoredEvent[]> {
+    const jsons = await inflateAll(this.redis, this.keys.task(taskId).history, entries.map(([, fields]) => fields[1] ?? 'null'));
+    return entries.map(([id], i) => storedEvent(id, jsons[i] ?? 'null'));
   }
 
   /**

@@ -14,6 +14,8 @@
   ARGV[15] the scopes the caller's credentials granted, JSON array (what ctx.caller shows the adapter)
   ARGV[16] digest of the message's content as sent (a re-send with the same messageId is compared with it)
   ARGV[17] the extensions the request activated, JSON array (what ctx.extensions shows the adapter)
+  ARGV[18] the task event as the replay buffer keeps it (src/store/creation-event.ts: without the
+           first message, which the history holds; '' = ARGV[9] as it is); ARGV[9] is what is published
   Returns {'EXISTS'} (nothing changed) | {'CREATED', eventId}
   Emits: XADD + PUBLISH of the task snapshot event.
   @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
@@ -33,6 +35,8 @@ end
 redis.call('RPUSH', KEYS[2], ARGV[6])
 redis.call('SADD', KEYS[4], ARGV[7])
 redis.call('HSET', KEYS[5], 1, ARGV[10])
-local id = redis.call('XADD', KEYS[3], '*', 'r', ARGV[9])
+local stored = ARGV[18]
+if stored == nil or stored == '' then stored = ARGV[9] end
+local id = redis.call('XADD', KEYS[3], '*', 'r', stored)
 redis.call('PUBLISH', ARGV[11], id .. '\n' .. ARGV[9])
 return {'CREATED', id}

@@ -1,0 +1,39 @@
+// The tenant half of the worker pool's fair share. A turn's queue priority is its owner's count
+// of active tasks (turnPriority), so one owner's flood waits behind everyone's first task. A
+// tenant with many owners would still take the pool by numbers: a hundred owners with one task
+// each all queue at priority 1, and another tenant's single task waits behind all of them.
+// Scaling the owner's count by how many owners its tenant has busy gives each tenant about one
+// share per round, split between its owners: an owner's n-th task in a tenant of k busy owners
+// is about the (n × k)-th of that tenant's turns when its turns are taken round by round.
+import type { Redis } from 'ioredis';
+
+/** How long an owner counts as busy for its tenant after it last queued a turn. */
+export const TENANT_SHARE_WINDOW_MS = 300_000;
+
+// In the tenant's own slot: drop owners whose window has passed, (re)start this owner's, and
+// count. The time is Redis' own, so gateways with skewed clocks agree on who is still busy.
+const TENANT_SHARE_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return redis.call('ZCARD', KEYS[1])
+`;
+
+/** The tenant part of an owner key (`<agent>/<tenant>/<subject>`, each part URI-encoded). */
+export function tenantKeyOf(ownerKey: string): string {
+  const cut = ownerKey.lastIndexOf('/');
+  return cut < 0 ? ownerKey : ownerKey.slice(0, cut);
+}
+
+/** ZSET in the tenant's slot: owner key → ms until which it counts as busy (one agent's tenant, as turn queues are per agent). */
+export function tenantOwnersKey(prefix: string, ownerKey: string): string {
+  return `${prefix}:{t:${tenantKeyOf(ownerKey)}}:busyowners`;
+}
+
+/** Marks the owner busy in its tenant and answers how many of the tenant's owners are (this one included). */
+export async function tenantBusyOwners(connection: Redis, prefix: string, ownerKey: string, windowMs = TENANT_SHARE_WINDOW_MS): Promise<number> {
+  const count = await connection.eval(TENANT_SHARE_LUA, 1, tenantOwnersKey(prefix, ownerKey), ownerKey, windowMs);
+  return Math.max(1, Number(count));
+}
