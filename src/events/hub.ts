@@ -2,7 +2,7 @@
 // task's event channel and fans each event out to the in-process listeners of that task. An
 // idle SSE client therefore costs a map entry and a callback, never a Redis connection.
 import { whenReady } from '../redis/connection.ts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type { TaskState } from '../protocol/types.ts';
 import type { RedisKeys } from '../store/keys.ts';
 
@@ -73,7 +73,7 @@ export class EventHub {
    * Without it, listeners wait for the reconnect however long it takes.
    */
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     private readonly keys: RedisKeys,
     options: { outageGraceMs?: number } = {},
   ) {

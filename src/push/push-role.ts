@@ -30,9 +30,9 @@ export interface PushRoleOptions {
 export async function startPushRole(config: GatewayConfig, logger: Logger, options: PushRoleOptions): Promise<PushRoleHandle> {
   const settings = config.push;
   const signer = new WebhookSigner(await loadPushSigningKey(config, options.baseDir));
-  const commands = openRedis(config.redisUrl, 'commands');
-  const subscriber = openRedis(config.redisUrl, 'events');
-  const workerConnection = openRedis(config.redisUrl, 'worker');
+  const commands = openRedis(config, 'commands');
+  const subscriber = openRedis(config, 'events');
+  const workerConnection = openRedis(config, 'worker');
   for (const [role, connection] of [['push commands', commands], ['push events', subscriber], ['push worker', workerConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }

@@ -2,7 +2,7 @@
 // store the outcome, and continue with queued follow-ups while the lease is ours.
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { newId } from '../ids.ts';
 import type { Adapter, CallerIdentity, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
 import { taskCanceled, TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../adapters/abort-reasons.ts';
@@ -132,7 +132,7 @@ export class TurnRunner {
    * worker process runs the turn sees them. An interrupt stops only the turn it names, never a
    * later one the same job went on to.
    */
-  async listenForCancels(subscriber: Redis): Promise<void> {
+  async listenForCancels(subscriber: RedisClient): Promise<void> {
     const channel = this.options.store.keys.cancelChannel();
     subscriber.on('message', (from: string, message: string) => {
       if (from !== channel) return;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { newId } from '../ids.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound } from './replay-bound.ts';
 
@@ -170,7 +170,7 @@ function scriptSources(): Map<string, ScriptSource> {
  * that bounds the replay buffer is called with `replay` (its caller passes the push cursors key
  * as the last key).
  */
-export function defineScripts(redis: Redis, replay: ReplayBound = DEFAULT_REPLAY_BOUND): ScriptRunner {
+export function defineScripts(redis: RedisClient, replay: ReplayBound = DEFAULT_REPLAY_BOUND): ScriptRunner {
   for (const [name, source] of scriptSources()) {
     if (!(name in redis)) redis.defineCommand(name, { numberOfKeys: source.numberOfKeys, lua: source.lua });
   }
@@ -191,7 +191,7 @@ export function defineScripts(redis: Redis, replay: ReplayBound = DEFAULT_REPLAY
  * Loads into Redis's script cache every script it lacks (SCRIPT EXISTS, then SCRIPT LOAD of the
  * missing ones): after a Redis restart the cache is empty. One round trip when all are there.
  */
-export async function loadMissingScripts(redis: Redis): Promise<void> {
+export async function loadMissingScripts(redis: RedisClient): Promise<void> {
   const sources = [...scriptSources().values()].map((source) => ({ lua: source.lua, sha: createHash('sha1').update(source.lua).digest('hex') }));
   const present = (await redis.script('EXISTS', ...sources.map((source) => source.sha))) as number[];
   const missing = sources.filter((_, index) => present[index] !== 1);

@@ -1,7 +1,7 @@
 // The task store: every read and write of task state in Redis goes through here, and every
 // multi-key write is one Lua script (src/store/lua), so a task's state, its replay buffer and
 // its live announcement never disagree.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type {
   Artifact,
   JsonObject,
@@ -21,6 +21,7 @@ import { DEFAULT_REPLAY_BOUND, type ReplayBound, type TrimmedEvents } from './re
 import { RecentTaskIndex, DEFAULT_RECENT_TASK_INDEX, type RecentTaskIndexOptions } from './recent-tasks.ts';
 import { defineScripts, type ScriptRunner } from './scripts.ts';
 import { cancelStages } from '../telemetry/metrics.ts';
+import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 
 /**
  * Whose a task is: a principal of a tenant, using one agent. Tasks, contexts, indexes,
@@ -341,7 +342,7 @@ export class TaskStore {
    * @param recentTaskIndex how the recent-tasks index is written (its retention defaults to retentionSeconds).
    */
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     prefix: string,
     readonly retentionSeconds: number = DEFAULT_RETENTION_SECONDS,
     readonly replay: ReplayBound = DEFAULT_REPLAY_BOUND,
@@ -639,12 +640,12 @@ export class TaskStore {
     // Task ids are ULIDs: their order is their creation order.
     const earlier = recent.filter((id) => id < taskId).sort();
     if (earlier.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const id of earlier) {
-      pipeline.hmget(this.keys.task(id).task, 'owner', 'parentTaskId');
-      pipeline.lrange(this.keys.task(id).history, 0, -1);
-    }
-    const replies = (await pipeline.exec()) ?? [];
+    const grouped = await pipelineAcrossSlots(this.redis, earlier.map((id) => this.keys.task(id).task), (pipeline, i) => {
+      const k = this.keys.task(earlier[i] as string);
+      pipeline.hmget(k.task, 'owner', 'parentTaskId');
+      pipeline.lrange(k.history, 0, -1);
+    });
+    const replies = grouped.flat();
     const histories: Message[][] = [];
     for (let i = 0; i < earlier.length; i++) {
       const [owner, parentTaskId] = (replies[i * 2]?.[1] ?? []) as (string | null)[];
