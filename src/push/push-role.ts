@@ -5,7 +5,8 @@ import type { Queue, Worker } from 'bullmq';
 import { createPushQueue, createPushWorker, type PushJobData } from '../../queues/push.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
-import { openRedis, whenReady } from '../redis/connection.ts';
+import { isCluster, openRedis, whenReady } from '../redis/connection.ts';
+import { RedisKeys } from '../store/keys.ts';
 import { PushDelivery } from './delivery.ts';
 import { PushOutbox } from './outbox.ts';
 import { PushStore } from './push-store.ts';
@@ -64,9 +65,12 @@ export async function startPushRole(config: GatewayConfig, logger: Logger, optio
   });
   worker.on('error', (error) => logger.warn('push worker error', { error: error.message }));
 
-  const eventPrefix = store.keys.eventChannelPrefix();
+  const taskKeys = new RedisKeys(config.keyPrefix);
   const attached = store.keys.attachedChannel();
-  subscriber.on('pmessage', (_pattern: string, channel: string) => outbox.notify(channel.slice(eventPrefix.length)));
+  subscriber.on('pmessage', (_pattern: string, channel: string) => {
+    const taskId = taskKeys.taskOfEventChannel(channel);
+    if (taskId !== undefined) outbox.notify(taskId);
+  });
   subscriber.on('message', (channel: string, taskId: string) => {
     if (channel === attached) outbox.notify(taskId, true);
   });
@@ -77,7 +81,9 @@ export async function startPushRole(config: GatewayConfig, logger: Logger, optio
     connectedOnce = true;
   });
   await whenReady(subscriber);
-  await subscriber.psubscribe(store.keys.eventChannelPattern());
+  // A Cluster's events are SPUBLISHed per task: no pattern hears them all. There the outbox
+  // learns of new events from its sweep (push.sweepIntervalMs) and of new configs at once.
+  if (!isCluster(subscriber)) await subscriber.psubscribe(taskKeys.eventChannelPattern());
   await subscriber.subscribe(attached);
   await worker.waitUntilReady();
   outbox.start();

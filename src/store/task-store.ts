@@ -507,7 +507,7 @@ export class TaskStore {
         taskId,
         input.maxActiveTasks,
         input.inputPolicy,
-        this.keys.cancelChannel(),
+        this.keys.cancelChannel(taskId),
         JSON.stringify(input.callerScopes ?? []),
         input.maxQueuedMessages ?? 0,
         input.messageDigest ?? '',
@@ -590,7 +590,7 @@ export class TaskStore {
         k.emitted,
         k.pushCursors,
       ],
-      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds, requestedBy ?? ''],
+      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(taskId), taskId, this.retentionSeconds, requestedBy ?? ''],
     );
     if (reply[0] === 'CANCELED' || reply[0] === 'REQUESTED') this.recentTasks.note(taskId, now.getTime());
     switch (reply[0]) {
