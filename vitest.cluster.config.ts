@@ -1,4 +1,4 @@
-import { defineConfig, mergeConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import base from './vitest.config.ts';
 
 /**
@@ -16,12 +16,11 @@ export const CLUSTER_SUITES = [
   'test/coordination-recovery.test.ts',
 ];
 
-export default mergeConfig(
-  base,
-  defineConfig({
-    test: {
-      include: CLUSTER_SUITES,
-      globalSetup: ['test/support/cluster-global-setup.ts'],
-    },
-  }),
-);
+// Not mergeConfig: it would append these files to the base config's include, not replace it.
+export default defineConfig({
+  test: {
+    ...base.test,
+    include: CLUSTER_SUITES,
+    globalSetup: ['test/support/cluster-global-setup.ts'],
+  },
+});

@@ -37,7 +37,13 @@ export async function startRedisCluster(options: ClusterOptions = {}): Promise<O
   const replicas = options.replicasPerMaster ?? 1;
   const dir = mkdtempSync(join(tmpdir(), 'a2a-own-cluster-'));
   const nodes: (ClusterNode & { exited: Promise<void> })[] = [];
+  // Should the starting process end without stop() (a killed test run), its nodes go with it.
+  const killOnExit = (): void => {
+    for (const node of nodes) if (node.running) process.kill(node.pid, 'SIGKILL');
+  };
+  process.once('exit', killOnExit);
   const stop = async (): Promise<void> => {
+    process.off('exit', killOnExit);
     await Promise.all(nodes.map((node) => node.kill()));
     rmSync(dir, { recursive: true, force: true });
   };
