@@ -51,7 +51,7 @@ describe('Redis Cluster plumbing', () => {
     const samples = [
       keys.task(taskIds[0] as string).task,
       keys.eventChannel(taskIds[1] as string),
-      keys.cancelChannel(taskIds[2] as string),
+      keys.taskCancelChannel(taskIds[2] as string),
       keys.ownerQuota('agent%3Ademo'),
       keys.recentTasks(),
       `${prefix}:no-tag-at-all`,
@@ -61,7 +61,7 @@ describe('Redis Cluster plumbing', () => {
     for (const key of samples) expect(keySlot(key), key).toBe(Number(await redis.cluster('KEYSLOT', key)));
     // Channels of a task are in its slot: its scripts may SPUBLISH on them.
     expect(keySlot(keys.eventChannel(taskIds[0] as string))).toBe(keySlot(keys.task(taskIds[0] as string).task));
-    expect(keySlot(keys.cancelChannel(taskIds[0] as string))).toBe(keySlot(keys.task(taskIds[0] as string).task));
+    expect(keySlot(keys.taskCancelChannel(taskIds[0] as string))).toBe(keySlot(keys.task(taskIds[0] as string).task));
   });
 
   it('scans every master, and reads many tasks in one pipeline per node, answers in order', async () => {

@@ -130,13 +130,15 @@ export class TurnRunner {
   /**
    * Subscribes to cancel requests ("<taskId>") and interrupts ("<taskId> <turn>"): whichever
    * worker process runs the turn sees them. An interrupt stops only the turn it names, never a
-   * later one the same job went on to. On a single Redis one pattern hears every task's; on a
+   * later one the same job went on to. On a single Redis one channel carries every task's; on a
    * Cluster (sharded pub/sub, in the task's slot) each turn's task is subscribed while it runs.
    */
   async listenForCancels(subscriber: RedisClient): Promise<void> {
+    const { keys } = this.options.store;
+    const sharded = isCluster(subscriber);
     const onCancel = (channel: string, message: string): void => {
       const [taskId = '', turnText] = message.split(' ');
-      if (channel !== this.options.store.keys.cancelChannel(taskId)) return;
+      if (channel !== (sharded ? keys.taskCancelChannel(taskId) : keys.cancelChannel())) return;
       const turn = this.running.get(taskId);
       if (turn === undefined) return;
       if (turnText === undefined) {
@@ -148,13 +150,13 @@ export class TurnRunner {
       turn.controller.abort(INTERRUPT);
       turn.acknowledge?.(turn.turn);
     };
-    if (isCluster(subscriber)) {
+    if (sharded) {
       subscriber.on('smessage', onCancel);
       this.cancelSubscriber = subscriber;
       return;
     }
-    subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => onCancel(channel, message));
-    await subscriber.psubscribe(this.options.store.keys.cancelChannelPattern());
+    subscriber.on('message', onCancel);
+    await subscriber.subscribe(keys.cancelChannel());
   }
 
   /** Set on a Cluster: the connection each running task's cancel channel is SSUBSCRIBEd on. */
@@ -215,7 +217,7 @@ export class TurnRunner {
     const turn: RunningTurn = { agent: ownerFromKey(job.data.ownerKey).agent, controller: new AbortController(), turn: undefined, acknowledge: undefined };
     this.running.set(taskId, turn);
     const cancels = this.cancelSubscriber;
-    const cancelChannel = this.options.store.keys.cancelChannel(taskId);
+    const cancelChannel = this.options.store.keys.taskCancelChannel(taskId);
     try {
       await cancels?.ssubscribe(cancelChannel);
       for (;;) {

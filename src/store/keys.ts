@@ -160,14 +160,17 @@ export class RedisKeys {
 
   /**
    * Pub/sub channel on which cancel requests ("<taskId>") and interrupts ("<taskId> <turn>")
-   * reach the worker running the task's turn, in the task's slot. A single Redis's workers
-   * hear every task's (cancelChannelPattern); a Cluster's subscribe to each turn they run.
+   * reach the worker running the task's turn, on a single Redis: every worker subscribes it.
    */
-  cancelChannel(taskId: string): string {
-    return `${this.prefix}:cancel:{${taskId}}`;
+  cancelChannel(): string {
+    return `${this.prefix}:cancel`;
   }
 
-  cancelChannelPattern(): string {
-    return `${this.prefix}:cancel:*`;
+  /**
+   * The same on a Cluster, one per task in its slot (its scripts SPUBLISH there): a worker
+   * subscribes the channel of each turn it runs while it runs it.
+   */
+  taskCancelChannel(taskId: string): string {
+    return `${this.prefix}:cancel:{${taskId}}`;
   }
 }

@@ -1,7 +1,7 @@
 // The task store: every read and write of task state in Redis goes through here, and every
 // multi-key write is one Lua script (src/store/lua), so a task's state, its replay buffer and
 // its live announcement never disagree.
-import type { RedisClient } from '../redis/connection.ts';
+import { isCluster, type RedisClient } from '../redis/connection.ts';
 import type {
   Artifact,
   JsonObject,
@@ -356,6 +356,11 @@ export class TaskStore {
       ...recentTaskIndex,
     });
   }
+  /** Where a task's cancel requests are published: one channel on a single Redis, the task's own on a Cluster. */
+  private cancelChannelOf(taskId: string): string {
+    return isCluster(this.redis) ? this.keys.taskCancelChannel(taskId) : this.keys.cancelChannel();
+  }
+
 
   async createTask(input: {
     taskId: string;
@@ -507,7 +512,7 @@ export class TaskStore {
         taskId,
         input.maxActiveTasks,
         input.inputPolicy,
-        this.keys.cancelChannel(taskId),
+        this.cancelChannelOf(taskId),
         JSON.stringify(input.callerScopes ?? []),
         input.maxQueuedMessages ?? 0,
         input.messageDigest ?? '',
@@ -590,7 +595,7 @@ export class TaskStore {
         k.emitted,
         k.pushCursors,
       ],
-      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(taskId), taskId, this.retentionSeconds, requestedBy ?? ''],
+      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.cancelChannelOf(taskId), taskId, this.retentionSeconds, requestedBy ?? ''],
     );
     if (reply[0] === 'CANCELED' || reply[0] === 'REQUESTED') this.recentTasks.note(taskId, now.getTime());
     switch (reply[0]) {
