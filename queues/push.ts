@@ -4,7 +4,7 @@
 // the outbox keeps at most one delivery of a config in flight (src/push/outbox.ts). The queue's
 // keys share one hash tag (docs/redis-slots.md).
 import { Queue, Worker, type BackoffStrategy, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/redis/connection.ts';
 import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
 
 export interface PushJobData {
@@ -27,7 +27,7 @@ export const deliveryIdOf = (taskId: string, configId: string, eventId: string):
 /** The backoff type whose delays the push worker computes (retry policy, Retry-After). */
 export const PUSH_BACKOFF = 'webhook';
 
-export function createPushQueue(connection: Redis, keyPrefix: string): Queue<PushJobData> {
+export function createPushQueue(connection: RedisClient, keyPrefix: string): Queue<PushJobData> {
   return new Queue<PushJobData>(PUSH_QUEUE_NAME, {
     connection,
     prefix: pushQueuePrefix(keyPrefix),
@@ -44,7 +44,7 @@ export function createPushQueue(connection: Redis, keyPrefix: string): Queue<Pus
 }
 
 export function createPushWorker(options: {
-  connection: Redis;
+  connection: RedisClient;
   keyPrefix: string;
   concurrency: number;
   lockDurationMs: number;

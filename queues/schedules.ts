@@ -4,7 +4,7 @@
 // what fires is decided in the schedule's own record (src/schedules/schedule-firer.ts), so a job
 // run twice fires nothing twice. The queue's keys share one hash tag (docs/redis-slots.md).
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/redis/connection.ts';
 import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
 
 export interface ScheduleJobData {
@@ -21,7 +21,7 @@ export const oneTimeJobId = (scheduleId: string): string => `once-${scheduleId}`
 
 const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: { count: 1_000 }, attempts: 100, backoff: { type: 'exponential', delay: 1_000 } };
 
-export function createScheduleQueue(connection: Redis, keyPrefix: string): Queue<ScheduleJobData> {
+export function createScheduleQueue(connection: RedisClient, keyPrefix: string): Queue<ScheduleJobData> {
   return new Queue<ScheduleJobData>(SCHEDULE_QUEUE_NAME, { connection, prefix: scheduleQueuePrefix(keyPrefix), defaultJobOptions: JOB_OPTIONS, telemetry: bullmqTelemetry() });
 }
 
@@ -42,7 +42,7 @@ export async function removeScheduleJobs(queue: Queue<ScheduleJobData>, schedule
 }
 
 export function createScheduleWorker(options: {
-  connection: Redis;
+  connection: RedisClient;
   keyPrefix: string;
   concurrency: number;
   lockDurationMs: number;

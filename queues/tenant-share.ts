@@ -5,7 +5,7 @@
 // Scaling the owner's count by how many owners its tenant has busy gives each tenant about one
 // share per round, split between its owners: an owner's n-th task in a tenant of k busy owners
 // is about the (n × k)-th of that tenant's turns when its turns are taken round by round.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/redis/connection.ts';
 
 /** How long an owner counts as busy for its tenant after it last queued a turn. */
 export const TENANT_SHARE_WINDOW_MS = 300_000;
@@ -33,7 +33,7 @@ export function tenantOwnersKey(prefix: string, ownerKey: string): string {
 }
 
 /** Marks the owner busy in its tenant and answers how many of the tenant's owners are (this one included). */
-export async function tenantBusyOwners(connection: Redis, prefix: string, ownerKey: string, windowMs = TENANT_SHARE_WINDOW_MS): Promise<number> {
+export async function tenantBusyOwners(connection: RedisClient, prefix: string, ownerKey: string, windowMs = TENANT_SHARE_WINDOW_MS): Promise<number> {
   const count = await connection.eval(TENANT_SHARE_LUA, 1, tenantOwnersKey(prefix, ownerKey), ownerKey, windowMs);
   return Math.max(1, Number(count));
 }

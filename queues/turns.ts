@@ -5,7 +5,7 @@
 // task until no turn is open. BullMQ's stall detection hands a job whose worker died to another
 // worker; the task's lease and turn record (not the job) carry attempts and progress.
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from '../src/redis/connection.ts';
 import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
 import { traceCarrier, withActive, type TraceContext } from '../src/telemetry/spans.ts';
 import { ownerFromKey } from '../src/store/task-store.ts';
@@ -32,17 +32,26 @@ export const turnQueueName = (agent: string): string => `turns-${agent}`;
 /** Deterministic job id: enqueueing the same turn twice (a re-sent message) adds one job. */
 export const turnJobId = (taskId: string, turn: number): string => `${taskId}-t${turn}`;
 
-export function createTurnQueue(connection: Redis, prefix: string, agent: string): Queue<TurnJobData> {
+/**
+ * BullMQ key prefix of an agent's turn queue. A queue's scripts touch all its keys at once, so
+ * on a Redis Cluster they must share a slot: the prefix carries a hash tag per agent (each
+ * agent's queue may land on another master). A single Redis keeps the untagged prefix, so an
+ * existing deployment's queued jobs stay where its workers look.
+ */
+export const turnQueuePrefix = (keyPrefix: string, agent: string, connection: RedisClient): string =>
+  isCluster(connection) ? `${keyPrefix}:{turnq:${agent}}` : keyPrefix;
+
+export function createTurnQueue(connection: RedisClient, prefix: string, agent: string): Queue<TurnJobData> {
   return new Queue<TurnJobData>(turnQueueName(agent), {
     connection,
-    prefix,
+    prefix: turnQueuePrefix(prefix, agent, connection),
     // Tracing with telemetry.queueSpans: BullMQ's producer and consumer spans.
     telemetry: bullmqTelemetry(),
     defaultJobOptions: {
       removeOnComplete: true,
       removeOnFail: { count: 10_000 },
       // Failures inside a turn are recorded on the task (and the turn's own attempt limit and
-      // deadline end it with a reason); a job only throws on infrastructure trouble: Redis
+      // deadline end it with a reason); a job only throws on infrastructure trouble: RedisClient
       // gone mid-turn, a lease still held by a worker that is winding down, a hand-back at
       // shutdown. A job that gave up would leave its task open for good, so it keeps retrying
       // once a second for ten minutes, which outlasts any Redis restart or lease.
@@ -57,7 +66,7 @@ export class TurnQueues {
   private readonly queues = new Map<string, Queue<TurnJobData>>();
 
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly prefix: string,
     private readonly onError: (error: Error) => void = () => undefined,
   ) {}
@@ -120,7 +129,7 @@ export async function enqueueTurn(queues: TurnQueues, data: TurnJobData, trace: 
 }
 
 export function createTurnWorker(options: {
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   agent: string;
   concurrency: number;
@@ -132,7 +141,7 @@ export function createTurnWorker(options: {
   return new Worker<TurnJobData>(turnQueueName(options.agent), options.process, {
     connection: options.connection,
     telemetry: bullmqTelemetry(),
-    prefix: options.prefix,
+    prefix: turnQueuePrefix(options.prefix, options.agent, options.connection),
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs,
     stalledInterval: options.stalledIntervalMs,

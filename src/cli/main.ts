@@ -59,7 +59,7 @@ async function main(argv: string[]): Promise<void> {
   const logger = createLogger(config.logLevel);
 
   try {
-    await checkRedisReachable(config.redisUrl);
+    await checkRedisReachable(config);
   } catch (error) {
     fail((error as Error).message);
   }
@@ -190,11 +190,11 @@ async function runTasksCommand(args: string[]): Promise<void> {
     throw error;
   }
   try {
-    await checkRedisReachable(config.redisUrl);
+    await checkRedisReachable(config);
   } catch (error) {
     fail((error as Error).message);
   }
-  const redis = openRedis(config.redisUrl, 'commands');
+  const redis = openRedis(config, 'commands');
   try {
     const inspection = await inspectTask(redis, config.keyPrefix, taskId);
     if (inspection === undefined) fail(`no task ${taskId} under key prefix "${config.keyPrefix}" (expired, or another A2A_KEY_PREFIX?)`);

@@ -411,6 +411,21 @@ export type TrustProxySetting = boolean | string[];
 export const configSchema = z.object({
   /** Redis connection URL shared by every gateway and worker of one deployment. */
   redisUrl: z.string().url().default('redis://127.0.0.1:6379'),
+  /**
+   * Redis Cluster seed nodes as `host:port` (comma-separated in A2A_REDIS_CLUSTER_NODES). When
+   * set, every connection is a Cluster connection, live delivery uses sharded pub/sub and BullMQ
+   * queues get hash-tagged prefixes (docs/redis-cluster.md); `redisUrl` then only lends its
+   * username, password and TLS setting to every node. Empty: a single Redis at `redisUrl`.
+   */
+  redisClusterNodes: stringList
+    .default([])
+    .superRefine((entries, ctx) => {
+      for (const entry of entries) {
+        if (!/^[^\s:]+:\d{1,5}$/.test(entry) || Number(entry.slice(entry.lastIndexOf(':') + 1)) > 65535) {
+          ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port; give seed nodes like 10.0.0.1:7000,10.0.0.2:7000` });
+        }
+      }
+    }),
   /** Prefix of every Redis key and BullMQ queue; deployments sharing a Redis use distinct ones. */
   keyPrefix: z
     .string()
@@ -628,6 +643,7 @@ export type GatewayConfig = z.infer<typeof configSchema>;
 /** Environment variable → config key (a dotted path for nested settings). */
 export const ENV_KEYS: Record<string, string> = {
   A2A_REDIS_URL: 'redisUrl',
+  A2A_REDIS_CLUSTER_NODES: 'redisClusterNodes',
   A2A_KEY_PREFIX: 'keyPrefix',
   A2A_HOST: 'host',
   A2A_PORT: 'port',

@@ -1,7 +1,7 @@
 // A coordinator's assignments in Redis: the delegations it made, each assignment's state, the
 // FIFO queue of assignments waiting for a slot, and the slots in use. All of it lives under the
 // coordinator's hash tag, so every change is one script next to the coordinator's task.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type { StreamResponse, TaskStatus } from '../protocol/types.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound } from '../store/replay-bound.ts';
@@ -52,7 +52,7 @@ export class AssignmentStore {
   private readonly run: ScriptRunner;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     readonly keys: RedisKeys,
     replay: ReplayBound = DEFAULT_REPLAY_BOUND,
   ) {

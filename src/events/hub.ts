@@ -1,8 +1,11 @@
 // Live delivery for one gateway process: a single Redis connection pattern-subscribes to every
 // task's event channel and fans each event out to the in-process listeners of that task. An
 // idle SSE client therefore costs a map entry and a callback, never a Redis connection.
-import { whenReady } from '../redis/connection.ts';
-import type { Redis } from 'ioredis';
+// On a Redis Cluster the scripts SPUBLISH in the task's slot, and the hub SSUBSCRIBEs each
+// watched task's channel while it has a local listener (the subscriber holds one connection
+// per master): an event travels only to the shard owning its task and to gateways watching it.
+import { isCluster, whenReady } from '../redis/connection.ts';
+import type { RedisClient } from '../redis/connection.ts';
 import type { TaskState } from '../protocol/types.ts';
 import type { RedisKeys } from '../store/keys.ts';
 
@@ -32,8 +35,15 @@ export type LostListener = (error: LiveDeliveryLostError) => void;
 
 /** Live delivery stopped: the hub's Redis connection has been down for `downForMs`. */
 export class LiveDeliveryLostError extends Error {
-  constructor(readonly downForMs: number) {
-    super(`Redis (the task store) has been unreachable for ${downForMs} ms, so live task events cannot be delivered.`);
+  constructor(
+    readonly downForMs: number,
+    reason?: string,
+  ) {
+    super(
+      reason === undefined
+        ? `Redis (the task store) has been unreachable for ${downForMs} ms, so live task events cannot be delivered.`
+        : `The Redis node serving this task's events did not take the subscription (${reason}), so live task events cannot be delivered.`,
+    );
     this.name = 'LiveDeliveryLostError';
   }
 }
@@ -56,7 +66,10 @@ export class EventHub {
   private readonly listeners = new Map<string, Set<Subscription>>();
   /** Listeners of every task's events (operators' watch streams); usually none. */
   private readonly everyTaskListeners = new Set<Subscription>();
-  private readonly channelPrefix: string;
+  /** Per-task SSUBSCRIBE (Cluster) rather than one PSUBSCRIBE of every task's channel. */
+  private readonly sharded: boolean;
+  /** Sharded mode: each watched task's subscription, resolved once Redis confirmed it. */
+  private readonly subscriptions = new Map<string, Promise<void>>();
   private readonly outageGraceMs: number | undefined;
   private ready: Promise<void> | undefined;
   private connectedOnce = false;
@@ -73,13 +86,14 @@ export class EventHub {
    * Without it, listeners wait for the reconnect however long it takes.
    */
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     private readonly keys: RedisKeys,
     options: { outageGraceMs?: number } = {},
   ) {
-    this.channelPrefix = keys.eventChannel('');
+    this.sharded = isCluster(subscriber);
     this.outageGraceMs = options.outageGraceMs;
-    subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => this.dispatch(channel, message));
+    if (this.sharded) subscriber.on('smessage', (channel: string, message: string) => this.dispatch(channel, message));
+    else subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => this.dispatch(channel, message));
     subscriber.on('close', () => this.onDisconnected());
     subscriber.on('end', () => clearTimeout(this.outageTimer));
     subscriber.on('ready', () => {
@@ -91,11 +105,20 @@ export class EventHub {
       // now could miss an event published before the subscription is back. Subscribing
       // again (a no-op for Redis) and waiting for its reply closes that window: replies
       // come in order, so the reconnect's own re-subscription has been applied by then.
-      this.subscriber.psubscribe(this.keys.eventChannelPattern()).then(
+      this.subscribeAgain().then(
         () => this.onResubscribed(),
         () => undefined, // dropped again before the reply: the next 'ready' retries
       );
     });
+  }
+
+  /** What a reconnect re-sends (ioredis does it too; the reply orders it before any buffer read). */
+  private async subscribeAgain(): Promise<void> {
+    if (!this.sharded) {
+      await this.subscriber.psubscribe(this.keys.eventChannelPattern());
+      return;
+    }
+    await Promise.all([...this.subscriptions.keys()].map((taskId) => this.subscriber.ssubscribe(this.keys.eventChannel(taskId))));
   }
 
   private onDisconnected(): void {
@@ -127,10 +150,48 @@ export class EventHub {
     return this.connectedOnce && this.downSinceMs === undefined;
   }
 
-  /** Subscribes once; resolves when Redis confirmed the subscription. */
+  /** Subscribes once (sharded mode: connects; tasks are subscribed as they are watched); resolves when Redis confirmed it. */
   start(): Promise<void> {
-    this.ready ??= whenReady(this.subscriber).then(() => this.subscriber.psubscribe(this.keys.eventChannelPattern())).then(() => undefined);
+    this.ready ??= whenReady(this.subscriber)
+      .then(() => (this.sharded ? undefined : this.subscriber.psubscribe(this.keys.eventChannelPattern())))
+      .then(() => undefined);
     return this.ready;
+  }
+
+  /**
+   * Resolves once events of the task published from now on reach its listeners: at once with the
+   * pattern subscription, after Redis confirmed the task's SSUBSCRIBE in sharded mode. A feed
+   * reads the replay buffer only after this, so nothing falls between the read and live delivery.
+   */
+  listening(taskId: string): Promise<void> {
+    return this.subscriptions.get(taskId) ?? Promise.resolve();
+  }
+
+  /** Whether each listener costs a subscription of its own task (what a caller may not skip waiting for). */
+  get subscribesPerTask(): boolean {
+    return this.sharded;
+  }
+
+  private subscribeTask(taskId: string): Promise<void> {
+    const subscribed = (this.ready ?? whenReady(this.subscriber))
+      .then(() => this.subscriber.ssubscribe(this.keys.eventChannel(taskId)))
+      .then(
+        () => undefined,
+        (error: Error) => {
+          // The task's shard did not take the subscription (its master is failing over): its
+          // listeners cannot be served live; they are told, as in an outage, and may resume.
+          if (this.subscriptions.get(taskId) !== subscribed) return;
+          this.subscriptions.delete(taskId);
+          const lost = new LiveDeliveryLostError(0, error.message);
+          for (const s of [...(this.listeners.get(taskId) ?? [])]) s.onLost?.(lost);
+        },
+      );
+    return subscribed;
+  }
+
+  private unsubscribeTask(taskId: string): void {
+    if (!this.subscriptions.delete(taskId)) return;
+    this.subscriber.sunsubscribe(this.keys.eventChannel(taskId)).catch(() => undefined);
   }
 
   /** Number of in-process listeners of one task (what the subscriber-leak test watches). */
@@ -148,6 +209,7 @@ export class EventHub {
     if (set === undefined) {
       set = new Set();
       this.listeners.set(taskId, set);
+      if (this.sharded) this.subscriptions.set(taskId, this.subscribeTask(taskId));
     }
     set.add(subscription);
     // Live delivery is already known to be down: say so now rather than wait silently.
@@ -157,13 +219,16 @@ export class EventHub {
       const current = this.listeners.get(taskId);
       if (current === undefined) return;
       current.delete(subscription);
-      if (current.size === 0) this.listeners.delete(taskId);
+      if (current.size > 0) return;
+      this.listeners.delete(taskId);
+      if (this.sharded) this.unsubscribeTask(taskId);
     };
   }
 
   /**
    * Adds a listener of every task's events, as this process receives them (its one pattern
-   * subscription): for operators' watch streams. The returned function removes it.
+   * subscription): for operators' watch streams. The returned function removes it. Not in
+   * sharded mode, where no connection hears every task (see watchesEveryTask).
    */
   listenToEveryTask(onEvent: LiveListener, onGap?: GapListener, onLost?: LostListener): () => void {
     const subscription: Subscription = { onEvent, onGap, onLost };
@@ -173,8 +238,14 @@ export class EventHub {
     return () => void this.everyTaskListeners.delete(subscription);
   }
 
+  /** False on a Redis Cluster: events travel only to the gateways subscribed to their task. */
+  get watchesEveryTask(): boolean {
+    return !this.sharded;
+  }
+
   private dispatch(channel: string, message: string): void {
-    const taskId = channel.slice(this.channelPrefix.length);
+    const taskId = this.keys.taskOfEventChannel(channel);
+    if (taskId === undefined) return;
     const set = this.listeners.get(taskId);
     // Most events are for tasks nobody here watches: skip the parse.
     if (set === undefined && this.everyTaskListeners.size === 0) return;

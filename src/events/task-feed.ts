@@ -105,7 +105,18 @@ export function openTaskFeed(options: {
     () => void catchUp(),
     (error) => fail(error),
   );
-  if (options.liveOnly !== true) void catchUp(true);
+  // The first read waits until live delivery of the task is on (a per-task subscription on a
+  // Cluster); live events arriving meanwhile are held, as during any read. A per-task
+  // subscription may come after the task's first events, so there the read is never skipped.
+  if (!hub.subscribesPerTask) {
+    if (options.liveOnly !== true) void catchUp(true);
+  } else {
+    readsInFlight += 1;
+    void hub.listening(taskId).then(() => {
+      readsInFlight -= 1;
+      return catchUp(true);
+    });
+  }
 
   return {
     close() {

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type { JWK } from 'jose';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
@@ -45,7 +45,7 @@ export interface GatewayAppOptions {
   refusedBodyDrainBytes: number;
   /** Where clients reach this gateway (publicUrl, path included): the agent list's card URLs. */
   publicUrl: string;
-  redis: Redis;
+  redis: RedisClient;
   logger: Logger;
   streams: SseStreams;
   /** Browser origins allowed to call the bindings and /agents ('*' = any). */

@@ -1,12 +1,12 @@
 // GET /readyz: whether this process can do its work now, answered within a second even when
 // Redis hangs (a stopped process answers nothing; a PING would wait redisCommandTimeoutMs).
-// Ready means: not draining for shutdown, Redis answers PING, the Lua scripts are loaded (a
+// Ready means: not draining for shutdown, RedisClient answers PING, the Lua scripts are loaded (a
 // Redis restart empties its script cache; they are loaded again here, so the first requests
 // after it do not each pay for it), and the turn queue answers on its own connection.
 // Anonymous callers learn only that it is not ready and, when draining, that it is shutting
 // down; the cause goes to the log.
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type { Logger } from '../logging/logger.ts';
 import { loadMissingScripts } from '../store/scripts.ts';
 
@@ -17,7 +17,7 @@ export type Readiness = { ready: true } | { ready: false; reason: string };
 
 export interface ReadinessProbe {
   /** The command connection the process's requests or turns use. */
-  redis: Redis;
+  redis: RedisClient;
   /** A queue this process adds to or takes from (its own connection). */
   queue?: Pick<Queue, 'getJobCounts'>;
   /** True once shutdown began: not ready, so load balancers stop sending work. */
@@ -45,7 +45,7 @@ export async function checkReadiness(probe: ReadinessProbe): Promise<Readiness> 
   try {
     const answer = await Promise.race([checks(), timedOut]);
     if (answer === 'ok') return probe.draining() ? { ready: false, reason: NOT_READY_DRAINING } : { ready: true };
-    probe.logger.warn('readiness check: Redis did not answer in time', { timeoutMs });
+    probe.logger.warn('readiness check: RedisClient did not answer in time', { timeoutMs });
   } catch (error) {
     probe.logger.warn('readiness check failed', { error: (error as Error).message });
   } finally {

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { AgentCards } from '../../agent-card/agent-cards.ts';
 import { serveAgentCard, type ServedCard } from '../../agent-card/card.ts';
 import { signAgentCard } from '../../agent-card/sign.ts';
@@ -103,9 +103,9 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   // redis/connection.ts); the subscriber reconnects forever.
   const outage = { outageGraceMs: config.redisOutageGraceMs };
   const clientFacing = { ...outage, commandTimeoutMs: config.redisCommandTimeoutMs };
-  const commands = openRedis(config.redisUrl, 'commands', {}, clientFacing);
-  const subscriber = openRedis(config.redisUrl, 'events');
-  const queueConnection = openRedis(config.redisUrl, 'queue', {}, clientFacing);
+  const commands = openRedis(config, 'commands', {}, clientFacing);
+  const subscriber = openRedis(config, 'events');
+  const queueConnection = openRedis(config, 'queue', {}, clientFacing);
   for (const [role, connection] of [['commands', commands], ['events', subscriber], ['queue', queueConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
@@ -155,7 +155,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   });
 
   const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);
-  // Metrics: Redis-wide queue depths are read here at scrape time (every gateway reports the
+  // Metrics: RedisClient-wide queue depths are read here at scrape time (every gateway reports the
   // same Redis, so a dashboard takes max() over gateways, not sum()); the rest is this process's.
   startProcessMetrics();
   const dashboardQueues: Queue[] = [...agents.list().map((agent) => queues.of(agent.name)), ...(pushQueue === undefined ? [] : [pushQueue]), ...(scheduleQueue === undefined ? [] : [scheduleQueue])];
@@ -413,7 +413,7 @@ async function loadGrpcTls(config: GatewayConfig, baseDir: string): Promise<{ ce
   return { certChain: await read(certFile, 'grpcTlsCertFile'), privateKey: await read(keyFile, 'grpcTlsKeyFile') };
 }
 
-function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: Redis, baseDir: string): Authenticator {
+function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string): Authenticator {
   const { auth } = config;
   if (!auth.enabled) return AUTHENTICATION_OFF;
   const issuers = devIssuer === undefined ? auth.issuers : [devIssuer.issuerConfig()];

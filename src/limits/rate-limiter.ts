@@ -1,6 +1,6 @@
 // Per-owner request rate limit: one token bucket per owner (a principal using one agent) in
 // Redis, shared by every gateway instance (src/store/lua/takeToken-1.lua).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
@@ -20,7 +20,7 @@ export class RateLimiter {
    *   every request costs one), so a principal's byte rate is bounded as well as its request rate.
    */
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly requestBytesPerToken = 0,
   ) {

@@ -5,13 +5,14 @@
 // expire by TTL, without telling anyone, so each charged task has a check time in the owner's
 // slot, and a bounded sweep looks at the due ones (each in its own slot), releases those gone
 // and looks again later at those still there. See docs/hardening.md.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type { Message } from '../protocol/types.ts';
 import { storedOnce } from '../store/creation-event.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
 import type { OverQuota, QuotaCharge } from '../store/task-store.ts';
 import { LimitExceededError } from './limit-refusal.ts';
+import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 
 export interface StorageLimits {
   /** 0 = no quota. */
@@ -45,7 +46,7 @@ export class StorageQuota {
   private readonly sweeping = new Set<string>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     readonly limits: StorageLimits,
   ) {
@@ -77,9 +78,9 @@ export class StorageQuota {
     const checks = this.keys.ownerQuotaChecks(ownerKey);
     const due = await this.redis.zrangebyscore(checks, '-inf', nowMs, 'LIMIT', 0, SWEEP_BATCH);
     if (due.length === 0) return { bytes: 0, tasks: 0 };
-    const pipeline = this.redis.pipeline();
-    for (const taskId of due) pipeline.pttl(this.keys.task(taskId).task);
-    const ttls = ((await pipeline.exec()) ?? []).map(([error, value]) => (error === null ? Number(value) : Number.NaN));
+    const taskKeys = due.map((taskId) => this.keys.task(taskId).task);
+    const replies = await pipelineAcrossSlots(this.redis, taskKeys, (pipeline, i) => pipeline.pttl(taskKeys[i] as string));
+    const ttls = replies.map(([reply]) => (reply !== undefined && reply[0] === null ? Number(reply[1]) : Number.NaN));
     const gone: string[] = [];
     const later: Record<string, number> = {};
     for (const [i, taskId] of due.entries()) {

@@ -5,7 +5,7 @@
 // (no release, no renewal) fall out within streamSlotTtlMs. Taking a slot is one round trip
 // (both slots' scripts pipelined), releasing one is one, renewing is one per process per
 // third of the expiry, however many streams it holds.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { newId } from '../ids.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { LimitExceededError } from './limit-refusal.ts';
@@ -69,7 +69,7 @@ export class StreamSlots {
   private renewer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly caps: StreamCaps,
   ) {}
@@ -88,10 +88,12 @@ export class StreamSlots {
     if (maxStreamsPerOwner <= 0 && maxStreams <= 0) return { release: () => undefined };
     const streamId = `${this.process}:${(this.seq += 1)}`;
     const sets = this.setsOf(ownerKey);
-    const pipeline = this.redis.pipeline();
-    if (maxStreams > 0) pipeline.eval(TAKE_LUA, 1, sets.all, streamId, maxStreams, streamSlotTtlMs);
-    if (maxStreamsPerOwner > 0) pipeline.eval(TAKE_LUA, 1, sets.owner, streamId, maxStreamsPerOwner, streamSlotTtlMs);
-    const replies = (await pipeline.exec()) ?? [];
+    // Sent in the same tick, so auto-pipelining writes them together (per node on a Cluster,
+    // where the two sets live in different slots and one explicit pipeline may not hold both).
+    const calls: Promise<unknown>[] = [];
+    if (maxStreams > 0) calls.push(this.redis.eval(TAKE_LUA, 1, sets.all, streamId, maxStreams, streamSlotTtlMs));
+    if (maxStreamsPerOwner > 0) calls.push(this.redis.eval(TAKE_LUA, 1, sets.owner, streamId, maxStreamsPerOwner, streamSlotTtlMs));
+    const replies = await settle(calls);
     const failed = replies.find(([error]) => error !== null);
     const taken = replies.map(([, reply]) => reply as TakeReply | null);
     const all = maxStreams > 0 ? taken[0] : undefined;
@@ -128,12 +130,12 @@ export class StreamSlots {
       else ids.push(streamId);
     }
     const { maxStreamsPerOwner, maxStreams, streamSlotTtlMs } = this.caps;
-    const pipeline = this.redis.pipeline();
-    if (maxStreams > 0) pipeline.eval(RENEW_LUA, 1, this.keys.openStreams(), streamSlotTtlMs, ...this.held.keys());
+    const calls: Promise<unknown>[] = [];
+    if (maxStreams > 0) calls.push(this.redis.eval(RENEW_LUA, 1, this.keys.openStreams(), streamSlotTtlMs, ...this.held.keys()));
     if (maxStreamsPerOwner > 0) {
-      for (const [ownerKey, ids] of byOwner) pipeline.eval(RENEW_LUA, 1, this.keys.ownerStreams(ownerKey), streamSlotTtlMs, ...ids);
+      for (const [ownerKey, ids] of byOwner) calls.push(this.redis.eval(RENEW_LUA, 1, this.keys.ownerStreams(ownerKey), streamSlotTtlMs, ...ids));
     }
-    await pipeline.exec();
+    await Promise.all(calls);
   }
 
   /** Stops renewing and gives back every slot this process still holds (at shutdown, after its streams ended). */
@@ -142,9 +144,7 @@ export class StreamSlots {
     const held = [...this.held];
     this.held.clear();
     if (held.length === 0) return;
-    const pipeline = this.redis.pipeline();
-    for (const [streamId, ownerKey] of held) this.queueRemoval(pipeline, ownerKey, streamId);
-    await pipeline.exec().catch(() => undefined);
+    await Promise.all(held.map(([streamId, ownerKey]) => this.remove(ownerKey, streamId))).catch(() => undefined);
   }
 
   private setsOf(ownerKey: string): { all: string; owner: string } {
@@ -152,15 +152,11 @@ export class StreamSlots {
   }
 
   private async remove(ownerKey: string, streamId: string): Promise<void> {
-    const pipeline = this.redis.pipeline();
-    this.queueRemoval(pipeline, ownerKey, streamId);
-    await pipeline.exec();
-  }
-
-  private queueRemoval(pipeline: ReturnType<Redis['pipeline']>, ownerKey: string, streamId: string): void {
     const sets = this.setsOf(ownerKey);
-    if (this.caps.maxStreams > 0) pipeline.zrem(sets.all, streamId);
-    if (this.caps.maxStreamsPerOwner > 0) pipeline.zrem(sets.owner, streamId);
+    const calls: Promise<number>[] = [];
+    if (this.caps.maxStreams > 0) calls.push(this.redis.zrem(sets.all, streamId));
+    if (this.caps.maxStreamsPerOwner > 0) calls.push(this.redis.zrem(sets.owner, streamId));
+    await Promise.all(calls);
   }
 
   private startRenewing(): void {
@@ -192,4 +188,10 @@ function ownerFull(open: number, maxStreamsPerOwner: number): LimitExceededError
     `You have ${open} streams of this agent open, the most allowed across all gateways (limits.maxStreamsPerOwner); nothing was started or stored. Close a stream (a task's events can be resumed later with SubscribeToTask and Last-Event-ID), then retry.`,
     { retryAfterSeconds: 1, metadata: { reason: 'TOO_MANY_STREAMS', limit: String(maxStreamsPerOwner) } },
   );
+}
+
+/** Each call's [error, reply], as a pipeline answers: every call is waited for, failed or not. */
+async function settle(calls: readonly Promise<unknown>[]): Promise<[Error | null, unknown][]> {
+  const results = await Promise.allSettled(calls);
+  return results.map((result) => (result.status === 'fulfilled' ? [null, result.value] : [result.reason instanceof Error ? result.reason : new Error(String(result.reason)), null]));
 }

@@ -4,7 +4,7 @@
 // behind the same NAT cannot lock out its valid users. Once an address runs dry, this process
 // remembers it until the bucket refills and answers that address's next failures with 429
 // without asking Redis again.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { A2AError } from '../protocol/errors.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 import type { RedisKeys } from '../store/keys.ts';
@@ -25,7 +25,7 @@ export class UnauthenticatedLimiter {
   private readonly blockedUntil = new Map<string, number>();
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly limit: UnauthenticatedLimit,
     private readonly now: () => number = Date.now,

@@ -102,6 +102,11 @@ export const watchOperatorTasks = defineStream({
         metadata: { reason: 'TENANT_MISMATCH' },
       });
     }
+    if (!call.service.hub.watchesEveryTask) {
+      throw new A2AError('UNSUPPORTED_OPERATION', 'WatchOperatorTasks needs one subscription that hears every task, which Redis Cluster (sharded pub/sub) does not offer. Poll ListOperatorTasks instead, or SubscribeToTask for the tasks to follow.', {
+        metadata: { reason: 'CLUSTER_MODE' },
+      });
+    }
     return Promise.resolve({ taskId: '', snapshot: undefined, afterId: '', closesOn: () => false, alreadyEnded: false, everyTask: true });
   },
 });

@@ -3,7 +3,7 @@
 // cancellation stages, verification outcome, sub-agent links, push deliveries, and how much
 // history and replay buffer it keeps. `a2a-gateway tasks inspect` prints it; the operator
 // console's task page shows it (InspectTask, src/operations/operator-operations.ts).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type { AssignmentRecord } from '../coordination/assignment-store.ts';
 import type { StepRecord, TaskVersions, TurnRecord } from '../store/task-store.ts';
 import { RedisKeys } from '../store/keys.ts';
@@ -75,7 +75,7 @@ export interface TaskInspection {
 
 const iso = (ms: string | undefined): string | undefined => (ms === undefined || ms === '' ? undefined : new Date(Number(ms)).toISOString());
 
-export async function inspectTask(redis: Redis, prefix: string, taskId: string): Promise<TaskInspection | undefined> {
+export async function inspectTask(redis: RedisClient, prefix: string, taskId: string): Promise<TaskInspection | undefined> {
   const k = new RedisKeys(prefix).task(taskId);
   const pushKeys = new PushKeys(prefix).task(taskId);
   const [hash, holder, leaseTtl, turns, steps, historyLength, inboxLength, eventCount, first, last, ttl, assignments, pushConfigs, pushCursors] = await Promise.all([

@@ -1,7 +1,7 @@
 // What happened to a task, in order, for an operator: the newest events of its replay buffer
 // (statuses, artifacts, cancel stages, messages) and the tree of sub-agent tasks below it.
 // Bounded reads only: a page of events, a fixed depth and number of tree nodes.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type { AssignmentRecord } from '../coordination/assignment-store.ts';
 import type { StreamResponse } from '../protocol/types.ts';
 import { inflateAll } from '../store/creation-event.ts';
@@ -15,7 +15,7 @@ export interface TimelineEntry {
 }
 
 /** The newest `limit` events, oldest first, and whether older ones exist beyond them. */
-export async function readTimeline(redis: Redis, prefix: string, taskId: string, limit: number): Promise<{ entries: TimelineEntry[]; truncated: boolean }> {
+export async function readTimeline(redis: RedisClient, prefix: string, taskId: string, limit: number): Promise<{ entries: TimelineEntry[]; truncated: boolean }> {
   const k = new RedisKeys(prefix).task(taskId);
   const reply = await redis.xrevrange(k.events, '+', '-', 'COUNT', limit + 1);
   const truncated = reply.length > limit;
@@ -41,7 +41,7 @@ export interface SubAgentNode {
  * nodes in all (`truncated` says when more exist): every level costs one round of reads.
  */
 export async function readSubAgentTree(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   taskId: string,
   limits: { maxDepth: number; maxNodes: number },

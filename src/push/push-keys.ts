@@ -64,12 +64,4 @@ export class PushKeys {
     return `${this.prefix}:push:attached`;
   }
 
-  /** Pattern of every task's event channel (the fast path; see src/store/keys.ts). */
-  eventChannelPattern(): string {
-    return `${this.prefix}:ev:*`;
-  }
-
-  eventChannelPrefix(): string {
-    return `${this.prefix}:ev:`;
-  }
 }

@@ -5,7 +5,8 @@ import type { Queue, Worker } from 'bullmq';
 import { createPushQueue, createPushWorker, type PushJobData } from '../../queues/push.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
-import { openRedis, whenReady } from '../redis/connection.ts';
+import { isCluster, openRedis, whenReady } from '../redis/connection.ts';
+import { RedisKeys } from '../store/keys.ts';
 import { PushDelivery } from './delivery.ts';
 import { PushOutbox } from './outbox.ts';
 import { PushStore } from './push-store.ts';
@@ -30,9 +31,9 @@ export interface PushRoleOptions {
 export async function startPushRole(config: GatewayConfig, logger: Logger, options: PushRoleOptions): Promise<PushRoleHandle> {
   const settings = config.push;
   const signer = new WebhookSigner(await loadPushSigningKey(config, options.baseDir));
-  const commands = openRedis(config.redisUrl, 'commands');
-  const subscriber = openRedis(config.redisUrl, 'events');
-  const workerConnection = openRedis(config.redisUrl, 'worker');
+  const commands = openRedis(config, 'commands');
+  const subscriber = openRedis(config, 'events');
+  const workerConnection = openRedis(config, 'worker');
   for (const [role, connection] of [['push commands', commands], ['push events', subscriber], ['push worker', workerConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
@@ -64,10 +65,13 @@ export async function startPushRole(config: GatewayConfig, logger: Logger, optio
   });
   worker.on('error', (error) => logger.warn('push worker error', { error: error.message }));
 
-  const eventPrefix = store.keys.eventChannelPrefix();
+  const taskKeys = new RedisKeys(config.keyPrefix);
   const attached = store.keys.attachedChannel();
   // A message is "<event id>\n<StreamResponse JSON>"; only a task's creation event is a `task` snapshot.
-  subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => outbox.notify(channel.slice(eventPrefix.length), false, message.includes('\n{"task":')));
+  subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => {
+    const taskId = taskKeys.taskOfEventChannel(channel);
+    if (taskId !== undefined) outbox.notify(taskId, false, message.includes('\n{"task":'));
+  });
   subscriber.on('message', (channel: string, taskId: string) => {
     if (channel === attached) outbox.notify(taskId, true);
   });
@@ -78,7 +82,9 @@ export async function startPushRole(config: GatewayConfig, logger: Logger, optio
     connectedOnce = true;
   });
   await whenReady(subscriber);
-  await subscriber.psubscribe(store.keys.eventChannelPattern());
+  // A Cluster's events are SPUBLISHed per task: no pattern hears them all. There the outbox
+  // learns of new events from its sweep (push.sweepIntervalMs) and of new configs at once.
+  if (!isCluster(subscriber)) await subscriber.psubscribe(taskKeys.eventChannelPattern());
   await subscriber.subscribe(attached);
   await worker.waitUntilReady();
   outbox.start();

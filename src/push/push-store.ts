@@ -2,11 +2,12 @@
 // index and dead letters per push shard, circuit breakers per receiver. Every script touches
 // one slot (docs/redis-slots.md); readers across slots (the sweeper, the dead-letter list) read
 // an index in one slot, then each task in its own.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { inflateAll } from '../store/creation-event.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
 import { PushKeys, PUSH_SHARDS } from './push-keys.ts';
 import type { StoredPushConfig } from './push-config.ts';
+import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 
 export type SaveResult = { kind: 'not-found' } | { kind: 'too-many'; count: number } | { kind: 'saved'; created: boolean };
 
@@ -62,7 +63,7 @@ export class PushStore {
   private readonly run: ScriptRunner;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = new PushKeys(prefix);
@@ -149,12 +150,11 @@ export class PushStore {
     await this.redis.zrem(this.keys.outbox(this.keys.shardOf(taskId)), taskId);
   }
 
-  /** How many tasks each shard's outbox holds (one pipelined round trip). */
+  /** How many tasks each shard's outbox holds (one pipelined round trip per Redis node). */
   async outboxSizes(): Promise<number[]> {
-    const pipeline = this.redis.pipeline();
-    for (let shard = 0; shard < PUSH_SHARDS; shard += 1) pipeline.zcard(this.keys.outbox(shard));
-    const replies = (await pipeline.exec()) ?? [];
-    return replies.map(([error, count]) => (error === null ? Number(count) : 1));
+    const outboxes = Array.from({ length: PUSH_SHARDS }, (_, shard) => this.keys.outbox(shard));
+    const replies = await pipelineAcrossSlots(this.redis, outboxes, (pipeline, shard) => pipeline.zcard(outboxes[shard] as string));
+    return replies.map(([reply]) => (reply !== undefined && reply[0] === null ? Number(reply[1]) : 1));
   }
 
   /** One page of a shard's outbox: task ids and when each was last indexed. */

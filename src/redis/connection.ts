@@ -1,6 +1,18 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 
 export type RedisRole = 'commands' | 'events' | 'cancel' | 'queue' | 'worker';
+
+/** A connection to a single Redis or to a Redis Cluster: every module takes either. */
+export type RedisClient = Redis | Cluster;
+
+/** Where Redis is: a single server at `redisUrl`, or a Cluster found from `redisClusterNodes`. */
+export interface RedisTarget {
+  redisUrl: string;
+  redisClusterNodes: readonly string[];
+}
+
+export const isCluster = (redis: RedisClient): redis is Cluster => redis.isCluster;
+export const clusterConfigured = (target: RedisTarget): boolean => target.redisClusterNodes.length > 0;
 
 /** Default of `redisOutageGraceMs`: how long a lost Redis connection may take to come back. */
 export const DEFAULT_REDIS_OUTAGE_GRACE_MS = 3_000;
@@ -40,26 +52,99 @@ export function isRedisConnectionError(error: unknown): boolean {
  * `outageGraceMs` (gateway connections that answer clients) bounds how long a command waits
  * for a lost connection. Without it, a command waits for the reconnect however long that
  * takes: right for workers, whose turns should simply carry on once Redis is back.
+ *
+ * With `redisClusterNodes` set the connection is a Cluster: the same options apply to each
+ * node's connection, and both policies to each node (a killed master's commands fail after the
+ * grace period, as a lost single Redis's would) and to the Cluster's own offline queue.
  */
 export function openRedis(
-  url: string,
+  target: RedisTarget,
   role: RedisRole,
   extra: RedisOptions = {},
   policy: { outageGraceMs?: number; commandTimeoutMs?: number } = {},
-): Redis {
-  const redis = new Redis(url, {
+): RedisClient {
+  const options: RedisOptions = {
     connectionName: `a2a-gateway:${role}`,
     // BullMQ requires null for its blocking connections; for ours it means a command
     // waits for the reconnect instead of failing after a few retries.
     maxRetriesPerRequest: null,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
+    retryStrategy: reconnectDelay,
     // Batches the commands issued in one tick into one write; not for blocking connections.
     enableAutoPipelining: role === 'commands' || role === 'queue',
     ...extra,
-  });
+  };
+  if (clusterConfigured(target)) return openCluster(target, role, options, policy);
+  const redis = new Redis(target.redisUrl, options);
   if (policy.outageGraceMs !== undefined) failFastAfterGrace(redis, role, policy.outageGraceMs);
   if (policy.commandTimeoutMs !== undefined) timeOutWhileConnected(redis, policy.commandTimeoutMs);
   return redis;
+}
+
+const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 1_000);
+
+function openCluster(target: RedisTarget, role: RedisRole, options: RedisOptions, policy: { outageGraceMs?: number; commandTimeoutMs?: number }): Cluster {
+  const { enableAutoPipelining, retryStrategy, ...nodeOptions } = options;
+  const clusterOptions: ClusterOptions = {
+    redisOptions: { ...credentialsOf(target.redisUrl), ...nodeOptions },
+    clusterRetryStrategy: retryStrategy === undefined || retryStrategy === null ? reconnectDelay : (attempt) => retryStrategy(attempt) ?? null,
+    enableAutoPipelining,
+    // Subscribers hold one connection per master, each taking the SSUBSCRIBEs of its slots.
+    shardedSubscribers: role === 'events' || role === 'cancel',
+    // A failover moves slots: look again soon rather than on the next MOVED only.
+    slotsRefreshInterval: 2_000,
+  };
+  const cluster = new Cluster(target.redisClusterNodes.map(seedOf), clusterOptions);
+  cluster.on('+node', (node: Redis) => {
+    if (policy.outageGraceMs !== undefined) failFastAfterGrace(node, role, policy.outageGraceMs);
+    if (policy.commandTimeoutMs !== undefined) timeOutWhileConnected(node, policy.commandTimeoutMs);
+  });
+  if (policy.outageGraceMs !== undefined) failClusterFastAfterGrace(cluster, role, policy.outageGraceMs);
+  return cluster;
+}
+
+function seedOf(entry: string): { host: string; port: number } {
+  const colon = entry.lastIndexOf(':');
+  return { host: entry.slice(0, colon), port: Number(entry.slice(colon + 1)) };
+}
+
+/** What a Cluster's nodes take from `redisUrl`: its user, password and TLS (`rediss:`). */
+function credentialsOf(url: string): RedisOptions {
+  const parsed = new URL(url);
+  return {
+    ...(parsed.username === '' ? {} : { username: decodeURIComponent(parsed.username) }),
+    ...(parsed.password === '' ? {} : { password: decodeURIComponent(parsed.password) }),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
+/**
+ * The Cluster's own offline queue holds commands while no node is known (every seed down, or
+ * the slot map being rebuilt); the outage policy applies to it as to a single Redis's queue.
+ */
+function failClusterFastAfterGrace(cluster: Cluster, role: RedisRole, graceMs: number): void {
+  let downSinceMs: number | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const flushable = cluster as unknown as { flushQueue(error: Error): void };
+  const onDown = (): void => {
+    if (downSinceMs !== undefined) return;
+    downSinceMs = Date.now();
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (cluster.status === 'ready' || downSinceMs === undefined) return;
+      cluster.options.enableOfflineQueue = false;
+      flushable.flushQueue(new RedisUnavailableError(role, Date.now() - downSinceMs));
+    }, graceMs);
+    timer.unref();
+  };
+  cluster.on('close', onDown);
+  cluster.on('reconnecting', onDown);
+  cluster.on('ready', () => {
+    clearTimeout(timer);
+    timer = undefined;
+    downSinceMs = undefined;
+    cluster.options.enableOfflineQueue = true;
+  });
+  cluster.on('end', () => clearTimeout(timer));
 }
 
 /**
@@ -88,7 +173,7 @@ function timeOutWhileConnected(redis: Redis, timeoutMs: number): void {
  * refused in subscriber mode, and after the reconnect that follows the subscription is gone
  * although the call resolved. Subscribers wait for this first.
  */
-export function whenReady(redis: Redis): Promise<void> {
+export function whenReady(redis: RedisClient): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => redis.once('ready', () => resolve()));
 }
@@ -148,7 +233,9 @@ function failFastAfterGrace(redis: Redis, role: RedisRole, graceMs: number): voi
 }
 
 /** Resolves when Redis answers PING, or rejects with a message that names the URL and the remedy. */
-export async function checkRedisReachable(url: string, timeoutMs = 3_000): Promise<void> {
+export async function checkRedisReachable(target: RedisTarget, timeoutMs = 3_000): Promise<void> {
+  if (clusterConfigured(target)) return checkClusterReachable(target, timeoutMs);
+  const url = target.redisUrl;
   const probe = new Redis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
@@ -165,6 +252,29 @@ export async function checkRedisReachable(url: string, timeoutMs = 3_000): Promi
   } catch (error) {
     throw new Error(
       `Redis is not reachable at ${url} (${(cause ?? (error as Error)).message}). Start it (e.g. \`redis-server --appendonly yes\`) or set A2A_REDIS_URL to a reachable Redis.`,
+    );
+  } finally {
+    probe.disconnect();
+  }
+}
+
+async function checkClusterReachable(target: RedisTarget, timeoutMs: number): Promise<void> {
+  const probe = new Cluster(target.redisClusterNodes.map(seedOf), {
+    lazyConnect: true,
+    clusterRetryStrategy: () => null,
+    redisOptions: { ...credentialsOf(target.redisUrl), connectTimeout: timeoutMs, maxRetriesPerRequest: 0 },
+  });
+  let cause: Error | undefined;
+  probe.on('error', (error: Error) => {
+    cause ??= error;
+  });
+  try {
+    await probe.connect();
+    const info = await probe.cluster('INFO');
+    if (!/cluster_state:ok/.test(String(info))) throw new Error('cluster_state is not ok');
+  } catch (error) {
+    throw new Error(
+      `Redis Cluster is not reachable at ${target.redisClusterNodes.join(',')} (${(cause ?? (error as Error)).message}). Check A2A_REDIS_CLUSTER_NODES names reachable nodes of a cluster whose every slot is served.`,
     );
   } finally {
     probe.disconnect();

@@ -13,6 +13,7 @@ import { enqueueTurn, turnJobId, type TurnJobData, type TurnQueues } from '../..
 import type { Logger } from '../logging/logger.ts';
 import type { TaskState } from '../protocol/types.ts';
 import type { TaskStore } from '../store/task-store.ts';
+import { scanKeys } from '../redis/cross-slot.ts';
 
 /** Why a turn was queued again: its job was not there, or it had ended while the task is open. */
 export type LostJob = 'missing' | 'failed' | 'completed' | 'unknown';
@@ -96,15 +97,14 @@ export class Reconciler {
     if (taken !== 'OK') return report;
     report.swept = true;
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await store.redis.scan(cursor, 'MATCH', store.keys.ownerActivePattern(), 'COUNT', SCAN_COUNT);
-        cursor = next;
+      // Owners' active sets live in their owners' slots: on a Cluster, on every master.
+      for await (const keys of scanKeys(store.redis, store.keys.ownerActivePattern(), SCAN_COUNT)) {
         for (const key of keys) {
           const ownerKey = store.keys.ownerOfActiveSet(key);
           if (ownerKey !== undefined) await this.sweepActiveSet(key, ownerKey, report);
         }
-      } while (cursor !== '0' && !this.closed);
+        if (this.closed) break;
+      }
     } finally {
       await store.releaseLock(lock, this.token);
     }

@@ -2,7 +2,7 @@
 // store the outcome, and continue with queued follow-ups while the lease is ours.
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from '../redis/connection.ts';
 import { newId } from '../ids.ts';
 import type { Adapter, CallerIdentity, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
 import { taskCanceled, TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../adapters/abort-reasons.ts';
@@ -136,13 +136,15 @@ export class TurnRunner {
   /**
    * Subscribes to cancel requests ("<taskId>") and interrupts ("<taskId> <turn>"): whichever
    * worker process runs the turn sees them. An interrupt stops only the turn it names, never a
-   * later one the same job went on to.
+   * later one the same job went on to. On a single Redis one channel carries every task's; on a
+   * Cluster (sharded pub/sub, in the task's slot) each turn's task is subscribed while it runs.
    */
-  async listenForCancels(subscriber: Redis): Promise<void> {
-    const channel = this.options.store.keys.cancelChannel();
-    subscriber.on('message', (from: string, message: string) => {
-      if (from !== channel) return;
+  async listenForCancels(subscriber: RedisClient): Promise<void> {
+    const { keys } = this.options.store;
+    const sharded = isCluster(subscriber);
+    const onCancel = (channel: string, message: string): void => {
       const [taskId = '', turnText] = message.split(' ');
+      if (channel !== (sharded ? keys.taskCancelChannel(taskId) : keys.cancelChannel())) return;
       const turn = this.running.get(taskId);
       if (turn === undefined) return;
       if (turnText === undefined) {
@@ -153,9 +155,18 @@ export class TurnRunner {
       if (turn.turn !== Number(turnText) || turn.controller.signal.aborted) return;
       turn.controller.abort(INTERRUPT);
       turn.acknowledge?.(turn.turn);
-    });
-    await subscriber.subscribe(channel);
+    };
+    if (sharded) {
+      subscriber.on('smessage', onCancel);
+      this.cancelSubscriber = subscriber;
+      return;
+    }
+    subscriber.on('message', onCancel);
+    await subscriber.subscribe(keys.cancelChannel());
   }
+
+  /** Set on a Cluster: the connection each running task's cancel channel is SSUBSCRIBEd on. */
+  private cancelSubscriber: RedisClient | undefined;
 
   runningTurns(): number {
     return this.running.size;
@@ -207,10 +218,14 @@ export class TurnRunner {
 
   private async processAlone(job: Job<TurnJobData>): Promise<void> {
     const { taskId } = job.data;
-    // Registered before the lease is taken, so a cancel published right after is not missed.
+    // Registered (and on a Cluster subscribed) before the lease is taken, so a cancel published
+    // right after is not missed; one published before is in the lease's reply.
     const turn: RunningTurn = { agent: ownerFromKey(job.data.ownerKey).agent, controller: new AbortController(), turn: undefined, acknowledge: undefined };
     this.running.set(taskId, turn);
+    const cancels = this.cancelSubscriber;
+    const cancelChannel = this.options.store.keys.taskCancelChannel(taskId);
     try {
+      await cancels?.ssubscribe(cancelChannel);
       // The job's first turn continues the trace the job carries; each follow-up turn, the trace
       // of the request whose message opened it (finishTurn hands it over).
       let next: FollowUp | undefined = { trace: job.data.trace, first: true };
@@ -223,7 +238,10 @@ export class TurnRunner {
         if (this.shuttingDown) turn.controller.abort(SHUTDOWN);
       }
     } finally {
-      if (this.running.get(taskId) === turn) this.running.delete(taskId);
+      if (this.running.get(taskId) === turn) {
+        this.running.delete(taskId);
+        cancels?.sunsubscribe(cancelChannel).catch(() => undefined);
+      }
     }
   }
 

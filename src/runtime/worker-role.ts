@@ -43,9 +43,9 @@ export interface WorkerRoleOptions {
 }
 
 export async function startWorkerRole(config: GatewayConfig, agents: Agents, logger: Logger, options: WorkerRoleOptions = {}): Promise<WorkerHandle> {
-  const commands = openRedis(config.redisUrl, 'commands');
-  const cancelSubscriber = openRedis(config.redisUrl, 'cancel');
-  const workerConnection = openRedis(config.redisUrl, 'worker');
+  const commands = openRedis(config, 'commands');
+  const cancelSubscriber = openRedis(config, 'cancel');
+  const workerConnection = openRedis(config, 'worker');
   for (const [role, connection] of [['commands', commands], ['cancel', cancelSubscriber], ['worker', workerConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }

@@ -20,8 +20,8 @@ export interface ScheduleRoleHandle {
 }
 
 export async function startScheduleRole(config: GatewayConfig, agents: Agents, logger: Logger): Promise<ScheduleRoleHandle> {
-  const commands = openRedis(config.redisUrl, 'commands');
-  const workerConnection = openRedis(config.redisUrl, 'worker');
+  const commands = openRedis(config, 'commands');
+  const workerConnection = openRedis(config, 'worker');
   for (const [role, connection] of [['schedule commands', commands], ['schedule worker', workerConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }

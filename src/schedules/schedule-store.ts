@@ -1,6 +1,6 @@
 // Schedules in Redis: the owner's claim (owner slot) first, then the schedule's record and
 // firings (schedule slot), each step one single-slot script (docs/redis-slots.md).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
 import { allSchedulesKey, ownerSchedulesKey, scheduleKeys } from './schedule-keys.ts';
 import type { FiringRecord, ScheduleDefinition, ScheduleRecord, ScheduleState } from './schedule-types.ts';
@@ -20,7 +20,7 @@ export class ScheduleStore {
   private readonly run: ScriptRunner;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     readonly prefix: string,
   ) {
     this.run = defineScripts(redis);

@@ -7,7 +7,7 @@
 // back together is byte for byte the one that was published live. A message of at most
 // INLINE_MESSAGE_BYTES stays in the event: keeping it twice costs less than the read that would
 // put it back, and the duplicate that matters for memory is a big message's.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type { StreamResponse, Task } from '../protocol/types.ts';
 
 const MARK = '~';
@@ -54,7 +54,7 @@ export function inflate(stored: string, firstMessageJson: string | undefined): s
 }
 
 /** Inflates stored entries, reading the history's first message (one LINDEX) only if one of them needs it. */
-export async function inflateAll(redis: Redis, historyKey: string, stored: readonly string[]): Promise<string[]> {
+export async function inflateAll(redis: RedisClient, historyKey: string, stored: readonly string[]): Promise<string[]> {
   if (!stored.some(refersToHistory)) return [...stored];
   const first = (await redis.lindex(historyKey, 0)) ?? undefined;
   return stored.map((json) => inflate(json, first));

@@ -162,18 +162,38 @@ export class RedisKeys {
     return `${this.owner(ownerKey)}:idem:${messageId}`;
   }
 
-  /** Pub/sub channel carrying "<streamId>\n<StreamResponse JSON>" for one task. */
+  /**
+   * Pub/sub channel carrying "<streamId>\n<StreamResponse JSON>" for one task, in the task's slot:
+   * on a Cluster the task's scripts SPUBLISH on it, which only a channel of their slot allows.
+   */
   eventChannel(taskId: string): string {
-    return `${this.prefix}:ev:${taskId}`;
+    return `${this.prefix}:ev:{${taskId}}`;
   }
 
-  /** Pattern matching every task's event channel: one subscription per gateway process. */
+  /** The task id of an event channel, or undefined for any other channel. */
+  taskOfEventChannel(channel: string): string | undefined {
+    const head = `${this.prefix}:ev:{`;
+    return channel.startsWith(head) && channel.endsWith('}') ? channel.slice(head.length, -1) : undefined;
+  }
+
+  /** Pattern matching every task's event channel: one subscription per gateway process (single Redis). */
   eventChannelPattern(): string {
     return `${this.prefix}:ev:*`;
   }
 
-  /** Pub/sub channel on which cancel requests reach the worker running the turn. */
+  /**
+   * Pub/sub channel on which cancel requests ("<taskId>") and interrupts ("<taskId> <turn>")
+   * reach the worker running the task's turn, on a single Redis: every worker subscribes it.
+   */
   cancelChannel(): string {
     return `${this.prefix}:cancel`;
+  }
+
+  /**
+   * The same on a Cluster, one per task in its slot (its scripts SPUBLISH there): a worker
+   * subscribes the channel of each turn it runs while it runs it.
+   */
+  taskCancelChannel(taskId: string): string {
+    return `${this.prefix}:cancel:{${taskId}}`;
   }
 }

@@ -5,7 +5,7 @@
 // path pays a fraction of a command per task. The entries are hints: ListTasks re-checks every
 // task, a claim at the active-task cap re-checks the owner's active tasks (TaskStore), and the
 // reconciler drops what a crashed process never wrote.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type { RedisKeys } from './keys.ts';
 import type { ScriptRunner } from './scripts.ts';
 
@@ -22,13 +22,13 @@ export class OwnerIndex {
   /** The shared index of each key prefix in this process (see shared()). */
   private static readonly byPrefix = new Map<string, WeakRef<OwnerIndex>>();
   /** Connections (with their scripts) the index may write with: the first one ready is used. */
-  private readonly connections = new Map<Redis, ScriptRunner>();
+  private readonly connections = new Map<RedisClient, ScriptRunner>();
   private pending = new Map<string, Map<string, OwnerNote>>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     run: ScriptRunner,
     private readonly keys: RedisKeys,
     private readonly flushIntervalMs: number,
@@ -41,7 +41,7 @@ export class OwnerIndex {
    * The one index of a key prefix in this process: the gateway and the workers of one process
    * write their notes together, and a ListTasks here sees what this process's workers noted.
    */
-  static shared(redis: Redis, run: ScriptRunner, keys: RedisKeys, flushIntervalMs: number): OwnerIndex {
+  static shared(redis: RedisClient, run: ScriptRunner, keys: RedisKeys, flushIntervalMs: number): OwnerIndex {
     let index = OwnerIndex.byPrefix.get(keys.prefix)?.deref();
     if (index === undefined) {
       index = new OwnerIndex(redis, run, keys, flushIntervalMs);

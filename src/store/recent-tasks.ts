@@ -5,7 +5,7 @@
 // process (one ZADD GT for every task noted in a flush interval) so the hot path pays a
 // fraction of a command per task, and the index is pruned by retention and by size. The
 // gateway and the workers of one process share one buffer per index (RecentTaskIndex.shared).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { OwnerIndex } from './owner-index.ts';
 
@@ -56,10 +56,10 @@ export class RecentTaskIndex {
   /** A process prunes a minute after it starts, then once a minute: never on its first writes. */
   private lastPrunedAtMs = Date.now();
   /** Connections the index may write with: the first one ready is used (a role may have closed its own). */
-  private readonly connections = new Set<Redis>();
+  private readonly connections = new Set<RedisClient>();
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     /** The sorted set (RedisKeys.recentTasks()). */
     readonly key: string,
     private readonly options: RecentTaskIndexOptions = DEFAULT_RECENT_TASK_INDEX,
@@ -73,7 +73,7 @@ export class RecentTaskIndex {
    * write their changes together (one command per interval, not one per role). `options` of
    * the first caller apply.
    */
-  static shared(redis: Redis, key: string, options: RecentTaskIndexOptions): RecentTaskIndex {
+  static shared(redis: RedisClient, key: string, options: RecentTaskIndexOptions): RecentTaskIndex {
     let index = RecentTaskIndex.byKey.get(key)?.deref();
     if (index === undefined) {
       index = new RecentTaskIndex(redis, key, options);
@@ -85,13 +85,13 @@ export class RecentTaskIndex {
   }
 
   /** The connection to write with: one that is ready, else the first (its error re-notes the batch). */
-  private get redis(): Redis {
-    let fallback: Redis | undefined;
+  private get redis(): RedisClient {
+    let fallback: RedisClient | undefined;
     for (const connection of this.connections) {
       if (connection.status === 'ready') return connection;
       if (connection.status !== 'end') fallback ??= connection;
     }
-    return fallback ?? ([...this.connections][0] as Redis);
+    return fallback ?? ([...this.connections][0] as RedisClient);
   }
 
   /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from '../redis/connection.ts';
 import { newId } from '../ids.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound } from './replay-bound.ts';
 import { assertOneSlot, SLOT_CHECK_ENV } from './key-slot.ts';
@@ -158,16 +158,27 @@ return __reply
 const wrapperOf = (lua: string): ((name: string, lua: string) => string) | undefined =>
   lua.includes(ONCE_SHARED_MARKER) ? wrapOnceShared : lua.includes(ONCE_MARKER) ? wrapOnce : undefined;
 
-let cachedSources: Map<string, ScriptSource> | undefined;
+const cachedSources = new Map<'plain' | 'sharded', Map<string, ScriptSource>>();
 
-/** Reads src/store/lua/<name>-<keyCount>.lua (or <name>-var.lua) once per process. */
-function scriptSources(): Map<string, ScriptSource> {
-  if (cachedSources !== undefined) return cachedSources;
+/**
+ * Scripts publish a task's events and cancel requests with PUBLISH on channels of the task's
+ * slot. On a Cluster they SPUBLISH instead (sharded pub/sub): the message then goes only to the
+ * task's shard's subscribers, where PUBLISH would copy every event to every node. The scripts
+ * are written once; the Cluster's copy is theirs with this one command renamed.
+ */
+const PUBLISH_CALL = /redis\.call\('PUBLISH', /g;
+const shardedPublish = (lua: string): string => lua.replace(PUBLISH_CALL, "redis.call('SPUBLISH', ");
+
+/** Reads src/store/lua/<name>-<keyCount>.lua (or <name>-var.lua) once per process (and mode). */
+function scriptSources(mode: 'plain' | 'sharded' = 'plain'): Map<string, ScriptSource> {
+  const cached = cachedSources.get(mode);
+  if (cached !== undefined) return cached;
   const sources = new Map<string, ScriptSource>();
   for (const file of readdirSync(LUA_DIR)) {
     const match = /^([A-Za-z]+)-(\d+|var)\.lua$/.exec(file);
     if (match === null) continue;
-    const lua = withIncludes(readFileSync(join(LUA_DIR, file), 'utf8'));
+    const read = withIncludes(readFileSync(join(LUA_DIR, file), 'utf8'));
+    const lua = mode === 'sharded' ? shardedPublish(read) : read;
     const wrap = wrapperOf(lua);
     const name = match[1] as string;
     const eventsKey = BOUNDS_EVENTS_MARKER.exec(lua);
@@ -179,8 +190,15 @@ function scriptSources(): Map<string, ScriptSource> {
       boundsEvents: eventsKey !== null,
     });
   }
-  cachedSources = sources;
+  cachedSources.set(mode, sources);
   return sources;
+}
+
+const modeOf = (redis: RedisClient): 'plain' | 'sharded' => (isCluster(redis) ? 'sharded' : 'plain');
+
+/** The Lua source of a script as `redis` runs it (SPUBLISH on a Cluster): for tests. */
+export function scriptSource(name: ScriptName, redis: RedisClient): string | undefined {
+  return scriptSources(modeOf(redis)).get(name)?.lua;
 }
 
 /**
@@ -189,14 +207,15 @@ function scriptSources(): Map<string, ScriptSource> {
  * that bounds the replay buffer is called with `replay` (its caller passes the push cursors key
  * as the last key).
  */
-export function defineScripts(redis: Redis, replay: ReplayBound = DEFAULT_REPLAY_BOUND): ScriptRunner {
-  for (const [name, source] of scriptSources()) {
+export function defineScripts(redis: RedisClient, replay: ReplayBound = DEFAULT_REPLAY_BOUND): ScriptRunner {
+  const sources = scriptSources(modeOf(redis));
+  for (const [name, source] of sources) {
     if (!(name in redis)) redis.defineCommand(name, source.numberOfKeys === undefined ? { lua: source.lua } : { numberOfKeys: source.numberOfKeys, lua: source.lua });
   }
   const checkSlots = process.env[SLOT_CHECK_ENV] === '1';
   return async (name, keys, args) => {
     if (checkSlots) assertOneSlot(name, keys);
-    const source = scriptSources().get(name);
+    const source = sources.get(name);
     if (source === undefined) throw new Error(`No Lua script named ${name} in ${LUA_DIR}`);
     if (source.numberOfKeys !== undefined && keys.length !== source.numberOfKeys) {
       throw new Error(`Script ${name} takes ${source.numberOfKeys} keys, got ${keys.length}`);
@@ -211,10 +230,19 @@ export function defineScripts(redis: Redis, replay: ReplayBound = DEFAULT_REPLAY
 
 /**
  * Loads into Redis's script cache every script it lacks (SCRIPT EXISTS, then SCRIPT LOAD of the
- * missing ones): after a Redis restart the cache is empty. One round trip when all are there.
+ * missing ones): after a Redis restart the cache is empty. One round trip when all are there;
+ * on a Cluster, one per master (each has a cache of its own).
  */
-export async function loadMissingScripts(redis: Redis): Promise<void> {
-  const sources = [...scriptSources().values()].map((source) => ({ lua: source.lua, sha: createHash('sha1').update(source.lua).digest('hex') }));
+export async function loadMissingScripts(redis: RedisClient): Promise<void> {
+  const sources = [...scriptSources(modeOf(redis)).values()].map((source) => ({ lua: source.lua, sha: createHash('sha1').update(source.lua).digest('hex') }));
+  if (isCluster(redis)) {
+    await Promise.all(redis.nodes('master').map((node) => loadInto(node, sources)));
+    return;
+  }
+  await loadInto(redis, sources);
+}
+
+async function loadInto(redis: RedisClient, sources: { lua: string; sha: string }[]): Promise<void> {
   const present = (await redis.script('EXISTS', ...sources.map((source) => source.sha))) as number[];
   const missing = sources.filter((_, index) => present[index] !== 1);
   await Promise.all(missing.map((source) => redis.script('LOAD', source.lua)));

@@ -4,9 +4,10 @@
 // the length of a big index. A call examines at most `maxScannedEntries` index entries and
 // returns at most `maxPageBytes` of task JSON: past either it ends the page early with a token
 // to go on from, so a page may come back short (even empty) with a nextPageToken.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type { Task, TaskState } from '../protocol/types.ts';
 import { ownerKeyOf, taskReadOf, type Owner, type TaskStore } from './task-store.ts';
+import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 
 /** Where the next page starts: after the index entry (score, taskId); `total` carried from the first page of a filtered listing. */
 export interface ListCursor {
@@ -61,7 +62,7 @@ interface IndexEntry {
 }
 
 type Reply = (string | number | null)[];
-type PipelineLike = ReturnType<Redis['pipeline']>;
+type PipelineLike = ReturnType<RedisClient['pipeline']>;
 
 /** How many index entries one round trip asks for when a status filter may reject many of them. */
 const FILTERED_CHUNK = 200;
@@ -83,7 +84,7 @@ export class TaskListing {
     private readonly bounds: ListBounds,
   ) {}
 
-  private get redis(): Redis {
+  private get redis(): RedisClient {
     return this.store.redis;
   }
 
@@ -203,9 +204,9 @@ export class TaskListing {
   private async probe(entries: IndexEntry[], ownerKey: string): Promise<Map<string, string | undefined>> {
     const states = new Map<string, string | undefined>();
     if (entries.length === 0) return states;
-    const pipeline = this.redis.pipeline();
-    for (const entry of entries) pipeline.hmget(this.store.keys.task(entry.taskId).task, 'owner', 'state');
-    const replies = await execPipeline(pipeline);
+    const replies = await execAcrossSlots(this.redis, entries.map((entry) => this.store.keys.task(entry.taskId).task), (pipeline, i) =>
+      pipeline.hmget(this.store.keys.task((entries[i] as IndexEntry).taskId).task, 'owner', 'state'),
+    );
     for (const [i, reply] of replies.entries()) {
       const [owner, state] = (reply ?? []) as (string | null)[];
       states.set((entries[i] as IndexEntry).taskId, owner === ownerKey && typeof state === 'string' ? state : undefined);
@@ -219,15 +220,13 @@ export class TaskListing {
    * are not even fetched unless asked for. The owner is checked on what comes back.
    */
   private async readMany(entries: IndexEntry[], query: ListTasksQuery, ownerKey: string): Promise<Reply[]> {
-    const pipeline = this.redis.pipeline();
     const fields = query.includeArtifacts ? TASK_FIELDS : TASK_FIELDS.map((field) => (field === 'artifacts' ? 'id' : field));
     const withHistory = query.historyLength !== 0;
-    for (const entry of entries) {
-      const k = this.store.keys.task(entry.taskId);
+    const replies = await execAcrossSlots(this.redis, entries.map((entry) => this.store.keys.task(entry.taskId).task), (pipeline, i) => {
+      const k = this.store.keys.task((entries[i] as IndexEntry).taskId);
       pipeline.hmget(k.task, ...fields);
       if (withHistory) pipeline.lrange(k.history, query.historyLength > 0 ? -query.historyLength : 0, -1);
-    }
-    const replies = await execPipeline(pipeline);
+    });
     const step = withHistory ? 2 : 1;
     return entries.map((_, i) => {
       const values = (replies[i * step] ?? []) as (string | null)[];
@@ -274,6 +273,15 @@ function trimHistory(reply: Reply, excessBytes: number): Reply {
 async function execPipeline(pipeline: PipelineLike): Promise<unknown[]> {
   const results = (await pipeline.exec()) ?? [];
   return results.map(([error, value]) => {
+    if (error !== null) throw error;
+    return value;
+  });
+}
+
+/** One task's commands per group, each task in its own slot: the replies flat, in order (see pipelineAcrossSlots). */
+async function execAcrossSlots(redis: RedisClient, slotKeys: string[], add: (pipeline: PipelineLike, index: number) => void): Promise<unknown[]> {
+  const groups = await pipelineAcrossSlots(redis, slotKeys, add);
+  return groups.flat().map(([error, value]) => {
     if (error !== null) throw error;
     return value;
   });

@@ -1,7 +1,7 @@
 // The task store: every read and write of task state in Redis goes through here, and every
 // multi-key write is one Lua script (src/store/lua), so a task's state, its replay buffer and
 // its live announcement never disagree.
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from '../redis/connection.ts';
 import type {
   Artifact,
   JsonObject,
@@ -23,6 +23,7 @@ import { RecentTaskIndex, DEFAULT_RECENT_TASK_INDEX, type RecentTaskIndexOptions
 import { defineScripts, type ScriptRunner } from './scripts.ts';
 import { OwnerIndex } from './owner-index.ts';
 import { cancelStages } from '../telemetry/metrics.ts';
+import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 
 /**
  * Whose a task is: a principal of a tenant, using one agent. Tasks, contexts, indexes,
@@ -367,7 +368,7 @@ export class TaskStore {
    * @param recentTaskIndex how the recent-tasks index is written (its retention defaults to retentionSeconds).
    */
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     prefix: string,
     readonly retentionSeconds: number = DEFAULT_RETENTION_SECONDS,
     readonly replay: ReplayBound = DEFAULT_REPLAY_BOUND,
@@ -397,11 +398,10 @@ export class TaskStore {
     const entries: { taskId: string; score: number }[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ taskId: flat[i] as string, score: Number(flat[i + 1]) });
     if (entries.length === 0) return;
-    const pipeline = this.redis.pipeline();
-    for (const entry of entries) pipeline.hmget(this.keys.task(entry.taskId).task, 'state', 'updatedAtMs');
-    const replies = (await pipeline.exec()) ?? [];
+    const taskKeys = entries.map((entry) => this.keys.task(entry.taskId).task);
+    const replies = await pipelineAcrossSlots(this.redis, taskKeys, (pipeline, i) => pipeline.hmget(taskKeys[i] as string, 'state', 'updatedAtMs'));
     const stale = entries.filter((entry, i) => {
-      const [state, updatedAtMs] = (replies[i]?.[1] ?? []) as (string | null)[];
+      const [state, updatedAtMs] = (replies[i]?.[0]?.[1] ?? []) as (string | null)[];
       return isStaleActive(state ?? undefined, Number(updatedAtMs ?? 0), entry.score, nowMs);
     });
     await this.ownerIndex.dropActive(ownerKey, stale.map((entry) => ({ taskId: entry.taskId, maxScore: entry.score })));
@@ -414,6 +414,12 @@ export class TaskStore {
     await this.dropStaleActive(ownerKey, nowMs);
     return run();
   }
+
+  /** Where a task's cancel requests are published: one channel on a single Redis, the task's own on a Cluster. */
+  private cancelChannelOf(taskId: string): string {
+    return isCluster(this.redis) ? this.keys.taskCancelChannel(taskId) : this.keys.cancelChannel();
+  }
+
 
   async createTask(input: {
     taskId: string;
@@ -570,7 +576,7 @@ export class TaskStore {
         taskId,
         refused ? '1' : '',
         input.inputPolicy,
-        this.keys.cancelChannel(),
+        this.cancelChannelOf(taskId),
         JSON.stringify(input.callerScopes ?? []),
         input.maxQueuedMessages ?? 0,
         input.messageDigest ?? '',
@@ -650,7 +656,7 @@ export class TaskStore {
     const reply = await this.run(
       'cancelTask',
       [k.task, k.events, k.lease, k.inbox, k.history, k.turns, k.messageIds, k.steps, k.emitted, k.pushCursors],
-      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.keys.cancelChannel(), taskId, this.retentionSeconds, requestedBy ?? ''],
+      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.cancelChannelOf(taskId), taskId, this.retentionSeconds, requestedBy ?? ''],
     );
     if (reply[0] === 'CANCELED' || reply[0] === 'REQUESTED') this.recentTasks.note(taskId, now.getTime());
     if (reply[0] === 'CANCELED') {
@@ -711,12 +717,12 @@ export class TaskStore {
     // Task ids are ULIDs: their order is their creation order.
     const earlier = recent.filter((id) => id < taskId).sort();
     if (earlier.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const id of earlier) {
-      pipeline.hmget(this.keys.task(id).task, 'owner', 'parentTaskId');
-      pipeline.lrange(this.keys.task(id).history, 0, -1);
-    }
-    const replies = (await pipeline.exec()) ?? [];
+    const grouped = await pipelineAcrossSlots(this.redis, earlier.map((id) => this.keys.task(id).task), (pipeline, i) => {
+      const k = this.keys.task(earlier[i] as string);
+      pipeline.hmget(k.task, 'owner', 'parentTaskId');
+      pipeline.lrange(k.history, 0, -1);
+    });
+    const replies = grouped.flat();
     const histories: Message[][] = [];
     for (let i = 0; i < earlier.length; i++) {
       const [owner, parentTaskId] = (replies[i * 2]?.[1] ?? []) as (string | null)[];

@@ -1,13 +1,13 @@
 // Redis round-trip latency, measured by a PING every few seconds on a role's command connection:
 // a steady sample for a2a_redis_roundtrip_seconds that costs one command per interval, never one
 // per request or turn.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { redisRoundTrip } from './metrics.ts';
 
 const PROBE_INTERVAL_MS = 5_000;
 
 /** Starts the probe; the returned function stops it. */
-export function probeRedisRoundTrips(redis: Redis, role: 'gateway' | 'worker', intervalMs = PROBE_INTERVAL_MS): () => void {
+export function probeRedisRoundTrips(redis: RedisClient, role: 'gateway' | 'worker', intervalMs = PROBE_INTERVAL_MS): () => void {
   let inFlight = false;
   const timer = setInterval(() => {
     // A hung Redis would pile PINGs up; one at a time is enough to see it.

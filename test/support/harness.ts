@@ -1,13 +1,14 @@
 // Test harness: real Redis (127.0.0.1:6379 unless A2A_TEST_REDIS_URL or A2A_REDIS_URL), a distinct key prefix
 // per gateway, real HTTP on a free port, and real worker child processes where a test needs
-// to kill one. Nothing here stands in for Redis or BullMQ.
+// to kill one. Nothing here stands in for Redis or BullMQ. With A2A_TEST_REDIS_CLUSTER_NODES
+// (set by vitest.cluster.config.ts, `npm run test:cluster`) everything runs on a Redis Cluster.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { Agents } from '../../src/agents/agents.ts';
 import { configSchema, type GatewayConfig } from '../../src/config/schema.ts';
@@ -17,8 +18,18 @@ import { startWorkerRole, type WorkerHandle } from '../../src/runtime/worker-rol
 import type { Owner, TaskStore } from '../../src/store/task-store.ts';
 import type { PushResolver } from '../../src/push/receiver-policy.ts';
 import { RecentTaskIndex } from '../../src/store/recent-tasks.ts';
+import { isCluster, type RedisClient } from '../../src/redis/connection.ts';
+import { scanKeys } from '../../src/redis/cross-slot.ts';
 
 export const REDIS_URL = process.env.A2A_TEST_REDIS_URL ?? process.env.A2A_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** Seeds of the Redis Cluster the suite runs on, or '' for the single Redis at REDIS_URL. */
+export const REDIS_CLUSTER_NODES = process.env.A2A_TEST_REDIS_CLUSTER_NODES ?? '';
+
+/** A plain connection to what the gateways under test use: the single Redis, or the Cluster. */
+export function openTestRedis(): RedisClient {
+  if (REDIS_CLUSTER_NODES === '') return new Redis(REDIS_URL);
+  return new Cluster(REDIS_CLUSTER_NODES.split(',').map((seed) => ({ host: seed.slice(0, seed.lastIndexOf(':')), port: Number(seed.slice(seed.lastIndexOf(':') + 1)) })));
+}
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export function uniquePrefix(name: string): string {
@@ -35,7 +46,7 @@ export interface TestGateway {
   jsonRpcUrl: string;
   restUrl: string;
   /** A plain connection for assertions on what is (not) in Redis. */
-  redis: Redis;
+  redis: RedisClient;
   /** Every key under this gateway's prefix with a fingerprint of its content. */
   snapshotKeys(): Promise<Map<string, string>>;
   close(): Promise<void>;
@@ -61,6 +72,7 @@ export async function startTestGateway(
     cardSigning: false,
     dataDir: join(tmpdir(), `a2a-gateway-test-${prefix}`),
     redisUrl: REDIS_URL,
+    redisClusterNodes: REDIS_CLUSTER_NODES,
     keyPrefix: prefix,
     port: 0,
     logLevel: 'silent',
@@ -75,7 +87,7 @@ export async function startTestGateway(
   const agents = await Agents.load(config, ROOT);
   const worker = options.inProcessWorker === false ? undefined : await startWorkerRole(config, agents, logger, { baseDir: ROOT, pushResolver: options.pushResolver });
   const gateway = await startGatewayRole(config, agents, logger, { baseDir: ROOT, pushResolver: options.pushResolver });
-  const redis = new Redis(REDIS_URL);
+  const redis = openTestRedis();
   return {
     prefix,
     config,
@@ -96,24 +108,19 @@ export async function startTestGateway(
   };
 }
 
-export async function snapshotKeys(redis: Redis, prefix: string): Promise<Map<string, string>> {
+export async function snapshotKeys(redis: RedisClient, prefix: string): Promise<Map<string, string>> {
   // The recent-tasks index is written a moment after the change it records (coalesced per
   // process): what this process noted is written out first, so it is not taken for a change.
   await RecentTaskIndex.flushAll();
   const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== '0');
+  for await (const batch of scanKeys(redis, `${prefix}:*`, 1000)) keys.push(...batch);
   const result = new Map<string, string>();
   // BullMQ's own housekeeping (the stall check's marker and its event log) changes on a timer,
   // whatever requests do; everything else under the prefix is compared.
   // Emitted-event digests come and go with a running turn's own progress (appendEvents).
   // So do the push and schedule queues' (workers run them too), the push sweeper's shard locks
   // and the reconciler's lock (taken every reconcileIntervalMs).
-  const housekeeping = /:(turns-[^:]+|\{pushq\}:push|\{schedq\}:schedules):(stalled-check|stalled|events)$|:\{push:\d+\}:sweeplock$|^[^{]*\{[^}]+\}:emitted$|:reconciler:lock$/;
+  const housekeeping = /:(turns-[^:]+|\{turnq:[^}]+\}:turns-[^:]+|\{pushq\}:push|\{schedq\}:schedules):(stalled-check|stalled|events)$|:\{push:\d+\}:sweeplock$|^[^{]*\{[^}]+\}:emitted$|:reconciler:lock$/;
   for (const key of keys.sort()) {
     if (housekeeping.test(key)) continue;
     // Hashes and sets are compared by sorted content: a hashtable-encoded hash is rehashed
@@ -161,17 +168,15 @@ export async function progressFreeFingerprint(gw: Pick<TestGateway, 'redis'>, ke
 export async function turnJobsSettled(gw: Pick<TestGateway, 'redis' | 'prefix'>): Promise<void> {
   await waitFor(
     async () => {
-      let cursor = '0';
-      do {
-        const [next, keys] = await gw.redis.scan(cursor, 'MATCH', `${gw.prefix}:turns-*:*-t*`, 'COUNT', 1000);
-        cursor = next;
+      // Turn queues' keys: `<prefix>:turns-<agent>:…`, or `<prefix>:{turnq:<agent>}:turns-<agent>:…` on a Cluster.
+      for await (const keys of scanKeys(gw.redis, `${gw.prefix}:*turns-*:*-t*`, 1000)) {
         for (const key of keys) {
           const taskId = /:turns-[^:]+:([0-9A-Z]{26})-t\d+$/.exec(key)?.[1];
           if (taskId === undefined) continue;
           const state = await gw.redis.hget(`${gw.prefix}:{${taskId}}:task`, 'state');
           if (state !== 'TASK_STATE_SUBMITTED' && state !== 'TASK_STATE_WORKING') return false;
         }
-      } while (cursor !== '0');
+      }
       return true;
     },
     10_000,
@@ -188,13 +193,12 @@ export async function expectUnchanged<T>(gw: Pick<TestGateway, 'snapshotKeys'>, 
   return result;
 }
 
-export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (batch.length > 0) await redis.unlink(...batch);
-  } while (cursor !== '0');
+export async function deletePrefix(redis: RedisClient, prefix: string): Promise<void> {
+  for await (const batch of scanKeys(redis, `${prefix}:*`, 1000)) {
+    // One key per command: a Cluster refuses a multi-key UNLINK across slots.
+    if (isCluster(redis)) await Promise.all(batch.map((key) => redis.unlink(key)));
+    else await redis.unlink(...batch);
+  }
 }
 
 export interface WorkerProcess {
@@ -212,6 +216,7 @@ export async function spawnWorkerProcess(prefix: string, env: Record<string, str
     env: {
       ...process.env,
       A2A_REDIS_URL: REDIS_URL,
+      A2A_REDIS_CLUSTER_NODES: REDIS_CLUSTER_NODES,
       A2A_KEY_PREFIX: prefix,
       A2A_LOG_LEVEL: 'warn',
       A2A_LOCK_DURATION_MS: '2000',

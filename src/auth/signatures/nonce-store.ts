@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../redis/connection.ts';
 
 /**
  * Nonces of signed requests already seen, per partner. Shared by every gateway on the same
@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
  */
 export class NonceStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyPrefix: string,
   ) {}
 

@@ -10,7 +10,7 @@
 // Nothing is written to Redis for a request that fails any check.
 import { createPublicKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { createVerifier, httpbis, MalformedSignatureError, UnsupportedAlgorithmError } from 'http-message-signatures';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../redis/connection.ts';
 import { isInnerList, parseDictionary, serializeDictionary, serializeItem, type Dictionary, type InnerList, type Item } from 'structured-headers';
 import type { PartnerConfig } from '../../config/schema.ts';
 import { A2AError } from '../../protocol/errors.ts';
@@ -50,7 +50,7 @@ export interface VerifiedSignatureHead {
 
 export interface RequestSignatureVerifierOptions {
   partners: PartnerConfig[];
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   /** How old `created` may be; nonces are remembered for this long plus the clock tolerance. */
   maxAgeSeconds: number;

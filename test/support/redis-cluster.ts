@@ -1,0 +1,134 @@
+// A real Redis Cluster of a test run's (or CI's) own: six redis-server processes on free loopback
+// ports (three masters, three replicas), joined with `redis-cli --cluster create`. Only these
+// processes are ever signalled, by their pids; stop() removes their data directories.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './redis-server.ts';
+
+export interface ClusterNode {
+  port: number;
+  pid: number;
+  /** SIGKILL this node (a master kill, for failover tests); its peers notice after cluster-node-timeout. */
+  kill(): Promise<void>;
+  readonly running: boolean;
+}
+
+export interface OwnRedisCluster {
+  /** `host:port,host:port,…`: what A2A_REDIS_CLUSTER_NODES takes. */
+  seeds: string;
+  nodes: ClusterNode[];
+  stop(): Promise<void>;
+}
+
+export interface ClusterOptions {
+  masters?: number;
+  replicasPerMaster?: number;
+  /** How long a node may be unreachable before its replica is promoted (Redis's cluster-node-timeout). */
+  nodeTimeoutMs?: number;
+  /** Extra redis-server arguments for every node, e.g. ['--appendonly', 'yes']. */
+  args?: string[];
+}
+
+/** Starts the nodes, creates the cluster and resolves once every node reports cluster_state:ok. */
+export async function startRedisCluster(options: ClusterOptions = {}): Promise<OwnRedisCluster> {
+  const masters = options.masters ?? 3;
+  const replicas = options.replicasPerMaster ?? 1;
+  const dir = mkdtempSync(join(tmpdir(), 'a2a-own-cluster-'));
+  const nodes: (ClusterNode & { exited: Promise<void> })[] = [];
+  // Should the starting process end without stop() (a killed test run), its nodes go with it.
+  const killOnExit = (): void => {
+    for (const node of nodes) if (node.running) process.kill(node.pid, 'SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  const stop = async (): Promise<void> => {
+    process.off('exit', killOnExit);
+    await Promise.all(nodes.map((node) => node.kill()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < masters * (1 + replicas); i += 1) nodes.push(await startNode(await freePort(), dir, options));
+    const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
+    await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicas), '--cluster-yes']);
+    await waitForClusterOk(nodes.map((node) => node.port), masters * (1 + replicas));
+    return { seeds: addresses.join(','), nodes, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+async function startNode(port: number, dir: string, options: ClusterOptions): Promise<ClusterNode & { exited: Promise<void> }> {
+  const args = [
+    '--port', String(port),
+    '--bind', '127.0.0.1',
+    '--cluster-enabled', 'yes',
+    '--cluster-config-file', join(dir, `nodes-${port}.conf`),
+    '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2_000),
+    '--dir', dir,
+    '--dbfilename', `dump-${port}.rdb`,
+    '--appendfilename', `appendonly-${port}.aof`,
+    '--save', '',
+    '--appendonly', 'no',
+    ...(options.args ?? []),
+  ];
+  const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`cluster node on port ${port} not ready after 15 s:\n${out}`)), 15_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`cluster node on port ${port} exited (${String(code)}) before it was ready:\n${out}`));
+    });
+  });
+  // The node's log is not needed once it is up; draining it keeps the pipe from filling.
+  child.stdout?.resume();
+  child.stderr?.resume();
+  const isRunning = (): boolean => child.exitCode === null && child.signalCode === null;
+  return {
+    port,
+    pid: child.pid as number,
+    exited,
+    get running() {
+      return isRunning();
+    },
+    async kill() {
+      if (isRunning()) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}
+
+/** Every node agrees the cluster is ok and knows all its peers (slots assigned, replicas attached). */
+async function waitForClusterOk(ports: number[], expectedNodes: number, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const states = await Promise.all(ports.map((port) => run('redis-cli', ['-p', String(port), 'cluster', 'info']).catch(() => '')));
+    const ok = states.every((info) => /cluster_state:ok/.test(info) && new RegExp(`cluster_known_nodes:${expectedNodes}\\b`).test(info));
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`Redis Cluster not ok after ${timeoutMs} ms:\n${states.join('\n---\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function run(command: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} exited ${String(code)}:\n${out}`))));
+  });
+}

@@ -1,0 +1,26 @@
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config.ts';
+
+/**
+ * `npm run test:cluster`: the protocol, recovery and coordination suites with every gateway and
+ * worker on a Redis Cluster (3 masters, 3 replicas, started for the run; docs/redis-cluster.md).
+ */
+export const CLUSTER_SUITES = [
+  'test/redis-cluster.test.ts',
+  'test/sdk-interop.test.ts',
+  'test/client-scenarios.test.ts',
+  'test/stream-replay.test.ts',
+  'test/cancel.test.ts',
+  'test/worker-recovery.test.ts',
+  'test/coordination.test.ts',
+  'test/coordination-recovery.test.ts',
+];
+
+// Not mergeConfig: it would append these files to the base config's include, not replace it.
+export default defineConfig({
+  test: {
+    ...base.test,
+    include: CLUSTER_SUITES,
+    globalSetup: ['test/support/cluster-global-setup.ts'],
+  },
+});
