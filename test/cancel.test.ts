@@ -3,6 +3,7 @@
 // runs no worker of its own: every turn here runs in a separate `a2a-gateway worker` process.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamResponse, Task, TaskState } from '../src/protocol/types.ts';
+import { turnQueuePrefix } from '../queues/turns.ts';
 import { TaskStore, type TurnRecord } from '../src/store/task-store.ts';
 import { rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 import { openSse } from './support/sse.ts';
@@ -87,7 +88,7 @@ describe('cancellation', () => {
     expect(workers).toHaveLength(0); // nothing can have picked the turn up yet
     const task = await send('long 5');
     expect(task.status.state).toBe('TASK_STATE_SUBMITTED');
-    const jobKey = `${gw.prefix}:turns-default:${task.id}-t1`;
+    const jobKey = `${turnQueuePrefix(gw.prefix, 'default', gw.redis)}:turns-default:${task.id}-t1`;
     expect(await gw.redis.exists(jobKey)).toBe(1); // the turn is really queued
 
     const canceled = await cancel(task.id);

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject, StreamResponse, Task } from '../src/protocol/types.ts';
+import { scanKeys } from '../src/redis/cross-slot.ts';
 import { ROOT, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
 import { openSse } from './support/sse.ts';
 import { artifactText, cancelPropagation, client, fanoutMessage, neverStarted, stateOf, statusText } from './support/coordination.ts';
@@ -208,12 +209,10 @@ describe('owners and idempotency', () => {
     const coordinators = listed.tasks.filter((t) => gatewayMetadata(t).parentTaskId === undefined);
     expect(coordinators.map((t) => t.id)).toEqual([coordinator.id]);
     let children = 0;
-    let cursor = '0';
-    do {
-      const [next, keys] = await gw.redis.scan(cursor, 'MATCH', `${gw.prefix}:{*}:task`, 'COUNT', 1000);
-      cursor = next;
+    // Every master's keys on a Cluster (SCAN walks one node's).
+    for await (const keys of scanKeys(gw.redis, `${gw.prefix}:{*}:task`, 1000)) {
       for (const key of keys) if ((await gw.redis.hget(key, 'parentTaskId')) === coordinator.id) children += 1;
-    } while (cursor !== '0');
+    }
     expect(children).toBe(4);
 
     for (const [method, params] of [

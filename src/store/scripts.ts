@@ -194,6 +194,21 @@ function scriptSources(mode: 'plain' | 'sharded' = 'plain'): Map<string, ScriptS
   return sources;
 }
 
+/**
+ * A script of any number of keys, by EVALSHA (EVAL when Redis does not have it yet). Not an
+ * ioredis custom command: those take the key count as their first argument, which ioredis' Cluster
+ * auto-pipelining then mistakes for the first key and routes by its slot.
+ */
+async function runVariadic(redis: RedisClient, lua: string, keys: readonly string[], argv: readonly (string | number)[]): Promise<ScriptReply> {
+  const sha = createHash('sha1').update(lua).digest('hex');
+  try {
+    return (await redis.evalsha(sha, keys.length, ...keys, ...argv)) as ScriptReply;
+  } catch (error) {
+    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+    return (await redis.eval(lua, keys.length, ...keys, ...argv)) as ScriptReply;
+  }
+}
+
 const modeOf = (redis: RedisClient): 'plain' | 'sharded' => (isCluster(redis) ? 'sharded' : 'plain');
 
 /** The Lua source of a script as `redis` runs it (SPUBLISH on a Cluster): for tests. */
@@ -210,7 +225,7 @@ export function scriptSource(name: ScriptName, redis: RedisClient): string | und
 export function defineScripts(redis: RedisClient, replay: ReplayBound = DEFAULT_REPLAY_BOUND): ScriptRunner {
   const sources = scriptSources(modeOf(redis));
   for (const [name, source] of sources) {
-    if (!(name in redis)) redis.defineCommand(name, source.numberOfKeys === undefined ? { lua: source.lua } : { numberOfKeys: source.numberOfKeys, lua: source.lua });
+    if (source.numberOfKeys !== undefined && !(name in redis)) redis.defineCommand(name, { numberOfKeys: source.numberOfKeys, lua: source.lua });
   }
   const checkSlots = process.env[SLOT_CHECK_ENV] === '1';
   return async (name, keys, args) => {
@@ -220,11 +235,12 @@ export function defineScripts(redis: RedisClient, replay: ReplayBound = DEFAULT_
     if (source.numberOfKeys !== undefined && keys.length !== source.numberOfKeys) {
       throw new Error(`Script ${name} takes ${source.numberOfKeys} keys, got ${keys.length}`);
     }
+    const bound = source.boundsEvents ? [replay.maxEvents, replay.maxAgeMs, replay.pushHoldMaxEvents] : [];
+    const argv = [...args, ...bound, ...(source.once ? [newId()] : [])];
+    if (source.numberOfKeys === undefined) return runVariadic(redis, source.lua, keys, argv);
     const command = (redis as unknown as Record<string, (...a: (string | number)[]) => Promise<ScriptReply>>)[name];
     if (command === undefined) throw new Error(`Script ${name} is not defined on this connection`);
-    const bound = source.boundsEvents ? [replay.maxEvents, replay.maxAgeMs, replay.pushHoldMaxEvents] : [];
-    const keyCount = source.numberOfKeys === undefined ? [keys.length] : [];
-    return command.call(redis, ...keyCount, ...keys, ...args, ...bound, ...(source.once ? [newId()] : []));
+    return command.call(redis, ...keys, ...argv);
   };
 }
 
