@@ -37,3 +37,40 @@ export async function tenantBusyOwners(connection: RedisClient, prefix: string, 
   const count = await connection.eval(TENANT_SHARE_LUA, 1, tenantOwnersKey(prefix, ownerKey), ownerKey, windowMs);
   return Math.max(1, Number(count));
 }
+
+/** How long this process trusts an owner's mark (well inside the window) and a tenant's count. */
+const MARK_REFRESH_MS = 30_000;
+const COUNT_FRESH_MS = 1_000;
+/** Past this many owners or tenants remembered, the memo starts over (it only saves round trips). */
+const MEMO_LIMIT = 10_000;
+
+/**
+ * tenantBusyOwners with a per-process memo, so a queued turn usually costs no Redis round trip:
+ * an owner marked busy less than MARK_REFRESH_MS ago is still busy (its window is ten times
+ * longer), and its tenant's count read less than COUNT_FRESH_MS ago is reused. An owner's first
+ * turn, or its first after a while, always asks Redis, so a tenant whose crowd grows is seen as
+ * growing at each new owner; the count a burst reuses is at most a second old.
+ */
+export class TenantShare {
+  private readonly markedAt = new Map<string, number>();
+  private readonly counted = new Map<string, { count: number; atMs: number }>();
+
+  constructor(
+    private readonly connection: RedisClient,
+    private readonly prefix: string,
+    private readonly windowMs = TENANT_SHARE_WINDOW_MS,
+  ) {}
+
+  async busyOwners(ownerKey: string, nowMs = Date.now()): Promise<number> {
+    const tenant = tenantKeyOf(ownerKey);
+    const marked = this.markedAt.get(ownerKey);
+    const count = this.counted.get(tenant);
+    if (marked !== undefined && nowMs - marked < MARK_REFRESH_MS && count !== undefined && nowMs - count.atMs < COUNT_FRESH_MS) return count.count;
+    const fresh = await tenantBusyOwners(this.connection, this.prefix, ownerKey, this.windowMs);
+    if (this.markedAt.size >= MEMO_LIMIT) this.markedAt.clear();
+    if (this.counted.size >= MEMO_LIMIT) this.counted.clear();
+    this.markedAt.set(ownerKey, nowMs);
+    this.counted.set(tenant, { count: fresh, atMs: nowMs });
+    return fresh;
+  }
+}

@@ -9,7 +9,7 @@ import { isCluster, type RedisClient } from '../src/redis/connection.ts';
 import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
 import { traceCarrier, withActive, type TraceContext } from '../src/telemetry/spans.ts';
 import { ownerFromKey } from '../src/store/task-store.ts';
-import { tenantBusyOwners } from './tenant-share.ts';
+import { TenantShare } from './tenant-share.ts';
 
 export interface TurnJobData {
   taskId: string;
@@ -64,12 +64,15 @@ export function createTurnQueue(connection: RedisClient, prefix: string, agent: 
 /** Every agent's turn queue on one connection, created when first needed. */
 export class TurnQueues {
   private readonly queues = new Map<string, Queue<TurnJobData>>();
+  private readonly tenantShare: TenantShare;
 
   constructor(
     private readonly connection: RedisClient,
     private readonly prefix: string,
     private readonly onError: (error: Error) => void = () => undefined,
-  ) {}
+  ) {
+    this.tenantShare = new TenantShare(connection, prefix);
+  }
 
   /** The queue of an agent's turns. */
   of(agent: string): Queue<TurnJobData> {
@@ -89,7 +92,7 @@ export class TurnQueues {
 
   /** How many owners of this owner's tenant have turns queued lately, this one included (see tenant-share.ts). */
   tenantBusyOwners(ownerKey: string): Promise<number> {
-    return tenantBusyOwners(this.connection, this.prefix, ownerKey);
+    return this.tenantShare.busyOwners(ownerKey);
   }
 
   async close(): Promise<void> {
