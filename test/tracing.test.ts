@@ -18,6 +18,9 @@ import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './suppo
 import { startFakeOpenAIServer, type FakeOpenAIServer } from './support/fake-openai-server.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 import { startTestGateway } from './support/harness.ts';
+import { SendMessageRequest, type SendMessageResponse } from '@a2a-js/sdk';
+import { metadataOf, rawGrpc } from './support/grpc.ts';
+import { freePort } from './support/redis-server.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -32,6 +35,7 @@ let webhooks: WebhookReceiver;
 let gateway: GatewayProcess;
 let worker: WorkerProcess;
 let configDir: string;
+let grpcPort: number;
 const prefix = uniquePrefix('tracing');
 const redis = new Redis(REDIS_URL);
 
@@ -54,7 +58,8 @@ beforeAll(async () => {
       },
     }),
   );
-  const env = { A2A_CONFIG: configFile, A2A_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', A2A_DATA_DIR: configDir, A2A_PUSH_ALLOWED_HOSTS: '127.0.0.1' };
+  grpcPort = await freePort();
+  const env = { A2A_GRPC_PORT: String(grpcPort), A2A_CONFIG: configFile, A2A_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', A2A_DATA_DIR: configDir, A2A_PUSH_ALLOWED_HOSTS: '127.0.0.1' };
   worker = await spawnWorkerProcess(prefix, env);
   gateway = await spawnGatewayProcess(prefix, env);
 }, 60_000);
@@ -169,6 +174,28 @@ describe('one trace per task turn, across the gateway and worker processes', () 
     expect((missing.body.error as Json).code).toBe(-32001);
     const [refused] = await traceOf(refusedTrace, (all) => all.length > 0);
     expect(refused).toMatchObject({ name: 'GetTask', attributes: { 'a2a.method': 'GetTask', 'a2a.error.code': -32001, 'a2a.error.reason': 'TASK_NOT_FOUND', 'error.type': 'TASK_NOT_FOUND' } });
+  });
+
+  it('gRPC SendMessage: the call metadata\'s traceparent is the parent of the call\'s SERVER span, and the turn continues it', async () => {
+    const traceId = hex(16);
+    const callerSpanId = hex(8);
+    const grpc = rawGrpc(`127.0.0.1:${grpcPort}`);
+    try {
+      const message = { messageId: hex(8), role: 'ROLE_USER', parts: [{ text: 'echo over grpc' }] };
+      const sent = await grpc.unary<SendMessageResponse>('sendMessage', SendMessageRequest.fromJSON({ message }), metadataOf({ 'a2a-version': '1.0', 'a2a-agent': 'demo', traceparent: `00-${traceId}-${callerSpanId}-01` }));
+      expect(sent.error).toBeUndefined();
+      const spans = await traceOf(traceId, (all) => all.some((span) => span.name === 'invoke_agent demo') && all.some((span) => span.kind === SERVER));
+      const call = spans.find((span) => span.kind === SERVER) as ReceivedSpan;
+      expect(call).toMatchObject({
+        name: 'lf.a2a.v1.A2AService/SendMessage',
+        parentSpanId: callerSpanId,
+        attributes: { 'rpc.system': 'grpc', 'rpc.service': 'lf.a2a.v1.A2AService', 'rpc.method': 'SendMessage', 'rpc.grpc.status_code': 0, 'a2a.binding': 'grpc', 'a2a.method': 'SendMessage', 'a2a.agent': 'demo' },
+      });
+      const adapter = spans.find((span) => span.name === 'invoke_agent demo') as ReceivedSpan;
+      expect(ancestry(spans, adapter).map((span) => span.name)).toEqual(['invoke_agent demo', 'turn demo', 'lf.a2a.v1.A2AService/SendMessage']);
+    } finally {
+      grpc.close();
+    }
   });
 
   it('a request without traceparent starts a trace of its own, and the job carries it to the worker', async () => {

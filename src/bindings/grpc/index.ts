@@ -19,6 +19,8 @@ import type { OperationRegistry } from '../../operations/registry.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { LimitExceededError } from '../../limits/limit-refusal.ts';
 import type { TaskService } from '../../tasks/service.ts';
+import { observeGrpcCall } from '../../telemetry/grpc-call-observer.ts';
+import type { TraceContext } from '../../telemetry/spans.ts';
 import { toA2AError } from '../errors.ts';
 import { authenticateCaller, type AuthenticationStep } from '../http/authenticate.ts';
 import { describeJsonBound, JsonComplexityScanner, jsonBoundReason } from '../http/json-complexity.ts';
@@ -60,7 +62,7 @@ function checkJsonBounds(params: Record<string, unknown>, limits: JsonLimits): v
 }
 
 /** The steps before the operation; throws the refusal. */
-async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWritableStream<DecodedRequest, unknown>, method: GrpcMethod, options: GrpcBindingOptions, notes: CallNotes): Promise<AdmittedCall> {
+async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWritableStream<DecodedRequest, unknown>, method: GrpcMethod, options: GrpcBindingOptions, notes: CallNotes, trace: TraceContext): Promise<AdmittedCall> {
   const headers = callHeaders(call.metadata);
   const decoded = call.request;
   const params = 'message' in decoded ? method.requestJson(decoded.message) : {};
@@ -82,6 +84,7 @@ async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWrit
   checkJsonBounds(params, options.jsonLimits);
   const context: RequestContext = {
     principal,
+    trace,
     lastEventId: lastEventIdOf(headers),
     requestedExtensions: requestedExtensionsOf((name) => headers.header(name)),
     announceExtensions: (uris) => {
@@ -117,14 +120,28 @@ function refusal(error: unknown, options: GrpcBindingOptions, method: GrpcMethod
   return grpcStatusOf(a2a);
 }
 
+/** The call's access line and (tracing on) SERVER span, both ended by the returned function with the call's status. */
+function startCall(metadata: Metadata, method: GrpcMethod, notes: CallNotes, options: GrpcBindingOptions): ((code: number) => void) & { trace: TraceContext } {
+  const line = startAccessLine(metadata, { path: method.path, operation: method.operation.name }, notes, options.accessLog ? options.logger : undefined);
+  const headers = callHeaders(metadata);
+  const observed = observeGrpcCall(method.path, method.operation.name, (name) => headers.header(name));
+  return Object.assign(
+    (code: number) => {
+      line(code);
+      observed.end(code, notes);
+    },
+    { trace: observed.trace },
+  );
+}
+
 function unaryHandler(method: GrpcMethod, options: GrpcBindingOptions) {
   return (call: ServerUnaryCall<DecodedRequest, unknown>, callback: sendUnaryData<unknown>): void => {
     const notes: CallNotes = {};
-    const log = startAccessLine(call.metadata, { path: method.path, operation: method.operation.name }, notes, options.accessLog ? options.logger : undefined);
+    const log = startCall(call.metadata, method, notes, options);
     void (async () => {
       try {
         if (method.operation.streaming) throw new Error(`${method.operation.name} streams`);
-        const { deps, context, params } = await admit(call, method, options, notes);
+        const { deps, context, params } = await admit(call, method, options, notes, log.trace);
         const result = await runUnary(method.operation, params, context, deps);
         callback(null, method.response(result));
         log(GrpcStatus.OK);
@@ -140,11 +157,11 @@ function unaryHandler(method: GrpcMethod, options: GrpcBindingOptions) {
 function streamHandler(method: GrpcMethod, options: GrpcBindingOptions) {
   return (call: ServerWritableStream<DecodedRequest, unknown>): void => {
     const notes: CallNotes = {};
-    const log = startAccessLine(call.metadata, { path: method.path, operation: method.operation.name }, notes, options.accessLog ? options.logger : undefined);
+    const log = startCall(call.metadata, method, notes, options);
     void (async () => {
       try {
         if (!method.operation.streaming) throw new Error(`${method.operation.name} does not stream`);
-        const { deps, context, params } = await admit(call, method, options, notes);
+        const { deps, context, params } = await admit(call, method, options, notes, log.trace);
         const plan = await openStream(method.operation, params, context, deps);
         if (call.cancelled) {
           plan.onStreamEnd?.();
