@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './redis-server.ts';
+import { freePort, whenRedisReady } from './redis-server.ts';
 
 export interface ClusterNode {
   port: number;
@@ -75,21 +75,7 @@ async function startNode(port: number, dir: string, options: ClusterOptions): Pr
   ];
   const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`cluster node on port ${port} not ready after 15 s:\n${out}`)), 15_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`cluster node on port ${port} exited (${String(code)}) before it was ready:\n${out}`));
-    });
-  });
+  await whenRedisReady(child, `cluster node on port ${port}`);
   // The node's log is not needed once it is up; draining it keeps the pipe from filling.
   child.stdout?.resume();
   child.stderr?.resume();

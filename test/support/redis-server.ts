@@ -37,21 +37,7 @@ export async function startOwnRedis(options: { args?: string[] } = {}): Promise<
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`redis-server not ready after 15 s:\n${out}`)), 15_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited (${String(code)}) before it was ready:\n${out}`));
-    });
-  });
+  await whenRedisReady(child, 'redis-server');
   const pid = child.pid as number;
   return {
     url: `redis://127.0.0.1:${port}`,
@@ -67,4 +53,23 @@ export async function startOwnRedis(options: { args?: string[] } = {}): Promise<
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Resolves once a spawned redis-server says it accepts connections; rejects if it exits first or takes 15 s. */
+export function whenRedisReady(child: ChildProcess, name: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${name} not ready after 15 s:\n${out}`)), 15_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${String(code)}) before it was ready:\n${out}`));
+    });
+  });
 }
