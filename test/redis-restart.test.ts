@@ -14,6 +14,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventHub } from '../src/events/hub.ts';
 import { startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
+import { whenRedisReady } from './support/redis-server.ts';
 import { openSse, type SseEvent, type SseReader } from './support/sse.ts';
 
 const HEADERS = { 'Content-Type': 'application/json', 'A2A-Version': '1.0' };
@@ -59,24 +60,7 @@ class RedisProcess {
     );
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    let out = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server not ready after 15 s:\n${out}`)), 15_000);
-      child.stdout?.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.stderr?.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited (${String(code)}) before it was ready:\n${out}`));
-      });
-    });
+    await whenRedisReady(child, 'redis-server');
   }
 
   /** SIGKILL: no shutdown, no final fsync beyond what `appendfsync always` already did. */

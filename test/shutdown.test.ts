@@ -16,7 +16,8 @@ import { SubscribeToTaskRequest } from '@a2a-js/sdk';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { detailsOf, eventIdOf, metadataOf, rawGrpc } from './support/grpc.ts';
 import { compareEventIds } from '../src/events/hub.ts';
-import { createStoredTask, REDIS_URL, ROOT, rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
+import { whenChildReady } from './support/child-ready.ts';
+import { createStoredTask, isRunning, REDIS_URL, ROOT, rpc, spawnWorkerProcess, startTestGateway, stopWorkerProcesses, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 
 // Long enough that recovery by stall detection would take far longer than this test allows.
 const SLOW_STALL_ENV = { A2A_LOCK_DURATION_MS: '60000', A2A_STALLED_INTERVAL_MS: '30000', A2A_SHUTDOWN_GRACE_MS: '200', A2A_ADAPTER_OPTIONS: '{"stepMs":50}' };
@@ -64,14 +65,16 @@ describe('worker shutdown', () => {
     expect(record.handBacks).toBe(1);
     expect(record.workerId).toContain(`:${second.pid}:`);
     expect(record.outcome).toBe('TASK_STATE_COMPLETED');
+    // The next test's turn must land only on workers configured for it.
+    await stopWorkerProcesses(pair);
   });
 
   it('does not count hand-backs as attempts: a turn handed back three times with maxTurnAttempts 2 completes', async () => {
     const env = { ...SLOW_STALL_ENV, A2A_MAX_TURN_ATTEMPTS: '2' };
-    // Four more workers up front, so each hand-back finds a live one at once (a worker left
-    // running by an earlier test may take the turn too).
+    // Four workers up front, so each hand-back finds a live one at once; no other worker runs,
+    // so the one that finishes the turn is also limited to two attempts.
     for (let i = 0; i < 4; i++) workers.push(await spawnWorkerProcess(gw.prefix, env));
-    const running = (): WorkerProcess[] => workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    const running = (): WorkerProcess[] => workers.filter(isRunning);
     const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 120'), configuration: { returnImmediately: true } });
     const taskId = ((reply.body.result as { task: { id: string } }).task).id;
     const keys = { task: `${gw.prefix}:{${taskId}}:task`, lease: `${gw.prefix}:{${taskId}}:lease`, events: `${gw.prefix}:{${taskId}}:events` };
@@ -103,8 +106,7 @@ describe('worker shutdown', () => {
     expect(deadline).not.toBeNull();
     expect(await gw.redis.hget(keys.task, 'turnDeadlineAtMs')).toBe(deadline);
     // The next test's turn must not land on workers configured for this one.
-    for (const w of running()) w.kill('SIGKILL');
-    await Promise.all(workers.map((w) => w.exited));
+    await stopWorkerProcesses(workers);
   }, 180_000);
 
   it('hands a turn back, not cancels it, when shutdown begins while its lease is being taken', async () => {
@@ -145,15 +147,13 @@ describe('gateway shutdown', () => {
     onTestFinished(() => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     });
-    let banner = '';
-    const [rpcUrl, grpcAddress] = await new Promise<[string, string]>((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        banner += chunk.toString();
+    const { value: [rpcUrl, grpcAddress] } = await whenChildReady(child, {
+      name: 'gateway process',
+      ready: (banner): [string, string] | undefined => {
         const url = /JSON-RPC:\s+(\S+)/.exec(banner)?.[1];
         const address = /gRPC:\s+(\S+)/.exec(banner)?.[1];
-        if (url !== undefined && address !== undefined) resolve([url, address]);
-      });
-      setTimeout(() => reject(new Error(`serve did not start: ${banner}`)), 30_000).unref();
+        return url !== undefined && address !== undefined ? [url, address] : undefined;
+      },
     });
 
     const reply = await rpc(rpcUrl, 'SendMessage', { message: textMessage('long 40'), configuration: { returnImmediately: true } });

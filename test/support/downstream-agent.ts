@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentStats } from '../fixtures/downstream-agent/file-task-store.ts';
+import { printed, whenChildReady } from './child-ready.ts';
 import { ROOT } from './harness.ts';
 
 export interface DownstreamAgentProcess {
@@ -52,28 +53,7 @@ async function launch(args: string[], env: Record<string, string>): Promise<{ ch
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`downstream agent not ready after 30 s:\n${out}`));
-    }, 30_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('downstream agent listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    // Drained so a chatty agent never blocks on a full pipe.
-    child.stderr?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`downstream agent exited (${signal ?? code}) before it was ready:\n${out}`));
-    });
-  });
+  await whenChildReady(child, { name: 'downstream agent', ready: printed('downstream agent listening') });
   return { child, exited };
 }
 

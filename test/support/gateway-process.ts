@@ -2,6 +2,7 @@
 // process of its own: tracing across processes, SIGTERM drains). Stopped by its pid only.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { whenChildReady } from './child-ready.ts';
 import { REDIS_URL, ROOT } from './harness.ts';
 
 export interface GatewayProcess {
@@ -24,36 +25,12 @@ export async function spawnGatewayProcess(prefix: string, env: Record<string, st
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`gateway process not ready after 30 s:\n${out}`));
-    }, 30_000);
-    const poll = setInterval(() => {
-      const found = /agent card: (http:\/\/[^/\s]+)\//.exec(out)?.[1];
-      if (found === undefined) return;
-      clearInterval(poll);
-      clearTimeout(timer);
-      resolve(found);
-    }, 50);
-    child.once('exit', () => {
-      clearInterval(poll);
-      clearTimeout(timer);
-      reject(new Error(`gateway process exited before it was ready:\n${out}`));
-    });
-  });
+  const { value: url, output } = await whenChildReady(child, { name: 'gateway process', ready: (out) => /agent card: (http:\/\/[^/\s]+)\//.exec(out)?.[1] });
   return {
     child,
     url,
-    metricsUrl: /metrics: +(\S+)/.exec(out)?.[1],
-    output: () => out,
+    metricsUrl: /metrics: +(\S+)/.exec(output())?.[1],
+    output,
     exited,
     kill: (signal = 'SIGKILL') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);

@@ -20,6 +20,7 @@ import type { PushResolver } from '../../src/push/receiver-policy.ts';
 import { RecentTaskIndex } from '../../src/store/recent-tasks.ts';
 import { isCluster, type RedisClient } from '../../src/redis/connection.ts';
 import { scanKeys } from '../../src/redis/cross-slot.ts';
+import { printed, whenChildReady } from './child-ready.ts';
 
 export const REDIS_URL = process.env.A2A_TEST_REDIS_URL ?? process.env.A2A_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Seeds of the Redis Cluster the suite runs on, or '' for the single Redis at REDIS_URL. */
@@ -227,26 +228,7 @@ export async function spawnWorkerProcess(prefix: string, env: Record<string, str
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    const onData = (chunk: Buffer): void => {
-      out += chunk.toString();
-      if (out.includes('a2a-gateway worker:')) {
-        child.stdout?.off('data', onData);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.once('exit', () => reject(new Error(`worker process exited before it was ready:\n${out}`)));
-    setTimeout(() => {
-      // The caller never gets a handle to a worker that failed to start: stop it here.
-      child.kill('SIGKILL');
-      reject(new Error(`worker process not ready after 30 s:\n${out}`));
-    }, 30_000).unref();
-  });
+  await whenChildReady(child, { name: 'worker process', ready: printed('a2a-gateway worker:') });
   return {
     child,
     pid: child.pid as number,

@@ -76,9 +76,6 @@ async function startNode(port: number, dir: string, options: ClusterOptions): Pr
   const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await whenRedisReady(child, `cluster node on port ${port}`);
-  // The node's log is not needed once it is up; draining it keeps the pipe from filling.
-  child.stdout?.resume();
-  child.stderr?.resume();
   const isRunning = (): boolean => child.exitCode === null && child.signalCode === null;
   return {
     port,

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { printed, whenChildReady } from './child-ready.ts';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -55,21 +56,7 @@ export async function startOwnRedis(options: { args?: string[] } = {}): Promise<
   };
 }
 
-/** Resolves once a spawned redis-server says it accepts connections; rejects if it exits first or takes 15 s. */
-export function whenRedisReady(child: ChildProcess, name: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`${name} not ready after 15 s:\n${out}`)), 15_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited (${String(code)}) before it was ready:\n${out}`));
-    });
-  });
+/** Resolves once a spawned redis-server says it accepts connections; rejects (and kills it) if it exits first or takes 15 s. */
+export async function whenRedisReady(child: ChildProcess, name: string): Promise<void> {
+  await whenChildReady(child, { name, ready: printed('Ready to accept connections'), timeoutMs: 15_000 });
 }
