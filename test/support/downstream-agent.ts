@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentStats } from '../fixtures/downstream-agent/file-task-store.ts';
+import { nodeEntryArgs } from './compiled-sources.ts';
 import { ROOT } from './harness.ts';
 
 export interface DownstreamAgentProcess {
@@ -46,7 +47,7 @@ export async function freePort(): Promise<number> {
 }
 
 async function launch(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; exited: Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/fixtures/downstream-agent/main.ts'), ...args], {
+  const child = spawn(process.execPath, [...nodeEntryArgs('test/fixtures/downstream-agent/main.ts'), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
