@@ -1,7 +1,7 @@
 // The repository's TypeScript, transpiled to plain JavaScript once per test run, for the worker,
 // gateway and fixture processes the suites spawn. Started through `--import tsx`, each of those
-// processes paid about 1.3 CPU-s more to become ready than the same code as .js (tsx's loader
-// thread sits between every module and the engine); the suites start a few hundred of them per run.
+// processes paid about 1.1 CPU-s more to become ready than the same code as .js (tsx's loader
+// thread sits between every module and the engine); a suite run starts ninety or so.
 //
 // The output mirrors the repository's layout (src/cli/main.ts → <dir>/src/cli/main.js) next to a
 // copy of package.json, so what modules read relative to import.meta.url resolves as it does in
