@@ -21,6 +21,7 @@ export default defineConfig({
   test: {
     ...base.test,
     include: CLUSTER_SUITES,
-    globalSetup: ['test/support/cluster-global-setup.ts'],
+    // The base config's build of plain-JS sources for spawned processes, then the cluster.
+    globalSetup: ['test/support/compiled-sources-global-setup.ts', 'test/support/cluster-global-setup.ts'],
   },
 });

@@ -1,18 +1,17 @@
 // The README contract, as a new user meets it: `start` prints where the card is and a curl
 // line that works as printed; a missing Redis or a bad setting is one clear line and exit 1.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { nodeEntryArgs } from './support/compiled-sources.ts';
 import { deletePrefix, REDIS_URL, ROOT, uniquePrefix } from './support/harness.ts';
 
 const execFileAsync = promisify(execFile);
-const CLI = join(ROOT, 'src/cli/main.ts');
 
 function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...nodeEntryArgs('src/cli/main.ts'), ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
     });
   });
@@ -30,7 +29,7 @@ describe('a2a-gateway start', () => {
   });
 
   it('prints the agent card URL and a curl line that works as printed', async () => {
-    child = spawn(process.execPath, ['--import', 'tsx', CLI, 'start'], {
+    child = spawn(process.execPath, [...nodeEntryArgs('src/cli/main.ts'), 'start'], {
       cwd: ROOT,
       env: { ...process.env, A2A_PORT: '0', A2A_KEY_PREFIX: prefix, A2A_REDIS_URL: REDIS_URL, A2A_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -14,9 +14,9 @@ import { loadGatewayKeys } from '../src/auth/keys/gateway-keys.ts';
 import { loadOrCreatePrivateJwk, publicJwkOf } from '../src/auth/keys/key-file.ts';
 import { configSchema } from '../src/config/schema.ts';
 import { jwksResponseBody, registerJwksRoute } from '../src/gateway/well-known-keys.ts';
+import { nodeEntryArgs } from './support/compiled-sources.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const TOKEN_CLI = join(ROOT, 'src/cli/token.ts');
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
@@ -161,7 +161,7 @@ function runTokenCli(args: string[], env: Record<string, string>): Promise<{ cod
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   if (env.A2A_CONFIG === undefined) delete childEnv.A2A_CONFIG;
   return new Promise((resolvePromise) => {
-    execFile(process.execPath, ['--import', 'tsx', TOKEN_CLI, ...args], { cwd: ROOT, env: childEnv, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...nodeEntryArgs('src/cli/token.ts'), ...args], { cwd: ROOT, env: childEnv, timeout: 30_000 }, (error, stdout, stderr) => {
       resolvePromise({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
     });
   });

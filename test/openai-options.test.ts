@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveApiKey } from '../adapters/openai/api-key.ts';
 import { parseOpenAIOptions } from '../adapters/openai/options.ts';
 import { loadAdapter } from '../adapters/module-loader.ts';
+import { nodeEntryArgs } from './support/compiled-sources.ts';
 import { REDIS_URL, ROOT, uniquePrefix } from './support/harness.ts';
 
 const BASE = { baseURL: 'http://127.0.0.1:11434/v1', model: 'llama3' };
@@ -101,7 +102,7 @@ describe('loading the adapter by id', () => {
 
   it('a bad option stops `a2a-gateway start` with one line naming it', async () => {
     const prefix = uniquePrefix('openai-opts');
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'start'], {
+    const child = spawn(process.execPath, [...nodeEntryArgs('src/cli/main.ts'), 'start'], {
       cwd: ROOT,
       env: {
         ...process.env,

@@ -4,7 +4,6 @@
 // resume from, and exits cleanly.
 import { Agents } from '../src/agents/agents.ts';
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { loadAdapter } from '../adapters/module-loader.ts';
@@ -16,6 +15,7 @@ import { SubscribeToTaskRequest } from '@a2a-js/sdk';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { detailsOf, eventIdOf, metadataOf, rawGrpc } from './support/grpc.ts';
 import { compareEventIds } from '../src/events/hub.ts';
+import { nodeEntryArgs } from './support/compiled-sources.ts';
 import { whenChildReady } from './support/child-ready.ts';
 import { createStoredTask, isRunning, REDIS_URL, ROOT, rpc, spawnWorkerProcess, startTestGateway, stopWorkerProcesses, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 
@@ -137,7 +137,7 @@ describe('gateway shutdown', () => {
   it('ends open streams with an SSE retry hint (gRPC ones with UNAVAILABLE and the last event id) and exits 0 on SIGTERM; the task goes on', async () => {
     const worker = await spawnWorkerProcess(gw.prefix, { A2A_ADAPTER_OPTIONS: '{"stepMs":100}' });
     workers.push(worker);
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve'], {
+    const child = spawn(process.execPath, [...nodeEntryArgs('src/cli/main.ts'), 'serve'], {
       cwd: ROOT,
       env: { ...process.env, A2A_PORT: '0', A2A_GRPC_PORT: '0', A2A_KEY_PREFIX: gw.prefix, A2A_REDIS_URL: REDIS_URL, A2A_LOG_LEVEL: 'warn', A2A_AUTH_ENABLED: 'false' },
       stdio: ['ignore', 'pipe', 'pipe'],

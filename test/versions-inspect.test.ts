@@ -1,7 +1,6 @@
 // Invariant 9 (versions are pinned) and the operator's view of a task.
 import { Agents } from '../src/agents/agents.ts';
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatInspection, inspectTask } from '../src/cli/inspect.ts';
@@ -9,6 +8,7 @@ import { createLogger } from '../src/logging/logger.ts';
 import { isCompatibleAdapter } from '../src/runtime/version-policy.ts';
 import { startWorkerRole, type WorkerHandle } from '../src/runtime/worker-role.ts';
 import { GATEWAY_VERSION } from '../src/version.ts';
+import { nodeEntryArgs } from './support/compiled-sources.ts';
 import { REDIS_URL, ROOT, rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
 
 const execFileAsync = promisify(execFile);
@@ -84,7 +84,7 @@ describe('tasks inspect', () => {
     expect(formatInspection(inspection as NonNullable<typeof inspection>)).toMatch(/turn 1: TASK_STATE_COMPLETED, attempts 1/);
 
     // The same through the command line, as an operator runs it.
-    const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'tasks', 'inspect', task.id, '--json'], {
+    const { stdout } = await execFileAsync(process.execPath, [...nodeEntryArgs('src/cli/main.ts'), 'tasks', 'inspect', task.id, '--json'], {
       cwd: ROOT,
       env: { ...process.env, A2A_REDIS_URL: REDIS_URL, A2A_KEY_PREFIX: gw.prefix },
       timeout: 30_000,
@@ -93,7 +93,7 @@ describe('tasks inspect', () => {
   });
 
   it('says so when the task does not exist', async () => {
-    const run = execFileAsync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'tasks', 'inspect', 'no-such-task'], {
+    const run = execFileAsync(process.execPath, [...nodeEntryArgs('src/cli/main.ts'), 'tasks', 'inspect', 'no-such-task'], {
       cwd: ROOT,
       env: { ...process.env, A2A_REDIS_URL: REDIS_URL, A2A_KEY_PREFIX: gw.prefix },
       timeout: 30_000,

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentStats } from '../fixtures/downstream-agent/file-task-store.ts';
 import { printed, whenChildReady } from './child-ready.ts';
+import { nodeEntryArgs } from './compiled-sources.ts';
 import { ROOT } from './harness.ts';
 
 export interface DownstreamAgentProcess {
@@ -47,7 +48,7 @@ export async function freePort(): Promise<number> {
 }
 
 async function launch(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; exited: Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/fixtures/downstream-agent/main.ts'), ...args], {
+  const child = spawn(process.execPath, [...nodeEntryArgs('test/fixtures/downstream-agent/main.ts'), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,9 +1,9 @@
 // A real `a2a-gateway serve` process on a free port (for tests that need the gateway in a
 // process of its own: tracing across processes, SIGTERM drains). Stopped by its pid only.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { whenChildReady } from './child-ready.ts';
 import { REDIS_URL, ROOT } from './harness.ts';
+import { nodeEntryArgs } from './compiled-sources.ts';
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -19,7 +19,7 @@ export interface GatewayProcess {
 }
 
 export async function spawnGatewayProcess(prefix: string, env: Record<string, string> = {}): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve'], {
+  const child = spawn(process.execPath, [...nodeEntryArgs('src/cli/main.ts'), 'serve'], {
     cwd: ROOT,
     env: { ...process.env, A2A_PORT: '0', A2A_KEY_PREFIX: prefix, A2A_REDIS_URL: REDIS_URL, A2A_LOG_LEVEL: 'warn', A2A_AUTH_ENABLED: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

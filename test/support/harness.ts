@@ -21,6 +21,7 @@ import { RecentTaskIndex } from '../../src/store/recent-tasks.ts';
 import { isCluster, type RedisClient } from '../../src/redis/connection.ts';
 import { scanKeys } from '../../src/redis/cross-slot.ts';
 import { printed, whenChildReady } from './child-ready.ts';
+import { nodeEntryArgs } from './compiled-sources.ts';
 
 export const REDIS_URL = process.env.A2A_TEST_REDIS_URL ?? process.env.A2A_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Seeds of the Redis Cluster the suite runs on, or '' for the single Redis at REDIS_URL. */
@@ -212,7 +213,7 @@ export interface WorkerProcess {
 
 /** A real `a2a-gateway worker` process on the given prefix (for tests that SIGKILL one). */
 export async function spawnWorkerProcess(prefix: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'worker'], {
+  const child = spawn(process.execPath, [...nodeEntryArgs('src/cli/main.ts'), 'worker'], {
     cwd: ROOT,
     env: {
       ...process.env,
