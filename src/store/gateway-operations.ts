@@ -12,6 +12,7 @@ import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import { str } from './script-reply.ts';
 import { StoreRole } from './store-role.ts';
+import { taskField, taskItemField } from './task-hash.ts';
 
 export type CreateResult =
   /** `active`: the owner's tasks queued or running now, this one included (its turn's queue priority). */
@@ -97,7 +98,7 @@ export class GatewayOperations extends StoreRole {
     for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ taskId: flat[i] as string, score: Number(flat[i + 1]) });
     if (entries.length === 0) return;
     const taskKeys = entries.map((entry) => this.keys.task(entry.taskId).task);
-    const replies = await pipelineAcrossSlots(this.redis, taskKeys, (pipeline, i) => pipeline.hmget(taskKeys[i] as string, 'state', 'updatedAtMs'));
+    const replies = await pipelineAcrossSlots(this.redis, taskKeys, (pipeline, i) => pipeline.hmget(taskKeys[i] as string, taskField.state, taskField.updatedAtMs));
     const stale = entries.filter((entry, i) => {
       const [state, updatedAtMs] = (replies[i]?.[0]?.[1] ?? []) as (string | null)[];
       return isStaleActive(state ?? undefined, Number(updatedAtMs ?? 0), entry.score, nowMs);
@@ -242,7 +243,7 @@ export class GatewayOperations extends StoreRole {
     const k = this.keys.task(taskId);
     // Read first (one round trip, as for any other owner): whether the message needs the owner's
     // say. Only the script's own checks count; a state changed meanwhile is handled after it.
-    const [storedOwner, contextId, state, awaiting] = await this.redis.hmget(k.task, 'owner', 'contextId', 'state', 'awaitingChild');
+    const [storedOwner, contextId, state, awaiting] = await this.redis.hmget(k.task, taskField.owner, taskField.contextId, taskField.state, taskField.awaitingChild);
     if (storedOwner !== ownerKey || typeof contextId !== 'string') return { kind: 'not-found' };
     // Bad input changes nothing, not even the owner's slot (the script checks it again, atomically).
     if (input.contextId !== undefined && input.contextId !== contextId) return { kind: 'context-mismatch' };
@@ -340,7 +341,7 @@ export class GatewayOperations extends StoreRole {
    * apart); the script still checks the owner, atomically.
    */
   private async ownContextId(taskKey: string, ownerKey: string): Promise<string | undefined> {
-    const [owner, contextId] = await this.redis.hmget(taskKey, 'owner', 'contextId');
+    const [owner, contextId] = await this.redis.hmget(taskKey, taskField.owner, taskField.contextId);
     return owner === ownerKey && contextId !== null ? contextId : undefined;
   }
 
@@ -380,7 +381,7 @@ export class GatewayOperations extends StoreRole {
   async readEventsAfter(taskId: string, afterId: string, count: number): Promise<{ events: StoredEvent[]; trimmed: TrimmedEvents }> {
     const k = this.keys.task(taskId);
     const start = afterId === '' ? '-' : `(${afterId}`;
-    const replies = (await this.redis.multi().hmget(k.task, 'eventsTrimmedThrough', 'eventsTrimmed').xrange(k.events, start, '+', 'COUNT', count).exec()) ?? [];
+    const replies = (await this.redis.multi().hmget(k.task, taskField.eventsTrimmedThrough, taskField.eventsTrimmed).xrange(k.events, start, '+', 'COUNT', count).exec()) ?? [];
     for (const [error] of replies) if (error !== null) throw error;
     const [throughId, trimmedCount] = (replies[0]?.[1] ?? []) as (string | null)[];
     const entries = (replies[1]?.[1] ?? []) as [string, string[]][];
@@ -406,17 +407,17 @@ export class GatewayOperations extends StoreRole {
 
   /** The digest of the content a task's message was taken with, or undefined (unknown message, or a task from before digests). */
   async messageDigest(taskId: string, messageId: string): Promise<string | undefined> {
-    const digest = await this.redis.hget(this.keys.task(taskId).task, `digest:${messageId}`);
+    const digest = await this.redis.hget(this.keys.task(taskId).task, taskItemField('digest', messageId));
     return digest === null || digest === '' ? undefined : digest;
   }
 
   /** The coordinator a sub-agent's task hangs off, from the server's own link (never from metadata a caller sent). */
   async parentOf(taskId: string): Promise<string | undefined> {
-    return (await this.redis.hget(this.keys.task(taskId).task, 'parentTaskId')) ?? undefined;
+    return (await this.redis.hget(this.keys.task(taskId).task, taskField.parentTaskId)) ?? undefined;
   }
 
   /** The stored owner key of a task, used where the caller is a worker, not a principal. */
   async taskOwnerKey(taskId: string): Promise<string | undefined> {
-    return (await this.redis.hget(this.keys.task(taskId).task, 'owner')) ?? undefined;
+    return (await this.redis.hget(this.keys.task(taskId).task, taskField.owner)) ?? undefined;
   }
 }

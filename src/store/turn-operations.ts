@@ -7,6 +7,7 @@ import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import type { StepRecord, TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
 import { str } from './script-reply.ts';
 import { StoreRole } from './store-role.ts';
+import { taskField, taskItemField } from './task-hash.ts';
 
 export type LeaseResult =
   | { kind: 'gone' }
@@ -71,9 +72,6 @@ export class StaleLeaseError extends Error {
     this.name = 'StaleLeaseError';
   }
 }
-
-/** Task hash field prefix of an adapter's values (ctx.adapterState). */
-const ADAPTER_STATE_FIELD = 'adapter:';
 
 export class TurnOperations extends StoreRole {
   async acquireLease(input: {
@@ -147,7 +145,7 @@ export class TurnOperations extends StoreRole {
   async releaseLease(taskId: string, workerId: string, generation: number): Promise<void> {
     const k = this.keys.task(taskId);
     await this.redis.eval(
-      "if redis.call('HGET', KEYS[1], 'leaseGeneration') == ARGV[2] and redis.call('GET', KEYS[2]) == ARGV[1] then return redis.call('DEL', KEYS[2]) end return 0",
+      `if redis.call('HGET', KEYS[1], '${taskField.leaseGeneration}') == ARGV[2] and redis.call('GET', KEYS[2]) == ARGV[1] then return redis.call('DEL', KEYS[2]) end return 0`,
       2,
       k.task,
       k.lease,
@@ -312,7 +310,7 @@ export class TurnOperations extends StoreRole {
     const event: StreamResponse = {
       statusUpdate: { taskId: input.taskId, contextId: input.contextId, status: input.status, metadata: { cancellation: stage } },
     };
-    const field = input.interruptedTurn === undefined ? 'cancelAcknowledgedAtMs' : `interruptAcknowledged:${input.interruptedTurn}`;
+    const field = input.interruptedTurn === undefined ? taskField.cancelAcknowledgedAtMs : taskItemField('interruptAcknowledged', input.interruptedTurn);
     const reply = await this.run('acknowledgeCancel', [k.task, k.events, k.pushCursors], [input.generation, this.keys.eventChannel(input.taskId), input.now.getTime(), JSON.stringify(event), field]);
     if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
     if (input.interruptedTurn === undefined) cancelStages.inc({ stage: 'acknowledged' });
@@ -344,7 +342,7 @@ export class TurnOperations extends StoreRole {
 
   /** An adapter's value for this task (ctx.adapterState), or undefined. */
   async readAdapterState(taskId: string, key: string): Promise<JsonValue | undefined> {
-    const raw = await this.redis.hget(this.keys.task(taskId).task, `${ADAPTER_STATE_FIELD}${key}`);
+    const raw = await this.redis.hget(this.keys.task(taskId).task, taskItemField('adapterState', key));
     return raw === null ? undefined : (JSON.parse(raw) as JsonValue);
   }
 
@@ -354,11 +352,11 @@ export class TurnOperations extends StoreRole {
    */
   async writeAdapterState(taskId: string, generation: number, key: string, value: JsonValue): Promise<void> {
     const ok = await this.redis.eval(
-      "if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return 0 end redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]) return 1",
+      `if redis.call('HGET', KEYS[1], '${taskField.leaseGeneration}') ~= ARGV[1] then return 0 end redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]) return 1`,
       1,
       this.keys.task(taskId).task,
       generation,
-      `${ADAPTER_STATE_FIELD}${key}`,
+      taskItemField('adapterState', key),
       JSON.stringify(value),
     );
     if (ok !== 1) throw new StaleLeaseError(taskId);
@@ -368,7 +366,7 @@ export class TurnOperations extends StoreRole {
   async writeTurnRecord(taskId: string, generation: number, record: TurnRecord): Promise<void> {
     const k = this.keys.task(taskId);
     const ok = await this.redis.eval(
-      "if redis.call('HGET', KEYS[1], 'leaseGeneration') ~= ARGV[1] then return 0 end redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) return 1",
+      `if redis.call('HGET', KEYS[1], '${taskField.leaseGeneration}') ~= ARGV[1] then return 0 end redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) return 1`,
       2,
       k.task,
       k.turns,
@@ -398,7 +396,7 @@ export class TurnOperations extends StoreRole {
     if (earlier.length === 0) return [];
     const grouped = await pipelineAcrossSlots(this.redis, earlier.map((id) => this.keys.task(id).task), (pipeline, i) => {
       const k = this.keys.task(earlier[i] as string);
-      pipeline.hmget(k.task, 'owner', 'parentTaskId');
+      pipeline.hmget(k.task, taskField.owner, taskField.parentTaskId);
       pipeline.lrange(k.history, 0, -1);
     });
     const replies = grouped.flat();
