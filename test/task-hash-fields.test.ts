@@ -100,6 +100,11 @@ redis.call('HINCRBY', KEYS[1], 'turnAttempts', -1)`;
     expect(fields).toEqual([...READ_TASK_FIELDS]);
   });
 
+  it('docs/task-store.md lists every field', () => {
+    const doc = readFileSync(join(import.meta.dirname, '..', 'docs', 'task-store.md'), 'utf8');
+    expect([...listed].filter((field) => !doc.includes(`| \`${field}\` |`))).toEqual([]);
+  });
+
   it('no TypeScript source names a task hash field by a string literal of its own', () => {
     const sources = (readdirSync(SRC_DIR, { recursive: true }) as string[]).filter((file) => file.endsWith('.ts') && !file.endsWith('task-hash.ts'));
     // A hash command whose first argument ends in `.task` (the task hash key), then a literal.
