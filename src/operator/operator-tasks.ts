@@ -11,6 +11,7 @@ import { ownerFromKey, type Owner } from '../store/task-store.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { inspectTask, type TaskInspection } from './task-inspection.ts';
 import { readSubAgentTree, readTimeline, type SubAgentNode, type TimelineEntry } from './task-timeline.ts';
+import { taskField } from '../store/task-hash.ts';
 
 /** One row of the operators' task list. */
 export interface OperatorTaskSummary {
@@ -129,7 +130,7 @@ export class OperatorTasks {
       afterMs,
       beforeMs,
     });
-    const fields = ['owner', 'state', 'contextId', 'createdAtMs', 'parentTaskId', 'role'] as const;
+    const fields = [taskField.owner, taskField.state, taskField.contextId, taskField.createdAtMs, taskField.parentTaskId, taskField.role];
     const hashes = await Promise.all(entries.map((entry) => this.redis.hmget(this.service.store.keys.task(entry.taskId).task, ...fields)));
     const tasks: OperatorTaskSummary[] = [];
     const gone: string[] = [];

@@ -10,6 +10,7 @@ import { RedisKeys } from '../store/keys.ts';
 import { ownerFromKey } from '../store/task-store.ts';
 import { PushKeys } from '../push/push-keys.ts';
 import type { StoredPushConfig } from '../push/push-config.ts';
+import { taskHashOf } from '../store/task-hash.ts';
 
 /** One push config of the task and how far its deliveries got. */
 export interface PushDeliveryInspection {
@@ -78,7 +79,7 @@ const iso = (ms: string | undefined): string | undefined => (ms === undefined ||
 export async function inspectTask(redis: RedisClient, prefix: string, taskId: string): Promise<TaskInspection | undefined> {
   const k = new RedisKeys(prefix).task(taskId);
   const pushKeys = new PushKeys(prefix).task(taskId);
-  const [hash, holder, leaseTtl, turns, steps, historyLength, inboxLength, eventCount, first, last, ttl, assignments, pushConfigs, pushCursors] = await Promise.all([
+  const [all, holder, leaseTtl, turns, steps, historyLength, inboxLength, eventCount, first, last, ttl, assignments, pushConfigs, pushCursors] = await Promise.all([
     redis.hgetall(k.task),
     redis.get(k.lease),
     redis.pttl(k.lease),
@@ -94,6 +95,7 @@ export async function inspectTask(redis: RedisClient, prefix: string, taskId: st
     redis.hgetall(pushKeys.configs),
     redis.hgetall(pushKeys.cursors),
   ]);
+  const hash = taskHashOf(all);
   if (hash.id === undefined) return undefined;
   const owner = ownerFromKey(hash.owner ?? '');
   return {

@@ -6,6 +6,7 @@ import type { AssignmentRecord } from '../coordination/assignment-store.ts';
 import type { StreamResponse } from '../protocol/types.ts';
 import { inflateAll } from '../store/creation-event.ts';
 import { RedisKeys } from '../store/keys.ts';
+import { taskField } from '../store/task-hash.ts';
 
 /** One event of the replay buffer, with its id (the SSE id) and when it was stored. */
 export interface TimelineEntry {
@@ -70,7 +71,7 @@ export async function readSubAgentTree(
         next.push({ parentId: assignment.taskId, into: node.children });
       }
     });
-    const states = await Promise.all(placed.map(({ node }) => redis.hget(keys.task(node.taskId).task, 'state')));
+    const states = await Promise.all(placed.map(({ node }) => redis.hget(keys.task(node.taskId).task, taskField.state)));
     placed.forEach(({ node, into }, i) => {
       node.state = states[i] ?? undefined;
       into.push(node);

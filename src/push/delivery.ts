@@ -17,6 +17,7 @@ import type { WebhookSender } from './webhook-sender.ts';
 import { isHmacSecret, type WebhookSigner } from './webhook-signature.ts';
 import { pushDeadLetters, pushDeliveries } from '../telemetry/metrics.ts';
 import { A2A, activeContext, inSpan, markError, SpanKind, traceHeaders } from '../telemetry/spans.ts';
+import { taskField } from '../store/task-hash.ts';
 
 /** Header carrying a config's `token` (the name the official SDKs use). */
 export const NOTIFICATION_TOKEN_HEADER = 'X-A2A-Notification-Token';
@@ -199,6 +200,6 @@ export class PushDelivery {
   }
 
   private async ownerKeyOf(taskId: string): Promise<string> {
-    return (await this.options.store.redis.hget(this.options.store.keys.task(taskId).task, 'owner')) ?? '';
+    return (await this.options.store.redis.hget(this.options.store.keys.task(taskId).task, taskField.owner)) ?? '';
   }
 }

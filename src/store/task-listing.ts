@@ -8,6 +8,7 @@ import type { RedisClient } from '../redis/connection.ts';
 import type { Task, TaskState } from '../protocol/types.ts';
 import { ownerKeyOf, taskReadOf, type Owner, type TaskStore } from './task-store.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
+import { READ_TASK_FIELDS, taskField, type TaskHashField } from './task-hash.ts';
 
 /** Where the next page starts: after the index entry (score, taskId); `total` carried from the first page of a filtered listing. */
 export interface ListCursor {
@@ -69,9 +70,8 @@ const FILTERED_CHUNK = 200;
 /** Tasks read per round trip when histories or artifacts are asked for (bounds what one reply may hold). */
 const HEAVY_READ_BATCH = 8;
 const LIGHT_READ_BATCH = 50;
-/** The task hash fields of a listed task, in the order readTask-3.lua reads them (owner first). */
-const TASK_FIELDS = ['owner', 'id', 'contextId', 'status', 'artifacts', 'metadata', 'cancelRequestedAtMs', 'cancelAcknowledgedAtMs',
-  'cancelStoppedAtMs', 'cancelOutcome', 'outcome', 'usageInputTokens', 'usageOutputTokens', 'directReply'];
+/** The task hash fields of a listed task, in the order readTask-3.lua reads them (owner first); a listed task is not the start of a stream, so what the replay bound trimmed is not read. */
+const TASK_FIELDS: TaskHashField[] = READ_TASK_FIELDS.filter((field) => field !== taskField.eventsTrimmedThrough && field !== taskField.eventsTrimmed);
 /** readTask-3.lua's reply: the artifacts JSON sits at this index, the history from HISTORY_AT on. */
 const ARTIFACTS_AT = 3;
 const HISTORY_AT = 16;
@@ -205,7 +205,7 @@ export class TaskListing {
     const states = new Map<string, string | undefined>();
     if (entries.length === 0) return states;
     const replies = await execAcrossSlots(this.redis, entries.map((entry) => this.store.keys.task(entry.taskId).task), (pipeline, i) =>
-      pipeline.hmget(this.store.keys.task((entries[i] as IndexEntry).taskId).task, 'owner', 'state'),
+      pipeline.hmget(this.store.keys.task((entries[i] as IndexEntry).taskId).task, taskField.owner, taskField.state),
     );
     for (const [i, reply] of replies.entries()) {
       const [owner, state] = (reply ?? []) as (string | null)[];
@@ -220,7 +220,7 @@ export class TaskListing {
    * are not even fetched unless asked for. The owner is checked on what comes back.
    */
   private async readMany(entries: IndexEntry[], query: ListTasksQuery, ownerKey: string): Promise<Reply[]> {
-    const fields = query.includeArtifacts ? TASK_FIELDS : TASK_FIELDS.map((field) => (field === 'artifacts' ? 'id' : field));
+    const fields = query.includeArtifacts ? TASK_FIELDS : TASK_FIELDS.map((field) => (field === taskField.artifacts ? taskField.id : field));
     const withHistory = query.historyLength !== 0;
     const replies = await execAcrossSlots(this.redis, entries.map((entry) => this.store.keys.task(entry.taskId).task), (pipeline, i) => {
       const k = this.store.keys.task((entries[i] as IndexEntry).taskId);

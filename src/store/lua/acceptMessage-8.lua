@@ -33,6 +33,7 @@
   turn): a status update with metadata.cancellation {stage "requested", scope "turn", turn}.
   @bounds-events KEYS[5]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include terminal
+  @include appendEvent
 ]]
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end
@@ -44,8 +45,7 @@ local function announce(state, status)
   redis.call('HSET', KEYS[1], 'status', status, 'state', state, 'updatedAtMs', ARGV[5])
   local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[8]) .. ',"contextId":' .. cjson.encode(contextId)
     .. ',"status":' .. status .. '}}'
-  local id = redis.call('XADD', KEYS[5], '*', 'r', event)
-  redis.call('PUBLISH', ARGV[7], id .. '\n' .. event)
+  local id = __appendEvent(KEYS[5], ARGV[7], event)
 end
 
 -- The message is the task's from now on: its id (re-sends are duplicates), its digest, and what
@@ -111,8 +111,7 @@ if not resumes and policy == 'interrupt' and not parked then
       .. ',"status":' .. redis.call('HGET', KEYS[1], 'status')
       .. ',"metadata":{"cancellation":{"stage":"requested","scope":"turn","turn":' .. turn .. ',"reason":"interrupted by a new message","at":'
       .. cjson.encode(ARGV[6]) .. '}}}}'
-    local id = redis.call('XADD', KEYS[5], '*', 'r', requested)
-    redis.call('PUBLISH', ARGV[7], id .. '\n' .. requested)
+    local id = __appendEvent(KEYS[5], ARGV[7], requested)
   end
   redis.call('PUBLISH', ARGV[11], ARGV[8] .. ' ' .. turn)
   return {'INTERRUPTING', turn}

@@ -9,13 +9,13 @@
   Emits: the acknowledgement status update (metadata.cancellation.stage "acknowledged").
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include fence
+  @include appendEvent
 ]]
 if __leaseIsStale() then return {'STALE'} end
 -- Too late to acknowledge: the turn already ended (on its own, or canceled).
 local state = redis.call('HGET', KEYS[1], 'state')
 if state ~= 'TASK_STATE_WORKING' and state ~= 'TASK_STATE_SUBMITTED' then return {'OK'} end
 if redis.call('HSETNX', KEYS[1], ARGV[5], ARGV[3]) == 1 then
-  local id = redis.call('XADD', KEYS[2], '*', 'r', ARGV[4])
-  redis.call('PUBLISH', ARGV[2], id .. '\n' .. ARGV[4])
+  local id = __appendEvent(KEYS[2], ARGV[2], ARGV[4])
 end
 return {'OK'}

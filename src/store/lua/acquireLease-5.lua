@@ -15,6 +15,7 @@
         of a turn are keyed by (turn, resumption, sequence) and a re-run's repeats are recognized.
   Emits: a TASK_STATE_WORKING status update when the turn starts from SUBMITTED.
   @bounds-events KEYS[4]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include appendEvent
 ]]
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'GONE'} end
 local state = redis.call('HGET', KEYS[1], 'state')
@@ -57,8 +58,7 @@ if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
   redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[3])
   local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(contextId)
     .. ',"status":' .. status .. '}}'
-  local id = redis.call('XADD', KEYS[4], '*', 'r', event)
-  redis.call('PUBLISH', ARGV[5], id .. '\n' .. event)
+  local id = __appendEvent(KEYS[4], ARGV[5], event)
 end
 local fields = redis.call('HMGET', KEYS[1], 'status', 'artifacts', 'metadata', 'turnInputStart', 'versions', 'turnDeadlineAtMs',
   'turnBudgetSpent', 'role', 'parentTaskId', 'readOnly')

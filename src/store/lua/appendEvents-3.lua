@@ -18,6 +18,7 @@
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include fence
+  @include appendEvent
 ]]
 if __leaseIsStale() then return {'STALE'} end
 local scope = ARGV[8]
@@ -46,7 +47,6 @@ if ARGV[6] ~= '' then
 end
 local id = ''
 for i = 12, #ARGV do
-  id = redis.call('XADD', KEYS[2], '*', 'r', ARGV[i])
-  redis.call('PUBLISH', ARGV[2], id .. '\n' .. ARGV[i])
+  id = __appendEvent(KEYS[2], ARGV[2], ARGV[i])
 end
 return {'OK', id}

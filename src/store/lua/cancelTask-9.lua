@@ -16,6 +16,7 @@
   turn) or the final TASK_STATE_CANCELED update with stage "stopped".
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include terminal
+  @include appendEvent
 ]]
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end
@@ -39,8 +40,7 @@ if running then
     local requested = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[6]) .. ',"contextId":' .. cjson.encode(contextId)
       .. ',"status":' .. redis.call('HGET', KEYS[1], 'status')
       .. ',"metadata":{"cancellation":{"stage":"requested","at":' .. cjson.encode(ARGV[3]) .. requestedBy .. '}}}}'
-    local requestedId = redis.call('XADD', KEYS[2], '*', 'r', requested)
-    redis.call('PUBLISH', ARGV[4], requestedId .. '\n' .. requested)
+    local requestedId = __appendEvent(KEYS[2], ARGV[4], requested)
   end
   redis.call('PUBLISH', ARGV[5], ARGV[6])
   return {'REQUESTED'}
@@ -55,7 +55,6 @@ redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_CANCELED', 'u
   'finishedAtMs', ARGV[2], 'cancelStoppedAtMs', ARGV[2], 'cancelOutcome', 'TASK_STATE_CANCELED')
 local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[6]) .. ',"contextId":' .. cjson.encode(contextId)
   .. ',"status":' .. status .. ',"metadata":{"cancellation":{"stage":"stopped","at":' .. cjson.encode(ARGV[3]) .. requestedBy .. '}}}}'
-local id = redis.call('XADD', KEYS[2], '*', 'r', event)
-redis.call('PUBLISH', ARGV[4], id .. '\n' .. event)
+local id = __appendEvent(KEYS[2], ARGV[4], event)
 for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[6], KEYS[7], KEYS[8]}) do redis.call('EXPIRE', key, ARGV[7]) end
 return {'CANCELED'}

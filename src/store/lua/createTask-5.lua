@@ -19,6 +19,7 @@
   Returns {'EXISTS'} (nothing changed) | {'CREATED', eventId}
   Emits: XADD + PUBLISH of the task snapshot event.
   @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include appendEvent
 ]]
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'EXISTS'} end
 redis.call('HSET', KEYS[1],
@@ -37,6 +38,5 @@ redis.call('SADD', KEYS[4], ARGV[7])
 redis.call('HSET', KEYS[5], 1, ARGV[10])
 local stored = ARGV[18]
 if stored == nil or stored == '' then stored = ARGV[9] end
-local id = redis.call('XADD', KEYS[3], '*', 'r', stored)
-redis.call('PUBLISH', ARGV[11], id .. '\n' .. ARGV[9])
+local id = __appendEvent(KEYS[3], ARGV[11], stored, ARGV[9])
 return {'CREATED', id}

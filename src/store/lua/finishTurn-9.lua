@@ -28,6 +28,7 @@
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include fence
   @include terminal
+  @include appendEvent
 ]]
 if __leaseIsStale() then return {'STALE'} end
 local turn = redis.call('HGET', KEYS[1], 'turn')
@@ -70,8 +71,7 @@ if continues then
   end
   local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[5]) .. ',"contextId":' .. cjson.encode(contextId)
     .. ',"status":' .. status .. stopped .. '}}'
-  local id = redis.call('XADD', KEYS[2], '*', 'r', event)
-  redis.call('PUBLISH', ARGV[2], id .. '\n' .. event)
+  local id = __appendEvent(KEYS[2], ARGV[2], event)
   local result = {'NEXT', nextTurn, start, inboxTrace}
   for _, message in ipairs(queued) do table.insert(result, message) end
   return result
@@ -98,6 +98,5 @@ if direct then
   redis.call('HSET', KEYS[1], 'directReply', ARGV[16])
   final = ARGV[17]
 end
-local id = redis.call('XADD', KEYS[2], '*', 'r', final)
-redis.call('PUBLISH', ARGV[2], id .. '\n' .. final)
+local id = __appendEvent(KEYS[2], ARGV[2], final)
 return {'DONE', id, direct and 'DIRECT' or ''}

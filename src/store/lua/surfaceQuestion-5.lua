@@ -8,6 +8,7 @@
   ARGV[1] now (ms)   ARGV[2] now (ISO)   ARGV[3] event channel   ARGV[4] message id for the question
   Returns {'NONE'} | {'ASKED', child task id}
   @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include appendEvent
 ]]
 if redis.call('HGET', KEYS[1], 'suspended') ~= '1' or redis.call('HEXISTS', KEYS[1], 'awaitingChild') == 1
   or redis.call('HEXISTS', KEYS[1], 'cancelRequestedAtMs') == 1 then
@@ -32,6 +33,5 @@ redis.call('HSET', KEYS[1], 'status', statusJson, 'state', 'TASK_STATE_INPUT_REQ
   'awaitingChild', childId)
 local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(contextId)
   .. ',"status":' .. statusJson .. '}}'
-local id = redis.call('XADD', KEYS[3], '*', 'r', event)
-redis.call('PUBLISH', ARGV[3], id .. '\n' .. event)
+local id = __appendEvent(KEYS[3], ARGV[3], event)
 return {'ASKED', childId}

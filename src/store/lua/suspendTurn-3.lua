@@ -9,6 +9,7 @@
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
   @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include fence
+  @include appendEvent
 ]]
 if __leaseIsStale() then return {'STALE'} end
 redis.call('DEL', KEYS[2])
@@ -16,6 +17,5 @@ redis.call('HINCRBY', KEYS[1], 'turnAttempts', -1)
 -- Fence out anything the parked run still tries to write.
 redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
 redis.call('HSET', KEYS[1], 'suspended', 1, 'status', ARGV[2], 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[4])
-local id = redis.call('XADD', KEYS[3], '*', 'r', ARGV[3])
-redis.call('PUBLISH', ARGV[5], id .. '\n' .. ARGV[3])
+local id = __appendEvent(KEYS[3], ARGV[5], ARGV[3])
 return {'SUSPENDED'}

@@ -1,0 +1,423 @@
+// What the gateway does to tasks for a request: create one, take a message, read, cancel, replay events.
+import { isCluster } from '../redis/connection.ts';
+import type { JsonObject, Message, Task, TaskState, TaskStatus } from '../protocol/types.ts';
+import type { InputPolicy } from '../config/schema.ts';
+import { creationEvent, inflateAll } from './creation-event.ts';
+import type { TrimmedEvents } from './replay-bound.ts';
+import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
+import { ownerKeyOf, type Owner } from './owner.ts';
+import type { TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
+import { taskReadOf, type TaskRead } from './task-read.ts';
+import { storedEvent, type StoredEvent } from './stored-event.ts';
+import { isStaleActive } from './maintenance-operations.ts';
+import { str } from './script-reply.ts';
+import { StoreRole } from './store-role.ts';
+import { taskField, taskItemField } from './task-hash.ts';
+
+export type CreateResult =
+  /** `active`: the owner's tasks queued or running now, this one included (its turn's queue priority). */
+  /** `quotaChecksDue`: the owner's quota checks that are due (a sweep may release expired tasks' charges). */
+  | { kind: 'created'; task: Task; eventId: string; active: number; quotaChecksDue: number }
+  | { kind: 'duplicate'; taskId: string }
+  | { kind: 'too-many-active'; active: number }
+  | OverQuota;
+
+/** The owner's storage quota would be passed; nothing changed. */
+export interface OverQuota {
+  kind: 'over-quota';
+  quota: 'bytes' | 'tasks';
+  /** What the owner has stored now (bytes or tasks). */
+  stored: number;
+  /** When the earliest of the owner's charged tasks is next looked at for expiry (ms), if any. */
+  nextCheckAtMs: number | undefined;
+}
+
+/** What a stored message charges to its owner's storage quota (see docs/hardening.md). */
+export interface QuotaCharge {
+  bytes: number;
+  /** 0 = no quota. */
+  maxBytes: number;
+  /** 0 = no quota (createTask only). */
+  maxTasks: number;
+  /** When to first look whether the task still exists (ms). */
+  checkAtMs: number;
+}
+
+const overQuotaOf = (reply: (string | number | null)[]): OverQuota => ({
+  kind: 'over-quota',
+  quota: reply[1] === 'tasks' ? 'tasks' : 'bytes',
+  stored: Number(reply[2]),
+  nextCheckAtMs: reply[3] === '' || reply[3] === null || reply[3] === undefined ? undefined : Number(reply[3]),
+});
+
+export type AcceptResult =
+  | { kind: 'not-found' }
+  /** The messageId was taken before with other content; nothing changed. */
+  | { kind: 'conflict' }
+  | { kind: 'context-mismatch' }
+  | { kind: 'duplicate'; turn: number }
+  | { kind: 'terminal'; state: TaskState }
+  | { kind: 'resumed'; turn: number; active: number }
+  | { kind: 'queued'; turn: number }
+  | { kind: 'too-many-active'; active: number }
+  | { kind: 'forwarded'; childId: string }
+  /** As many messages as allowed already wait for the running turn; nothing changed. */
+  | { kind: 'inbox-full'; waiting: number }
+  /** Input policy reject: a turn is queued or running; nothing changed. */
+  | { kind: 'busy'; state: TaskState }
+  /** Input policy interrupt, the turn had not started: the message joined its input. */
+  | { kind: 'joined'; turn: number }
+  /** Input policy interrupt: the running turn was asked to stop; the message is the next turn's input. */
+  | { kind: 'interrupting'; turn: number }
+  | OverQuota;
+
+export type CancelResult =
+  | { kind: 'not-found' }
+  | { kind: 'not-cancelable'; state: TaskState }
+  | { kind: 'canceled' }
+  | { kind: 'requested' };
+
+/** acceptMessage replies that changed nothing (so nothing to note in the recent-tasks index, and a charge to give back). */
+const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'BUSY', 'INBOX_FULL', 'REFUSED', 'CONTEXT_MISMATCH', 'TERMINAL', 'DUPLICATE']);
+/** acceptMessage replies after which the task has a new status (its owner's indexes move forward). */
+const ACCEPT_ANNOUNCED = new Set(['RESUMED', 'FORWARDED']);
+
+const RESUMING_STATES = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
+
+export class GatewayOperations extends StoreRole {
+  /**
+   * A claim refused at the owner's active-task cap looks again: entries of tasks that left the
+   * active state after the entry was made (their drop is a hint not yet written, or lost with a
+   * process), and claims whose task never came to exist, are dropped; this process's notes of
+   * the owner are written first.
+   */
+  private async dropStaleActive(ownerKey: string, nowMs: number): Promise<void> {
+    await this.ownerIndex.flushOwner(ownerKey);
+    const flat = await this.redis.zrange(this.keys.ownerActiveTasks(ownerKey), 0, -1, 'WITHSCORES');
+    const entries: { taskId: string; score: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ taskId: flat[i] as string, score: Number(flat[i + 1]) });
+    if (entries.length === 0) return;
+    const taskKeys = entries.map((entry) => this.keys.task(entry.taskId).task);
+    const replies = await pipelineAcrossSlots(this.redis, taskKeys, (pipeline, i) => pipeline.hmget(taskKeys[i] as string, taskField.state, taskField.updatedAtMs));
+    const stale = entries.filter((entry, i) => {
+      const [state, updatedAtMs] = (replies[i]?.[0]?.[1] ?? []) as (string | null)[];
+      return isStaleActive(state ?? undefined, Number(updatedAtMs ?? 0), entry.score, nowMs);
+    });
+    await this.ownerIndex.dropActive(ownerKey, stale.map((entry) => ({ taskId: entry.taskId, maxScore: entry.score })));
+  }
+
+  /** Runs an owner's claim; refused at the active-task cap, it re-checks the owner's active tasks once and runs again. */
+  private async claim(ownerKey: string, nowMs: number, run: () => Promise<(string | number | null)[]>): Promise<(string | number | null)[]> {
+    const reply = await run();
+    if (reply[0] !== 'TOO_MANY_ACTIVE') return reply;
+    await this.dropStaleActive(ownerKey, nowMs);
+    return run();
+  }
+
+  /** Where a task's cancel requests are published: one channel on a single Redis, the task's own on a Cluster. */
+  private cancelChannelOf(taskId: string): string {
+    return isCluster(this.redis) ? this.keys.taskCancelChannel(taskId) : this.keys.cancelChannel();
+  }
+
+  async createTask(input: {
+    taskId: string;
+    owner: Owner;
+    contextId: string;
+    message: Message;
+    metadata: JsonObject;
+    idempotencyTtlSeconds: number;
+    versions: TaskVersions;
+    /** Most tasks the owner may have queued or running (0 = no cap). */
+    maxActiveTasks: number;
+    /** A sub-agent's task: how it hangs off its coordinator. */
+    links?: TaskLinks;
+    /**
+     * Where "this message created that task" is remembered; default: the owner's idempotency
+     * key for the message id. Sub-agents' tasks use a key of their own, out of every caller's reach.
+     */
+    idempotencyKey?: string;
+    /** What the caller's credentials granted (ctx.caller.scopes of the task's turns). */
+    callerScopes?: readonly string[];
+    /** The extensions the request activated (ctx.extensions of the task's turns). */
+    callerExtensions?: readonly string[];
+    /** Digest of the message as sent (messageDigestOf): a re-send with other content is a conflict. */
+    messageDigest?: string;
+    /** What the task's storage charges to the owner's quota (none: not charged). */
+    quota?: QuotaCharge;
+    now: Date;
+  }): Promise<CreateResult> {
+    const { taskId, owner, contextId, message, now } = input;
+    const ownerKey = ownerKeyOf(owner);
+    const turnRecord: TurnRecord = { turn: 1, inputMessageIds: [message.messageId], acceptedAtMs: now.getTime() };
+    // Step 1, the owner's slot: the message's idempotency key, an active slot, the quota, the index.
+    const claimed = await this.claim(ownerKey, now.getTime(), () =>
+      this.run(
+        'claimTask',
+        [
+          input.idempotencyKey ?? this.keys.idempotency(ownerKey, message.messageId),
+          this.keys.ownerActiveTasks(ownerKey),
+          this.keys.ownerQuota(ownerKey),
+          this.keys.ownerQuotaChecks(ownerKey),
+          this.keys.ownerTasks(ownerKey),
+          this.keys.ownerContextTasks(ownerKey, contextId),
+        ],
+        [taskId, now.getTime(), input.idempotencyTtlSeconds, input.maxActiveTasks, input.quota?.bytes ?? 0, input.quota?.maxBytes ?? 0, input.quota?.maxTasks ?? 0, input.quota?.checkAtMs ?? 0],
+      ),
+    );
+    if (claimed[0] === 'OVER_QUOTA') return overQuotaOf(claimed);
+    if (claimed[0] === 'TOO_MANY_ACTIVE') return { kind: 'too-many-active', active: Number(claimed[1]) };
+    // Claimed before: the message's task. A process that died between the steps left the claim
+    // without its task; this re-send completes it, under the claimed id.
+    const id = claimed[0] === 'CLAIMED_BEFORE' ? str(claimed[1]) : taskId;
+    const k = this.keys.task(id);
+    const stored = id === taskId || message.taskId === undefined ? message : { ...message, taskId: id };
+    const status: TaskStatus = { state: 'TASK_STATE_SUBMITTED', timestamp: now.toISOString() };
+    const task: Task = { id, contextId, status, history: [stored] };
+    if (Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
+    // Step 2, the task's slot: idempotent on the task id.
+    const messageJson = JSON.stringify(stored);
+    const event = creationEvent(task, messageJson);
+    const reply = await this.run(
+      'createTask',
+      [k.task, k.history, k.events, k.messageIds, k.turns, k.pushCursors],
+      [
+        id,
+        ownerKey,
+        owner.tenant,
+        contextId,
+        JSON.stringify(status),
+        messageJson,
+        message.messageId,
+        now.getTime(),
+        event.full,
+        JSON.stringify(turnRecord),
+        this.keys.eventChannel(id),
+        JSON.stringify(input.metadata),
+        JSON.stringify(input.versions),
+        input.links === undefined
+          ? ''
+          : JSON.stringify({ parentTaskId: input.links.parentTaskId, role: input.links.role, readOnly: input.links.readOnly ? '1' : '0' }),
+        JSON.stringify(input.callerScopes ?? []),
+        input.messageDigest ?? '',
+        JSON.stringify(input.callerExtensions ?? []),
+        event.stored,
+      ],
+    );
+    // A re-send may follow a process that died before its note was written.
+    this.recentTasks.note(id, now.getTime());
+    if (claimed[0] === 'CLAIMED_BEFORE') {
+      // Created now, the claim that held this id had no task: indexed under this context. For
+      // the caller it is the message's task as for any re-send (it enqueues a turn not yet run).
+      if (reply[0] === 'CREATED') this.ownerIndex.note(ownerKey, id, contextId, now.getTime());
+      return { kind: 'duplicate', taskId: id };
+    }
+    if (reply[0] === 'EXISTS') return { kind: 'duplicate', taskId: id };
+    return { kind: 'created', task, eventId: str(reply[1]), active: Number(claimed[1]), quotaChecksDue: Number(claimed[2] ?? 0) };
+  }
+
+  async acceptMessage(input: {
+    taskId: string;
+    owner: Owner;
+    contextId: string | undefined;
+    message: Message;
+    /** Most tasks the owner may have queued or running (0 = no cap). */
+    maxActiveTasks: number;
+    /** What a message to a task whose turn is queued or running does (the agent's setting). */
+    inputPolicy: InputPolicy;
+    /** What the caller's credentials granted (ctx.caller.scopes of the turn that takes the message). */
+    callerScopes?: readonly string[];
+    /** Most messages that may wait for a running turn (0 = no bound). */
+    maxQueuedMessages?: number;
+    /** The extensions the request activated (ctx.extensions of the turn that takes the message). */
+    callerExtensions?: readonly string[];
+    /** Digest of the message as sent (messageDigestOf): a messageId taken with other content is a conflict. */
+    messageDigest?: string;
+    /** What the message's storage charges to the owner's quota (none: not charged; maxTasks is not used). */
+    quota?: QuotaCharge;
+    /** The sending request's W3C trace context: a message that waits for the running turn hands it to the next turn. */
+    trace?: Record<string, string>;
+    now: Date;
+  }): Promise<AcceptResult> {
+    const { taskId, owner, message, now } = input;
+    const ownerKey = ownerKeyOf(owner);
+    const k = this.keys.task(taskId);
+    // Read first (one round trip, as for any other owner): whether the message needs the owner's
+    // say. Only the script's own checks count; a state changed meanwhile is handled after it.
+    const [storedOwner, contextId, state, awaiting] = await this.redis.hmget(k.task, taskField.owner, taskField.contextId, taskField.state, taskField.awaitingChild);
+    if (storedOwner !== ownerKey || typeof contextId !== 'string') return { kind: 'not-found' };
+    // Bad input changes nothing, not even the owner's slot (the script checks it again, atomically).
+    if (input.contextId !== undefined && input.contextId !== contextId) return { kind: 'context-mismatch' };
+    const resumes = typeof state === 'string' && RESUMING_STATES.has(state) && awaiting === null;
+    const charge = input.quota?.bytes ?? 0;
+    const claimTurn = (maxActiveTasks: number, resuming: boolean, bytes: number): Promise<(string | number | null)[]> =>
+      this.run(
+        'claimTurn',
+        [this.keys.ownerActiveTasks(ownerKey), this.keys.ownerQuota(ownerKey), this.keys.ownerQuotaChecks(ownerKey)],
+        [taskId, now.getTime(), maxActiveTasks, resuming ? '1' : '', bytes, input.quota?.maxBytes ?? 0, input.quota?.checkAtMs ?? 0],
+      );
+    // Step 1, the owner's slot: an active slot for a resume, the quota for the message's bytes.
+    const claimed = resumes || charge > 0 ? await this.claim(ownerKey, now.getTime(), () => claimTurn(input.maxActiveTasks, resumes, charge)) : undefined;
+    const refused = claimed !== undefined && claimed[0] !== 'CLAIMED';
+    // Step 2, the task's slot. A refused claim still runs the checks that come first (a re-sent
+    // message is a duplicate even at the quota), and changes nothing.
+    const reply = await this.run(
+      'acceptMessage',
+      [k.task, k.history, k.inbox, k.messageIds, k.events, k.turns, k.assignments, k.questions, k.pushCursors],
+      [
+        ownerKey,
+        input.contextId ?? '',
+        JSON.stringify(message),
+        message.messageId,
+        now.getTime(),
+        now.toISOString(),
+        this.keys.eventChannel(taskId),
+        taskId,
+        refused ? '1' : '',
+        input.inputPolicy,
+        this.cancelChannelOf(taskId),
+        JSON.stringify(input.callerScopes ?? []),
+        input.maxQueuedMessages ?? 0,
+        input.messageDigest ?? '',
+        JSON.stringify(input.callerExtensions ?? []),
+        input.trace === undefined ? '' : JSON.stringify(input.trace),
+      ],
+    );
+    const outcome = str(reply[0]);
+    if (refused && outcome === 'REFUSED') {
+      return claimed[0] === 'OVER_QUOTA' ? overQuotaOf(claimed) : { kind: 'too-many-active', active: Number(claimed[1]) };
+    }
+    // Nothing taken: the claim's charge goes back (a crash here leaves it to the quota sweep).
+    if (claimed !== undefined && !refused && charge > 0 && ACCEPT_REFUSALS.has(outcome)) {
+      await this.run('quotaRefund', [this.keys.ownerQuota(ownerKey), this.keys.ownerQuotaChecks(ownerKey)], [taskId, charge]);
+    }
+    // An active entry this claim added for a message the task then refused goes again.
+    if (claimed !== undefined && !refused && Number(claimed[2]) === 1 && ACCEPT_REFUSALS.has(outcome)) {
+      await this.ownerIndex.dropActive(ownerKey, [{ taskId, maxScore: now.getTime() }]);
+    }
+    let active = claimed !== undefined && !refused ? Number(claimed[1]) : 0;
+    // Resumed without a claim (it waited for input only after the read): its active entry follows now.
+    if (outcome === 'RESUMED' && (claimed === undefined || !resumes)) active = Number((await claimTurn(0, true, 0))[1]);
+    if (!ACCEPT_REFUSALS.has(outcome)) this.recentTasks.note(taskId, now.getTime());
+    if (ACCEPT_ANNOUNCED.has(outcome)) this.ownerIndex.note(ownerKey, taskId, contextId, now.getTime());
+    switch (reply[0]) {
+      case 'NOT_FOUND':
+      case 'REFUSED':
+        return { kind: 'not-found' };
+      case 'CONFLICT':
+        return { kind: 'conflict' };
+      case 'BUSY':
+        return { kind: 'busy', state: str(reply[1]) as TaskState };
+      case 'INBOX_FULL':
+        return { kind: 'inbox-full', waiting: Number(reply[1]) };
+      case 'JOINED':
+        return { kind: 'joined', turn: Number(reply[1]) };
+      case 'INTERRUPTING':
+        return { kind: 'interrupting', turn: Number(reply[1]) };
+      case 'FORWARDED':
+        return { kind: 'forwarded', childId: str(reply[1]) };
+      case 'CONTEXT_MISMATCH':
+        return { kind: 'context-mismatch' };
+      case 'DUPLICATE':
+        return { kind: 'duplicate', turn: Number(reply[1]) };
+      case 'TERMINAL':
+        return { kind: 'terminal', state: str(reply[1]) as TaskState };
+      case 'RESUMED':
+        return { kind: 'resumed', turn: Number(reply[1]), active };
+      default:
+        return { kind: 'queued', turn: Number(reply[1]) };
+    }
+  }
+
+  /** The task as its owner may see it, or undefined when missing or not theirs. */
+  async readTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
+    const k = this.keys.task(taskId);
+    const reply = await this.run('readTask', [k.task, k.history, k.events], [ownerKeyOf(owner), historyLength ?? -1]);
+    return taskReadOf(reply);
+  }
+
+  /**
+   * The task's contextId when `ownerKey` owns it. Another owner's task ends here exactly like a
+   * missing one, after the same single round trip (invariant 10: not even timing tells them
+   * apart); the script still checks the owner, atomically.
+   */
+  private async ownContextId(taskKey: string, ownerKey: string): Promise<string | undefined> {
+    const [owner, contextId] = await this.redis.hmget(taskKey, taskField.owner, taskField.contextId);
+    return owner === ownerKey && contextId !== null ? contextId : undefined;
+  }
+
+  /** `requestedBy`: an operator canceling another owner's task, recorded on the task and in its cancellation events. */
+  async cancelTask(taskId: string, owner: Owner, now: Date, requestedBy?: string): Promise<CancelResult> {
+    const ownerKey = ownerKeyOf(owner);
+    const k = this.keys.task(taskId);
+    const contextId = await this.ownContextId(k.task, ownerKey);
+    if (contextId === undefined) return { kind: 'not-found' };
+    const reply = await this.run(
+      'cancelTask',
+      [k.task, k.events, k.lease, k.inbox, k.history, k.turns, k.messageIds, k.steps, k.emitted, k.pushCursors],
+      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.cancelChannelOf(taskId), taskId, this.retentionSeconds, requestedBy ?? ''],
+    );
+    if (reply[0] === 'CANCELED' || reply[0] === 'REQUESTED') this.recentTasks.note(taskId, now.getTime());
+    if (reply[0] === 'CANCELED') {
+      // Step 3, written at once: the owner's next task may take the slot this one freed.
+      this.ownerIndex.note(ownerKey, taskId, contextId, now.getTime(), now.getTime());
+      await this.ownerIndex.flushOwner(ownerKey);
+    }
+    switch (reply[0]) {
+      case 'NOT_FOUND':
+        return { kind: 'not-found' };
+      case 'NOT_CANCELABLE':
+        return { kind: 'not-cancelable', state: str(reply[1]) as TaskState };
+      case 'CANCELED':
+        return { kind: 'canceled' };
+      default:
+        return { kind: 'requested' };
+    }
+  }
+
+  /**
+   * Like readEvents, with what the replay bound had dropped when they were read (one MULTI, so
+   * the two agree): a reader whose afterId is older than `trimmed.throughId` missed events.
+   */
+  async readEventsAfter(taskId: string, afterId: string, count: number): Promise<{ events: StoredEvent[]; trimmed: TrimmedEvents }> {
+    const k = this.keys.task(taskId);
+    const start = afterId === '' ? '-' : `(${afterId}`;
+    const replies = (await this.redis.multi().hmget(k.task, taskField.eventsTrimmedThrough, taskField.eventsTrimmed).xrange(k.events, start, '+', 'COUNT', count).exec()) ?? [];
+    for (const [error] of replies) if (error !== null) throw error;
+    const [throughId, trimmedCount] = (replies[0]?.[1] ?? []) as (string | null)[];
+    const entries = (replies[1]?.[1] ?? []) as [string, string[]][];
+    return { events: await this.storedEvents(taskId, entries), trimmed: { throughId: throughId ?? '', count: Number(trimmedCount ?? 0) } };
+  }
+
+  /** Events after `afterId` (exclusive), oldest first; all events when afterId is ''. */
+  async readEvents(taskId: string, afterId: string, count?: number): Promise<StoredEvent[]> {
+    const key = this.keys.task(taskId).events;
+    const start = afterId === '' ? '-' : `(${afterId}`;
+    const entries =
+      count === undefined
+        ? await this.redis.xrange(key, start, '+')
+        : await this.redis.xrange(key, start, '+', 'COUNT', count);
+    return this.storedEvents(taskId, entries);
+  }
+
+  /** Stream entries as events, the creation event's first message put back in (creation-event.ts). */
+  private async storedEvents(taskId: string, entries: [string, string[]][]): Promise<StoredEvent[]> {
+    const jsons = await inflateAll(this.redis, this.keys.task(taskId).history, entries.map(([, fields]) => fields[1] ?? 'null'));
+    return entries.map(([id], i) => storedEvent(id, jsons[i] ?? 'null'));
+  }
+
+  /** The digest of the content a task's message was taken with, or undefined (unknown message, or a task from before digests). */
+  async messageDigest(taskId: string, messageId: string): Promise<string | undefined> {
+    const digest = await this.redis.hget(this.keys.task(taskId).task, taskItemField('digest', messageId));
+    return digest === null || digest === '' ? undefined : digest;
+  }
+
+  /** The coordinator a sub-agent's task hangs off, from the server's own link (never from metadata a caller sent). */
+  async parentOf(taskId: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.task(taskId).task, taskField.parentTaskId)) ?? undefined;
+  }
+
+  /** The stored owner key of a task, used where the caller is a worker, not a principal. */
+  async taskOwnerKey(taskId: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.task(taskId).task, taskField.owner)) ?? undefined;
+  }
+}

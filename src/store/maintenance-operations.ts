@@ -1,0 +1,75 @@
+// What the reconciler and shutdown do to the store: drop stale active entries, release locks, flush index hints.
+import type { TaskState } from '../protocol/types.ts';
+import { str } from './script-reply.ts';
+import { StoreRole } from './store-role.ts';
+
+/** What the reconciler should do about one entry of an owner's active set. */
+export type ActiveEntry =
+  | { kind: 'removed'; state: TaskState | undefined }
+  | { kind: 'running' }
+  | { kind: 'parked' }
+  | { kind: 'recent' }
+  /** A coordinator parked for long: run it, so it re-checks its assignments. */
+  | { kind: 'wake'; turn: number; ownerKey: string; contextId: string }
+  | { kind: 'candidate'; turn: number; ownerKey: string; contextId: string; parentTaskId: string | undefined };
+
+const OPEN_STATES = new Set(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']);
+/**
+ * An active-set entry whose task does not exist may be a claim whose task is being created
+ * (claimTask, then createTask): only one older than this is dropped.
+ */
+const UNCREATED_CLAIM_GRACE_MS = 10_000;
+
+/**
+ * Whether an owner's active-set entry (made at `score` ms) may go: its task is gone, or has no
+ * turn queued or running since after the entry was made. An entry newer than the task's last
+ * change is a resume on its way (claimTurn, then acceptMessage) and stays for a grace period.
+ */
+export function isStaleActive(state: string | undefined, updatedAtMs: number, score: number, nowMs: number): boolean {
+  if (state !== undefined && OPEN_STATES.has(state)) return false;
+  if (state !== undefined && updatedAtMs >= score) return true;
+  return nowMs - score >= UNCREATED_CLAIM_GRACE_MS;
+}
+
+export class MaintenanceOperations extends StoreRole {
+  /** Writes the index hints this process noted, waiting at most `timeoutMs` (at shutdown). */
+  async flushIndexesWithin(timeoutMs: number): Promise<void> {
+    await Promise.all([this.recentTasks.flushWithin(timeoutMs), this.ownerIndex.flushWithin(timeoutMs)]);
+  }
+
+  /**
+   * For the reconciler: removes an entry of an owner's active set whose task is gone or has no
+   * turn queued or running, else says whether the task may have lost its turn job. The task is
+   * read in its slot, then the entry dropped in the owner's, only while its score is still
+   * `score` (the one the reconciler read): a task resumed between the two keeps its entry.
+   */
+  async reconcileActiveEntry(ownerKey: string, taskId: string, score: number, now: Date, quietForMs: number, parkedQuietForMs: number): Promise<ActiveEntry> {
+    const k = this.keys.task(taskId);
+    const reply = await this.run('reconcileEntry', [k.task, k.lease], [now.getTime(), quietForMs, parkedQuietForMs]);
+    switch (reply[0]) {
+      case 'GONE':
+      case 'CLOSED': {
+        const state = reply[0] === 'GONE' ? undefined : (str(reply[1]) as TaskState);
+        if (!isStaleActive(state, Number(reply[2] ?? 0), score, now.getTime())) return { kind: 'recent' };
+        await this.ownerIndex.dropActive(ownerKey, [{ taskId, maxScore: score }]);
+        return { kind: 'removed', state };
+      }
+      case 'RUNNING':
+        return { kind: 'running' };
+      case 'PARKED':
+        return { kind: 'parked' };
+      case 'RECENT':
+        return { kind: 'recent' };
+      case 'WAKE':
+        return { kind: 'wake', turn: Number(reply[1]), ownerKey: str(reply[2]), contextId: str(reply[3]) };
+      default:
+        return { kind: 'candidate', turn: Number(reply[1]), ownerKey: str(reply[2]), contextId: str(reply[3]), parentTaskId: str(reply[4]) || undefined };
+    }
+  }
+
+  /** Releases a lock taken with SET NX PX only while `token` still holds it. */
+  async releaseLock(key: string, token: string): Promise<boolean> {
+    const reply = await this.run('releaseLock', [key], [token]);
+    return reply[0] === 'RELEASED';
+  }
+}

@@ -1,0 +1,63 @@
+// A task as its owner reads it: the readTask-3.lua reply (and ListTasks' equivalent) parsed.
+import type { Artifact, JsonObject, JsonValue, Message, Task, TaskStatus } from '../protocol/types.ts';
+import { RESERVED_METADATA_KEY } from '../protocol/schemas.ts';
+import type { TrimmedEvents } from './replay-bound.ts';
+import { str } from './script-reply.ts';
+
+export interface TaskRead {
+  task: Task;
+  /** The Message the agent answered with instead of a task (spec 3.1.1), when it did. */
+  directReply?: Message;
+  /** Id of the last event the snapshot includes ('' if the buffer is empty or expired). */
+  lastEventId: string;
+  /** What the replay bound dropped from the task's buffer, as of the snapshot. */
+  trimmed: TrimmedEvents;
+}
+
+/** Task metadata key under which the gateway reports what it did to a task (callers may not set it). */
+export const GATEWAY_METADATA_KEY = RESERVED_METADATA_KEY;
+
+const isoOf = (ms: string | undefined): JsonValue => (ms ? new Date(Number(ms)).toISOString() : null);
+
+/** The cancellation stages as the task reports them (invariant 6), with which terminal state won. */
+function cancellationOf(requested: string | undefined, acknowledged: string | undefined, stopped: string | undefined, outcome: string | undefined): JsonObject {
+  return {
+    requestedAt: isoOf(requested),
+    acknowledgedAt: isoOf(acknowledged),
+    stoppedAt: isoOf(stopped),
+    // null while the turn has not ended; else the terminal state that won the race.
+    outcome: outcome ? outcome : null,
+  };
+}
+
+/** A task as readTask-3.lua returned it (ListTasks builds the same reply from plain reads), or undefined when it is missing or not the caller's. */
+export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefined {
+  if (reply.length === 0) return undefined;
+  const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, trimmedThrough, trimmedCount, ...history] =
+    reply.map(str);
+  const task: Task = {
+    id: id as string,
+    contextId: contextId as string,
+    status: JSON.parse(status as string) as TaskStatus,
+  };
+  const parsedArtifacts = JSON.parse(artifacts || '[]') as Artifact[];
+  if (parsedArtifacts.length > 0) task.artifacts = parsedArtifacts;
+  const parsedMetadata = JSON.parse(metadata || '{}') as JsonObject;
+  // Kept beside what else the gateway recorded there (a sub-agent's link to its coordinator).
+  const recorded = parsedMetadata[GATEWAY_METADATA_KEY];
+  const gateway: JsonObject = recorded !== null && typeof recorded === 'object' && !Array.isArray(recorded) ? { ...recorded } : {};
+  if (requested) gateway.cancellation = cancellationOf(requested, acknowledged, stopped, cancelOutcome);
+  if (outcome) gateway.outcome = JSON.parse(outcome) as JsonObject;
+  if (inputTokens || outputTokens) {
+    const input = Number(inputTokens || 0);
+    const output = Number(outputTokens || 0);
+    gateway.usage = { inputTokens: input, outputTokens: output, totalTokens: input + output };
+  }
+  if (directReply) gateway.directReply = true;
+  if (Object.keys(gateway).length > 0) parsedMetadata[GATEWAY_METADATA_KEY] = gateway;
+  if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
+  if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
+  const read: TaskRead = { task, lastEventId: lastEventId as string, trimmed: { throughId: trimmedThrough ?? '', count: Number(trimmedCount || 0) } };
+  if (directReply) read.directReply = JSON.parse(directReply) as Message;
+  return read;
+}
