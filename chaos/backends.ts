@@ -9,7 +9,7 @@ import { createWriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/redis/connection.ts';
 import type { RedisKeys } from '../src/store/keys.ts';
 import { submitWithRetry } from './load.ts';
 import type { Random } from './random.ts';
@@ -181,7 +181,7 @@ const expectedText = (agent: string): string =>
     ? Array.from({ length: REMOTE_CHUNKS }, (_, i) => `w${i + 1} `).join('')
     : Array.from({ length: MODEL_WORDS }, (_, i) => `w${i + 1}`).join(' ');
 
-export async function checkBackends(redis: Redis, keys: RedisKeys, load: BackendLoad, backends: Backends): Promise<BackendReport> {
+export async function checkBackends(redis: RedisClient, keys: RedisKeys, load: BackendLoad, backends: Backends): Promise<BackendReport> {
   const report: BackendReport = {
     remoteSubmitted: load.tasks.filter((t) => t.agent === REMOTE_AGENT).length,
     remoteCompleted: 0,

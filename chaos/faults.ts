@@ -1,18 +1,22 @@
 // The fault injector: at random moments, one fault at a time, SIGKILL a random worker, SIGKILL
 // a random gateway, or crash Redis. A killed role is replaced at once (a new process, a new
 // port for a gateway); Redis comes back on the same port and data directory after a short
-// outage. One at a time keeps every fault attributable and leaves at least one gateway up.
+// outage. On a Redis Cluster the Redis fault is a master's SIGKILL: its replica is promoted,
+// and the killed node is started again after the outage, rejoining as a replica. One at a time
+// keeps every fault attributable and leaves at least one gateway up.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProcessGroup, Role } from './processes.ts';
 import type { Random } from './random.ts';
 import type { RedisServer } from './redis-server.ts';
+import type { ChaosCluster } from './redis-cluster.ts';
 import type { FaultCounts } from './report.ts';
 
 export type FaultKind = 'worker' | 'gateway' | 'redis';
 
 export interface FaultInjectorOptions {
   group: ProcessGroup;
-  redis: RedisServer;
+  /** What the Redis fault hits: the single Redis (crash and restart) or a Cluster (a master's kill and failover). */
+  redis: { server: RedisServer } | { cluster: ChaosCluster };
   random: Random;
   /** How many of each role should be running; a replacement is started after each kill. */
   targets: Record<Role, number>;
@@ -32,7 +36,7 @@ export interface FaultInjectorOptions {
 }
 
 export class FaultInjector {
-  readonly counts: FaultCounts = { workerKills: 0, gatewayKills: 0, redisRestarts: 0 };
+  readonly counts: FaultCounts = { workerKills: 0, gatewayKills: 0, redisRestarts: 0, masterKills: 0, slowestFailoverMs: 0 };
   private stopped = false;
 
   constructor(private readonly options: FaultInjectorOptions) {}
@@ -65,13 +69,26 @@ export class FaultInjector {
 
   private async inject(kind: FaultKind): Promise<void> {
     const { group, random, log } = this.options;
-    if (kind === 'redis') {
+    if (kind === 'redis' && 'cluster' in this.options.redis) {
+      const { cluster } = this.options.redis;
+      const down = random.int(...this.options.redisDownMs);
+      const { port, failoverMs } = await cluster.killMaster(random);
+      this.counts.masterKills += 1;
+      this.counts.slowestFailoverMs = Math.max(this.counts.slowestFailoverMs, failoverMs);
+      log(`SIGKILL Redis master on port ${port}: its replica serves its slots after ${failoverMs} ms`);
+      await sleep(down);
+      await cluster.restartKilled();
+      log(`node on port ${port} is back, a replica in sync`);
+      return;
+    }
+    if (kind === 'redis' && 'server' in this.options.redis) {
+      const { server } = this.options.redis;
       const down = random.int(...this.options.redisDownMs);
       log(`SIGKILL redis-server (down for ${down} ms)`);
-      await this.options.redis.crash();
+      await server.crash();
       this.counts.redisRestarts += 1;
       await sleep(down);
-      await this.options.redis.start();
+      await server.start();
       log('redis-server is back (AOF reloaded)');
       return;
     }

@@ -7,7 +7,7 @@
 // config's credentials as the spec says. A dead letter is explained only when the receiver
 // refused that delivery with a 4xx.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/redis/connection.ts';
 import { compareEventIds } from '../src/events/hub.ts';
 import { NOTIFICATION_TOKEN_HEADER, PUSH_CONTENT_TYPE } from '../src/push/delivery.ts';
 import type { RedisKeys } from '../src/store/keys.ts';
@@ -271,7 +271,7 @@ async function listDeadLetters(gateway: string, taskId: string): Promise<ListedD
  * once more with every push task's dead letters.
  */
 export async function settleAndJudgePush(options: {
-  redis: Redis;
+  redis: RedisClient;
   keys: RedisKeys;
   registrations: PushRegistration[];
   deliveriesByPath: () => Map<string, ReceivedDelivery[]>;

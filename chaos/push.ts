@@ -8,7 +8,7 @@
 // random delay, so deliveries are in flight when workers are killed.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JWK } from 'jose';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/redis/connection.ts';
 import type { RedisKeys } from '../src/store/keys.ts';
 import { startWebhookReceiver, type ReceivedDelivery, type ReceiverBehaviour, type WebhookReceiver } from '../test/support/webhook-receiver.ts';
 import type { Random } from './random.ts';
@@ -231,7 +231,7 @@ function configOf(
   };
 }
 
-async function newestEventId(redis: Redis, keys: RedisKeys, taskId: string): Promise<string> {
+async function newestEventId(redis: RedisClient, keys: RedisKeys, taskId: string): Promise<string> {
   const last = await redis.xrevrange(keys.task(taskId).events, '+', '-', 'COUNT', 1);
   return last[0]?.[0] ?? '0-0';
 }
@@ -248,7 +248,7 @@ export async function createConfigWithRetry(options: {
   receivers: readonly ChaosReceiver[];
   gateways: () => string[];
   random: Random;
-  redis: Redis;
+  redis: RedisClient;
   keys: RedisKeys;
   onRetry: (cause: string) => void;
   timeoutMs?: number;

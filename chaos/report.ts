@@ -5,7 +5,8 @@
 // = 0) and COMPLETED with all its assignments, or ended with a reason; their child transfers
 // are held to the same ledger checks. Push deliveries are judged in push-report.ts. Everything else in the table says how hard the run
 // actually hit the system.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/redis/connection.ts';
+import { scanKeys } from '../src/redis/cross-slot.ts';
 import { RedisKeys } from '../src/store/keys.ts';
 import { judgeCoordinator, type AssignmentListing } from './coordinators.ts';
 import { analyzeLedger, readLedger } from './ledger.ts';
@@ -16,10 +17,16 @@ import { compareWithBuffer, type StreamRecord } from './streams.ts';
 
 const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
 
+export const SINGLE_REDIS_SETUP = 'one redis-server, appendonly yes, appendfsync always';
+
 export interface FaultCounts {
   workerKills: number;
   gatewayKills: number;
   redisRestarts: number;
+  /** Cluster mode: masters SIGKILLed (each failed over, then restarted as a replica). */
+  masterKills: number;
+  /** Cluster mode: the longest wait from a master's kill until its replica served its slots. */
+  slowestFailoverMs: number;
 }
 
 export interface ChaosResult {
@@ -119,6 +126,8 @@ export interface ChaosResult {
   backends: BackendReport | undefined;
   /** Push deliveries to the harness's receivers, when the run had push. */
   push: ChaosPushResult | undefined;
+  /** Which Redis the run used: the single server, or the Cluster and its redisWaitReplicas. */
+  redisSetup: string;
   ok: boolean;
 }
 
@@ -132,7 +141,7 @@ interface TaskFacts {
   trimmedThroughId: string;
 }
 
-async function readFacts(redis: Redis, keys: RedisKeys, taskId: string): Promise<TaskFacts> {
+async function readFacts(redis: RedisClient, keys: RedisKeys, taskId: string): Promise<TaskFacts> {
   const k = keys.task(taskId);
   const [hash, steps, events] = await Promise.all([
     redis.hmget(k.task, 'state', 'status', 'artifacts', 'eventsTrimmedThrough'),
@@ -176,24 +185,20 @@ function reportSums(artifactsJson: string): { reconciledCharged: number; recharg
   return { reconciledCharged, recharged };
 }
 
-async function storedTaskIds(redis: Redis, prefix: string): Promise<string[]> {
+async function storedTaskIds(redis: RedisClient, prefix: string): Promise<string[]> {
   const ids: string[] = [];
-  let cursor = '0';
-  // Bounded: the run's own Redis holds only this run's keys; 10 000 pages is far beyond it.
-  for (let page = 0; page < 10_000; page++) {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:{*}:task`, 'COUNT', 1000);
+  // The run's own Redis holds only this run's keys (on a Cluster: every master is scanned).
+  for await (const batch of scanKeys(redis, `${prefix}:{*}:task`, 1000)) {
     for (const key of batch) {
       const match = /\{(.+)\}:task$/.exec(key);
       if (match?.[1] !== undefined) ids.push(match[1]);
     }
-    cursor = next;
-    if (cursor === '0') break;
   }
   return ids;
 }
 
 export async function buildReport(input: {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   seed: number;
   tasksRequested: number;
@@ -207,6 +212,8 @@ export async function buildReport(input: {
   faults: FaultCounts;
   unexpectedExits: { name: string; how: string; logFile: string }[];
   durationMs: number;
+  /** Which Redis the run used (default: SINGLE_REDIS_SETUP). */
+  redisSetup?: string;
   /** Remote and model tasks (when the run had backends) and what checking them found. */
   backends?: { load: BackendLoad; report: BackendReport };
   /** What the push receivers got, judged (when the run had push). */
@@ -293,6 +300,7 @@ export async function buildReport(input: {
     faults: input.faults,
     unexpectedExits: input.unexpectedExits,
     durationMs: input.durationMs,
+    redisSetup: input.redisSetup ?? SINGLE_REDIS_SETUP,
     backends: input.backends?.report,
     push: input.push,
     ok: false,

@@ -16,13 +16,21 @@
 // first three faults, which are always one of each), CHAOS_REDIS_DOWN_MS ("300,3000": how long
 // a crashed Redis stays down), CHAOS_KEEP=1 keeps the temp dir (Redis data, logs, ledger; a
 // failed run always keeps it).
+// CHAOS_CLUSTER=1 (`npm run chaos:cluster`): the same on a Redis Cluster of its own (3 masters,
+// 3 replicas); the Redis fault is then a master's SIGKILL, its failover, and the node's restart
+// as a replica. CHAOS_WAIT_REPLICAS (1 on a Cluster, 0 otherwise): the processes'
+// redisWaitReplicas; 0 measures what a failover loses without WAIT.
+// CHAOS_PROFILE: shipped (default), long (five times the load), hour (an hour of mixed load
+// and a fault every ~3 s: over 1,000 process kills; with CHAOS_CLUSTER=1 Redis masters among them).
 // Imported, `runChaos(options)` does the same and returns the numbers (test/chaos.test.ts).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import type { RedisClient } from '../src/redis/connection.ts';
+import { scanKeys } from '../src/redis/cross-slot.ts';
 import { RedisKeys } from '../src/store/keys.ts';
 import { loadOrCreatePrivateJwk, publicJwkOf } from '../src/auth/keys/key-file.ts';
 import { agentsConfig, checkBackends, runBackendLoad, startBackends, type BackendLoad, type Backends } from './backends.ts';
@@ -34,7 +42,8 @@ import { chaosPushSettings, CHAOS_FLAKINESS, createConfigWithRetry, planPush, Pu
 import { settleAndJudgePush, type ChaosPushResult } from './push-report.ts';
 import { seededRandom } from './random.ts';
 import { startRedisServer, type RedisServer } from './redis-server.ts';
-import { buildReport, type ChaosResult } from './report.ts';
+import { startChaosCluster, type ChaosCluster } from './redis-cluster.ts';
+import { buildReport, SINGLE_REDIS_SETUP, type ChaosResult } from './report.ts';
 import { formatReport } from './table.ts';
 import { StreamWatcher } from './streams.ts';
 
@@ -81,6 +90,10 @@ export interface ChaosOptions {
   settleTimeoutMs: number;
   /** Hard bound on the fault phase. */
   maxFaultPhaseMs: number;
+  /** Run on a Redis Cluster of its own (3 masters, 3 replicas) instead of one redis-server. */
+  cluster: boolean;
+  /** The processes' redisWaitReplicas. */
+  waitReplicas: number;
   keepTemp: boolean;
   log: (line: string) => void;
 }
@@ -111,6 +124,8 @@ export const DEFAULT_CHAOS_OPTIONS: ChaosOptions = {
   pushSettleTimeoutMs: 120_000,
   settleTimeoutMs: 90_000,
   maxFaultPhaseMs: 240_000,
+  cluster: false,
+  waitReplicas: 0,
   keepTemp: false,
   log: () => undefined,
 };
@@ -130,25 +145,43 @@ export const LONG_CHAOS_OPTIONS: ChaosOptions = {
   settleTimeoutMs: 240_000,
 };
 
+/**
+ * An hour of mixed load (transfers, fanout coordinators, remote and model tasks, ~9 submissions
+ * a second) with a fault every ~3 s, worker kills weighed highest: over 1,000 process kills
+ * (workers, gateways, Redis: crashes, or on a Cluster master kills) before the load ends.
+ */
+export const HOUR_CHAOS_OPTIONS: ChaosOptions = {
+  ...DEFAULT_CHAOS_OPTIONS,
+  tasks: 30_000,
+  remoteTasks: 1_500,
+  modelTasks: 1_500,
+  coordinators: 1_500,
+  intervalMs: 110,
+  workers: 4,
+  faultPauseMs: [200, 1_000],
+  faultMix: ['worker', 'worker', 'worker', 'worker', 'gateway', 'gateway', 'redis'],
+  maxFaultPhaseMs: 4_200_000,
+  settleTimeoutMs: 600_000,
+};
+
+const PROFILES: Record<string, ChaosOptions> = { shipped: DEFAULT_CHAOS_OPTIONS, long: LONG_CHAOS_OPTIONS, hour: HOUR_CHAOS_OPTIONS };
+
 /** PIDs in the lease holders' worker ids ("<host>:<pid>:<suffix>"): the workers running a turn now. */
-async function busyWorkerPids(redis: Redis, prefix: string): Promise<Set<number>> {
+async function busyWorkerPids(redis: RedisClient, prefix: string): Promise<Set<number>> {
   const pids = new Set<number>();
-  let cursor = '0';
-  for (let page = 0; page < 1_000; page++) {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:{*}:lease`, 'COUNT', 1000);
-    const holders = batch.length === 0 ? [] : await redis.mget(...batch);
+  for await (const batch of scanKeys(redis, `${prefix}:{*}:lease`, 1000)) {
+    // One GET per key: on a Cluster the leases are in many slots.
+    const holders = await Promise.all(batch.map((key) => redis.get(key)));
     for (const holder of holders) {
       const pid = /:(\d+):[^:]*$/.exec(holder ?? '')?.[1];
       if (pid !== undefined) pids.add(Number(pid));
     }
-    cursor = next;
-    if (cursor === '0') break;
   }
   return pids;
 }
 
 /** Polls the task states (bounded) until every id is terminal; returns the ids that are not. */
-async function waitTerminal(redis: Redis, keys: RedisKeys, taskIds: string[], timeoutMs: number): Promise<string[]> {
+async function waitTerminal(redis: RedisClient, keys: RedisKeys, taskIds: string[], timeoutMs: number): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   let open = taskIds;
   while (open.length > 0 && Date.now() < deadline) {
@@ -174,8 +207,9 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
   const keys = new RedisKeys(prefix);
 
   let redisServer: RedisServer | undefined;
+  let redisCluster: ChaosCluster | undefined;
   let group: ProcessGroup | undefined;
-  let redis: Redis | undefined;
+  let redis: RedisClient | undefined;
   let watcher: StreamWatcher | undefined;
   let injector: FaultInjector | undefined;
   let faulting: Promise<void> | undefined;
@@ -213,14 +247,29 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       writeFileSync(configFile, JSON.stringify(fileConfig));
       agentsEnv['A2A_CONFIG'] = configFile;
     }
-    redisServer = await startRedisServer(redisDir);
-    log(`redis-server on port ${redisServer.port}, data in ${redisDir}`);
-    const server = redisServer;
+    let redisEnv: Record<string, string>;
+    let redisFault: { server: RedisServer } | { cluster: ChaosCluster };
+    if (o.cluster) {
+      redisCluster = await startChaosCluster();
+      log(`Redis Cluster (3 masters, 3 replicas) at ${redisCluster.seeds}, redisWaitReplicas ${o.waitReplicas}`);
+      redisEnv = { A2A_REDIS_CLUSTER_NODES: redisCluster.seeds };
+      redisFault = { cluster: redisCluster };
+      const seeds = redisCluster.seeds.split(',').map((seed) => ({ host: '127.0.0.1', port: Number(seed.slice(seed.lastIndexOf(':') + 1)) }));
+      redis = new Cluster(seeds, { clusterRetryStrategy: (n) => Math.min(n * 100, 1_000), redisOptions: { maxRetriesPerRequest: null } });
+    } else {
+      redisServer = await startRedisServer(redisDir);
+      log(`redis-server on port ${redisServer.port}, data in ${redisDir}`);
+      redisEnv = { A2A_REDIS_URL: redisServer.url };
+      redisFault = { server: redisServer };
+      redis = new Redis(redisServer.url, { maxRetriesPerRequest: null, retryStrategy: (n) => Math.min(n * 100, 1_000) });
+    }
+    redis.on('error', () => undefined); // it reconnects; the report reads only after the faults
     group = new ProcessGroup({
       root: ROOT,
       logDir,
       env: {
-        A2A_REDIS_URL: server.url,
+        ...redisEnv,
+        A2A_REDIS_WAIT_REPLICAS: String(o.waitReplicas),
         A2A_KEY_PREFIX: prefix,
         A2A_LOG_LEVEL: 'warn',
         A2A_LOCK_DURATION_MS: '2000',
@@ -240,13 +289,11 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       },
     });
     const processes = group;
-    redis = new Redis(server.url, { maxRetriesPerRequest: null, retryStrategy: (n) => Math.min(n * 100, 1_000) });
-    redis.on('error', () => undefined); // it reconnects; the report reads only after the faults
     const client = redis;
     injector = new FaultInjector({
       busyWorkerPids: () => busyWorkerPids(client, prefix),
       group: processes,
-      redis: server,
+      redis: redisFault,
       random: random.fork('faults'),
       targets: { serve: o.gateways, worker: o.workers },
       pauseMs: o.faultPauseMs,
@@ -409,6 +456,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       faults: faults.counts,
       unexpectedExits: processes.unexpectedExits,
       durationMs: Date.now() - started,
+      redisSetup: o.cluster ? `Redis Cluster, 3 masters + 3 replicas (cluster-node-timeout 2 s), redisWaitReplicas ${o.waitReplicas}` : SINGLE_REDIS_SETUP,
       push,
       backends:
         backends === undefined
@@ -425,6 +473,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
     await group?.killAll();
     redis?.disconnect();
     await redisServer?.stop();
+    await redisCluster?.stop();
     await backends?.stop();
     await receivers?.close();
     // A failed or crashed run keeps its evidence (Redis data, role logs, ledger); a passing one leaves nothing.
@@ -464,8 +513,9 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => process.exit(130));
   process.once('SIGTERM', () => process.exit(143));
   const profile = process.env['CHAOS_PROFILE'] ?? 'shipped';
-  if (profile !== 'shipped' && profile !== 'long') throw new Error(`CHAOS_PROFILE must be shipped or long, got "${profile}"`);
-  const defaults = profile === 'long' ? LONG_CHAOS_OPTIONS : DEFAULT_CHAOS_OPTIONS;
+  const defaults = PROFILES[profile];
+  if (defaults === undefined) throw new Error(`CHAOS_PROFILE must be one of ${Object.keys(PROFILES).join(', ')}, got "${profile}"`);
+  const cluster = process.env['CHAOS_CLUSTER'] === '1';
   const result = await runChaos({
     ...defaults,
     tasks: envNumber('CHAOS_TASKS', defaults.tasks),
@@ -481,6 +531,8 @@ async function main(): Promise<void> {
     pushShare: Math.min(1, envNumber('CHAOS_PUSH_SHARE', defaults.pushShare)),
     faultMix: envFaults('CHAOS_FAULTS', defaults.faultMix),
     redisDownMs: envRange('CHAOS_REDIS_DOWN_MS', defaults.redisDownMs),
+    cluster,
+    waitReplicas: envNumber('CHAOS_WAIT_REPLICAS', cluster ? 1 : 0),
     keepTemp: process.env['CHAOS_KEEP'] === '1',
     log: (line) => process.stderr.write(`${line}\n`),
   });

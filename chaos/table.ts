@@ -24,6 +24,8 @@ function pushRows(p: ChaosPushResult): [string, string, string][] {
   ];
 }
 
+const killsOf = (r: ChaosResult): number => r.faults.workerKills + r.faults.gatewayKills + r.faults.redisRestarts + r.faults.masterKills;
+
 /** The table printed at the end of `npm run chaos`. */
 export function formatReport(r: ChaosResult): string {
   const retries = Object.entries(r.retries).map(([cause, n]) => `${cause} ×${n}`).join(', ') || 'none';
@@ -71,7 +73,11 @@ export function formatReport(r: ChaosResult): string {
     ...(r.push === undefined ? [] : pushRows(r.push)),
     ['worker kills (SIGKILL)', String(r.faults.workerKills), ''],
     ['gateway kills (SIGKILL)', String(r.faults.gatewayKills), ''],
-    ['Redis restarts (SIGKILL)', String(r.faults.redisRestarts), 'appendonly yes, appendfsync always'],
+    ['Redis', '', r.redisSetup],
+    ...(r.faults.masterKills > 0
+      ? ([['Redis master kills (SIGKILL)', String(r.faults.masterKills), `each failed over to its replica (slowest ${(r.faults.slowestFailoverMs / 1000).toFixed(1)} s), then restarted as a replica`]] as [string, string, string][])
+      : ([['Redis restarts (SIGKILL)', String(r.faults.redisRestarts), 'appendonly yes, appendfsync always']] as [string, string, string][])),
+    ['process kills in all', String(killsOf(r)), `${Math.round((killsOf(r) * 3_600_000) / Math.max(1, r.durationMs))} an hour at this run's rate (workers, gateways, Redis)`],
     ['unexpected process exits', String(r.unexpectedExits.length), r.unexpectedExits.map((e) => `${e.name} ${e.how}`).join(', ')],
     ['duration', `${(r.durationMs / 1000).toFixed(1)} s`, ''],
     ['RESULT', r.ok ? 'PASS' : 'FAIL', ''],

@@ -560,6 +560,17 @@ export const configSchema = z.object({
    * with the same messageId is safe.
    */
   redisCommandTimeoutMs: positiveMs.default(2_000),
+  /**
+   * Replicas that must confirm (Redis WAIT) a task's or message's acceptance before the gateway
+   * answers, and a turn's final state before its worker lets the turn's job go (0 = none, no WAIT
+   * is sent). Without it a write a master acknowledged and then lost in a failover, before any
+   * replica received it, is gone (docs/redis-cluster.md, "What a failover can lose"). When fewer
+   * replicas confirm within redisWaitTimeoutMs, the request fails with 503 + Retry-After (the
+   * write stands on the master; re-sending the same messageId is safe).
+   */
+  redisWaitReplicas: z.coerce.number().int().min(0).max(16).default(0),
+  /** How long a WAIT may take (redisWaitReplicas); keep it below redisCommandTimeoutMs, since commands sent after a WAIT on its connection wait for it. */
+  redisWaitTimeoutMs: positiveMs.default(500),
   /** How long CancelTask waits for a running turn to stop before returning the task. */
   cancelWaitMs: z.coerce.number().int().min(0).default(5_000),
   /** How long a (caller, messageId) pair is remembered for de-duplicating re-sent messages. */
@@ -686,6 +697,8 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_HEARTBEAT_MS: 'heartbeatMs',
   A2A_BLOCKING_TIMEOUT_MS: 'blockingTimeoutMs',
   A2A_REDIS_OUTAGE_GRACE_MS: 'redisOutageGraceMs',
+  A2A_REDIS_WAIT_REPLICAS: 'redisWaitReplicas',
+  A2A_REDIS_WAIT_TIMEOUT_MS: 'redisWaitTimeoutMs',
   A2A_CANCEL_WAIT_MS: 'cancelWaitMs',
   A2A_IDEMPOTENCY_TTL_SECONDS: 'idempotencyTtlSeconds',
   A2A_RETENTION_SECONDS: 'retentionSeconds',

@@ -56,6 +56,7 @@ import { openStreams, queueJobs, startProcessMetrics } from '../telemetry/metric
 import { probeRedisRoundTrips } from '../telemetry/redis-probe.ts';
 import type { Queue } from 'bullmq';
 import { checkReadiness, type Readiness } from './readiness.ts';
+import { ReplicaAck, replicaAckOf } from '../redis/replica-ack.ts';
 
 export interface GatewayHandle {
   url: string;
@@ -152,6 +153,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       maxConcurrentPerOwner: config.limits.maxConcurrentListsPerOwner,
     },
     quota: new StorageQuota(commands, store.keys, config.limits),
+    replicaAck: new ReplicaAck(commands, replicaAckOf(config)),
   });
 
   const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);

@@ -23,6 +23,7 @@ import { cancelStages, leaseTakeovers, queueWait, turnDuration, turnsFinished } 
 import { A2A, activeContext, contextOfCarrier, GEN_AI, inSpan, markError, SpanKind, spanOf, traceIdsOf, type TraceContext } from '../telemetry/spans.ts';
 import { tracingEnabled } from '../telemetry/tracing.ts';
 import type { Attributes, Span } from '@opentelemetry/api';
+import type { ReplicaAck } from '../redis/replica-ack.ts';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
   completed: 'TASK_STATE_COMPLETED',
@@ -87,6 +88,12 @@ export interface TurnRunnerOptions {
   leaseTtlMs: number;
   /** Sub-agent coordination; without it ctx.delegate refuses. */
   coordination?: { delegator: Delegator; assignments: AssignmentStore; retentionSeconds: number };
+  /**
+   * redisWaitReplicas: replicas confirm a turn's final state before the turn's job is let go. A
+   * refusal fails the job, which BullMQ runs again: it finds the turn finished, or, when the
+   * finish was lost in a failover, runs the turn again (its steps journal keeps side effects once).
+   */
+  replicaAck?: ReplicaAck;
 }
 
 /** Who a task's turn runs for, as its adapter sees it (ctx.caller). */
@@ -387,6 +394,7 @@ export class TurnRunner {
         logger.warn('turn result discarded: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
         return undefined;
       }
+      await this.options.replicaAck?.confirm([store.keys.task(data.taskId).task]);
       const state = outcome.status.state;
       // An interrupted turn (inputPolicy interrupt) is no cancellation: the task goes on.
       const endedAs = outcome.interrupted === true ? 'interrupted' : state;

@@ -19,6 +19,7 @@ import { startScheduleRole, type ScheduleRoleHandle } from '../schedules/schedul
 import { activeTurns, startProcessMetrics } from '../telemetry/metrics.ts';
 import { probeRedisRoundTrips } from '../telemetry/redis-probe.ts';
 import { checkReadiness, type Readiness } from '../gateway/readiness.ts';
+import { ReplicaAck, replicaAckOf } from '../redis/replica-ack.ts';
 
 export interface WorkerHandle {
   runner: TurnRunner;
@@ -62,6 +63,7 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     // Below BullMQ's lock, so by the time a stalled job is handed to another worker the
     // dead worker's lease has lapsed and the new one can take it.
     leaseTtlMs: Math.max(100, Math.floor(config.lockDurationMs * 0.8)),
+    replicaAck: new ReplicaAck(commands, replicaAckOf(config)),
   });
   // This process's own metrics (a worker's metrics port serves them): its running turns, Redis latency.
   startProcessMetrics();

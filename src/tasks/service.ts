@@ -36,6 +36,7 @@ import type { PushDeadLetters } from '../push/dead-letters.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import type { StoredPushConfig } from '../push/push-config.ts';
 import { cancelStages, tasksCreated } from '../telemetry/metrics.ts';
+import { ReplicaAckError, type ReplicaAck } from '../redis/replica-ack.ts';
 
 export interface TaskServiceOptions {
   store: TaskStore;
@@ -62,6 +63,8 @@ export interface TaskServiceOptions {
   listBounds?: ListBounds;
   /** Per-owner storage quotas (limits.maxStoredBytes, limits.maxStoredTasks); undefined = none. */
   quota?: StorageQuota;
+  /** redisWaitReplicas: replicas confirm a submitted message's writes before it is answered; undefined = no WAIT. */
+  replicaAck?: ReplicaAck;
 }
 
 /** One assignment as ListTaskAssignments reports it. */
@@ -467,8 +470,35 @@ export class TaskService {
     return read.task;
   }
 
-  /** Stores the message (a new task, or the next input of an existing one) and enqueues its turn. */
+  /**
+   * Stores the message (a new task, or the next input of an existing one), enqueues its turn and,
+   * with redisWaitReplicas, has replicas confirm the task's and the owner's writes before the
+   * message counts as accepted. A re-sent message is confirmed again: its first send may have
+   * failed exactly there.
+   */
   private async submit(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string = newId()): Promise<Submission> {
+    const submission = await this.storeMessage(owner, request, sender, taskId);
+    await this.confirmReplicated(owner, submission.taskId);
+    return submission;
+  }
+
+  private async confirmReplicated(owner: Owner, taskId: string): Promise<void> {
+    const ack = this.options.replicaAck;
+    if (ack === undefined || !ack.enabled) return;
+    const { keys } = this.options.store;
+    try {
+      await ack.confirm([keys.task(taskId).task, keys.ownerActiveTasks(ownerKeyOf(owner))]);
+    } catch (error) {
+      if (!(error instanceof ReplicaAckError)) throw error;
+      throw new A2AError(
+        'UNAVAILABLE',
+        `Task ${taskId} took the message, but ${error.message} Send the same message (same messageId) again after the Retry-After delay: it is not stored twice and starts no second turn.`,
+        { retryAfterSeconds: 1, metadata: { taskId, reason: 'REPLICAS_UNCONFIRMED', acknowledged: String(error.acknowledged), required: String(error.required) }, cause: error },
+      );
+    }
+  }
+
+  private async storeMessage(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string): Promise<Submission> {
     const { message } = request;
     await this.checkQueueDepth(owner.agent);
     const digest = messageDigestOf(message);

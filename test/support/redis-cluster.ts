@@ -9,9 +9,15 @@ import { freePort, whenRedisReady } from './redis-server.ts';
 
 export interface ClusterNode {
   port: number;
-  pid: number;
+  /** The running process's pid (a restarted node has a new one). */
+  readonly pid: number;
   /** SIGKILL this node (a master kill, for failover tests); its peers notice after cluster-node-timeout. */
   kill(): Promise<void>;
+  /**
+   * Starts a killed node again on its port with its nodes.conf: it rejoins the cluster, as a
+   * replica of the node promoted in its place when a failover happened meanwhile.
+   */
+  restart(): Promise<void>;
   readonly running: boolean;
 }
 
@@ -73,22 +79,34 @@ async function startNode(port: number, dir: string, options: ClusterOptions): Pr
     '--appendonly', 'no',
     ...(options.args ?? []),
   ];
-  const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await whenRedisReady(child, `cluster node on port ${port}`);
-  const isRunning = (): boolean => child.exitCode === null && child.signalCode === null;
+  const launch = async (): Promise<{ child: ChildProcess; exited: Promise<void> }> => {
+    const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    await whenRedisReady(child, `cluster node on port ${port}`);
+    return { child, exited };
+  };
+  let current = await launch();
+  const isRunning = (): boolean => current.child.exitCode === null && current.child.signalCode === null;
   return {
     port,
-    pid: child.pid as number,
-    exited,
+    get pid() {
+      return current.child.pid as number;
+    },
+    get exited() {
+      return current.exited;
+    },
     get running() {
       return isRunning();
     },
     async kill() {
       if (isRunning()) {
-        child.kill('SIGKILL');
-        await exited;
+        current.child.kill('SIGKILL');
+        await current.exited;
       }
+    },
+    async restart() {
+      if (isRunning()) return;
+      current = await launch();
     },
   };
 }
