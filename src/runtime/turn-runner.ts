@@ -23,6 +23,7 @@ import { cancelStages, leaseTakeovers, queueWait, turnDuration, turnsFinished } 
 import { A2A, activeContext, contextOfCarrier, GEN_AI, inSpan, markError, SpanKind, spanOf, traceIdsOf, type TraceContext } from '../telemetry/spans.ts';
 import { tracingEnabled } from '../telemetry/tracing.ts';
 import type { Attributes, Span } from '@opentelemetry/api';
+import { markStage } from '../telemetry/stage-marks.ts';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
   completed: 'TASK_STATE_COMPLETED',
@@ -203,6 +204,7 @@ export class TurnRunner {
     // A coordinator's wake job can arrive while its parking run still finishes in this same
     // process (same worker id, so the lease would not stop it): one run per task at a time.
     const { taskId } = job.data;
+    markStage(taskId, 'picked');
     const earlier = this.runs.get(taskId);
     const run = (async () => {
       if (earlier !== undefined) await earlier.catch(() => undefined);
@@ -284,6 +286,7 @@ export class TurnRunner {
     if (lease.kind === 'gone' || lease.kind === 'closed') return undefined;
     if (lease.kind === 'held') throw new LeaseHeldError(data.taskId, lease.holder);
     turn.turn = lease.turn;
+    markStage(data.taskId, 'leased');
     const leasedAt = process.hrtime.bigint();
     span?.setAttributes({ [A2A.turn]: lease.turn, [A2A.attempt]: lease.attempts });
     if (lease.attempts > 1) leaseTakeovers.inc({ agent: agent.name });
@@ -356,6 +359,7 @@ export class TurnRunner {
       } else {
         outcome = await this.runAdapter(adapter, limits, fence, lease, input, record, turn, logger);
       }
+      markStage(data.taskId, 'adapted');
       if ('parked' in outcome) {
         await this.park(fence, outcome.parked);
         return undefined;
@@ -383,6 +387,7 @@ export class TurnRunner {
         ...(outcome.directReply === undefined ? {} : { directReply: outcome.directReply }),
         now: new Date(),
       });
+      markStage(data.taskId, 'finished');
       if (finished.kind === 'stale') {
         logger.warn('turn result discarded: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
         return undefined;

@@ -36,6 +36,7 @@ import type { PushDeadLetters } from '../push/dead-letters.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import type { StoredPushConfig } from '../push/push-config.ts';
 import { cancelStages, tasksCreated } from '../telemetry/metrics.ts';
+import { markStage } from '../telemetry/stage-marks.ts';
 
 export interface TaskServiceOptions {
   store: TaskStore;
@@ -225,6 +226,7 @@ export class TaskService {
     // A new task publishes nothing before it is created, so watching its id first means the
     // wait needs no read of the replay buffer (one round trip less on the busiest path).
     const newTaskId = request.message.taskId === undefined ? newId() : undefined;
+    if (blocking && newTaskId !== undefined) markStage(newTaskId, 'received');
     const early =
       blocking && newTaskId !== undefined ? this.watchTurnEnd(newTaskId, '', this.options.blockingTimeoutMs, turnOver, true) : undefined;
     let submission: Submission;
@@ -237,6 +239,7 @@ export class TaskService {
     const historyLength = request.configuration?.historyLength;
     if (early !== undefined && submission.taskId === newTaskId) {
       await early.done;
+      markStage(submission.taskId, 'notified');
     } else if (blocking) {
       early?.cancel(); // a re-sent message: the task is an earlier one
       // A follow-up whose snapshot is already terminal or interrupted had its turn end before the
@@ -249,6 +252,7 @@ export class TaskService {
     }
     const read = await this.options.store.readTask(submission.taskId, owner, historyLength);
     if (read === undefined) throw taskNotFound(submission.taskId);
+    markStage(submission.taskId, 'responded');
     // The agent answered with a Message (spec 3.1.1): that is the answer, to this call and to every re-send.
     if (read.directReply !== undefined) return { message: read.directReply };
     return { task: read.task };
@@ -515,9 +519,11 @@ export class TaskService {
       return { taskId: created.taskId, contextId: read.task.contextId, afterId: '', snapshot: undefined };
     }
     tasksCreated.inc({ agent: agent.name });
+    markStage(taskId, 'accepted');
     // Stored before the task id is returned and before its turn can run: the config gets every event.
     if (pushConfig !== undefined) await this.options.push?.attach(owner, pushConfig, 'begin');
     await this.enqueue(owner, taskId, contextId, 1, sender.trace, created.active);
+    markStage(taskId, 'enqueued');
     return { taskId, contextId, afterId: '', snapshot: undefined };
   }
 
