@@ -496,6 +496,8 @@ export class TaskService {
       callerExtensions: sender.extensions,
       messageDigest: digest,
       quota: quota?.chargeFor(stored, STORED_COPIES.newTask, Date.now()),
+      // A push config is attached between storing and queueing (it must see every event).
+      ...(pushConfig === undefined ? { queueFirstTurn: (active: number) => this.enqueue(owner, taskId, contextId, 1, sender.trace, active) } : {}),
       now: new Date(),
     });
     let created = await create();
@@ -522,7 +524,7 @@ export class TaskService {
     markStage(taskId, 'accepted');
     // Stored before the task id is returned and before its turn can run: the config gets every event.
     if (pushConfig !== undefined) await this.options.push?.attach(owner, pushConfig, 'begin');
-    await this.enqueue(owner, taskId, contextId, 1, sender.trace, created.active);
+    if (!created.enqueued) await this.enqueue(owner, taskId, contextId, 1, sender.trace, created.active);
     markStage(taskId, 'enqueued');
     return { taskId, contextId, afterId: '', snapshot: undefined };
   }
