@@ -7,7 +7,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId } from '../src/ids.ts';
 import { TaskStore, type Owner } from '../src/store/task-store.ts';
-import { deletePrefix, REDIS_URL, textMessage, uniquePrefix } from './support/harness.ts';
+import type { Message } from '../src/protocol/types.ts';
+import { deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
 
 const prefix = uniquePrefix('first-turn');
 const owner: Owner = { agent: 'default', tenant: '', subject: 'pipelined' };
@@ -25,7 +26,7 @@ afterAll(async () => {
 });
 
 function create(taskId: string, messageId: string, queueFirstTurn: (active: number) => Promise<void>): ReturnType<TaskStore['createTask']> {
-  const message = { ...textMessage('echo pipelined'), messageId, taskId, contextId: 'ctx' };
+  const message: Message = { role: 'ROLE_USER', parts: [{ text: 'echo pipelined' }], messageId, taskId, contextId: 'ctx' };
   return store.createTask({
     taskId,
     owner,
