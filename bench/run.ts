@@ -89,7 +89,7 @@ import { runIdleSubscribers, type IdleSubscriberResult } from './load/idle-subsc
 import { runSendMessageLoad, type SendMessageLoadResult } from './load/send-message.ts';
 import { runStreamLoad, type StreamLoadResult } from './load/streams.ts';
 import { ratio, round } from './stats.ts';
-import { renderStages, runStageBreakdown, type StageBreakdown } from './load/stages.ts';
+import { renderStages, runOneConnection, runStageBreakdown, type StageBreakdown } from './load/stages.ts';
 import { scrapeEvery, startTelemetrySink, type TelemetrySink } from './load/telemetry-sink.ts';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -647,8 +647,8 @@ async function main(): Promise<void> {
     const sdk = servers.sdk;
     if (sdk !== undefined) {
       await quiesce();
-      if (config.warmupSeconds > 0) await runSendMessageLoad({ url: sdk.jsonRpcUrl, connections: 1, seconds: config.warmupSeconds, returnImmediately: false });
-      single.sdk = await runSendMessageLoad({ url: sdk.jsonRpcUrl, connections: 1, seconds: config.seconds, returnImmediately: false });
+      if (config.warmupSeconds > 0) await runOneConnection(sdk.jsonRpcUrl, config.warmupSeconds);
+      single.sdk = await runOneConnection(sdk.jsonRpcUrl, config.seconds);
       log(`one connection sdk: ${describeSend(single.sdk)}`);
     }
     const stages = servers.stages;
