@@ -22,6 +22,10 @@
  *   8. Replay buffer memory (gateway only, no server; see bench/load/replay-memory.ts): one open
  *      task gets BENCH_REPLAY_EVENTS progress events with the replay bound (default settings) and
  *      one without it: MEMORY USAGE of its events stream at each checkpoint, and appends/s.
+ *  10. Stages (gateway and SDK): one connection, blocking SendMessage "echo hello": p50/p99 of both, and
+ *      a per-stage latency breakdown of one blocking task (accept, enqueue, pick-up, lease, adapter,
+ *      events, finish, notify, response) from the marks a third gateway started with
+ *      A2A_STAGE_MARKS_FILE records (src/telemetry/stage-marks.ts; bench/load/stages.ts).
  *   9. Cost of telemetry (gateway only): blocking SendMessage on the gateway as above (tracing off)
  *      vs a second gateway with tracing on (OTLP http/protobuf to a local sink that accepts every
  *      export) and its /metrics scraped once a second on a metrics port: req/s, p50/p99 and CPU ms
@@ -46,8 +50,8 @@
  * returning memory mid-test) would otherwise swamp it.
  *
  * Flags: --only sdk | --only gateway (which servers).
- * Env: BENCH_ONLY — comma-separated scenarios to run (idle, blocking, immediate, streams, fanout,
- *      remote, push, replay, telemetry; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
+ * Env: BENCH_ONLY — comma-separated scenarios to run (idle, blocking, immediate, streams, stages,
+ *      fanout, remote, push, replay, telemetry; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
  *      `BENCH_ONLY=remote` only the SDK server and the gateway in front of it.
  *      BENCH_SECONDS (10), BENCH_ROUNDS (3, min 2), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
  *      BENCH_SUBSCRIBERS (10000), BENCH_WARMUP_SECONDS (2), A2A_REDIS_URL (redis://127.0.0.1:6379).
@@ -85,6 +89,7 @@ import { runIdleSubscribers, type IdleSubscriberResult } from './load/idle-subsc
 import { runSendMessageLoad, type SendMessageLoadResult } from './load/send-message.ts';
 import { runStreamLoad, type StreamLoadResult } from './load/streams.ts';
 import { ratio, round } from './stats.ts';
+import { renderStages, runOneConnection, runStageBreakdown, type StageBreakdown } from './load/stages.ts';
 import { scrapeEvery, startTelemetrySink, type TelemetrySink } from './load/telemetry-sink.ts';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -111,10 +116,10 @@ function parseOnly(argv: readonly string[]): ServerName | undefined {
   return undefined;
 }
 
-const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'fanout', 'remote', 'push', 'replay', 'telemetry'] as const;
+const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'stages', 'fanout', 'remote', 'push', 'replay', 'telemetry'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 /** Scenarios both servers can run; fanout and push are gateway-only. */
-const COMPARED: readonly Scenario[] = ['idle', 'blocking', 'immediate', 'streams'];
+const COMPARED: readonly Scenario[] = ['idle', 'blocking', 'immediate', 'streams', 'stages'];
 
 function parseScenarios(raw: string | undefined): Scenario[] {
   if (raw === undefined || raw.trim() === '') return [...SCENARIOS];
@@ -293,10 +298,12 @@ interface Results {
   replay?: ReplayMemoryResult;
   /** `telemetry` (tracing on, metrics scraped) and `gateway` (tracing off), blocking SendMessage. */
   telemetry: PerServer<SendMessageLoadResult>;
+  /** One connection: the SDK's blocking SendMessage, and the stages gateway's with its breakdown. */
+  single: { sdk?: SendMessageLoadResult; stages?: StageBreakdown };
 }
 
 /** Rows for the scenarios that ran (see BENCH_ONLY). */
-function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, replay, telemetry }: Results): Row[] {
+function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, replay, telemetry, single }: Results): Row[] {
   const g = (v: number | undefined): number => v ?? Number.NaN;
   const bg = blocking.gateway?.median;
   const bs = blocking.sdk?.median;
@@ -336,6 +343,12 @@ function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, r
     add('stream first event p99 ms', g(sg?.firstEventP99Ms), g(ss?.firstEventP99Ms), 1);
     add('stream last event p50 ms', g(sg?.lastEventP50Ms), g(ss?.lastEventP50Ms), 1);
     add('stream last event p99 ms', g(sg?.lastEventP99Ms), g(ss?.lastEventP99Ms), 1);
+  }
+  if (runs('stages')) {
+    const gs = single.stages?.load;
+    add('one connection blocking p50 ms', g(gs?.p50Ms), g(single.sdk?.p50Ms), 2, 'ratio <= 2.0', (r) => r <= 2.0);
+    add('one connection blocking p99 ms', g(gs?.p99Ms), g(single.sdk?.p99Ms), 2);
+    add('one connection blocking req/s', g(gs?.requestsPerSec), g(single.sdk?.requestsPerSec), 0);
   }
   if (runs('idle')) {
     add('idle subscriber KB (RSS)', g(idle.gateway?.kbPerSubscriber), g(idle.sdk?.kbPerSubscriber), 2, 'gateway < 12 KB', (_r, gv) => gv < 12);
@@ -491,7 +504,7 @@ async function main(): Promise<void> {
   }
   // The SDK server is only needed for scenarios it can run (and as the remote agent).
   const needsSdk = config.scenarios.some((sc) => COMPARED.includes(sc)) || runs('remote');
-  const needsGateway = config.scenarios.some((sc) => sc !== 'remote' && sc !== 'replay');
+  const needsGateway = config.scenarios.some((sc) => sc !== 'remote' && sc !== 'replay' && sc !== 'stages');
   const names: ServerName[] = (config.only ? [config.only] : (['gateway', 'sdk'] as ServerName[])).filter((n) => (n === 'gateway' ? needsGateway : needsSdk));
   if (config.scenarios.includes('fanout') && !runs('fanout')) log('skipping fanout: it is gateway-only and --only sdk was given');
   log(`config: ${JSON.stringify(config)}`);
@@ -517,6 +530,13 @@ async function main(): Promise<void> {
       env: { A2A_ADAPTER: 'a2a', A2A_ADAPTER_OPTIONS: JSON.stringify({ url: sdk.baseUrl }) },
     });
     log(`remote ready: pid ${servers.remote.pid}, ${servers.remote.jsonRpcUrl}, key prefix ${servers.remote.keyPrefix ?? ''}`);
+  }
+
+  const stagesFile = join(RESULTS_DIR, 'stages.json');
+  if (runs('stages') && config.only !== 'sdk') {
+    log('starting stages (a gateway that marks each task\'s stages)...');
+    servers.stages = await startGateway({ repoRoot: REPO_ROOT, logDir: RESULTS_DIR, redisUrl: config.redisUrl, name: 'stages', env: { A2A_STAGE_MARKS_FILE: stagesFile } });
+    log(`stages ready: pid ${servers.stages.pid}, ${servers.stages.jsonRpcUrl}, key prefix ${servers.stages.keyPrefix ?? ''}`);
   }
 
   let sink: TelemetrySink | undefined;
@@ -621,6 +641,24 @@ async function main(): Promise<void> {
         describeStreams,
       );
 
+  // One connection, uncontended: the SDK's p50 and the stages gateway's, with its per-stage breakdown.
+  const single: Results['single'] = {};
+  if (runs('stages')) {
+    const sdk = servers.sdk;
+    if (sdk !== undefined) {
+      await quiesce();
+      if (config.warmupSeconds > 0) await runOneConnection(sdk.jsonRpcUrl, config.warmupSeconds);
+      single.sdk = await runOneConnection(sdk.jsonRpcUrl, config.seconds);
+      log(`one connection sdk: ${describeSend(single.sdk)}`);
+    }
+    const stages = servers.stages;
+    if (stages !== undefined) {
+      await quiesce();
+      single.stages = await runStageBreakdown({ url: stages.jsonRpcUrl, pid: stages.pid, file: stagesFile, seconds: config.seconds, warmupSeconds: config.warmupSeconds });
+      log(`one connection stages gateway: ${describeSend(single.stages.load)}`);
+    }
+  }
+
   // 5. Fan-out, gateway only: nothing to alternate with, so its rounds run back to back (each
   // after the gateway has gone idle again), and the median round is reported like the others.
   let fanout: Series<FanoutLoadResult> | undefined;
@@ -716,7 +754,7 @@ async function main(): Promise<void> {
     log(`replay memory: bound on ${replay.trimmed.samples.at(-1)?.streamKb.toFixed(0)} KB, off ${replay.untrimmed.samples.at(-1)?.streamKb.toFixed(0)} KB`);
   }
 
-  const results: Results = { blocking, immediate, streams, idle, remote, telemetry, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}) };
+  const results: Results = { blocking, immediate, streams, idle, remote, telemetry, single, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}) };
   const rows = buildRows(results);
   const notes = validityNotes(results);
   const loadAfter = loadavg();
@@ -745,6 +783,7 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`\n${title}\n`);
   process.stdout.write(renderTable(rows) + '\n');
+  if (single.stages !== undefined) process.stdout.write('\n' + renderStages(single.stages) + '\n');
   if (notes.length > 0) process.stdout.write('\nNotes:\n' + notes.map((n) => `  - ${n}`).join('\n') + '\n');
   if (fanout) {
     // Every coordinator is checked, not just counted: one that lost an assignment is a bug.
@@ -784,7 +823,7 @@ async function main(): Promise<void> {
       target: r.target || null,
       met: r.met ?? null,
     })),
-    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, telemetry, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}) },
+    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, telemetry, single, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}) },
     notes,
   };
   const outPath = join(RESULTS_DIR, 'latest.json');

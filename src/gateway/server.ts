@@ -115,7 +115,8 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   await hub.start();
   // The queues re-emit their connection's errors, which the handler above already logs; without
   // a listener BullMQ would print each one to stderr while Redis is down.
-  const queues = new TurnQueues(queueConnection, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
+  // On the store's connection: a new task's job add then rides in the same write as its create script (TaskStore.createTask).
+  const queues = new TurnQueues(commands, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
   const assignments = new AssignmentStore(commands, store.keys, store.replay);
   const pushStore = config.push.enabled ? new PushStore(commands, config.keyPrefix) : undefined;
   const push =

@@ -11,6 +11,7 @@ import type { Artifact, JsonObject, JsonValue, Message, Part, StreamResponse, Ta
 import type { StepRecord, TaskStore, TurnRecord } from '../store/task-store.ts';
 import { PersistedTurnBudget } from './turn-budget.ts';
 import type { LogFields, Logger } from '../logging/logger.ts';
+import { addEventsTime, timeNow } from '../telemetry/stage-marks.ts';
 
 export interface TurnLease {
   taskId: string;
@@ -465,6 +466,7 @@ export class TurnContext implements AdapterContext {
 
   /** Appends one event; false when an earlier run of this turn had already appended it. */
   private async append(artifacts: Artifact[] | undefined, status: TaskStatus | undefined, event: StreamResponse, place: { sequence: number; digest: string }): Promise<boolean> {
+    const startedAt = timeNow();
     const result = await this.store.appendEvents({
       taskId: this.taskId,
       ownerKey: this.lease.ownerKey,
@@ -476,6 +478,7 @@ export class TurnContext implements AdapterContext {
       emit: { scope: this.emitScope, sequence: place.sequence, digest: place.digest, pastPrefix: this.pastPrefix },
       now: new Date(),
     });
+    if (startedAt !== 0) addEventsTime(this.taskId, timeNow() - startedAt);
     if (result.kind === 'repeated') {
       this.repeatedEvents += 1;
       if (this.repeatedEvents === 1) {

@@ -24,6 +24,7 @@ import { A2A, activeContext, contextOfCarrier, GEN_AI, inSpan, markError, SpanKi
 import { tracingEnabled } from '../telemetry/tracing.ts';
 import type { Attributes, Span } from '@opentelemetry/api';
 import type { ReplicaAck } from '../redis/replica-ack.ts';
+import { markStage } from '../telemetry/stage-marks.ts';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
   completed: 'TASK_STATE_COMPLETED',
@@ -210,6 +211,7 @@ export class TurnRunner {
     // A coordinator's wake job can arrive while its parking run still finishes in this same
     // process (same worker id, so the lease would not stop it): one run per task at a time.
     const { taskId } = job.data;
+    markStage(taskId, 'picked');
     const earlier = this.runs.get(taskId);
     const run = (async () => {
       if (earlier !== undefined) await earlier.catch(() => undefined);
@@ -291,6 +293,7 @@ export class TurnRunner {
     if (lease.kind === 'gone' || lease.kind === 'closed') return undefined;
     if (lease.kind === 'held') throw new LeaseHeldError(data.taskId, lease.holder);
     turn.turn = lease.turn;
+    markStage(data.taskId, 'leased');
     const leasedAt = process.hrtime.bigint();
     span?.setAttributes({ [A2A.turn]: lease.turn, [A2A.attempt]: lease.attempts });
     if (lease.attempts > 1) leaseTakeovers.inc({ agent: agent.name });
@@ -363,6 +366,7 @@ export class TurnRunner {
       } else {
         outcome = await this.runAdapter(adapter, limits, fence, lease, input, record, turn, logger);
       }
+      markStage(data.taskId, 'adapted');
       if ('parked' in outcome) {
         await this.park(fence, outcome.parked);
         return undefined;
@@ -390,6 +394,7 @@ export class TurnRunner {
         ...(outcome.directReply === undefined ? {} : { directReply: outcome.directReply }),
         now: new Date(),
       });
+      markStage(data.taskId, 'finished');
       if (finished.kind === 'stale') {
         logger.warn('turn result discarded: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
         return undefined;

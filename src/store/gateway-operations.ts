@@ -17,7 +17,8 @@ import { taskField, taskItemField } from './task-hash.ts';
 export type CreateResult =
   /** `active`: the owner's tasks queued or running now, this one included (its turn's queue priority). */
   /** `quotaChecksDue`: the owner's quota checks that are due (a sweep may release expired tasks' charges). */
-  | { kind: 'created'; task: Task; eventId: string; active: number; quotaChecksDue: number }
+  /** `enqueued`: `queueFirstTurn` went out with the task's script (see createTask). */
+  | { kind: 'created'; task: Task; eventId: string; active: number; quotaChecksDue: number; enqueued: boolean }
   | { kind: 'duplicate'; taskId: string }
   | { kind: 'too-many-active'; active: number }
   | OverQuota;
@@ -144,6 +145,14 @@ export class GatewayOperations extends StoreRole {
     messageDigest?: string;
     /** What the task's storage charges to the owner's quota (none: not charged). */
     quota?: QuotaCharge;
+    /**
+     * Queues the task's first turn, given the owner's active tasks; its commands must go out on
+     * this store's connection. On a single Redis it is called right behind the task's script, so
+     * auto-pipelining sends both in one write (one round trip) and Redis runs them in that order:
+     * the task is stored before its job exists. On a Cluster the two may go to different nodes,
+     * so there it is left to the caller, after the task is stored.
+     */
+    queueFirstTurn?: (active: number) => Promise<void>;
     now: Date;
   }): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
@@ -177,7 +186,7 @@ export class GatewayOperations extends StoreRole {
     // Step 2, the task's slot: idempotent on the task id.
     const messageJson = JSON.stringify(stored);
     const event = creationEvent(task, messageJson);
-    const reply = await this.run(
+    const pending = this.run(
       'createTask',
       [k.task, k.history, k.events, k.messageIds, k.turns, k.pushCursors],
       [
@@ -203,6 +212,10 @@ export class GatewayOperations extends StoreRole {
         event.stored,
       ],
     );
+    const queued = claimed[0] !== 'CLAIMED_BEFORE' && !isCluster(this.redis) ? input.queueFirstTurn?.(Number(claimed[1])) : undefined;
+    // Awaited below; a failed script must not leave it unhandled meanwhile.
+    queued?.catch(() => undefined);
+    const reply = await pending;
     // A re-send may follow a process that died before its note was written.
     this.recentTasks.note(id, now.getTime());
     if (claimed[0] === 'CLAIMED_BEFORE') {
@@ -211,8 +224,10 @@ export class GatewayOperations extends StoreRole {
       if (reply[0] === 'CREATED') this.ownerIndex.note(ownerKey, id, contextId, now.getTime());
       return { kind: 'duplicate', taskId: id };
     }
+    // An existing task's first turn has the same job id: a job queued alongside is the same job.
+    await queued;
     if (reply[0] === 'EXISTS') return { kind: 'duplicate', taskId: id };
-    return { kind: 'created', task, eventId: str(reply[1]), active: Number(claimed[1]), quotaChecksDue: Number(claimed[2] ?? 0) };
+    return { kind: 'created', task, eventId: str(reply[1]), active: Number(claimed[1]), quotaChecksDue: Number(claimed[2] ?? 0), enqueued: queued !== undefined };
   }
 
   async acceptMessage(input: {

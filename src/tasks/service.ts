@@ -37,6 +37,7 @@ import type { ScheduleService } from '../schedules/schedule-service.ts';
 import type { StoredPushConfig } from '../push/push-config.ts';
 import { cancelStages, tasksCreated } from '../telemetry/metrics.ts';
 import { ReplicaAckError, type ReplicaAck } from '../redis/replica-ack.ts';
+import { markStage } from '../telemetry/stage-marks.ts';
 
 export interface TaskServiceOptions {
   store: TaskStore;
@@ -228,6 +229,7 @@ export class TaskService {
     // A new task publishes nothing before it is created, so watching its id first means the
     // wait needs no read of the replay buffer (one round trip less on the busiest path).
     const newTaskId = request.message.taskId === undefined ? newId() : undefined;
+    if (blocking && newTaskId !== undefined) markStage(newTaskId, 'received');
     const early =
       blocking && newTaskId !== undefined ? this.watchTurnEnd(newTaskId, '', this.options.blockingTimeoutMs, turnOver, true) : undefined;
     let submission: Submission;
@@ -240,6 +242,7 @@ export class TaskService {
     const historyLength = request.configuration?.historyLength;
     if (early !== undefined && submission.taskId === newTaskId) {
       await early.done;
+      markStage(submission.taskId, 'notified');
     } else if (blocking) {
       early?.cancel(); // a re-sent message: the task is an earlier one
       // A follow-up whose snapshot is already terminal or interrupted had its turn end before the
@@ -252,6 +255,7 @@ export class TaskService {
     }
     const read = await this.options.store.readTask(submission.taskId, owner, historyLength);
     if (read === undefined) throw taskNotFound(submission.taskId);
+    markStage(submission.taskId, 'responded');
     // The agent answered with a Message (spec 3.1.1): that is the answer, to this call and to every re-send.
     if (read.directReply !== undefined) return { message: read.directReply };
     return { task: read.task };
@@ -522,6 +526,8 @@ export class TaskService {
       callerExtensions: sender.extensions,
       messageDigest: digest,
       quota: quota?.chargeFor(stored, STORED_COPIES.newTask, Date.now()),
+      // A push config is attached between storing and queueing (it must see every event).
+      ...(pushConfig === undefined ? { queueFirstTurn: (active: number) => this.enqueue(owner, taskId, contextId, 1, sender.trace, active) } : {}),
       now: new Date(),
     });
     let created = await create();
@@ -545,9 +551,11 @@ export class TaskService {
       return { taskId: created.taskId, contextId: read.task.contextId, afterId: '', snapshot: undefined };
     }
     tasksCreated.inc({ agent: agent.name });
+    markStage(taskId, 'accepted');
     // Stored before the task id is returned and before its turn can run: the config gets every event.
     if (pushConfig !== undefined) await this.options.push?.attach(owner, pushConfig, 'begin');
-    await this.enqueue(owner, taskId, contextId, 1, sender.trace, created.active);
+    if (!created.enqueued) await this.enqueue(owner, taskId, contextId, 1, sender.trace, created.active);
+    markStage(taskId, 'enqueued');
     return { taskId, contextId, afterId: '', snapshot: undefined };
   }
 
