@@ -32,6 +32,9 @@
  *      per request of both. Rounds alternate on-first and off-first; each round's on/off ratio is
  *      printed, and the targets apply to the median of those ratios (req/s >= 0.9, CPU <= 1.1).
  *      See bench/load/telemetry-sink.ts.
+ *  10. Cost of WAIT (gateway only; see bench/load/replica-wait.ts): blocking SendMessage on a
+ *      primary + replica the scenario starts, redisWaitReplicas 0 vs 1, alternating rounds:
+ *      req/s and p50/p99 of both, and WAIT calls per request.
  * Throughput tests run in alternating rounds (gateway, sdk, gateway, sdk, ...) and report the
  * median round, so slow drift of the machine (thermal, noisy neighbours) hits both sides alike.
  *
@@ -51,7 +54,7 @@
  *
  * Flags: --only sdk | --only gateway (which servers).
  * Env: BENCH_ONLY — comma-separated scenarios to run (idle, blocking, immediate, streams, stages,
- *      fanout, remote, push, replay, telemetry; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
+ *      fanout, remote, push, replay, telemetry, wait; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
  *      `BENCH_ONLY=remote` only the SDK server and the gateway in front of it.
  *      BENCH_SECONDS (10), BENCH_ROUNDS (3, min 2), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
  *      BENCH_SUBSCRIBERS (10000), BENCH_WARMUP_SECONDS (2), A2A_REDIS_URL (redis://127.0.0.1:6379).
@@ -85,6 +88,7 @@ import { FANOUT_MAX_PARTS } from '../adapters/demo/fanout.ts';
 import { runFanoutLoad, type FanoutLoadResult } from './load/fanout.ts';
 import { runPushLoad, type PushLoadResult } from './load/push.ts';
 import { runReplayMemory, type ReplayMemoryResult } from './load/replay-memory.ts';
+import { runReplicaWait, type ReplicaWaitResult } from './load/replica-wait.ts';
 import { runIdleSubscribers, type IdleSubscriberResult } from './load/idle-subscribers.ts';
 import { runSendMessageLoad, type SendMessageLoadResult } from './load/send-message.ts';
 import { runStreamLoad, type StreamLoadResult } from './load/streams.ts';
@@ -116,7 +120,7 @@ function parseOnly(argv: readonly string[]): ServerName | undefined {
   return undefined;
 }
 
-const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'stages', 'fanout', 'remote', 'push', 'replay', 'telemetry'] as const;
+const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'stages', 'fanout', 'remote', 'push', 'replay', 'telemetry', 'wait'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 /** Scenarios both servers can run; fanout and push are gateway-only. */
 const COMPARED: readonly Scenario[] = ['idle', 'blocking', 'immediate', 'streams', 'stages'];
@@ -156,7 +160,7 @@ const config = {
   only: parseOnly(process.argv.slice(2)),
   scenarios: parseScenarios(process.env.BENCH_ONLY),
 };
-const GATEWAY_ONLY: readonly Scenario[] = ['fanout', 'push', 'replay', 'telemetry'];
+const GATEWAY_ONLY: readonly Scenario[] = ['fanout', 'push', 'replay', 'telemetry', 'wait'];
 const runs = (scenario: Scenario): boolean =>
   config.scenarios.includes(scenario) && (!GATEWAY_ONLY.includes(scenario) || config.only !== 'sdk') && (scenario !== 'remote' || config.only === undefined);
 
@@ -296,6 +300,7 @@ interface Results {
   push?: Series<PushLoadResult>;
   /** Gateway only (the store's scripts, no server). */
   replay?: ReplayMemoryResult;
+  wait?: ReplicaWaitResult;
   /** `telemetry` (tracing on, metrics scraped) and `gateway` (tracing off), blocking SendMessage. */
   telemetry: PerServer<SendMessageLoadResult>;
   /** One connection: the SDK's blocking SendMessage, and the stages gateway's with its breakdown. */
@@ -303,7 +308,7 @@ interface Results {
 }
 
 /** Rows for the scenarios that ran (see BENCH_ONLY). */
-function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, replay, telemetry, single }: Results): Row[] {
+function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, replay, telemetry, single, wait }: Results): Row[] {
   const g = (v: number | undefined): number => v ?? Number.NaN;
   const bg = blocking.gateway?.median;
   const bs = blocking.sdk?.median;
@@ -386,6 +391,14 @@ function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, r
     addGatewayOnly('push deliveries/s', g(pg?.deliveriesPerSec), 0);
     addGatewayOnly('push event-to-receiver p50 ms (half load)', g(pg?.latencyP50Ms), 1);
     addGatewayOnly('push event-to-receiver p99 ms (half load)', g(pg?.latencyP99Ms), 1);
+  }
+  if (runs('wait') && wait) {
+    const medianOfRounds = (rounds: SendMessageLoadResult[], key: (r: SendMessageLoadResult) => number): number => medianOf(rounds.map(key));
+    for (const [label, key, digits] of [['req/s', (r: SendMessageLoadResult) => r.requestsPerSec, 0], ['p50 ms', (r: SendMessageLoadResult) => r.p50Ms, 1], ['p99 ms', (r: SendMessageLoadResult) => r.p99Ms, 1]] as const) {
+      addGatewayOnly(`WAIT off: blocking ${label} (1 replica, median round)`, medianOfRounds(wait.off, key), digits);
+      addGatewayOnly(`WAIT on (redisWaitReplicas 1): blocking ${label}`, medianOfRounds(wait.on, key), digits);
+    }
+    addGatewayOnly('WAIT on: WAIT calls per request', wait.waitsPerRequest, 2);
   }
   if (runs('replay') && replay) {
     const at = (run: ReplayMemoryResult['trimmed'], index: number): number => g(run.samples.at(index)?.streamKb);
@@ -504,7 +517,7 @@ async function main(): Promise<void> {
   }
   // The SDK server is only needed for scenarios it can run (and as the remote agent).
   const needsSdk = config.scenarios.some((sc) => COMPARED.includes(sc)) || runs('remote');
-  const needsGateway = config.scenarios.some((sc) => sc !== 'remote' && sc !== 'replay' && sc !== 'stages');
+  const needsGateway = config.scenarios.some((sc) => sc !== 'remote' && sc !== 'replay' && sc !== 'stages' && sc !== 'wait');
   const names: ServerName[] = (config.only ? [config.only] : (['gateway', 'sdk'] as ServerName[])).filter((n) => (n === 'gateway' ? needsGateway : needsSdk));
   if (config.scenarios.includes('fanout') && !runs('fanout')) log('skipping fanout: it is gateway-only and --only sdk was given');
   log(`config: ${JSON.stringify(config)}`);
@@ -754,7 +767,14 @@ async function main(): Promise<void> {
     log(`replay memory: bound on ${replay.trimmed.samples.at(-1)?.streamKb.toFixed(0)} KB, off ${replay.untrimmed.samples.at(-1)?.streamKb.toFixed(0)} KB`);
   }
 
-  const results: Results = { blocking, immediate, streams, idle, remote, telemetry, single, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}) };
+  // 10. Cost of WAIT: two gateways of its own on a primary + replica of its own.
+  let wait: ReplicaWaitResult | undefined;
+  if (runs('wait')) {
+    log('replica wait: blocking SendMessage, redisWaitReplicas 0 vs 1, on a primary + replica');
+    wait = await runReplicaWait({ repoRoot: REPO_ROOT, logDir: RESULTS_DIR, connections: config.connections, seconds: config.seconds, rounds: config.rounds, warmupSeconds: config.warmupSeconds, log });
+  }
+
+  const results: Results = { blocking, immediate, streams, idle, remote, telemetry, single, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}), ...(wait ? { wait } : {}) };
   const rows = buildRows(results);
   const notes = validityNotes(results);
   const loadAfter = loadavg();
@@ -823,7 +843,7 @@ async function main(): Promise<void> {
       target: r.target || null,
       met: r.met ?? null,
     })),
-    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, telemetry, single, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}) },
+    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, telemetry, single, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}), ...(wait ? { wait } : {}) },
     notes,
   };
   const outPath = join(RESULTS_DIR, 'latest.json');

@@ -37,10 +37,10 @@ async function ask<T>(port: number, run: (redis: Redis) => Promise<T>): Promise<
 const infoOf = (port: number, section: string): Promise<string> => ask(port, (redis) => redis.info(section)).then((info) => info ?? '');
 const clusterInfoOf = (port: number): Promise<string> => ask(port, async (redis) => String(await redis.cluster('INFO'))).then((info) => info ?? '');
 
-async function waitUntil(what: string, check: () => Promise<boolean>): Promise<number> {
+async function waitUntil(what: string, check: () => Promise<boolean>, state: () => string = () => ''): Promise<number> {
   const started = Date.now();
   while (!(await check())) {
-    if (Date.now() - started > FAILOVER_BOUND_MS) throw new Error(`Redis Cluster: ${what} not reached within ${FAILOVER_BOUND_MS} ms`);
+    if (Date.now() - started > FAILOVER_BOUND_MS) throw new Error(`Redis Cluster: ${what} not reached within ${FAILOVER_BOUND_MS} ms ${state()}`);
     await sleep(100);
   }
   return Date.now() - started;
@@ -55,11 +55,20 @@ async function clusterServes(nodes: readonly ClusterNode[], killedPort: number |
       if (!ok || killedPort === undefined) return ok;
       const table = await ask(node.port, async (redis) => String(await redis.cluster('NODES')));
       const line = (table ?? '').split('\n').find((entry) => entry.includes(`:${killedPort}@`));
-      return line !== undefined && /\bfail\b/.test(line);
+      // FAIL, not PFAIL ("fail?"): the cluster agreed the node is down, and its replica took its slots.
+      return line !== undefined && (line.split(' ')[2] ?? '').split(',').includes('fail') && !mastersOf(table ?? '').includes(`:${killedPort}@`);
     }),
   );
   return answers.every(Boolean);
 }
+
+/** The addresses of the nodes a CLUSTER NODES table lists as masters serving slots. */
+const mastersOf = (table: string): string[] =>
+  table
+    .split('\n')
+    .map((line) => line.trim().split(' '))
+    .filter((fields) => (fields[2] ?? '').split(',').includes('master') && fields.length > 8)
+    .map((fields) => fields[1] ?? '');
 
 /** A master with a replica that is online: killing it tests a failover, not a lost shard. */
 async function mastersWithReplica(nodes: readonly ClusterNode[]): Promise<ClusterNode[]> {
@@ -71,28 +80,57 @@ async function mastersWithReplica(nodes: readonly ClusterNode[]): Promise<Cluste
   return found;
 }
 
+/** The ports of a master's replicas, from its INFO replication. */
+const replicaPortsOf = (info: string): number[] => [...info.matchAll(/slave\d+:[^\n]*port=(\d+)/g)].map((match) => Number(match[1]));
+
+/**
+ * A killed master started again usually learns from its peers that its slots moved and turns
+ * replica of their new owner by itself; when it comes back an empty master instead, it is told
+ * to replicate the node promoted in its place.
+ */
+async function rejoinAsReplica(node: ClusterNode, promotedPorts: readonly number[]): Promise<void> {
+  const started = Date.now();
+  let last = '';
+  await waitUntil(`node on port ${node.port} back as a replica in sync`, async () => {
+    const info = await infoOf(node.port, 'replication');
+    last = info;
+    if (/role:slave/.test(info)) return /master_link_status:up/.test(info) && /master_sync_in_progress:0/.test(info) && (await clusterServes([node], undefined));
+    if (Date.now() - started < 5_000) return false;
+    const table = (await ask(node.port, async (redis) => String(await redis.cluster('NODES')))) ?? '';
+    const myself = table.split('\n').find((line) => line.includes('myself'));
+    last = `${info}\n${table}`;
+    const ownsSlots = myself !== undefined && myself.trim().split(' ').length > 8;
+    if (ownsSlots) return false;
+    for (const port of promotedPorts) {
+      if (!/role:master/.test(await infoOf(port, 'replication'))) continue;
+      const id = await ask(port, async (redis) => String(await redis.cluster('MYID')));
+      if (id !== undefined) await ask(node.port, (redis) => redis.cluster('REPLICATE', id));
+      break;
+    }
+    return false;
+  }, () => `(its last state:\n${last})`);
+}
+
 export async function startChaosCluster(): Promise<ChaosCluster> {
   const cluster: OwnRedisCluster = await startRedisCluster({ nodeTimeoutMs: NODE_TIMEOUT_MS });
-  const killed: ClusterNode[] = [];
+  const killed: { node: ClusterNode; replicaPorts: number[] }[] = [];
   return {
     seeds: cluster.seeds,
     async killMaster(random) {
-      const masters = await mastersWithReplica(cluster.nodes);
-      if (masters.length === 0) throw new Error('Redis Cluster: no master has an online replica to fail over to');
+      let masters: ClusterNode[] = [];
+      await waitUntil('a master with an online replica', async () => (masters = await mastersWithReplica(cluster.nodes)).length > 0);
       const victim = random.pick(masters);
+      const replicaPorts = replicaPortsOf(await infoOf(victim.port, 'replication'));
       await victim.kill();
-      killed.push(victim);
+      killed.push({ node: victim, replicaPorts });
       const failoverMs = await waitUntil(`failover of the master on port ${victim.port}`, () => clusterServes(cluster.nodes, victim.port));
       return { port: victim.port, failoverMs };
     },
     async restartKilled() {
-      for (let node = killed.shift(); node !== undefined; node = killed.shift()) {
-        const back = node;
-        await back.restart();
-        await waitUntil(`node on port ${back.port} back as a replica in sync`, async () => {
-          const info = await infoOf(back.port, 'replication');
-          return /role:slave/.test(info) && /master_link_status:up/.test(info) && /master_sync_in_progress:0/.test(info) && (await clusterServes(cluster.nodes, undefined));
-        });
+      for (let entry = killed.shift(); entry !== undefined; entry = killed.shift()) {
+        await entry.node.restart();
+        await rejoinAsReplica(entry.node, entry.replicaPorts);
+        await waitUntil('every node at cluster_state:ok', () => clusterServes(cluster.nodes, undefined));
       }
     },
     stop: () => cluster.stop(),
