@@ -7,8 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId } from '../src/ids.ts';
 import { TaskStore, type Owner } from '../src/store/task-store.ts';
-import type { Message } from '../src/protocol/types.ts';
-import { deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
+import { deletePrefix, REDIS_URL, storedTaskInput, uniquePrefix } from './support/harness.ts';
 
 const prefix = uniquePrefix('first-turn');
 const owner: Owner = { agent: 'default', tenant: '', subject: 'pipelined' };
@@ -26,19 +25,7 @@ afterAll(async () => {
 });
 
 function create(taskId: string, messageId: string, queueFirstTurn: (active: number) => Promise<void>): ReturnType<TaskStore['createTask']> {
-  const message: Message = { role: 'ROLE_USER', parts: [{ text: 'echo pipelined' }], messageId, taskId, contextId: 'ctx' };
-  return store.createTask({
-    taskId,
-    owner,
-    contextId: 'ctx',
-    message,
-    metadata: {},
-    idempotencyTtlSeconds: 60,
-    versions: { gateway: 't', adapter: 'demo@1', card: 't' },
-    maxActiveTasks: 0,
-    queueFirstTurn,
-    now: new Date(),
-  });
+  return store.createTask({ ...storedTaskInput({ taskId, contextId: 'ctx', owner, messageId, text: 'echo pipelined' }), queueFirstTurn });
 }
 
 it('queues the first turn behind the create script, in its write, and the task is stored when the queueing command runs', async () => {

@@ -6,8 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StorageQuota, STORED_COPIES } from '../src/limits/storage-quota.ts';
 import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
-import type { Message } from '../src/protocol/types.ts';
-import { deletePrefix, expectUnchanged, REDIS_URL, rpc, startTestGateway, textMessage, uniquePrefix, waitFor, type TestGateway } from './support/harness.ts';
+import { deletePrefix, expectUnchanged, storedTaskInput, REDIS_URL, rpc, startTestGateway, textMessage, uniquePrefix, waitFor, type TestGateway } from './support/harness.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
 
 type ErrorBody = { error: { code: number; message: string; data: { metadata?: Record<string, string> }[] } };
@@ -108,19 +107,9 @@ describe('StorageQuota accounting', () => {
   });
 
   const create = async (taskId: string, text: string) => {
-    const message: Message = { messageId: `m-${taskId}`, role: 'ROLE_USER', parts: [{ text }], taskId, contextId: 'ctx' };
-    const created = await store.createTask({
-      taskId,
-      owner,
-      contextId: 'ctx',
-      message,
-      metadata: {},
-      idempotencyTtlSeconds: 60,
-      versions: { gateway: 't', adapter: 'demo@1', card: 't' },
-      maxActiveTasks: 0,
-      quota: quota.chargeFor(message, STORED_COPIES.newTask, Date.now()),
-      now: new Date(),
-    });
+    const input = storedTaskInput({ taskId, contextId: 'ctx', owner, text });
+    const { message } = input;
+    const created = await store.createTask({ ...input, quota: quota.chargeFor(message, STORED_COPIES.newTask, Date.now()) });
     expect(created.kind).toBe('created');
     // Kept in the history and, being small, in the creation event too (src/store/creation-event.ts).
     return Buffer.byteLength(JSON.stringify(message)) * 2;

@@ -287,12 +287,10 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
 }
 
 /** Creates a task straight in the store (for store-level tests), with one user message. */
-export async function createStoredTask(
-  store: TaskStore,
-  input: { taskId: string; contextId: string; owner: Owner; text?: string; messageId?: string; adapter?: string },
-): Promise<{ taskId: string; contextId: string }> {
+/** What a test's TaskStore.createTask call stores: a one-part user message and test versions, with no caps. */
+export function storedTaskInput(input: { taskId: string; contextId: string; owner: Owner; text?: string; messageId?: string; adapter?: string }): Parameters<TaskStore['createTask']>[0] {
   const { taskId, contextId } = input;
-  const created = await store.createTask({
+  return {
     taskId,
     owner: input.owner,
     contextId,
@@ -302,7 +300,15 @@ export async function createStoredTask(
     versions: { gateway: '0.0.0-test', adapter: input.adapter ?? 'demo@1.0.0', card: '0.0.0-test' },
     maxActiveTasks: 0,
     now: new Date(),
-  });
+  };
+}
+
+export async function createStoredTask(
+  store: TaskStore,
+  input: { taskId: string; contextId: string; owner: Owner; text?: string; messageId?: string; adapter?: string },
+): Promise<{ taskId: string; contextId: string }> {
+  const { taskId, contextId } = input;
+  const created = await store.createTask(storedTaskInput(input));
   expect(created.kind).toBe('created');
   return { taskId, contextId };
 }
