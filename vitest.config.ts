@@ -18,5 +18,8 @@ export default defineConfig({
     // each on this CPU-bound 2-core machine (test/support/compiled-sources.ts says how it stays
     // true to the checkout).
     globalSetup: ['test/support/compiled-sources-global-setup.ts'],
+    // Lets a test run the garbage collector where collection changes behaviour: fetch cancels
+    // the unread body of a collected Response, closing its stream (test/stream-caps.test.ts).
+    execArgv: ['--expose-gc'],
   },
 });

@@ -29,12 +29,26 @@ async function openTask(who: string): Promise<string> {
   return ((sent.body.result as { task: { id: string } }).task).id;
 }
 
-/** Opens SubscribeToTask over HTTP+JSON; an open stream is left open until `close`. */
-async function subscribe(who: string, taskId: string, on: TestGateway = gw): Promise<{ status: number; body: string; headers: Headers; close: () => void }> {
+/**
+ * Opens SubscribeToTask over HTTP+JSON; an open stream is left open until `close`. The handle
+ * keeps the Response: fetch cancels the unread body of a Response that is garbage-collected,
+ * which would close the stream (and free its slot) whenever the collector happens to run.
+ */
+async function subscribe(who: string, taskId: string, on: TestGateway = gw): Promise<{ status: number; body: string; headers: Headers; response: Response; close: () => void }> {
   const controller = new AbortController();
   const response = await fetch(`${on.restUrl}/tasks/${taskId}:subscribe`, { headers: { 'A2A-Version': '1.0', ...auth(who) }, signal: controller.signal });
   const body = response.status === 200 ? '' : await response.text();
-  return { status: response.status, body, headers: response.headers, close: () => controller.abort() };
+  return { status: response.status, body, headers: response.headers, response, close: () => controller.abort() };
+}
+
+/** Runs the collector (the suite's processes start with --expose-gc) and lets finalizers act. */
+async function collectGarbage(): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  expect(gc, 'vitest.config.ts starts test processes with --expose-gc').toBeTypeOf('function');
+  for (let round = 0; round < 3; round += 1) {
+    gc?.();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 beforeAll(async () => {
@@ -64,6 +78,8 @@ describe('stream caps', () => {
     const first = await subscribe('alice', aliceTask);
     const second = await subscribe('alice', aliceTask);
     expect([first.status, second.status]).toEqual([200, 200]);
+    // A stream the test still holds stays open whenever the collector runs (see subscribe).
+    await collectGarbage();
 
     const third = await subscribe('alice', aliceTask);
     expect(third.status).toBe(429);
