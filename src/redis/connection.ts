@@ -82,6 +82,10 @@ export function openRedis(
 
 const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 1_000);
 
+/** How often, and how far apart, a Cluster command is retried while its slot's master is failing over. */
+export const CLUSTER_MAX_REDIRECTIONS = 64;
+export const CLUSTER_RETRY_DELAY_MS = 250;
+
 function openCluster(target: RedisTarget, role: RedisRole, options: RedisOptions, policy: { outageGraceMs?: number; commandTimeoutMs?: number }): Cluster {
   const { enableAutoPipelining, retryStrategy, ...nodeOptions } = options;
   const clusterOptions: ClusterOptions = {
@@ -92,6 +96,13 @@ function openCluster(target: RedisTarget, role: RedisRole, options: RedisOptions
     shardedSubscribers: role === 'events' || role === 'cancel',
     // A failover moves slots: look again soon rather than on the next MOVED only.
     slotsRefreshInterval: 2_000,
+    // A command to a killed master is retried (closed connection, CLUSTERDOWN) once per delay,
+    // each retry spending one redirection. ioredis's 16 × 100 ms gives up after 1.6 s, before
+    // any failover ends (cluster-node-timeout, 15 s by default, plus the election): 64 × 250 ms
+    // lets a command ride out a failover of up to 16 s instead of failing the turn.
+    maxRedirections: CLUSTER_MAX_REDIRECTIONS,
+    retryDelayOnFailover: CLUSTER_RETRY_DELAY_MS,
+    retryDelayOnClusterDown: CLUSTER_RETRY_DELAY_MS,
   };
   const cluster = new Cluster(target.redisClusterNodes.map(seedOf), clusterOptions);
   cluster.on('+node', (node: Redis) => {
