@@ -3,7 +3,9 @@
 // port for a gateway); Redis comes back on the same port and data directory after a short
 // outage. On a Redis Cluster the Redis fault is a master's SIGKILL: its replica is promoted,
 // and the killed node is started again after the outage, rejoining as a replica. One at a time
-// keeps every fault attributable and leaves at least one gateway up.
+// keeps every fault attributable and leaves at least one gateway up. With overlapRespawns (the
+// hour's run) the next fault does not wait for the replacement to be ready: a start takes
+// seconds on a loaded machine, which would cap an hour at a few hundred kills.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProcessGroup, Role } from './processes.ts';
 import type { Random } from './random.ts';
@@ -32,12 +34,15 @@ export interface FaultInjectorOptions {
    * are idle at any given instant.
    */
   busyWorkerPids?: () => Promise<Set<number>>;
+  /** Start replacements in the background, so faults keep their pace while a process starts. */
+  overlapRespawns?: boolean;
   log: (line: string) => void;
 }
 
 export class FaultInjector {
   readonly counts: FaultCounts = { workerKills: 0, gatewayKills: 0, redisRestarts: 0, masterKills: 0, slowestFailoverMs: 0 };
   private stopped = false;
+  private replenishing: Promise<void> | undefined;
 
   constructor(private readonly options: FaultInjectorOptions) {}
 
@@ -58,8 +63,20 @@ export class FaultInjector {
       if (this.stopped) return;
       const kind = first[n] ?? random.pick(this.options.mix);
       await this.inject(kind);
-      await this.replenish();
+      if (this.options.overlapRespawns === true) this.replenishInBackground();
+      else await this.replenish();
     }
+    await this.replenishing;
+  }
+
+  /** One background replenisher at a time; it runs until every role is at its target again. */
+  private replenishInBackground(): void {
+    if (this.replenishing !== undefined) return;
+    this.replenishing = this.replenish()
+      .catch((error: unknown) => this.options.log(`replenishing failed: ${(error as Error).message}`))
+      .finally(() => {
+        this.replenishing = undefined;
+      });
   }
 
   /** Ends the run loop after the fault in progress (used when the run is torn down early). */
@@ -94,7 +111,9 @@ export class FaultInjector {
     }
     const role: Role = kind === 'worker' ? 'worker' : 'serve';
     const alive = group.alive(role);
-    if (alive.length === 0) return;
+    // While replacements start in the background, the last gateway up is not killed: the load
+    // needs one to answer (a kill of every gateway at once is an outage, not a crash to recover).
+    if (alive.length < (this.options.overlapRespawns === true && role === 'serve' ? 2 : 1)) return;
     let candidates = alive;
     // Wait (bounded: 2 s) for a moment when some worker is running a turn.
     for (let poll = 0; kind === 'worker' && this.options.busyWorkerPids !== undefined && poll < 40; poll++) {
@@ -116,11 +135,16 @@ export class FaultInjector {
   /** Brings every role back to its target count (also after a process died on its own). */
   async replenish(): Promise<void> {
     const { group, targets, log } = this.options;
-    for (const role of ['serve', 'worker'] as const) {
-      for (let missing = targets[role] - group.alive(role).length; missing > 0; missing--) {
-        const started = await group.spawnWithRetry(role);
-        log(`started ${started.name} (pid ${started.pid})${started.url === '' ? '' : ` at ${started.url}`}`);
-      }
+    // Every missing process starts at once; counted again after: one may be killed meanwhile.
+    for (;;) {
+      const starts = (['serve', 'worker'] as const).flatMap((role) => Array.from({ length: Math.max(0, targets[role] - group.alive(role).length) }, () => role));
+      if (starts.length === 0) return;
+      await Promise.all(
+        starts.map(async (role) => {
+          const started = await group.spawnWithRetry(role);
+          log(`started ${started.name} (pid ${started.pid})${started.url === '' ? '' : ` at ${started.url}`}`);
+        }),
+      );
     }
   }
 }

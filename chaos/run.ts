@@ -24,6 +24,7 @@
 // and a fault every ~3 s: over 1,000 process kills; with CHAOS_CLUSTER=1 Redis masters among them).
 // Imported, `runChaos(options)` does the same and returns the numbers (test/chaos.test.ts).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { buildCompiledSources, COMPILED_SOURCES_ENV, removeCompiledSources } from '../test/support/compiled-sources.ts';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -90,6 +91,8 @@ export interface ChaosOptions {
   settleTimeoutMs: number;
   /** Hard bound on the fault phase. */
   maxFaultPhaseMs: number;
+  /** Start killed roles' replacements in the background, so the next fault need not wait for them. */
+  overlapRespawns: boolean;
   /** Run on a Redis Cluster of its own (3 masters, 3 replicas) instead of one redis-server. */
   cluster: boolean;
   /** The processes' redisWaitReplicas. */
@@ -124,6 +127,7 @@ export const DEFAULT_CHAOS_OPTIONS: ChaosOptions = {
   pushSettleTimeoutMs: 120_000,
   settleTimeoutMs: 90_000,
   maxFaultPhaseMs: 240_000,
+  overlapRespawns: false,
   cluster: false,
   waitReplicas: 0,
   keepTemp: false,
@@ -146,9 +150,10 @@ export const LONG_CHAOS_OPTIONS: ChaosOptions = {
 };
 
 /**
- * An hour of mixed load (transfers, fanout coordinators, remote and model tasks, ~9 submissions
- * a second) with a fault every ~3 s, worker kills weighed highest: over 1,000 process kills
- * (workers, gateways, Redis: crashes, or on a Cluster master kills) before the load ends.
+ * An hour of mixed load (transfers, fanout coordinators, remote and model tasks, ~8 submissions
+ * a second) with a fault every 2–3 s, worker kills weighed highest, replacements starting in
+ * the background: over 1,000 process kills (workers, gateways, Redis: crashes, or on a Cluster
+ * master kills) before the load ends.
  */
 export const HOUR_CHAOS_OPTIONS: ChaosOptions = {
   ...DEFAULT_CHAOS_OPTIONS,
@@ -156,10 +161,11 @@ export const HOUR_CHAOS_OPTIONS: ChaosOptions = {
   remoteTasks: 1_500,
   modelTasks: 1_500,
   coordinators: 1_500,
-  intervalMs: 110,
+  intervalMs: 120,
   workers: 4,
-  faultPauseMs: [200, 1_000],
+  faultPauseMs: [800, 2_400],
   faultMix: ['worker', 'worker', 'worker', 'worker', 'gateway', 'gateway', 'redis'],
+  overlapRespawns: true,
   maxFaultPhaseMs: 4_200_000,
   settleTimeoutMs: 600_000,
 };
@@ -203,6 +209,10 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
   mkdirSync(logDir);
   mkdirSync(redisDir);
   const ledgerFile = join(base, 'ledger.txt');
+  // Gateways and workers start from plain JS transpiled once for this run (ProcessGroup.spawn),
+  // unless the caller built it already (the test suite's run does, for test/chaos.test.ts).
+  const compiled = process.env[COMPILED_SOURCES_ENV] ? undefined : buildCompiledSources().dir;
+  if (compiled !== undefined) process.env[COMPILED_SOURCES_ENV] = compiled;
   const prefix = 'chaos';
   const keys = new RedisKeys(prefix);
 
@@ -299,6 +309,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       pauseMs: o.faultPauseMs,
       redisDownMs: o.redisDownMs,
       mix: o.faultMix,
+      overlapRespawns: o.overlapRespawns,
       log,
     });
     const faults = injector;
@@ -476,6 +487,10 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
     await redisCluster?.stop();
     await backends?.stop();
     await receivers?.close();
+    if (compiled !== undefined) {
+      removeCompiledSources(compiled);
+      delete process.env[COMPILED_SOURCES_ENV];
+    }
     // A failed or crashed run keeps its evidence (Redis data, role logs, ledger); a passing one leaves nothing.
     if (o.keepTemp || result === undefined || !result.ok) o.log(`kept ${base} (logs/, redis/, ledger.txt)`);
     else rmSync(base, { recursive: true, force: true });
