@@ -1,5 +1,5 @@
 // Invariant 2, table-driven (issue 12 point 4): every fenced write — each Lua script that checks
-// the lease generation, and the store's inline fenced writes — refuses a stale generation and
+// the lease generation (every one through lua/include/fence.lua) — refuses a stale generation and
 // changes nothing in Redis, while the same call with the current generation does change
 // something (so the refusal is not a call that would do nothing anyway). The table must name
 // every script in src/store/lua that carries the fence check: a new fenced script without an
@@ -72,9 +72,8 @@ const answers =
     error === undefined && JSON.stringify(value) === JSON.stringify(expected);
 
 interface FencedWrite {
-  /** The Lua script (src/store/lua/<name>-<keys>.lua), or the inline write's method. */
+  /** The Lua script (src/store/lua/<name>-<keys>.lua). */
   name: string;
-  inline?: boolean;
   write: (l: Lease, generation: number) => Promise<unknown>;
   refused: Refusal;
 }
@@ -126,11 +125,10 @@ const FENCED_WRITES: FencedWrite[] = [
     refused: answers(false),
   },
   { name: 'suspendTurn', write: (l, generation) => assignments.suspend(l.taskId, l.contextId, generation, 'waiting', `q-${randomBytes(4).toString('hex')}`), refused: answers(false) },
-  { name: 'writeTurnRecord', inline: true, write: (l, generation) => store.writeTurnRecord(l.taskId, generation, { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), attempts: 9 }), refused: throwsStale },
-  { name: 'writeAdapterState', inline: true, write: (l, generation) => store.writeAdapterState(l.taskId, generation, 'k', { v: 1 }), refused: throwsStale },
+  { name: 'writeTurnRecord', write: (l, generation) => store.writeTurnRecord(l.taskId, generation, { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), attempts: 9 }), refused: throwsStale },
+  { name: 'writeAdapterState', write: (l, generation) => store.writeAdapterState(l.taskId, generation, 'k', { v: 1 }), refused: throwsStale },
   {
     name: 'releaseLease',
-    inline: true,
     write: (l, generation) => store.releaseLease(l.taskId, l.workerId, generation),
     refused: answers(undefined),
   },
@@ -154,10 +152,13 @@ describe('every fenced write refuses a stale generation and changes nothing', ()
       .map((file) => file.replace(/-\d+\.lua$/, ''))
       .sort();
     expect(fenced.length).toBeGreaterThanOrEqual(9);
-    // No script checks the generation a way of its own.
+    // No script checks the generation a way of its own, and no store module runs a Lua string.
+    const storeDir = join(ROOT, 'src', 'store');
+    const inlineLua = readdirSync(storeDir).filter((file) => file.endsWith('.ts') && /\.eval\(/.test(readFileSync(join(storeDir, file), 'utf8')));
+    expect(inlineLua).toEqual(['scripts.ts']);
     const inline = readdirSync(luaDir).filter((file) => file.endsWith('.lua') && /'leaseGeneration'\) ~= ARGV/.test(readFileSync(join(luaDir, file), 'utf8')));
     expect(inline).toEqual([]);
-    expect(FENCED_WRITES.filter((w) => w.inline !== true).map((w) => w.name).sort()).toEqual(fenced);
+    expect(FENCED_WRITES.map((w) => w.name).sort()).toEqual(fenced);
   });
 
   it.each(FENCED_WRITES)('$name', async ({ write, refused }) => {

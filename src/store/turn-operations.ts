@@ -144,14 +144,8 @@ export class TurnOperations extends StoreRole {
   /** Gives the lease up (at shutdown) so the next worker need not wait for it to lapse. */
   async releaseLease(taskId: string, workerId: string, generation: number): Promise<void> {
     const k = this.keys.task(taskId);
-    await this.redis.eval(
-      `if redis.call('HGET', KEYS[1], '${taskField.leaseGeneration}') == ARGV[2] and redis.call('GET', KEYS[2]) == ARGV[1] then return redis.call('DEL', KEYS[2]) end return 0`,
-      2,
-      k.task,
-      k.lease,
-      workerId,
-      generation,
-    );
+    // A refusal needs no answer: the lease is someone else's, and stays theirs.
+    await this.run('releaseLease', [k.task, k.lease], [generation, workerId]);
   }
 
   /**
@@ -173,15 +167,7 @@ export class TurnOperations extends StoreRole {
   }
 
   async renewLease(taskId: string, workerId: string, leaseTtlMs: number): Promise<void> {
-    const key = this.keys.task(taskId).lease;
-    // Only extend a lease this worker still holds; a replaced worker must not revive it.
-    await this.redis.eval(
-      "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0",
-      1,
-      key,
-      workerId,
-      leaseTtlMs,
-    );
+    await this.run('renewLease', [this.keys.task(taskId).lease], [workerId, leaseTtlMs]);
   }
 
   /**
@@ -351,30 +337,15 @@ export class TurnOperations extends StoreRole {
    * lease generation.
    */
   async writeAdapterState(taskId: string, generation: number, key: string, value: JsonValue): Promise<void> {
-    const ok = await this.redis.eval(
-      `if redis.call('HGET', KEYS[1], '${taskField.leaseGeneration}') ~= ARGV[1] then return 0 end redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]) return 1`,
-      1,
-      this.keys.task(taskId).task,
-      generation,
-      taskItemField('adapterState', key),
-      JSON.stringify(value),
-    );
-    if (ok !== 1) throw new StaleLeaseError(taskId);
+    const reply = await this.run('writeAdapterState', [this.keys.task(taskId).task], [generation, taskItemField('adapterState', key), JSON.stringify(value)]);
+    if (reply[0] === 'STALE') throw new StaleLeaseError(taskId);
   }
 
   /** Record the turn's progress (attempt, steps) without an event; fenced like every write. */
   async writeTurnRecord(taskId: string, generation: number, record: TurnRecord): Promise<void> {
     const k = this.keys.task(taskId);
-    const ok = await this.redis.eval(
-      `if redis.call('HGET', KEYS[1], '${taskField.leaseGeneration}') ~= ARGV[1] then return 0 end redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) return 1`,
-      2,
-      k.task,
-      k.turns,
-      generation,
-      record.turn,
-      JSON.stringify(record),
-    );
-    if (ok !== 1) throw new StaleLeaseError(taskId);
+    const reply = await this.run('writeTurnRecord', [k.task, k.turns], [generation, record.turn, JSON.stringify(record)]);
+    if (reply[0] === 'STALE') throw new StaleLeaseError(taskId);
   }
 
   async readTurnRecords(taskId: string): Promise<TurnRecord[]> {
