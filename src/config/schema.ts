@@ -89,6 +89,11 @@ const authSchema = z.strictObject({
   signatureMaxAgeSeconds: z.coerce.number().int().min(1).max(3600).default(300),
   /** How long a fetched remote JWKS is trusted before it is fetched again. */
   jwksCacheSeconds: z.coerce.number().int().min(1).default(600),
+  /**
+   * Bearer tokens kept after they verified, so a token sent again skips the signature check until
+   * its exp (plus clockToleranceSeconds) or for jwksCacheSeconds, whichever ends first (0 = verify every request).
+   */
+  verifiedTokenCacheEntries: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
 });
 
 /** Comma-separated in an environment variable, a list in a config file. */
@@ -713,6 +718,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_DATA_DIR: 'dataDir',
   A2A_AUTH_ENABLED: 'auth.enabled',
   A2A_AUTH_CLOCK_TOLERANCE_SECONDS: 'auth.clockToleranceSeconds',
+  A2A_AUTH_VERIFIED_TOKEN_CACHE_ENTRIES: 'auth.verifiedTokenCacheEntries',
   A2A_SIGNATURE_MAX_AGE_SECONDS: 'auth.signatureMaxAgeSeconds',
   A2A_RATE_LIMIT_PER_SECOND: 'limits.requestsPerSecond',
   A2A_RATE_LIMIT_BURST: 'limits.burst',

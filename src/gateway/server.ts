@@ -420,7 +420,13 @@ function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer 
   const { auth } = config;
   if (!auth.enabled) return AUTHENTICATION_OFF;
   const issuers = devIssuer === undefined ? auth.issuers : [devIssuer.issuerConfig()];
-  const jwt = new JwtVerifier({ issuers, clockToleranceSeconds: auth.clockToleranceSeconds, jwksCacheSeconds: auth.jwksCacheSeconds, baseDir });
+  const jwt = new JwtVerifier({
+    issuers,
+    clockToleranceSeconds: auth.clockToleranceSeconds,
+    jwksCacheSeconds: auth.jwksCacheSeconds,
+    verifiedTokenCacheEntries: auth.verifiedTokenCacheEntries,
+    baseDir,
+  });
   const signatures =
     auth.partners.length === 0
       ? undefined

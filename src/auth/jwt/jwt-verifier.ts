@@ -18,6 +18,7 @@ import type { IssuerConfig } from '../../config/schema.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { operationScopes, userSubject, type Principal } from '../principal.ts';
 import { bearerChallenge } from './challenge.ts';
+import { VerifiedTokens } from './verified-tokens.ts';
 
 export interface JwtVerifierOptions {
   issuers: IssuerConfig[];
@@ -25,6 +26,8 @@ export interface JwtVerifierOptions {
   jwksCacheSeconds: number;
   /** Directory jwksFile paths are relative to. */
   baseDir: string;
+  /** Verified tokens kept so a re-sent token skips the signature check (0 = verify every time). */
+  verifiedTokenCacheEntries?: number;
 }
 
 interface TrustedIssuer {
@@ -50,8 +53,10 @@ export function invalidToken(reason: string, message: string): A2AError {
 
 export class JwtVerifier {
   private readonly issuers = new Map<string, TrustedIssuer>();
+  private readonly verified: VerifiedTokens;
 
   constructor(private readonly options: JwtVerifierOptions) {
+    this.verified = new VerifiedTokens(options.verifiedTokenCacheEntries ?? 0, options.jwksCacheSeconds * 1000);
     for (const config of options.issuers) {
       if (this.issuers.has(config.issuer)) throw new Error(`Two configured issuers have the same "issuer" ${config.issuer}; merge them.`);
       this.issuers.set(config.issuer, { config, keys: keySetOf(config, options) });
@@ -60,6 +65,8 @@ export class JwtVerifier {
 
   /** Verifies a compact JWT and returns its principal; throws UNAUTHENTICATED naming what failed. */
   async verify(token: string): Promise<Principal> {
+    const known = this.verified.get(token);
+    if (known !== undefined) return known;
     let unverified: JWTPayload;
     try {
       unverified = decodeJwt(token);
@@ -102,7 +109,10 @@ export class JwtVerifier {
     }
     if (typeof payload.sub !== 'string' || payload.sub === '') throw invalidToken('MALFORMED_TOKEN', 'The token\'s "sub" claim must be a non-empty string.');
     const grants = grantsOf(payload);
-    return { tenant: tenant ?? '', subject: userSubject(config.id, payload.sub), scopes: operationScopes(grants), grants, method: 'jwt' };
+    const principal: Principal = { tenant: tenant ?? '', subject: userSubject(config.id, payload.sub), scopes: operationScopes(grants), grants, method: 'jwt' };
+    // exp is required above; jwtVerify accepted it up to the clock tolerance past it.
+    this.verified.remember(token, principal, ((payload.exp as number) + this.options.clockToleranceSeconds) * 1000);
+    return { ...principal };
   }
 }
 
