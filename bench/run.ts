@@ -22,7 +22,7 @@
  *   8. Replay buffer memory (gateway only, no server; see bench/load/replay-memory.ts): one open
  *      task gets BENCH_REPLAY_EVENTS progress events with the replay bound (default settings) and
  *      one without it: MEMORY USAGE of its events stream at each checkpoint, and appends/s.
- *  10. Stages (gateway and SDK): one connection, blocking SendMessage "echo hello": p50/p99 of both, and
+ *  11. Stages (gateway and SDK): one connection, blocking SendMessage "echo hello": p50/p99 of both, and
  *      a per-stage latency breakdown of one blocking task (accept, enqueue, pick-up, lease, adapter,
  *      events, finish, notify, response) from the marks a third gateway started with
  *      A2A_STAGE_MARKS_FILE records (src/telemetry/stage-marks.ts; bench/load/stages.ts).

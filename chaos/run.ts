@@ -150,18 +150,19 @@ export const LONG_CHAOS_OPTIONS: ChaosOptions = {
 };
 
 /**
- * An hour of mixed load (transfers, fanout coordinators, remote and model tasks, ~8 submissions
- * a second) with a fault every 2–3 s, worker kills weighed highest, replacements starting in
- * the background: over 1,000 process kills (workers, gateways, Redis: crashes, or on a Cluster
- * master kills) before the load ends.
+ * An hour of mixed load (transfers at ~2.5 a second with fanout coordinators interleaved, then
+ * remote and model tasks alongside), a load this machine's workers keep up with while faulted,
+ * with a fault every 2–3 s, worker kills weighed highest, replacements starting in the
+ * background: over 1,000 process kills (workers, gateways, Redis: crashes, or on a Cluster master
+ * kills) before the load ends.
  */
 export const HOUR_CHAOS_OPTIONS: ChaosOptions = {
   ...DEFAULT_CHAOS_OPTIONS,
-  tasks: 30_000,
-  remoteTasks: 1_500,
-  modelTasks: 1_500,
-  coordinators: 1_500,
-  intervalMs: 120,
+  tasks: 9_000,
+  remoteTasks: 300,
+  modelTasks: 300,
+  coordinators: 450,
+  intervalMs: 400,
   workers: 4,
   faultPauseMs: [800, 2_400],
   faultMix: ['worker', 'worker', 'worker', 'worker', 'gateway', 'gateway', 'redis'],
