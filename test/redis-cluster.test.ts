@@ -108,6 +108,24 @@ describe('Redis Cluster plumbing', () => {
     subscriber.disconnect();
   });
 
+  it("has every listener re-read what it missed once ioredis moved the shard subscriptions ('subscribersReady' after a failover)", async () => {
+    const subscriber = openRedis(target, 'events');
+    const hub = new EventHub(subscriber, keys);
+    await hub.start();
+    const taskId = taskIds[6] as string;
+    let gaps = 0;
+    const stop = hub.listen(taskId, () => undefined, () => {
+      gaps += 1;
+    });
+    await hub.listening(taskId);
+    // What ioredis's subscriber group says once it re-sent the SSUBSCRIBEs to a shard's new master:
+    // events the shard published meanwhile reached no one, so each listener must read them back.
+    subscriber.emit('subscribersReady');
+    await waitFor(() => gaps === 1 || undefined, 5_000, 'the catch-up after the subscriptions moved');
+    stop();
+    subscriber.disconnect();
+  });
+
   it('runs every script with SPUBLISH, never PUBLISH, on a Cluster', () => {
     const publishing: ScriptName[] = ['createTask', 'acceptMessage', 'acquireLease', 'appendEvents', 'finishTurn', 'cancelTask', 'acknowledgeCancel', 'suspendTurn', 'surfaceQuestion'];
     for (const name of publishing) {

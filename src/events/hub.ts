@@ -94,6 +94,19 @@ export class EventHub {
     this.outageGraceMs = options.outageGraceMs;
     if (this.sharded) subscriber.on('smessage', (channel: string, message: string) => this.dispatch(channel, message));
     else subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => this.dispatch(channel, message));
+    // A Cluster failover moves a shard's subscriptions to its promoted replica: ioredis stops the
+    // dead master's subscriber, starts one on the new master and re-sends the SSUBSCRIBEs, then
+    // says 'subscribersReady'. Whatever the shard published in between reached no one live, so
+    // the same catch-up as after a reconnect follows: every listener re-reads the replay buffer.
+    if (this.sharded) {
+      subscriber.on('subscribersReady', () => {
+        if (!this.connectedOnce) return;
+        this.subscribeAgain().then(
+          () => this.onResubscribed(),
+          () => undefined, // the shard moved again before the reply: its next 'subscribersReady' retries
+        );
+      });
+    }
     subscriber.on('close', () => this.onDisconnected());
     subscriber.on('end', () => clearTimeout(this.outageTimer));
     subscriber.on('ready', () => {

@@ -88,8 +88,9 @@ export class StreamSlots {
     if (maxStreamsPerOwner <= 0 && maxStreams <= 0) return { release: () => undefined };
     const streamId = `${this.process}:${(this.seq += 1)}`;
     const sets = this.setsOf(ownerKey);
-    // Sent in the same tick, so auto-pipelining writes them together (per node on a Cluster,
-    // where the two sets live in different slots and one explicit pipeline may not hold both).
+    // Sent in the same tick, so auto-pipelining writes them together on a single Redis; on a
+    // Cluster the two sets live in different slots (one explicit pipeline may not hold both) and
+    // each goes out at once on its node's connection, neither waiting for the other.
     const calls: Promise<unknown>[] = [];
     if (maxStreams > 0) calls.push(this.redis.eval(TAKE_LUA, 1, sets.all, streamId, maxStreams, streamSlotTtlMs));
     if (maxStreamsPerOwner > 0) calls.push(this.redis.eval(TAKE_LUA, 1, sets.owner, streamId, maxStreamsPerOwner, streamSlotTtlMs));

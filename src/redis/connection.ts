@@ -87,11 +87,15 @@ export const CLUSTER_MAX_REDIRECTIONS = 64;
 export const CLUSTER_RETRY_DELAY_MS = 250;
 
 function openCluster(target: RedisTarget, role: RedisRole, options: RedisOptions, policy: { outageGraceMs?: number; commandTimeoutMs?: number }): Cluster {
-  const { enableAutoPipelining, retryStrategy, ...nodeOptions } = options;
+  const { enableAutoPipelining: _perNodeAutoPipelining, retryStrategy, ...nodeOptions } = options;
   const clusterOptions: ClusterOptions = {
     redisOptions: { ...credentialsOf(target.redisUrl), ...nodeOptions },
     clusterRetryStrategy: retryStrategy === undefined || retryStrategy === null ? reconnectDelay : (attempt) => retryStrategy(attempt) ?? null,
-    enableAutoPipelining,
+    // Off on a Cluster, whatever the role asks: ioredis's Cluster auto-pipelining can throw from
+    // inside its own callback while slots move ("results[i] is not iterable", ioredis issues
+    // 1931 and 2075), an exception no caller can catch, which killed a worker in the hour-long
+    // chaos run. Commands still share each node's connection without waiting for each other.
+    enableAutoPipelining: false,
     // Subscribers hold one connection per master, each taking the SSUBSCRIBEs of its slots.
     shardedSubscribers: role === 'events' || role === 'cancel',
     // A failover moves slots: look again soon rather than on the next MOVED only.
