@@ -83,10 +83,11 @@ export function openRedis(
 const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 1_000);
 
 /** How often, and how far apart, a Cluster command is retried while its slot's master is failing over. */
-export const CLUSTER_MAX_REDIRECTIONS = 64;
-export const CLUSTER_RETRY_DELAY_MS = 250;
+const CLUSTER_MAX_REDIRECTIONS = 64;
+const CLUSTER_RETRY_DELAY_MS = 250;
 
 function openCluster(target: RedisTarget, role: RedisRole, options: RedisOptions, policy: { outageGraceMs?: number; commandTimeoutMs?: number }): Cluster {
+  // Taken out of the nodes' options: the Cluster decides pipelining (below), the nodes follow it.
   const { enableAutoPipelining: _perNodeAutoPipelining, retryStrategy, ...nodeOptions } = options;
   const clusterOptions: ClusterOptions = {
     redisOptions: { ...credentialsOf(target.redisUrl), ...nodeOptions },
