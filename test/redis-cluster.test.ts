@@ -47,6 +47,14 @@ describe('Redis Cluster plumbing', () => {
     expect(() => configSchema.parse({ redisClusterNodes: '10.0.0.1' })).toThrow(/not host:port/);
   });
 
+  it('runs Cluster connections without auto-pipelining (its callback can throw uncatchably while slots move) and with retries that outlast a failover', () => {
+    // 'commands' asks for auto-pipelining on a single Redis; on a Cluster it stays off.
+    expect(redis.options.enableAutoPipelining).toBe(false);
+    expect(redis.options.redisOptions?.enableAutoPipelining).toBeUndefined();
+    const { maxRedirections = 16, retryDelayOnFailover = 100 } = redis.options;
+    expect(maxRedirections * retryDelayOnFailover).toBeGreaterThanOrEqual(15_000);
+  });
+
   it('computes every kind of key slot as CLUSTER KEYSLOT does', async () => {
     const samples = [
       keys.task(taskIds[0] as string).task,
