@@ -14,6 +14,7 @@ export const CLUSTER_SUITES = [
   'test/worker-recovery.test.ts',
   'test/coordination.test.ts',
   'test/coordination-recovery.test.ts',
+  'test/blocking-answer.test.ts',
 ];
 
 // Not mergeConfig: it would append these files to the base config's include, not replace it.

@@ -92,9 +92,9 @@ redis.call('HINCRBY', KEYS[1], 'turnAttempts', -1)`;
     expect([...listed].filter((field) => !allNamed.has(field))).toEqual([]);
   });
 
-  it("READ_TASK_FIELDS is readTask-3.lua's read, in its order", () => {
-    const lua = readFileSync(join(LUA_DIR, 'readTask-3.lua'), 'utf8');
-    const read = /local fields = redis\.call\('HMGET', KEYS\[1\], ([^)]*)\)/.exec(lua);
+  it("READ_TASK_FIELDS is readTask-3.lua's read (include/taskSnapshot.lua), in its order", () => {
+    const lua = readFileSync(join(LUA_DIR, 'include', 'taskSnapshot.lua'), 'utf8');
+    const read = /local fields = redis\.call\('HMGET', taskKey, ([^)]*)\)/.exec(lua);
     expect(read).not.toBeNull();
     const fields = [...(read?.[1] ?? '').matchAll(/'([^']+)'/g)].map((match) => match[1]);
     expect(fields).toEqual([...READ_TASK_FIELDS]);

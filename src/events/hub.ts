@@ -16,6 +16,12 @@ export interface LiveEvent {
   json: string;
   /** The task state a status update or Task snapshot carries; undefined for other events. */
   state: TaskState | undefined;
+  /**
+   * The task as it stands after this event, for the SendMessage that created it and waits
+   * (createTask's answerHistoryLength): readTask-3.lua's reply as a JSON array. Live delivery
+   * only; absent from buffer reads, and from most events.
+   */
+  answer?: string;
 }
 
 // Quotes inside JSON strings are escaped, so the first unescaped `"status":{"state":"` is the
@@ -263,8 +269,11 @@ export class EventHub {
     // Most events are for tasks nobody here watches: skip the parse.
     if (set === undefined && this.everyTaskListeners.size === 0) return;
     const newline = message.indexOf('\n');
-    const json = message.slice(newline + 1);
+    // Event JSON holds no raw newline: a second one starts the answer (include/appendEvent.lua).
+    const trailer = message.indexOf('\n', newline + 1);
+    const json = trailer < 0 ? message.slice(newline + 1) : message.slice(newline + 1, trailer);
     const live: LiveEvent = { id: message.slice(0, newline), json, state: stateOfEventJson(json) };
+    if (trailer >= 0) live.answer = message.slice(trailer + 1);
     for (const subscription of [...(set ?? [])]) subscription.onEvent(live);
     for (const subscription of [...this.everyTaskListeners]) subscription.onEvent(live);
   }

@@ -153,6 +153,11 @@ export class GatewayOperations extends StoreRole {
      * so there it is left to the caller, after the task is stored.
      */
     queueFirstTurn?: (active: number) => Promise<void>;
+    /**
+     * The caller waits for the task's turn to end, reading this much history (-1 = all): the
+     * turn's final event then carries the task (LiveEvent.answer), so the wait ends without a read.
+     */
+    answerHistoryLength?: number;
     now: Date;
   }): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
@@ -210,6 +215,7 @@ export class GatewayOperations extends StoreRole {
         input.messageDigest ?? '',
         JSON.stringify(input.callerExtensions ?? []),
         event.stored,
+        input.answerHistoryLength === undefined ? '' : input.answerHistoryLength,
       ],
     );
     const queued = claimed[0] !== 'CLAIMED_BEFORE' && !isCluster(this.redis) ? input.queueFirstTurn?.(Number(claimed[1])) : undefined;

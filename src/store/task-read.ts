@@ -61,3 +61,8 @@ export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefi
   if (directReply) read.directReply = JSON.parse(directReply) as Message;
   return read;
 }
+
+/** The task a final event carried to the SendMessage waiting for it (LiveEvent.answer: readTask-3.lua's reply as JSON). */
+export function taskReadOfAnswer(json: string): TaskRead | undefined {
+  return taskReadOf(JSON.parse(json) as string[]);
+}

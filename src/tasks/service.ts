@@ -24,6 +24,7 @@ import {
   type TaskState,
 } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
+import { taskReadOfAnswer, type TaskRead } from '../store/task-read.ts';
 import { messageDigestOf } from './message-digest.ts';
 import { TaskListing, type ListBounds, type ListCursor } from '../store/task-listing.ts';
 import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
@@ -232,16 +233,18 @@ export class TaskService {
     if (blocking && newTaskId !== undefined) markStage(newTaskId, 'received');
     const early =
       blocking && newTaskId !== undefined ? this.watchTurnEnd(newTaskId, '', this.options.blockingTimeoutMs, turnOver, true) : undefined;
+    const historyLength = request.configuration?.historyLength;
     let submission: Submission;
     try {
-      submission = await this.submit(owner, request, sender, newTaskId);
+      submission = await this.submit(owner, request, sender, newTaskId, early === undefined ? undefined : (historyLength ?? -1));
     } catch (error) {
       early?.cancel();
       throw error;
     }
-    const historyLength = request.configuration?.historyLength;
+    // The task as the final event brought it (the store published it for this wait), else read below.
+    let answer: TaskRead | undefined;
     if (early !== undefined && submission.taskId === newTaskId) {
-      await early.done;
+      answer = await early.done;
       markStage(submission.taskId, 'notified');
     } else if (blocking) {
       early?.cancel(); // a re-sent message: the task is an earlier one
@@ -253,7 +256,7 @@ export class TaskService {
         await this.waitForTurnEnd(submission.taskId, submission.afterId, this.options.blockingTimeoutMs, turnOver);
       }
     }
-    const read = await this.options.store.readTask(submission.taskId, owner, historyLength);
+    const read = answer ?? (await this.options.store.readTask(submission.taskId, owner, historyLength));
     if (read === undefined) throw taskNotFound(submission.taskId);
     markStage(submission.taskId, 'responded');
     // The agent answered with a Message (spec 3.1.1): that is the answer, to this call and to every re-send.
@@ -480,8 +483,9 @@ export class TaskService {
    * message counts as accepted. A re-sent message is confirmed again: its first send may have
    * failed exactly there.
    */
-  private async submit(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string = newId()): Promise<Submission> {
-    const submission = await this.storeMessage(owner, request, sender, taskId);
+  /** `answerHistoryLength`: the caller waits for a new task's turn to end (createTask's). */
+  private async submit(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string = newId(), answerHistoryLength?: number): Promise<Submission> {
+    const submission = await this.storeMessage(owner, request, sender, taskId, answerHistoryLength);
     await this.confirmReplicated(owner, submission.taskId);
     return submission;
   }
@@ -502,7 +506,7 @@ export class TaskService {
     }
   }
 
-  private async storeMessage(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string): Promise<Submission> {
+  private async storeMessage(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string, answerHistoryLength: number | undefined): Promise<Submission> {
     const { message } = request;
     await this.checkQueueDepth(owner.agent);
     const digest = messageDigestOf(message);
@@ -525,6 +529,7 @@ export class TaskService {
       callerScopes: sender.grants,
       callerExtensions: sender.extensions,
       messageDigest: digest,
+      answerHistoryLength,
       quota: quota?.chargeFor(stored, STORED_COPIES.newTask, Date.now()),
       // A push config is attached between storing and queueing (it must see every event).
       ...(pushConfig === undefined ? { queueFirstTurn: (active: number) => this.enqueue(owner, taskId, contextId, 1, sender.trace, active) } : {}),
@@ -679,22 +684,23 @@ export class TaskService {
 
   /** Resolves at the first status event after `afterId` whose state satisfies `done`, or at the timeout. */
   waitForTurnEnd(taskId: string, afterId: string, timeoutMs: number, done: (state: TaskState) => boolean): Promise<void> {
-    return this.watchTurnEnd(taskId, afterId, timeoutMs, done, false).done;
+    return this.watchTurnEnd(taskId, afterId, timeoutMs, done, false).done.then(() => undefined);
   }
 
+  /** Resolves with the task when the event that ended the wait carried it (LiveEvent.answer). */
   private watchTurnEnd(
     taskId: string,
     afterId: string,
     timeoutMs: number,
     done: (state: TaskState) => boolean,
     liveOnly: boolean,
-  ): { done: Promise<void>; cancel(): void } {
-    let finish: (error?: Error) => void = () => undefined;
-    const promise = new Promise<void>((resolve, reject) => {
-      finish = (error?: Error): void => {
+  ): { done: Promise<TaskRead | undefined>; cancel(): void } {
+    let finish: (error?: Error, answer?: TaskRead) => void = () => undefined;
+    const promise = new Promise<TaskRead | undefined>((resolve, reject) => {
+      finish = (error?: Error, answer?: TaskRead): void => {
         clearTimeout(timer);
         feed.close();
-        if (error === undefined) resolve();
+        if (error === undefined) resolve(answer);
         else reject(error);
       };
     });
@@ -708,7 +714,7 @@ export class TaskService {
       afterId,
       liveOnly,
       onEvent: (event: LiveEvent) => {
-        if (event.state !== undefined && done(event.state)) finish();
+        if (event.state !== undefined && done(event.state)) finish(undefined, event.answer === undefined ? undefined : taskReadOfAnswer(event.answer));
       },
       // More events came than the buffer keeps while this watch caught up: the turn may have
       // ended among them, so the watch ends and its caller reads the task as it is.

@@ -6,13 +6,14 @@
 // The output mirrors the repository's layout (src/cli/main.ts → <dir>/src/cli/main.js) next to a
 // copy of package.json, so what modules read relative to import.meta.url resolves as it does in
 // the checkout: every other file of the transpiled folders (Lua scripts, console assets, .mjs
-// adapters) is a symlink to the original. Bare imports resolve from the repository's node_modules,
+// adapters) is copied, not linked, so a run (an hour of chaos) keeps running the scripts it
+// started with while the checkout is edited. Bare imports resolve from the repository's node_modules,
 // since the output lives inside it (node_modules/.cache, never committed, emptied by `npm ci`).
 //
 // Transpiling is per file and does no type check (`npm run typecheck` does), exactly what tsx does:
 // the code the processes run is the code the tests import, built at the start of the same run
 // from the same checkout, in a folder of its own that the run removes at its end.
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -49,7 +50,7 @@ function transpileTree(sourceDir: string, outDir: string): number {
       writeFileSync(join(outDir, `${entry.name.slice(0, -3)}.js`), outputText);
       files += 1;
     } else {
-      symlinkSync(source, join(outDir, entry.name));
+      copyFileSync(source, join(outDir, entry.name));
     }
   }
   return files;

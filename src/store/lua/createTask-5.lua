@@ -16,6 +16,8 @@
   ARGV[17] the extensions the request activated, JSON array (what ctx.extensions shows the adapter)
   ARGV[18] the task event as the replay buffer keeps it (src/store/creation-event.ts: without the
            first message, which the history holds; '' = ARGV[9] as it is); ARGV[9] is what is published
+  ARGV[19] the history length the SendMessage that creates the task waits with, '-1' = all ('' = none
+           waits): finishTurn publishes the task with the final event of the turn that ends the wait
   Returns {'EXISTS'} (nothing changed) | {'CREATED', eventId}
   Emits: XADD + PUBLISH of the task snapshot event.
   @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
@@ -28,6 +30,7 @@ redis.call('HSET', KEYS[1],
   'turn', 1, 'turnInputStart', 0, 'turnAttempts', 0, 'leaseGeneration', 0,
   'createdAtMs', ARGV[8], 'updatedAtMs', ARGV[8], 'versions', ARGV[13], 'callerScopes', ARGV[15],
   'callerExtensions', ARGV[17])
+if ARGV[19] ~= '' then redis.call('HSET', KEYS[1], 'answerHistory', ARGV[19]) end
 if ARGV[16] ~= '' then redis.call('HSET', KEYS[1], 'digest:' .. ARGV[7], ARGV[16]) end
 if ARGV[14] ~= '' then
   local links = cjson.decode(ARGV[14])

@@ -22,13 +22,15 @@
   ARGV[17] the final event JSON for a direct reply (the final status update, marked as one)
   Returns {'STALE'} | {'DONE', eventId, 'DIRECT' | ''} | {'NEXT', turn, turnInputStart, trace JSON | '', message JSON...}
     (the trace: the context of the request whose message waited first, see acceptMessage's inboxTrace)
-  Emits: the final status update, or a TASK_STATE_WORKING status update for the next turn (for an
+  Emits: the final status update (with the task after it when a SendMessage waits for it, see
+  include/appendEvent.lua's trailer), or a TASK_STATE_WORKING status update for the next turn (for an
   interrupted turn, with metadata.cancellation {stage "stopped", scope "turn", turn}).
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include fence
   @include terminal
   @include appendEvent
+  @include taskSnapshot
 ]]
 if __leaseIsStale() then return {'STALE'} end
 local turn = redis.call('HGET', KEYS[1], 'turn')
@@ -98,5 +100,18 @@ if direct then
   redis.call('HSET', KEYS[1], 'directReply', ARGV[16])
   final = ARGV[17]
 end
-local id = __appendEvent(KEYS[2], ARGV[2], final)
+-- The SendMessage that created the task may be waiting for this (createTask's answerHistory):
+-- the task rides in the final event's message, so it needs no read of its own. A large task is
+-- left to that read: the message goes to every gateway that subscribes to the pattern.
+local waiting = redis.call('HGET', KEYS[1], 'answerHistory')
+local answer = nil
+if waiting then
+  redis.call('HDEL', KEYS[1], 'answerHistory')
+  answer = function(eventId)
+    local snapshot = cjson.encode(__taskSnapshot(KEYS[1], KEYS[3], KEYS[2], nil, tonumber(waiting), eventId))
+    if #snapshot <= 65536 then return snapshot end
+    return nil
+  end
+end
+local id = __appendEvent(KEYS[2], ARGV[2], final, nil, answer)
 return {'DONE', id, direct and 'DIRECT' or ''}

@@ -6,10 +6,16 @@
   whole script, by the @bounds-events wrapper (include/boundReplay.lua).
   `published` is what subscribers get when it differs from what the buffer keeps (createTask
   keeps its event without the first message, which the history holds); nil: the same.
+  `trailer`: nil, or a function of the entry id whose string (if any) rides in the same message
+  after a second newline, for one listener only (finishTurn's answer to a waiting SendMessage):
+  event JSON never holds a raw newline, so every other subscriber cuts it off.
   Returns the entry id.
 ]]
-local function __appendEvent(eventsKey, channel, stored, published)
+local function __appendEvent(eventsKey, channel, stored, published, trailer)
   local id = redis.call('XADD', eventsKey, '*', 'r', stored)
-  redis.call('PUBLISH', channel, id .. '\n' .. (published or stored))
+  local message = id .. '\n' .. (published or stored)
+  local extra = trailer and trailer(id)
+  if extra then message = message .. '\n' .. extra end
+  redis.call('PUBLISH', channel, message)
   return id
 end
