@@ -481,9 +481,9 @@ export class TaskService {
    * Stores the message (a new task, or the next input of an existing one), enqueues its turn and,
    * with redisWaitReplicas, has replicas confirm the task's and the owner's writes before the
    * message counts as accepted. A re-sent message is confirmed again: its first send may have
-   * failed exactly there.
+   * failed exactly there. `answerHistoryLength`: the caller waits for a new task's turn to end,
+   * reading this much history (createTask's).
    */
-  /** `answerHistoryLength`: the caller waits for a new task's turn to end (createTask's). */
   private async submit(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string = newId(), answerHistoryLength?: number): Promise<Submission> {
     const submission = await this.storeMessage(owner, request, sender, taskId, answerHistoryLength);
     await this.confirmReplicated(owner, submission.taskId);
@@ -714,7 +714,7 @@ export class TaskService {
       afterId,
       liveOnly,
       onEvent: (event: LiveEvent) => {
-        if (event.state !== undefined && done(event.state)) finish(undefined, event.answer === undefined ? undefined : taskReadOfAnswer(event.answer));
+        if (event.state !== undefined && done(event.state)) finish(undefined, answerOf(event));
       },
       // More events came than the buffer keeps while this watch caught up: the turn may have
       // ended among them, so the watch ends and its caller reads the task as it is.
@@ -734,6 +734,16 @@ export class TaskService {
         ),
     });
     return { done: promise, cancel: () => finish() };
+  }
+}
+
+/** The task an event carried to the waiting call; undefined (the caller reads it) when none or unreadable. */
+function answerOf(event: LiveEvent): TaskRead | undefined {
+  if (event.answer === undefined) return undefined;
+  try {
+    return taskReadOfAnswer(event.answer);
+  } catch {
+    return undefined;
   }
 }
 
