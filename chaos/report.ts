@@ -479,7 +479,12 @@ export async function buildReport(input: {
     result.streamErrorFrames += stream.errorFrames.length;
     const fact = facts.get(stream.taskId) as TaskFacts;
     let problem = compareWithBuffer(stream, fact.buffer, fact.trimmedThroughId);
-    if (problem === undefined && stream.outcome !== 'terminal') problem = `stream never saw its terminal event (${stream.note ?? stream.outcome})`;
+    // A stream the watcher stopped following misses whatever came after: say why it stopped
+    // first, or the events it never waited for read as events the gateway failed to send.
+    if (stream.outcome !== 'terminal') {
+      const stopped = `stream never saw its terminal event (${stream.outcome}${stream.note === undefined ? '' : `: ${stream.note}`})`;
+      problem = problem === undefined ? stopped : `${stopped}; ${problem}`;
+    }
     if (problem !== undefined) {
       result.mismatched += 1;
       result.mismatches.push({ taskId: stream.taskId, problem: `${stream.kind}: ${problem}` });

@@ -38,8 +38,17 @@ export interface StreamRecord {
 export interface StreamWatcherOptions {
   gateways: () => string[];
   random: Random;
-  /** Bound on connections per stream: a stream that keeps dropping is given up on (and reported). */
-  maxConnections?: number;
+  /**
+   * Bound on connections in a row that were refused, or ended without an event within
+   * `productiveMs`: a stream in that loop is given up on (and reported). Not a bound on all
+   * connections: an anchor stays open for the whole fault phase, and every kill of the gateway
+   * serving it drops it once (an hour's run drops each anchor a hundred times or more).
+   */
+  maxIdleDrops?: number;
+  /** A connection that lasted this long, or brought an event, was not an error loop (default 5 s). */
+  productiveMs?: number;
+  /** Pause before a resume, uniform in [min, max] ms (default 50–250, as an SSE client's retry). */
+  resumePauseMs?: [number, number];
 }
 
 function terminalIn(data: string): boolean {
@@ -92,13 +101,15 @@ export class StreamWatcher {
   }
 
   private async follow(record: StreamRecord, random: Random): Promise<void> {
-    const maxConnections = this.options.maxConnections ?? 50;
+    const maxIdleDrops = this.options.maxIdleDrops ?? 50;
+    const productiveMs = this.options.productiveMs ?? 5_000;
     let previousGateway: string | undefined;
     let failures = 0;
+    let idleDrops = 0;
     while (!this.controller.signal.aborted) {
-      if (record.connections >= maxConnections) {
+      if (idleDrops >= maxIdleDrops) {
         record.outcome = 'gave-up';
-        record.note = `still not terminal after ${record.connections} connections`;
+        record.note = `${idleDrops} connections in a row were refused or ended within ${productiveMs} ms without an event (${record.connections} in all)`;
         return;
       }
       const live = this.options.gateways();
@@ -115,6 +126,7 @@ export class StreamWatcher {
       const elsewhere = previousGateway !== undefined && gateway !== previousGateway;
       record.connections += 1;
       previousGateway = gateway;
+      const opened = Date.now();
       let response: Response;
       try {
         response = await fetch(`${gateway}/a2a/rest/tasks/${encodeURIComponent(record.taskId)}:subscribe`, {
@@ -124,6 +136,7 @@ export class StreamWatcher {
         });
       } catch {
         failures += 1;
+        idleDrops += 1;
         await this.pause(Math.min(1_000, 100 * failures));
         continue;
       }
@@ -131,6 +144,7 @@ export class StreamWatcher {
         const text = await response.text().catch(() => '');
         if (response.status >= 500) {
           failures += 1;
+          idleDrops += 1;
           await this.pause(Math.min(1_000, 100 * failures));
           continue;
         }
@@ -144,22 +158,26 @@ export class StreamWatcher {
         record.note = `HTTP ${response.status} on ${resumeFrom === undefined ? 'subscribe' : `resume after ${resumeFrom}`}: ${text.slice(0, 300)}`;
         return;
       }
+      failures = 0;
       if (resumeFrom !== undefined) {
         record.resumes += 1;
         if (elsewhere) record.resumesElsewhere += 1;
       }
-      if (await this.read(response, record)) {
+      const { terminal, frames } = await this.read(response, record);
+      if (terminal) {
         record.outcome = 'terminal';
         return;
       }
+      idleDrops = frames > 0 || Date.now() - opened >= productiveMs ? 0 : idleDrops + 1;
       // Dropped without a terminal event: resume (after a short pause, as an SSE client would).
-      await this.pause(random.int(50, 250));
+      await this.pause(random.int(...(this.options.resumePauseMs ?? [50, 250])));
     }
   }
 
-  /** Reads one connection to its end; true when the terminal event arrived. */
-  private async read(response: Response, record: StreamRecord): Promise<boolean> {
+  /** Reads one connection to its end: whether the terminal event arrived, and how many events did (error frames aside). */
+  private async read(response: Response, record: StreamRecord): Promise<{ terminal: boolean; frames: number }> {
     let sawTerminal = false;
+    let frames = 0;
     const parser = createParser({
       onEvent: (message: EventSourceMessage) => {
         if ((message.id === undefined || message.id === '') && message.data.includes('"REPLAY_BUFFER_TRIMMED"')) {
@@ -168,25 +186,27 @@ export class StreamWatcher {
           if (snapshot !== undefined) record.snapshotId = snapshot.id;
           record.events = [];
           record.skips = (record.skips ?? 0) + 1;
+          frames += 1;
           return;
         }
         if (message.id === undefined || message.id === '') {
           record.errorFrames.push(`${message.event ?? 'message'}: ${message.data.slice(0, 300)}`);
           return;
         }
+        frames += 1;
         if (record.snapshotId === undefined) record.snapshotId = message.id;
         else record.events.push({ id: message.id, data: message.data });
         if (terminalIn(message.data)) sawTerminal = true;
       },
     });
-    if (response.body === null) return false;
+    if (response.body === null) return { terminal: false, frames };
     const decoder = new TextDecoder();
     try {
       for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
     } catch {
       // The connection died (gateway killed) or we stopped watching: either way, the caller decides.
     }
-    return sawTerminal;
+    return { terminal: sawTerminal, frames };
   }
 
   private pause(ms: number): Promise<void> {
