@@ -2,10 +2,14 @@
 // a random gateway, or crash Redis. A killed role is replaced at once (a new process, a new
 // port for a gateway); Redis comes back on the same port and data directory after a short
 // outage. On a Redis Cluster the Redis fault is a master's SIGKILL: its replica is promoted,
-// and the killed node is started again after the outage, rejoining as a replica. One at a time
-// keeps every fault attributable and leaves at least one gateway up. With overlapRespawns (the
-// hour's run) the next fault does not wait for the replacement to be ready: a start takes
-// seconds on a loaded machine, which would cap an hour at a few hundred kills.
+// and the killed node comes back after the outage as a new node replicating the promoted one.
+// One at a time keeps every fault attributable and leaves at least one gateway up. With
+// overlapRespawns (the hour's run) the next fault does not wait for the replacement to be
+// ready: a start takes seconds on a loaded machine, which would cap an hour at a few hundred
+// kills. Nor, on a Cluster, for a killed master's down period and rejoin (2–4 s with its full
+// sync, under load): the loop waits only for the failover, and the next master kill waits for
+// the rejoin, so never more than one master is down (a second kill while a shard has no
+// replica loses it).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProcessGroup, Role } from './processes.ts';
 import type { Random } from './random.ts';
@@ -34,7 +38,10 @@ export interface FaultInjectorOptions {
    * are idle at any given instant.
    */
   busyWorkerPids?: () => Promise<Set<number>>;
-  /** Start replacements in the background, so faults keep their pace while a process starts. */
+  /**
+   * Start replacements in the background, so faults keep their pace while a process starts; on
+   * a Cluster, also a killed master's down period and rejoin (one master down at a time still).
+   */
   overlapRespawns?: boolean;
   log: (line: string) => void;
 }
@@ -43,6 +50,9 @@ export class FaultInjector {
   readonly counts: FaultCounts = { workerKills: 0, gatewayKills: 0, redisRestarts: 0, masterKills: 0, slowestFailoverMs: 0 };
   private stopped = false;
   private replenishing: Promise<void> | undefined;
+  /** A killed master's down period and rejoin, running in the background (overlapRespawns). */
+  private rejoining: Promise<void> | undefined;
+  private rejoinFailure: Error | undefined;
 
   constructor(private readonly options: FaultInjectorOptions) {}
 
@@ -57,16 +67,32 @@ export class FaultInjector {
       const j = random.int(0, i);
       [first[i], first[j]] = [first[j] as FaultKind, first[i] as FaultKind];
     }
-    for (let n = 0; n < 10_000 && Date.now() < deadline; n++) {
-      if (this.stopped || (shouldStop() && n >= first.length)) return;
-      await sleep(random.int(...this.options.pauseMs));
-      if (this.stopped) return;
-      const kind = first[n] ?? random.pick(this.options.mix);
-      await this.inject(kind);
-      if (this.options.overlapRespawns === true) this.replenishInBackground();
-      else await this.replenish();
+    try {
+      for (let n = 0; n < 10_000 && Date.now() < deadline; n++) {
+        if (this.stopped || (shouldStop() && n >= first.length)) return;
+        await sleep(random.int(...this.options.pauseMs));
+        this.throwIfRejoinFailed();
+        if (this.stopped) return;
+        const kind = first[n] ?? random.pick(this.options.mix);
+        await this.inject(kind);
+        if (this.options.overlapRespawns === true) this.replenishInBackground();
+        else await this.replenish();
+      }
+    } finally {
+      // The report and the teardown need the whole cluster back, and no rejoin racing its stop.
+      await this.masterRejoined();
     }
     await this.replenishing;
+  }
+
+  /** Waits for a killed master's rejoin running in the background; throws if it failed. */
+  private async masterRejoined(): Promise<void> {
+    await this.rejoining;
+    this.throwIfRejoinFailed();
+  }
+
+  private throwIfRejoinFailed(): void {
+    if (this.rejoinFailure !== undefined) throw this.rejoinFailure;
   }
 
   /** One background replenisher at a time; it runs until every role is at its target again. */
@@ -88,14 +114,28 @@ export class FaultInjector {
     const { group, random, log } = this.options;
     if (kind === 'redis' && 'cluster' in this.options.redis) {
       const { cluster } = this.options.redis;
+      // One master down at a time: the previous one's rejoin first.
+      await this.masterRejoined();
       const down = random.int(...this.options.redisDownMs);
       const { port, failoverMs } = await cluster.killMaster(random);
       this.counts.masterKills += 1;
       this.counts.slowestFailoverMs = Math.max(this.counts.slowestFailoverMs, failoverMs);
-      log(`SIGKILL Redis master on port ${port}: its replica serves its slots after ${failoverMs} ms`);
-      await sleep(down);
-      await cluster.restartKilled();
-      log(`node on port ${port} is back, a replica in sync`);
+      log(`SIGKILL Redis master on port ${port}: its replica serves its slots after ${failoverMs} ms; down for ${down} ms`);
+      const rejoin = async (): Promise<void> => {
+        await sleep(down);
+        const started = Date.now();
+        await cluster.restartKilled();
+        log(`node on port ${port} is back as a new node, a replica in sync (rejoin took ${Date.now() - started} ms)`);
+      };
+      if (this.options.overlapRespawns !== true) return rejoin();
+      this.rejoining = rejoin()
+        .catch((error: unknown) => {
+          this.rejoinFailure = error instanceof Error ? error : new Error(String(error));
+          log(`rejoin of the node on port ${port} failed: ${this.rejoinFailure.message}`);
+        })
+        .finally(() => {
+          this.rejoining = undefined;
+        });
       return;
     }
     if (kind === 'redis' && 'server' in this.options.redis) {

@@ -17,11 +17,11 @@
 // a crashed Redis stays down), CHAOS_KEEP=1 keeps the temp dir (Redis data, logs, ledger; a
 // failed run always keeps it).
 // CHAOS_CLUSTER=1 (`npm run chaos:cluster`): the same on a Redis Cluster of its own (3 masters,
-// 3 replicas); the Redis fault is then a master's SIGKILL, its failover, and the node's restart
-// as a replica. CHAOS_WAIT_REPLICAS (1 on a Cluster, 0 otherwise): the processes'
+// 3 replicas); the Redis fault is then a master's SIGKILL, its failover, and the node's return
+// as a new node (old id forgotten, no nodes.conf) replicating the promoted one. CHAOS_WAIT_REPLICAS (1 on a Cluster, 0 otherwise): the processes'
 // redisWaitReplicas; 0 measures what a failover loses without WAIT.
 // CHAOS_PROFILE: shipped (default), long (five times the load), hour (an hour of mixed load
-// and a fault every ~3 s: over 1,000 process kills; with CHAOS_CLUSTER=1 Redis masters among them).
+// and a fault every ~2.9 s: ~1,200 process kills; with CHAOS_CLUSTER=1 Redis masters among them).
 // Imported, `runChaos(options)` does the same and returns the numbers (test/chaos.test.ts).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { buildCompiledSources, COMPILED_SOURCES_ENV, removeCompiledSources } from '../test/support/compiled-sources.ts';
@@ -91,7 +91,10 @@ export interface ChaosOptions {
   settleTimeoutMs: number;
   /** Hard bound on the fault phase. */
   maxFaultPhaseMs: number;
-  /** Start killed roles' replacements in the background, so the next fault need not wait for them. */
+  /**
+   * Start killed roles' replacements in the background, so the next fault need not wait for
+   * them; on a Cluster also a killed master's down period and rejoin (one master down at a time).
+   */
   overlapRespawns: boolean;
   /** Run on a Redis Cluster of its own (3 masters, 3 replicas) instead of one redis-server. */
   cluster: boolean;
@@ -152,9 +155,21 @@ export const LONG_CHAOS_OPTIONS: ChaosOptions = {
 /**
  * An hour of mixed load (transfers at ~2.5 a second with fanout coordinators interleaved, then
  * remote and model tasks alongside), a load this machine's workers keep up with while faulted,
- * with a fault every 2–3 s, worker kills weighed highest, replacements starting in the
- * background: over 1,000 process kills (workers, gateways, Redis: crashes, or on a Cluster master
- * kills) before the load ends.
+ * with a fault every 2–3 s, worker kills weighed highest, replacements (and on a Cluster a
+ * killed master's rejoin) in the background: over 1,000 process kills (workers, gateways,
+ * Redis: crashes, or on a Cluster master kills) before the load ends.
+ *
+ * The pause, for the Cluster run: the load lasts 9,000 × 400 ms = 3,600 s. The last run drew
+ * ~1,022 faults (964 kills: 584 workers being 4/7 of the draws; a gateway draw kills nothing
+ * while the other gateway is still starting, ~1 in 5) at a 1.6 s pause + 1.9 s injecting each,
+ * the injecting nearly all in the 146 master kills' ~12 s (failover ~4 s, down 1.65 s, rejoin
+ * ~6 s of which 5 s the full sync's delay): workers and gateways ~0.25 s each. Now the loop waits
+ * for a master's failover only (~4 s, ~0.5 s more on average for the previous rejoin when two
+ * master kills come close), so injecting averages (4 × 0.25 + 2 × 0.1 + 4.5) / 7 ≈ 0.8 s, at most
+ * ~1.05 s (the old 1.9 s less the ≥ 6 s each master kill no longer blocks). With a pause of
+ * 1.0–2.9 s (mean 1.95) a fault comes every 2.75–3.0 s: 1,200–1,310 faults, ~93% of them kills
+ * (more gateway draws find a gateway starting) ≈ 1,115–1,215 kills, ~1,215 expected. Fewer
+ * than 1,000 would take injecting to average over 1.4 s.
  */
 export const HOUR_CHAOS_OPTIONS: ChaosOptions = {
   ...DEFAULT_CHAOS_OPTIONS,
@@ -164,7 +179,7 @@ export const HOUR_CHAOS_OPTIONS: ChaosOptions = {
   coordinators: 450,
   intervalMs: 400,
   workers: 4,
-  faultPauseMs: [800, 2_400],
+  faultPauseMs: [1_000, 2_900],
   faultMix: ['worker', 'worker', 'worker', 'worker', 'gateway', 'gateway', 'redis'],
   overlapRespawns: true,
   maxFaultPhaseMs: 4_200_000,

@@ -75,7 +75,7 @@ export function formatReport(r: ChaosResult): string {
     ['gateway kills (SIGKILL)', String(r.faults.gatewayKills), ''],
     ['Redis', '', r.redisSetup],
     ...(r.faults.masterKills > 0
-      ? ([['Redis master kills (SIGKILL)', String(r.faults.masterKills), `each failed over to its replica (slowest ${(r.faults.slowestFailoverMs / 1000).toFixed(1)} s), then restarted as a replica`]] as [string, string, string][])
+      ? ([['Redis master kills (SIGKILL)', String(r.faults.masterKills), `each failed over to its replica (slowest ${(r.faults.slowestFailoverMs / 1000).toFixed(1)} s), then back as a new node replicating it`]] as [string, string, string][])
       : ([['Redis restarts (SIGKILL)', String(r.faults.redisRestarts), 'appendonly yes, appendfsync always']] as [string, string, string][])),
     ['process kills in all', String(killsOf(r)), `${Math.round((killsOf(r) * 3_600_000) / Math.max(1, r.durationMs))} an hour at this run's rate (workers, gateways, Redis)`],
     ['unexpected process exits', String(r.unexpectedExits.length), r.unexpectedExits.map((e) => `${e.name} ${e.how}`).join(', ')],

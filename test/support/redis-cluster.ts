@@ -2,7 +2,7 @@
 // ports (three masters, three replicas), joined with `redis-cli --cluster create`. Only these
 // processes are ever signalled, by their pids; stop() removes their data directories.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, whenRedisReady } from './redis-server.ts';
@@ -14,10 +14,21 @@ export interface ClusterNode {
   /** SIGKILL this node (a master kill, for failover tests); its peers notice after cluster-node-timeout. */
   kill(): Promise<void>;
   /**
-   * Starts a killed node again on its port with its nodes.conf: it rejoins the cluster, as a
-   * replica of the node promoted in its place when a failover happened meanwhile.
+   * Starts a killed node again on its port with its nodes.conf (its old id, epoch and slots): it
+   * usually rejoins as a replica of the node promoted in its place. Not always: a master without
+   * persistence once came back owning its slots and made the promoted node its (emptied)
+   * replica. A master kill's restart under load uses restartAfresh().
    */
   restart(): Promise<void>;
+  /**
+   * Starts a killed node again as one the cluster has never seen: its nodes.conf and data files
+   * are deleted first, so it comes up with a new node id, no slots, no peers and no keys, and
+   * joins only when someone sends it CLUSTER MEET. Its old id must be forgotten by the cluster
+   * (CLUSTER FORGET) by whoever calls this. `args` are added to its redis-server arguments for
+   * this start only (later ones win), e.g. ['--requirepass', secret] to keep clients off it
+   * while it joins.
+   */
+  restartAfresh(args?: string[]): Promise<void>;
   readonly running: boolean;
 }
 
@@ -66,11 +77,12 @@ export async function startRedisCluster(options: ClusterOptions = {}): Promise<O
 }
 
 async function startNode(port: number, dir: string, options: ClusterOptions): Promise<ClusterNode & { exited: Promise<void> }> {
+  const configFile = join(dir, `nodes-${port}.conf`);
   const args = [
     '--port', String(port),
     '--bind', '127.0.0.1',
     '--cluster-enabled', 'yes',
-    '--cluster-config-file', join(dir, `nodes-${port}.conf`),
+    '--cluster-config-file', configFile,
     '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2_000),
     '--dir', dir,
     '--dbfilename', `dump-${port}.rdb`,
@@ -79,8 +91,8 @@ async function startNode(port: number, dir: string, options: ClusterOptions): Pr
     '--appendonly', 'no',
     ...(options.args ?? []),
   ];
-  const launch = async (): Promise<{ child: ChildProcess; exited: Promise<void> }> => {
-    const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const launch = async (extra: string[] = []): Promise<{ child: ChildProcess; exited: Promise<void> }> => {
+    const child: ChildProcess = spawn('redis-server', [...args, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     await whenRedisReady(child, `cluster node on port ${port}`);
     return { child, exited };
@@ -107,6 +119,17 @@ async function startNode(port: number, dir: string, options: ClusterOptions): Pr
     async restart() {
       if (isRunning()) return;
       current = await launch();
+    },
+    async restartAfresh(extra = []) {
+      if (isRunning()) throw new Error(`cluster node on port ${port} is running: only a killed node can start afresh`);
+      // Only this node's files: the nodes share one directory. An AOF lives in appenddirname.
+      rmSync(configFile, { force: true });
+      rmSync(join(dir, `dump-${port}.rdb`), { force: true });
+      const aofDir = join(dir, 'appendonlydir');
+      if (existsSync(aofDir)) {
+        for (const file of readdirSync(aofDir)) if (file.startsWith(`appendonly-${port}.aof`)) rmSync(join(aofDir, file), { force: true });
+      }
+      current = await launch(extra);
     },
   };
 }
