@@ -3,7 +3,7 @@
 // answers meets the turn deadline. Every promise the gateway makes for its own turns (lease,
 // fencing, replay, staged cancel, step journal) holds for a turn whose work happens elsewhere.
 import { createServer, type Server, type Socket } from 'node:net';
-import { SendMessageRequest, Task as SdkTask } from '@a2a-js/sdk';
+import { GetTaskRequest, SendMessageRequest, Task as SdkTask } from '@a2a-js/sdk';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agents } from '../src/agents/agents.ts';
@@ -210,8 +210,8 @@ describe('a worker SIGKILLed while a remote turn streams', () => {
 
 describe('a send step left unknown without a reference (its worker died before the downstream answered)', () => {
   /** A gateway with no worker yet, a task of it, and its send step journalled as started without a reference. */
-  async function lostSend(name: string, text: string): Promise<{ idle: TestGateway; taskId: string; messageId: string }> {
-    const idle = await startTestGateway({ name, inProcessWorker: false, config: { adapter: 'a2a', adapterOptions: { url: downstream.url, ...FAST } } });
+  async function lostSend(name: string, text: string, url = downstream.url): Promise<{ idle: TestGateway; taskId: string; messageId: string }> {
+    const idle = await startTestGateway({ name, inProcessWorker: false, config: { adapter: 'a2a', adapterOptions: { url, ...FAST } } });
     const { body } = await rpc(idle.jsonRpcUrl, 'SendMessage', { message: textMessage(text), configuration: { returnImmediately: true } });
     const taskId = (body.result as { task: Task }).task.id;
     const started: StepRecord = { name: 'send', turn: 1, idempotencyKey: `${taskId}:1:send`, state: 'started', attempt: 1, startedAtMs: Date.now() };
@@ -254,6 +254,72 @@ describe('a send step left unknown without a reference (its worker died before t
       await idle.close();
     }
   }, 60_000);
+
+  it('whose look downstream was lost too (its worker died mid-look): looked for again and re-attached, not sent again', async () => {
+    const { idle, taskId, messageId } = await lostSend('remote-lost-look', 'slow 1500');
+    try {
+      const direct = await new ClientFactory().createFromUrl(downstream.url);
+      const arrived = (await direct.sendMessage(
+        SendMessageRequest.fromJSON({ message: { messageId, role: 'ROLE_USER', parts: [{ text: 'slow 1500' }] }, configuration: { returnImmediately: true } }),
+      )) as SdkTask;
+      // What a second worker leaves when it dies while looking: the send surfaced as unknown, the look started without a result.
+      const steps = `${idle.prefix}:{${taskId}}:steps`;
+      const send = JSON.parse((await idle.redis.hget(steps, '1:send')) ?? '{}') as StepRecord;
+      const looking: StepRecord = { name: 'locate-2', turn: 1, idempotencyKey: `${taskId}:1:locate-2`, state: 'started', attempt: 2, startedAtMs: Date.now() };
+      await idle.redis.hset(steps, '1:send', JSON.stringify({ ...send, state: 'unknown', surfacedToAttempt: 2 }), '1:locate-2', JSON.stringify(looking));
+
+      const final = await runToEnd(idle, taskId);
+      expect(final.status.state).toBe('TASK_STATE_COMPLETED');
+      expect((final.artifacts ?? []).find((a) => a.artifactId === 'slow')?.parts[0]?.text).toBe('done after 1500 ms');
+      const journal = await idle.redis.hgetall(steps);
+      expect(Object.keys(journal).sort()).toEqual(['1:locate-2', '1:locate-2-2', '1:send']);
+      expect((JSON.parse(journal['1:locate-2'] ?? '{}') as StepRecord).state).toBe('unknown');
+      expect((JSON.parse(journal['1:locate-2-2'] ?? '{}') as StepRecord).value).toMatchObject({ kind: 'task', taskId: arrived.id });
+      expect((await downstream.stats()).messages[messageId]).toBe(1);
+    } finally {
+      await idle.close();
+    }
+  }, 60_000);
+
+  it('that reached the downstream, which cannot be reached when the next worker looks: the look waits for it, the message is not sent again', async () => {
+    // A downstream of its own: this one is killed and restarted (the suite's counts its starts).
+    const away = await spawnDownstreamAgent();
+    const { idle, taskId, messageId } = await lostSend('remote-lost-unreachable', 'slow 1500', away.url);
+    try {
+      const direct = await new ClientFactory().createFromUrl(away.url);
+      const arrived = (await direct.sendMessage(
+        SendMessageRequest.fromJSON({ message: { messageId, role: 'ROLE_USER', parts: [{ text: 'slow 1500' }] }, configuration: { returnImmediately: true } }),
+      )) as SdkTask;
+      // Killed once it has stored the task as working (a restarted agent finishes only those).
+      await waitFor(async () => ((SdkTask.toJSON(await direct.getTask(GetTaskRequest.fromJSON({ id: arrived.id }))) as Task).status.state === 'TASK_STATE_WORKING' ? true : undefined), 10_000, 'the downstream task to be working');
+      await away.kill();
+      const worker = await startWorkerRole(idle.config, await Agents.load(idle.config, ROOT), createLogger('silent'));
+      try {
+        // The worker looks (and keeps failing to reach the downstream) before it is back.
+        await waitFor(async () => ((await idle.redis.hget(`${idle.prefix}:{${taskId}}:steps`, '1:locate-2')) === null ? undefined : true), 30_000, 'the look to start');
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await away.restart();
+        const final = await waitFor(
+          async () => {
+            const task = (await rpc(idle.jsonRpcUrl, 'GetTask', { id: taskId })).body.result as Task;
+            return TERMINAL.has(task.status.state) ? task : undefined;
+          },
+          30_000,
+          'the recovered turn to end',
+        );
+        expect(final.status.state).toBe('TASK_STATE_COMPLETED');
+        const journal = await idle.redis.hgetall(`${idle.prefix}:{${taskId}}:steps`);
+        expect(Object.keys(journal).sort()).toEqual(['1:locate-2', '1:send']);
+        expect((JSON.parse(journal['1:locate-2'] ?? '{}') as StepRecord).value).toMatchObject({ kind: 'task', taskId: arrived.id });
+        expect((await away.stats()).messages[messageId]).toBe(1);
+      } finally {
+        await worker.close();
+      }
+    } finally {
+      await idle.close();
+      await away.close();
+    }
+  }, 90_000);
 
   it('that never arrived: sent again, once, with the same messageId', async () => {
     const { idle, taskId, messageId } = await lostSend('remote-lost-never', 'echo sent once');

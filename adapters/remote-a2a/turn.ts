@@ -133,8 +133,8 @@ export class RemoteTurn {
     for (let n = 2; outcome.status === 'unknown' && outcome.reference === undefined; n++) {
       const messageId = downstreamMessageId(originalKey as string);
       const since = Date.parse(outcome.startedAt);
-      const located = await this.ctx.step<Sent | null>(`locate-${n}`, () => this.locate(messageId, message, since));
-      if (located.status === 'done' && located.value !== null) return located.value;
+      const located = await this.lookFor(n, messageId, message, since);
+      if (located !== null) return located;
       outcome = await this.ctx.step<Sent>(`send-${n}`, (handle) => this.sendOnce({ ...message, messageId }, handle));
     }
     if (outcome.status === 'unknown') return { kind: 'task', taskId: outcome.reference as string, contextId: null };
@@ -142,17 +142,35 @@ export class RemoteTurn {
   }
 
   /**
+   * The journalled look for a lost send (`locate-<n>`): what it found, or null when the message
+   * is not downstream. A look lost with its worker before it wrote down what it saw is unknown
+   * like any step, and says nothing about the send: taking it for "not found" would send again a
+   * message the look may well have found, a second downstream task for one turn. A look
+   * changes nothing downstream, so it is simply made again, under a name of its own
+   * (`locate-<n>-2`, …); every earlier attempt leaves at most one such unknown, so this ends.
+   */
+  private async lookFor(n: number, messageId: string, message: Omit<Message, 'messageId'>, sinceMs: number): Promise<Sent | null> {
+    for (let look = 1; ; look++) {
+      const name = look === 1 ? `locate-${n}` : `locate-${n}-${look}`;
+      const located = await this.ctx.step<Sent | null>(name, () => this.locate(messageId, message, sinceMs));
+      if (located.status === 'done') return located.value;
+    }
+  }
+
+  /**
    * The downstream task a lost send created or continued, found by the message's id in its
    * history: the task the message continued (GetTask), else the tasks updated since the send
    * started (ListTasks, a few pages). Null when it is not there, or when the downstream cannot
-   * say (a 0.3 agent has no ListTasks): then the message is sent again.
+   * say (a 0.3 agent has no ListTasks): then the message is sent again. A downstream that cannot
+   * be reached right now has not said anything: the look waits for it, with backoff, like every
+   * other call (a send would wait for it too, and then might be its second copy).
    */
   private async locate(messageId: string, message: Omit<Message, 'messageId'>, sinceMs: number): Promise<Sent | null> {
     const holds = (task: SdkTask): boolean => task.history.some((entry) => entry.messageId === messageId);
     try {
-      const { client } = await this.deps.downstream.connection();
       if (message.taskId !== undefined) {
-        const task = await client.getTask(GetTaskRequest.fromJSON({ id: message.taskId }), this.callOptions);
+        const continued = message.taskId;
+        const task = await this.retrying(async () => (await this.deps.downstream.connection()).client.getTask(GetTaskRequest.fromJSON({ id: continued }), this.callOptions));
         return holds(task) ? { kind: 'task', taskId: task.id, contextId: task.contextId } : null;
       }
       // A little before the send started: the downstream's clock is not ours.
@@ -160,7 +178,7 @@ export class RemoteTurn {
       let pageToken = '';
       for (let page = 0; page < LOCATE_MAX_PAGES; page++) {
         const request = ListTasksRequest.fromJSON({ statusTimestampAfter: after, pageSize: 100, pageToken, ...(message.contextId === undefined ? {} : { contextId: message.contextId }) });
-        const listed = await client.listTasks(request, this.callOptions);
+        const listed = await this.retrying(async () => (await this.deps.downstream.connection()).client.listTasks(request, this.callOptions));
         const found = listed.tasks.find(holds);
         if (found !== undefined) {
           this.ctx.logger.info('a send lost with its worker had reached the downstream agent; re-attached instead of sending again', { downstreamTaskId: found.id });
