@@ -108,6 +108,65 @@ describe('the step journal through the adapter context', () => {
   });
 });
 
+describe('a step cut off by the turn\'s abort', () => {
+  it('is handed to the next attempt as unknown, not journalled failed and run again; a step that threw by itself is', async () => {
+    const store = new TaskStore(gw.redis, gw.prefix);
+    const owner = { agent: 'default', tenant: '', subject: 'journal-abort' };
+    const taskId = 'journal-abort-task';
+    const contextId = 'journal-abort-ctx';
+    await createStoredTask(store, { taskId, contextId, owner, text: 'x', messageId: 'ja-m', adapter: 'ledger@1.0.0' });
+    const lease = async (workerId: string) => {
+      await gw.redis.del(store.keys.task(taskId).lease);
+      const acquired = await store.acquireLease({ taskId, ownerKey: ownerKeyOf(owner), contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
+      if (acquired.kind !== 'acquired') throw new Error(acquired.kind);
+      return acquired;
+    };
+    const contextFor = (generation: number, attempt: number, signal: AbortSignal) =>
+      new TurnContext({
+        store,
+        lease: { taskId, contextId, ownerKey: ownerKeyOf(owner), generation },
+        turn: 1,
+        attempt,
+        input: [],
+        history: [],
+        artifacts: [],
+        requestedSkill: undefined,
+        signal,
+        turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now() },
+        adapterName: 'ledger',
+        emitScope: '1.0',
+        caller: { agent: 'default', tenant: '', principal: 'journal', scopes: [] },
+      });
+
+    // Attempt 1: one step fails on its own, another is in flight (its request sent) when the
+    // worker shuts down and aborts the turn.
+    const shutdown = new AbortController();
+    const first = contextFor((await lease('w1')).generation, 1, shutdown.signal);
+    await expect(first.step('refused', async () => Promise.reject(new Error('the payment system said no')))).rejects.toThrow('said no');
+    let sent = 0;
+    const inFlight = first.step('send', ({ recordReference }) => {
+      sent += 1;
+      void recordReference;
+      return new Promise<never>((_, reject) => shutdown.signal.addEventListener('abort', () => reject(shutdown.signal.reason as Error)));
+    });
+    await waitFor(async () => ((await store.readSteps(taskId))['1:send']?.state === 'started' ? true : undefined), 5_000, 'the send step journalled');
+    shutdown.abort(new DOMException('The worker is shutting down', 'AbortError'));
+    await expect(inFlight).rejects.toThrow('shutting down');
+    expect((await store.readSteps(taskId))['1:send']).toMatchObject({ state: 'started', attempt: 1 } satisfies Partial<StepRecord>);
+
+    // Attempt 2 (the worker that takes the turn over): the cut-off step is unknown, the refused one runs again.
+    const second = contextFor((await lease('w2')).generation, 2, new AbortController().signal);
+    const send = await second.step('send', async () => {
+      sent += 1;
+      return 'sent twice';
+    });
+    expect(send).toMatchObject({ status: 'unknown', idempotencyKey: `${taskId}:1:send` });
+    expect(sent).toBe(1);
+    const refused = await second.step('refused', async () => 'accepted this time');
+    expect(refused).toEqual({ status: 'done', value: 'accepted this time', replayed: false });
+  });
+});
+
 describe('a worker killed mid-step', () => {
   it('never charges twice: completed steps are replayed, the interrupted one reconciled, the rest run once', async () => {
     const first = await spawnWorkerProcess(gw.prefix, adapterEnv(300));

@@ -402,6 +402,11 @@ export class TurnContext implements AdapterContext {
     try {
       value = await run(handle);
     } catch (error) {
+      // Cut off by the turn's abort (a shutdown handing the turn back, a cancel, the deadline, an
+      // interrupt), the step may well have had its effect (a request already sent): it is not
+      // known to have failed. It stays started, so the attempt that takes the turn over gets it
+      // as unknown to reconcile, exactly as after a crash, instead of running it again.
+      if (this.signal.aborted) throw error;
       const failed: StepRecord = { ...record, state: 'failed', finishedAtMs: Date.now(), error: (error as Error).message ?? String(error) };
       await this.enqueue(() => this.store.writeStep(this.taskId, this.lease.generation, field, failed));
       throw error;
