@@ -219,6 +219,8 @@ export class TestTurnContext implements AdapterContext {
       record.value = value;
       return { status: 'done', value, replayed: false };
     } catch (error) {
+      // As the runtime: a step cut off by the turn's abort stays started (its effect is unknown).
+      if (this.signal.aborted) throw error;
       record.state = 'failed';
       record.error = (error as Error).message;
       throw error;
