@@ -34,6 +34,18 @@ export function isRetryable(error: unknown): boolean {
   return error instanceof Error && isNetworkError(error);
 }
 
+/**
+ * True when the connection itself was refused: no request went out, so the downstream cannot
+ * have the message. Anything else that failed after connecting may have delivered it.
+ */
+export function refused(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 5) return false;
+  // Several addresses tried (happy eyeballs): refused only if every one refused.
+  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.every((e) => refused(e, depth + 1));
+  if ((error as { code?: unknown }).code === 'ECONNREFUSED') return true;
+  return refused((error as { cause?: unknown }).cause, depth + 1);
+}
+
 /** One line saying what went wrong, for a failed turn's reason. */
 export function describeDownstreamError(error: unknown): string {
   if (error instanceof DownstreamAuthError) return error.message;

@@ -3,8 +3,9 @@
 // and mirrors what the downstream does (statuses, artifact chunks) onto our task until the
 // downstream task ends or asks for something. A worker that takes the turn over after a crash
 // re-attaches to that downstream task (subscribe, else poll) and never sends the message again;
-// when the crash came before the id was known it looks for the message among the downstream's
-// tasks, and only sends again (with the same messageId) when the downstream does not have it.
+// when the crash came before the id was known (or a send attempt failed after its request may
+// have arrived) it looks for the message among the downstream's tasks, and only sends again
+// (with the same messageId) when the downstream does not have it.
 import { CancelTaskRequest, GetTaskRequest, ListTasksRequest, Message as SdkMessage, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task as SdkTask, type StreamResponse as SdkStreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { abortCauseOf } from '../abort-reasons.ts';
@@ -12,7 +13,7 @@ import type { AdapterContext, StepHandle, StepOutcome, TurnOutcome } from '../ty
 import type { JsonObject, Message, Part, StreamResponse as WireEvent, Task, TaskStatus } from '../../src/protocol/types.ts';
 import type { DownstreamAgent, DownstreamConnection } from './downstream-agent.ts';
 import { continues, DOWNSTREAM_STATE_KEY, markOf, sameStatus, type DownstreamState, type StatusMark } from './downstream-state.ts';
-import { describeDownstreamError, isRetryable } from './errors.ts';
+import { describeDownstreamError, isRetryable, refused } from './errors.ts';
 import { ArtifactMirror, outcomeOfStatus, partsOf, textOf } from './event-mapping.ts';
 import type { RemoteA2aOptions } from './options.ts';
 import { downstreamMessageId } from './message-id.ts';
@@ -181,7 +182,7 @@ export class RemoteTurn {
         const listed = await this.retrying(async () => (await this.deps.downstream.connection()).client.listTasks(request, this.callOptions));
         const found = listed.tasks.find(holds);
         if (found !== undefined) {
-          this.ctx.logger.info('a send lost with its worker had reached the downstream agent; re-attached instead of sending again', { downstreamTaskId: found.id });
+          this.ctx.logger.info('a lost send had reached the downstream agent; following its task instead of sending again', { downstreamTaskId: found.id });
           return { kind: 'task', taskId: found.id, contextId: found.contextId };
         }
         if (listed.nextPageToken === '') return null;
@@ -195,40 +196,69 @@ export class RemoteTurn {
     }
   }
 
+  /**
+   * One send step: the message, retried while the downstream is unreachable. An attempt that
+   * failed after its request may have reached the downstream (a reset, a timed-out answer, a
+   * 5xx from a proxy whose upstream took it) leaves the message possibly there: the SDK server
+   * does not de-duplicate by messageId, so the next attempt looks for it first (as after a
+   * crash) and follows the task holding it instead of starting a second one.
+   */
   private sendOnce(message: Message, handle: StepHandle): Promise<Sent> {
+    const startedAtMs = Date.now();
+    let mayHaveArrived = false;
     return this.retrying(async () => {
-      const connection = await this.deps.downstream.connection();
-      const { client } = connection;
-      let first: WireEvent;
-      if (connection.streaming) {
-        const request = SendMessageRequest.fromJSON({ message });
-        const stream = client.sendMessageStream(request, this.callOptions);
-        let next: IteratorResult<SdkStreamResponse, void>;
-        try {
-          next = await stream.next();
-        } catch (error) {
-          await stream.return(undefined).catch(() => undefined);
-          throw error;
+      if (mayHaveArrived) {
+        const located = await this.locate(message.messageId, message, startedAtMs);
+        if (located !== null) {
+          if (located.kind === 'task') {
+            this.taskId = located.taskId;
+            await handle.recordReference(located.taskId);
+          }
+          return located;
         }
-        if (next.done === true) throw new Error('the downstream agent closed the stream without answering');
-        first = toWire(next.value);
-        if ('message' in first) await stream.return(undefined).catch(() => undefined);
-        else this.live = stream;
-      } else {
-        // Not streamed: returnImmediately, so the task id is known (and journalled) at once; then it is polled.
-        const result = await client.sendMessage(SendMessageRequest.fromJSON({ message, configuration: { returnImmediately: true } }), this.callOptions);
-        first = 'status' in result ? { task: SdkTask.toJSON(result) as Task } : { message: SdkMessage.toJSON(result) as Message };
       }
-      this.reachable();
-      if ('message' in first) return { kind: 'message', message: first.message as unknown as JsonObject };
-      const taskId = 'task' in first ? first.task.id : 'statusUpdate' in first ? first.statusUpdate.taskId : first.artifactUpdate.taskId;
-      const contextId = 'task' in first ? first.task.contextId : 'statusUpdate' in first ? first.statusUpdate.contextId : first.artifactUpdate.contextId;
-      this.taskId = taskId;
-      this.firstEvent = first;
-      // Journalled before anything else happens: from here on a crash re-attaches instead of re-sending.
-      await handle.recordReference(taskId);
-      return { kind: 'task', taskId, contextId };
+      const connection = await this.deps.downstream.connection();
+      try {
+        return await this.sendAttempt(message, handle, connection);
+      } catch (error) {
+        // Stays set once set: a later refused attempt does not undo an earlier delivery.
+        if (!refused(error)) mayHaveArrived = true;
+        throw error;
+      }
     });
+  }
+
+  private async sendAttempt(message: Message, handle: StepHandle, connection: DownstreamConnection): Promise<Sent> {
+    const { client } = connection;
+    let first: WireEvent;
+    if (connection.streaming) {
+      const request = SendMessageRequest.fromJSON({ message });
+      const stream = client.sendMessageStream(request, this.callOptions);
+      let next: IteratorResult<SdkStreamResponse, void>;
+      try {
+        next = await stream.next();
+      } catch (error) {
+        await stream.return(undefined).catch(() => undefined);
+        throw error;
+      }
+      if (next.done === true) throw new Error('the downstream agent closed the stream without answering');
+      first = toWire(next.value);
+      if ('message' in first) await stream.return(undefined).catch(() => undefined);
+      else this.live = stream;
+    } else {
+      // Not streamed: returnImmediately, so the task id is known (and journalled) at once; then it is polled.
+      const result = await client.sendMessage(SendMessageRequest.fromJSON({ message, configuration: { returnImmediately: true } }), this.callOptions);
+      first = 'status' in result ? { task: SdkTask.toJSON(result) as Task } : { message: SdkMessage.toJSON(result) as Message };
+    }
+    this.reachable();
+    if ('message' in first) return { kind: 'message', message: first.message as unknown as JsonObject };
+    const taskId = 'task' in first ? first.task.id : 'statusUpdate' in first ? first.statusUpdate.taskId : first.artifactUpdate.taskId;
+    const contextId = 'task' in first ? first.task.contextId : 'statusUpdate' in first ? first.statusUpdate.contextId : first.artifactUpdate.contextId;
+    this.taskId = taskId;
+    this.firstEvent = first;
+    // Journalled before anything else happens: from here on a crash re-attaches instead of re-sending.
+    await handle.recordReference(taskId);
+    return { kind: 'task', taskId, contextId };
   }
 
   /**
