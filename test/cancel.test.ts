@@ -150,8 +150,9 @@ describe('cancellation', () => {
     expect(terminal).toEqual(['TASK_STATE_CANCELED']);
     expect(stateOf(events.at(-1)?.event as StreamResponse)).toBe('TASK_STATE_CANCELED');
 
-    // The adapter really stopped: nothing is appended after the terminal event.
-    await new Promise((r) => setTimeout(r, 2_000));
+    // The adapter really stopped: nothing is appended after the terminal event (one still
+    // running would append a step every 50 ms, some twenty in this second).
+    await new Promise((r) => setTimeout(r, 1_000));
     expect((await storedEvents(task.id)).map((e) => e.id)).toEqual(events.map((e) => e.id));
     const final = await getTask(task.id);
     expect(final.status.state).toBe('TASK_STATE_CANCELED');

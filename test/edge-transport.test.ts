@@ -99,7 +99,8 @@ function rawConnection(port: number, text: string, localAddress = '127.0.0.1'): 
   return { socket, closed: new Promise((resolve) => socket.once('close', () => resolve(received))) };
 }
 
-describe('timeouts: bodies and idle connections, never responses', () => {
+// Each test waits out a timeout on a connection of its own: they wait side by side.
+describe.concurrent('timeouts: bodies and idle connections, never responses', () => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startTestGateway({ name: 'edge-timeouts', config: { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 1_000 } });

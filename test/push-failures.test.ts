@@ -2,7 +2,7 @@
 // 410, other 4xx, redirects, retries past the horizon, dead letters and their replay, and the
 // per-receiver circuit breaker. Real HTTP receivers, real Redis, real BullMQ.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
 import { startWebhookReceiver, type ReceivedDelivery, type WebhookReceiver } from './support/webhook-receiver.ts';
 
@@ -31,13 +31,13 @@ afterAll(async () => {
 
 const hookPath = (name: string): string => `/hooks/${name}-${randomBytes(4).toString('hex')}`;
 
-async function storedEvents(taskId: string): Promise<{ id: string; json: string }[]> {
-  return (await gw.redis.xrange(`${gw.prefix}:{${taskId}}:events`, '-', '+')).map(([id, fields]) => ({ id, json: fields[1] ?? '' }));
+async function storedEvents(taskId: string, on: TestGateway = gw): Promise<{ id: string; json: string }[]> {
+  return (await on.redis.xrange(`${on.prefix}:{${taskId}}:events`, '-', '+')).map(([id, fields]) => ({ id, json: fields[1] ?? '' }));
 }
 
 /** Starts a task whose events go to `path`; returns its id once it is finished. */
-async function runTask(text: string, path: string): Promise<string> {
-  const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', {
+async function runTask(text: string, path: string, on: TestGateway = gw): Promise<string> {
+  const { body } = await rpc(on.jsonRpcUrl, 'SendMessage', {
     message: textMessage(text),
     configuration: { taskPushNotificationConfig: { id: 'hook', url: `${receiver.url}${path}` } },
   });
@@ -53,8 +53,8 @@ function deduplicated(deliveries: ReceivedDelivery[]): ReceivedDelivery[] {
   return deliveries.filter((d) => (seen.has(d.webhookId) ? false : (seen.add(d.webhookId), true)));
 }
 
-async function deadLetters(taskId?: string): Promise<{ id: string; taskId: string; lastError: string; lastStatus?: number; attempts: number; configDisabled?: boolean; replays: number }[]> {
-  const { body } = await rpc(gw.jsonRpcUrl, 'ListPushDeadLetters', taskId === undefined ? {} : { taskId });
+async function deadLetters(taskId?: string, on: TestGateway = gw): Promise<{ id: string; taskId: string; lastError: string; lastStatus?: number; attempts: number; configDisabled?: boolean; replays: number }[]> {
+  const { body } = await rpc(on.jsonRpcUrl, 'ListPushDeadLetters', taskId === undefined ? {} : { taskId });
   expect(body.error).toBeUndefined();
   return (body.result as { deadLetters: never[] }).deadLetters;
 }
@@ -150,13 +150,18 @@ describe('push delivery through receiver failures', () => {
   });
 
   it('retries end at the horizon with a dead letter; an operator replays it under the same id', async () => {
+    // A gateway of its own with a shorter horizon: every event of the task waits it out in turn.
+    // 1.5 s still holds several retries (100–300 ms apart) where the test needs three; the
+    // suite's 2.5 s must outlast the down receiver of the first test.
+    const hgw = await startTestGateway({ name: 'pushhzn', config: { push: { ...PUSH, retryHorizonMs: 1_500 } } });
+    onTestFinished(() => hgw.close());
     const path = hookPath('horizon');
     receiver.behave({ status: 503, pathPrefix: path });
-    const taskId = await runTask('echo never', path);
-    const stored = await storedEvents(taskId);
+    const taskId = await runTask('echo never', path, hgw);
+    const stored = await storedEvents(taskId, hgw);
     // Every event is dead-lettered in turn (the chain moves on after each).
     const letters = await waitFor(async () => {
-      const found = await deadLetters(taskId);
+      const found = await deadLetters(taskId, hgw);
       return found.length === stored.length ? found : undefined;
     }, 30_000, 'every event dead-lettered');
     receiver.reset();
@@ -167,16 +172,16 @@ describe('push delivery through receiver failures', () => {
     }
     const first = letters.find((l) => l.id.endsWith(`.${stored[0]?.id}`));
     expect(first).toBeDefined();
-    const replay = await rpc(gw.jsonRpcUrl, 'ReplayPushDeadLetter', { id: first?.id });
+    const replay = await rpc(hgw.jsonRpcUrl, 'ReplayPushDeadLetter', { id: first?.id });
     expect(replay.body.result).toMatchObject({ id: first?.id, replay: 1, state: 'queued' });
     const delivered = await receiver.waitForAccepted(1, path);
     expect(delivered[0]?.webhookId).toBe(first?.id);
     expect(delivered[0]?.body).toBe(stored[0]?.json);
-    await waitFor(async () => ((await deadLetters(taskId)).some((l) => l.id === first?.id) ? undefined : true), 10_000, 'the replayed dead letter to leave the list');
+    await waitFor(async () => ((await deadLetters(taskId, hgw)).some((l) => l.id === first?.id) ? undefined : true), 10_000, 'the replayed dead letter to leave the list');
     // REST route too, and an unknown id is refused.
-    const rest = await fetch(`${gw.restUrl}/push/deadLetters?taskId=${taskId}`, { headers: { 'A2A-Version': '1.0' } });
+    const rest = await fetch(`${hgw.restUrl}/push/deadLetters?taskId=${taskId}`, { headers: { 'A2A-Version': '1.0' } });
     expect(((await rest.json()) as { deadLetters: unknown[] }).deadLetters).toHaveLength(stored.length - 1);
-    const unknown = await fetch(`${gw.restUrl}/push/deadLetters/nope.x.1-0:replay`, { method: 'POST', headers: { 'A2A-Version': '1.0' } });
+    const unknown = await fetch(`${hgw.restUrl}/push/deadLetters/nope.x.1-0:replay`, { method: 'POST', headers: { 'A2A-Version': '1.0' } });
     expect(unknown.status).toBe(404);
   });
 });

@@ -308,11 +308,14 @@ describe('a Redis outage longer than redisOutageGraceMs', () => {
     // No queue-depth read before CreateTask: a refused SendMessage's first command is the write.
     const gw = await startGateway('redis-outage', { redisOutageGraceMs: graceMs, maxQueuedTurns: 0 });
 
-    const watched = resultTask(await rpcCall(gw, 'SendMessage', { message: textMessage('long 160'), configuration: { returnImmediately: true } }));
+    // Both turns need only be running when Redis dies (a second or so in; nothing completes while
+    // it is down): what is left of them, or all of them if cut mid-write, runs after the restart
+    // while the test waits for it.
+    const watched = resultTask(await rpcCall(gw, 'SendMessage', { message: textMessage('long 80'), configuration: { returnImmediately: true } }));
     await waitFor(async () => ((await probe.xlen(`${gw.prefix}:{${watched.id}}:events`)) >= 3 ? true : undefined), 20_000, 'progress');
     const stream = await subscribe(gw, watched.id);
     await stream.waitForEvents(2);
-    const blockedMessage = textMessage('long 120');
+    const blockedMessage = textMessage('long 60');
     const blocking = rpcCall(gw, 'SendMessage', { message: blockedMessage });
     await waitFor(async () => ((await probe.keys(`${gw.prefix}:{*}:task`)).length === 2 ? true : undefined), 10_000, 'the blocked task to exist');
 

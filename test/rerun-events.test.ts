@@ -4,7 +4,7 @@
 // a coordinator's artifact stored twice; reproduced here deterministically with real worker
 // processes killed by SIGKILL at the moment the events are in the replay buffer.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
+import { isRunning, rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 
 const ADAPTER = 'test/fixtures/rerun-adapter.mjs';
 let gw: TestGateway;
@@ -14,19 +14,50 @@ beforeAll(async () => {
   gw = await startTestGateway({ name: 'rerun', inProcessWorker: false, config: { adapter: ADAPTER } });
 });
 
-afterEach(() => {
+async function killAll(): Promise<void> {
+  await replacement;
   for (const worker of workers.splice(0)) worker.kill('SIGKILL');
+}
+
+// A failed test may leave a turn hanging on a worker: the next one starts from none.
+afterEach(async ({ task }) => {
+  if (task.result?.state === 'fail') await killAll();
 });
 
 afterAll(async () => {
+  await killAll();
   await gw?.close();
 });
 
-const worker = async (): Promise<WorkerProcess> => {
+const spawnWorker = async (): Promise<WorkerProcess> => {
   const started = await spawnWorkerProcess(gw.prefix, { A2A_ADAPTER: ADAPTER });
   workers.push(started);
   return started;
 };
+
+/** A worker started by the previous test while it waited for its re-run (undefined if it failed to start). */
+let replacement: Promise<WorkerProcess | undefined> = Promise.resolve(undefined);
+
+/**
+ * Two workers before a turn starts: whichever takes it is killed, the other runs it again. They
+ * stay up for the next test (a killed worker is replaced while its turn waits to be run again),
+ * so a test waits for no worker start-up of its own, where one after the other it waited for two.
+ */
+async function twoWorkersRunning(): Promise<void> {
+  await replacement;
+  const missing = Math.max(0, 2 - workers.filter(isRunning).length);
+  await Promise.all(Array.from({ length: missing }, spawnWorker));
+}
+
+/** SIGKILLs the worker that holds the task's lease (its turn hangs on the first attempt). */
+async function killHolder(taskId: string): Promise<void> {
+  const lease = await gw.redis.get(`${gw.prefix}:{${taskId}}:lease`);
+  const holder = workers.find((w) => isRunning(w) && lease?.includes(`:${w.pid}:`) === true);
+  expect(holder, `the lease's holder among the workers (lease ${lease})`).toBeDefined();
+  (holder as WorkerProcess).kill('SIGKILL');
+  await (holder as WorkerProcess).exited;
+  replacement = spawnWorker().catch(() => undefined);
+}
 
 async function events(taskId: string): Promise<{ id: string; json: string }[]> {
   return (await gw.redis.xrange(`${gw.prefix}:{${taskId}}:events`, '-', '+')).map(([id, fields]) => ({ id, json: fields[1] ?? '' }));
@@ -53,12 +84,10 @@ const adapterEvents = (all: { json: string }[]): string[] =>
 
 describe('a turn run again after its worker was killed', () => {
   it('stores nothing twice that its earlier run stored, and its task completes', async () => {
-    const first = await worker();
+    await twoWorkersRunning();
     const taskId = await start('repeat');
     await waitFor(async () => ((await events(taskId)).some((e) => e.json.includes('"lastChunk":true')) ? true : undefined), 20_000, 'the first run to emit');
-    first.kill('SIGKILL');
-    await first.exited;
-    await worker();
+    await killHolder(taskId);
     await waitFor(async () => ((await state(taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 30_000, 'the re-run to complete the task');
     const attempts = JSON.parse((await gw.redis.hget(`${gw.prefix}:{${taskId}}:turns`, '1')) as string).attempts;
     expect(attempts).toBe(2);
@@ -69,12 +98,10 @@ describe('a turn run again after its worker was killed', () => {
   });
 
   it('that says something new appends it (a re-run is never silenced past what it repeats)', async () => {
-    const first = await worker();
+    await twoWorkersRunning();
     const taskId = await start('diverge');
     await waitFor(async () => ((await events(taskId)).some((e) => e.json.includes('(attempt 1)')) ? true : undefined), 20_000, 'the first run to emit');
-    first.kill('SIGKILL');
-    await first.exited;
-    await worker();
+    await killHolder(taskId);
     await waitFor(async () => ((await state(taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 30_000, 'the re-run to complete the task');
     expect(adapterEvents(await events(taskId)).filter((e) => !e.startsWith('status: done'))).toEqual([
       'status: halfway',
@@ -89,12 +116,10 @@ describe('a turn run again after its worker was killed', () => {
   });
 
   it('that repeats the start of a reply and then diverges replaces the reply instead of splicing it', async () => {
-    const first = await worker();
+    await twoWorkersRunning();
     const taskId = await start('reply');
     await waitFor(async () => ((await events(taskId)).some((e) => e.json.includes(' w3')) ? true : undefined), 20_000, 'the first run to emit');
-    first.kill('SIGKILL');
-    await first.exited;
-    await worker();
+    await killHolder(taskId);
     await waitFor(async () => ((await state(taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 30_000, 'the re-run to complete the task');
     const updates = (await events(taskId))
       .map((e) => (JSON.parse(e.json) as { artifactUpdate?: { append: boolean; artifact: { parts: { text: string }[] } } }).artifactUpdate)
@@ -109,12 +134,10 @@ describe('a turn run again after its worker was killed', () => {
 
 describe("a coordinator's resumed run lost after its combined artifact", () => {
   it('is run again and the combined artifact is stored once', async () => {
-    const first = await worker();
+    await twoWorkersRunning();
     const taskId = await start('coordinate');
     await waitFor(async () => ((await events(taskId)).some((e) => e.json.includes('"artifactId":"combined"')) ? true : undefined), 30_000, 'the resumed run to emit its combined artifact');
-    first.kill('SIGKILL');
-    await first.exited;
-    await worker();
+    await killHolder(taskId);
     await waitFor(async () => ((await state(taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 30_000, 'the coordinator to complete');
     const combined = adapterEvents(await events(taskId)).filter((e) => e.startsWith('artifact combined'));
     expect(combined).toEqual(['artifact combined: combined 2']);

@@ -46,8 +46,8 @@ afterAll(async () => {
   await gw?.close();
 });
 
-async function startWorker(): Promise<WorkerHandle> {
-  const worker = await startWorkerRole(gw.config, await Agents.load(gw.config, ROOT), createLogger('silent'), { baseDir: ROOT });
+async function startWorker(config = gw.config): Promise<WorkerHandle> {
+  const worker = await startWorkerRole(config, await Agents.load(config, ROOT), createLogger('silent'), { baseDir: ROOT });
   extraWorkers.push(worker);
   return worker;
 }
@@ -147,49 +147,47 @@ describe('schedules', () => {
   }, 60_000);
 });
 
-describe('firings missed while no worker ran follow the lateness policy', () => {
-  let url: string;
-  let gateway: GatewayHandle;
-
-  beforeAll(async () => {
-    gateway = await startGatewayRole({ ...gw.config, port: 0 }, await Agents.load(gw.config, ROOT), createLogger('silent'), { baseDir: ROOT });
-    url = `${gateway.url}/a2a/jsonrpc`;
-  });
-
-  afterAll(async () => {
-    await gateway?.close();
-  });
+// Each test waits seconds with no worker running, so they run at once, each on a prefix of its
+// own: a worker one test starts must not handle another test's missed firings.
+describe.concurrent('firings missed while no worker ran follow the lateness policy', () => {
+  const isolated = (): Promise<TestGateway> => startTestGateway({ name: 'schedlate', inProcessWorker: false, config: { schedules: SCHEDULES, push: { enabled: false } } });
 
   it.each([
     ['skip', { policy: 'skip' }, (missed: number) => ({ lateFired: 0, skipped: missed })],
     ['run-once', { policy: 'run-once' }, (missed: number) => ({ lateFired: 1, skipped: missed - 1 })],
     ['catch-up, at most 2', { policy: 'catch-up', catchUpMax: 2 }, (missed: number) => ({ lateFired: 2, skipped: missed - 2 })],
   ])('%s', async (_name, lateness, expect_) => {
-    // No worker runs: every planned second passes unhandled.
-    const created = await call<Schedule>('CreateSchedule', { message: { parts: [{ text: 'echo late' }] }, cron: '* * * * * *', lateness }, url);
-    await new Promise((resolve) => setTimeout(resolve, 4_500));
-    const worker = await startWorker();
+    const own = await isolated();
+    const url = own.jsonRpcUrl;
     try {
-      const schedule = await waitFor(async () => {
-        const read = await getSchedule(created.id, url);
-        return read.firings.some((f) => f.late === true || f.state === 'skipped') && read.firings.every((f) => f.state !== 'starting') ? read : undefined;
-      }, 15_000, 'the missed firings to be decided');
-      await call('DeleteSchedule', { id: created.id }, url);
-      const late = schedule.firings.filter((f) => f.late === true);
-      const skipped = schedule.firings.filter((f) => f.state === 'skipped');
-      const missed = late.length + skipped.length;
-      expect(missed).toBeGreaterThanOrEqual(3);
-      const want = expect_(missed);
-      expect(late.length).toBe(want.lateFired);
-      expect(skipped.length).toBe(want.skipped);
-      expect(schedule.skippedCount).toBe(want.skipped);
-      for (const firing of skipped) expect(firing.reason).toMatch(/missed while nothing ran/);
-      // The late firings are the most recent missed ones.
-      const missedTimes = [...late, ...skipped].map((f) => Date.parse(f.scheduledFor)).sort((a, b) => a - b);
-      expect(late.map((f) => Date.parse(f.scheduledFor)).sort((a, b) => a - b)).toEqual(missedTimes.slice(missedTimes.length - want.lateFired));
-      for (const firing of late) expect(firing.state).toBe('started');
+      // No worker runs: every planned second passes unhandled.
+      const created = await call<Schedule>('CreateSchedule', { message: { parts: [{ text: 'echo late' }] }, cron: '* * * * * *', lateness }, url);
+      await new Promise((resolve) => setTimeout(resolve, 4_500));
+      const worker = await startWorker(own.config);
+      try {
+        const schedule = await waitFor(async () => {
+          const read = await getSchedule(created.id, url);
+          return read.firings.some((f) => f.late === true || f.state === 'skipped') && read.firings.every((f) => f.state !== 'starting') ? read : undefined;
+        }, 15_000, 'the missed firings to be decided');
+        await call('DeleteSchedule', { id: created.id }, url);
+        const late = schedule.firings.filter((f) => f.late === true);
+        const skipped = schedule.firings.filter((f) => f.state === 'skipped');
+        const missed = late.length + skipped.length;
+        expect(missed).toBeGreaterThanOrEqual(3);
+        const want = expect_(missed);
+        expect(late.length).toBe(want.lateFired);
+        expect(skipped.length).toBe(want.skipped);
+        expect(schedule.skippedCount).toBe(want.skipped);
+        for (const firing of skipped) expect(firing.reason).toMatch(/missed while nothing ran/);
+        // The late firings are the most recent missed ones.
+        const missedTimes = [...late, ...skipped].map((f) => Date.parse(f.scheduledFor)).sort((a, b) => a - b);
+        expect(late.map((f) => Date.parse(f.scheduledFor)).sort((a, b) => a - b)).toEqual(missedTimes.slice(missedTimes.length - want.lateFired));
+        for (const firing of late) expect(firing.state).toBe('started');
+      } finally {
+        await stopWorker(worker);
+      }
     } finally {
-      await stopWorker(worker);
+      await own.close();
     }
   }, 40_000);
 
@@ -197,39 +195,43 @@ describe('firings missed while no worker ran follow the lateness policy', () => 
     ['run-once', 'started', 1, 0],
     ['skip', 'skipped', 0, 1],
   ] as const)('a one-time schedule due while no gateway and no worker ran (%s): decided once after the restart', async (policy, firingState, firedCount, skippedCount) => {
-    const before = await startGatewayRole({ ...gw.config, port: 0 }, await Agents.load(gw.config, ROOT), createLogger('silent'), { baseDir: ROOT });
-    const at = new Date(Date.now() + 1_000).toISOString();
-    let created: Schedule;
+    const own = await isolated();
     try {
-      created = await call<Schedule>('CreateSchedule', { message: { parts: [{ text: 'echo once, late' }] }, at, lateness: { policy } }, `${before.url}/a2a/jsonrpc`);
-    } finally {
-      await before.close();
-    }
-    // Past its time and past lateAfterMs with nothing running, then a new gateway and a worker.
-    await new Promise((resolve) => setTimeout(resolve, 1_000 + SCHEDULES.lateAfterMs + 1_000));
-    const after = await startGatewayRole({ ...gw.config, port: 0 }, await Agents.load(gw.config, ROOT), createLogger('silent'), { baseDir: ROOT });
-    const worker = await startWorker();
-    try {
-      const afterUrl = `${after.url}/a2a/jsonrpc`;
-      const schedule = await waitFor(async () => {
-        const read = await getSchedule(created.id, afterUrl);
-        return read.state !== 'active' && read.firings.length > 0 && read.firings.every((f) => f.state !== 'starting') ? read : undefined;
-      }, 20_000, 'the one-time firing to be decided');
-      expect(schedule).toMatchObject({ state: 'completed', firedCount, skippedCount });
-      expect(schedule.firings).toEqual([expect.objectContaining({ scheduledFor: at, state: firingState })]);
-      if (firingState === 'started') {
-        expect(schedule.firings[0]?.late).toBe(true);
-        const taskId = schedule.firings[0]?.taskId as string;
-        await waitFor(async () => ((await call<{ status: { state: string } }>('GetTask', { id: taskId }, afterUrl)).status.state === 'TASK_STATE_COMPLETED' ? true : undefined), 15_000, 'the late task to complete');
-      } else {
-        expect(schedule.firings[0]?.reason).toMatch(/missed while nothing ran/);
+      const at = new Date(Date.now() + 1_000).toISOString();
+      let created: Schedule;
+      try {
+        created = await call<Schedule>('CreateSchedule', { message: { parts: [{ text: 'echo once, late' }] }, at, lateness: { policy } }, own.jsonRpcUrl);
+      } finally {
+        await own.gateway.close();
       }
-      // Decided once: nothing fires later.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      expect((await getSchedule(created.id, afterUrl)).firings).toHaveLength(1);
+      // Past its time and past lateAfterMs with nothing running, then a new gateway and a worker.
+      await new Promise((resolve) => setTimeout(resolve, 1_000 + SCHEDULES.lateAfterMs + 1_000));
+      const after = await startGatewayRole({ ...own.config, port: 0 }, await Agents.load(own.config, ROOT), createLogger('silent'), { baseDir: ROOT });
+      const worker = await startWorker(own.config);
+      try {
+        const afterUrl = `${after.url}/a2a/jsonrpc`;
+        const schedule = await waitFor(async () => {
+          const read = await getSchedule(created.id, afterUrl);
+          return read.state !== 'active' && read.firings.length > 0 && read.firings.every((f) => f.state !== 'starting') ? read : undefined;
+        }, 20_000, 'the one-time firing to be decided');
+        expect(schedule).toMatchObject({ state: 'completed', firedCount, skippedCount });
+        expect(schedule.firings).toEqual([expect.objectContaining({ scheduledFor: at, state: firingState })]);
+        if (firingState === 'started') {
+          expect(schedule.firings[0]?.late).toBe(true);
+          const taskId = schedule.firings[0]?.taskId as string;
+          await waitFor(async () => ((await call<{ status: { state: string } }>('GetTask', { id: taskId }, afterUrl)).status.state === 'TASK_STATE_COMPLETED' ? true : undefined), 15_000, 'the late task to complete');
+        } else {
+          expect(schedule.firings[0]?.reason).toMatch(/missed while nothing ran/);
+        }
+        // Decided once: nothing fires later.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        expect((await getSchedule(created.id, afterUrl)).firings).toHaveLength(1);
+      } finally {
+        await stopWorker(worker);
+        await after.close();
+      }
     } finally {
-      await stopWorker(worker);
-      await after.close();
+      await own.close();
     }
   }, 60_000);
 });

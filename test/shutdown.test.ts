@@ -21,6 +21,10 @@ import { createStoredTask, isRunning, REDIS_URL, ROOT, rpc, spawnWorkerProcess, 
 
 // Long enough that recovery by stall detection would take far longer than this test allows.
 const SLOW_STALL_ENV = { A2A_LOCK_DURATION_MS: '60000', A2A_STALLED_INTERVAL_MS: '30000', A2A_SHUTDOWN_GRACE_MS: '200', A2A_ADAPTER_OPTIONS: '{"stepMs":50}' };
+// At 50 ms a step, 3 s or more a run: several times the second or so a loaded machine needs from
+// seeing progress to the worker handing the turn back, so the SIGTERM lands while it runs; and
+// every hand-back restarts the turn from step one, so a longer turn is paid in full once more.
+const LONG_TURN = 'long 60';
 
 let gw: TestGateway;
 const workers: WorkerProcess[] = [];
@@ -38,9 +42,9 @@ describe('worker shutdown', () => {
   it('hands a running turn back on SIGTERM; another worker finishes it long before a stall timeout', async () => {
     // Both workers are up before the turn starts: starting one takes seconds on a busy machine,
     // and the turn must still be running when its worker is told to stop.
-    const pair = [await spawnWorkerProcess(gw.prefix, SLOW_STALL_ENV), await spawnWorkerProcess(gw.prefix, SLOW_STALL_ENV)];
+    const pair = await Promise.all([spawnWorkerProcess(gw.prefix, SLOW_STALL_ENV), spawnWorkerProcess(gw.prefix, SLOW_STALL_ENV)]);
     workers.push(...pair);
-    const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 120'), configuration: { returnImmediately: true } });
+    const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage(LONG_TURN), configuration: { returnImmediately: true } });
     const taskId = ((reply.body.result as { task: { id: string } }).task).id;
     const leaseKey = `${gw.prefix}:{${taskId}}:lease`;
     const firstHolder = await waitFor(async () => (await gw.redis.get(leaseKey)) ?? undefined, 20_000, 'a worker to take the lease');
@@ -73,9 +77,10 @@ describe('worker shutdown', () => {
     const env = { ...SLOW_STALL_ENV, A2A_MAX_TURN_ATTEMPTS: '2' };
     // Four workers up front, so each hand-back finds a live one at once; no other worker runs,
     // so the one that finishes the turn is also limited to two attempts.
-    for (let i = 0; i < 4; i++) workers.push(await spawnWorkerProcess(gw.prefix, env));
+    // Two start-ups at a time: about half the wall time of one after the other on two cores.
+    for (let i = 0; i < 2; i++) workers.push(...(await Promise.all([spawnWorkerProcess(gw.prefix, env), spawnWorkerProcess(gw.prefix, env)])));
     const running = (): WorkerProcess[] => workers.filter(isRunning);
-    const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 120'), configuration: { returnImmediately: true } });
+    const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage(LONG_TURN), configuration: { returnImmediately: true } });
     const taskId = ((reply.body.result as { task: { id: string } }).task).id;
     const keys = { task: `${gw.prefix}:{${taskId}}:task`, lease: `${gw.prefix}:{${taskId}}:lease`, events: `${gw.prefix}:{${taskId}}:events` };
     let deadline: string | null = null;
@@ -135,8 +140,8 @@ describe('worker shutdown', () => {
 
 describe('gateway shutdown', () => {
   it('ends open streams with an SSE retry hint (gRPC ones with UNAVAILABLE and the last event id) and exits 0 on SIGTERM; the task goes on', async () => {
-    const worker = await spawnWorkerProcess(gw.prefix, { A2A_ADAPTER_OPTIONS: '{"stepMs":100}' });
-    workers.push(worker);
+    // Started alongside the gateway process; listed at once, so the suite's end kills it whatever fails.
+    const starting = spawnWorkerProcess(gw.prefix, { A2A_ADAPTER_OPTIONS: '{"stepMs":100}' }).then((worker) => workers.push(worker));
     const child = spawn(process.execPath, [...nodeEntryArgs('src/cli/main.ts'), 'serve'], {
       cwd: ROOT,
       env: { ...process.env, A2A_PORT: '0', A2A_GRPC_PORT: '0', A2A_KEY_PREFIX: gw.prefix, A2A_REDIS_URL: REDIS_URL, A2A_LOG_LEVEL: 'warn', A2A_AUTH_ENABLED: 'false' },
@@ -155,6 +160,7 @@ describe('gateway shutdown', () => {
         return url !== undefined && address !== undefined ? [url, address] : undefined;
       },
     });
+    await starting;
 
     const reply = await rpc(rpcUrl, 'SendMessage', { message: textMessage('long 40'), configuration: { returnImmediately: true } });
     const taskId = ((reply.body.result as { task: { id: string } }).task).id;
@@ -166,8 +172,11 @@ describe('gateway shutdown', () => {
     const body = response.text();
     const grpc = rawGrpc(grpcAddress);
     onTestFinished(() => grpc.close());
-    const watched = grpc.stream('subscribeToTask', SubscribeToTaskRequest.fromJSON({ id: taskId }), metadataOf({ 'a2a-version': '1.0' }));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    let firstEvent: () => void = () => undefined;
+    const streaming = new Promise<void>((resolve) => (firstEvent = resolve));
+    const watched = grpc.stream('subscribeToTask', SubscribeToTaskRequest.fromJSON({ id: taskId }), metadataOf({ 'a2a-version': '1.0' }), () => firstEvent());
+    // Both streams are open (the SSE response's head came back; the gRPC one delivered an event).
+    await Promise.race([streaming, watched.done]);
     child.kill('SIGTERM');
     const text = await body; // ends when the gateway ends the stream
     expect(text).toMatch(/\nretry: \d+\n\n$/);
