@@ -48,20 +48,21 @@ afterAll(async () => {
 /** Keeps two live workers: replaces the ones a test killed. */
 const replenish = (): Promise<void> => keepWorkersRunning(workers, gw.prefix, workerEnv());
 
-async function getTask(taskId: string): Promise<Task> {
-  const { body } = await rpc(gw.jsonRpcUrl, 'GetTask', { id: taskId });
+async function getTask(taskId: string, on: TestGateway = gw): Promise<Task> {
+  const { body } = await rpc(on.jsonRpcUrl, 'GetTask', { id: taskId });
   expect(body.error).toBeUndefined();
   return body.result as Task;
 }
 
-async function finalTask(taskId: string, timeoutMs = 90_000): Promise<Task> {
+/** The task once it is terminal, read from `on` (the suite's gateway by default). */
+async function finalTask(taskId: string, options: { on?: TestGateway; timeoutMs?: number; what?: string } = {}): Promise<Task> {
   return waitFor(
     async () => {
-      const task = await getTask(taskId);
+      const task = await getTask(taskId, options.on);
       return TERMINAL.has(task.status.state) ? task : undefined;
     },
-    timeoutMs,
-    `task ${taskId} to end`,
+    options.timeoutMs ?? 90_000,
+    options.what ?? `task ${taskId} to end`,
   );
 }
 
@@ -222,14 +223,7 @@ describe('a send step left unknown without a reference (its worker died before t
   async function runToEnd(idle: TestGateway, taskId: string): Promise<Task> {
     const worker = await startWorkerRole(idle.config, await Agents.load(idle.config, ROOT), createLogger('silent'));
     try {
-      return await waitFor(
-        async () => {
-          const task = (await rpc(idle.jsonRpcUrl, 'GetTask', { id: taskId })).body.result as Task;
-          return TERMINAL.has(task.status.state) ? task : undefined;
-        },
-        30_000,
-        'the recovered turn to end',
-      );
+      return await finalTask(taskId, { on: idle, timeoutMs: 30_000, what: 'the recovered turn to end' });
     } finally {
       await worker.close();
     }
@@ -299,14 +293,7 @@ describe('a send step left unknown without a reference (its worker died before t
         await waitFor(async () => ((await idle.redis.hget(`${idle.prefix}:{${taskId}}:steps`, '1:locate-2')) === null ? undefined : true), 30_000, 'the look to start');
         await new Promise((resolve) => setTimeout(resolve, 1_000));
         await away.restart();
-        const final = await waitFor(
-          async () => {
-            const task = (await rpc(idle.jsonRpcUrl, 'GetTask', { id: taskId })).body.result as Task;
-            return TERMINAL.has(task.status.state) ? task : undefined;
-          },
-          30_000,
-          'the recovered turn to end',
-        );
+        const final = await finalTask(taskId, { on: idle, timeoutMs: 30_000, what: 'the recovered turn to end' });
         expect(final.status.state).toBe('TASK_STATE_COMPLETED');
         const journal = await idle.redis.hgetall(`${idle.prefix}:{${taskId}}:steps`);
         expect(Object.keys(journal).sort()).toEqual(['1:locate-2', '1:send']);
@@ -371,14 +358,7 @@ describe('a send step left unknown with its reference journalled', () => {
 
       const worker = await startWorkerRole(idle.config, await Agents.load(idle.config, ROOT), createLogger('silent'));
       try {
-        const final = await waitFor(
-          async () => {
-            const task = (await rpc(idle.jsonRpcUrl, 'GetTask', { id: taskId })).body.result as Task;
-            return TERMINAL.has(task.status.state) ? task : undefined;
-          },
-          30_000,
-          'the re-attached turn to end',
-        );
+        const final = await finalTask(taskId, { on: idle, timeoutMs: 30_000, what: 'the re-attached turn to end' });
         expect(final.status.state).toBe('TASK_STATE_COMPLETED');
         expect((final.artifacts ?? []).find((a) => a.artifactId === 'slow')?.parts[0]?.text).toBe('done after 1500 ms');
         const steps = await idle.redis.hgetall(`${idle.prefix}:{${taskId}}:steps`);
@@ -444,14 +424,7 @@ describe('deadlines', () => {
     deadlineGw = await startTestGateway({ name: 'remote-deadline', config: { adapter: 'a2a', turnDeadlineMs: 3_000, adapterOptions: { url: `http://127.0.0.1:${port}`, ...FAST } } });
     const { body } = await rpc(deadlineGw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo anyone?'), configuration: { returnImmediately: true } });
     const taskId = (body.result as { task: Task }).task.id;
-    const final = await waitFor(
-      async () => {
-        const task = (await rpc(deadlineGw.jsonRpcUrl, 'GetTask', { id: taskId })).body.result as Task;
-        return TERMINAL.has(task.status.state) ? task : undefined;
-      },
-      30_000,
-      'the deadline',
-    );
+    const final = await finalTask(taskId, { on: deadlineGw, timeoutMs: 30_000, what: 'the deadline' });
     expect(final.status.state).toBe('TASK_STATE_FAILED');
     expect(final.status.message?.parts[0]?.text).toContain('turnDeadlineMs');
     // Backoff, not a busy loop and not a single try.

@@ -42,35 +42,45 @@ const ledgerLines = (): string[] => {
   }
 };
 
+/**
+ * A stored task of its own (`name`), and turn contexts for it: `lease(workerId)` takes its lease
+ * as a new worker would after the previous one is gone, `contextFor` is attempt `attempt`'s
+ * context of turn 1 under that lease's generation.
+ */
+async function journalTask(name: string) {
+  const store = new TaskStore(gw.redis, gw.prefix);
+  const owner = { agent: 'default', tenant: '', subject: name };
+  const taskId = `${name}-task`;
+  const contextId = `${name}-ctx`;
+  await createStoredTask(store, { taskId, contextId, owner, text: 'x', messageId: `${name}-m`, adapter: 'ledger@1.0.0' });
+  const lease = async (workerId: string) => {
+    await gw.redis.del(store.keys.task(taskId).lease); // the previous worker is gone
+    const acquired = await store.acquireLease({ taskId, ownerKey: ownerKeyOf(owner), contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
+    if (acquired.kind !== 'acquired') throw new Error(acquired.kind);
+    return acquired;
+  };
+  const contextFor = (generation: number, attempt: number, signal = new AbortController().signal) =>
+    new TurnContext({
+      store,
+      lease: { taskId, contextId, ownerKey: ownerKeyOf(owner), generation },
+      turn: 1,
+      attempt,
+      input: [],
+      history: [],
+      artifacts: [],
+      requestedSkill: undefined,
+      signal,
+      turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now() },
+      adapterName: 'ledger',
+      emitScope: '1.0',
+      caller: { agent: 'default', tenant: '', principal: 'journal', scopes: [] },
+    });
+  return { store, taskId, lease, contextFor };
+}
+
 describe('the step journal through the adapter context', () => {
   it('runs a step once, replays its result, hands an unfinished one over as unknown, and is fenced', async () => {
-    const store = new TaskStore(gw.redis, gw.prefix);
-    const owner = { agent: 'default', tenant: '', subject: 'journal' };
-    const taskId = 'journal-task';
-    const contextId = 'journal-ctx';
-    await createStoredTask(store, { taskId, contextId, owner, text: 'x', messageId: 'j-m', adapter: 'ledger@1.0.0' });
-    const lease = async (workerId: string) => {
-      await gw.redis.del(store.keys.task(taskId).lease); // the previous worker is gone
-      const acquired = await store.acquireLease({ taskId, ownerKey: ownerKeyOf(owner), contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
-      if (acquired.kind !== 'acquired') throw new Error(acquired.kind);
-      return acquired;
-    };
-    const contextFor = (generation: number, attempt: number) =>
-      new TurnContext({
-        store,
-        lease: { taskId, contextId, ownerKey: ownerKeyOf(owner), generation },
-        turn: 1,
-        attempt,
-        input: [],
-        history: [],
-        artifacts: [],
-        requestedSkill: undefined,
-        signal: new AbortController().signal,
-        turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now() },
-        adapterName: 'ledger',
-        emitScope: '1.0',
-        caller: { agent: 'default', tenant: '', principal: 'journal', scopes: [] },
-      });
+    const { store, taskId, lease, contextFor } = await journalTask('journal');
 
     const first = contextFor((await lease('w1')).generation, 1);
     let runs = 0;
@@ -110,33 +120,7 @@ describe('the step journal through the adapter context', () => {
 
 describe('a step cut off by the turn\'s abort', () => {
   it('is handed to the next attempt as unknown, not journalled failed and run again; a step that threw by itself is', async () => {
-    const store = new TaskStore(gw.redis, gw.prefix);
-    const owner = { agent: 'default', tenant: '', subject: 'journal-abort' };
-    const taskId = 'journal-abort-task';
-    const contextId = 'journal-abort-ctx';
-    await createStoredTask(store, { taskId, contextId, owner, text: 'x', messageId: 'ja-m', adapter: 'ledger@1.0.0' });
-    const lease = async (workerId: string) => {
-      await gw.redis.del(store.keys.task(taskId).lease);
-      const acquired = await store.acquireLease({ taskId, ownerKey: ownerKeyOf(owner), contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
-      if (acquired.kind !== 'acquired') throw new Error(acquired.kind);
-      return acquired;
-    };
-    const contextFor = (generation: number, attempt: number, signal: AbortSignal) =>
-      new TurnContext({
-        store,
-        lease: { taskId, contextId, ownerKey: ownerKeyOf(owner), generation },
-        turn: 1,
-        attempt,
-        input: [],
-        history: [],
-        artifacts: [],
-        requestedSkill: undefined,
-        signal,
-        turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now() },
-        adapterName: 'ledger',
-        emitScope: '1.0',
-        caller: { agent: 'default', tenant: '', principal: 'journal', scopes: [] },
-      });
+    const { store, taskId, lease, contextFor } = await journalTask('journal-abort');
 
     // Attempt 1: one step fails on its own, another is in flight (its request sent) when the
     // worker shuts down and aborts the turn.
@@ -155,7 +139,7 @@ describe('a step cut off by the turn\'s abort', () => {
     expect((await store.readSteps(taskId))['1:send']).toMatchObject({ state: 'started', attempt: 1 } satisfies Partial<StepRecord>);
 
     // Attempt 2 (the worker that takes the turn over): the cut-off step is unknown, the refused one runs again.
-    const second = contextFor((await lease('w2')).generation, 2, new AbortController().signal);
+    const second = contextFor((await lease('w2')).generation, 2);
     const send = await second.step('send', async () => {
       sent += 1;
       return 'sent twice';
