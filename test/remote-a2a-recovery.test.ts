@@ -66,6 +66,20 @@ async function finalTask(taskId: string, options: { on?: TestGateway; timeoutMs?
   );
 }
 
+/** What a send lost with its worker did first: the downstream at `url` took `messageId` ("slow 1500") and made a task. */
+async function deliveredDownstream(url: string, messageId: string): Promise<SdkTask> {
+  const direct = await new ClientFactory().createFromUrl(url);
+  return (await direct.sendMessage(
+    SendMessageRequest.fromJSON({ message: { messageId, role: 'ROLE_USER', parts: [{ text: 'slow 1500' }] }, configuration: { returnImmediately: true } }),
+  )) as SdkTask;
+}
+
+/** The "slow 1500" turn ended as the downstream finished it. */
+function expectSlowCompleted(final: Task): void {
+  expect(final.status.state).toBe('TASK_STATE_COMPLETED');
+  expect((final.artifacts ?? []).find((a) => a.artifactId === 'slow')?.parts[0]?.text).toBe('done after 1500 ms');
+}
+
 async function downstreamOf(taskId: string): Promise<DownstreamState | undefined> {
   const raw = await gw.redis.hget(`${gw.prefix}:{${taskId}}:task`, 'adapter:downstream');
   return raw === null ? undefined : (JSON.parse(raw) as DownstreamState);
@@ -233,13 +247,9 @@ describe('a send step left unknown without a reference (its worker died before t
     const { idle, taskId, messageId } = await lostSend('remote-lost-arrived', 'slow 1500');
     try {
       // What the lost send did before its worker died: the downstream got it and made a task.
-      const direct = await new ClientFactory().createFromUrl(downstream.url);
-      const arrived = (await direct.sendMessage(
-        SendMessageRequest.fromJSON({ message: { messageId, role: 'ROLE_USER', parts: [{ text: 'slow 1500' }] }, configuration: { returnImmediately: true } }),
-      )) as SdkTask;
+      const arrived = await deliveredDownstream(downstream.url, messageId);
       const final = await runToEnd(idle, taskId);
-      expect(final.status.state).toBe('TASK_STATE_COMPLETED');
-      expect((final.artifacts ?? []).find((a) => a.artifactId === 'slow')?.parts[0]?.text).toBe('done after 1500 ms');
+      expectSlowCompleted(final);
       const steps = await idle.redis.hgetall(`${idle.prefix}:{${taskId}}:steps`);
       expect(Object.keys(steps).sort()).toEqual(['1:locate-2', '1:send']);
       expect((JSON.parse(steps['1:locate-2'] ?? '{}') as StepRecord).value).toMatchObject({ kind: 'task', taskId: arrived.id });
@@ -252,10 +262,7 @@ describe('a send step left unknown without a reference (its worker died before t
   it('whose look downstream was lost too (its worker died mid-look): looked for again and re-attached, not sent again', async () => {
     const { idle, taskId, messageId } = await lostSend('remote-lost-look', 'slow 1500');
     try {
-      const direct = await new ClientFactory().createFromUrl(downstream.url);
-      const arrived = (await direct.sendMessage(
-        SendMessageRequest.fromJSON({ message: { messageId, role: 'ROLE_USER', parts: [{ text: 'slow 1500' }] }, configuration: { returnImmediately: true } }),
-      )) as SdkTask;
+      const arrived = await deliveredDownstream(downstream.url, messageId);
       // What a second worker leaves when it dies while looking: the send surfaced as unknown, the look started without a result.
       const steps = `${idle.prefix}:{${taskId}}:steps`;
       const send = JSON.parse((await idle.redis.hget(steps, '1:send')) ?? '{}') as StepRecord;
@@ -263,8 +270,7 @@ describe('a send step left unknown without a reference (its worker died before t
       await idle.redis.hset(steps, '1:send', JSON.stringify({ ...send, state: 'unknown', surfacedToAttempt: 2 }), '1:locate-2', JSON.stringify(looking));
 
       const final = await runToEnd(idle, taskId);
-      expect(final.status.state).toBe('TASK_STATE_COMPLETED');
-      expect((final.artifacts ?? []).find((a) => a.artifactId === 'slow')?.parts[0]?.text).toBe('done after 1500 ms');
+      expectSlowCompleted(final);
       const journal = await idle.redis.hgetall(steps);
       expect(Object.keys(journal).sort()).toEqual(['1:locate-2', '1:locate-2-2', '1:send']);
       expect((JSON.parse(journal['1:locate-2'] ?? '{}') as StepRecord).state).toBe('unknown');
@@ -280,11 +286,9 @@ describe('a send step left unknown without a reference (its worker died before t
     const away = await spawnDownstreamAgent();
     const { idle, taskId, messageId } = await lostSend('remote-lost-unreachable', 'slow 1500', away.url);
     try {
-      const direct = await new ClientFactory().createFromUrl(away.url);
-      const arrived = (await direct.sendMessage(
-        SendMessageRequest.fromJSON({ message: { messageId, role: 'ROLE_USER', parts: [{ text: 'slow 1500' }] }, configuration: { returnImmediately: true } }),
-      )) as SdkTask;
+      const arrived = await deliveredDownstream(away.url, messageId);
       // Killed once it has stored the task as working (a restarted agent finishes only those).
+      const direct = await new ClientFactory().createFromUrl(away.url);
       await waitFor(async () => ((SdkTask.toJSON(await direct.getTask(GetTaskRequest.fromJSON({ id: arrived.id }))) as Task).status.state === 'TASK_STATE_WORKING' ? true : undefined), 10_000, 'the downstream task to be working');
       await away.kill();
       const worker = await startWorkerRole(idle.config, await Agents.load(idle.config, ROOT), createLogger('silent'));
@@ -347,10 +351,7 @@ describe('a send step left unknown with its reference journalled', () => {
     // The state a worker leaves when it dies between journalling the reference and the step's result.
     const idle = await startTestGateway({ name: 'remote-unknown', inProcessWorker: false, config: { adapter: 'a2a', adapterOptions: { url: downstream.url, ...FAST } } });
     try {
-      const direct = await new ClientFactory().createFromUrl(downstream.url);
-      const existing = SdkTask.toJSON(
-        (await direct.sendMessage(SendMessageRequest.fromJSON({ message: { messageId: `pre-${Date.now()}`, role: 'ROLE_USER', parts: [{ text: 'slow 1500' }] }, configuration: { returnImmediately: true } }))) as SdkTask,
-      ) as Task;
+      const existing = SdkTask.toJSON(await deliveredDownstream(downstream.url, `pre-${Date.now()}`)) as Task;
       const { body } = await rpc(idle.jsonRpcUrl, 'SendMessage', { message: textMessage('echo this must not be sent'), configuration: { returnImmediately: true } });
       const taskId = (body.result as { task: Task }).task.id;
       const started: StepRecord = { name: 'send', turn: 1, idempotencyKey: `${taskId}:1:send`, state: 'started', attempt: 1, startedAtMs: Date.now(), reference: existing.id };
@@ -359,8 +360,7 @@ describe('a send step left unknown with its reference journalled', () => {
       const worker = await startWorkerRole(idle.config, await Agents.load(idle.config, ROOT), createLogger('silent'));
       try {
         const final = await finalTask(taskId, { on: idle, timeoutMs: 30_000, what: 'the re-attached turn to end' });
-        expect(final.status.state).toBe('TASK_STATE_COMPLETED');
-        expect((final.artifacts ?? []).find((a) => a.artifactId === 'slow')?.parts[0]?.text).toBe('done after 1500 ms');
+        expectSlowCompleted(final);
         const steps = await idle.redis.hgetall(`${idle.prefix}:{${taskId}}:steps`);
         expect(Object.keys(steps)).toEqual(['1:send']);
         expect((JSON.parse(steps['1:send'] ?? '{}') as StepRecord).state).toBe('unknown');
