@@ -5,10 +5,11 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { JsonObject } from '../src/protocol/types.ts';
 import { createDemoAdapter, type DemoAdapterOptions } from './demo/index.ts';
-import type { Adapter, AdapterFactory } from './types.ts';
+import type { Adapter, AdapterEnvironment, AdapterFactory } from './types.ts';
+import { DEFAULT_ADAPTER_ENVIRONMENT } from './bounded-response.ts';
 
 const EXPORT_HINT =
-  'Export `createAdapter(options)` (named), or a default export that is such a factory or an ' +
+  'Export `createAdapter(options, environment)` (named), or a default export that is such a factory or an ' +
   'adapter object, returning { name: string, version: string, skills: AgentSkill[], run(ctx) }.';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -58,7 +59,7 @@ function asAdapter(value: unknown, source: string): Adapter {
   return value as Adapter;
 }
 
-async function fromModule(file: string, options: JsonObject): Promise<Adapter> {
+async function fromModule(file: string, options: JsonObject, environment: AdapterEnvironment): Promise<Adapter> {
   let mod: unknown;
   try {
     mod = await import(pathToFileURL(file).href);
@@ -74,10 +75,10 @@ async function fromModule(file: string, options: JsonObject): Promise<Adapter> {
     throw new Error(`adapter module ${file} exports createAdapter, but it is a ${typeof named}, not a function. ${EXPORT_HINT}`);
   }
   if (typeof named === 'function') {
-    return asAdapter(await (named as AdapterFactory)(options), `${file} (createAdapter)`);
+    return asAdapter(await (named as AdapterFactory)(options, environment), `${file} (createAdapter)`);
   }
   if (typeof fallback === 'function') {
-    return asAdapter(await (fallback as AdapterFactory)(options), `${file} (default export)`);
+    return asAdapter(await (fallback as AdapterFactory)(options, environment), `${file} (default export)`);
   }
   if (isRecord(fallback)) return asAdapter(fallback, `${file} (default export)`);
   const exported = Object.keys(mod);
@@ -91,14 +92,14 @@ async function fromModule(file: string, options: JsonObject): Promise<Adapter> {
  * Loads the adapter named by `spec`: "demo" for the built-in demo agent, "openai" for an
  * OpenAI-compatible model, "a2a" for a remote A2A agent, otherwise a path to an ES module
  * (relative paths are resolved against `baseDir`, normally the config file's folder). `options`
- * is passed to the module's factory unchanged; the built-in adapters check theirs here, so a
- * bad option stops the start.
+ * is passed to the module's factory unchanged, with the `environment` (the agent's backend
+ * limits); the built-in adapters check theirs here, so a bad option stops the start.
  */
-export async function loadAdapter(spec: string, options: JsonObject, baseDir: string): Promise<Adapter> {
+export async function loadAdapter(spec: string, options: JsonObject, baseDir: string, environment: AdapterEnvironment = DEFAULT_ADAPTER_ENVIRONMENT): Promise<Adapter> {
   if (spec === 'demo') return createDemoAdapter(demoOptions(options));
   // Imported when named: every gateway and worker process would otherwise load the model and A2A clients.
-  if (spec === 'openai') return (await import('./openai/index.ts')).createOpenAIAdapter(options);
-  if (spec === 'a2a') return (await import('./remote-a2a/index.ts')).createRemoteA2aAdapter(options, baseDir);
+  if (spec === 'openai') return (await import('./openai/index.ts')).createOpenAIAdapter(options, environment);
+  if (spec === 'a2a') return (await import('./remote-a2a/index.ts')).createRemoteA2aAdapter(options, baseDir, environment);
   if (spec.trim() === '') throw new Error(`adapter spec is empty. Use "demo", "openai", "a2a" or a path to an ES module. ${EXPORT_HINT}`);
-  return fromModule(modulePath(spec, baseDir), options);
+  return fromModule(modulePath(spec, baseDir), options, environment);
 }

@@ -267,5 +267,28 @@ export interface AdapterDescription {
   defaultOutputModes?: string[];
 }
 
-/** A module named in configuration exports `createAdapter(options)` (or a default of it). */
-export type AdapterFactory = (options: JsonObject) => Adapter | Promise<Adapter>;
+/**
+ * What a backend may make a worker read (setting `backendLimits`, per agent or gateway-wide).
+ * `boundedFetch` (adapters/bounded-response.ts) enforces them on every answer it returns.
+ */
+export interface BackendLimits {
+  /** Bytes of one answer that is not a stream. */
+  readonly maxResponseBytes: number;
+  /** Bytes of one event of a stream (one SSE event). */
+  readonly maxEventBytes: number;
+  /** Bytes of one stream in all. */
+  readonly maxStreamBytes: number;
+  /** How long the body of an answer that is not a stream may take once its headers arrived. */
+  readonly bodyTimeoutMs: number;
+  /** Longest silence within a stream. */
+  readonly streamIdleTimeoutMs: number;
+}
+
+/** What the gateway tells an adapter factory about where the adapter runs. */
+export interface AdapterEnvironment {
+  /** The agent's bounds on what its backend may send; an adapter that calls out over HTTP reads through them. */
+  readonly backendLimits: BackendLimits;
+}
+
+/** A module named in configuration exports `createAdapter(options, environment)` (or a default of it). */
+export type AdapterFactory = (options: JsonObject, environment: AdapterEnvironment) => Adapter | Promise<Adapter>;

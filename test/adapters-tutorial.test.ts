@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTestTurn, TestStepJournal, TestTurnContext } from '../adapters/testing/index.ts';
 import type { Adapter, AdapterFactory } from '../adapters/types.ts';
+import { DEFAULT_ADAPTER_ENVIRONMENT } from '../adapters/bounded-response.ts';
 import { ROOT, rpc, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 
 const tutorial = readFileSync(join(ROOT, 'docs', 'adapters.md'), 'utf8');
@@ -27,7 +28,7 @@ afterAll(() => {
 
 describe('the first adapter of docs/adapters.md', () => {
   it('runs a turn in the harness', async () => {
-    const { outcome, context } = await runTestTurn(await createAdapter({ suffix: '!' }), { input: 'hello', budget: 100 });
+    const { outcome, context } = await runTestTurn(await createAdapter({ suffix: '!' }, DEFAULT_ADAPTER_ENVIRONMENT), { input: 'hello', budget: 100 });
     expect(outcome.state).toBe('completed');
     expect(context.chunks.at(-1)?.lastChunk).toBe(true);
     expect(context.artifacts[0]?.parts[0]).toEqual({ text: 'HELLO!' });

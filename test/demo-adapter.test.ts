@@ -299,7 +299,7 @@ describe('loadAdapter', () => {
     expect(message).toContain(file);
     expect(message).toContain('no createAdapter export');
     expect(message).toContain('something');
-    expect(message).toContain('Export `createAdapter(options)`');
+    expect(message).toContain('Export `createAdapter(options, environment)`');
   });
 
   it('rejects a factory whose result lacks required members, listing them', async () => {

@@ -4,7 +4,8 @@
 // builds its conversation from the task (and its context), so any worker can run any turn.
 import OpenAI from 'openai';
 import type { AgentSkill, JsonObject } from '../../src/protocol/types.ts';
-import type { Adapter, AdapterContext, TurnOutcome } from '../types.ts';
+import type { Adapter, AdapterContext, AdapterEnvironment, TurnOutcome } from '../types.ts';
+import { boundedFetch, DEFAULT_ADAPTER_ENVIRONMENT } from '../bounded-response.ts';
 import { resolveApiKey } from './api-key.ts';
 import { runChatTurn } from './chat-turn.ts';
 import { parseOpenAIOptions, type OpenAIAdapterOptions } from './options.ts';
@@ -29,7 +30,7 @@ export function chatSkill(options: Pick<OpenAIAdapterOptions, 'model' | 'askUser
 }
 
 /** Builds the adapter from raw adapterOptions; throws one line naming a bad option. */
-export function createOpenAIAdapter(raw: JsonObject): Adapter {
+export function createOpenAIAdapter(raw: JsonObject, environment: AdapterEnvironment = DEFAULT_ADAPTER_ENVIRONMENT): Adapter {
   const options = parseOpenAIOptions(raw);
   const keys = resolveApiKey(options);
   const client = new OpenAI({
@@ -45,6 +46,8 @@ export function createOpenAIAdapter(raw: JsonObject): Adapter {
     // Retries are the adapter's (retry-policy.ts): its waits end when the turn is canceled.
     maxRetries: 0,
     timeout: options.requestTimeoutMs,
+    // Every answer and stream of the model server is read within the agent's backendLimits.
+    fetch: boundedFetch(environment.backendLimits),
     // The client's own log lines would go to the console, outside the gateway's logger.
     logLevel: 'off',
   });

@@ -3,7 +3,8 @@
 // security; the downstream gets one message per turn, sent by the official SDK client with this
 // agent's own outbound credentials.
 import type { JsonObject } from '../../src/protocol/types.ts';
-import type { Adapter, AdapterContext, AdapterDescription, TurnOutcome } from '../types.ts';
+import type { Adapter, AdapterContext, AdapterDescription, AdapterEnvironment, TurnOutcome } from '../types.ts';
+import { boundedFetch, DEFAULT_ADAPTER_ENVIRONMENT } from '../bounded-response.ts';
 import { createCredentials } from './credentials/index.ts';
 import { describeDownstream } from './describe.ts';
 import { createDownstreamFetch } from './downstream-fetch.ts';
@@ -23,12 +24,12 @@ const PLACEHOLDER_SKILL = {
 };
 
 /** Validates `options` (a bad one throws one line naming it) and reads the secrets they name. */
-export function createRemoteA2aAdapter(options: JsonObject, baseDir: string = process.cwd()): Adapter {
+export function createRemoteA2aAdapter(options: JsonObject, baseDir: string = process.cwd(), environment: AdapterEnvironment = DEFAULT_ADAPTER_ENVIRONMENT): Adapter {
   const parsed = parseRemoteA2aOptions(options, baseDir);
   const credentials = createCredentials(parsed.credentials, parsed.requestTimeoutMs);
   const downstream = new DownstreamAgent({
     url: parsed.url,
-    fetch: createDownstreamFetch({ credentials, requestTimeoutMs: parsed.requestTimeoutMs }),
+    fetch: createDownstreamFetch({ credentials, requestTimeoutMs: parsed.requestTimeoutMs, fetch: boundedFetch(environment.backendLimits) }),
     refreshMs: parsed.cardRefreshSeconds * 1000,
   });
   let described: { fetchedAtMs: number; description: AdapterDescription } | undefined;

@@ -3,6 +3,7 @@
 // and which agent answers at the root URLs.
 import { AGENT_NAME_PATTERN, type AgentConfig, type GatewayConfig, type InputPolicy } from '../config/schema.ts';
 import type { AgentSkill, JsonObject } from '../protocol/types.ts';
+import type { BackendLimits } from '../../adapters/types.ts';
 
 /** The name of the one agent a configuration without `agents` describes. */
 export const IMPLICIT_AGENT = 'default';
@@ -40,6 +41,8 @@ export interface AgentSettings {
   /** A caller needs one of these (or a2a:admin) to use the agent; empty = any caller. */
   scopes: string[];
   limits: AgentLimits;
+  /** What this agent's backend may make a worker read (its own backendLimits over the top-level ones). */
+  backendLimits: BackendLimits;
 }
 
 export interface ResolvedAgents {
@@ -47,6 +50,11 @@ export interface ResolvedAgents {
   agents: AgentSettings[];
   /** The agent served at the root URLs. */
   defaultAgent: string;
+}
+
+/** The settings an agent gave, without the ones it left out (which zod's partial() keeps as undefined keys). */
+function definedOnly<T extends object>(settings: T): Partial<T> {
+  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 /** Resolves the configured agents; throws an Error naming the setting when they do not fit together. */
@@ -96,6 +104,7 @@ export function resolveAgents(config: GatewayConfig): ResolvedAgents {
         turnBudget: limits.turnBudget ?? config.turnBudget,
         workerConcurrency: limits.workerConcurrency ?? config.workerConcurrency,
       },
+      backendLimits: { ...config.backendLimits, ...definedOnly(entry.backendLimits ?? {}) },
     } satisfies AgentSettings;
   });
   return { agents, defaultAgent };

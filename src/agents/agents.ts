@@ -40,7 +40,7 @@ export class Agents {
     for (const settings of resolved.agents) {
       let adapter: Adapter;
       try {
-        adapter = await loadAdapter(settings.adapter, settings.adapterOptions, baseDir);
+        adapter = await loadAdapter(settings.adapter, settings.adapterOptions, baseDir, { backendLimits: settings.backendLimits });
       } catch (error) {
         const which = resolved.agents.length === 1 && config.agents === undefined ? '' : ` of agent "${settings.name}"`;
         throw new Error(`could not load adapter "${settings.adapter}"${which}: ${(error as Error).message}`, { cause: error });

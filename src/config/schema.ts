@@ -153,6 +153,27 @@ const replaySchema = z.strictObject({
   pushHoldMaxEvents: z.coerce.number().int().min(0).default(10_000),
 });
 
+/**
+ * What one backend (a remote A2A agent, a model server, an adapter's own HTTP calls through
+ * the bounded fetch) may make a worker read: checked while the bytes arrive, so a hostile or
+ * broken backend costs at most these, and the turn fails with a reason naming the bound.
+ */
+const backendLimitsSchema = z.strictObject({
+  /** Bytes of one answer that is not a stream (a JSON body); a larger declared Content-Length is refused before reading. */
+  maxResponseBytes: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
+  /** Bytes of one event of a stream (an SSE event: one model delta, one A2A update). */
+  maxEventBytes: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
+  /** Bytes of one stream in all, however many events it has. */
+  maxStreamBytes: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
+  /** How long the body of an answer that is not a stream may take to arrive once its headers have. */
+  bodyTimeoutMs: positiveMs.default(60_000),
+  /** Longest silence (no byte) within a stream; past it the stream is cut, and the adapter decides whether to resume. */
+  streamIdleTimeoutMs: positiveMs.default(300_000),
+});
+export type BackendLimitsConfig = z.infer<typeof backendLimitsSchema>;
+/** Every backend bound at its default (an adapter built outside a configured gateway: tests, tools). */
+export const DEFAULT_BACKEND_LIMITS: BackendLimitsConfig = backendLimitsSchema.parse({});
+
 /** Schedules (gateway extension): messages sent to an agent later or repeatedly. */
 const schedulesSchema = z.strictObject({
   /** Offer schedules (declared on the card as an extension); false answers their methods with UnsupportedOperationError. */
@@ -365,6 +386,8 @@ const agentSchema = z.strictObject({
   /** Scopes of which a caller must hold at least one to use this agent, besides the operation's own (a2a:admin always may). Empty: every caller. */
   scopes: z.array(scope).default([]),
   limits: agentLimitsSchema.default({}),
+  /** What this agent's backend may make a worker read; each bound not set is the top-level backendLimits one. */
+  backendLimits: backendLimitsSchema.partial().default({}),
 });
 export type AgentConfig = z.infer<typeof agentSchema>;
 export const AGENT_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -593,6 +616,8 @@ export const configSchema = z.object({
   retentionSeconds: z.coerce.number().int().min(60).default(604_800),
   /** Bounds of each task's replay buffer: count, age, and what push deliveries may hold. */
   replay: replaySchema.default(replaySchema.parse({})),
+  /** What a backend (remote agent, model server) may make a worker read: bytes per answer, per event, per stream, and time. */
+  backendLimits: backendLimitsSchema.default(backendLimitsSchema.parse({})),
   /** Where the gateway keeps what it generates: the development issuer key and the card signing key. */
   dataDir: z.string().min(1).default('.data'),
   /** Who may call: token issuers, signing partners, clock leeway. */
@@ -707,6 +732,11 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_CANCEL_WAIT_MS: 'cancelWaitMs',
   A2A_IDEMPOTENCY_TTL_SECONDS: 'idempotencyTtlSeconds',
   A2A_RETENTION_SECONDS: 'retentionSeconds',
+  A2A_BACKEND_MAX_RESPONSE_BYTES: 'backendLimits.maxResponseBytes',
+  A2A_BACKEND_MAX_EVENT_BYTES: 'backendLimits.maxEventBytes',
+  A2A_BACKEND_MAX_STREAM_BYTES: 'backendLimits.maxStreamBytes',
+  A2A_BACKEND_BODY_TIMEOUT_MS: 'backendLimits.bodyTimeoutMs',
+  A2A_BACKEND_STREAM_IDLE_TIMEOUT_MS: 'backendLimits.streamIdleTimeoutMs',
   A2A_REPLAY_MAX_EVENTS: 'replay.maxEvents',
   A2A_REPLAY_MAX_AGE_SECONDS: 'replay.maxAgeSeconds',
   A2A_REPLAY_PUSH_HOLD_MAX_EVENTS: 'replay.pushHoldMaxEvents',

@@ -1,7 +1,7 @@
 // Which adapter runs a task: the agent's own for its top-level tasks, the role's for a
 // sub-agent's assignment. Every worker loads the same set, so any worker can run any task.
 import { loadAdapter } from '../../adapters/module-loader.ts';
-import type { Adapter } from '../../adapters/types.ts';
+import type { Adapter, AdapterEnvironment } from '../../adapters/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { JsonObject } from '../protocol/types.ts';
 
@@ -21,11 +21,13 @@ export class RoleAdapters {
 
   /** Loads every configured role's adapter at start, so a bad module fails the start, not a turn. */
   static async loadShared(config: GatewayConfig, baseDir: string): Promise<SharedRoles> {
+    // Roles serve every agent, so their backends are held to the gateway-wide bounds.
+    const environment: AdapterEnvironment = { backendLimits: config.backendLimits };
     const roles = new Map<string, Adapter>();
     for (const [role, settings] of Object.entries(config.delegation.roles)) {
-      roles.set(role, await loadAdapter(settings.adapter, settings.adapterOptions as JsonObject, baseDir));
+      roles.set(role, await loadAdapter(settings.adapter, settings.adapterOptions as JsonObject, baseDir, environment));
     }
-    return { roles, demo: await loadAdapter('demo', {}, baseDir) };
+    return { roles, demo: await loadAdapter('demo', {}, baseDir, environment) };
   }
 
   /** An agent's adapters: its own, and the shared roles. An unlisted role runs on the demo adapter (the agent's own, options and all, when it is the demo). */

@@ -1,0 +1,210 @@
+// Every byte a backend sends a worker goes through here: a response's body is re-wrapped so
+// that it can never grow past the agent's backendLimits while it is read. An answer that is not
+// a stream is bounded in bytes (a declared Content-Length over the bound is refused before any
+// byte is read) and in time; an SSE stream is bounded per event, in all, and by its longest
+// silence. Past a bound the connection is cut and the reader gets a BackendLimitError naming
+// the setting, so a hostile or broken backend costs a worker at most the bound, never the
+// process. Counted after decompression: what is bounded is what the worker holds.
+import type { ReadableStreamReadResult } from 'node:stream/web';
+import { DEFAULT_BACKEND_LIMITS } from '../src/config/schema.ts';
+import type { AdapterEnvironment, BackendLimits } from './types.ts';
+
+/** The environment of an adapter built outside a configured gateway (tests, tools). */
+export const DEFAULT_ADAPTER_ENVIRONMENT: AdapterEnvironment = { backendLimits: DEFAULT_BACKEND_LIMITS };
+
+/** A backend sent more, or took longer, than a bound allows. Not worth retrying: the backend would do it again. */
+export class BackendLimitError extends Error {
+  override readonly name = 'BackendLimitError';
+
+  constructor(
+    /** The setting that decided it, e.g. `backendLimits.maxEventBytes`. */
+    readonly limit: `backendLimits.${keyof BackendLimits}`,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const isBackendLimitError = (error: unknown): error is BackendLimitError => error instanceof BackendLimitError;
+
+const MIB = 1024 * 1024;
+const bytes = (count: number): string => (count >= MIB && count % MIB === 0 ? `${count / MIB} MiB` : `${count} bytes`);
+
+function backendOf(response: Response): string {
+  try {
+    return new URL(response.url).origin;
+  } catch {
+    return 'the backend';
+  }
+}
+
+const isEventStream = (response: Response): boolean => (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
+
+type Meter = (chunk: Uint8Array) => void;
+
+/** Counts a body's bytes in all. */
+function totalMeter(max: number, exceeded: () => BackendLimitError): Meter {
+  let total = 0;
+  return (chunk) => {
+    total += chunk.byteLength;
+    if (total > max) throw exceeded();
+  };
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Counts the bytes of the SSE event being received: an event ends at a blank line, whichever
+ * of the three line endings the backend uses (LF, CRLF, CR), and a CRLF split across two
+ * chunks is one line ending.
+ */
+function eventMeter(max: number, exceeded: () => BackendLimitError): Meter {
+  let eventBytes = 0;
+  let lineBytes = 0;
+  let afterCR = false;
+  return (chunk) => {
+    for (let index = 0; index < chunk.byteLength; index += 1) {
+      const byte = chunk[index] as number;
+      if (byte === LF && afterCR) {
+        afterCR = false;
+        continue;
+      }
+      afterCR = byte === CR;
+      if (byte === LF || byte === CR) {
+        eventBytes = lineBytes === 0 ? 0 : eventBytes + 1;
+        lineBytes = 0;
+        continue;
+      }
+      lineBytes += 1;
+      eventBytes += 1;
+      if (eventBytes > max) throw exceeded();
+    }
+  };
+}
+
+interface Bounds {
+  meters: Meter[];
+  /** Longest wait for the next chunk while the reader waits for it. */
+  idle?: { ms: number; error: () => BackendLimitError };
+  /** The whole body must have arrived within this. */
+  deadline?: { ms: number; error: () => BackendLimitError };
+}
+
+/** `source`, read through `bounds`: past one, the source is cancelled (the connection closed) and the reader gets the error. */
+function boundedStream(source: ReadableStream<Uint8Array>, bounds: Bounds): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  let settled = false;
+  let idleTimer: NodeJS.Timeout | undefined;
+  let deadlineTimer: NodeJS.Timeout | undefined;
+  let fail: (error: unknown) => void = () => undefined;
+  const clearTimers = (): void => {
+    clearTimeout(idleTimer);
+    clearTimeout(deadlineTimer);
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        fail = (error) => {
+          if (settled) return;
+          settled = true;
+          clearTimers();
+          controller.error(error);
+          reader.cancel(error).catch(() => undefined);
+        };
+        if (bounds.deadline !== undefined) {
+          const { ms, error } = bounds.deadline;
+          deadlineTimer = setTimeout(() => fail(error()), ms);
+          deadlineTimer.unref();
+        }
+      },
+      async pull(controller) {
+        if (bounds.idle !== undefined) {
+          const { ms, error } = bounds.idle;
+          idleTimer = setTimeout(() => fail(error()), ms);
+          idleTimer.unref();
+        }
+        let result: ReadableStreamReadResult<Uint8Array>;
+        try {
+          result = await reader.read();
+        } catch (error) {
+          fail(error);
+          return;
+        } finally {
+          clearTimeout(idleTimer);
+        }
+        if (settled) return;
+        if (result.done) {
+          settled = true;
+          clearTimers();
+          controller.close();
+          return;
+        }
+        try {
+          for (const meter of bounds.meters) meter(result.value);
+        } catch (error) {
+          fail(error);
+          return;
+        }
+        controller.enqueue(result.value);
+      },
+      cancel(reason) {
+        settled = true;
+        clearTimers();
+        return reader.cancel(reason);
+      },
+    },
+    // Nothing is read ahead of the reader: a chunk is pulled from the backend only when asked for.
+    { highWaterMark: 0 },
+  );
+}
+
+/**
+ * `response` with its body bounded by `limits`. Throws at once (and closes the connection) when
+ * an answer that is not a stream declares a Content-Length over maxResponseBytes.
+ */
+export function boundResponse(response: Response, limits: BackendLimits): Response {
+  if (response.body === null) return response;
+  const backend = backendOf(response);
+  let bounds: Bounds;
+  if (isEventStream(response)) {
+    bounds = {
+      meters: [
+        eventMeter(limits.maxEventBytes, () => new BackendLimitError('backendLimits.maxEventBytes', `${backend} sent a stream event larger than backendLimits.maxEventBytes (${bytes(limits.maxEventBytes)}); the stream was cut.`)),
+        totalMeter(limits.maxStreamBytes, () => new BackendLimitError('backendLimits.maxStreamBytes', `${backend} sent a stream larger than backendLimits.maxStreamBytes (${bytes(limits.maxStreamBytes)}) in all; the stream was cut.`)),
+      ],
+      idle: {
+        ms: limits.streamIdleTimeoutMs,
+        error: () => new BackendLimitError('backendLimits.streamIdleTimeoutMs', `${backend} sent nothing on its stream for backendLimits.streamIdleTimeoutMs (${limits.streamIdleTimeoutMs} ms); the stream was cut.`),
+      },
+    };
+  } else {
+    const tooLarge = (declared?: number): BackendLimitError =>
+      new BackendLimitError(
+        'backendLimits.maxResponseBytes',
+        `${backend} sent an answer larger than backendLimits.maxResponseBytes (${bytes(limits.maxResponseBytes)})${declared === undefined ? '' : `: it declared ${declared} bytes`}; it was not read.`,
+      );
+    const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+    if (Number.isFinite(declared) && declared > limits.maxResponseBytes) {
+      response.body.cancel().catch(() => undefined);
+      throw tooLarge(declared);
+    }
+    bounds = {
+      meters: [totalMeter(limits.maxResponseBytes, () => tooLarge())],
+      deadline: {
+        ms: limits.bodyTimeoutMs,
+        error: () => new BackendLimitError('backendLimits.bodyTimeoutMs', `${backend} did not finish sending its answer within backendLimits.bodyTimeoutMs (${limits.bodyTimeoutMs} ms); it was cut.`),
+      },
+    };
+  }
+  const bounded = new Response(boundedStream(response.body, bounds), { status: response.status, statusText: response.statusText, headers: response.headers });
+  // A new Response has no URL; clients (and error messages) read the backend's from it.
+  Object.defineProperty(bounded, 'url', { value: response.url });
+  Object.defineProperty(bounded, 'redirected', { value: response.redirected });
+  return bounded;
+}
+
+/** A fetch whose every response is bounded by `limits` (boundResponse). */
+export function boundedFetch(limits: BackendLimits, fetchImpl: typeof fetch = fetch): typeof fetch {
+  return async (input, init) => boundResponse(await fetchImpl(input, init), limits);
+}
