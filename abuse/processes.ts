@@ -8,6 +8,8 @@ export interface RoleProcess {
   pid: number;
   /** Banner line of a gateway: its URL. */
   url: string;
+  /** False once the process has exited, for whatever reason. */
+  alive(): boolean;
   stop(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ export async function startRole(root: string, role: 'serve' | 'worker', env: Rec
   return {
     pid: child.pid as number,
     url,
+    alive: () => child.exitCode === null && child.signalCode === null,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

@@ -14,16 +14,23 @@
 //   7  fairness: 100 long tasks from one owner; the victim's one-step echo is timed meanwhile
 //      (7b: the same from 100 owners of one tenant, one task each)
 //   11 stream flood: 300 SubscribeToTask streams from one owner (limits.maxStreamsPerOwner)
+//   13 hostile model backend: an OpenAI-compatible server answering with 8 MiB deltas, an
+//      endless stream, one endless event, a 1.5 GB body, a stream that hangs, garbage, or a
+//      redirect to another origin (abuse/hostile-backends.ts); three turns at once each
+//   14 hostile A2A backend: a downstream agent doing the same to the remote A2A adapter
 //   12 a hung Redis (SIGSTOP for 6 s)
 //
 // The victim calls GetTask over one keep-alive connection about 20 times a second. For attacks
 // 1 to 11 its p99 must stay within 5x its quiet p99 (ABUSE_P99_FACTOR) and the gateway's RSS
 // under ABUSE_RSS_CEILING_MB; for 7 the victim's echo must also finish within 10 s; for 12, whose
 // victim needs the Redis that hangs, every call must be answered (503) rather than hang, and
-// /readyz must say not-ready within a second. Exit status 1 if any of that fails. Attack 2b is
+// /readyz must say not-ready within a second. For every attack the worker's RSS must also stay
+// under the ceiling and neither process may exit; for 13 and 14 Redis' memory must stay under
+// ABUSE_REDIS_CEILING_MB and no credential may reach the origin a redirect points at. Exit
+// status 1 if any of that fails. Attack 2b is
 // reported but not judged: it needs a valid token, which is rate-limited per principal.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +39,7 @@ import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
 import { newId } from '../src/ids.ts';
 import { ownerFromKey, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { startOwnRedis } from '../test/support/redis-server.ts';
+import { DOWNSTREAM_TOKEN, startHostileBackends, type HostileMode } from './hostile-backends.ts';
 import { sampleProcess, startRole, type RoleProcess } from './processes.ts';
 import { percentile, Victim } from './victim.ts';
 
@@ -39,6 +47,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const P99_FACTOR = Number(process.env.ABUSE_P99_FACTOR ?? 5);
 const ATTACKER_ADDRESS = '127.0.0.2';
 const RSS_CEILING_MB = Number(process.env.ABUSE_RSS_CEILING_MB ?? 800);
+const REDIS_CEILING_MB = Number(process.env.ABUSE_REDIS_CEILING_MB ?? 512);
 const STORED_BYTES_QUOTA = 32 * 1024 * 1024;
 /** ABUSE_ONLY=7,7b runs only those attacks (and the quiet baseline), e.g. to measure one fix. */
 const ONLY = process.env.ABUSE_ONLY?.split(',').map((name) => name.trim());
@@ -49,6 +58,7 @@ interface Row {
   p99: number;
   errors: string;
   rssMb: number;
+  workerRssMb: number;
   fds: number;
   pingMs: string;
   redisMb: number;
@@ -57,6 +67,37 @@ interface Row {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The model server's API key, looked for at the origin a redirect points at. */
+const MODEL_KEY = 'abuse-model-secret';
+
+/**
+ * Sends `text` to `agent` as a new task and follows it until it ends or `waitMs` passes: its
+ * final state and the first words of its status message.
+ */
+async function hostileTurn(gatewayUrl: string, agent: string, token: string, text: string, waitMs: number): Promise<string> {
+  const base = `${gatewayUrl}/agents/${agent}/a2a/rest`;
+  const headers = { 'Content-Type': 'application/json', 'A2A-Version': '1.0', Authorization: `Bearer ${token}` };
+  const sent = await fetch(`${base}/message:send`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ message: { messageId: `h-${Date.now()}-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }] }, configuration: { returnImmediately: true } }),
+  }).catch((error: unknown) => error as Error);
+  if (sent instanceof Error) return `send failed: ${sent.message}`;
+  const task = ((await sent.json()) as { task?: { id: string } }).task;
+  if (task === undefined) return `refused: ${sent.status}`;
+  const until = Date.now() + waitMs;
+  let state = 'unknown';
+  let said = '';
+  while (Date.now() < until) {
+    const read = await fetch(`${base}/tasks/${task.id}?historyLength=0`, { headers }).catch(() => undefined);
+    const status = read?.ok === true ? ((await read.json()) as { status?: { state?: string; message?: { parts?: { text?: string }[] } } }).status : undefined;
+    state = (status?.state ?? state).replace('TASK_STATE_', '').toLowerCase();
+    said = status?.message?.parts?.[0]?.text ?? '';
+    if (['completed', 'failed', 'canceled', 'rejected', 'input_required'].includes(state)) break;
+    await sleep(500);
+  }
+  return `${state}${said === '' ? '' : ` ("${said.slice(0, 200)}")`}`;
+}
 
 function runAttacker(name: string, options: Record<string, unknown>): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
@@ -72,9 +113,15 @@ function runAttacker(name: string, options: Record<string, unknown>): Promise<Re
   });
 }
 
-/** Samples the gateway's memory and descriptors and Redis' PING latency while `during` runs. */
-async function observe<T>(gateway: RoleProcess, redis: Redis, during: () => Promise<T>): Promise<{ result: T; rssMb: number; fds: number; pingMs: number | 'timeout'; redisMb: number }> {
+/** Samples the gateway's memory and descriptors, the worker's memory and Redis' PING latency while `during` runs. */
+async function observe<T>(
+  gateway: RoleProcess,
+  worker: RoleProcess,
+  redis: Redis,
+  during: () => Promise<T>,
+): Promise<{ result: T; rssMb: number; workerRssMb: number; fds: number; pingMs: number | 'timeout'; redisMb: number }> {
   let rssMb = 0;
+  let workerRssMb = 0;
   let redisMb = 0;
   let fds = 0;
   let pingMs: number | 'timeout' = 0;
@@ -84,6 +131,7 @@ async function observe<T>(gateway: RoleProcess, redis: Redis, during: () => Prom
       const sample = sampleProcess(gateway.pid);
       rssMb = Math.max(rssMb, sample.rssMb);
       fds = Math.max(fds, sample.fds);
+      workerRssMb = Math.max(workerRssMb, sampleProcess(worker.pid).rssMb);
       const started = performance.now();
       const answered = await Promise.race([redis.ping().then(() => true, () => false), sleep(1_000).then(() => false)]);
       if (!answered) pingMs = 'timeout';
@@ -99,7 +147,7 @@ async function observe<T>(gateway: RoleProcess, redis: Redis, during: () => Prom
   const result = await during();
   running = false;
   await sampler;
-  return { result, rssMb, fds, pingMs, redisMb };
+  return { result, rssMb, workerRssMb, fds, pingMs, redisMb };
 }
 
 const ms = (value: number): number => Math.round(value * 10) / 10;
@@ -108,7 +156,34 @@ async function main(): Promise<void> {
   const started = Date.now();
   const redisServer = await startOwnRedis();
   const dataDir = mkdtempSync(join(tmpdir(), 'a2a-abuse-'));
+  const hostile = await startHostileBackends();
+  // Beside the demo agent (the victim's and attacks 1-12's), one agent on each hostile backend,
+  // with short time bounds so a hung backend ends its turn within the attack's window.
+  const configFile = join(dataDir, 'abuse.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      defaultAgent: 'default',
+      agents: {
+        default: { adapter: 'demo' },
+        model: {
+          adapter: 'openai',
+          adapterOptions: { baseURL: hostile.modelBaseUrl, model: 'hostile', apiKeyEnv: 'ABUSE_MODEL_KEY', maxRetries: 1, retryBaseDelayMs: 200, requestTimeoutMs: 10_000, streamIdleTimeoutMs: 4_000 },
+          limits: { turnDeadlineMs: 30_000 },
+        },
+        remote: {
+          adapter: 'a2a',
+          adapterOptions: { url: hostile.agentUrl, credentials: { type: 'bearer', tokenEnv: 'ABUSE_DOWNSTREAM_TOKEN' }, requestTimeoutMs: 5_000, retryMaxDelayMs: 1_000 },
+          limits: { turnDeadlineMs: 30_000 },
+        },
+      },
+      backendLimits: { bodyTimeoutMs: 4_000, streamIdleTimeoutMs: 4_000 },
+    }),
+  );
   const env = {
+    A2A_CONFIG: configFile,
+    ABUSE_MODEL_KEY: MODEL_KEY,
+    ABUSE_DOWNSTREAM_TOKEN: DOWNSTREAM_TOKEN,
     A2A_REDIS_URL: redisServer.url,
     A2A_KEY_PREFIX: 'abuse',
     A2A_PORT: '0',
@@ -126,7 +201,8 @@ async function main(): Promise<void> {
   try {
     const gateway = await startRole(ROOT, 'serve', env);
     processes.push(gateway);
-    processes.push(await startRole(ROOT, 'worker', env));
+    const worker = await startRole(ROOT, 'worker', env);
+    processes.push(worker);
     const issuer = await loadDevIssuer(dataDir);
     const victimToken = await issuer.mint({ sub: 'victim', ttlSeconds: 3600 });
     const attackerToken = await issuer.mint({ sub: 'attacker', ttlSeconds: 3600 });
@@ -146,9 +222,11 @@ async function main(): Promise<void> {
     victim.take(); // warm-up
 
     const phase = async (attack: string, run: () => Promise<string>, check: (p99: number, errors: number, calls: number) => string): Promise<void> => {
-      if (ONLY !== undefined && attack !== 'quiet' && !ONLY.includes(attack.split(' ')[0] ?? '')) return;
+      const id = attack.split(' ')[0] ?? '';
+      // ABUSE_ONLY=13 runs 13a, 13b, …; ABUSE_ONLY=13c only that one.
+      if (ONLY !== undefined && attack !== 'quiet' && !ONLY.some((only) => id === only || (id.startsWith(only) && /^[a-z]$/.test(id.slice(only.length))))) return;
       process.stderr.write(`abuse: ${attack} …\n`);
-      const observed = await observe(gateway, redis, run);
+      const observed = await observe(gateway, worker, redis, run);
       const window = victim.take();
       const p99 = percentile(window.latenciesMs, 99);
       rows.push({
@@ -157,11 +235,20 @@ async function main(): Promise<void> {
         p99: ms(p99),
         errors: `${window.errors}/${window.latenciesMs.length}`,
         rssMb: observed.rssMb,
+        workerRssMb: observed.workerRssMb,
         fds: observed.fds,
         pingMs: String(observed.pingMs),
         redisMb: observed.redisMb,
         seen: observed.result,
-        verdict: observed.rssMb > RSS_CEILING_MB ? `FAIL: gateway RSS ${observed.rssMb} MB > ${RSS_CEILING_MB} MB` : check(p99, window.errors, window.latenciesMs.length),
+        verdict: !gateway.alive()
+          ? 'FAIL: the gateway exited'
+          : !worker.alive()
+            ? 'FAIL: the worker exited'
+            : observed.rssMb > RSS_CEILING_MB
+              ? `FAIL: gateway RSS ${observed.rssMb} MB > ${RSS_CEILING_MB} MB`
+              : observed.workerRssMb > RSS_CEILING_MB
+                ? `FAIL: worker RSS ${observed.workerRssMb} MB > ${RSS_CEILING_MB} MB`
+                : check(p99, window.errors, window.latenciesMs.length),
       });
       await sleep(2_000);
       victim.take();
@@ -359,6 +446,35 @@ async function main(): Promise<void> {
       withinFactor,
     );
 
+    // Hostile backends: each behaviour three times at once; the turns must end (failed, naming
+    // the bound that cut them) without costing the victim, the processes or Redis more than bounded.
+    const backendToken = await issuer.mint({ sub: 'backend-user', ttlSeconds: 3600 });
+    const sections: [string, string, string, readonly HostileMode[]][] = [
+      ['13', 'model', 'hostile model backend', ['huge-delta', 'endless', 'giant-event', 'huge-body', 'hang', 'malformed', 'redirect']],
+      ['14', 'remote', 'hostile A2A backend', ['huge-body', 'endless', 'giant-event', 'hang', 'malformed', 'redirect']],
+    ];
+    for (const [number, agent, title, modes] of sections) {
+      for (const [index, mode] of modes.entries()) {
+        const leakedBefore = hostile.stats.credentialsLeaked.length;
+        await phase(
+          `${number}${String.fromCharCode(97 + index)} ${title}: ${mode}`,
+          async () => {
+            const sentBefore = hostile.stats.bytesSent[mode] ?? 0;
+            const outcomes = await Promise.all([1, 2, 3].map(() => hostileTurn(gateway.url, agent, backendToken, `hostile:${mode}`, 25_000)));
+            const sentMb = ((hostile.stats.bytesSent[mode] ?? 0) - sentBefore) / (1024 * 1024);
+            return `${outcomes.join('; ')}; the backend wrote ${ms(sentMb)} MB`;
+          },
+          (p99, errors) => {
+            const leaked = hostile.stats.credentialsLeaked.slice(leakedBefore);
+            if (leaked.length > 0) return `FAIL: credentials reached the redirect's origin (${leaked.join(', ')})`;
+            const memory = rows.at(-1);
+            if (memory !== undefined && memory.redisMb > REDIS_CEILING_MB) return `FAIL: Redis ${memory.redisMb} MB > ${REDIS_CEILING_MB} MB`;
+            return withinFactor(p99, errors);
+          },
+        );
+      }
+    }
+
     await phase(
       '12 Redis hung (SIGSTOP 6 s)',
       async () => {
@@ -389,6 +505,7 @@ async function main(): Promise<void> {
     for (const role of processes.reverse()) await role.stop();
     redis.disconnect();
     await redisServer.stop();
+    await hostile.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
   printTable(rows);
@@ -397,8 +514,8 @@ async function main(): Promise<void> {
 }
 
 function printTable(rows: Row[]): void {
-  const header = ['attack', 'victim p50 ms', 'victim p99 ms', 'victim errors', 'gateway RSS MB', 'gateway fds', 'Redis PING ms', 'Redis MB', 'verdict'];
-  const cells = rows.map((row) => [row.attack, String(row.p50), String(row.p99), row.errors, String(row.rssMb), String(row.fds), row.pingMs, String(row.redisMb), row.verdict]);
+  const header = ['attack', 'victim p50 ms', 'victim p99 ms', 'victim errors', 'gateway RSS MB', 'worker RSS MB', 'gateway fds', 'Redis PING ms', 'Redis MB', 'verdict'];
+  const cells = rows.map((row) => [row.attack, String(row.p50), String(row.p99), row.errors, String(row.rssMb), String(row.workerRssMb), String(row.fds), row.pingMs, String(row.redisMb), row.verdict]);
   const widths = header.map((title, i) => Math.max(title.length, ...cells.map((line) => (line[i] as string).length)));
   const line = (values: string[]): string => `| ${values.map((value, i) => value.padEnd(widths[i] as number)).join(' | ')} |`;
   process.stdout.write(`${line(header)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|\n`);
