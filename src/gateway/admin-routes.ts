@@ -21,7 +21,7 @@ import { noteRequest } from '../bindings/http/request-notes.ts';
 import { checkDeclaredLength } from '../bindings/http/request-body.ts';
 import { restErrorBody } from '../bindings/rest/index.ts';
 import type { Logger } from '../logging/logger.ts';
-import { A2AError } from '../protocol/errors.ts';
+import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { metricsRegistry } from '../telemetry/metrics.ts';
 import { authorizeAdminSurface, type AdminSurface } from './admin-access.ts';
 
@@ -52,9 +52,9 @@ function guard(surface: AdminSurface, options: AdminRouteOptions): MiddlewareHan
       authorizeAdminSurface(admitted.principal ?? anonymousPrincipal(undefined), surface, exchange.method, `${exchange.method} ${exchange.path}`);
       if (exchange.hasBody) {
         if (exchange.header('content-length') === undefined) {
-          throw new A2AError('INVALID_REQUEST', `${surface} requests with a body must declare its length (Content-Length), at most limits.maxBodyBytes (${options.edge.maxBodyBytes} bytes).`, {
+          throw new LimitExceededError('maxBodyBytes', 'INVALID_REQUEST', `${surface} requests with a body must declare its length (Content-Length), at most ${options.edge.maxBodyBytes} bytes (maxBodyBytes).`, {
             httpStatus: 411,
-            metadata: { reason: 'LENGTH_REQUIRED' },
+            metadata: { reason: 'LENGTH_REQUIRED', maxBytes: String(options.edge.maxBodyBytes) },
           });
         }
         checkDeclaredLength(exchange.request, options.edge.maxBodyBytes);
