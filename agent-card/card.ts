@@ -5,6 +5,7 @@ import type { AdapterDescription } from '../adapters/types.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../src/bindings/rest/routes.ts';
 import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION } from '../src/bindings/version.ts';
 import { SCOPES } from '../src/config/schema.ts';
+import { IMPLIED_SCOPES } from '../src/auth/scopes.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import type { ExtensionDeclaration } from '../src/extensions/definition.ts';
 import type { AgentCard, JsonObject, SecurityRequirement } from '../src/protocol/types.ts';
@@ -42,10 +43,10 @@ const listed = (names: readonly string[]): string =>
 export function scopeText(): string {
   const byScope = new Map<string, string[]>();
   for (const [operation, scope] of Object.entries(OPERATIONS.scopes())) byScope.set(scope, [...(byScope.get(scope) ?? []), operation]);
-  const others = SCOPES.filter((scope) => scope !== 'a2a:admin');
-  const parts = others.filter((scope) => byScope.has(scope)).map((scope) => `${scope} for ${listed(byScope.get(scope) ?? [])}`);
+  const parts = SCOPES.filter((scope) => scope !== 'a2a:admin' && byScope.has(scope)).map((scope) => `${scope} for ${listed(byScope.get(scope) ?? [])}`);
   const adminOnly = byScope.get('a2a:admin') ?? [];
-  parts.push(`a2a:admin implies ${listed(others)}${adminOnly.length > 0 ? ` and alone grants ${listed(adminOnly)}` : ''}`);
+  parts.push(`a2a:admin implies ${listed(IMPLIED_SCOPES['a2a:admin'])}${adminOnly.length > 0 ? `, and alone grants ${listed(adminOnly)}` : ''}`);
+  parts.push("operators see their own tenant's tasks, and every tenant's with a2a:platform besides");
   return parts.join('; ');
 }
 

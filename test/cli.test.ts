@@ -59,7 +59,7 @@ describe('a2a-gateway start', () => {
     expect(reply.result?.task?.artifacts?.[0]?.parts[0]?.text).toBe('hello');
 
     // The console line: its URL serves the console, and the operator token printed under it is
-    // an a2a:admin token that lists every owner's tasks (the curl line's task among them), which
+    // an operator token that lists every owner's tasks (the curl line's task among them), which
     // the curl line's own token may not.
     const consoleLine = out.split('\n').findIndex((line) => line.trim().startsWith('console:'));
     const consoleUrl = /console:\s+(\S+?),?\s/.exec(`${out.split('\n')[consoleLine] ?? ''} `)?.[1];
@@ -80,6 +80,22 @@ describe('a2a-gateway start', () => {
     const curlToken = /Authorization: Bearer ([^']+)'/.exec(out)?.[1];
     const refused = await fetch(listUrl, { headers: { ...headers, Authorization: `Bearer ${curlToken}` } });
     expect(refused.status).toBe(403);
+
+    // The operator token is short-lived (the banner lands in logs) and holds what the console
+    // and the platform-wide surfaces need; the line under it mints another, as printed.
+    const claims = JSON.parse(Buffer.from(operatorToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as { scope: string; exp: number; iat: number };
+    expect(claims.scope).toBe('a2a:admin a2a:platform');
+    expect(claims.exp - claims.iat).toBe(900);
+    expect(out.split('\n')[consoleLine]).toContain('15 min');
+    const base = (consoleUrl as string).replace(/\/console\/$/, '');
+    expect((await fetch(`${base}/admin/queues/api/queues`, { headers: { Authorization: `Bearer ${operatorToken}` } })).status).toBe(200);
+    const mintLine = out.split('\n')[consoleLine + 2]?.trim() ?? '';
+    expect(mintLine).toMatch(/^another: npm run -s token -- /);
+    const { stdout: minted } = await execFileAsync('bash', ['-c', mintLine.replace(/^another: /, '')], { cwd: ROOT, timeout: 60_000 });
+    const mintedClaims = JSON.parse(Buffer.from(minted.trim().split('.')[1] ?? '', 'base64url').toString('utf8')) as { scope: string; exp: number; iat: number };
+    expect(mintedClaims).toMatchObject({ scope: 'a2a:admin a2a:platform' });
+    expect(mintedClaims.exp - mintedClaims.iat).toBe(900);
+    expect((await fetch(listUrl, { headers: { ...headers, Authorization: `Bearer ${minted.trim()}` } })).status).toBe(200);
   });
 });
 

@@ -61,7 +61,8 @@ describe.skipIf(SKIP)('the operator console in headless Chromium', () => {
     receiver = await startWebhookReceiver({ jwksUrl: `${gw.url}/.well-known/jwks.json` });
     const issuer = gw.gateway.devIssuer;
     if (issuer === undefined) throw new Error('the test gateway has no development issuer');
-    tokens.operator = await issuer.mint({ sub: 'operator', scopes: ['a2a:admin'] });
+    // What npm start's banner prints: every operator view and action, of every tenant.
+    tokens.operator = await issuer.mint({ sub: 'operator', scopes: ['a2a:admin', 'a2a:platform'] });
     tokens.alice = await issuer.mint({ sub: 'alice' });
     tokens.bob = await issuer.mint({ sub: 'bob', tenant: 'acme' });
     userDataDir = await mkdtemp(join(tmpdir(), 'a2a-console-chromium-'));

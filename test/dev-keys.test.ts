@@ -188,6 +188,19 @@ describe('npm run token', () => {
     expect(payload).toMatchObject({ sub: 'alice', tenant: 'acme', scope: 'a2a:read a2a:write' });
   });
 
+  it('mints the operator, metrics and platform scopes, for as short a time as asked', async () => {
+    const dataDir = join(dir, 'cli-data');
+    const issuer = await loadDevIssuer(dataDir);
+    for (const scope of ['a2a:admin a2a:platform', 'a2a:operator', 'a2a:metrics']) {
+      const { code, stdout, stderr } = await runTokenCli(['--sub', 'ops', '--scope', scope, '--ttl', '900'], { A2A_DATA_DIR: dataDir });
+      expect(stderr, scope).toBe('');
+      expect(code, scope).toBe(0);
+      const { payload } = await jwtVerify(stdout.trim(), createLocalJWKSet(issuer.issuerConfig().jwks as JSONWebKeySet), { issuer: 'a2a-gateway-dev', audience: 'a2a-gateway' });
+      expect(payload.scope).toBe(scope);
+      expect((payload.exp as number) - (payload.iat as number)).toBe(900);
+    }
+  });
+
   it('refuses with one line and exit 1 when the configuration trusts an issuer', async () => {
     const configFile = join(dir, 'with-issuer.json');
     await writeFile(
@@ -211,6 +224,6 @@ describe('npm run token', () => {
 
     const badScope = await runTokenCli(['--sub', 'alice', '--scope', 'a2a:read a2a:everything'], { A2A_DATA_DIR: join(dir, 'cli-data') });
     expect(badScope.code).toBe(2);
-    expect(badScope.stderr).toMatch(/unknown scope "a2a:everything".*a2a:read, a2a:write, a2a:push, a2a:admin/);
+    expect(badScope.stderr).toMatch(/unknown scope "a2a:everything".*a2a:read, a2a:write, a2a:push, a2a:operator, a2a:admin, a2a:metrics, a2a:platform/);
   });
 });

@@ -1,10 +1,14 @@
-// /metrics and /admin/queues on the gateway's port: refused without credentials (401) and
-// without a2a:admin (403), served with it. The counters in the Prometheus text (read with a
+// /metrics and /admin/queues on the gateway's port are platform-wide: refused without
+// credentials (401) and to every caller without breadth (403), a tenant's admin included; a
+// metrics scraper's a2a:metrics reads /metrics and nothing else; a2a:operator with a2a:platform
+// looks at the dashboard and cannot act on it; a2a:admin with a2a:platform acts. The counters in the Prometheus text (read with a
 // Prometheus text parser) move as a scripted workload says: n tasks → n created and n completed
 // turns and n SendMessage 200s; a canceled task → each cancel stage once; a request past its
 // agent's rate limit → one 429 and one refusal by limits.requestsPerSecond. Histograms are read from
 // prom-client's registry in-process (the parser flattens labelled histograms).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request as httpRequest } from 'node:http';
+import { createTurnQueue } from '../queues/turns.ts';
 import { metricsRegistry } from '../src/telemetry/metrics.ts';
 import { rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
@@ -15,7 +19,9 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 let gw: TestGateway;
 let issuer: TestIssuer;
 let userToken: string;
+/** Every admin surface: a2a:admin and a2a:platform. */
 let adminToken: string;
+const tokens = { tenantAdmin: '', defaultTenantAdmin: '', scraper: '', viewer: '' };
 
 beforeAll(async () => {
   issuer = await createTestIssuer();
@@ -31,7 +37,11 @@ beforeAll(async () => {
     },
   });
   userToken = await issuer.token({ sub: 'metrics-user' });
-  adminToken = await issuer.token({ sub: 'operator', scope: 'a2a:admin' });
+  adminToken = await issuer.token({ sub: 'operator', scope: 'a2a:admin a2a:platform' });
+  tokens.tenantAdmin = await issuer.token({ sub: 'acme-ops', tenant: 'acme', scope: 'a2a:admin' });
+  tokens.defaultTenantAdmin = await issuer.token({ sub: 'ops', scope: 'a2a:admin' });
+  tokens.scraper = await issuer.token({ sub: 'prometheus', scope: 'a2a:metrics' });
+  tokens.viewer = await issuer.token({ sub: 'viewer', scope: 'a2a:operator a2a:platform' });
 });
 
 afterAll(async () => {
@@ -41,7 +51,7 @@ afterAll(async () => {
 const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
 
 async function scrape(): Promise<Scrape> {
-  const response = await fetch(`${gw.url}/metrics`, { headers: bearer(adminToken) });
+  const response = await fetch(`${gw.url}/metrics`, { headers: bearer(tokens.scraper) });
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
   return parseScrape(await response.text());
@@ -56,25 +66,113 @@ async function histogramCount(name: string, labels: Record<string, string>): Pro
     .reduce((total, sample) => total + sample.value, 0);
 }
 
+const PAUSE = '/admin/queues/api/queues/turns-default/pause';
+const RESUME = '/admin/queues/api/queues/turns-default/resume';
+
+async function paused(): Promise<boolean> {
+  const queue = createTurnQueue(gw.redis, gw.prefix, 'default');
+  try {
+    return await queue.isPaused();
+  } finally {
+    await queue.close();
+  }
+}
+
+const put = (path: string, token: string): Promise<Response> =>
+  fetch(`${gw.url}${path}`, { method: 'PUT', headers: { ...bearer(token), 'Content-Type': 'application/json' }, body: '{}' });
+
 describe('admin routes', () => {
   for (const path of ['/metrics', '/admin/queues', '/admin/queues/api/queues']) {
-    it(`${path}: 401 without credentials, 403 without a2a:admin, served with it`, async () => {
+    it(`${path}: 401 without credentials, 403 to callers and to a tenant's admin, served to a platform admin`, async () => {
       const anonymous = await fetch(`${gw.url}${path}`);
       expect(anonymous.status).toBe(401);
       const user = await fetch(`${gw.url}${path}`, { headers: bearer(userToken) });
       expect(user.status).toBe(403);
-      expect(((await user.json()) as Json).error.details[0].metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: 'a2a:admin' });
+      const needed = path === '/metrics' ? 'a2a:metrics' : 'a2a:operator a2a:platform';
+      expect(((await user.json()) as Json).error.details[0].metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: needed });
+      for (const token of [tokens.tenantAdmin, tokens.defaultTenantAdmin]) {
+        const tenantAdmin = await fetch(`${gw.url}${path}`, { headers: bearer(token) });
+        expect(tenantAdmin.status).toBe(403);
+        expect(((await tenantAdmin.json()) as Json).error.details[0].metadata.requiredScope).toBe(path === '/metrics' ? 'a2a:metrics' : 'a2a:platform');
+        expect(tenantAdmin.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
+      }
       const admin = await fetch(`${gw.url}${path}`, { headers: bearer(adminToken) });
       expect(admin.status).toBe(200);
     });
   }
 
-  it('the dashboard shows every agent\'s turn queue and the push and schedule queues', async () => {
+  it("the dashboard shows every agent's turn queue and the push and schedule queues", async () => {
     const response = await fetch(`${gw.url}/admin/queues/api/queues`, { headers: bearer(adminToken) });
     const names = (((await response.json()) as Json).queues as Json[]).map((queue) => queue.name as string).sort();
     expect(names).toEqual(['push', 'schedules', 'turns-default', 'turns-limited']);
     const page = await fetch(`${gw.url}/admin/queues`, { headers: bearer(adminToken) });
     expect(await page.text()).toContain('a2a-gateway queues');
+  });
+
+  it('a metrics scraper reads /metrics and is refused everything else', async () => {
+    expect((await fetch(`${gw.url}/metrics`, { headers: bearer(tokens.scraper) })).status).toBe(200);
+    expect((await fetch(`${gw.url}/admin/queues/api/queues`, { headers: bearer(tokens.scraper) })).status).toBe(403);
+    expect((await put(PAUSE, tokens.scraper)).status).toBe(403);
+    expect(await paused()).toBe(false);
+    const sent = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('hello') }, bearer(userToken));
+    const taskId = ((sent.body.result as Json).task as Json).id as string;
+    for (const [method, params] of [
+      ['SendMessage', { message: textMessage('from a scraper') }],
+      ['CancelTask', { id: taskId }],
+      ['GetTask', { id: taskId }],
+      ['ListOperatorTasks', {}],
+      ['InspectOperatorTask', { id: taskId }],
+      ['CancelOperatorTask', { id: taskId }],
+      ['ListPushDeadLetters', {}],
+    ] as const) {
+      const refused = await rpc(gw.jsonRpcUrl, method, params, bearer(tokens.scraper));
+      expect(refused.status, method).toBe(403);
+      expect((refused.body.error as Json).data[0].metadata.reason, method).toBe('SCOPE_MISSING');
+    }
+    const operatorList = await fetch(`${gw.restUrl}/operator/tasks`, { headers: { ...bearer(tokens.scraper), 'A2A-Version': '1.0' } });
+    expect(operatorList.status).toBe(403);
+  });
+
+  it('a read-only operator with a2a:platform looks at the dashboard and cannot pause, resume, retry or clean', async () => {
+    expect((await fetch(`${gw.url}/admin/queues/api/queues`, { headers: bearer(tokens.viewer) })).status).toBe(200);
+    expect((await fetch(`${gw.url}/metrics`, { headers: bearer(tokens.viewer) })).status).toBe(200);
+    for (const path of [PAUSE, '/admin/queues/api/queues/pause', '/admin/queues/api/queues/turns-default/retry/failed', '/admin/queues/api/queues/turns-default/clean/completed']) {
+      const refused = await put(path, tokens.viewer);
+      expect(refused.status, path).toBe(403);
+      expect(((await refused.json()) as Json).error.details[0].metadata.requiredScope).toBe('a2a:admin');
+    }
+    const add = await fetch(`${gw.url}/admin/queues/api/queues/turns-default/add`, { method: 'POST', headers: { ...bearer(tokens.viewer), 'Content-Type': 'application/json' }, body: '{"name":"x","data":{}}' });
+    expect(add.status).toBe(403);
+    expect(await paused()).toBe(false);
+  });
+
+  it('a platform admin pauses and resumes a queue; a tenant admin cannot', async () => {
+    expect((await put(PAUSE, tokens.tenantAdmin)).status).toBe(403);
+    expect((await put(PAUSE, tokens.defaultTenantAdmin)).status).toBe(403);
+    expect(await paused()).toBe(false);
+    expect((await put(PAUSE, adminToken)).status).toBe(200);
+    expect(await paused()).toBe(true);
+    expect((await put(RESUME, adminToken)).status).toBe(200);
+    expect(await paused()).toBe(false);
+  });
+
+  it("a dashboard request's body must declare its length, within maxBodyBytes", async () => {
+    const chunked = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(`${gw.url}${PAUSE}`, { method: 'PUT', headers: { ...bearer(adminToken), 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on('error', reject);
+      request.end('{}');
+    });
+    expect(chunked).toBe(411);
+    const tooLarge = await fetch(`${gw.url}${PAUSE}`, {
+      method: 'PUT',
+      headers: { ...bearer(adminToken), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ padding: 'x'.repeat(gw.config.maxBodyBytes) }),
+    });
+    expect(tooLarge.status).toBe(413);
+    expect(await paused()).toBe(false);
   });
 });
 

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { scopeText } from '../agent-card/card.ts';
 import { anonymousPrincipal } from '../src/auth/principal.ts';
 import { requireScope } from '../src/auth/scopes.ts';
+import { SCOPES } from '../src/config/schema.ts';
 import { LEGACY_REST_ROUTER, REST_ROUTER, REST_ROUTES } from '../src/bindings/rest/routes.ts';
 import { LEGACY_TRANSLATIONS } from '../src/compat/v0_3/index.ts';
 import { GATEWAY_EXTENSIONS } from '../src/extensions/gateway-extensions.ts';
@@ -76,7 +77,7 @@ describe('the declarations', () => {
       ...OPERATOR_OPERATIONS.map((o) => o.name),
     ]);
     expect(Object.keys(SAMPLE_PARAMS).sort()).toEqual([...names].sort());
-    for (const operation of OPERATIONS.operations) expect(['a2a:read', 'a2a:write', 'a2a:push', 'a2a:admin']).toContain(operation.scope);
+    for (const operation of OPERATIONS.operations) expect(SCOPES).toContain(operation.scope);
   });
 
   it('the 0.3 layer translates exactly the operations that declare 0.3 names, and 0.3 had all of A2A but ListTasks', () => {
@@ -140,7 +141,8 @@ describe('the declarations', () => {
       const clause = text.split('; ').find((part) => part.startsWith(scope === 'a2a:admin' ? 'a2a:admin implies' : `${scope} for`)) ?? '';
       expect(clause, `${name} under ${scope}`).toContain(name);
     }
-    expect(text).toContain('a2a:admin implies a2a:read, a2a:write and a2a:push');
+    expect(text).toContain('a2a:admin implies a2a:read, a2a:write, a2a:push and a2a:operator');
+    expect(text).toContain('every tenant\'s with a2a:platform');
   });
 });
 

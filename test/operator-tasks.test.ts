@@ -1,8 +1,9 @@
 // Operators' view of every owner's tasks (src/operator, the operator operations): the list
 // across owners from the recent-tasks index (filters, paging, at most EXAMINED_PER_PAGE index
 // entries per call, hints of expired tasks dropped, pruning by retention and size), behind
-// a2a:admin; a tenant's operator sees that tenant only; inspect, watch, and cancel of another
-// owner's task with the operator recorded on it. Bad input is refused and changes nothing.
+// a2a:operator; an operator sees its own tenant only (the default tenant's too), every tenant
+// with a2a:platform; a read-only operator looks and cannot act; inspect, watch, and cancel of
+// another owner's task with the operator recorded on it. Bad input is refused and changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { EXAMINED_PER_PAGE } from '../src/operator/operator-tasks.ts';
@@ -12,7 +13,7 @@ import { createTestIssuer, type TestIssuer } from './support/identity.ts';
 
 let gw: TestGateway;
 let issuer: TestIssuer;
-const tokens = { alice: '', bob: '', carol: '', operator: '', acmeOperator: '' };
+const tokens = { alice: '', bob: '', carol: '', operator: '', acmeOperator: '', defaultAdmin: '', acmeViewer: '', viewer: '' };
 /** Tasks by who sent them: alice and bob in tenant acme, carol in globex. */
 const tasks: Record<string, { id: string; contextId: string }> = {};
 
@@ -77,8 +78,11 @@ beforeAll(async () => {
   tokens.alice = await issuer.token({ sub: 'alice', tenant: 'acme' });
   tokens.bob = await issuer.token({ sub: 'bob', tenant: 'acme' });
   tokens.carol = await issuer.token({ sub: 'carol', tenant: 'globex' });
-  tokens.operator = await issuer.token({ sub: 'ops', scope: 'a2a:admin' });
+  tokens.operator = await issuer.token({ sub: 'ops', scope: 'a2a:admin a2a:platform' });
   tokens.acmeOperator = await issuer.token({ sub: 'acme-ops', tenant: 'acme', scope: 'a2a:admin' });
+  tokens.defaultAdmin = await issuer.token({ sub: 'default-ops', scope: 'a2a:admin' });
+  tokens.acmeViewer = await issuer.token({ sub: 'acme-viewer', tenant: 'acme', scope: 'a2a:operator' });
+  tokens.viewer = await issuer.token({ sub: 'viewer', scope: 'a2a:operator a2a:platform' });
   tasks.alice = await send(tokens.alice, 'echo from alice');
   tasks.bob = await send(tokens.bob, 'echo from bob');
   tasks.carol = await send(tokens.carol, 'echo from carol');
@@ -96,7 +100,7 @@ afterAll(async () => {
 });
 
 describe('ListOperatorTasks', () => {
-  it("lists every owner's tasks of every tenant to a default-tenant operator, most recently changed first", async () => {
+  it("lists every owner's tasks of every tenant to a platform operator, most recently changed first", async () => {
     const page = await list(tokens.operator);
     const ids = page.tasks.map((task) => task.id);
     expect(ids.sort()).toEqual(Object.values(tasks).map((task) => task.id).sort());
@@ -130,6 +134,35 @@ describe('ListOperatorTasks', () => {
     expect((await call(tokens.acmeOperator, `/operator/tasks/${tasks.carol?.id}`)).status).toBe(404);
     expect((await call(tokens.acmeOperator, `/operator/tasks/${tasks.carol?.id}:cancel`, { method: 'POST' })).status).toBe(404);
     expect((await call(tokens.acmeOperator, '/operator/tasks:watch')).status).toBe(403);
+  });
+
+  it("shows the default tenant's admin, without a2a:platform, the default tenant's tasks only", async () => {
+    expect((await list(tokens.defaultAdmin)).tasks).toEqual([]);
+    expect((await call(tokens.defaultAdmin, '/operator/tasks', { query: { ownerTenant: 'acme' } })).status).toBe(403);
+    expect((await call(tokens.defaultAdmin, `/operator/tasks/${tasks.alice?.id}`)).status).toBe(404);
+    expect((await call(tokens.defaultAdmin, `/operator/tasks/${tasks.alice?.id}:subscribe`)).status).toBe(404);
+    expect((await call(tokens.defaultAdmin, `/operator/tasks/${tasks.bobLong?.id}:cancel`, { method: 'POST' })).status).toBe(404);
+    const watch = await call(tokens.defaultAdmin, '/operator/tasks:watch');
+    expect(watch.status).toBe(403);
+    expect(JSON.stringify(watch.body)).toContain('a2a:platform');
+  });
+
+  it('lets a read-only operator list and inspect within its reach, and refuses it every action', async () => {
+    expect((await list(tokens.acmeViewer)).tasks.map((t) => t.id).sort()).toEqual([tasks.alice?.id, tasks.bob?.id, tasks.bobLong?.id].sort());
+    expect((await call(tokens.acmeViewer, `/operator/tasks/${tasks.alice?.id}`)).status).toBe(200);
+    expect((await call(tokens.acmeViewer, `/operator/tasks/${tasks.carol?.id}`)).status).toBe(404);
+    expect((await list(tokens.viewer)).tasks.map((t) => t.id).sort()).toEqual(Object.values(tasks).map((t) => t.id).sort());
+    for (const token of [tokens.acmeViewer, tokens.viewer]) {
+      const cancel = await call(token, `/operator/tasks/${tasks.bobLong?.id}:cancel`, { method: 'POST' });
+      expect(cancel.status).toBe(403);
+      expect(JSON.stringify(cancel.body)).toContain('"requiredScope":"a2a:admin"');
+      const replay = await call(token, '/push/deadLetters/some-letter:replay', { method: 'POST' });
+      expect(replay.status).toBe(403);
+      expect(JSON.stringify(replay.body)).toContain('"requiredScope":"a2a:admin"');
+      // Nor is it an A2A caller: reading a task by its id needs a2a:read.
+      expect((await call(token, `/tasks/${tasks.alice?.id}`)).status).toBe(403);
+    }
+    expect((await list(tokens.operator, { state: 'TASK_STATE_WORKING' })).tasks.map((t) => t.id)).toEqual([tasks.bobLong?.id]);
   });
 
   it(`looks at no more than ${EXAMINED_PER_PAGE} index entries per page, and drops those of tasks that are gone`, async () => {
@@ -221,7 +254,7 @@ describe('InspectOperatorTask, WatchOperatorTasks and CancelOperatorTask', () =>
 
 describe('refusals', () => {
   // Run when no task is running any more, so that Redis stands still.
-  it('is refused without a2a:admin, and bad input is refused, each changing nothing', async () => {
+  it('is refused without a2a:operator, and bad input is refused, each changing nothing', async () => {
     await expectUnchanged(gw, async () => {
       const refused = await call(tokens.alice, '/operator/tasks');
       expect(refused.status).toBe(403);

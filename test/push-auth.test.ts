@@ -1,5 +1,6 @@
 // Push configs, dead letters and schedules under authentication: each needs its scope (a2a:push
-// for configs, a2a:admin alone for dead letters, a2a:write / a2a:read for schedules), another
+// for configs, a2a:operator to list dead letters and a2a:admin to replay them, each within the
+// operator's tenant, a2a:write / a2a:read for schedules), another
 // owner's task or schedule is answered exactly like a missing one, and a dead letter is seen and
 // replayed only through its own agent's URLs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,8 @@ let alice: Record<string, string>;
 let bob: Record<string, string>;
 let reader: Record<string, string>;
 let admin: Record<string, string>;
+let operator: Record<string, string>;
+let acmeAdmin: Record<string, string>;
 
 beforeAll(async () => {
   issuer = await createTestIssuer();
@@ -31,6 +34,8 @@ beforeAll(async () => {
   bob = bearer(await issuer.token({ sub: 'bob' }));
   reader = bearer(await issuer.token({ sub: 'alice', scope: 'a2a:read a2a:write' }));
   admin = bearer(await issuer.token({ sub: 'ops', scope: 'a2a:admin' }));
+  operator = bearer(await issuer.token({ sub: 'viewer', scope: 'a2a:operator' }));
+  acmeAdmin = bearer(await issuer.token({ sub: 'acme-ops', tenant: 'acme', scope: 'a2a:admin' }));
 });
 
 afterAll(async () => {
@@ -86,7 +91,7 @@ describe('push and schedules under authentication', () => {
     expect(listed.configs).toEqual([expect.objectContaining({ id: 'hook', url: `${receiver.url}/tenant`, tenant: 'acme' })]);
   });
 
-  it('dead letters need a2a:admin itself, and are listed and replayed only through their agent', async () => {
+  it("dead letters are listed with a2a:operator and replayed with a2a:admin, only through their agent and within the operator's tenant", async () => {
     receiver.behave({ status: 400, pathPrefix: '/dead' });
     const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo dead'), configuration: { taskPushNotificationConfig: { url: `${receiver.url}/dead` } } }, alice);
     const taskId = (body.result as { task: { id: string } }).task.id;
@@ -100,7 +105,18 @@ describe('push and schedules under authentication', () => {
     // Holding every other scope is not enough.
     const owner = await rpc(gw.jsonRpcUrl, 'ListPushDeadLetters', { taskId }, alice);
     expect(owner.status).toBe(403);
-    expect(errorOf(owner.body).data[0]?.metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: 'a2a:admin' });
+    expect(errorOf(owner.body).data[0]?.metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: 'a2a:operator' });
+    // A read-only operator sees them and cannot replay them.
+    const viewed = await rpc(gw.jsonRpcUrl, 'ListPushDeadLetters', { taskId }, operator);
+    expect((viewed.body.result as { deadLetters: { id: string }[] }).deadLetters.map((letter) => letter.id)).toEqual(letters.map((letter) => letter.id));
+    const replayByViewer = await rpc(gw.jsonRpcUrl, 'ReplayPushDeadLetter', { id: letters[0]?.id }, operator);
+    expect(replayByViewer.status).toBe(403);
+    expect(errorOf(replayByViewer.body).data[0]?.metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: 'a2a:admin' });
+    // Another tenant's admin sees none of them and cannot replay them.
+    const acmeListed = await rpc(gw.jsonRpcUrl, 'ListPushDeadLetters', {}, acmeAdmin);
+    expect((acmeListed.body.result as { deadLetters: unknown[] }).deadLetters).toEqual([]);
+    const acmeReplay = await rpc(gw.jsonRpcUrl, 'ReplayPushDeadLetter', { id: letters[0]?.id }, acmeAdmin);
+    expect(errorOf(acmeReplay.body).code).toBe(-32001);
     // Another agent's URLs see none of them and cannot replay them.
     const other = await rpc(`${gw.url}/agents/other/a2a/jsonrpc`, 'ListPushDeadLetters', { taskId }, admin);
     expect((other.body.result as { deadLetters: unknown[] }).deadLetters).toEqual([]);

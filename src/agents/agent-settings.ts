@@ -38,7 +38,7 @@ export interface AgentSettings {
     securityNotes: string | undefined;
   };
   inputPolicy: InputPolicy;
-  /** A caller needs one of these (or a2a:admin) to use the agent; empty = any caller. */
+  /** A caller needs one of these (or an operator scope, a2a:operator or a2a:admin) to use the agent; empty = any caller. */
   scopes: string[];
   limits: AgentLimits;
   /** What this agent's backend may make a worker read (its own backendLimits over the top-level ones). */

@@ -1,12 +1,51 @@
 // Scope checks. Which scope each operation needs is declared with the operation
-// (src/operations/registry.ts); a2a:admin implies the other three.
+// (src/operations/registry.ts); which scopes each admin surface needs, with the surface.
+// Scopes give depth (what a caller may do within its tenant) or breadth (a2a:platform: every
+// tenant, and the platform-wide surfaces); neither implies the other, so a tenant's admin never
+// sees another tenant and a metrics scraper can do nothing but read metrics.
 import { SCOPES, type Scope } from '../config/schema.ts';
 import { A2AError } from '../protocol/errors.ts';
 import { bearerChallenge } from './jwt/challenge.ts';
 import type { Principal } from './principal.ts';
 
+/** What holding a scope grants besides itself (one level: nothing implies a scope that implies more). */
+export const IMPLIED_SCOPES: Readonly<Record<Scope, readonly Scope[]>> = {
+  'a2a:read': [],
+  'a2a:write': [],
+  'a2a:push': [],
+  'a2a:operator': [],
+  'a2a:admin': ['a2a:read', 'a2a:write', 'a2a:push', 'a2a:operator'],
+  'a2a:metrics': [],
+  'a2a:platform': ['a2a:metrics'],
+};
+
 export function hasScope(principal: Principal, scope: Scope): boolean {
-  return principal.scopes.has(scope) || principal.scopes.has('a2a:admin');
+  if (principal.scopes.has(scope)) return true;
+  for (const held of principal.scopes) if (IMPLIED_SCOPES[held].includes(scope)) return true;
+  return false;
+}
+
+/**
+ * Whether the caller's operator views span every tenant: with a2a:platform, or with
+ * authentication off (undefined: the anonymous caller holds every scope).
+ */
+export function spansEveryTenant(principal: Principal | undefined): boolean {
+  return principal === undefined || hasScope(principal, 'a2a:platform');
+}
+
+/**
+ * Throws PERMISSION_DENIED naming every scope of `scopes` the caller lacks (for a surface that
+ * needs depth and breadth both), like requireScope does for one.
+ */
+export function requireScopes(principal: Principal, operation: string, scopes: readonly Scope[]): void {
+  const missing = scopes.filter((scope) => !hasScope(principal, scope));
+  if (missing.length === 0) return;
+  const named = missing.map((scope) => `"${scope}"`).join(' and ');
+  const message = `${operation} needs the scope${missing.length > 1 ? 's' : ''} ${named}, which these credentials do not grant.`;
+  throw new A2AError('PERMISSION_DENIED', message, {
+    metadata: { reason: 'SCOPE_MISSING', requiredScope: missing.join(' '), operation },
+    headers: principal.method === 'jwt' ? { 'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', description: message, scope: missing.join(' ') }) } : {},
+  });
 }
 
 /**
@@ -19,13 +58,7 @@ export function requireScope(principal: Principal, operation: string, scope: Sco
       metadata: { reason: 'SCOPE_UNDECLARED', operation },
     });
   }
-  if (hasScope(principal, scope)) return;
-  const message = `${operation} needs the scope "${scope}", which these credentials do not grant.`;
-  throw new A2AError('PERMISSION_DENIED', message, {
-    metadata: { reason: 'SCOPE_MISSING', requiredScope: scope, operation },
-    // RFC 6750 §3.1: tell a bearer client which scope to ask its issuer for.
-    headers: principal.method === 'jwt' ? { 'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', description: message, scope }) } : {},
-  });
+  requireScopes(principal, operation, [scope]);
 }
 
 /**
@@ -42,11 +75,13 @@ export function requireTenant(principal: Principal, requested: string | undefine
 }
 
 /**
- * An agent configured with scopes is only for callers holding one of them (a2a:admin always
- * may). Refused like a missing operation scope, naming what would let the caller in.
+ * An agent configured with scopes is only for callers holding one of them. Operators
+ * (a2a:operator, which a2a:admin implies) always pass this gate: their views span agents, and
+ * it grants no operation by itself (each still needs its own scope). Refused like a missing
+ * operation scope, naming what would let the caller in.
  */
 export function requireAgentAccess(principal: Principal, agent: string, scopes: readonly string[]): void {
-  if (scopes.length === 0 || principal.scopes.has('a2a:admin') || scopes.some((scope) => principal.grants.has(scope))) return;
+  if (mayUseAgent(principal, scopes)) return;
   const message = `Agent "${agent}" needs one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}, which these credentials do not grant.`;
   throw new A2AError('PERMISSION_DENIED', message, {
     metadata: { reason: 'AGENT_SCOPE_MISSING', agent, requiredScope: scopes.join(' ') },
@@ -56,5 +91,5 @@ export function requireAgentAccess(principal: Principal, agent: string, scopes: 
 
 /** Whether a caller may use an agent at all (GET /agents lists only those). */
 export function mayUseAgent(principal: Principal, scopes: readonly string[]): boolean {
-  return scopes.length === 0 || principal.scopes.has('a2a:admin') || scopes.some((scope) => principal.grants.has(scope));
+  return scopes.length === 0 || hasScope(principal, 'a2a:operator') || scopes.some((scope) => principal.grants.has(scope));
 }

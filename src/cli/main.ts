@@ -105,11 +105,15 @@ async function main(argv: string[]): Promise<void> {
         ...(agents.list().length > 1
           ? [`  agents:     ${gateway.url}/agents (each at /agents/<name>/…)`, ...agents.list().map((a) => `    ${a.name}: ${gateway?.url}/agents/${encodeURIComponent(a.name)}/.well-known/agent-card.json`)]
           : []),
-        ...(metricsUrl === undefined ? [] : [`  metrics:    ${metricsUrl} (unauthenticated; ${gateway.url}/metrics needs a2a:admin)`]),
+        ...(metricsUrl === undefined ? [] : [`  metrics:    ${metricsUrl} (unauthenticated; ${gateway.url}/metrics needs a2a:metrics or a2a:platform)`]),
         ...(config.telemetry.otlpEndpoint === undefined ? [] : [`  traces:     OTLP ${config.telemetry.otlpProtocol} to ${config.telemetry.otlpEndpoint}`]),
         ...credentials.notes,
-        ...(config.console.enabled ? [`  console:    ${gateway.url}/console/${credentials.operatorToken === undefined ? '' : ', sign in with this operator token (a2a:admin, 24 h):'}`] : []),
-        ...(config.console.enabled && credentials.operatorToken !== undefined ? [`    ${credentials.operatorToken}`] : []),
+        ...(config.console.enabled
+          ? [`  console:    ${gateway.url}/console/${credentials.operatorToken === undefined ? '' : `, sign in with this operator token (${OPERATOR_SCOPES.join(' ')}, ${OPERATOR_TOKEN_TTL_SECONDS / 60} min):`}`]
+          : []),
+        ...(config.console.enabled && credentials.operatorToken !== undefined
+          ? [`    ${credentials.operatorToken}`, `    another: npm run -s token -- --sub you --scope "${OPERATOR_SCOPES.join(' ')}" --ttl ${OPERATOR_TOKEN_TTL_SECONDS}`]
+          : []),
         `  try it:`,
         `    curl -s ${rpc} -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' ${credentials.header}\\`,
         `      -d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"'$(date +%s%N)'","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'`,
@@ -159,6 +163,11 @@ function agentsLine(agents: Agents, only?: string[]): string {
   return `with agents ${described.join(', ')}`;
 }
 
+/** The banner's console token: every operator view and action, of every tenant. */
+const OPERATOR_SCOPES = ['a2a:admin', 'a2a:platform'] as const;
+/** How long it lasts: a first look at the console, not a standing credential in a log. */
+const OPERATOR_TOKEN_TTL_SECONDS = 900;
+
 /** How the printed curl line authenticates: a fresh development token, or a hint. */
 async function bannerCredentials(config: GatewayConfig, gateway: GatewayHandle): Promise<{ header: string; notes: string[]; operatorToken?: string }> {
   if (!config.auth.enabled) return { header: '', notes: ['  authentication: OFF (auth.enabled=false); every caller is anonymous'] };
@@ -166,8 +175,9 @@ async function bannerCredentials(config: GatewayConfig, gateway: GatewayHandle):
     return { header: `-H "Authorization: Bearer $TOKEN" `, notes: ['  authentication: bearer JWTs from the configured issuers (set TOKEN to one)'] };
   }
   const token = await gateway.devIssuer.mint({ sub: 'quickstart', ttlSeconds: 86_400 });
-  // The console is for operators: its token is a separate one, so the curl line's stays unprivileged.
-  const operatorToken = config.console.enabled ? await gateway.devIssuer.mint({ sub: 'operator', scopes: ['a2a:admin'], ttlSeconds: 86_400 }) : undefined;
+  // The console is for operators: its token is a separate one, so the curl line's stays
+  // unprivileged; and it is short-lived, since the banner lands in logs.
+  const operatorToken = config.console.enabled ? await gateway.devIssuer.mint({ sub: 'operator', scopes: [...OPERATOR_SCOPES], ttlSeconds: OPERATOR_TOKEN_TTL_SECONDS }) : undefined;
   return {
     ...(operatorToken === undefined ? {} : { operatorToken }),
     header: `-H 'Authorization: Bearer ${token}' `,

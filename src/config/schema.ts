@@ -6,8 +6,14 @@ const positiveMs = z.coerce.number().int().min(1);
 const booleanish = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
 const name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, "_", "." and "-" only, 1 to 64 characters');
 
-/** What a token or a partner may do; docs/security.md maps them to operations. */
-export const SCOPES = ['a2a:read', 'a2a:write', 'a2a:push', 'a2a:admin'] as const;
+/**
+ * What a token or a partner may do; docs/security.md maps them to operations and surfaces.
+ * Depth within the caller's tenant: a2a:read, a2a:write, a2a:push; a2a:operator (the operator
+ * views, read-only); a2a:admin (all of those, and the operators' actions). Breadth: a2a:platform
+ * (the operator views across every tenant, and the platform-wide surfaces, Bull Board and
+ * /metrics). a2a:metrics reads /metrics and nothing else. src/auth/scopes.ts says which implies which.
+ */
+export const SCOPES = ['a2a:read', 'a2a:write', 'a2a:push', 'a2a:operator', 'a2a:admin', 'a2a:metrics', 'a2a:platform'] as const;
 export type Scope = (typeof SCOPES)[number];
 /**
  * A scope credentials may grant: one of SCOPES (which decide the operations), or any other
@@ -238,7 +244,7 @@ const delegationSchema = z.strictObject({
 });
 
 const consoleSchema = z.strictObject({
-  /** Serve the operator console at /console/ (its data comes from the operator operations, a2a:admin). */
+  /** Serve the operator console at /console/ (its data comes from the operator operations: a2a:operator to look, a2a:admin to act). */
   enabled: booleanish.default(true),
   /**
    * Most tasks the recent-tasks index (the operators' list across owners) keeps; past it the
@@ -383,7 +389,7 @@ const agentSchema = z.strictObject({
   card: agentCardSchema.default(agentCardSchema.parse({})),
   /** What a message to a task whose turn is queued or running does: enqueue, reject or interrupt (docs/agents.md). */
   inputPolicy: z.enum(INPUT_POLICIES).default('enqueue'),
-  /** Scopes of which a caller must hold at least one to use this agent, besides the operation's own (a2a:admin always may). Empty: every caller. */
+  /** Scopes of which a caller must hold at least one to use this agent, besides the operation's own (operators, a2a:operator or a2a:admin, always may). Empty: every caller. */
   scopes: z.array(scope).default([]),
   limits: agentLimitsSchema.default({}),
   /** What this agent's backend may make a worker read; each bound not set is the top-level backendLimits one. */

@@ -1,6 +1,7 @@
 // The operator console at /console/: server-rendered pages and a few hand-written scripts, all
 // served from here (no CDN, works offline). The pages hold no data: every task, list and
-// action comes from the operator operations (a2a:admin) that the scripts call with the
+// action comes from the operator operations (a2a:operator to look, a2a:admin to act, each
+// within the operator's tenant unless it holds a2a:platform) that the scripts call with the
 // operator's bearer token, kept in the tab's sessionStorage and sent as a header, never in a
 // URL or a cookie, so a cross-site request carries no credential (no CSRF) and nothing lands
 // in a log. A strict Content-Security-Policy allows only these scripts.

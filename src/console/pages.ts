@@ -31,8 +31,9 @@ function layout(title: string, main: string, script: string): string {
 </header>
 <section id="sign-in" class="panel sign-in" hidden>
   <h1>Sign in</h1>
-  <p>Paste an operator token (a bearer JWT with the <code>a2a:admin</code> scope). On a first run,
-  <code>npm start</code> prints one; <code>npm run -s token -- --sub you --scope a2a:admin</code> mints another.
+  <p>Paste an operator token: a bearer JWT with <code>a2a:operator</code> to look, or <code>a2a:admin</code> to cancel
+  and replay too; with <code>a2a:platform</code> besides, it sees every tenant, else its own. On a first run,
+  <code>npm start</code> prints one; <code>npm run -s token -- --sub you --scope "a2a:admin a2a:platform" --ttl 900</code> mints another.
   The token stays in this tab only (sessionStorage) and is sent as an <code>Authorization</code> header.</p>
   <form id="sign-in-form" autocomplete="off">
     <label for="token">Operator token</label>

@@ -1,59 +1,80 @@
-// The operator's routes on the gateway's port, for callers holding a2a:admin: /metrics
-// (Prometheus text) and the queue dashboard (Bull Board) under /admin/queues. Credentials are
-// judged like the bindings' (header count, then JWT or a signed request from the headers);
-// a caller without the scope gets 403 naming it, one without credentials 401.
+// The operator's routes on the gateway's port: /metrics (Prometheus text) and the queue
+// dashboard (Bull Board) under /admin/queues. Their guard is a middleware on the Hono routes
+// themselves, so whatever request Hono routes to one of them passes through it first; the
+// listener hands Hono the request's canonical path (request-path.ts), which is also the one
+// every other decision is taken on. Credentials are judged like the bindings' (header count,
+// then JWT or a signed request from the headers); a caller without them gets 401, one without
+// the scopes the surface needs 403 naming them (admin-access.ts says which).
 import type { Queue } from 'bullmq';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
+import type { HttpBindings } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { serveStatic } from '@hono/node-server/serve-static';
-import type { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { anonymousPrincipal } from '../auth/principal.ts';
-import { requireScope } from '../auth/scopes.ts';
 import { toA2AError } from '../bindings/errors.ts';
-import { ClientGoneError, type Exchange } from '../bindings/http/exchange.ts';
+import { ClientGoneError, createExchange, type ExchangeOptions } from '../bindings/http/exchange.ts';
 import { admitRequest, type RequestEdge } from '../bindings/http/pipeline.ts';
 import { noteRequest } from '../bindings/http/request-notes.ts';
+import { checkDeclaredLength } from '../bindings/http/request-body.ts';
 import { restErrorBody } from '../bindings/rest/index.ts';
 import type { Logger } from '../logging/logger.ts';
+import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { metricsRegistry } from '../telemetry/metrics.ts';
+import { authorizeAdminSurface, type AdminSurface } from './admin-access.ts';
 
 export const METRICS_PATH = '/metrics';
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
-export const isAdminPath = (path: string): boolean => path === METRICS_PATH || path === QUEUE_DASHBOARD_PATH || path.startsWith(`${QUEUE_DASHBOARD_PATH}/`);
+type AdminEnv = { Bindings: HttpBindings };
 
-/** Answers with this process's metrics in the Prometheus text format. */
-export async function sendMetrics(exchange: Pick<Exchange, 'response'>): Promise<void> {
-  const text = await metricsRegistry.metrics();
-  exchange.response.writeHead(200, { 'Content-Type': metricsRegistry.contentType, 'Cache-Control': 'no-store' });
-  exchange.response.end(text);
+export interface AdminRouteOptions {
+  /** The queues the dashboard shows. */
+  queues: readonly Queue[];
+  /** Header count, credentials and the default body limit, as the bindings judge them. */
+  edge: RequestEdge;
+  exchangeOptions: ExchangeOptions;
+  logger: Logger;
 }
 
 /**
- * Admits an admin request and calls `serve`, or answers the refusal. Only headers are judged:
- * the dashboard's own POSTs keep their body for the dashboard to read.
+ * Admits the request and checks the surface's scopes, or answers the refusal itself (lingering
+ * for a body still arriving, like the bindings). A body the dashboard will read must declare
+ * its length, within the default body limit: the dashboard reads it whole.
  */
-export async function serveAdmin(exchange: Exchange, edge: RequestEdge, logger: Logger, serve: () => Promise<void> | void): Promise<void> {
-  try {
-    const admitted = await admitRequest(exchange, edge, { content: 'json-if-body', readsBody: false, checkVersion: false });
-    requireScope(admitted.principal ?? anonymousPrincipal(undefined), `${exchange.method} ${exchange.path}`, 'a2a:admin');
-    noteRequest(exchange.response, { operation: exchange.path === METRICS_PATH ? 'metrics' : 'queue dashboard' });
-    await serve();
-  } catch (error) {
-    if (error instanceof ClientGoneError) return;
-    const a2a = toA2AError(error);
-    if (a2a.kind === 'INTERNAL') logger.error('admin route failed', { path: exchange.path, error: String((error as Error).stack ?? error) });
-    if (exchange.response.headersSent) {
-      exchange.response.end();
-      return;
+function guard(surface: AdminSurface, options: AdminRouteOptions): MiddlewareHandler<AdminEnv> {
+  return async (c, next) => {
+    const exchange = createExchange(c.env.incoming, c.env.outgoing, options.exchangeOptions);
+    try {
+      const admitted = await admitRequest(exchange, options.edge, { content: 'json-if-body', readsBody: false, checkVersion: false });
+      authorizeAdminSurface(admitted.principal ?? anonymousPrincipal(undefined), surface, exchange.method, `${exchange.method} ${exchange.path}`);
+      if (exchange.hasBody) {
+        if (exchange.header('content-length') === undefined) {
+          throw new LimitExceededError('maxBodyBytes', 'INVALID_REQUEST', `${surface} requests with a body must declare its length (Content-Length), at most ${options.edge.maxBodyBytes} bytes (maxBodyBytes).`, {
+            httpStatus: 411,
+            metadata: { reason: 'LENGTH_REQUIRED', maxBytes: String(options.edge.maxBodyBytes) },
+          });
+        }
+        checkDeclaredLength(exchange.request, options.edge.maxBodyBytes);
+      }
+    } catch (error) {
+      if (error instanceof ClientGoneError) return RESPONSE_ALREADY_SENT;
+      const a2a = toA2AError(error);
+      if (a2a.kind === 'INTERNAL') options.logger.error('admin route failed', { path: exchange.path, error: String((error as Error).stack ?? error) });
+      noteRequest(exchange.response, { operation: surface, errorCode: a2a.mapping.jsonRpcCode, errorReason: a2a.metadata.reason ?? a2a.kind });
+      exchange.sendJson(a2a.httpStatus ?? a2a.mapping.httpStatus, restErrorBody(a2a), a2a.httpHeaders());
+      return RESPONSE_ALREADY_SENT;
     }
-    exchange.sendJson(a2a.httpStatus ?? a2a.mapping.httpStatus, restErrorBody(a2a), a2a.httpHeaders());
-  }
+    noteRequest(exchange.response, { operation: surface });
+    await next();
+    return undefined;
+  };
 }
 
-/** Mounts Bull Board on `app` under /admin/queues, showing `queues` (its retry and clean actions are safe: turns are fenced by their lease, and the reconciler re-queues an open task whose job was removed). */
-export function mountQueueDashboard(app: Hono, queues: readonly Queue[]): void {
+/** Bull Board's routes below QUEUE_DASHBOARD_PATH, showing `queues` (its retry and clean actions are safe: turns are fenced by their lease, and the reconciler re-queues an open task whose job was removed). */
+function queueDashboard(queues: readonly Queue[]): Hono {
   const serverAdapter = new HonoAdapter(serveStatic);
   serverAdapter.setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({
@@ -61,5 +82,20 @@ export function mountQueueDashboard(app: Hono, queues: readonly Queue[]): void {
     serverAdapter,
     options: { uiConfig: { boardTitle: 'a2a-gateway queues' } },
   });
-  app.route(QUEUE_DASHBOARD_PATH, serverAdapter.registerPlugin());
+  return serverAdapter.registerPlugin();
+}
+
+/** Mounts /metrics and the queue dashboard on `app`, each behind its guard. */
+export function registerAdminRoutes(app: Hono, options: AdminRouteOptions): void {
+  const admin = new Hono<AdminEnv>();
+  admin.get(METRICS_PATH, guard('metrics', options), async () => {
+    const text = await metricsRegistry.metrics();
+    return new Response(text, { status: 200, headers: { 'Content-Type': metricsRegistry.contentType, 'Cache-Control': 'no-store' } });
+  });
+  // The guard is the dashboard's first middleware: every route of it, at any depth, runs it first.
+  const dashboard = new Hono<AdminEnv>();
+  dashboard.use('*', guard('queue dashboard', options));
+  dashboard.route('/', queueDashboard(options.queues));
+  admin.route(QUEUE_DASHBOARD_PATH, dashboard);
+  app.route('/', admin);
 }

@@ -9,15 +9,17 @@ import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { StreamSlots } from '../limits/stream-slots.ts';
 import { registerJwksRoute } from './well-known-keys.ts';
-import { createExchange, type ExchangeOptions } from '../bindings/http/exchange.ts';
+import { createExchange, type Exchange, type ExchangeOptions } from '../bindings/http/exchange.ts';
+import { A2AError } from '../protocol/errors.ts';
 import { checkHeaderCount } from '../bindings/http/header-count.ts';
 import type { RequestEdge } from '../bindings/http/pipeline.ts';
 import { checkReadiness, type ReadinessProbe } from './readiness.ts';
 import type { Queue } from 'bullmq';
-import { isAdminPath, METRICS_PATH, mountQueueDashboard, sendMetrics, serveAdmin } from './admin-routes.ts';
+import { registerAdminRoutes } from './admin-routes.ts';
+import { canonicalTarget, targetOf } from './request-path.ts';
 import { observeRequest } from '../telemetry/request-observer.ts';
 import { handleJsonRpc } from '../bindings/jsonrpc/index.ts';
-import { handleRest } from '../bindings/rest/index.ts';
+import { handleRest, restErrorBody } from '../bindings/rest/index.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../bindings/rest/routes.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { SseStreams } from '../bindings/sse/sse-writer.ts';
@@ -87,6 +89,14 @@ function routeOf(path: string, options: GatewayAppOptions): { endpoint: AgentEnd
   return { endpoint, rest: end < 0 ? '' : path.slice(end) };
 }
 
+/** 400 for a target with no single safe reading (request-path.ts), before anything routes it. */
+function refuseTarget(exchange: Exchange, reason: string): void {
+  const error = new A2AError('INVALID_REQUEST', `The request target has no single safe reading: it contains ${reason}. Send the plain path (for example /a2a/rest/tasks), percent-encoding only what must be.`, {
+    metadata: { reason: 'REQUEST_TARGET_AMBIGUOUS' },
+  });
+  exchange.sendJson(400, restErrorBody(error), error.httpHeaders());
+}
+
 function notFound(response: ServerResponse, message: string): void {
   const body = JSON.stringify({ error: { code: 404, status: 'NOT_FOUND', message, details: [] } });
   response.writeHead(404, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
@@ -106,7 +116,8 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     const readiness = await checkReadiness({ ...options.readiness, redis: options.redis, logger: options.logger });
     return readiness.ready ? c.json({ status: 'ok' }) : c.json({ status: 'unavailable', reason: readiness.reason }, 503, { 'Retry-After': '1' });
   });
-  mountQueueDashboard(app, options.dashboardQueues);
+  const exchangeOptions: ExchangeOptions = { drainBytes: options.refusedBodyDrainBytes };
+  registerAdminRoutes(app, { queues: options.dashboardQueues, edge: options.edge, exchangeOptions, logger: options.logger });
   app.notFound((c) =>
     c.json(
       {
@@ -144,19 +155,18 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     }
     return built;
   };
-  const exchangeOptions: ExchangeOptions = { drainBytes: options.refusedBodyDrainBytes };
   return (request, response) => {
-    const url = request.url ?? '/';
-    const pathEnd = url.indexOf('?');
-    const path = pathEnd < 0 ? url : url.slice(0, pathEnd);
-    if (options.accessLog) logAccess(request, response, path, agentNameOf(path, options), options.logger);
-    if (isAdminPath(path)) {
-      const exchange = createExchange(request, response, exchangeOptions);
-      serveAdmin(exchange, options.edge, options.logger, () => (path === METRICS_PATH ? sendMetrics(exchange) : honoListener(request, response))).catch((error: unknown) =>
-        fail(response, error),
-      );
+    // From here on the request's URL is its canonical target: the bindings, the agent routing,
+    // Hono and the admin routes' guards all read this one path.
+    const canonical = canonicalTarget(request.url ?? '/', request.headers.host);
+    if ('refused' in canonical) {
+      if (options.accessLog) logAccess(request, response, (request.url ?? '').slice(0, 200), undefined, options.logger);
+      refuseTarget(createExchange(request, response, exchangeOptions), canonical.refused);
       return;
     }
+    request.url = targetOf(canonical);
+    const { path } = canonical;
+    if (options.accessLog) logAccess(request, response, path, agentNameOf(path, options), options.logger);
     if (path === AGENTS_PATH || path === `${AGENTS_PATH}/`) {
       if (applyCors(request, response, options.corsOrigins, 'GET')) return;
       handleAgentList(createExchange(request, response, exchangeOptions), options).catch((error: unknown) => fail(response, error));

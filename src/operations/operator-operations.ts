@@ -1,6 +1,8 @@
-// Operations for the gateway's operators (a2a:admin), not for agents' callers: every owner's
-// tasks (listed from the recent-tasks index, inspected, watched live, canceled) and the push
-// deliveries that were given up on (dead letters), listed and replayed per agent. They are not
+// Operations for the gateway's operators, not for agents' callers: every owner's tasks (listed
+// from the recent-tasks index, inspected, watched live, canceled) and the push deliveries that
+// were given up on (dead letters), listed and replayed per agent. Looking needs a2a:operator,
+// acting (cancel, replay) a2a:admin; both see the caller's own tenant, every tenant with
+// a2a:platform besides (src/operator/operator-tasks.ts). They are not
 // an extension a client activates, so no card declares them; openapi.yaml and docs/console.md
 // document them. The operator console (/console/) is built on these.
 import { A2AError } from '../protocol/errors.ts';
@@ -13,7 +15,8 @@ import {
   replayDeadLetterRequestSchema,
 } from '../protocol/schemas.ts';
 import type { PushDeadLetters } from '../push/dead-letters.ts';
-import { operatorTasksOf } from '../operator/operator-tasks.ts';
+import { operatorTasksOf, operatorTenants } from '../operator/operator-tasks.ts';
+import { spansEveryTenant } from '../auth/scopes.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { pushNotSupported } from './a2a-operations.ts';
 import { defineStream, defineUnary } from './definition.ts';
@@ -25,11 +28,11 @@ function deadLetters(service: TaskService): PushDeadLetters {
 
 export const listPushDeadLetters = defineUnary({
   name: 'ListPushDeadLetters',
-  scope: 'a2a:admin',
+  scope: 'a2a:operator',
   request: listDeadLettersRequestSchema,
   rest: [{ method: 'GET', path: '/push/deadLetters' }],
   restBody: 'none',
-  handle: (request, call) => deadLetters(call.service).list(call.owner.agent, request),
+  handle: (request, call) => deadLetters(call.service).list(call.owner.agent, request, operatorTenants(call.principal)),
 });
 
 export const replayPushDeadLetter = defineUnary({
@@ -38,13 +41,13 @@ export const replayPushDeadLetter = defineUnary({
   request: replayDeadLetterRequestSchema,
   rest: [{ method: 'POST', path: '/push/deadLetters/{id}:replay' }],
   restBody: 'optional',
-  handle: (request, call) => deadLetters(call.service).replay(call.owner.agent, request.id),
+  handle: (request, call) => deadLetters(call.service).replay(call.owner.agent, request.id, operatorTenants(call.principal)),
 });
 
 /** Every owner's tasks (of every agent), most recently changed first, filtered; bounded work per page. */
 export const listOperatorTasks = defineUnary({
   name: 'ListOperatorTasks',
-  scope: 'a2a:admin',
+  scope: 'a2a:operator',
   request: operatorListTasksRequestSchema,
   rest: [{ method: 'GET', path: '/operator/tasks' }],
   restBody: 'none',
@@ -54,7 +57,7 @@ export const listOperatorTasks = defineUnary({
 /** One task of any owner: the A2A view, `tasks inspect`'s reading, its timeline, sub-agent tree and dead letters. */
 export const inspectOperatorTask = defineUnary({
   name: 'InspectOperatorTask',
-  scope: 'a2a:admin',
+  scope: 'a2a:operator',
   request: operatorTaskRequestSchema,
   rest: [{ method: 'GET', path: '/operator/tasks/{id}' }],
   restBody: 'none',
@@ -74,7 +77,7 @@ export const cancelOperatorTask = defineUnary({
 /** SubscribeToTask for any owner's task: the same stream (snapshot, then events, Last-Event-ID resume). */
 export const subscribeToOperatorTask = defineStream({
   name: 'SubscribeToOperatorTask',
-  scope: 'a2a:admin',
+  scope: 'a2a:operator',
   request: operatorTaskRequestSchema,
   rest: [{ method: 'GET', path: '/operator/tasks/{id}:subscribe' }],
   restBody: 'none',
@@ -91,14 +94,14 @@ export const subscribeToOperatorTask = defineStream({
  */
 export const watchOperatorTasks = defineStream({
   name: 'WatchOperatorTasks',
-  scope: 'a2a:admin',
+  scope: 'a2a:operator',
   request: operatorWatchRequestSchema,
   rest: [{ method: 'GET', path: '/operator/tasks:watch' }],
   restBody: 'none',
   open(_request, call) {
-    // Events carry no owner, so a stream of every task is for deployment operators only.
-    if ((call.principal?.tenant ?? '') !== '') {
-      throw new A2AError('PERMISSION_DENIED', `WatchOperatorTasks streams every tenant's events, so it is for operators of the default tenant; these credentials belong to tenant "${call.principal?.tenant ?? ''}". Read ListOperatorTasks again instead.`, {
+    // Events carry no owner, so a stream of every task is for platform operators only.
+    if (!spansEveryTenant(call.principal)) {
+      throw new A2AError('PERMISSION_DENIED', 'WatchOperatorTasks streams every tenant\'s events, so it needs the scope "a2a:platform" besides "a2a:operator"; these credentials see their own tenant only. Read ListOperatorTasks again instead.', {
         metadata: { reason: 'TENANT_MISMATCH' },
       });
     }

@@ -1,8 +1,10 @@
-// What operators (a2a:admin) do with every owner's tasks: list them across owners from the
-// recent-tasks index, inspect one (the same reading as `tasks inspect`, plus its timeline and
-// sub-agent tree), follow it live, and cancel it. An operator of the default tenant ('') sees
-// every tenant; an operator of tenant T sees T's tasks only, exactly as if the others did not exist.
+// What operators do with every owner's tasks: list them across owners from the recent-tasks
+// index, inspect one (the same reading as `tasks inspect`, plus its timeline and sub-agent
+// tree), follow it live (a2a:operator), and cancel it (a2a:admin). An operator of tenant T
+// sees T's tasks only, exactly as if the others did not exist, whichever tenant T is (the
+// default one too); only a2a:platform spans every tenant.
 import type { Principal } from '../auth/principal.ts';
+import { spansEveryTenant } from '../auth/scopes.ts';
 import { A2AError, invalidParams, taskNotFound } from '../protocol/errors.ts';
 import type { Task, TaskState } from '../protocol/types.ts';
 import type { DeadLetterView } from '../push/dead-letters.ts';
@@ -68,6 +70,14 @@ const TIMELINE_EVENTS = 200;
 const HISTORY_SHOWN = 20;
 const TREE_LIMITS = { maxDepth: 4, maxNodes: 100 };
 
+/**
+ * The tenant an operator's views are confined to: undefined when they span every tenant
+ * (a2a:platform, or authentication off), else the operator's own.
+ */
+export function operatorTenants(operator: Principal | undefined): string | undefined {
+  return spansEveryTenant(operator) ? undefined : (operator as Principal).tenant;
+}
+
 /** The operator as a task records who canceled it: "operator:<tenant>/<subject>". */
 export function operatorIdOf(principal: Principal | undefined): string {
   return principal === undefined ? 'operator:(authentication off)' : `operator:${principal.tenant}/${principal.subject}`;
@@ -107,8 +117,8 @@ export class OperatorTasks {
    * another tenant than the operator's own is refused.
    */
   private tenantScope(operator: Principal | undefined, requested: string | undefined): string | undefined {
-    const own = operator?.tenant ?? '';
-    if (own === '') return requested;
+    const own = operatorTenants(operator);
+    if (own === undefined) return requested;
     if (requested !== undefined && requested !== own) {
       throw new A2AError('PERMISSION_DENIED', `These operator credentials belong to tenant "${own}" and see only its tasks, not tenant "${requested}"'s.`, {
         metadata: { reason: 'TENANT_MISMATCH' },
@@ -177,8 +187,8 @@ export class OperatorTasks {
     const ownerKey = await this.service.store.taskOwnerKey(taskId);
     if (ownerKey === undefined) throw taskNotFound(taskId);
     const owner = ownerFromKey(ownerKey);
-    const tenant = operator?.tenant ?? '';
-    if (tenant !== '' && owner.tenant !== tenant) throw taskNotFound(taskId);
+    const tenant = operatorTenants(operator);
+    if (tenant !== undefined && owner.tenant !== tenant) throw taskNotFound(taskId);
     return owner;
   }
 
@@ -196,7 +206,7 @@ export class OperatorTasks {
   }
 
   /**
-   * Cancels any owner's task (the operator may, a2a:admin being every scope): the same three
+   * Cancels any owner's task in the operator's reach (CancelOperatorTask needs a2a:admin): the same three
    * stages as the owner's CancelTask, with the operator recorded on the task (cancelRequestedBy)
    * and named in its cancellation events (requestedBy), so the owner sees who did it.
    */

@@ -1,5 +1,6 @@
-// Dead letters for operators (scope a2a:admin): list the deliveries that were given up on, with
-// their last error, and replay one. A replay is sent outside its config's chain under the same
+// Dead letters for operators (a2a:operator lists, a2a:admin replays), of their own tenant or,
+// with a2a:platform, of every tenant: list the deliveries that were given up on, with their
+// last error, and replay one. A replay is sent outside its config's chain under the same
 // webhook-id (receivers that saw it already dedup it); delivered, it leaves the list; failed
 // again (after the retry policy), it comes back with its replay count.
 import type { Queue } from 'bullmq';
@@ -19,6 +20,12 @@ const notFound = (id: string): A2AError =>
     metadata: { deadLetterId: id },
   });
 
+/** Whether a dead letter is of the agent's tasks and, when a tenant is given, of that tenant's. */
+function reaches(letter: DeadLetter, agent: string, tenant: string | undefined): boolean {
+  const owner = ownerFromKey(letter.ownerKey);
+  return owner.agent === agent && (tenant === undefined || owner.tenant === tenant);
+}
+
 export class PushDeadLetters {
   constructor(
     private readonly store: PushStore,
@@ -27,17 +34,18 @@ export class PushDeadLetters {
     private readonly maxPerShard: number,
   ) {}
 
-  /** An agent's dead letters, newest first; optionally of one task. */
-  async list(agent: string, request: { taskId?: string; pageSize?: number }): Promise<{ deadLetters: DeadLetterView[] }> {
+  /** An agent's dead letters of `tenant`'s tasks (undefined: every tenant's), newest first; optionally of one task. */
+  async list(agent: string, request: { taskId?: string; pageSize?: number }, tenant?: string): Promise<{ deadLetters: DeadLetterView[] }> {
     const limit = request.pageSize ?? 100;
     const letters = await this.store.listDeadLetters(request.taskId === undefined ? limit : this.maxPerShard, request.taskId);
-    const mine = letters.filter((letter) => ownerFromKey(letter.ownerKey).agent === agent && (request.taskId === undefined || letter.taskId === request.taskId));
+    const mine = letters.filter((letter) => reaches(letter, agent, tenant) && (request.taskId === undefined || letter.taskId === request.taskId));
     return { deadLetters: mine.slice(0, limit).map(view) };
   }
 
-  async replay(agent: string, id: string): Promise<{ id: string; replay: number; state: 'queued' }> {
+  /** Replays one of the agent's dead letters of `tenant`'s tasks (undefined: any tenant's); another tenant's is not found. */
+  async replay(agent: string, id: string, tenant?: string): Promise<{ id: string; replay: number; state: 'queued' }> {
     const letter = await this.store.readDeadLetter(id);
-    if (letter === undefined || ownerFromKey(letter.ownerKey).agent !== agent) throw notFound(id);
+    if (letter === undefined || !reaches(letter, agent, tenant)) throw notFound(id);
     const replay = letter.replays + 1;
     await this.queue.add(
       'replay',

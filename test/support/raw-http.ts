@@ -1,5 +1,6 @@
 // Raw HTTP helpers for the error-path suites: what a hostile or careless client sends.
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { expect } from 'vitest';
 import { rpc, textMessage, waitFor, type TestGateway } from './harness.ts';
 
@@ -66,4 +67,79 @@ export async function seedQuietFixtures(gw: TestGateway): Promise<{ completed: T
   await gw.worker?.close();
   await waitFor(async () => ![...(await gw.snapshotKeys()).keys()].some((k) => k.endsWith(':stalled-check')), 10_000, 'stalled-check to expire');
   return { completed, waitingForInput, acme };
+}
+
+export interface RawExchange {
+  status: number;
+  headers: Record<string, string>;
+  /** The body as text (a chunked one decoded). */
+  text: string;
+}
+
+/** Decodes a chunked body; what cannot be decoded is returned as it came. */
+function dechunk(raw: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let at = 0;
+  while (at < raw.length) {
+    const lineEnd = raw.indexOf('\r\n', at);
+    if (lineEnd < 0) return raw;
+    const size = Number.parseInt(raw.subarray(at, lineEnd).toString('latin1'), 16);
+    if (!Number.isFinite(size)) return raw;
+    if (size === 0) break;
+    parts.push(raw.subarray(lineEnd + 2, lineEnd + 2 + size));
+    at = lineEnd + 2 + size + 2;
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * Sends one request exactly as written, request target included, over a socket of its own
+ * (fetch and undici normalize the path, so they cannot send the spellings under test), and
+ * reads the answer until the server closes the connection (Connection: close; the socket is not half-closed,
+ * which Node's server may take for a client that went away).
+ */
+export function rawHttp(
+  baseUrl: string,
+  request: { method: string; target: string; headers?: Record<string, string>; body?: string },
+): Promise<RawExchange> {
+  const { hostname, port } = new URL(baseUrl);
+  const body = request.body ?? '';
+  const headers: Record<string, string> = {
+    Host: `${hostname}:${port}`,
+    Connection: 'close',
+    ...(body === '' ? {} : { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) }),
+    ...request.headers,
+  };
+  const head = `${request.method} ${request.target} HTTP/1.1\r\n${Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('')}\r\n`;
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no complete answer to ${request.method} ${request.target}`));
+    }, 15_000);
+    socket.on('connect', () => socket.write(Buffer.concat([Buffer.from(head, 'latin1'), Buffer.from(body)])));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => undefined); // a reset after the answer; what arrived decides
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const raw = Buffer.concat(chunks);
+      const headEnd = raw.indexOf('\r\n\r\n');
+      if (headEnd < 0) {
+        reject(new Error(`no HTTP answer to ${request.method} ${request.target}: ${JSON.stringify(raw.toString('latin1').slice(0, 200))}`));
+        return;
+      }
+      const [statusLine = '', ...fieldLines] = raw.subarray(0, headEnd).toString('latin1').split('\r\n');
+      const fields: Record<string, string> = {};
+      for (const line of fieldLines) {
+        const colon = line.indexOf(':');
+        if (colon > 0) fields[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      const rest = raw.subarray(headEnd + 4);
+      const decoded = fields['transfer-encoding']?.toLowerCase() === 'chunked' ? dechunk(rest) : rest;
+      resolve({ status: Number(statusLine.split(' ')[1]), headers: fields, text: decoded.toString('utf8') });
+    });
+  });
 }

@@ -13,9 +13,9 @@ import { ClientGoneError, readRequestBody } from './request-body.ts';
 
 export interface Exchange {
   readonly method: string;
-  /** The request target as received: path and query, percent-encoding kept. */
+  /** The request target, path and query, in the canonical form the gateway's listener gave it (gateway/request-path.ts). */
   readonly target: string;
-  /** Path without the query string, percent-encoding kept. */
+  /** Path without the query string, canonical: escapes that must stay escaped are kept. */
   readonly path: string;
   readonly query: URLSearchParams;
   readonly request: IncomingMessage;

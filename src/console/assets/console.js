@@ -204,7 +204,7 @@ export async function requireSignIn(start) {
       token.clear();
       error.textContent =
         failure.status === 403
-          ? 'This token does not grant a2a:admin: the console is for operators. Mint one with --scope a2a:admin.'
+          ? 'This token grants neither a2a:operator nor a2a:admin: the console is for operators. Mint one with --scope "a2a:admin a2a:platform".'
           : failure.status === 401
             ? 'The gateway refused this token (expired, or not signed by an issuer it trusts).'
             : `Could not sign in: ${failure.message}`;
