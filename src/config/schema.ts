@@ -180,8 +180,12 @@ const schedulesSchema = z.strictObject({
   enabled: booleanish.default(true),
   /** Schedules one owner (principal and agent) may have; completed ones do not count. */
   maxPerOwner: z.coerce.number().int().min(1).max(100_000).default(100),
-  /** Shortest time between two firings of a cron schedule. */
-  minIntervalSeconds: z.coerce.number().int().min(1).default(60),
+  /**
+   * Shortest time between two firings of a cron schedule, in real time: CreateSchedule refuses an
+   * expression with any two consecutive firings closer (daylight-saving changes included), and a
+   * firing planned sooner than this after the schedule's previous one is skipped.
+   */
+  minIntervalSeconds: z.coerce.number().int().min(1).max(31_622_400).default(60),
   /** A firing handled this long after its time was missed (nothing ran then): the schedule's lateness policy decides. */
   lateAfterMs: z.coerce.number().int().min(100).default(60_000),
   /** Most missed firings a catch-up policy may run at once. */
