@@ -138,6 +138,16 @@ const pushSchema = z.strictObject({
   maxDeadLetters: z.coerce.number().int().min(1).default(10_000),
   /** Private Ed25519 JWK signing deliveries (Standard Webhooks v1a); default: generated in dataDir. Give every worker the same file. */
   signingKeyFile: z.string().min(1).optional(),
+  /**
+   * Private Ed25519 JWK files of keys that signed deliveries before a rotation. For
+   * signingKeyOverlapSeconds after the current key first signed, each signs every delivery
+   * beside it (one more `v1a` signature in webhook-signature), so a receiver holding only the old
+   * key and one holding only the new key both verify; after that they sign nothing. Their public
+   * keys stay on /.well-known/jwks.json while they are listed.
+   */
+  signingPreviousKeyFiles: stringList.default([]),
+  /** How long a rotation's previous keys keep signing beside the current one, from the moment the current key first signed (recorded in Redis). */
+  signingKeyOverlapSeconds: z.coerce.number().int().min(0).max(90 * 86_400).default(86_400),
 });
 
 /** The replay buffer of each task (its events stream), bounded for open tasks too (docs/replay.md). */
@@ -780,6 +790,8 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_PUSH_CONCURRENCY: 'push.concurrency',
   A2A_PUSH_RETRY_HORIZON_MS: 'push.retryHorizonMs',
   A2A_PUSH_SIGNING_KEY_FILE: 'push.signingKeyFile',
+  A2A_PUSH_SIGNING_PREVIOUS_KEY_FILES: 'push.signingPreviousKeyFiles',
+  A2A_PUSH_SIGNING_KEY_OVERLAP_SECONDS: 'push.signingKeyOverlapSeconds',
   A2A_SCHEDULES_ENABLED: 'schedules.enabled',
   A2A_SCHEDULES_MAX_PER_OWNER: 'schedules.maxPerOwner',
   A2A_SCHEDULES_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',
