@@ -101,12 +101,22 @@ describe.each(BINDINGS)('push notifications with the official client over $name'
     expect(created.id).toBe('cfg-a');
     expect(created.taskId).toBe(taskId);
     expect(created.url).toBe(`${receiver.url}${path}`);
+    // The secret is write-only: no answer returns it, the creating one included.
+    expect(created.token).toBe('whsec_********');
     const read = await client.getTaskPushNotificationConfig(GetTaskPushNotificationConfigRequest.fromJSON({ taskId, id: 'cfg-a' }));
     expect(read.url).toBe(created.url);
-    const generated = await client.createTaskPushNotificationConfig(TaskPushNotificationConfig.fromJSON({ taskId, url: `${receiver.url}${path}-2` }));
+    expect(read.token).toBe('whsec_********');
+    const generated = await client.createTaskPushNotificationConfig(
+      TaskPushNotificationConfig.fromJSON({ taskId, url: `${receiver.url}${path}-2`, token: 'opaque-token', authentication: { scheme: 'Bearer', credentials: 'receiver-secret' } }),
+    );
     expect(generated.id).not.toBe('');
+    expect(generated.token).toBe('********');
+    expect(generated.authentication).toMatchObject({ scheme: 'Bearer', credentials: '********' });
     const listed = await client.listTaskPushNotificationConfig(ListTaskPushNotificationConfigsRequest.fromJSON({ taskId }));
     expect(listed.configs.map((c) => c.id).sort()).toEqual(['cfg-a', generated.id].sort());
+    expect(JSON.stringify(listed)).not.toContain(HMAC_SECRET);
+    expect(JSON.stringify(listed)).not.toContain('receiver-secret');
+    expect(JSON.stringify(listed)).not.toContain('opaque-token');
 
     await waitFor(async () => (await client.getTask({ id: taskId, tenant: '', historyLength: 0 })).status?.state === TaskState.TASK_STATE_COMPLETED, 15_000, 'the task to complete');
     // The whsec_ token signs (v1) and is never sent as a header; deliveries end with the terminal event.

@@ -1,5 +1,6 @@
 // SSRF: webhook URLs that would reach loopback, private, link-local (cloud metadata), CGNAT,
-// multicast, IPv4-mapped IPv6 or unique-local addresses are refused when registered, and again
+// multicast, unique-local addresses, or IPv6 forms carrying such an IPv4 address (IPv4-compatible,
+// -mapped, -translated, NAT64, 6to4; Teredo outright) are refused when registered, and again
 // when the connection is opened: a host name that resolved to a public address at registration
 // and resolves to a blocked one later (DNS rebinding) never gets a request. The resolver is
 // injected so the test decides what names resolve to; nothing goes to the internet.
@@ -24,6 +25,31 @@ const BLOCKED: [string, ResolvedAddress][] = [
   ['unique-local', { address: 'fd12:3456::1', family: 6 }],
   ['IPv6 link-local', { address: 'fe80::1', family: 6 }],
   ['IPv6 multicast', { address: 'ff02::1', family: 6 }],
+];
+
+/**
+ * IPv6 forms that carry an IPv4 address, in dotted and hex notation: each is judged by the IPv4
+ * address it carries, and the refusal names it (or says why the form is refused outright).
+ */
+const EMBEDDED: [string, ResolvedAddress, string][] = [
+  ['IPv4-compatible loopback, dotted', { address: '::127.0.0.1', family: 6 }, '127.0.0.1, a loopback'],
+  ['IPv4-compatible loopback, hex', { address: '::7f00:1', family: 6 }, '127.0.0.1, a loopback'],
+  ['IPv4-compatible metadata, dotted', { address: '::169.254.169.254', family: 6 }, '169.254.169.254, a link-local'],
+  ['IPv4-compatible private, hex', { address: '::a00:7', family: 6 }, '10.0.0.7, a private'],
+  ['IPv4-mapped loopback, hex', { address: '::ffff:7f00:1', family: 6 }, '127.0.0.1, a loopback'],
+  ['IPv4-mapped private, dotted', { address: '::ffff:192.168.1.10', family: 6 }, '192.168.1.10, a private'],
+  ['IPv4-translated loopback, dotted', { address: '::ffff:0:127.0.0.1', family: 6 }, '127.0.0.1, a loopback'],
+  ['IPv4-translated metadata, hex', { address: '::ffff:0:a9fe:a9fe', family: 6 }, '169.254.169.254, a link-local'],
+  ['NAT64 loopback, dotted', { address: '64:ff9b::127.0.0.1', family: 6 }, '127.0.0.1, a loopback'],
+  ['NAT64 loopback, hex', { address: '64:ff9b::7f00:1', family: 6 }, '127.0.0.1, a loopback'],
+  ['NAT64 CGNAT, dotted', { address: '64:ff9b::100.64.1.1', family: 6 }, '100.64.1.1, a carrier-grade NAT'],
+  ['NAT64 multicast, hex', { address: '64:ff9b::ef01:203', family: 6 }, '239.1.2.3, a multicast'],
+  // 6to4 carries its IPv4 address in bits 16-47, which only hex notation writes.
+  ['6to4 loopback', { address: '2002:7f00:1::1', family: 6 }, '127.0.0.1, a loopback'],
+  ['6to4 metadata', { address: '2002:a9fe:a9fe::', family: 6 }, '169.254.169.254, a link-local'],
+  ['local-use NAT64, dotted', { address: '64:ff9b:1::127.0.0.1', family: 6 }, 'local-use NAT64'],
+  ['local-use NAT64, hex', { address: '64:ff9b:1::7f00:1', family: 6 }, 'local-use NAT64'],
+  ['Teredo', { address: '2001:0:4136:e378:8000:63bf:3fff:fdd2', family: 6 }, 'obfuscated'],
 ];
 
 const PUBLIC: ResolvedAddress = { address: '93.184.215.14', family: 4 };
@@ -126,4 +152,65 @@ describe('SSRF at connect time (DNS rebinding)', () => {
     const got = await receiver.waitForAccepted(stored, `${path}-2`);
     expect(got).toHaveLength(stored);
   });
+});
+
+describe('IPv6 forms that carry an IPv4 address', () => {
+  it.each(EMBEDDED)('refuses a literal %s address, naming what it carries', async (_what, address, why) => {
+    const taskId = await newTask();
+    const reply = await register(taskId, `http://[${address.address}]:${receiver.port}/hook`);
+    expect(reply.error?.code).toBe(-32602);
+    expect(JSON.stringify(reply.error)).toContain('PUSH_URL_ADDRESS_BLOCKED');
+    expect(reply.error?.message).toContain(why);
+    expect(await gw.redis.exists(`${gw.prefix}:{${taskId}}:push`)).toBe(0);
+  });
+
+  it.each(EMBEDDED)('refuses a host name resolving to a %s address', async (what, address, why) => {
+    const name = `embedded-${what.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.test`;
+    scripted.set(name, [[address]]);
+    const reply = await register(await newTask(), `https://${name}/hook`);
+    expect(reply.error?.code).toBe(-32602);
+    expect(reply.error?.message).toContain(address.address);
+    expect(reply.error?.message).toContain(why);
+  });
+
+  it.each(EMBEDDED.filter((_, i) => i % 2 === 0))('HTTP+JSON refuses a literal %s address with a 400 problem', async (_what, address, why) => {
+    const taskId = await newTask();
+    const response = await fetch(`${gw.restUrl}/tasks/${taskId}/pushNotificationConfigs`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+      body: JSON.stringify({ url: `https://[${address.address}]/hook` }),
+    });
+    expect(response.status).toBe(400);
+    const { error } = (await response.json()) as { error: { status: string; message: string } };
+    expect(error.status).toBe('INVALID_ARGUMENT');
+    expect(error.message).toContain(why);
+    expect(JSON.stringify(error)).toContain('PUSH_URL_ADDRESS_BLOCKED');
+    expect(await gw.redis.exists(`${gw.prefix}:{${taskId}}:push`)).toBe(0);
+  });
+
+  it.each(EMBEDDED)('a name public at registration and %s at delivery gets no request and is dead-lettered', async (what, address, why) => {
+    const name = `rebind-embedded-${what.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.test`;
+    scripted.set(name, [[PUBLIC], [address]]);
+    const taskId = await newTask('', true);
+    const path = `/rebind-embedded/${taskId}`;
+    expect((await register(taskId, `http://${name}:${receiver.port}${path}`)).error).toBeUndefined();
+    const letter = await waitFor(async () => {
+      const { body } = await rpc(gw.jsonRpcUrl, 'ListPushDeadLetters', { taskId });
+      return (body.result as { deadLetters: { lastError: string; attempts: number }[] }).deadLetters[0];
+    }, 10_000, 'the blocked delivery to be dead-lettered');
+    expect(letter.lastError).toContain(address.address);
+    expect(letter.lastError).toContain(why);
+    expect(letter.attempts).toBe(1);
+    expect(receiver.deliveries.filter((d) => d.path === path)).toEqual([]);
+  });
+
+  it.each(['[::93.184.215.14]', '[::ffff:0:5db8:d70e]', '[64:ff9b::93.184.215.14]', '[64:ff9b::5db8:d70e]', '[2002:5db8:d70e::1]'])(
+    'accepts %s, which carries a public IPv4 address, as it accepts that address written plainly',
+    async (host) => {
+      const taskId = await newTask();
+      const reply = await register(taskId, `https://${host}/hook`);
+      expect(reply.error).toBeUndefined();
+      await rpc(gw.jsonRpcUrl, 'DeleteTaskPushNotificationConfig', { taskId, id: (reply as { result?: { id: string } }).result?.id });
+    },
+  );
 });

@@ -39,10 +39,10 @@ describe('receiver policy', () => {
   it('names the class of every blocked address and lets public unicast through', () => {
     expect(policy.blockedClassOf('8.8.8.8')).toBeUndefined();
     expect(policy.blockedClassOf('2606:4700::1111')).toBeUndefined();
-    expect(policy.blockedClassOf('127.0.0.2')).toBe('loopback');
+    expect(policy.blockedClassOf('127.0.0.2')).toBe('a loopback address');
     expect(policy.blockedClassOf('169.254.169.254')).toMatch(/link-local/);
     expect(policy.blockedClassOf('100.64.0.1')).toMatch(/carrier-grade NAT/);
-    expect(policy.blockedClassOf('::ffff:169.254.169.254')).toMatch(/IPv4-mapped IPv6 of a link-local/);
+    expect(policy.blockedClassOf('::ffff:169.254.169.254')).toMatch(/IPv4-mapped IPv6 address \(::ffff:0:0\/96\) carrying 169\.254\.169\.254, a link-local/);
     expect(policy.blockedClassOf('fd00::1')).toMatch(/unique-local/);
   });
 
@@ -51,7 +51,40 @@ describe('receiver policy', () => {
     expect(policy.blockedClassOf('10.21.0.1')).toMatch(/private/);
     expect(policy.blockedClassOf('127.0.0.1')).toBeUndefined();
     expect(policy.blockedClassOf('::ffff:127.0.0.1')).toBeUndefined();
-    expect(policy.blockedClassOf('127.0.0.2')).toBe('loopback');
+    expect(policy.blockedClassOf('127.0.0.2')).toBe('a loopback address');
+  });
+
+  it('judges an IPv6 address carrying an IPv4 address by the IPv4 address, in either notation', () => {
+    const forms: [string, string, string][] = [
+      ['::127.0.0.2', '::7f00:2', 'IPv4-compatible'],
+      ['::ffff:127.0.0.2', '::ffff:7f00:2', 'IPv4-mapped'],
+      ['::ffff:0:127.0.0.2', '::ffff:0:7f00:2', 'IPv4-translated'],
+      ['64:ff9b::127.0.0.2', '64:ff9b::7f00:2', 'NAT64'],
+      ['2002:7f00:2::127.0.0.2', '2002:7f00:2::1', '6to4'],
+    ];
+    for (const [dotted, hex, form] of forms) {
+      for (const written of [dotted, hex]) expect(policy.blockedClassOf(written), written).toMatch(new RegExp(`^an? ${form} .* carrying 127\\.0\\.0\\.\\d, a loopback address$`));
+    }
+    expect(policy.blockedClassOf('64:ff9b::a9fe:a9fe')).toMatch(/carrying 169\.254\.169\.254, a link-local/);
+    expect(policy.blockedClassOf('2002:a00:7::')).toMatch(/carrying 10\.0\.0\.7, a private/);
+    expect(policy.blockedClassOf('::100.64.0.1')).toMatch(/carrying 100\.64\.0\.1, a carrier-grade NAT/);
+    expect(policy.blockedClassOf('::ffff:0:239.1.2.3')).toMatch(/carrying 239\.1\.2\.3, a multicast/);
+    expect(policy.blockedClassOf('64:ff9b::198.51.100.1')).toMatch(/carrying 198\.51\.100\.1, a reserved/);
+    // A public IPv4 address is as reachable in any of these forms as written plainly, and an
+    // allow-listed one is allowed in all of them.
+    for (const reachable of ['::8.8.8.8', '::ffff:8.8.8.8', '::ffff:0:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1', '64:ff9b::10.20.3.4', '2002:a14:304::1']) {
+      expect(policy.blockedClassOf(reachable), reachable).toBeUndefined();
+    }
+    // `::` and `::1` are IPv6's own unspecified and loopback addresses.
+    expect(policy.blockedClassOf('::1')).toBe('a loopback address');
+    expect(policy.blockedClassOf('::')).toBe('an unspecified address');
+  });
+
+  it('refuses IPv4-carrying forms whose IPv4 address cannot be read, and IPv6 outside global unicast', () => {
+    expect(policy.blockedClassOf('2001:0:4136:e378:8000:63bf:3fff:fdd2')).toMatch(/^a Teredo .* obfuscated$/);
+    expect(policy.blockedClassOf('64:ff9b:1::808:808')).toMatch(/^a local-use NAT64 .* prefix length/);
+    expect(policy.blockedClassOf('64:ff9b:0:0:1::7f00:1')).toMatch(/outside global unicast/);
+    expect(policy.blockedClassOf('1234::1')).toMatch(/outside global unicast/);
   });
 
   it('refuses bad allow-list entries at start', () => {

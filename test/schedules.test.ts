@@ -9,7 +9,7 @@ import { startGatewayRole, type GatewayHandle } from '../src/gateway/server.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { startWorkerRole, type WorkerHandle } from '../src/runtime/worker-role.ts';
 import { CronExpressionParser } from 'cron-parser';
-import { createScheduleQueue } from '../queues/schedules.ts';
+import { createScheduleQueue, upsertCronJob } from '../queues/schedules.ts';
 import { ROOT, rpc, startTestGateway, waitFor, type TestGateway } from './support/harness.ts';
 
 interface Firing {
@@ -344,4 +344,94 @@ describe('schedule management', () => {
       await strict.close();
     }
   });
+});
+
+describe('schedules.minIntervalSeconds holds over every firing', () => {
+  let strict: TestGateway;
+  beforeAll(async () => {
+    strict = await startTestGateway({ name: 'schedmin', config: { schedules: { minIntervalSeconds: 60, lateAfterMs: 60_000 }, push: { enabled: false } } });
+  });
+  afterAll(async () => {
+    await strict?.close();
+  });
+  const create = (fields: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> =>
+    rpc(strict.jsonRpcUrl, 'CreateSchedule', { message: { parts: [{ text: 'echo x' }] }, ...fields });
+
+  /** A fixed-offset zone (Etc/GMT∓N) whose wall clock reads about noon now, so "the next two firings" start far from midnight. */
+  function noonZone(): string {
+    const shift = 12 - new Date().getUTCHours();
+    return shift === 0 ? 'Etc/GMT' : `Etc/GMT${shift > 0 ? '-' : '+'}${Math.abs(shift)}`;
+  }
+
+  it.each<[string, { timeZone?: string; minIntervalSeconds?: number }, string]>([
+    ['* 41,43 * * * *', {}, '00:41:00 then 00:41:01'],
+    ['*/5 * * * * *', {}, '00:00:00 then 00:00:05'],
+    ['0,30 * * * * *', {}, '00:00:00 then 00:00:30'],
+    // Four firings a day: 00:00, 00:59, 23:00, 23:59. The next two from noon are an hour apart,
+    // but 23:59 and the next day's 00:00 are one minute apart, less than a 2-minute minimum.
+    ['0 0,59 0,23 * * *', { timeZone: 'noon', minIntervalSeconds: 120 }, '23:59:00 then 00:00:00 1 day(s) later'],
+    // Once a week at 02:30, minimum 7 days less half an hour: the week whose Sunday loses an hour
+    // to daylight saving is half an hour too short.
+    ['0 30 2 * * 0', { timeZone: 'Europe/Paris', minIntervalSeconds: 7 * 86_400 - 1_800 }, 'daylight-saving change in Europe/Paris'],
+  ])('refuses %s with -32602 naming the setting, storing nothing', async (cron, options, where) => {
+    const gateway = options.minIntervalSeconds === undefined ? strict : await startTestGateway({ name: 'schedmin', inProcessWorker: false, config: { schedules: { minIntervalSeconds: options.minIntervalSeconds }, push: { enabled: false } } });
+    try {
+      const before = await gateway.snapshotKeys();
+      const timeZone = options.timeZone === 'noon' ? noonZone() : (options.timeZone ?? 'UTC');
+      const { body } = await rpc(gateway.jsonRpcUrl, 'CreateSchedule', { message: { parts: [{ text: 'echo x' }] }, cron, timeZone });
+      const error = body.error as { code: number; data: unknown };
+      expect(error.code).toBe(-32602);
+      const text = JSON.stringify(error);
+      expect(text).toContain('"field":"cron"');
+      expect(text).toContain('schedules.minIntervalSeconds');
+      expect(text).toContain(where);
+      expect([...(await gateway.snapshotKeys()).keys()].filter((k) => k.includes('{sched'))).toEqual([...before.keys()].filter((k) => k.includes('{sched')));
+    } finally {
+      if (gateway !== strict) await gateway.close();
+    }
+  });
+
+  it.each([
+    ['0 */5 * * * *', 'UTC'],
+    ['0 0 * * *', 'UTC'],
+    ['0 0 9 * * MON-FRI', 'Europe/Paris'],
+    ['0 * * * * *', 'America/New_York'],
+    ['0 0,59 0,23 * * 1', 'UTC'], // 23:59 on Monday, then 00:00 on the next Monday
+  ])('accepts %s (%s)', async (cron, timeZone) => {
+    const { body } = await create({ cron, timeZone });
+    expect(body.error).toBeUndefined();
+    await rpc(strict.jsonRpcUrl, 'DeleteSchedule', { id: (body.result as { id: string }).id });
+  });
+
+  it('a firing planned sooner than the minimum after the previous one is skipped with the reason, whatever the stored expression says', async () => {
+    const { body } = await create({ cron: '0 0 * * * *', lateness: { policy: 'catch-up', catchUpMax: 10 } });
+    const id = (body.result as { id: string }).id;
+    try {
+      // Someone with Redis access rewrites the schedule to fire every second, record and job alike.
+      const key = `${strict.prefix}:{sched:${id}}:schedule`;
+      const definition = JSON.parse((await strict.redis.hget(key, 'definition')) as string) as Record<string, unknown>;
+      await strict.redis.hset(key, 'definition', JSON.stringify({ ...definition, cron: '* * * * * *' }));
+      const queue = createScheduleQueue(strict.redis, strict.prefix);
+      try {
+        await upsertCronJob(queue, id, '* * * * * *', 'UTC');
+        const schedule = await waitFor(async () => {
+          const read = (await rpc(strict.jsonRpcUrl, 'GetSchedule', { id })).body.result as Schedule;
+          return read.firings.filter((f) => f.state === 'skipped').length >= 3 ? read : undefined;
+        }, 20_000, 'firings skipped as too soon');
+        await queue.removeJobScheduler(id);
+        const started = schedule.firings.filter((f) => f.state === 'started' || f.state === 'starting');
+        const skipped = schedule.firings.filter((f) => f.state === 'skipped');
+        expect(started).toHaveLength(1);
+        for (const firing of skipped) {
+          expect(firing.reason).toMatch(/^planned \d+ s after the previous firing; the shortest interval allowed is 60 s \(schedules.minIntervalSeconds\)$/);
+          expect(Date.parse(firing.scheduledFor) - Date.parse(started[0]?.scheduledFor as string)).toBeLessThan(60_000);
+        }
+        expect(schedule.skippedCount).toBe(skipped.length);
+      } finally {
+        await queue.close();
+      }
+    } finally {
+      await rpc(strict.jsonRpcUrl, 'DeleteSchedule', { id });
+    }
+  }, 30_000);
 });

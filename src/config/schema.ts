@@ -144,6 +144,16 @@ const pushSchema = z.strictObject({
   maxDeadLetters: z.coerce.number().int().min(1).default(10_000),
   /** Private Ed25519 JWK signing deliveries (Standard Webhooks v1a); default: generated in dataDir. Give every worker the same file. */
   signingKeyFile: z.string().min(1).optional(),
+  /**
+   * Private Ed25519 JWK files of keys that signed deliveries before a rotation. For
+   * signingKeyOverlapSeconds after the current key first signed, each signs every delivery
+   * beside it (one more `v1a` signature in webhook-signature), so a receiver holding only the old
+   * key and one holding only the new key both verify; after that they sign nothing. Their public
+   * keys stay on /.well-known/jwks.json while they are listed.
+   */
+  signingPreviousKeyFiles: stringList.default([]),
+  /** How long a rotation's previous keys keep signing beside the current one, from the moment the current key first signed (recorded in Redis). */
+  signingKeyOverlapSeconds: z.coerce.number().int().min(0).max(90 * 86_400).default(86_400),
 });
 
 /** The replay buffer of each task (its events stream), bounded for open tasks too (docs/replay.md). */
@@ -186,8 +196,12 @@ const schedulesSchema = z.strictObject({
   enabled: booleanish.default(true),
   /** Schedules one owner (principal and agent) may have; completed ones do not count. */
   maxPerOwner: z.coerce.number().int().min(1).max(100_000).default(100),
-  /** Shortest time between two firings of a cron schedule. */
-  minIntervalSeconds: z.coerce.number().int().min(1).default(60),
+  /**
+   * Shortest time between two firings of a cron schedule, in real time: CreateSchedule refuses an
+   * expression with any two consecutive firings closer (daylight-saving changes included), and a
+   * firing planned sooner than this after the schedule's previous one is skipped.
+   */
+  minIntervalSeconds: z.coerce.number().int().min(1).max(31_622_400).default(60),
   /** A firing handled this long after its time was missed (nothing ran then): the schedule's lateness policy decides. */
   lateAfterMs: z.coerce.number().int().min(100).default(60_000),
   /** Most missed firings a catch-up policy may run at once. */
@@ -782,6 +796,8 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_PUSH_CONCURRENCY: 'push.concurrency',
   A2A_PUSH_RETRY_HORIZON_MS: 'push.retryHorizonMs',
   A2A_PUSH_SIGNING_KEY_FILE: 'push.signingKeyFile',
+  A2A_PUSH_SIGNING_PREVIOUS_KEY_FILES: 'push.signingPreviousKeyFiles',
+  A2A_PUSH_SIGNING_KEY_OVERLAP_SECONDS: 'push.signingKeyOverlapSeconds',
   A2A_SCHEDULES_ENABLED: 'schedules.enabled',
   A2A_SCHEDULES_MAX_PER_OWNER: 'schedules.maxPerOwner',
   A2A_SCHEDULES_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',

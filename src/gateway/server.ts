@@ -39,7 +39,7 @@ import { publicJwkOf } from '../auth/keys/key-file.ts';
 import { PushConfigs } from '../push/push-configs.ts';
 import { PushStore } from '../push/push-store.ts';
 import { ReceiverPolicy, type PushResolver } from '../push/receiver-policy.ts';
-import { loadPushSigningKey } from '../push/signing-key.ts';
+import { loadPushSigningKeys } from '../push/signing-key.ts';
 import { PushDeadLetters } from '../push/dead-letters.ts';
 import { createPushQueue } from '../../queues/push.ts';
 import { createScheduleQueue } from '../../queues/schedules.ts';
@@ -97,7 +97,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   // Keys first: a bad key file is a configuration error, reported before anything connects.
   const keys = await loadGatewayKeys(config, baseDir);
   // Receivers verify webhook signatures with its public half, published beside the card's key.
-  const pushSigningKey = config.push.enabled ? await loadPushSigningKey(config, baseDir) : undefined;
+  const pushSigningKeys = config.push.enabled ? await loadPushSigningKeys(config, baseDir) : undefined;
   const grpcTls = config.grpcPort === 'off' ? undefined : await loadGrpcTls(config, baseDir);
   // Connections that answer clients wait for a lost Redis at most redisOutageGraceMs, and for
   // a silent one at most redisCommandTimeoutMs, then fail with 503 + Retry-After (see
@@ -320,7 +320,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     service,
     root,
     endpoints,
-    publishedKeys: pushSigningKey === undefined ? keys.publishedKeys : [...keys.publishedKeys, publicJwkOf(pushSigningKey)],
+    publishedKeys: pushSigningKeys === undefined ? keys.publishedKeys : [...keys.publishedKeys, ...[pushSigningKeys.current, ...pushSigningKeys.previous].map(publicJwkOf)],
     rateLimiter,
     streamSlots,
     edge: {

@@ -1,13 +1,14 @@
 // The four push-notification config operations (spec 3.1.7–3.1.10) and configs riding on
 // SendMessage, for one owner. A config is checked before anything is stored (URL form, SSRF
 // policy with its host resolved now), stored in the task's slot, then the task is indexed in its
-// push shard's outbox (docs/redis-slots.md: claim, change, index afterwards).
+// push shard's outbox (docs/redis-slots.md: claim, change, index afterwards). Every answer
+// shows a config's secrets masked.
 import { newId } from '../ids.ts';
-import { A2AError, taskNotFound } from '../protocol/errors.ts';
+import { A2AError, invalidParams, taskNotFound } from '../protocol/errors.ts';
 import { LimitExceededError } from '../limits/limit-refusal.ts';
 import type { TaskPushNotificationConfig } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
-import { configView, type StoredPushConfig } from './push-config.ts';
+import { configView, isMasked, SECRET_MASK, type StoredPushConfig } from './push-config.ts';
 import type { CursorStart, PushStore } from './push-store.ts';
 import { BlockedReceiverError, type ReceiverPolicy } from './receiver-policy.ts';
 
@@ -27,6 +28,18 @@ export class PushConfigs {
    * config sits in the request, for the error's field violations.
    */
   async prepare(taskId: string, input: TaskPushNotificationConfig, field: string, now: Date = new Date()): Promise<StoredPushConfig> {
+    // A config read back and sent again carries masks, not secrets: storing them would replace
+    // the secret with the mask.
+    const masked = [
+      ...(isMasked(input.token) ? [`${field}token`] : []),
+      ...(isMasked(input.authentication?.credentials) ? [`${field}authentication.credentials`] : []),
+    ];
+    if (masked.length > 0) {
+      throw invalidParams(
+        masked.map((path) => ({ field: path, description: `is the mask reads show in place of a stored secret (${SECRET_MASK}); secrets are never returned, so send the secret itself` })),
+        'A push-notification config secret is a mask, not a secret; nothing was stored.',
+      );
+    }
     try {
       await this.options.policy.checkReceiver(input.url);
     } catch (error) {

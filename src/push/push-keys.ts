@@ -64,4 +64,9 @@ export class PushKeys {
     return `${this.prefix}:push:attached`;
   }
 
+  /** STRING: ms when a webhook signing key (by kid) first signed, set once: a rotation's overlap runs from it. */
+  signingKeySince(kid: string): string {
+    return `${this.prefix}:{pushkeys}:since:${kid}`;
+  }
+
 }

@@ -11,7 +11,7 @@ import { PushDelivery } from './delivery.ts';
 import { PushOutbox } from './outbox.ts';
 import { PushStore } from './push-store.ts';
 import { ReceiverPolicy, type PushResolver } from './receiver-policy.ts';
-import { loadPushSigningKey } from './signing-key.ts';
+import { loadPushSigningKeys, previousKeysSignUntil } from './signing-key.ts';
 import { WebhookSender } from './webhook-sender.ts';
 import { WebhookSigner } from './webhook-signature.ts';
 
@@ -30,13 +30,21 @@ export interface PushRoleOptions {
 
 export async function startPushRole(config: GatewayConfig, logger: Logger, options: PushRoleOptions): Promise<PushRoleHandle> {
   const settings = config.push;
-  const signer = new WebhookSigner(await loadPushSigningKey(config, options.baseDir));
+  const signingKeys = await loadPushSigningKeys(config, options.baseDir);
   const commands = openRedis(config, 'commands');
   const subscriber = openRedis(config, 'events');
   const workerConnection = openRedis(config, 'worker');
   for (const [role, connection] of [['push commands', commands], ['push events', subscriber], ['push worker', workerConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
+  const previousUntilMs = await previousKeysSignUntil(commands, config.keyPrefix, signingKeys, settings.signingKeyOverlapSeconds);
+  if (previousUntilMs > Date.now()) {
+    logger.info('webhook signing key rotation: the previous keys sign beside the current one until the overlap ends', {
+      until: new Date(previousUntilMs).toISOString(),
+      previousKeys: signingKeys.previous.map((key) => key.kid ?? ''),
+    });
+  }
+  const signer = new WebhookSigner(signingKeys.current, { keys: signingKeys.previous, untilMs: previousUntilMs });
   const store = new PushStore(commands, config.keyPrefix);
   const queue = createPushQueue(commands, config.keyPrefix);
   queue.on('error', (error: Error) => logger.debug('push queue error', { error: error.message }));

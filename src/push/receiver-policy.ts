@@ -3,10 +3,12 @@
 // sender's connect hook (webhook-sender.ts), which then connects to exactly the address it
 // checked: a name that resolved to a public address at registration and to 127.0.0.1 later
 // (DNS rebinding) is refused when it matters. Address classes come from ipaddr.js; anything that
-// is not a plain public unicast address is refused unless the allow-list names it.
+// is not a public unicast address is refused unless the allow-list names it, and an IPv6 address
+// carrying an IPv4 address is judged by the IPv4 address it carries.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { ipv4EmbeddingOf } from './embedded-ipv4.ts';
 
 export interface ResolvedAddress {
   address: string;
@@ -33,29 +35,46 @@ export class BlockedReceiverError extends Error {
 
 /** ipaddr.js range names, as people call them. */
 const RANGE_NAMES: Record<string, string> = {
-  loopback: 'loopback',
-  private: 'private (RFC 1918)',
-  linkLocal: 'link-local (incl. cloud metadata 169.254.169.254)',
-  carrierGradeNat: 'carrier-grade NAT (100.64/10)',
-  multicast: 'multicast',
-  uniqueLocal: 'unique-local (fc00::/7)',
-  unspecified: 'unspecified',
-  broadcast: 'broadcast',
-  reserved: 'reserved',
-  ipv4Mapped: 'IPv4-mapped IPv6',
-  rfc6052: 'IPv4-embedded IPv6 (NAT64)',
-  rfc6145: 'IPv4-translated IPv6',
-  '6to4': '6to4',
-  teredo: 'Teredo',
-  benchmarking: 'benchmarking',
-  amt: 'AMT',
-  as112: 'AS112',
-  deprecated: 'deprecated',
-  orchid2: 'ORCHIDv2',
-  discard: 'discard-only',
+  loopback: 'a loopback address',
+  private: 'a private address (RFC 1918)',
+  linkLocal: 'a link-local address (cloud metadata 169.254.169.254 included)',
+  carrierGradeNat: 'a carrier-grade NAT address (100.64/10)',
+  multicast: 'a multicast address',
+  uniqueLocal: 'a unique-local address (fc00::/7)',
+  unspecified: 'an unspecified address',
+  broadcast: 'the broadcast address',
+  reserved: 'a reserved address',
+  benchmarking: 'a benchmarking address',
+  amt: 'an AMT address',
+  as112: 'an AS112 address',
+  as112v6: 'an AS112 address',
+  deprecatedSiteLocal: 'a site-local address (deprecated)',
+  deprecatedOrchid: 'an ORCHID address (deprecated)',
+  orchid2: 'an ORCHIDv2 address',
+  discard: 'a discard-only address',
+  segmentRouting: 'a segment-routing address',
+  droneRemoteIdProtocolEntityTags: 'a drone remote ID address',
 };
 
+const describeRange = (range: string): string => RANGE_NAMES[range] ?? `an address of the ${range} range`;
+
+/** Every routable IPv6 unicast address is in 2000::/3; the rest of the space is special or unassigned. */
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
+
 type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+/**
+ * An address as the operating system reads it, or undefined when it is not one. ipaddr.js reads
+ * `::127.0.0.1` as IPv4-mapped; a socket reads it as IPv4-compatible (`::7f00:1`), so IPv6 text
+ * goes through the WHATWG URL parser, which reads it as a socket does, before ipaddr.js sees it.
+ */
+function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  const family = isIP(text);
+  if (family === 4) return ipaddr.IPv4.parse(text);
+  if (family !== 6) return undefined;
+  const [withoutZone = ''] = text.split('%');
+  return ipaddr.IPv6.parse(new URL(`http://[${withoutZone}]/`).hostname.slice(1, -1));
+}
 
 /** An IPv4-mapped IPv6 address is judged as the IPv4 address it carries (for the allow-list). */
 function normalized(address: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 {
@@ -81,7 +100,7 @@ export class ReceiverPolicy {
       if (trimmed === '') continue;
       if (trimmed.includes('/')) this.allowedBlocks.push(ipaddr.parseCIDR(trimmed));
       else if (ipaddr.isValid(trimmed)) {
-        const address = normalized(ipaddr.parse(trimmed));
+        const address = normalized(parseAddress(trimmed) ?? ipaddr.parse(trimmed));
         this.allowedBlocks.push([address, address.kind() === 'ipv4' ? 32 : 128]);
       } else this.allowedNames.add(trimmed.toLowerCase());
     }
@@ -105,19 +124,38 @@ export class ReceiverPolicy {
     return undefined;
   }
 
-  /** The blocked class of an address, or undefined when it may be reached. */
+  private listed(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+    return this.allowedBlocks.some(([block, bits]) => block.kind() === address.kind() && address.match(block as never, bits));
+  }
+
+  /**
+   * What makes an address unreachable for webhooks, as a phrase ("a loopback address"), or
+   * undefined when it may be reached: a public unicast address, or one the allow-list names. An
+   * IPv6 address that carries an IPv4 address is judged by that IPv4 address; one whose IPv4
+   * address cannot be known (Teredo, local-use NAT64) is refused.
+   */
   blockedClassOf(address: string): string | undefined {
-    if (!ipaddr.isValid(address)) return 'not an IP address';
-    const parsed = ipaddr.parse(address);
-    const judged = normalized(parsed);
-    for (const [block, bits] of this.allowedBlocks) {
-      if (block.kind() === judged.kind() && judged.match(block as never, bits)) return undefined;
+    const parsed = parseAddress(address);
+    if (parsed === undefined) return 'not an IP address';
+    if (this.listed(parsed)) return undefined;
+    if (parsed.kind() === 'ipv4') return this.ipv4Class(parsed as ipaddr.IPv4);
+    const v6 = parsed as ipaddr.IPv6;
+    const embedding = ipv4EmbeddingOf(v6);
+    if (embedding?.kind === 'opaque') return `${embedding.form}, refused because ${embedding.why}`;
+    if (embedding?.kind === 'carries') {
+      const inner = this.ipv4Class(embedding.ipv4);
+      return inner === undefined ? undefined : `${embedding.form} carrying ${embedding.ipv4.toString()}, ${inner}`;
     }
-    if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-      return `${RANGE_NAMES.ipv4Mapped} of a ${RANGE_NAMES[judged.range()] ?? judged.range()} address`;
-    }
-    const range = parsed.range();
-    return range === 'unicast' ? undefined : (RANGE_NAMES[range] ?? range);
+    const range = v6.range();
+    if (range !== 'unicast') return describeRange(range);
+    if (!v6.match(GLOBAL_UNICAST)) return 'an address outside global unicast (2000::/3)';
+    return undefined;
+  }
+
+  private ipv4Class(address: ipaddr.IPv4): string | undefined {
+    if (this.listed(address)) return undefined;
+    const range = address.range();
+    return range === 'unicast' ? undefined : describeRange(range);
   }
 
   /** Checks a webhook URL's form: http(s), no credentials in it, not too long. */
@@ -154,7 +192,7 @@ export class ReceiverPolicy {
     const allowedByName = this.hostAllowed(bare);
     if (literal !== 0) {
       const blocked = allowedByName ? undefined : this.blockedClassOf(bare);
-      if (blocked !== undefined) throw new BlockedReceiverError(`${bare} is a ${blocked} address, which webhooks may not reach unless push.allowedHosts lists it.`, 'ADDRESS_BLOCKED', bare);
+      if (blocked !== undefined) throw new BlockedReceiverError(`${bare} is ${blocked}, which webhooks may not reach unless push.allowedHosts lists it.`, 'ADDRESS_BLOCKED', bare);
       return { address: bare, family: literal === 6 ? 6 : 4 };
     }
     let answers: ResolvedAddress[];

@@ -23,21 +23,41 @@ function hmacKey(secret: string): Buffer {
   return Buffer.from(secret.slice(HMAC_SECRET_PREFIX.length), 'base64');
 }
 
+function ed25519Key(privateJwk: JWK): KeyObject {
+  if (privateJwk.kty !== 'OKP' || privateJwk.crv !== 'Ed25519') throw new Error('the push signing key must be an Ed25519 (OKP) key');
+  return createPrivateKey({ key: privateJwk as never, format: 'jwk' });
+}
+
+/** Keys of an earlier rotation, and until when (ms) they sign beside the current key. */
+export interface PreviousSigningKeys {
+  keys: JWK[];
+  untilMs: number;
+}
+
 export class WebhookSigner {
   private readonly privateKey: KeyObject;
+  private readonly previousKeys: KeyObject[];
+  private readonly previousUntilMs: number;
   /** The key's id on /.well-known/jwks.json. */
   readonly keyId: string;
 
-  constructor(privateJwk: JWK) {
-    if (privateJwk.kty !== 'OKP' || privateJwk.crv !== 'Ed25519') throw new Error('the push signing key must be an Ed25519 (OKP) key');
-    this.privateKey = createPrivateKey({ key: privateJwk as never, format: 'jwk' });
+  constructor(privateJwk: JWK, previous: PreviousSigningKeys = { keys: [], untilMs: 0 }) {
+    this.privateKey = ed25519Key(privateJwk);
+    this.previousKeys = previous.keys.map(ed25519Key);
+    this.previousUntilMs = previous.untilMs;
     this.keyId = privateJwk.kid ?? '';
   }
 
+  /**
+   * The delivery's webhook-* headers: a `v1a` signature by the current key, one by each previous
+   * key while the rotation's overlap lasts (receivers accept any one signature they can verify),
+   * and `v1` with the config's HMAC secret.
+   */
   headers(id: string, body: string, hmacSecret: string | undefined, now: Date = new Date()): WebhookHeaders {
     const timestamp = Math.floor(now.getTime() / 1000);
     const content = Buffer.from(signedContent(id, timestamp, body));
-    const signatures = [`v1a,${sign(null, content, this.privateKey).toString('base64')}`];
+    const signers = now.getTime() < this.previousUntilMs ? [this.privateKey, ...this.previousKeys] : [this.privateKey];
+    const signatures = signers.map((key) => `v1a,${sign(null, content, key).toString('base64')}`);
     if (hmacSecret !== undefined) signatures.push(`v1,${createHmac('sha256', hmacKey(hmacSecret)).update(content).digest('base64')}`);
     return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatures.join(' ') };
   }

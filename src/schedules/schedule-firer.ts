@@ -25,6 +25,8 @@ export interface ScheduleFirerOptions {
   agents: Agents;
   logger: Logger;
   lateAfterMs: number;
+  /** schedules.minIntervalSeconds: a firing planned sooner after the previous one is skipped. */
+  minIntervalSeconds: number;
   idempotencyTtlSeconds: number;
   /** How long a completed one-time schedule stays readable (retentionSeconds). */
   retentionSeconds: number;
@@ -59,8 +61,16 @@ export class ScheduleFirer {
       taskIds: candidates.map(() => newId()),
       omitted,
       retentionMs: this.options.retentionSeconds * 1000,
+      minIntervalMs: this.options.minIntervalSeconds * 1000,
     });
     if ('inactive' in decided) return;
+    if (decided.tooSoon > 0) {
+      this.options.logger.warn('schedule firing skipped: planned sooner than schedules.minIntervalSeconds after the previous firing', {
+        scheduleId,
+        skipped: decided.tooSoon,
+        minIntervalSeconds: this.options.minIntervalSeconds,
+      });
+    }
     for (const firing of decided.due) await this.start(record, firing);
     // A completed one-time schedule no longer counts against its owner's limit (index step, owner slot).
     if (decided.completed) await this.options.store.unclaim(record.ownerKey, record.id);
@@ -77,6 +87,7 @@ export class ScheduleFirer {
       taskIds: [],
       omitted: 0,
       retentionMs: this.options.retentionSeconds * 1000,
+      minIntervalMs: this.options.minIntervalSeconds * 1000,
     });
     if ('inactive' in decided) return;
     for (const firing of decided.due) await this.start(record, firing);

@@ -34,6 +34,7 @@ export async function startScheduleRole(config: GatewayConfig, agents: Agents, l
     agents,
     logger,
     lateAfterMs: config.schedules.lateAfterMs,
+    minIntervalSeconds: config.schedules.minIntervalSeconds,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     retentionSeconds: config.retentionSeconds,
   });

@@ -9,6 +9,7 @@ import { A2AError, invalidParams } from '../protocol/errors.ts';
 import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import type { ScheduleStore } from './schedule-store.ts';
+import { firingsCloserThan } from './cron-spacing.ts';
 import { cronProblem, nextTimes, timeZoneProblem } from './schedule-timing.ts';
 import type { ScheduleDefinition, ScheduleRecord, ScheduleView } from './schedule-types.ts';
 import type { z } from 'zod';
@@ -86,9 +87,16 @@ export class ScheduleService {
     if (request.cron !== undefined) {
       const problem = cronProblem(request.cron, timeZone);
       if (problem !== undefined) throw invalidParams([{ field: 'cron', description: problem }]);
-      const [first, second] = nextTimes(request.cron, timeZone, nowMs, 2) as [number, number];
-      if (second - first < this.settings.minIntervalSeconds * 1000) {
-        throw invalidParams([{ field: 'cron', description: `fires every ${(second - first) / 1000} s; the shortest interval allowed is ${this.settings.minIntervalSeconds} s (schedules.minIntervalSeconds)` }]);
+      // Every pair of consecutive firings, not only the next two: `* 41,43 * * * *` fires once a
+      // second for a minute each hour.
+      const tooClose = firingsCloserThan(request.cron, timeZone, this.settings.minIntervalSeconds, nowMs);
+      if (tooClose !== undefined) {
+        throw invalidParams([
+          {
+            field: 'cron',
+            description: `fires ${tooClose.gapSeconds} s after the firing before it (${tooClose.where}); the shortest interval allowed is ${this.settings.minIntervalSeconds} s (schedules.minIntervalSeconds)`,
+          },
+        ]);
       }
       definition.cron = request.cron;
     } else {

@@ -93,21 +93,24 @@ export class ScheduleStore {
     return { before: str(reply[1]), after: str(reply[2]) };
   }
 
-  /** Decides what fires now (schedFire-3.lua); returns firings to start. */
+  /**
+   * Decides what fires now (schedFire-3.lua); returns firings to start, and how many this
+   * decision skipped as planned sooner than `minIntervalMs` after the previous firing.
+   */
   async decide(
     scheduleId: string,
-    input: { nowMs: number; lateAfterMs: number; candidates: number[]; taskIds: string[]; omitted: number; retentionMs: number },
-  ): Promise<{ inactive: string } | { due: DueFiring[]; completed: boolean }> {
+    input: { nowMs: number; lateAfterMs: number; candidates: number[]; taskIds: string[]; omitted: number; retentionMs: number; minIntervalMs: number },
+  ): Promise<{ inactive: string } | { due: DueFiring[]; completed: boolean; tooSoon: number }> {
     const k = scheduleKeys(this.prefix, scheduleId);
     const reply = await this.run(
       'schedFire',
       [k.schedule, k.firings, k.firingIndex],
-      [input.nowMs, input.lateAfterMs, JSON.stringify(input.candidates), JSON.stringify(input.taskIds), input.omitted, FIRINGS_KEPT, input.retentionMs],
+      [input.nowMs, input.lateAfterMs, JSON.stringify(input.candidates), JSON.stringify(input.taskIds), input.omitted, FIRINGS_KEPT, input.retentionMs, input.minIntervalMs],
     );
     if (reply[0] === 'INACTIVE') return { inactive: str(reply[1]) };
     const due: DueFiring[] = [];
-    for (let i = 2; i + 2 < reply.length; i += 3) due.push({ firingId: str(reply[i]), scheduledFor: Number(reply[i + 1]), taskId: str(reply[i + 2]) });
-    return { due, completed: reply[1] === '1' };
+    for (let i = 3; i + 2 < reply.length; i += 3) due.push({ firingId: str(reply[i]), scheduledFor: Number(reply[i + 1]), taskId: str(reply[i + 2]) });
+    return { due, completed: reply[1] === '1', tooSoon: Number(reply[2] ?? 0) };
   }
 
   async firingDone(scheduleId: string, firingId: string, outcome: 'started' | 'failed', taskId: string, reason = ''): Promise<void> {
