@@ -17,6 +17,10 @@ export interface AgentLimits {
   turnDeadlineMs: number;
   turnBudget: number;
   workerConcurrency: number;
+  /** What a turn of this agent may store (limits.maxArtifactBytes, maxTurnOutputBytes, maxTaskOutputBytes). */
+  maxArtifactBytes: number;
+  maxTurnOutputBytes: number;
+  maxTaskOutputBytes: number;
 }
 
 export interface AgentSettings {
@@ -103,6 +107,9 @@ export function resolveAgents(config: GatewayConfig): ResolvedAgents {
         turnDeadlineMs: limits.turnDeadlineMs ?? config.turnDeadlineMs,
         turnBudget: limits.turnBudget ?? config.turnBudget,
         workerConcurrency: limits.workerConcurrency ?? config.workerConcurrency,
+        maxArtifactBytes: limits.maxArtifactBytes ?? config.limits.maxArtifactBytes,
+        maxTurnOutputBytes: limits.maxTurnOutputBytes ?? config.limits.maxTurnOutputBytes,
+        maxTaskOutputBytes: limits.maxTaskOutputBytes ?? config.limits.maxTaskOutputBytes,
       },
       backendLimits: { ...config.backendLimits, ...definedOnly(entry.backendLimits ?? {}) },
     } satisfies AgentSettings;

@@ -315,6 +315,16 @@ const limitsSchema = z.strictObject({
    * gateway renews its streams' slots every third of it, so a gateway that dies frees its slots within this.
    */
   streamSlotTtlMs: z.coerce.number().int().min(1_000).default(30_000),
+  /**
+   * Bytes one artifact may grow to through a turn's chunks (each chunk counted as the event that
+   * carries it; a replacing chunk starts the count afresh). Past it the chunk is not stored and the
+   * turn fails, naming this setting; the adapter's next write is refused, so it stops reading its backend.
+   */
+  maxArtifactBytes: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
+  /** Bytes of events (status updates, artifact chunks) one turn may store; past it the turn fails, naming this setting. */
+  maxTurnOutputBytes: z.coerce.number().int().min(1024).default(32 * 1024 * 1024),
+  /** Bytes of events all turns of one task may store together; past it the turn fails, naming this setting. */
+  maxTaskOutputBytes: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
 });
 
 /** An A2A skill as a card declares it (spec 4.4.5), for agents whose skills are configured. */
@@ -383,6 +393,12 @@ const agentLimitsSchema = z.strictObject({
   turnBudget: z.coerce.number().min(0).optional(),
   /** Turns of this agent one worker process runs at once. */
   workerConcurrency: z.coerce.number().int().min(1).max(1000).optional(),
+  /** Bytes one artifact of this agent's tasks may grow to. */
+  maxArtifactBytes: z.coerce.number().int().min(1024).optional(),
+  /** Bytes of events one turn of this agent may store. */
+  maxTurnOutputBytes: z.coerce.number().int().min(1024).optional(),
+  /** Bytes of events all turns of one task of this agent may store together. */
+  maxTaskOutputBytes: z.coerce.number().int().min(1024).optional(),
 });
 
 /**
@@ -609,6 +625,12 @@ export const configSchema = z.object({
    */
   redisCommandTimeoutMs: positiveMs.default(2_000),
   /**
+   * Largest Redis command (all its arguments together) a connection sends; a larger one is
+   * refused before it is queued, its caller gets an error naming this setting, and a turn that
+   * tried it fails. Keep it well below Redis's proto-max-bulk-len (512 MB).
+   */
+  redisMaxCommandBytes: z.coerce.number().int().min(1024 * 1024).max(512 * 1024 * 1024).default(256 * 1024 * 1024),
+  /**
    * Replicas that must confirm (Redis WAIT) a task's or message's acceptance before the gateway
    * answers, and a turn's final state before its worker lets the turn's job go (0 = none, no WAIT
    * is sent). Without it a write a master acknowledged and then lost in a failover, before any
@@ -743,6 +765,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_SSE_MAX_BUFFERED_BYTES: 'sseMaxBufferedBytes',
   A2A_TRUST_PROXY: 'trustProxy',
   A2A_REDIS_COMMAND_TIMEOUT_MS: 'redisCommandTimeoutMs',
+  A2A_REDIS_MAX_COMMAND_BYTES: 'redisMaxCommandBytes',
   A2A_PRODUCTION: 'production',
   A2A_HEARTBEAT_MS: 'heartbeatMs',
   A2A_BLOCKING_TIMEOUT_MS: 'blockingTimeoutMs',
@@ -785,6 +808,9 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_MAX_STREAMS_PER_OWNER: 'limits.maxStreamsPerOwner',
   A2A_MAX_STREAMS: 'limits.maxStreams',
   A2A_STREAM_SLOT_TTL_MS: 'limits.streamSlotTtlMs',
+  A2A_MAX_ARTIFACT_BYTES: 'limits.maxArtifactBytes',
+  A2A_MAX_TURN_OUTPUT_BYTES: 'limits.maxTurnOutputBytes',
+  A2A_MAX_TASK_OUTPUT_BYTES: 'limits.maxTaskOutputBytes',
   A2A_DELEGATION_MAX_PARALLEL: 'delegation.maxParallel',
   A2A_CONSOLE_ENABLED: 'console.enabled',
   A2A_CONSOLE_RECENT_TASKS_MAX: 'console.recentTasksMax',

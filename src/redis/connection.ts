@@ -1,4 +1,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { DEFAULT_REDIS_MAX_COMMAND_BYTES, guardCommands } from './command-guard.ts';
+
+export { DEFAULT_REDIS_MAX_COMMAND_BYTES, guardCommands, isRedisCommandTooLargeError, RedisCommandTooLargeError } from './command-guard.ts';
 
 export type RedisRole = 'commands' | 'events' | 'cancel' | 'queue' | 'worker';
 
@@ -9,6 +12,8 @@ export type RedisClient = Redis | Cluster;
 export interface RedisTarget {
   redisUrl: string;
   redisClusterNodes: readonly string[];
+  /** Largest command (all its arguments) a connection sends; larger are refused before they are queued (default DEFAULT_REDIS_MAX_COMMAND_BYTES). */
+  redisMaxCommandBytes?: number;
 }
 
 export const isCluster = (redis: RedisClient): redis is Cluster => redis.isCluster;
@@ -73,7 +78,15 @@ export function openRedis(
     enableAutoPipelining: role === 'commands' || role === 'queue',
     ...extra,
   };
-  if (clusterConfigured(target)) return openCluster(target, role, options, policy);
+  const client = clusterConfigured(target) ? openCluster(target, role, options, policy) : openSingle(target, role, options, policy);
+  guardCommands(client, target.redisMaxCommandBytes ?? DEFAULT_REDIS_MAX_COMMAND_BYTES);
+  // Each role logs its connection's errors; this listener only makes sure an 'error' event never
+  // finds none (a role that forgot one must not depend on ioredis' own fallback).
+  client.on('error', () => undefined);
+  return client;
+}
+
+function openSingle(target: RedisTarget, role: RedisRole, options: RedisOptions, policy: { outageGraceMs?: number; commandTimeoutMs?: number }): Redis {
   const redis = new Redis(target.redisUrl, options);
   if (policy.outageGraceMs !== undefined) failFastAfterGrace(redis, role, policy.outageGraceMs);
   if (policy.commandTimeoutMs !== undefined) timeOutWhileConnected(redis, policy.commandTimeoutMs);

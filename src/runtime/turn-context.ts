@@ -12,6 +12,7 @@ import type { StepRecord, TaskStore, TurnRecord } from '../store/task-store.ts';
 import { PersistedTurnBudget } from './turn-budget.ts';
 import type { LogFields, Logger } from '../logging/logger.ts';
 import { addEventsTime, timeNow } from '../telemetry/stage-marks.ts';
+import type { OutputLimits } from '../limits/output-limits.ts';
 
 export interface TurnLease {
   taskId: string;
@@ -95,6 +96,8 @@ export interface TurnContextInit {
   caller: CallerIdentity;
   /** The extensions the request of the turn's latest input activated (ctx.extensions). */
   extensions?: readonly string[];
+  /** What the turn may store (the agent's limits); undefined: the settings' defaults. */
+  outputLimits?: OutputLimits;
 }
 
 const DEFAULT_CONTEXT_TASKS = 20;
@@ -121,6 +124,7 @@ export class TurnContext implements AdapterContext {
   private writes: Promise<void> = Promise.resolve();
   private writeError: Error | undefined;
   private readonly emitScope: string;
+  private readonly outputLimits: OutputLimits | undefined;
   /** Events of this run an earlier run had stored already (not stored again). */
   private repeatedEvents = 0;
   /** Parts this run put in each artifact it started with a replacing chunk (a re-run's own view). */
@@ -153,6 +157,7 @@ export class TurnContext implements AdapterContext {
     this.adapterName = init.adapterName;
     this.readContextHistory = init.readContextHistory;
     this.emitScope = init.emitScope;
+    this.outputLimits = init.outputLimits;
     this.caller = Object.freeze({ ...init.caller, scopes: Object.freeze([...init.caller.scopes]) });
     this.extensions = Object.freeze([...(init.extensions ?? [])]);
     this.logger = boundLogger(init.logger, { taskId: this.taskId, contextId: this.contextId, turn: this.turn, attempt: this.attempt, agent: init.caller.agent });
@@ -302,13 +307,25 @@ export class TurnContext implements AdapterContext {
           lastChunk: sent.lastChunk === true,
         },
       };
-      if (!(await this.append(this.artifactState, undefined, event, place))) {
+      let stored: boolean;
+      try {
+        stored = await this.append(this.artifactState, undefined, event, place, { artifactId: sent.artifactId, append: sent.append === true });
+      } catch (error) {
+        // Not stored (an output bound, a stale lease): the artifacts the turn ends with must not hold it.
+        this.undoArtifact(index, before, chunk.artifactId);
+        throw error;
+      }
+      if (!stored) {
         // An earlier run of this turn stored this chunk already: the stored artifacts (which
         // this run started from) include it, so it must not be applied a second time.
-        if (before !== undefined) this.artifactState[index] = before;
-        else this.artifactState.splice(this.artifactState.findIndex((a) => a.artifactId === chunk.artifactId), 1);
+        this.undoArtifact(index, before, chunk.artifactId);
       }
     });
+  }
+
+  private undoArtifact(index: number, before: Artifact | undefined, artifactId: string): void {
+    if (before !== undefined) this.artifactState[index] = before;
+    else this.artifactState.splice(this.artifactState.findIndex((a) => a.artifactId === artifactId), 1);
   }
 
   recordStep(name: string, detail?: JsonObject): Promise<void> {
@@ -470,7 +487,13 @@ export class TurnContext implements AdapterContext {
   }
 
   /** Appends one event; false when an earlier run of this turn had already appended it. */
-  private async append(artifacts: Artifact[] | undefined, status: TaskStatus | undefined, event: StreamResponse, place: { sequence: number; digest: string }): Promise<boolean> {
+  private async append(
+    artifacts: Artifact[] | undefined,
+    status: TaskStatus | undefined,
+    event: StreamResponse,
+    place: { sequence: number; digest: string },
+    artifactChunk?: { artifactId: string; append: boolean },
+  ): Promise<boolean> {
     const startedAt = timeNow();
     const result = await this.store.appendEvents({
       taskId: this.taskId,
@@ -481,6 +504,8 @@ export class TurnContext implements AdapterContext {
       status,
       events: [event],
       emit: { scope: this.emitScope, sequence: place.sequence, digest: place.digest, pastPrefix: this.pastPrefix },
+      ...(this.outputLimits === undefined ? {} : { outputLimits: this.outputLimits }),
+      ...(artifactChunk === undefined ? {} : { artifactChunk }),
       now: new Date(),
     });
     if (startedAt !== 0) addEventsTime(this.taskId, timeNow() - startedAt);

@@ -2,7 +2,8 @@
 // store the outcome, and continue with queued follow-ups while the lease is ours.
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
-import { isCluster, type RedisClient } from '../redis/connection.ts';
+import { isCluster, isRedisCommandTooLargeError, type RedisClient } from '../redis/connection.ts';
+import { isOutputLimitError } from '../limits/output-limits.ts';
 import { newId } from '../ids.ts';
 import type { Adapter, CallerIdentity, OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../adapters/types.ts';
 import { taskCanceled, TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../adapters/abort-reasons.ts';
@@ -288,10 +289,12 @@ export class TurnRunner {
       workerId: this.workerId,
       leaseTtlMs: this.options.leaseTtlMs,
       turnDeadlineMs: limits.turnDeadlineMs,
+      maxTurnAttempts: this.options.maxTurnAttempts,
       now: new Date(),
     });
     if (lease.kind === 'gone' || lease.kind === 'closed') return undefined;
     if (lease.kind === 'held') throw new LeaseHeldError(data.taskId, lease.holder);
+    if (lease.kind === 'exhausted') return this.failExhausted(data, lease, traceContext, logger, agent.name);
     turn.turn = lease.turn;
     markStage(data.taskId, 'leased');
     const leasedAt = process.hrtime.bigint();
@@ -352,9 +355,6 @@ export class TurnRunner {
         outcome = this.finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled before the turn started.');
       } else if (lease.versions !== undefined && !isCompatibleAdapter(lease.versions.adapter, adapterVersion)) {
         const reason = `Task ${data.taskId} started under adapter ${lease.versions.adapter}; this worker runs ${adapterVersion}, which is not compatible (different name or major version). Run a compatible worker, or start a new task.`;
-        outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
-      } else if (lease.attempts > this.options.maxTurnAttempts) {
-        const reason = `Turn ${lease.turn} exceeded its limit of ${this.options.maxTurnAttempts} attempts (maxTurnAttempts); the workers running it were lost each time.`;
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else if (lease.deadlineAtMs !== undefined && Date.now() >= lease.deadlineAtMs) {
         const reason = deadlineReason(lease.turn, limits);
@@ -451,6 +451,7 @@ export class TurnRunner {
       logger,
       caller: callerOf(fence.ownerKey, lease.callerScopes),
       extensions: lease.callerExtensions,
+      outputLimits: { maxArtifactBytes: limits.maxArtifactBytes, maxTurnOutputBytes: limits.maxTurnOutputBytes, maxTaskOutputBytes: limits.maxTaskOutputBytes },
       readContextHistory: (maxTasks) => this.options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
     });
     const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
@@ -518,8 +519,20 @@ export class TurnRunner {
     // land after the final status); the finish script records whether it came too late.
     turn.acknowledge = undefined;
     // Everything the adapter emitted (and an acknowledgement already queued) is stored before
-    // the final status is.
-    await context.settle();
+    // the final status is. A write refused for what it would store (an output bound, a command
+    // past redisMaxCommandBytes) ends the turn here, whatever the adapter did with the error:
+    // running it again would be refused again.
+    const refused = await context.settle().then(
+      () => undefined,
+      (error: unknown) => {
+        if (isOutputLimitError(error) || isRedisCommandTooLargeError(error)) return error;
+        throw error;
+      },
+    );
+    if (refused !== undefined && !controller.signal.aborted) {
+      logger.warn('turn failed: it tried to store more than a limit allows', { taskId: fence.taskId, turn: lease.turn, reason: refused.message });
+      return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', refused.message), reason: refused.message };
+    }
     // Parked by ctx.delegate (even if the adapter caught it): the turn waits for its assignments.
     if (context.parkedAs !== undefined && !controller.signal.aborted) return { parked: context.parkedAs };
     if (budget.exceeded !== undefined && budgetLimit !== undefined) {
@@ -553,6 +566,58 @@ export class TurnRunner {
       return { ...final, directReply: asDirectReply(final.message) };
     }
     return outcome.state === 'completed' && outcome.verification !== undefined ? { ...final, verification: outcome.verification } : final;
+  }
+
+  /**
+   * Fails a turn whose attempts used up maxTurnAttempts, each one's worker lost while running it
+   * (see acquireLease-5.lua). Nothing the lost runs stored is read or written again: what they
+   * grew (artifacts, an answer) may be what killed them, so the stored artifacts stay as they are.
+   */
+  private async failExhausted(
+    data: TurnJobData,
+    lease: Extract<Awaited<ReturnType<TaskStore['acquireLease']>>, { kind: 'exhausted' }>,
+    trace: TraceContext,
+    logger: Logger,
+    agentName: string,
+  ): Promise<undefined> {
+    const lost = lease.lostWorkers.filter((worker) => worker.turn === lease.turn).map((worker) => worker.workerId);
+    const reason =
+      `Turn ${lease.turn} was not run again: its ${lease.attempts - 1} attempts reached maxTurnAttempts (${this.options.maxTurnAttempts}), and the worker running it was lost each time` +
+      `${lost.length === 0 ? '' : ` (${[...new Set(lost)].join(', ')})`}. Something in this turn stops the workers that run it (a backend's output, the adapter); ` +
+      'the task keeps the lost workers (lostWorkers, shown by inspect). Send the message as a new task, or raise maxTurnAttempts.';
+    const fence: TurnLease = { taskId: data.taskId, contextId: lease.contextId, ownerKey: data.ownerKey, generation: lease.generation, callerScopes: [], trace };
+    const status = this.finalStatus(fence, 'TASK_STATE_FAILED', reason);
+    const record: TurnRecord = {
+      ...(lease.turnRecord ?? { turn: lease.turn, inputMessageIds: [], acceptedAtMs: Date.now() }),
+      attempts: lease.attempts - 1,
+      workerId: this.workerId,
+      finishedAtMs: Date.now(),
+      outcome: 'TASK_STATE_FAILED',
+      reason,
+    };
+    logger.warn('turn failed: its workers were lost on every attempt (maxTurnAttempts)', { taskId: data.taskId, turn: lease.turn, attempts: lease.attempts - 1, lostWorkers: lost });
+    const finished = await this.options.store.finishTurn({
+      taskId: data.taskId,
+      ownerKey: data.ownerKey,
+      contextId: lease.contextId,
+      generation: lease.generation,
+      status: status.status,
+      agentMessage: status.message,
+      turnRecord: record,
+      artifacts: undefined,
+      now: new Date(),
+    });
+    if (finished.kind === 'stale') return undefined;
+    turnsFinished.inc({ agent: agentName, state: 'TASK_STATE_FAILED' });
+    const coordination = this.options.coordination;
+    if (finished.kind === 'done' && coordination !== undefined && lease.links !== undefined) {
+      await coordination.delegator.childTurnEnded(
+        { taskId: data.taskId, coordinatorId: lease.links.parentTaskId, ownerKey: data.ownerKey, contextId: lease.contextId, trace },
+        'TASK_STATE_FAILED',
+        reason,
+      );
+    }
+    return undefined;
   }
 
   /** Parks a coordinator's turn: no lease, no worker; its assignments' end wakes it. */

@@ -62,6 +62,11 @@ export const TASK_HASH_FIELDS = {
   resumptions: { type: 'string', holds: '"<turn>.<count>": how often the turn was woken after parking' },
   awaitingChild: { type: 'string', holds: "the sub-agent whose question the task's input-required surfaced" },
   wakeSeq: { type: 'number', holds: 'counts wakes of a parked coordinator (each a new job id)' },
+  // output bounds (src/limits/output-limits.ts, include/outputBound.lua) and lost workers
+  outputTurn: { type: 'number', holds: 'the turn turnOutputBytes counts for' },
+  turnOutputBytes: { type: 'number', holds: 'bytes of events the turn outputTurn stored (limits.maxTurnOutputBytes)' },
+  taskOutputBytes: { type: 'number', holds: 'bytes of events all turns of the task stored (limits.maxTaskOutputBytes)' },
+  lostWorkers: { type: 'json', holds: 'the latest workers lost while running a turn of the task: [{workerId, turn, attempt, atMs}]' },
 } as const satisfies Record<string, TaskFieldSpec>;
 
 export type TaskHashField = keyof typeof TASK_HASH_FIELDS;
@@ -74,6 +79,8 @@ export const TASK_HASH_FIELD_PREFIXES = {
   adapterState: 'adapter:',
   /** interruptAcknowledged:<turn>: when the running turn saw it was interrupted (ms). */
   interruptAcknowledged: 'interruptAcknowledged:',
+  /** artifactBytes:<artifactId>: bytes the artifact's chunks stored since its last replacing chunk (limits.maxArtifactBytes). */
+  artifactBytes: 'artifactBytes:',
   /** __call:<script>, __reply:<script>, __calls:<script>: a script's remembered calls (src/store/scripts.ts, @once). */
   onceCall: '__call:',
   onceReply: '__reply:',

@@ -8,11 +8,24 @@ import type { StepRecord, TaskLinks, TaskVersions, TurnRecord } from './task-rec
 import { str } from './script-reply.ts';
 import { StoreRole } from './store-role.ts';
 import { taskField, taskItemField } from './task-hash.ts';
+import { DEFAULT_OUTPUT_LIMITS, isOutputLimitName, OutputLimitError, outputBoundArgs, type OutputLimits } from '../limits/output-limits.ts';
 
 export type LeaseResult =
   | { kind: 'gone' }
   | { kind: 'closed'; state: TaskState }
   | { kind: 'held'; holder: string }
+  /** Past maxTurnAttempts: the lease is taken (to fail the turn) but nothing big was read. */
+  | {
+      kind: 'exhausted';
+      generation: number;
+      turn: number;
+      attempts: number;
+      contextId: string;
+      lostWorkers: LostWorker[];
+      turnRecord: TurnRecord | undefined;
+      /** Set on a sub-agent's task: its coordinator learns the turn failed. */
+      links: Omit<TaskLinks, 'readOnly'> | undefined;
+    }
   | {
       kind: 'acquired';
       generation: number;
@@ -46,6 +59,16 @@ export type LeaseResult =
       callerExtensions: string[];
       history: Message[];
     };
+
+/** A worker that stopped renewing a turn's lease (killed, hung, cut off) before the turn ended. */
+export interface LostWorker {
+  workerId: string;
+  turn: number;
+  /** The attempt it was running. */
+  attempt: number;
+  /** When the next attempt took over. */
+  atMs: number;
+}
 
 export type FinishResult =
   | { kind: 'stale' }
@@ -82,6 +105,8 @@ export class TurnOperations extends StoreRole {
     leaseTtlMs: number;
     /** Deadline of a turn, from its first start (0 = none). */
     turnDeadlineMs?: number;
+    /** Past this many attempts the turn is not run again: the answer is `exhausted` (0 or undefined = no limit). */
+    maxTurnAttempts?: number;
     now: Date;
   }): Promise<LeaseResult> {
     const k = this.keys.task(input.taskId);
@@ -95,9 +120,22 @@ export class TurnOperations extends StoreRole {
         k.turns,
         k.pushCursors,
       ],
-      [input.workerId, input.leaseTtlMs, input.now.getTime(), input.now.toISOString(), this.keys.eventChannel(input.taskId), input.turnDeadlineMs ?? 0],
+      [input.workerId, input.leaseTtlMs, input.now.getTime(), input.now.toISOString(), this.keys.eventChannel(input.taskId), input.turnDeadlineMs ?? 0, input.maxTurnAttempts ?? 0],
     );
     switch (reply[0]) {
+      case 'EXHAUSTED': {
+        const [, generation, turn, attempts, contextId, lostWorkers, turnRecord, role, parentTaskId] = reply.map(str);
+        return {
+          kind: 'exhausted',
+          generation: Number(generation),
+          turn: Number(turn),
+          attempts: Number(attempts),
+          contextId: contextId as string,
+          lostWorkers: JSON.parse(lostWorkers || '[]') as LostWorker[],
+          turnRecord: turnRecord ? (JSON.parse(turnRecord) as TurnRecord) : undefined,
+          links: parentTaskId ? { parentTaskId, role: role as string } : undefined,
+        };
+      }
       case 'GONE':
         return { kind: 'gone' };
       case 'CLOSED':
@@ -184,6 +222,10 @@ export class TurnOperations extends StoreRole {
     status: TaskStatus | undefined;
     events: StreamResponse[];
     emit?: EmitPlace;
+    /** What the turn may store (default: the settings' defaults); past a bound nothing is stored and OutputLimitError is thrown. */
+    outputLimits?: OutputLimits;
+    /** The artifact chunk the events carry, for limits.maxArtifactBytes (undefined: no artifact chunk). */
+    artifactChunk?: { artifactId: string; append: boolean };
     now: Date;
   }): Promise<{ kind: 'appended'; eventId: string } | { kind: 'repeated' }> {
     const k = this.keys.task(input.taskId);
@@ -204,10 +246,16 @@ export class TurnOperations extends StoreRole {
         emit?.digest ?? '',
         emit?.pastPrefix === true ? '1' : '0',
         ...input.events.map((e) => JSON.stringify(e)),
+        ...outputBoundArgs(input.outputLimits ?? DEFAULT_OUTPUT_LIMITS, input.artifactChunk),
       ],
     );
     if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
     if (reply[0] === 'REPEATED') return { kind: 'repeated' };
+    if (reply[0] === 'LIMIT') {
+      const limit = str(reply[1]);
+      if (!isOutputLimitName(limit)) throw new Error(`appendEvents refused the event with an unknown limit ${limit}`);
+      throw new OutputLimitError(limit, Number(reply[2]), Number(reply[3]), input.taskId);
+    }
     if (input.status !== undefined) {
       this.recentTasks.note(input.taskId, input.now.getTime());
       this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime());
@@ -223,7 +271,8 @@ export class TurnOperations extends StoreRole {
     status: TaskStatus;
     agentMessage: Message | undefined;
     turnRecord: TurnRecord;
-    artifacts: Artifact[];
+    /** undefined: the stored artifacts stay as they are. */
+    artifacts: Artifact[] | undefined;
     /** Metadata of the final status update (e.g. the cancellation stage it completes). */
     eventMetadata?: JsonObject;
     /** Whether a terminal result was verified, and how (invariant 8). */
@@ -258,7 +307,7 @@ export class TurnOperations extends StoreRole {
         JSON.stringify(input.status),
         input.agentMessage === undefined ? '' : JSON.stringify(input.agentMessage),
         JSON.stringify(input.turnRecord),
-        JSON.stringify(input.artifacts),
+        input.artifacts === undefined ? '' : JSON.stringify(input.artifacts),
         JSON.stringify(finalEvent),
         this.retentionSeconds,
         input.outcome === undefined ? '' : JSON.stringify(input.outcome),

@@ -5,7 +5,13 @@
   (The task's slot only: the owner's indexes follow, src/store/owner-index.ts.)
   ARGV[1] workerId   ARGV[2] lease TTL (ms)   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] event channel
   ARGV[6] turn deadline (ms from the turn's first start; 0 = none)
-  Returns {'GONE'} | {'CLOSED', state} | {'HELD', holder}
+  ARGV[7] maxTurnAttempts (0 = no limit)
+  A run that takes over from a worker whose lease lapsed (attempt 2 or later, no holder) records
+  that worker in the task's lostWorkers (the latest LOST_WORKERS_KEPT). Past maxTurnAttempts the
+  lease is taken but nothing big is read (the artifacts and history a lost run may have grown are
+  what killed its workers): {'EXHAUSTED', generation, turn, attempts, contextId, lostWorkers JSON,
+  turnRecord|'', role|'', parentTaskId|''}, and the caller fails the turn.
+  Returns {'GONE'} | {'CLOSED', state} | {'HELD', holder} | {'EXHAUSTED', …}
         | {'ACQUIRED', generation, turn, attempts, cancelRequestedAtMs|'', status, artifacts, metadata,
            contextId, turnInputStart, turnRecord|'', versions|'', deadlineAtMs|'', budgetSpent, handBacks,
            role|'', parentTaskId|'', readOnly|'', resumption, interrupted ('1': a new message asked this turn to stop),
@@ -25,11 +31,24 @@ if holder and holder ~= ARGV[1] then return {'HELD', holder} end
 local generation = redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 local attempts = redis.call('HINCRBY', KEYS[1], 'turnAttempts', 1)
+local previousWorker = redis.call('HGET', KEYS[1], 'turnWorker')
 redis.call('HSET', KEYS[1], 'turnWorker', ARGV[1], 'turnLeasedAtMs', ARGV[3])
+local turn = redis.call('HGET', KEYS[1], 'turn')
+if attempts > 1 and not holder and previousWorker then
+  local LOST_WORKERS_KEPT = 10
+  local raw = redis.call('HGET', KEYS[1], 'lostWorkers')
+  local lost = raw and cjson.decode(raw) or {}
+  table.insert(lost, { workerId = previousWorker, turn = tonumber(turn), attempt = attempts - 1, atMs = tonumber(ARGV[3]) })
+  while #lost > LOST_WORKERS_KEPT do table.remove(lost, 1) end
+  redis.call('HSET', KEYS[1], 'lostWorkers', cjson.encode(lost))
+end
+if tonumber(ARGV[7]) > 0 and attempts > tonumber(ARGV[7]) then
+  return {'EXHAUSTED', generation, turn, attempts, redis.call('HGET', KEYS[1], 'contextId'), redis.call('HGET', KEYS[1], 'lostWorkers') or '[]',
+    redis.call('HGET', KEYS[5], turn) or '', redis.call('HGET', KEYS[1], 'role') or '', redis.call('HGET', KEYS[1], 'parentTaskId') or ''}
+end
 -- The deadline is fixed when the turn first starts and survives every change of worker. Keyed
 -- by turn, not by attempt 1: a run that is not counted as an attempt (a hand-back at shutdown)
 -- gives its attempt back, so attempt 1 can start more than once.
-local turn = redis.call('HGET', KEYS[1], 'turn')
 if redis.call('HGET', KEYS[1], 'turnDeadlineFor') ~= turn then
   redis.call('HSET', KEYS[1], 'turnDeadlineFor', turn)
   if tonumber(ARGV[6]) > 0 then

@@ -13,13 +13,17 @@
   ARGV[8] emit scope ('' = not an adapter's event: always appended)   ARGV[9] sequence   ARGV[10] content digest
   ARGV[11] '1' when this run already appended an event (its re-run prefix is over)
   ARGV[12..] StreamResponse JSON of each event, in order
+  then, last, the output bounds (include/outputBound.lua: artifact id, append flag, three bounds)
   Returns {'STALE'} when a newer generation holds the task, {'REPEATED'} when an earlier run of
-  this turn already appended this event (nothing changed), else {'OK', lastEventId}.
+  this turn already appended this event (nothing changed), {'LIMIT', setting, bound, would-be
+  bytes} when the events would take the turn's output past a bound (nothing stored), else {'OK', lastEventId}.
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include fence
   @include appendEvent
+  @include outputBound
 ]]
+__takeOutputBounds()
 if __leaseIsStale() then return {'STALE'} end
 local scope = ARGV[8]
 if scope ~= '' then
@@ -41,6 +45,10 @@ if scope ~= '' then
   redis.call('HSET', KEYS[3], ARGV[9], ARGV[10])
   if seq > tonumber(redis.call('HGET', KEYS[3], 'high') or '0') then redis.call('HSET', KEYS[3], 'high', seq) end
 end
+local outputBytes = 0
+for i = 12, #ARGV do outputBytes = outputBytes + #ARGV[i] end
+local refused = __chargeOutput(KEYS[1], outputBytes)
+if refused then return refused end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'artifacts', ARGV[5]) end
 if ARGV[6] ~= '' then
   redis.call('HSET', KEYS[1], 'status', ARGV[6], 'state', ARGV[7], 'updatedAtMs', ARGV[3])

@@ -10,7 +10,7 @@
   KEYS[9] emitted digests of the turn's runs (see appendEvents): the turn is over, so they go
   ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] taskId
   ARGV[6] final state   ARGV[7] final status JSON   ARGV[8] agent message JSON ('' = none)
-  ARGV[9] turn record JSON   ARGV[10] artifacts JSON   ARGV[11] final event JSON
+  ARGV[9] turn record JSON   ARGV[10] artifacts JSON ('' = unchanged)   ARGV[11] final event JSON
   ARGV[12] retention of a terminal task (s)
   ARGV[13] outcome JSON of a terminal turn: {verified, method?, evidence?} ('' = leave as is)
   ARGV[14] tokens the turn's model calls consumed, "<input> <output>" ('' = none): added to the task's totals
@@ -41,7 +41,7 @@ local direct = ARGV[16] ~= '' and turn == '1' and announced <= 2 and redis.call(
   and not redis.call('HGET', KEYS[1], 'cancelRequestedAtMs')
 redis.call('HSET', KEYS[6], turn, ARGV[9])
 redis.call('DEL', KEYS[9])
-redis.call('HSET', KEYS[1], 'artifacts', ARGV[10])
+if ARGV[10] ~= '' then redis.call('HSET', KEYS[1], 'artifacts', ARGV[10]) end
 if ARGV[14] ~= '' then
   local inputTokens, outputTokens = string.match(ARGV[14], '^(%d+) (%d+)$')
   redis.call('HINCRBY', KEYS[1], 'usageInputTokens', inputTokens)

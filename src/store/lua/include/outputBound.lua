@@ -1,0 +1,39 @@
+--[[
+  Output bounds of a turn (`@include outputBound`, src/limits/output-limits.ts): counts the bytes
+  of the events a call stores against the task's per-turn and per-task totals and, for an
+  artifact chunk, the artifact's total (a replacing chunk starts it afresh), all in the task hash
+  (taskKey: outputTurn, turnOutputBytes, taskOutputBytes, artifactBytes:<artifactId>).
+  __takeOutputBounds() pops the five arguments the caller put last in ARGV: artifact id ('' = not
+  an artifact chunk), '1' when the chunk appends, then the three bounds (0 = none).
+  __chargeOutput(taskKey, bytes) returns nil and counts the bytes, or {'LIMIT', setting, bound, would-be
+  total} and counts nothing: the caller then stores nothing either.
+]]
+local __outputBounds
+local function __takeOutputBounds()
+  local maxTask = tonumber(table.remove(ARGV))
+  local maxTurn = tonumber(table.remove(ARGV))
+  local maxArtifact = tonumber(table.remove(ARGV))
+  local append = table.remove(ARGV) == '1'
+  local artifactId = table.remove(ARGV)
+  __outputBounds = { artifactId = artifactId, append = append, maxArtifact = maxArtifact, maxTurn = maxTurn, maxTask = maxTask }
+end
+local function __chargeOutput(taskKey, bytes)
+  local b = __outputBounds
+  local turn = redis.call('HGET', taskKey, 'turn') or ''
+  local turnBytes = 0
+  if redis.call('HGET', taskKey, 'outputTurn') == turn then turnBytes = tonumber(redis.call('HGET', taskKey, 'turnOutputBytes') or '0') end
+  local taskBytes = tonumber(redis.call('HGET', taskKey, 'taskOutputBytes') or '0')
+  local artifactField = 'artifactBytes:' .. b.artifactId
+  local artifactBytes = 0
+  if b.artifactId ~= '' then
+    if b.append then artifactBytes = tonumber(redis.call('HGET', taskKey, artifactField) or '0') end
+    if b.maxArtifact > 0 and artifactBytes + bytes > b.maxArtifact then
+      return {'LIMIT', 'limits.maxArtifactBytes', b.maxArtifact, artifactBytes + bytes}
+    end
+  end
+  if b.maxTurn > 0 and turnBytes + bytes > b.maxTurn then return {'LIMIT', 'limits.maxTurnOutputBytes', b.maxTurn, turnBytes + bytes} end
+  if b.maxTask > 0 and taskBytes + bytes > b.maxTask then return {'LIMIT', 'limits.maxTaskOutputBytes', b.maxTask, taskBytes + bytes} end
+  redis.call('HSET', taskKey, 'outputTurn', turn, 'turnOutputBytes', turnBytes + bytes, 'taskOutputBytes', taskBytes + bytes)
+  if b.artifactId ~= '' then redis.call('HSET', taskKey, artifactField, artifactBytes + bytes) end
+  return nil
+end
