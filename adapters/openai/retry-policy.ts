@@ -9,6 +9,7 @@
 // client never retries, counts against the same limit.
 import { APIConnectionError, APIError } from 'openai';
 import type { ApiKeySource } from './api-key.ts';
+import { isBackendLimitError, type BackendLimitError } from '../bounded-response.ts';
 
 /** The reply stream ended or stalled before the model finished (no finish_reason). */
 export class StreamCutError extends Error {
@@ -51,6 +52,18 @@ export function backoffMs(retry: number, baseMs: number, maxMs: number, random: 
   return Math.round(full * (1 - random() * 0.25));
 }
 
+/**
+ * The BackendLimitError behind `error`, if one is: thrown as it is from the stream's reader, or
+ * wrapped by the client (an APIConnectionError whose cause it is).
+ */
+export function backendLimitOf(error: unknown): BackendLimitError | undefined {
+  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 5; depth += 1) {
+    if (isBackendLimitError(current)) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 function retryableStatus(error: APIError): boolean {
   const header = error.headers?.get('x-should-retry');
   if (header === 'true') return true;
@@ -79,6 +92,9 @@ function describe(error: unknown, keys: ApiKeySource): string {
  * short by the turn's signal, which also fires at the turn's deadline.
  */
 export function decideRetry(error: unknown, retry: number, limits: RetryLimits, keys: ApiKeySource): RetryDecision {
+  // A bound the server's reply went past (backendLimits): asked again, it would send as much again.
+  const bound = backendLimitOf(error);
+  if (bound !== undefined) return { retry: false, message: `The model server's reply was cut, not retried: ${keys.redact(bound.message)}` };
   const reason = describe(error, keys);
   const status = error instanceof APIError && !(error instanceof APIConnectionError) ? error.status : undefined;
   if (status !== undefined && !(error instanceof APIError && retryableStatus(error))) {

@@ -1,0 +1,154 @@
+// A model server that streams more than the agent's bounds allow: the turn fails with a message
+// naming the bound and the server is not asked again (retried, it would send as much again).
+// Two bounds: backendLimits.maxEventBytes, cut while the stream is read (bounded-response.ts),
+// and an output bound the store refuses (an emit that rejects with OutputLimitError), which
+// stops the adapter reading the stream at once.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { APIConnectionError } from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BackendLimitError } from '../adapters/bounded-response.ts';
+import { createOpenAIAdapter } from '../adapters/openai/index.ts';
+import { backendLimitOf, decideRetry } from '../adapters/openai/retry-policy.ts';
+import { resolveApiKey } from '../adapters/openai/api-key.ts';
+import { parseOpenAIOptions } from '../adapters/openai/options.ts';
+import { TestTurnContext } from '../adapters/testing/index.ts';
+import type { ArtifactChunk } from '../adapters/types.ts';
+import { DEFAULT_BACKEND_LIMITS } from '../src/config/schema.ts';
+import { OutputLimitError } from '../src/limits/output-limits.ts';
+
+const KIB = 1024;
+
+interface Hostile {
+  baseURL: string;
+  requests: number;
+  /** Deltas written per request before the client went away. */
+  written: number[];
+  closedEarly: number;
+  close(): Promise<void>;
+}
+
+/** Streams deltas of `deltaBytes` characters, `deltas` of them (a finish_reason after the last). */
+async function startHostile(deltaBytes: number, deltas: number): Promise<Hostile> {
+  const state = { requests: 0, written: [] as number[], closedEarly: 0 };
+  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    request.resume();
+    request.on('end', () => {
+      const index = state.requests++;
+      state.written[index] = 0;
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      let gone = false;
+      response.on('close', () => {
+        if (!response.writableFinished) {
+          gone = true;
+          state.closedEarly += 1;
+        }
+      });
+      const delta = 'x'.repeat(deltaBytes);
+      const chunk = (content: string | undefined, finish: string | null): string =>
+        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'hostile', choices: [{ index: 0, delta: content === undefined ? {} : { content }, finish_reason: finish }] })}\n\n`;
+      let sent = 0;
+      const next = (): void => {
+        if (gone) return;
+        if (sent === deltas) {
+          response.end(`${chunk(undefined, 'stop')}data: [DONE]\n\n`);
+          return;
+        }
+        sent += 1;
+        state.written[index] = sent;
+        if (response.write(chunk(delta, null))) setImmediate(next);
+        else response.once('drain', next);
+      };
+      next();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    get requests() {
+      return state.requests;
+    },
+    written: state.written,
+    get closedEarly() {
+      return state.closedEarly;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('the retry policy and backend bounds', () => {
+  const keys = resolveApiKey(parseOpenAIOptions({ baseURL: 'http://127.0.0.1:1/v1', model: 'm' }));
+  const limits = { maxRetries: 3, maxRetryDelayMs: 1_000, retryBaseDelayMs: 10 };
+  const bound = new BackendLimitError('backendLimits.maxEventBytes', 'the model server sent a stream event larger than backendLimits.maxEventBytes (64 KiB); the stream was cut.');
+
+  it('does not retry a BackendLimitError, thrown as it is or wrapped by the client', () => {
+    const wrapped = new APIConnectionError({ message: 'Connection error.', cause: bound });
+    expect(backendLimitOf(bound)).toBe(bound);
+    expect(backendLimitOf(wrapped)).toBe(bound);
+    for (const error of [bound, wrapped]) {
+      const decision = decideRetry(error, 1, limits, keys);
+      expect(decision.retry).toBe(false);
+      expect(decision.retry === false && decision.message).toMatch(/backendLimits\.maxEventBytes \(64 KiB\)/);
+    }
+  });
+
+  it('still retries a plain broken stream', () => {
+    expect(decideRetry(new Error('socket hang up'), 1, limits, keys).retry).toBe(true);
+    expect(backendLimitOf(new Error('socket hang up'))).toBeUndefined();
+  });
+});
+
+describe('a model server streaming past the bounds', () => {
+  let hugeDeltas: Hostile;
+  let manyDeltas: Hostile;
+
+  beforeAll(async () => {
+    // One delta of 256 KiB, over a 64 KiB maxEventBytes.
+    hugeDeltas = await startHostile(256 * KIB, 4);
+    // Deltas of 8 KiB, many more than the output bound lets the turn store.
+    manyDeltas = await startHostile(8 * KIB, 10_000);
+  });
+
+  afterAll(async () => {
+    await hugeDeltas?.close();
+    await manyDeltas?.close();
+  });
+
+  it('fails the turn naming backendLimits.maxEventBytes, with one request only', async () => {
+    const adapter = createOpenAIAdapter(
+      { baseURL: hugeDeltas.baseURL, model: 'hostile', maxRetries: 3, retryBaseDelayMs: 10 },
+      { backendLimits: { ...DEFAULT_BACKEND_LIMITS, maxEventBytes: 64 * KIB } },
+    );
+    const ctx = new TestTurnContext({ input: 'hello', adapterName: 'openai' });
+    const outcome = await adapter.run(ctx);
+    expect(outcome.state).toBe('failed');
+    expect(JSON.stringify(outcome.message)).toMatch(/backendLimits\.maxEventBytes \(65536 bytes\)/);
+    expect(hugeDeltas.requests).toBe(1);
+    // Nothing of the oversized delta reached the artifact.
+    expect(ctx.chunks.every((chunk) => JSON.stringify(chunk).length < 64 * KIB)).toBe(true);
+  });
+
+  it('stops reading the stream when the store refuses an output bound, and does not call again', async () => {
+    const adapter = createOpenAIAdapter({ baseURL: manyDeltas.baseURL, model: 'hostile', maxRetries: 3, retryBaseDelayMs: 10 });
+    const refusal = new OutputLimitError('limits.maxArtifactBytes', 64 * KIB, 72 * KIB, 'test-task');
+    let stored = 0;
+    const ctx = new TestTurnContext({ input: 'hello', adapterName: 'openai' });
+    const emit = ctx.emitArtifact.bind(ctx);
+    // Plays the store: chunks are accepted until 64 KiB, then refused as appendEvents would.
+    ctx.emitArtifact = async (chunk: ArtifactChunk): Promise<void> => {
+      stored += JSON.stringify(chunk.parts).length;
+      if (stored > 64 * KIB) throw refusal;
+      await emit(chunk);
+    };
+    await expect(adapter.run(ctx)).rejects.toBe(refusal);
+    expect(manyDeltas.requests).toBe(1);
+    // The server saw the client go long before it had written its 10,000 deltas.
+    await expect.poll(() => manyDeltas.closedEarly).toBe(1);
+    expect(manyDeltas.written[0]).toBeLessThan(10_000);
+  });
+});
