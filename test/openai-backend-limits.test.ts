@@ -3,8 +3,6 @@
 // Two bounds: backendLimits.maxEventBytes, cut while the stream is read (bounded-response.ts),
 // and an output bound the store refuses (an emit that rejects with OutputLimitError), which
 // stops the adapter reading the stream at once.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { APIConnectionError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BackendLimitError } from '../adapters/bounded-response.ts';
@@ -16,71 +14,9 @@ import { TestTurnContext } from '../adapters/testing/index.ts';
 import type { ArtifactChunk } from '../adapters/types.ts';
 import { DEFAULT_BACKEND_LIMITS } from '../src/config/schema.ts';
 import { OutputLimitError } from '../src/limits/output-limits.ts';
+import { startHostileModelServer as startHostile, type HostileModelServer as Hostile } from './support/hostile-model-server.ts';
 
 const KIB = 1024;
-
-interface Hostile {
-  baseURL: string;
-  requests: number;
-  /** Deltas written per request before the client went away. */
-  written: number[];
-  closedEarly: number;
-  close(): Promise<void>;
-}
-
-/** Streams deltas of `deltaBytes` characters, `deltas` of them (a finish_reason after the last). */
-async function startHostile(deltaBytes: number, deltas: number): Promise<Hostile> {
-  const state = { requests: 0, written: [] as number[], closedEarly: 0 };
-  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    request.resume();
-    request.on('end', () => {
-      const index = state.requests++;
-      state.written[index] = 0;
-      response.writeHead(200, { 'content-type': 'text/event-stream' });
-      let gone = false;
-      response.on('close', () => {
-        if (!response.writableFinished) {
-          gone = true;
-          state.closedEarly += 1;
-        }
-      });
-      const delta = 'x'.repeat(deltaBytes);
-      const chunk = (content: string | undefined, finish: string | null): string =>
-        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'hostile', choices: [{ index: 0, delta: content === undefined ? {} : { content }, finish_reason: finish }] })}\n\n`;
-      let sent = 0;
-      const next = (): void => {
-        if (gone) return;
-        if (sent === deltas) {
-          response.end(`${chunk(undefined, 'stop')}data: [DONE]\n\n`);
-          return;
-        }
-        sent += 1;
-        state.written[index] = sent;
-        if (response.write(chunk(delta, null))) setImmediate(next);
-        else response.once('drain', next);
-      };
-      next();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    baseURL: `http://127.0.0.1:${port}/v1`,
-    get requests() {
-      return state.requests;
-    },
-    written: state.written,
-    get closedEarly() {
-      return state.closedEarly;
-    },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 describe('the retry policy and backend bounds', () => {
   const keys = resolveApiKey(parseOpenAIOptions({ baseURL: 'http://127.0.0.1:1/v1', model: 'm' }));
   const limits = { maxRetries: 3, maxRetryDelayMs: 1_000, retryBaseDelayMs: 10 };
