@@ -15,6 +15,8 @@ export const CLUSTER_SUITES = [
   'test/coordination.test.ts',
   'test/coordination-recovery.test.ts',
   'test/blocking-answer.test.ts',
+  'test/output-bounds.test.ts',
+  'test/crash-attempts.test.ts',
 ];
 
 // Not mergeConfig: it would append these files to the base config's include, not replace it.

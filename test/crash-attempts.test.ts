@@ -5,16 +5,17 @@
 // reason naming maxTurnAttempts and the lost workers. End to end: worker processes SIGKILLed
 // mid-turn, one after the other, until the task is FAILED.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RedisClient } from '../src/redis/connection.ts';
 import type { Task } from '../src/protocol/types.ts';
+import { inspectTask } from '../src/operator/task-inspection.ts';
 import { ownerKeyOf, TaskStore, type LostWorker, type Owner, type TurnRecord } from '../src/store/task-store.ts';
 import {
   createStoredTask,
   deletePrefix,
   isRunning,
   keepWorkersRunning,
-  REDIS_URL,
+  openTestRedis,
   rpc,
   startTestGateway,
   stopWorkerProcesses,
@@ -28,13 +29,13 @@ import {
 describe('acquireLease past maxTurnAttempts', () => {
   const owner: Owner = { agent: 'default', tenant: '', subject: 'crash-attempts' };
   const ownerKey = ownerKeyOf(owner);
-  let redis: Redis;
+  let redis: RedisClient;
   let prefix: string;
   let store: TaskStore;
 
   beforeAll(() => {
     prefix = uniquePrefix('crash-attempts');
-    redis = new Redis(REDIS_URL);
+    redis = openTestRedis();
     store = new TaskStore(redis, prefix, 600);
   });
 
@@ -138,6 +139,11 @@ describe('worker processes killed mid-turn, again and again', () => {
     for (const worker of killed) expect(reason).toContain(worker);
     const lost = JSON.parse((await gw.redis.hget(taskKey, 'lostWorkers')) as string) as LostWorker[];
     expect(lost.map((w) => w.workerId)).toEqual(killed);
+    // What an operator sees (inspect, the operator API).
+    expect((await inspectTask(gw.redis, gw.prefix, taskId))?.lostWorkers.map((w) => [w.workerId, w.turn, w.attempt])).toEqual([
+      [killed[0], 1, 1],
+      [killed[1], 1, 2],
+    ]);
     const record = JSON.parse((await gw.redis.hget(`${gw.prefix}:{${taskId}}:turns`, '1')) as string) as TurnRecord;
     expect([record.outcome, record.attempts]).toEqual(['TASK_STATE_FAILED', 2]);
     // Not run a third time: the surviving workers are alive and no lease is held.

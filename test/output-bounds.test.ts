@@ -3,24 +3,24 @@
 // OutputLimitError naming the setting, and nothing of it is stored (no event, no artifact
 // change, no count). The counts are the task's, so a second worker (another attempt) shares them.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RedisClient } from '../src/redis/connection.ts';
 import { OutputLimitError, type OutputLimits } from '../src/limits/output-limits.ts';
 import type { Artifact, StreamResponse, TaskStatus } from '../src/protocol/types.ts';
 import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
-import { createStoredTask, deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
+import { createStoredTask, deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';
 
 const owner: Owner = { agent: 'default', tenant: '', subject: 'output-bounds' };
 const ownerKey = ownerKeyOf(owner);
 const LIMITS: OutputLimits = { maxArtifactBytes: 4_000, maxTurnOutputBytes: 10_000, maxTaskOutputBytes: 16_000 };
 
-let redis: Redis;
+let redis: RedisClient;
 let prefix: string;
 let store: TaskStore;
 
 beforeAll(() => {
   prefix = uniquePrefix('output-bounds');
-  redis = new Redis(REDIS_URL);
+  redis = openTestRedis();
   store = new TaskStore(redis, prefix, 600);
 });
 

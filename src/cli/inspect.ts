@@ -14,6 +14,8 @@ export function formatInspection(t: TaskInspection): string {
     `versions   gateway ${t.versions?.gateway ?? '?'}, adapter ${t.versions?.adapter ?? '?'}, card ${t.versions?.card ?? '?'}`,
     `lease      ${t.lease.holder === undefined ? 'free' : `held by ${t.lease.holder}, ${t.lease.expiresInMs} ms left`} (generation ${t.lease.generation})`,
     `current    turn ${t.currentTurn.turn}: attempts ${t.currentTurn.attempts}, handed back ${t.currentTurn.handBacks}, budget spent ${t.currentTurn.budgetSpent}`,
+    `output     ${t.output.taskBytes} bytes stored by the task, ${t.output.turnBytes} by its current turn`,
+    `lost       ${t.lostWorkers.length === 0 ? 'no worker' : t.lostWorkers.map((w) => `${w.workerId} (turn ${w.turn}, attempt ${w.attempt}, ${new Date(w.atMs).toISOString()})`).join(', ')}`,
     `cancel     ${t.cancelRequestedAt === undefined ? 'not requested' : `requested at ${t.cancelRequestedAt}`}`,
     `history    ${t.historyMessages} messages, ${t.queuedMessages} queued for the next turn`,
     `events     ${t.events.count} in the replay buffer${t.events.count > 0 ? ` (${t.events.first} .. ${t.events.last})` : ''}${

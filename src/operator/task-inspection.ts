@@ -5,7 +5,7 @@
 // console's task page shows it (InspectTask, src/operations/operator-operations.ts).
 import type { RedisClient } from '../redis/connection.ts';
 import type { AssignmentRecord } from '../coordination/assignment-store.ts';
-import type { StepRecord, TaskVersions, TurnRecord } from '../store/task-store.ts';
+import type { LostWorker, StepRecord, TaskVersions, TurnRecord } from '../store/task-store.ts';
 import { RedisKeys } from '../store/keys.ts';
 import { ownerFromKey } from '../store/task-store.ts';
 import { PushKeys } from '../push/push-keys.ts';
@@ -59,6 +59,10 @@ export interface TaskInspection {
    * while the turn runs: attempts (hand-backs excluded), hand-backs at shutdown, budget spent.
    */
   currentTurn: { turn: number; attempts: number; handBacks: number; budgetSpent: number };
+  /** Workers lost while running a turn of the task (killed, hung, cut off), the latest last. */
+  lostWorkers: LostWorker[];
+  /** Bytes of events the task stored, against limits.maxTaskOutputBytes, and its latest turn's, against limits.maxTurnOutputBytes. */
+  output: { taskBytes: number; turnBytes: number };
   turns: TurnRecord[];
   /** The step journal; `started` records of a turn nobody runs are unknowns to reconcile. */
   journal: (StepRecord & { unknown: boolean })[];
@@ -137,6 +141,11 @@ export async function inspectTask(redis: RedisClient, prefix: string, taskId: st
       attempts: Number(hash.turnAttempts ?? 0),
       handBacks: Number(hash.turnHandBacks ?? 0),
       budgetSpent: Number(hash.turnBudgetSpent ?? 0),
+    },
+    lostWorkers: hash.lostWorkers ? (JSON.parse(hash.lostWorkers) as LostWorker[]) : [],
+    output: {
+      taskBytes: Number(hash.taskOutputBytes ?? 0),
+      turnBytes: hash.outputTurn !== undefined && hash.outputTurn === hash.turn ? Number(hash.turnOutputBytes ?? 0) : 0,
     },
     turns: Object.values(turns)
       .map((json) => JSON.parse(json) as TurnRecord)

@@ -147,7 +147,12 @@ export async function snapshotKeys(redis: RedisClient, prefix: string): Promise<
 export async function progressFreeFingerprint(gw: Pick<TestGateway, 'redis'>, key: string, part: string, fingerprint: string): Promise<string> {
   if (part === 'task') {
     const fields = Object.entries(await gw.redis.hgetall(key)).filter(
-      ([field]) => !['status', 'state', 'updatedAtMs', 'artifacts'].includes(field) && !field.startsWith('__call:') && !field.startsWith('__reply:'),
+      ([field]) =>
+        // What a running turn changes as it emits (its state, artifacts and their byte counts).
+        !['status', 'state', 'updatedAtMs', 'artifacts', 'outputTurn', 'turnOutputBytes', 'taskOutputBytes'].includes(field) &&
+        !field.startsWith('artifactBytes:') &&
+        !field.startsWith('__call:') &&
+        !field.startsWith('__reply:'),
     );
     return `task ${JSON.stringify(fields.sort())}`;
   }
