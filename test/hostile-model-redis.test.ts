@@ -96,3 +96,46 @@ describe('a hostile model server', () => {
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
   }, 120_000);
 });
+
+describe('a turn whose write is past redisMaxCommandBytes', () => {
+  let guarded: TestGateway;
+  let stream: HostileModelServer;
+
+  beforeAll(async () => {
+    // 1.5 MiB deltas against a 1 MiB command bound, with output bounds far above it: the command
+    // guard, not an output bound, is what refuses the chunk.
+    stream = await startHostileModelServer(1.5 * MIB, Number.POSITIVE_INFINITY);
+    guarded = await startTestGateway({
+      name: 'command-bound',
+      config: {
+        redisMaxCommandBytes: MIB,
+        agents: { model: { adapter: 'openai', adapterOptions: { baseURL: stream.baseURL, model: 'hostile', maxRetries: 3, retryBaseDelayMs: 10 } } },
+        limits: { requestsPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0, maxStreamsPerOwner: 0, maxConcurrentListsPerOwner: 0 },
+      },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await guarded?.close();
+    await stream?.close();
+  }, 60_000);
+
+  it('fails that turn naming redisMaxCommandBytes; the worker lives on', async () => {
+    const url = `${guarded.url}/agents/model/a2a/jsonrpc`;
+    const sent = await rpc(url, 'SendMessage', { message: textMessage('too big a command'), configuration: { returnImmediately: true } });
+    const taskId = (sent.body.result as { task: Task }).task.id;
+    const task = await waitFor(
+      async () => {
+        const { body } = await rpc(url, 'GetTask', { id: taskId });
+        const found = body.result as Task | undefined;
+        return found !== undefined && found.status.state !== 'TASK_STATE_WORKING' && found.status.state !== 'TASK_STATE_SUBMITTED' ? found : undefined;
+      },
+      90_000,
+      'the task to end',
+    );
+    expect(task.status.state).toBe('TASK_STATE_FAILED');
+    expect(reasonOf(task)).toMatch(/redisMaxCommandBytes \(1048576 bytes, A2A_REDIS_MAX_COMMAND_BYTES\)/);
+    expect(stream.requests).toBe(1);
+    expect(guarded.worker?.runner).toBeDefined();
+  }, 120_000);
+});
