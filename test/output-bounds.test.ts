@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisClient } from '../src/redis/connection.ts';
 import { OutputLimitError, type OutputLimits } from '../src/limits/output-limits.ts';
+import { onLimitRefusal, type LimitName } from '../src/limits/limit-refusal.ts';
 import type { Artifact, StreamResponse, TaskStatus } from '../src/protocol/types.ts';
 import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { createStoredTask, deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';
@@ -106,7 +107,11 @@ describe('output bounds in appendEvents', () => {
     await chunk(task, 'a', 1_500, false, [{ artifactId: 'a', parts: [{ text: 'first' }] }]);
     await chunk(task, 'a', 1_500, true, [{ artifactId: 'a', parts: [{ text: 'second' }] }]);
     const before = [await eventCount(task), await storedArtifacts(task)];
-    const error = await refusal(chunk(task, 'a', 1_500, true, [{ artifactId: 'a', parts: [{ text: 'third' }] }]));
+    const refused: LimitName[] = [];
+    const stop = onLimitRefusal((limit) => refused.push(limit));
+    const error = await refusal(chunk(task, 'a', 1_500, true, [{ artifactId: 'a', parts: [{ text: 'third' }] }])).finally(stop);
+    // Counted like every limit's refusal (a2a_limit_refusals_total on /metrics).
+    expect(refused).toEqual(['limits.maxArtifactBytes']);
     expect(error.limit).toBe('limits.maxArtifactBytes');
     expect(error.maxBytes).toBe(4_000);
     expect(error.message).toMatch(/limits\.maxArtifactBytes \(4000 bytes for one artifact/);

@@ -10,6 +10,7 @@ import { commandBytes } from '../src/redis/command-guard.ts';
 import { isRedisCommandTooLargeError, openRedis, RedisCommandTooLargeError, type RedisClient } from '../src/redis/connection.ts';
 import { defineScripts } from '../src/store/scripts.ts';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
+import { onLimitRefusal, type LimitName } from '../src/limits/limit-refusal.ts';
 
 const MAX = 64 * 1024;
 let client: RedisClient;
@@ -56,7 +57,10 @@ describe('the command size guard', () => {
 
   it('refuses a command past redisMaxCommandBytes, naming the setting, and writes nothing', async () => {
     const key = `${prefix}:big`;
-    const error = await refused(client.set(key, big()));
+    const noted: LimitName[] = [];
+    const stop = onLimitRefusal((limit) => noted.push(limit));
+    const error = await refused(client.set(key, big())).finally(stop);
+    expect(noted).toEqual(['redisMaxCommandBytes']);
     expect(error.message).toMatch(/redisMaxCommandBytes \(65536 bytes, A2A_REDIS_MAX_COMMAND_BYTES\)/);
     expect(error.command).toBe('set');
     expect(await client.exists(key)).toBe(0);

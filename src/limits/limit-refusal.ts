@@ -23,7 +23,12 @@ export type LimitName =
   | 'limits.maxConcurrentListsPerOwner'
   | 'maxQueuedTurns'
   | 'push.maxConfigsPerTask'
-  | 'schedules.maxPerOwner';
+  | 'schedules.maxPerOwner'
+  // What a turn may store, and the size of one Redis command (output-limits.ts, redis/command-guard.ts).
+  | 'limits.maxArtifactBytes'
+  | 'limits.maxTurnOutputBytes'
+  | 'limits.maxTaskOutputBytes'
+  | 'redisMaxCommandBytes';
 
 type RefusalListener = (limit: LimitName) => void;
 const listeners: RefusalListener[] = [];

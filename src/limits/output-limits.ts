@@ -2,6 +2,7 @@
 // script that stores the events (appendEvents, include/outputBound.lua), so every worker of a
 // task and every attempt of a turn share one count; an event past a bound is not stored and the
 // turn fails with an OutputLimitError naming the setting.
+import { noteLimitRefusal } from './limit-refusal.ts';
 
 /** The settings that bound what a turn stores (limits.* and agents.<name>.limits.*). */
 export type OutputLimitName = 'limits.maxArtifactBytes' | 'limits.maxTurnOutputBytes' | 'limits.maxTaskOutputBytes';
@@ -52,6 +53,7 @@ export class OutputLimitError extends Error {
       `The agent's output went past ${limit} (${maxBytes} bytes for ${WHAT[limit]}; the refused event would have made it ${wouldBeBytes}) ` +
         `on task ${taskId}: the event was not stored and the turn fails. Raise ${limit} (${ENV_NAMES[limit]}, or agents.<name>.limits.${setting}) if replies this large are expected.`,
     );
+    noteLimitRefusal(limit);
   }
 }
 

@@ -6,6 +6,7 @@
 // process. Refused here, the command's own promise rejects with a typed error instead.
 import { list as redisCommands } from '@ioredis/commands';
 import type { Cluster, Redis } from 'ioredis';
+import { noteLimitRefusal } from '../limits/limit-refusal.ts';
 
 /** Default of `redisMaxCommandBytes`: half of Redis's proto-max-bulk-len, well below a JavaScript string's limit. */
 export const DEFAULT_REDIS_MAX_COMMAND_BYTES = 256 * 1024 * 1024;
@@ -22,6 +23,7 @@ export class RedisCommandTooLargeError extends Error {
       `A Redis command (${command}) of at least ${bytes} bytes was refused before it was sent: larger than redisMaxCommandBytes (${maxBytes} bytes, A2A_REDIS_MAX_COMMAND_BYTES). Nothing was written. ` +
         'Bound what is stored (limits.maxArtifactBytes, limits.maxTurnOutputBytes, limits.maxTaskOutputBytes) rather than raising it.',
     );
+    noteLimitRefusal('redisMaxCommandBytes');
   }
 }
 
