@@ -1,6 +1,6 @@
-// Invariant 8: a terminal state is not a verified outcome. A completed task says whether its
-// result was checked, how, and what was found (metadata.a2aGateway.outcome); only the adapter
-// can check, so a result nobody checked says so.
+// Invariant 8: a terminal state is not a verified outcome. A completed task whose adapter checks
+// its results says whether its result was checked, how, and what was found
+// (metadata.a2aGateway.outcome); a result nobody was asked to check carries no outcome at all.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,10 +38,11 @@ async function run(message: Record<string, unknown>): Promise<Task> {
 const outcomeOf = (task: Task): JsonObject | undefined => ((task.metadata?.a2aGateway ?? {}) as JsonObject).outcome as JsonObject | undefined;
 
 describe('a completed task says whether its result was verified', () => {
-  it('unchecked (echo): completed, and explicitly not verified', async () => {
+  it('unchecked (echo): completed, and no "not verified" where no verification was asked', async () => {
     const task = await run(textMessage('echo hi'));
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
-    expect(outcomeOf(task)).toMatchObject({ verified: false, method: expect.stringMatching(/^none/) });
+    expect(outcomeOf(task)).toBeUndefined();
+    expect(JSON.stringify(task)).not.toContain('verified');
   });
 
   it('checked where it took effect (transfer): verified, with the ledger evidence', async () => {

@@ -345,13 +345,13 @@ const providerSchema = z.strictObject({
 
 /** Card fields of one agent; what is not set comes from the top-level agentName… settings and the adapter. */
 const agentCardSchema = z.strictObject({
-  /** The card's name (default: agentName). */
+  /** The card's name (default: a downstream agent's own, else agentName for the default agent and the agent's name for the others). */
   name: z.string().min(1).optional(),
-  /** The card's description (default: the downstream's for "from downstream" skills, else agentDescription). */
+  /** The card's description (default: a downstream agent's own, else agentDescription). */
   description: z.string().optional(),
   /** The card's version (default: agentVersion). */
   version: z.string().min(1).optional(),
-  /** The adapter's skills (default), a list of skills, or "from downstream": a remote agent's own, re-read every cardRefreshSeconds. */
+  /** The adapter's skills (default; a downstream agent's own for the a2a adapter), a list of skills, or "from downstream": a remote agent's own, re-read every cardRefreshSeconds, the card waiting for them. */
   skills: z.union([z.literal('from downstream'), z.array(skillSchema).min(1)]).optional(),
   /** The card's provider (default: agentProvider). */
   provider: providerSchema.optional(),
@@ -361,7 +361,7 @@ const agentCardSchema = z.strictObject({
   iconUrl: z.string().url().optional(),
   /** Added to the card's security scheme descriptions: how to get credentials, whom to ask. */
   securityNotes: z.string().min(1).optional(),
-  /** How long a card built from what the adapter learns at run time ("from downstream") is kept before it is built again. */
+  /** How long a card built from what the adapter learns at run time (a downstream agent's name, description, skills) is kept before it is built again. */
   cardRefreshSeconds: z.coerce.number().int().min(5).default(300),
 });
 

@@ -121,11 +121,13 @@ type AdapterRun =
   | { parked: TurnParked };
 
 /**
- * What a completed task says about its result (invariant 8): verified only when the adapter
- * checked it, with how and what it found; otherwise explicitly unverified.
+ * What a completed task says about its result (invariant 8): whether the adapter checked it,
+ * how and what it found, when the adapter verifies its results. A result nobody was asked to
+ * check says nothing, rather than a "not verified" on every task that would teach readers to
+ * ignore it. (Completed is terminal: no later turn's result can inherit this one.)
  */
-function outcomeOf(verification: OutcomeVerification | undefined): JsonObject {
-  if (verification === undefined) return { verified: false, method: 'none: the adapter reported completion without checking its result' };
+function outcomeOf(verification: OutcomeVerification | undefined): JsonObject | undefined {
+  if (verification === undefined) return undefined;
   const outcome: JsonObject = { verified: verification.verified, method: verification.method };
   if (verification.evidence !== undefined) outcome.evidence = verification.evidence;
   return outcome;
