@@ -559,6 +559,17 @@ export const configSchema = z.object({
   maxBodyBytes: z.coerce.number().int().min(1024).default(1_048_576),
   /** Structural bounds of JSON request bodies (depth, keys, array lengths, values). */
   jsonLimits: jsonLimitsSchema.default(jsonLimitsSchema.parse({})),
+  /** How requests are read on the JSON-RPC and HTTP+JSON bindings. */
+  protocol: z
+    .strictObject({
+      /**
+       * Refuse a request holding a field A2A 1.0 does not define (-32602 / 400 INVALID_ARGUMENT naming it, and the 1.0 name
+       * for a known 0.3 one) instead of ignoring it. Either way each such request is logged at WARN. 0.3 requests are read
+       * by the 0.3 layer and never refused for their 0.3 names.
+       */
+      strictRequestFields: booleanish.default(false),
+    })
+    .default({ strictRequestFields: false }),
   /**
    * A refused request whose body has not all arrived (413, 401, …) gets its answer, then the
    * gateway reads and discards up to this many more body bytes (for at most 5 s) before it closes the
@@ -729,6 +740,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_STALLED_INTERVAL_MS: 'stalledIntervalMs',
   A2A_RECONCILE_INTERVAL_MS: 'reconcileIntervalMs',
   A2A_MAX_BODY_BYTES: 'maxBodyBytes',
+  A2A_STRICT_REQUEST_FIELDS: 'protocol.strictRequestFields',
   A2A_JSON_MAX_DEPTH: 'jsonLimits.maxDepth',
   A2A_JSON_MAX_OBJECT_KEYS: 'jsonLimits.maxObjectKeys',
   A2A_JSON_MAX_ARRAY_LENGTH: 'jsonLimits.maxArrayLength',
