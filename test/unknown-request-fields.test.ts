@@ -46,6 +46,7 @@ describe('unknown request fields', () => {
     const lines = warnings.filter((w) => w.message.includes('A2A 1.0 does not define'));
     expect(lines).toHaveLength(1);
     expect(lines[0]?.fields).toEqual({
+      agent: 'default',
       method: 'SendMessage',
       fields: ['message.parts[0].kind', 'configuration.pushNotificationConfig', 'configuration.historyLenght'],
       useInstead: {
@@ -59,7 +60,7 @@ describe('unknown request fields', () => {
     warnings.length = 0;
     const response = await fetch(`${lenient.restUrl}/tasks/${taskId}?histroyLength=1`, { headers: { 'A2A-Version': '1.0' } });
     expect(response.status).toBe(200);
-    expect(warnings.map((w) => w.fields)).toEqual([{ method: 'GetTask', fields: ['histroyLength'], useInstead: { histroyLength: 'historyLength' } }]);
+    expect(warnings.map((w) => w.fields)).toEqual([{ agent: 'default', method: 'GetTask', fields: ['histroyLength'], useInstead: { histroyLength: 'historyLength' } }]);
     // A request without unknown fields logs nothing.
     warnings.length = 0;
     expect((await rpc(lenient.jsonRpcUrl, 'GetTask', { id: taskId })).body.error).toBeUndefined();

@@ -508,7 +508,7 @@ export const configSchema = z.object({
   grpcPublicAddress: z.string().regex(/^[^\s/]+:\d{1,5}$/, 'host:port, e.g. a2a.example.com:443').optional(),
   /** URL clients use to reach this gateway (what the agent card advertises). Defaults to http://host:port. */
   publicUrl: z.string().url().optional(),
-  /** The card's name of the default agent (and of every agent whose `card` sets none). */
+  /** The card's name of the default agent when its `card` sets none (a downstream agent's own name wins over this default). */
   agentName: z.string().min(1).default('a2a-gateway demo agent'),
   /** The card's description, likewise. */
   agentDescription: z

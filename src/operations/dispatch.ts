@@ -54,7 +54,7 @@ const tenantOf = (request: unknown): string | undefined => {
 async function admit<Request>(operation: Operation, params: unknown, context: RequestContext, deps: OperationDeps): Promise<{ request: Request; call: OperationCall }> {
   const named = withJsonNames(params);
   const request = parseParams(operation.request, named) as Request;
-  if (deps.requestFields !== undefined) checkRequestFields(operation.name, operation.request, named, deps.requestFields);
+  if (deps.requestFields !== undefined) checkRequestFields(operation.name, operation.request, named, deps.requestFields, { agent: deps.endpoint.agent.name });
   const tenant = tenantOf(request);
   const caller = context.principal ?? anonymousPrincipal(tenant);
   const { agent } = deps.endpoint;

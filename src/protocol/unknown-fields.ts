@@ -80,14 +80,14 @@ export function unknownFieldsOf(schema: z.ZodType, value: unknown, path = '', ho
   return found;
 }
 
-/** Logs the request's unknown fields, and refuses the request when the policy is strict. */
-export function checkRequestFields(method: string, schema: z.ZodType, params: unknown, policy: RequestFieldPolicy): void {
+/** Logs the request's unknown fields (with `context`, e.g. the agent), and refuses the request when the policy is strict. */
+export function checkRequestFields(method: string, schema: z.ZodType, params: unknown, policy: RequestFieldPolicy, context: Record<string, string> = {}): void {
   const unknown = unknownFieldsOf(schema, params);
   if (unknown.length === 0) return;
   const useInstead = Object.fromEntries(unknown.flatMap((field) => (field.instead === undefined ? [] : [[field.path, field.instead]])));
   policy.logger.warn(
     policy.strict ? 'request refused: it has fields A2A 1.0 does not define (protocol.strictRequestFields)' : 'request has fields A2A 1.0 does not define; they are ignored',
-    { method, fields: unknown.map((field) => field.path), ...(Object.keys(useInstead).length === 0 ? {} : { useInstead }) },
+    { ...context, method, fields: unknown.map((field) => field.path), ...(Object.keys(useInstead).length === 0 ? {} : { useInstead }) },
   );
   if (!policy.strict) return;
   const violations: FieldViolation[] = unknown.map((field) => ({
