@@ -58,7 +58,7 @@ describe('configuration', () => {
   });
 
   it('warns about an A2A_* variable one typo away from a known one, and leaves other A2A_* variables alone', () => {
-    const { warnings } = loadConfig({ A2A_MAX_TURN_ATTEMPT: '3', A2A_SOMETHING_FOR_A_TOOL: 'x', A2A_PORT: '9000' });
+    const { warnings } = loadConfig({ A2A_MAX_TURN_ATTEMPT: '3', A2A_SOMETHING_FOR_A_TOOL: 'x', A2A_TEST_REDIS_URL: 'redis://127.0.0.1:6380', A2A_PORT: '9000' });
     expect(warnings).toEqual(['unknown variable A2A_MAX_TURN_ATTEMPT is ignored; did you mean A2A_MAX_TURN_ATTEMPTS?']);
   });
 

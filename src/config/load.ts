@@ -22,7 +22,9 @@ export interface LoadedConfig {
 }
 
 /** A2A_* variables read outside ENV_KEYS. */
-const OTHER_ENV_NAMES = ['A2A_CONFIG', 'A2A_ADAPTER_OPTIONS'];
+const OTHER_ENV_NAMES = ['A2A_CONFIG', 'A2A_ADAPTER_OPTIONS', 'A2A_STAGE_MARKS_FILE', 'A2A_CHECK_SCRIPT_SLOTS'];
+/** A misspelt variable is one or two edits away; farther ones (A2A_TEST_REDIS_URL) belong to something else. */
+const VARIABLE_TYPO_EDITS = 2;
 
 /** Set A2A_* variables that no setting reads but that are one typo away from one that does. */
 function misspeltVariables(env: NodeJS.ProcessEnv): string[] {
@@ -31,7 +33,7 @@ function misspeltVariables(env: NodeJS.ProcessEnv): string[] {
   for (const name of Object.keys(env)) {
     if (!name.startsWith('A2A_') || known.includes(name)) continue;
     // Only likely typos: other A2A_ variables may belong to tools and tests around the gateway.
-    const suggestion = closestName(name, known);
+    const suggestion = closestName(name, known, VARIABLE_TYPO_EDITS);
     if (suggestion !== undefined) warnings.push(`unknown variable ${name} is ignored; did you mean ${suggestion}?`);
   }
   return warnings;

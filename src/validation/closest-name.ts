@@ -3,15 +3,16 @@
 // than none).
 import { distance } from 'fastest-levenshtein';
 
-/** The valid name closest to `given`, or undefined when none is within a typo's reach. */
-export function closestName(given: string, valid: Iterable<string>): string | undefined {
+/**
+ * The valid name closest to `given`, or undefined when none is within a typo's reach: by
+ * default a third of the name, at least 2 edits ("maxTurnAttempt" → "maxTurnAttempts").
+ */
+export function closestName(given: string, valid: Iterable<string>, maxEdits = Math.max(2, Math.floor(given.length / 3))): string | undefined {
   const lowered = given.toLowerCase();
-  // A third of the name, at least 2: "maxTurnAttempt" → "maxTurnAttempts", not "port" → "host".
-  const reach = Math.max(2, Math.floor(given.length / 3));
   let best: { name: string; cost: number } | undefined;
   for (const name of valid) {
     const cost = distance(lowered, name.toLowerCase());
-    if (cost <= reach && (best === undefined || cost < best.cost)) best = { name, cost };
+    if (cost <= maxEdits && (best === undefined || cost < best.cost)) best = { name, cost };
   }
   return best?.name;
 }
