@@ -234,10 +234,13 @@ export interface Adapter {
    */
   readonly extensions?: readonly AdapterExtension[];
   /**
-   * Optional: card fields learnt at run time, e.g. a remote agent's skills read from its own
-   * card (an agent configured with `skills: "from downstream"`). The gateway calls it when it
-   * builds the agent's card and again once the card is older than the agent's
-   * `cardRefreshSeconds`; a rejection keeps the previous card. The adapter may cache.
+   * Optional: card fields learnt at run time, e.g. a remote agent's name, description and
+   * skills read from its own card. The gateway uses them wherever the agent's configuration
+   * sets none (`card.name`, `card.description`, `card.skills`), calls it when it builds the
+   * agent's card and again once the card is older than the agent's `cardRefreshSeconds`; a
+   * rejection keeps the previous card (or, on the first build, the adapter's own fields, tried
+   * again seconds later; with `skills: "from downstream"` set, the card waits for it). The
+   * adapter may cache.
    */
   describe?(): Promise<AdapterDescription>;
   /**
@@ -259,6 +262,8 @@ export interface AdapterExtension {
 
 /** What an adapter can say about itself at run time (Adapter.describe). */
 export interface AdapterDescription {
+  /** The agent's own name (a downstream agent's), used where the configuration sets none. */
+  name?: string;
   skills: AgentSkill[];
   /** Skills only authenticated callers see (extended card). */
   extendedSkills?: AgentSkill[];

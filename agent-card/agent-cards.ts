@@ -1,8 +1,10 @@
 // One agent's cards (public and extended), built from its settings and its adapter, signed,
-// and kept. An agent whose skills come "from downstream" asks its adapter again once the cards
-// are older than the agent's cardRefreshSeconds; until the new cards are built (or when the
-// downstream cannot be reached) the previous ones are served, so a card request never waits
-// on a remote agent except for the very first build.
+// and kept. An agent whose adapter describes itself at run time (Adapter.describe: the a2a
+// adapter's downstream agent) takes the downstream's name, description and skills wherever its
+// configuration does not set them, and asks its adapter again once the cards are older than the
+// agent's cardRefreshSeconds; until the new cards are built (or when the downstream cannot be
+// reached) the previous ones are served, so a card request never waits on a remote agent except
+// for the very first build.
 import type { AdapterDescription } from '../adapters/types.ts';
 import type { Agent } from '../src/agents/agents.ts';
 import type { Logger } from '../src/logging/logger.ts';
@@ -32,19 +34,26 @@ export interface AgentCardOptions {
   grpc?: CardInput['grpc'];
 }
 
+/** A card built without the downstream's description (it could not be read) is built again this soon. */
+const DESCRIBE_RETRY_MS = 5_000;
+
+/** Whether the agent's cards hold what its adapter learns at run time, and so are rebuilt when stale. */
+export function learnsFromAdapter(agent: Agent): boolean {
+  return agent.settings.card.skills === 'from downstream' || agent.adapter.describe !== undefined;
+}
+
 export class AgentCards {
   private current: AgentCardPair | undefined;
-  private builtAtMs = 0;
+  private staleAtMs = 0;
   private building: Promise<AgentCardPair> | undefined;
 
   constructor(private readonly options: AgentCardOptions) {}
 
-  /** The agent's cards, rebuilt in the background once stale (only for skills learnt at run time). */
+  /** The agent's cards, rebuilt in the background once stale (only for fields learnt at run time). */
   async cards(): Promise<AgentCardPair> {
     const { settings } = this.options.agent;
-    const dynamic = settings.card.skills === 'from downstream';
     if (this.current === undefined) return this.rebuild();
-    if (dynamic && Date.now() - this.builtAtMs > settings.card.refreshSeconds * 1000) {
+    if (learnsFromAdapter(this.options.agent) && Date.now() > this.staleAtMs) {
       this.rebuild().catch((error: Error) =>
         this.options.logger.warn('could not refresh an agent card; serving the previous one', { agent: settings.name, error: error.message }),
       );
@@ -62,11 +71,12 @@ export class AgentCards {
   private async build(): Promise<AgentCardPair> {
     const { agent, baseUrl, security, finish } = this.options;
     const { card } = agent.settings;
-    const fields = await this.fields();
+    const { fields, described } = await this.fields();
+    // What the configuration sets wins; what it leaves out comes from the downstream agent.
     const description = card.description ?? fields.description ?? card.defaultDescription;
     const input: CardInput = {
       baseUrl,
-      name: card.name,
+      name: card.name ?? fields.name ?? card.defaultName,
       description,
       version: card.version,
       fields,
@@ -84,11 +94,17 @@ export class AgentCards {
     const legacy = legacyCardOf({ ...built.card, signatures: undefined }, { form: 'json', embedSupportedInterfaces: true }) as unknown as AgentCard;
     const pair = { card: built, legacyCard: serveAgentCard(legacy), extended, inputModes: inputModesOf(extended ?? built) };
     this.current = pair;
-    this.builtAtMs = Date.now();
+    this.staleAtMs = Date.now() + (described ? agent.settings.card.refreshSeconds * 1000 : DESCRIBE_RETRY_MS);
     return pair;
   }
 
-  private async fields(): Promise<AdapterDescription> {
+  /**
+   * The card's fields: the adapter's own, or what describe() learnt, under the skills the
+   * configuration lists. `described` is false when describe() failed and the adapter's own
+   * fields stand in (retried soon); with skills "from downstream" asked for explicitly the
+   * failure is the build's.
+   */
+  private async fields(): Promise<{ fields: AdapterDescription; described: boolean }> {
     const { adapter, settings } = this.options.agent;
     const own: AdapterDescription = {
       skills: adapter.skills,
@@ -97,12 +113,24 @@ export class AgentCards {
       ...(adapter.defaultOutputModes === undefined ? {} : { defaultOutputModes: adapter.defaultOutputModes }),
     };
     const skills = settings.card.skills;
-    if (skills === undefined) return own;
-    if (skills !== 'from downstream') return { ...own, skills, extendedSkills: [] };
     if (adapter.describe === undefined) {
-      throw new Error(`agent "${settings.name}" takes its skills "from downstream", but its adapter ${adapter.name} cannot describe a downstream agent`);
+      if (skills === 'from downstream') {
+        throw new Error(`agent "${settings.name}" takes its skills "from downstream", but its adapter ${adapter.name} cannot describe a downstream agent`);
+      }
+      return { fields: skills === undefined ? own : { ...own, skills, extendedSkills: [] }, described: true };
     }
-    return adapter.describe();
+    let learnt: AdapterDescription;
+    try {
+      learnt = await adapter.describe();
+    } catch (error) {
+      if (skills === 'from downstream') throw error;
+      this.options.logger.warn('could not read the downstream agent\'s card; its card uses the adapter\'s own fields until it can', {
+        agent: settings.name,
+        error: (error as Error).message,
+      });
+      return { fields: Array.isArray(skills) ? { ...own, skills, extendedSkills: [] } : own, described: false };
+    }
+    return { fields: Array.isArray(skills) ? { ...learnt, skills, extendedSkills: [] } : learnt, described: true };
   }
 }
 

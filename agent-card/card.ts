@@ -50,6 +50,16 @@ export function scopeText(): string {
   return parts.join('; ');
 }
 
+/**
+ * An extension as the card declares it: `required` only when true, as the proto3 JSON form
+ * leaves a false one out. The card as served then differs from what its signature covers only
+ * by empty values, which every verifier drops (docs/card-verification.md).
+ */
+function declarationOf(extension: ExtensionDeclaration): ExtensionDeclaration {
+  const { required, ...rest } = extension;
+  return required === true ? { ...rest, required } : { ...rest };
+}
+
 /** securitySchemes and securityRequirements describing exactly what the bindings enforce. */
 function securityOf(signedRequests: boolean, notes: string | undefined): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
   const securitySchemes: Record<string, JsonObject> = {
@@ -118,7 +128,7 @@ export function buildAgentCard(input: CardInput): AgentCard {
       streaming: true,
       pushNotifications: false,
       extendedAgentCard: security !== undefined,
-      ...(input.extensions === undefined || input.extensions.length === 0 ? {} : { extensions: input.extensions.map((extension) => ({ ...extension })) }),
+      ...(input.extensions === undefined || input.extensions.length === 0 ? {} : { extensions: input.extensions.map(declarationOf) }),
     },
     ...(security === undefined ? {} : securityOf(security.signedRequests, input.securityNotes)),
     ...(input.provider === undefined ? {} : { provider: input.provider }),

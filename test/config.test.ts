@@ -39,6 +39,29 @@ describe('configuration', () => {
     expect(() => loadConfig({ A2A_CONFIG: file })).toThrow(/Invalid configuration/);
   });
 
+  it('names an unknown key, where it is, and the closest valid key', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'a2a-config-'));
+    const file = join(dir, 'gateway.yaml');
+    writeFileSync(file, 'maxTurnAttempt: 3\nagents:\n  weather:\n    adapter: demo\n    card:\n      nmae: Weather\n    limits:\n      burts: 5\n');
+    let message = '';
+    try {
+      loadConfig({ A2A_CONFIG: file });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain(`unknown key 'maxTurnAttempt' in ${file}; did you mean 'maxTurnAttempts'?`);
+    expect(message).toContain(`unknown key 'nmae' in agents.weather.card (${file}); did you mean 'name'?`);
+    expect(message).toContain(`unknown key 'burts' in agents.weather.limits (${file}); did you mean 'burst'?`);
+    // Nothing close: no misleading guess.
+    writeFileSync(file, 'zzzzzzzz: 1\n');
+    expect(() => loadConfig({ A2A_CONFIG: file })).toThrow(/unknown key 'zzzzzzzz' in .*gateway\.yaml; see docs\/configuration\.md/);
+  });
+
+  it('warns about an A2A_* variable one typo away from a known one, and leaves other A2A_* variables alone', () => {
+    const { warnings } = loadConfig({ A2A_MAX_TURN_ATTEMPT: '3', A2A_SOMETHING_FOR_A_TOOL: 'x', A2A_TEST_REDIS_URL: 'redis://127.0.0.1:6380', A2A_PORT: '9000' });
+    expect(warnings).toEqual(['unknown variable A2A_MAX_TURN_ATTEMPT is ignored; did you mean A2A_MAX_TURN_ATTEMPTS?']);
+  });
+
   it('says which file cannot be read', () => {
     expect(() => loadConfig({ A2A_CONFIG: '/nonexistent/gateway.yaml' })).toThrow(/\/nonexistent\/gateway\.yaml/);
   });

@@ -1,6 +1,6 @@
-// Invariant 8: a terminal state is not a verified outcome. A completed task says whether its
-// result was checked, how, and what was found (metadata.a2aGateway.outcome); only the adapter
-// can check, so a result nobody checked says so.
+// Invariant 8: a terminal state is not a verified outcome. A completed task whose adapter checks
+// its results says whether its result was checked, how, and what was found
+// (metadata.a2aGateway.outcome); a result nobody was asked to check carries no outcome at all.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject, Task } from '../src/protocol/types.ts';
 import { ROOT, rpc, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 import { fanoutMessage } from './support/coordination.ts';
+import { VERIFICATION_EXTENSION_URI } from '../src/extensions/verification.ts';
 
 let gw: TestGateway;
 let dir: string;
@@ -26,8 +27,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function run(message: Record<string, unknown>): Promise<Task> {
-  const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message });
+async function run(message: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Task> {
+  const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message }, headers);
   expect(body.error).toBeUndefined();
   const { task } = body.result as { task: Task };
   // Read back as any client would, not from the send's answer alone.
@@ -38,10 +39,17 @@ async function run(message: Record<string, unknown>): Promise<Task> {
 const outcomeOf = (task: Task): JsonObject | undefined => ((task.metadata?.a2aGateway ?? {}) as JsonObject).outcome as JsonObject | undefined;
 
 describe('a completed task says whether its result was verified', () => {
-  it('unchecked (echo): completed, and explicitly not verified', async () => {
+  it('unchecked (echo): completed, and no "not verified" where no verification was asked', async () => {
     const task = await run(textMessage('echo hi'));
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
-    expect(outcomeOf(task)).toMatchObject({ verified: false, method: expect.stringMatching(/^none/) });
+    expect(outcomeOf(task)).toBeUndefined();
+    expect(JSON.stringify(task)).not.toContain('verified');
+  });
+
+  it('unchecked, but the caller asked (verification extension): explicitly not verified, and why', async () => {
+    const task = await run(textMessage('echo hi'), { 'A2A-Extensions': VERIFICATION_EXTENSION_URI });
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(outcomeOf(task)).toEqual({ verified: false, method: 'none: the agent does not check its results' });
   });
 
   it('checked where it took effect (transfer): verified, with the ledger evidence', async () => {

@@ -221,9 +221,10 @@ describe('a2a adapter in front of a streaming 1.0 agent (JSON-RPC first)', () =>
       expect(card.description).toContain('scripted A2A agent');
       // Callers are pointed at the gateway, never at the downstream.
       expect(JSON.stringify(card)).not.toContain(downstream.url);
-      // Without the setting, the agent publishes the adapter's own generic skill.
-      const plain = (await (await fetch(`${gw.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json()) as { skills: { id: string }[] };
-      expect(plain.skills.map((s) => s.id)).toEqual(['remote-agent']);
+      // Without the setting too, the agent publishes the downstream's skills (and name).
+      const plain = (await (await fetch(`${gw.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json()) as { name: string; skills: { id: string }[] };
+      expect(plain.skills.map((s) => s.id)).toEqual(['echo', 'stream', 'audit']);
+      expect(plain.name).toBe('downstream test agent');
     } finally {
       await agents.close();
     }

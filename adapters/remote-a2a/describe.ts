@@ -1,7 +1,9 @@
-// `skills: "from downstream"`: the downstream card's skills re-published on this gateway's card.
-// They are offered under this gateway's security, so the downstream's per-skill security
-// requirements are dropped (callers never talk to the downstream; the gateway does, with its own
-// credentials). Skills only the downstream's extended card lists become our extended skills.
+// The downstream card's name, description and skills, re-published on this gateway's card
+// wherever the agent's configuration sets none (or with `skills: "from downstream"`). Only those
+// fields travel: the interfaces, security and signatures of the card stay the gateway's. Skills
+// are offered under this gateway's security, so the downstream's per-skill security requirements
+// are dropped (callers never talk to the downstream; the gateway does, with its own credentials).
+// Skills only the downstream's extended card lists become our extended skills.
 import { AgentCard as SdkAgentCard } from '@a2a-js/sdk';
 import type { AdapterDescription } from '../types.ts';
 import type { AgentCard, AgentSkill } from '../../src/protocol/types.ts';
@@ -32,6 +34,7 @@ export async function describeDownstream(connection: DownstreamConnection): Prom
   const card = connection.card;
   const skills = (card.skills ?? []).map(skillOf);
   const description: AdapterDescription = { skills };
+  if (card.name !== undefined && card.name.trim() !== '') description.name = card.name;
   const extendedSkills = await extendedSkillsOf(connection, new Set(skills.map((s) => s.id)));
   if (extendedSkills.length > 0) description.extendedSkills = extendedSkills;
   if (card.description !== undefined && card.description !== '') description.description = card.description;

@@ -1,7 +1,7 @@
 // The agents a configuration describes, with every default applied: the one place that knows
 // how the top-level settings (adapter, agentName, limits…) fill in what an agent leaves out,
 // and which agent answers at the root URLs.
-import { AGENT_NAME_PATTERN, type AgentConfig, type GatewayConfig, type InputPolicy } from '../config/schema.ts';
+import { AGENT_NAME_PATTERN, configSchema, type AgentConfig, type GatewayConfig, type InputPolicy } from '../config/schema.ts';
 import type { AgentSkill, JsonObject } from '../protocol/types.ts';
 import type { BackendLimits } from '../../adapters/types.ts';
 
@@ -28,12 +28,15 @@ export interface AgentSettings {
   adapter: string;
   adapterOptions: JsonObject;
   card: {
-    name: string;
+    /** Set explicitly for this agent (or agentName, for the default agent); otherwise a downstream agent's own, else defaultName. */
+    name: string | undefined;
+    /** The agent's name when nothing else names it: agentName's default for the default agent, its route name for the others. */
+    defaultName: string;
     /** Set explicitly for this agent; otherwise a downstream agent's own, else defaultDescription. */
     description: string | undefined;
     defaultDescription: string;
     version: string;
-    /** undefined: the adapter's own; 'from downstream': what Adapter.describe() says, refreshed. */
+    /** undefined: what Adapter.describe() says when the adapter describes itself, else its own skills; 'from downstream': what describe() says, refreshed. */
     skills: AgentSkill[] | 'from downstream' | undefined;
     refreshSeconds: number;
     provider: { organization: string; url: string } | undefined;
@@ -55,6 +58,12 @@ export interface ResolvedAgents {
   /** The agent served at the root URLs. */
   defaultAgent: string;
 }
+
+// agentName and agentDescription have defaults; a value equal to the default counts as not set,
+// so an agent in front of a downstream agent takes the downstream's name and description.
+const DEFAULT_AGENT_NAME = configSchema.shape.agentName.parse(undefined);
+const DEFAULT_AGENT_DESCRIPTION = configSchema.shape.agentDescription.parse(undefined);
+const setExplicitly = (value: string, defaultValue: string): string | undefined => (value === defaultValue ? undefined : value);
 
 /** The settings an agent gave, without the ones it left out (which zod's partial() keeps as undefined keys). */
 function definedOnly<T extends object>(settings: T): Partial<T> {
@@ -85,8 +94,9 @@ export function resolveAgents(config: GatewayConfig): ResolvedAgents {
       adapter,
       adapterOptions: adapterOptions as JsonObject,
       card: {
-        name: card?.name ?? (config.agents === undefined || isDefault ? config.agentName : name),
-        description: card?.description ?? (config.agents === undefined ? config.agentDescription : undefined),
+        name: card?.name ?? (config.agents === undefined || isDefault ? setExplicitly(config.agentName, DEFAULT_AGENT_NAME) : undefined),
+        defaultName: config.agents === undefined || isDefault ? config.agentName : name,
+        description: card?.description ?? (config.agents === undefined ? setExplicitly(config.agentDescription, DEFAULT_AGENT_DESCRIPTION) : undefined),
         defaultDescription: config.agentDescription,
         version: card?.version ?? config.agentVersion,
         skills: card?.skills as AgentSettings['card']['skills'],

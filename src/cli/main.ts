@@ -57,6 +57,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const { config, baseDir } = loaded;
   const logger = createLogger(config.logLevel);
+  for (const warning of loaded.warnings) logger.warn(warning);
 
   try {
     await checkRedisReachable(config);

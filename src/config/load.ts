@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { closestName } from '../validation/closest-name.ts';
+import { fieldsOf, schemaAt } from '../validation/zod-shape.ts';
 import { configSchema, ENV_KEYS, type GatewayConfig } from './schema.ts';
 
 export class ConfigError extends Error {
@@ -14,6 +17,40 @@ export interface LoadedConfig {
   config: GatewayConfig;
   /** Directory relative adapter paths are resolved against. */
   baseDir: string;
+  /** What was ignored and is likely a typo (an A2A_* variable close to a known one): log each at WARN. */
+  warnings: string[];
+}
+
+/** A2A_* variables read outside ENV_KEYS. */
+const OTHER_ENV_NAMES = ['A2A_CONFIG', 'A2A_ADAPTER_OPTIONS', 'A2A_STAGE_MARKS_FILE', 'A2A_CHECK_SCRIPT_SLOTS'];
+/** A misspelt variable is one or two edits away; farther ones (A2A_TEST_REDIS_URL) belong to something else. */
+const VARIABLE_TYPO_EDITS = 2;
+
+/** Set A2A_* variables that no setting reads but that are one typo away from one that does. */
+function misspeltVariables(env: NodeJS.ProcessEnv): string[] {
+  const known = [...Object.keys(ENV_KEYS), ...OTHER_ENV_NAMES];
+  const warnings: string[] = [];
+  for (const name of Object.keys(env)) {
+    if (!name.startsWith('A2A_') || known.includes(name)) continue;
+    // Only likely typos: other A2A_ variables may belong to tools and tests around the gateway.
+    const suggestion = closestName(name, known, VARIABLE_TYPO_EDITS);
+    if (suggestion !== undefined) warnings.push(`unknown variable ${name} is ignored; did you mean ${suggestion}?`);
+  }
+  return warnings;
+}
+
+/** "unknown key 'x' in <where>; did you mean 'y'?" for each key of an unrecognized_keys issue. */
+function unknownKeyProblems(issue: z.core.$ZodIssue, file: string | undefined): string[] {
+  const keys = (issue as { keys?: string[] }).keys ?? [];
+  const path = issue.path.join('.');
+  const at = schemaAt(configSchema, issue.path);
+  const valid = Object.keys((at === undefined ? undefined : fieldsOf(at)) ?? {});
+  const where = path === '' ? (file ?? 'the configuration') : `${path}${file === undefined ? '' : ` (${file})`}`;
+  return keys.map((key) => {
+    const suggestion = closestName(key, valid);
+    if (suggestion !== undefined) return `unknown key '${key}' in ${where}; did you mean '${suggestion}'?`;
+    return `unknown key '${key}' in ${where}${valid.length > 0 && valid.length <= 12 ? `; valid keys: ${valid.join(', ')}` : '; see docs/configuration.md for the settings'}`;
+  });
 }
 
 /**
@@ -67,14 +104,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   Object.assign(raw, overrides);
   const result = configSchema.strict().safeParse(raw);
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => {
+    const problems = result.error.issues.flatMap((issue) => {
+      if (issue.code === 'unrecognized_keys') return unknownKeyProblems(issue, file === undefined || file === '' ? undefined : file);
       const key = issue.path.join('.') || '(root)';
       const envName = envNames.get(key);
       return `${key}${envName ? ` (${envName})` : ''}: ${issue.message}`;
     });
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }
-  return { config: result.data, baseDir };
+  return { config: result.data, baseDir, warnings: misspeltVariables(env) };
 }
 
 /** Sets a dotted path ("auth.enabled"), keeping what the config file put beside it. */

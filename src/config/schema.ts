@@ -355,13 +355,13 @@ const providerSchema = z.strictObject({
 
 /** Card fields of one agent; what is not set comes from the top-level agentName… settings and the adapter. */
 const agentCardSchema = z.strictObject({
-  /** The card's name (default: agentName). */
+  /** The card's name (default: a downstream agent's own, else agentName for the default agent and the agent's name for the others). */
   name: z.string().min(1).optional(),
-  /** The card's description (default: the downstream's for "from downstream" skills, else agentDescription). */
+  /** The card's description (default: a downstream agent's own, else agentDescription). */
   description: z.string().optional(),
   /** The card's version (default: agentVersion). */
   version: z.string().min(1).optional(),
-  /** The adapter's skills (default), a list of skills, or "from downstream": a remote agent's own, re-read every cardRefreshSeconds. */
+  /** The adapter's skills (default; a downstream agent's own for the a2a adapter), a list of skills, or "from downstream": a remote agent's own, re-read every cardRefreshSeconds, the card waiting for them. */
   skills: z.union([z.literal('from downstream'), z.array(skillSchema).min(1)]).optional(),
   /** The card's provider (default: agentProvider). */
   provider: providerSchema.optional(),
@@ -371,7 +371,7 @@ const agentCardSchema = z.strictObject({
   iconUrl: z.string().url().optional(),
   /** Added to the card's security scheme descriptions: how to get credentials, whom to ask. */
   securityNotes: z.string().min(1).optional(),
-  /** How long a card built from what the adapter learns at run time ("from downstream") is kept before it is built again. */
+  /** How long a card built from what the adapter learns at run time (a downstream agent's name, description, skills) is kept before it is built again. */
   cardRefreshSeconds: z.coerce.number().int().min(5).default(300),
 });
 
@@ -524,7 +524,7 @@ export const configSchema = z.object({
   grpcPublicAddress: z.string().regex(/^[^\s/]+:\d{1,5}$/, 'host:port, e.g. a2a.example.com:443').optional(),
   /** URL clients use to reach this gateway (what the agent card advertises). Defaults to http://host:port. */
   publicUrl: z.string().url().optional(),
-  /** The card's name of the default agent (and of every agent whose `card` sets none). */
+  /** The card's name of the default agent when its `card` sets none (a downstream agent's own name wins over this default). */
   agentName: z.string().min(1).default('a2a-gateway demo agent'),
   /** The card's description, likewise. */
   agentDescription: z
@@ -575,6 +575,17 @@ export const configSchema = z.object({
   maxBodyBytes: z.coerce.number().int().min(1024).default(1_048_576),
   /** Structural bounds of JSON request bodies (depth, keys, array lengths, values). */
   jsonLimits: jsonLimitsSchema.default(jsonLimitsSchema.parse({})),
+  /** How requests are read on the JSON-RPC and HTTP+JSON bindings. */
+  protocol: z
+    .strictObject({
+      /**
+       * Refuse a request holding a field A2A 1.0 does not define (-32602 / 400 INVALID_ARGUMENT naming it, and the 1.0 name
+       * for a known 0.3 one) instead of ignoring it. Either way each such request is logged at WARN. 0.3 requests are read
+       * by the 0.3 layer and never refused for their 0.3 names.
+       */
+      strictRequestFields: booleanish.default(false),
+    })
+    .default({ strictRequestFields: false }),
   /**
    * A refused request whose body has not all arrived (413, 401, …) gets its answer, then the
    * gateway reads and discards up to this many more body bytes (for at most 5 s) before it closes the
@@ -751,6 +762,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_STALLED_INTERVAL_MS: 'stalledIntervalMs',
   A2A_RECONCILE_INTERVAL_MS: 'reconcileIntervalMs',
   A2A_MAX_BODY_BYTES: 'maxBodyBytes',
+  A2A_STRICT_REQUEST_FIELDS: 'protocol.strictRequestFields',
   A2A_JSON_MAX_DEPTH: 'jsonLimits.maxDepth',
   A2A_JSON_MAX_OBJECT_KEYS: 'jsonLimits.maxObjectKeys',
   A2A_JSON_MAX_ARRAY_LENGTH: 'jsonLimits.maxArrayLength',

@@ -4,5 +4,6 @@
 import { assignmentsExtension } from './assignments.ts';
 import type { GatewayExtension } from './definition.ts';
 import { schedulesExtension } from './schedules.ts';
+import { verificationExtension } from './verification.ts';
 
-export const GATEWAY_EXTENSIONS: readonly GatewayExtension[] = [assignmentsExtension, schedulesExtension];
+export const GATEWAY_EXTENSIONS: readonly GatewayExtension[] = [assignmentsExtension, schedulesExtension, verificationExtension];

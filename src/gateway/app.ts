@@ -1,5 +1,6 @@
 // The gateway's HTTP surface: every agent's URL space (its card and its two A2A bindings, at
 // /agents/<name>/…, and the default agent's at the root), the agent list, keys and health.
+import type { RequestFieldPolicy } from '../protocol/unknown-fields.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -39,6 +40,8 @@ export interface GatewayAppOptions {
   /** Public keys served at /.well-known/jwks.json (the card signing key). */
   publishedKeys: JWK[];
   rateLimiter: RateLimiter;
+  /** What unknown fields of a JSON-RPC or HTTP+JSON request get (protocol.strictRequestFields). */
+  requestFields?: RequestFieldPolicy;
   /** Open streams per owner and in all on this process (limits.maxStreamsPerOwner, limits.maxStreams). */
   streamSlots?: StreamSlots;
   /** The per-request steps of the bindings and the agent list (pipeline.ts), with the default body limit. */
@@ -147,6 +150,7 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
         endpoint,
         rateLimiter: options.rateLimiter,
         ...(options.streamSlots === undefined ? {} : { streamSlots: options.streamSlots }),
+        ...(options.requestFields === undefined ? {} : { requestFields: options.requestFields }),
         edge: { ...options.edge, maxBodyBytes: endpoint.agent.settings.limits.maxBodyBytes },
         streams: options.streams,
         logger: options.logger,

@@ -323,6 +323,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     publishedKeys: pushSigningKeys === undefined ? keys.publishedKeys : [...keys.publishedKeys, ...[pushSigningKeys.current, ...pushSigningKeys.previous].map(publicJwkOf)],
     rateLimiter,
     streamSlots,
+    requestFields: { strict: config.protocol.strictRequestFields, logger },
     edge: {
       maxHeaderCount: config.maxHeaderCount,
       maxBodyBytes: config.maxBodyBytes,

@@ -11,6 +11,7 @@ import type { RateLimiter } from '../limits/rate-limiter.ts';
 import { OPERATIONS } from './registry.ts';
 import { withJsonNames } from '../protocol/protojson.ts';
 import { parseParams } from '../protocol/schemas.ts';
+import { checkRequestFields, type RequestFieldPolicy } from '../protocol/unknown-fields.ts';
 import type { TaskService } from '../tasks/service.ts';
 import type { Operation, OperationCall, StreamOperation, UnaryOperation } from './definition.ts';
 import type { StreamPlan } from './stream-plan.ts';
@@ -25,6 +26,8 @@ export interface OperationDeps {
   rateLimiter: RateLimiter;
   /** Open streams per owner and in all on this process; undefined = no caps. */
   streamSlots?: StreamSlots;
+  /** What unknown request fields get (JSON bindings; a gRPC message has no field its proto does not define). */
+  requestFields?: RequestFieldPolicy;
 }
 
 /** What the binding learnt about the request before the operation runs. */
@@ -49,7 +52,9 @@ const tenantOf = (request: unknown): string | undefined => {
 
 /** Parses the params and admits the caller; the handler runs with what this returns. */
 async function admit<Request>(operation: Operation, params: unknown, context: RequestContext, deps: OperationDeps): Promise<{ request: Request; call: OperationCall }> {
-  const request = parseParams(operation.request, withJsonNames(params)) as Request;
+  const named = withJsonNames(params);
+  const request = parseParams(operation.request, named) as Request;
+  if (deps.requestFields !== undefined) checkRequestFields(operation.name, operation.request, named, deps.requestFields, { agent: deps.endpoint.agent.name });
   const tenant = tenantOf(request);
   const caller = context.principal ?? anonymousPrincipal(tenant);
   const { agent } = deps.endpoint;

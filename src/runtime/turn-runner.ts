@@ -1,5 +1,6 @@
 // Runs a task's open turn on a worker: take the lease, run the adapter with a fenced context,
 // store the outcome, and continue with queued follow-ups while the lease is ours.
+import { VERIFICATION_EXTENSION_URI } from '../extensions/verification.ts';
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import { isCluster, isRedisCommandTooLargeError, type RedisClient } from '../redis/connection.ts';
@@ -122,11 +123,14 @@ type AdapterRun =
   | { parked: TurnParked };
 
 /**
- * What a completed task says about its result (invariant 8): verified only when the adapter
- * checked it, with how and what it found; otherwise explicitly unverified.
+ * What a completed task says about its result (invariant 8): whether the adapter checked it,
+ * how and what it found, when the adapter verifies its results or the caller asked (the
+ * verification extension). A result nobody asked about says nothing, rather than a "not
+ * verified" on every task that would teach readers to ignore it. (Completed is terminal: no
+ * later turn's result can inherit this one.)
  */
-function outcomeOf(verification: OutcomeVerification | undefined): JsonObject {
-  if (verification === undefined) return { verified: false, method: 'none: the adapter reported completion without checking its result' };
+function outcomeOf(verification: OutcomeVerification | undefined, asked: boolean): JsonObject | undefined {
+  if (verification === undefined) return asked ? { verified: false, method: 'none: the agent does not check its results' } : undefined;
   const outcome: JsonObject = { verified: verification.verified, method: verification.method };
   if (verification.evidence !== undefined) outcome.evidence = verification.evidence;
   return outcome;
@@ -389,7 +393,8 @@ export class TurnRunner {
         // interrupted turn's, on the next turn's first status).
         eventMetadata:
           outcome.status.state === 'TASK_STATE_CANCELED' ? { cancellation: { stage: 'stopped', at: new Date().toISOString() } } : undefined,
-        outcome: outcome.status.state === 'TASK_STATE_COMPLETED' ? outcomeOf(outcome.verification) : undefined,
+        outcome:
+          outcome.status.state === 'TASK_STATE_COMPLETED' ? outcomeOf(outcome.verification, lease.callerExtensions.includes(VERIFICATION_EXTENSION_URI)) : undefined,
         interrupted: outcome.interrupted === true,
         ...(outcome.directReply === undefined ? {} : { directReply: outcome.directReply }),
         now: new Date(),

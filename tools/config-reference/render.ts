@@ -49,7 +49,7 @@ export function renderConfigurationReference(sources: ReferenceSources): { markd
     '2. the optional config file named by `A2A_CONFIG` (JSON or YAML, keys as in the **key** column, nested as the dots say),',
     '3. the defaults below.',
     '',
-    'A bad or unknown value stops the start with one line naming the setting (and the variable, if one set it).',
+    "A bad or unknown value stops the start with one line naming the setting (and the variable, if one set it); an unknown key is named with where it is and the closest valid key (`unknown key 'maxTurnAttempt' in gateway.yaml; did you mean 'maxTurnAttempts'?`), and an `A2A_*` variable one typo away from a known one is logged at start as ignored, with the one it likely meant.",
     'Paths relative to the config file (adapter modules, key files, `jwksFile`) are resolved against its folder.',
     'In a path, `[]` is an element of a list and `<name>` an entry of a map.',
   ];

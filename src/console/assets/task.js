@@ -55,7 +55,7 @@ function subAgentList(nodes) {
 
 /** The outcome (invariant 8) in words: verified and how, or why not. */
 function verificationText(outcome, state) {
-  if (outcome === undefined) return TERMINAL.has(state) ? 'not verified (no evidence recorded)' : 'pending';
+  if (outcome === undefined) return TERMINAL.has(state) ? 'no verification asked' : 'pending';
   const method = String(outcome.method ?? '');
   if (method.startsWith('none')) return `not verified${method.includes(':') ? `: ${method.slice(method.indexOf(':') + 1).trim()}` : ''}`;
   return `${outcome.verified ? 'verified' : 'not verified'}${method ? ` by ${method}` : ''}`;
