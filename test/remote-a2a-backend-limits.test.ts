@@ -2,11 +2,12 @@
 // through the agent's backendLimits, and past one the turn fails with a reason naming the limit
 // (setting and value), the message is not sent downstream again, and the worker goes on serving.
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import { GetTaskRequest, SendMessageRequest, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, waitFor, type TestGateway } from './support/harness.ts';
-import { startHostileDownstream, type HostileDownstream } from './support/hostile-downstream.ts';
+import { listen, startHostileDownstream, type HostileDownstream } from './support/hostile-downstream.ts';
 
 const KIB = 1024;
 const LIMITS = { maxResponseBytes: 256 * KIB, maxEventBytes: 64 * KIB, maxStreamBytes: 1000 * KIB, bodyTimeoutMs: 800, streamIdleTimeoutMs: 800 };
@@ -27,10 +28,10 @@ interface Setup {
   client: Client;
 }
 
-async function setup(name: string, streaming: boolean): Promise<Setup> {
+async function setup(name: string, streaming: boolean, adapterOptions: Record<string, unknown> = {}): Promise<Setup> {
   const downstream = await startHostileDownstream({ streaming });
   closers.push(() => downstream.close());
-  const gateway = await startTestGateway({ name, config: { adapter: 'a2a', adapterOptions: { url: downstream.url, ...FAST }, backendLimits: LIMITS } });
+  const gateway = await startTestGateway({ name, config: { adapter: 'a2a', adapterOptions: { url: downstream.url, ...FAST, ...adapterOptions }, backendLimits: LIMITS } });
   closers.push(() => gateway.close());
   return { downstream, gateway, client: await new ClientFactory().createFromUrl(gateway.url) };
 }
@@ -84,4 +85,39 @@ describe('a downstream that streams', () => {
   it('one giant event fails the turn naming maxEventBytes', () => expectFailedOnLimit(s, 'giant-event', 'maxEventBytes'), 30_000);
   it('an endless stream fails the turn naming maxStreamBytes', () => expectFailedOnLimit(s, 'endless', 'maxStreamBytes'), 30_000);
   it('a stream gone silent fails the turn naming streamIdleTimeoutMs', () => expectFailedOnLimit(s, 'hang', 'streamIdleTimeoutMs'), 30_000);
+});
+
+describe('an OAuth2 token endpoint', () => {
+  it('whose answer is huge fails the turn naming maxResponseBytes, and the downstream is never called', async () => {
+    // Up to 8 MiB of a token answer that never closes its JSON string.
+    let tokenRequests = 0;
+    const tokens = createServer((request, response) => {
+      tokenRequests += 1;
+      request.resume();
+      response.writeHead(200, { 'Content-Type': 'application/json' });
+      response.write('{"token_type":"Bearer","access_token":"');
+      const chunk = 't'.repeat(64 * KIB);
+      let written = 0;
+      const write = (): void => {
+        while (!response.destroyed && written < 8 * KIB * KIB) {
+          written += chunk.length;
+          if (!response.write(chunk)) return;
+        }
+        if (!response.destroyed) response.end('"}');
+      };
+      response.on('drain', write);
+      write();
+    });
+    const tokenBase = await listen(tokens);
+    closers.push(() => new Promise<void>((resolve) => tokens.close(() => resolve())));
+    process.env.A2A_TEST_LIMITS_CLIENT_SECRET = 'secret';
+    const s = await setup('remote-limits-token', false, {
+      credentials: { type: 'oauth2-client-credentials', tokenUrl: `${tokenBase}/token`, clientId: 'gateway', clientSecretEnv: 'A2A_TEST_LIMITS_CLIENT_SECRET' },
+    });
+    const task = await run(s.client, 'calm');
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(messageText(task.status?.message)).toContain(`backendLimits.maxResponseBytes (${LIMITS.maxResponseBytes} bytes)`);
+    expect(tokenRequests).toBe(1);
+    expect(s.downstream.sends('calm')).toBe(0);
+  }, 30_000);
 });

@@ -3,12 +3,15 @@
 // redirect to another origin is not followed, so no credential reaches it; a redirect on the
 // same origin is followed as before.
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import { SendMessageRequest, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDownstreamFetch } from '../adapters/remote-a2a/downstream-fetch.ts';
 import { parseRemoteA2aOptions } from '../adapters/remote-a2a/options.ts';
+import { MAX_REDIRECTS, OriginPin } from '../adapters/remote-a2a/origin-pin.ts';
 import { startTestGateway } from './support/harness.ts';
-import { startHostileDownstream, type HostileDownstream } from './support/hostile-downstream.ts';
+import { listen, startHostileDownstream, type HostileDownstream } from './support/hostile-downstream.ts';
 
 const TOKEN = `origin-secret-${randomBytes(6).toString('hex')}`;
 const FAST = { retryInitialDelayMs: 50, retryMaxDelayMs: 300, pollInitialDelayMs: 50, pollMaxDelayMs: 300, requestTimeoutMs: 5_000 };
@@ -106,5 +109,21 @@ describe('redirects', () => {
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     const moved = agent.calls.find((call) => call.path === '/rpc-moved' && call.body.includes('hostile:redirect-same'));
     expect(moved?.authorization).toBe(`Bearer ${TOKEN}`);
+  });
+});
+
+describe('the downstream fetch', () => {
+  it('follows at most MAX_REDIRECTS redirects of one call, then gives up naming the count', async () => {
+    let hits = 0;
+    const loop = createServer((request, response) => {
+      hits += 1;
+      request.resume();
+      response.writeHead(302, { Location: `/hop-${hits}` }).end();
+    });
+    const base = await listen(loop);
+    closers.push(() => new Promise<void>((resolve) => loop.close(() => resolve())));
+    const downstreamFetch = createDownstreamFetch({ credentials: undefined, requestTimeoutMs: 5_000, pin: new OriginPin(base) });
+    await expect(downstreamFetch(`${base}/start`, { method: 'GET' })).rejects.toThrow(`redirected a call more than ${MAX_REDIRECTS} times`);
+    expect(hits).toBe(MAX_REDIRECTS + 1);
   });
 });
