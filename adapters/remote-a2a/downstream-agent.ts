@@ -3,7 +3,9 @@
 // have), and an official-SDK client built from it. The client speaks whichever of JSON-RPC and
 // HTTP+JSON the card lists first, and 0.3 agents through the SDK's 0.3 compatibility transports
 // (`legacyCompat`: a 0.3-shaped card is translated, and an interface whose protocolVersion is 0.x
-// gets the compat client's LegacyJsonRpcTransport / LegacyRestTransport).
+// gets the compat client's LegacyJsonRpcTransport / LegacyRestTransport). Only the card's
+// interfaces on an origin the pin allows are used (origin-pin.ts); when that leaves none the
+// gateway speaks, the error names both origins.
 import { AgentCard, type AgentCard as SdkAgentCard } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 import type { AgentCard as WireAgentCard } from '../../src/protocol/types.ts';

@@ -143,8 +143,9 @@ function createUntracedDownstreamFetch(options: DownstreamFetchOptions): typeof 
         }
       } catch (error) {
         if (init?.signal?.aborted === true) throw error;
-        // Not the downstream being away: a bound it broke, or an origin it may not take us to. Retrying would do it again.
-        if (isBackendLimitError(error) || error instanceof DownstreamOriginError || error instanceof DownstreamAuthError) throw error;
+        // Already sorted: a bound the downstream broke or an origin it may not take us to (retrying
+        // would meet them again), or what the credentials' own token endpoint said.
+        if (isBackendLimitError(error) || error instanceof DownstreamOriginError || error instanceof DownstreamAuthError || error instanceof DownstreamUnavailableError) throw error;
         if (timeout.signal.aborted) throw new DownstreamUnavailableError(`the downstream agent did not answer within ${requestTimeoutMs} ms`, undefined, { cause: error });
         throw new DownstreamUnavailableError(`the downstream agent is unreachable (${causeOf(error)})`, undefined, { cause: error });
       } finally {
