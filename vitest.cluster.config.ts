@@ -10,6 +10,7 @@ export const CLUSTER_SUITES = [
   'test/sdk-interop.test.ts',
   'test/client-scenarios.test.ts',
   'test/stream-replay.test.ts',
+  'test/replay-bytes.test.ts',
   'test/cancel.test.ts',
   'test/worker-recovery.test.ts',
   'test/coordination.test.ts',

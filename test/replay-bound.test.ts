@@ -23,7 +23,7 @@ let own: OwnRedis;
 let redis: Redis;
 
 const id = (label: string): string => `${label}-${randomBytes(6).toString('hex')}`;
-const bound = (overrides: Partial<ReplayBound>): ReplayBound => ({ maxEvents: 0, maxAgeMs: 0, pushHoldMaxEvents: 0, ...overrides });
+const bound = (overrides: Partial<ReplayBound>): ReplayBound => ({ maxEvents: 0, maxAgeMs: 0, pushHoldMaxEvents: 0, maxBytes: 0, pushHoldMaxBytes: 0, ...overrides });
 
 beforeAll(async () => {
   own = await startOwnRedis();
@@ -188,7 +188,7 @@ describe('the replay settings', () => {
   it('default to a bound every demo task fits in, and come from the environment', () => {
     expect(replayBoundOf(loadConfig({}).config.replay)).toEqual(DEFAULT_REPLAY_BOUND);
     const { config } = loadConfig({ A2A_REPLAY_MAX_EVENTS: '6', A2A_REPLAY_MAX_AGE_SECONDS: '60', A2A_REPLAY_PUSH_HOLD_MAX_EVENTS: '9' });
-    expect(replayBoundOf(config.replay)).toEqual({ maxEvents: 6, maxAgeMs: 60_000, pushHoldMaxEvents: 9 });
+    expect(replayBoundOf(config.replay)).toEqual({ maxEvents: 6, maxAgeMs: 60_000, pushHoldMaxEvents: 9, maxBytes: DEFAULT_REPLAY_BOUND.maxBytes, pushHoldMaxBytes: DEFAULT_REPLAY_BOUND.pushHoldMaxBytes });
     expect(() => loadConfig({ A2A_REPLAY_MAX_EVENTS: '-1' })).toThrow(/A2A_REPLAY_MAX_EVENTS/);
   });
 });

@@ -3,10 +3,13 @@
 // have), and an official-SDK client built from it. The client speaks whichever of JSON-RPC and
 // HTTP+JSON the card lists first, and 0.3 agents through the SDK's 0.3 compatibility transports
 // (`legacyCompat`: a 0.3-shaped card is translated, and an interface whose protocolVersion is 0.x
-// gets the compat client's LegacyJsonRpcTransport / LegacyRestTransport).
+// gets the compat client's LegacyJsonRpcTransport / LegacyRestTransport). Only the card's
+// interfaces on an origin the pin allows are used (origin-pin.ts); when that leaves none the
+// gateway speaks, the error names both origins.
 import { AgentCard, type AgentCard as SdkAgentCard } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 import type { AgentCard as WireAgentCard } from '../../src/protocol/types.ts';
+import { OriginPin } from './origin-pin.ts';
 
 export interface DownstreamConnection {
   /** The card in ProtoJSON, as the wire has it. */
@@ -25,6 +28,8 @@ export interface DownstreamAgentSettings {
   /** The fetch every call goes through (credentials, timeouts). */
   fetch: typeof fetch;
   refreshMs: number;
+  /** Where the card's interfaces may be (default: the url's origin only). */
+  pin?: OriginPin;
 }
 
 /** Splits the configured URL into what the SDK's card resolver takes. */
@@ -39,8 +44,10 @@ export class DownstreamAgent {
   private pending: Promise<DownstreamConnection> | undefined;
   private readonly factory: ClientFactory;
   private readonly resolver: DefaultAgentCardResolver;
+  private readonly pin: OriginPin;
 
   constructor(private readonly settings: DownstreamAgentSettings) {
+    this.pin = settings.pin ?? new OriginPin(settings.url);
     const legacyCompat = { enabled: true };
     this.resolver = new DefaultAgentCardResolver({ fetchImpl: settings.fetch, legacyCompat });
     this.factory = new ClientFactory({
@@ -74,10 +81,23 @@ export class DownstreamAgent {
   private async load(): Promise<DownstreamConnection> {
     const { base, path } = cardLocation(this.settings.url);
     const sdkCard: SdkAgentCard = await this.resolver.resolve(base, path);
+    // Only the interfaces on an allowed origin are used: the card is the downstream's word, the pin the operator's.
+    const allowed = (url: string): boolean => {
+      try {
+        return this.pin.allows(url);
+      } catch {
+        return false;
+      }
+    };
+    const foreign = sdkCard.supportedInterfaces.filter((i) => !allowed(i.url));
+    const pinnedCard: SdkAgentCard = { ...sdkCard, supportedInterfaces: sdkCard.supportedInterfaces.filter((i) => allowed(i.url)) };
     let client: Client;
     try {
-      client = await this.factory.createFromAgentCard(sdkCard);
+      client = await this.factory.createFromAgentCard(pinnedCard);
     } catch (error) {
+      // Every interface we could speak is elsewhere: say so, naming both origins.
+      const elsewhere = foreign[0];
+      if (elsewhere !== undefined) this.pin.check(elsewhere.url, `the downstream card at ${new URL(this.settings.url).href} (${elsewhere.protocolBinding} interface)`);
       const offered = sdkCard.supportedInterfaces.map((i) => `${i.protocolBinding} ${i.protocolVersion}`).join(', ') || 'none';
       throw new Error(`the downstream card offers no interface this gateway speaks (JSON-RPC or HTTP+JSON, 1.0 or 0.3); it offers: ${offered}`, { cause: error });
     }
@@ -85,7 +105,7 @@ export class DownstreamAgent {
     const connection: DownstreamConnection = {
       card,
       client,
-      newClient: () => this.factory.createFromAgentCard(sdkCard),
+      newClient: () => this.factory.createFromAgentCard(pinnedCard),
       streaming: card.capabilities?.streaming === true,
       fetchedAtMs: Date.now(),
     };

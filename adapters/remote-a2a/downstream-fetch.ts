@@ -1,8 +1,13 @@
 // The fetch every call to the downstream agent goes through (card, SDK transports): it adds the
 // outbound credentials, renews them once on a 401, bounds how long a call may take, and turns
 // what went wrong into the two error kinds a turn acts on (errors.ts). The SDK sees a plain fetch.
+// A call goes only to an origin the agent's credentials are pinned to (origin-pin.ts), and a
+// redirect is followed here, by hand, only on the origin of the call it answers: the platform's
+// fetch would follow it anywhere, and which headers it strips on the way is not ours to decide.
+import { isBackendLimitError } from '../bounded-response.ts';
 import { isLoopbackHttp, type OutboundCredentials } from './credentials/index.ts';
-import { DownstreamAuthError, DownstreamUnavailableError, RETRYABLE_STATUSES } from './errors.ts';
+import { DownstreamAuthError, DownstreamOriginError, DownstreamUnavailableError, RETRYABLE_STATUSES } from './errors.ts';
+import { MAX_REDIRECTS, refuseCrossOriginRedirect, type OriginPin } from './origin-pin.ts';
 import { A2A, inClientSpan, markError } from '../../src/telemetry/spans.ts';
 import { tracingEnabled } from '../../src/telemetry/tracing.ts';
 
@@ -39,9 +44,13 @@ export interface DownstreamFetchOptions {
   credentials: OutboundCredentials | undefined;
   /** A call's answer (a stream: its headers) must arrive within this. */
   requestTimeoutMs: number;
-  /** The fetch underneath (default: the global one). */
+  /** The fetch underneath (default: the global one); the adapter's is bounded (bounded-response.ts). */
   fetch?: typeof fetch;
+  /** Where calls may go (default: anywhere; redirects stay on their call's origin either way). */
+  pin?: OriginPin;
 }
+
+const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 /** The A2A method a downstream call makes: a JSON-RPC body's method, or the HTTP+JSON route's last segment. */
 function downstreamMethodOf(target: URL, body: string | undefined): string | undefined {
@@ -76,28 +85,56 @@ export function createDownstreamFetch(options: DownstreamFetchOptions): typeof f
 
 function createUntracedDownstreamFetch(options: DownstreamFetchOptions): typeof fetch {
   const base = options.fetch ?? fetch;
-  const { credentials, requestTimeoutMs } = options;
+  const { credentials, requestTimeoutMs, pin } = options;
+
+  /**
+   * One call and the redirects that answer it, each hop with credentials applied afresh for its
+   * own URL (a signature covers the URL). A hop to another origin is refused before anything is
+   * sent there.
+   */
+  async function call(url: string, init: RequestInit | undefined, method: string, headers: Headers, body: string | undefined, signal: AbortSignal): Promise<Response> {
+    let target = new URL(url);
+    let hopMethod = method;
+    let hopBody = body;
+    for (let hop = 0; ; hop++) {
+      pin?.check(target, hop === 0 ? 'a call to the downstream agent' : 'a redirect of the downstream agent');
+      if (credentials !== undefined && target.protocol !== 'https:' && !isLoopbackHttp(target)) {
+        throw new DownstreamAuthError(`refusing to send credentials to ${target.origin} over plain http; use https (plain http is allowed to loopback addresses only)`);
+      }
+      const sent = new Headers(headers);
+      if (hopBody === undefined) sent.delete('content-type');
+      await credentials?.apply({ method: hopMethod, url: target.href, headers: sent, body: hopBody ?? '' });
+      const response = await base(target.href, { ...init, method: hopMethod, headers: sent, body: hopBody, signal, redirect: 'manual' });
+      const location = response.headers.get('location');
+      if (!REDIRECT_STATUSES.has(response.status) || location === null) return response;
+      await response.body?.cancel().catch(() => undefined);
+      if (hop >= MAX_REDIRECTS) throw new DownstreamOriginError(`the downstream agent redirected a call more than ${MAX_REDIRECTS} times; the call was given up`);
+      const next = new URL(location, target);
+      refuseCrossOriginRedirect(target, next);
+      // As fetch does: a 303 (and a 301/302 of a POST) is followed with a GET, without the body.
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && hopMethod === 'POST')) {
+        hopMethod = 'GET';
+        hopBody = undefined;
+      }
+      target = next;
+    }
+  }
+
   return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = input instanceof Request ? input.url : input instanceof URL ? input.href : input;
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
     const body = init?.body ?? undefined;
     if (body !== undefined && body !== null && typeof body !== 'string') throw new TypeError('The downstream fetch signs and sends text bodies only.');
     const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-    const target = new URL(url);
-    if (credentials !== undefined && target.protocol !== 'https:' && !isLoopbackHttp(target)) {
-      throw new DownstreamAuthError(`refusing to send credentials to ${target.origin} over plain http; use https (plain http is allowed to loopback addresses only)`);
-    }
     const streaming = headers.get('accept')?.includes('text/event-stream') === true;
     for (let attempt = 0; ; attempt++) {
-      const sent = new Headers(headers);
-      await credentials?.apply({ method, url, headers: sent, body: body ?? '' });
       // A plain call must finish in time; a stream only has to start in time (then it may run for the whole turn).
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(new DOMException(`no answer within ${requestTimeoutMs} ms`, 'TimeoutError')), requestTimeoutMs);
       const signals = [timeout.signal, ...(init?.signal ? [init.signal] : [])];
       let response: Response;
       try {
-        response = await base(url, { ...init, method, headers: sent, signal: AbortSignal.any(signals) });
+        response = await call(url, init, method, headers, body ?? undefined, AbortSignal.any(signals));
         // A plain answer is read here, inside the time limit, and handed on whole.
         if (!streaming) {
           const content = await response.arrayBuffer();
@@ -106,6 +143,9 @@ function createUntracedDownstreamFetch(options: DownstreamFetchOptions): typeof 
         }
       } catch (error) {
         if (init?.signal?.aborted === true) throw error;
+        // Already sorted: a bound the downstream broke or an origin it may not take us to (retrying
+        // would meet them again), or what the credentials' own token endpoint said.
+        if (isBackendLimitError(error) || error instanceof DownstreamOriginError || error instanceof DownstreamAuthError || error instanceof DownstreamUnavailableError) throw error;
         if (timeout.signal.aborted) throw new DownstreamUnavailableError(`the downstream agent did not answer within ${requestTimeoutMs} ms`, undefined, { cause: error });
         throw new DownstreamUnavailableError(`the downstream agent is unreachable (${causeOf(error)})`, undefined, { cause: error });
       } finally {
@@ -126,3 +166,4 @@ function createUntracedDownstreamFetch(options: DownstreamFetchOptions): typeof 
     }
   };
 }
+

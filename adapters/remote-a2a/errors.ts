@@ -3,6 +3,7 @@
 // (the downstream refused our credentials or the request, or broke the protocol).
 import { A2AError } from '@a2a-js/sdk/errors';
 import isNetworkError from 'is-network-error';
+import { BackendLimitError } from '../bounded-response.ts';
 
 /** The downstream (or its token endpoint) could not be reached or answered 408/429/5xx: retry later. */
 export class DownstreamUnavailableError extends Error {
@@ -24,11 +25,34 @@ export class DownstreamAuthError extends Error {
   }
 }
 
+/**
+ * A call would have gone (or been redirected) to an origin the downstream's credentials are not
+ * pinned to: not sent. Retrying would go there again.
+ */
+export class DownstreamOriginError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DownstreamOriginError';
+  }
+}
+
 /** HTTP statuses that mean "not now" rather than "no". */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 425, 429, 500, 502, 503, 504]);
 
+/**
+ * The backend limit a failure came from, if it did: the SDK may wrap the body reader's error
+ * (its SSE parser, its JSON reads), so the cause chain is searched.
+ */
+export function backendLimitOf(error: unknown, depth = 0): BackendLimitError | undefined {
+  if (error instanceof BackendLimitError) return error;
+  if (typeof error !== 'object' || error === null || depth > 5) return undefined;
+  return backendLimitOf((error as { cause?: unknown }).cause, depth + 1);
+}
+
 /** True when waiting and calling again may succeed. */
 export function isRetryable(error: unknown): boolean {
+  // A backend that sent past a limit would do it again, and a send retried would reach it twice.
+  if (backendLimitOf(error) !== undefined) return false;
   if (error instanceof DownstreamUnavailableError) return true;
   // fetch's own failures (refused, reset, a body cut off mid-stream: "fetch failed", "terminated").
   return error instanceof Error && isNetworkError(error);
@@ -48,7 +72,9 @@ export function refused(error: unknown, depth = 0): boolean {
 
 /** One line saying what went wrong, for a failed turn's reason. */
 export function describeDownstreamError(error: unknown): string {
-  if (error instanceof DownstreamAuthError) return error.message;
+  if (error instanceof DownstreamAuthError || error instanceof DownstreamOriginError) return error.message;
+  const limit = backendLimitOf(error);
+  if (limit !== undefined) return `the downstream agent went past a limit: ${limit.message} Raise ${limit.limit} (or the agent's own backendLimits) if the downstream is trusted to send that much.`;
   if (error instanceof A2AError) return `the downstream agent answered with an error: ${error.message}`;
   if (error instanceof Error) return `the call to the downstream agent failed: ${error.message}`;
   return `the call to the downstream agent failed: ${String(error)}`;

@@ -10,6 +10,7 @@ import { describeDownstream } from './describe.ts';
 import { createDownstreamFetch } from './downstream-fetch.ts';
 import { DownstreamAgent } from './downstream-agent.ts';
 import { parseRemoteA2aOptions } from './options.ts';
+import { OriginPin } from './origin-pin.ts';
 import { RemoteTurn } from './turn.ts';
 
 export const REMOTE_A2A_ADAPTER_NAME = 'a2a';
@@ -26,11 +27,15 @@ const PLACEHOLDER_SKILL = {
 /** Validates `options` (a bad one throws one line naming it) and reads the secrets they name. */
 export function createRemoteA2aAdapter(options: JsonObject, baseDir: string = process.cwd(), environment: AdapterEnvironment = DEFAULT_ADAPTER_ENVIRONMENT): Adapter {
   const parsed = parseRemoteA2aOptions(options, baseDir);
-  const credentials = createCredentials(parsed.credentials, parsed.requestTimeoutMs);
+  // Every byte the downstream (or its token endpoint) sends is read through the agent's backendLimits.
+  const bounded = boundedFetch(environment.backendLimits);
+  const credentials = createCredentials(parsed.credentials, { requestTimeoutMs: parsed.requestTimeoutMs, fetch: bounded });
+  const pin = new OriginPin(parsed.url, parsed.allowedOrigins);
   const downstream = new DownstreamAgent({
     url: parsed.url,
-    fetch: createDownstreamFetch({ credentials, requestTimeoutMs: parsed.requestTimeoutMs, fetch: boundedFetch(environment.backendLimits) }),
+    fetch: createDownstreamFetch({ credentials, requestTimeoutMs: parsed.requestTimeoutMs, fetch: bounded, pin }),
     refreshMs: parsed.cardRefreshSeconds * 1000,
+    pin,
   });
   let described: { fetchedAtMs: number; description: AdapterDescription } | undefined;
   return {

@@ -54,6 +54,12 @@ const signatureSchema = z
   })
   .superRefine((v, ctx) => oneSecret(v, 'privateKey', ctx));
 
+/** An origin (scheme, host, port), written as a URL without path, query or fragment. */
+const origin = httpUrl.refine((value) => {
+  const parsed = new URL(value);
+  return parsed.pathname === '/' && parsed.search === '' && parsed.hash === '' && parsed.username === '' && parsed.password === '';
+}, 'must be an origin: scheme, host and port only, e.g. https://agent.example.com');
+
 const credentialsSchema = z.discriminatedUnion('type', [bearerSchema, oauth2Schema, signatureSchema], {
   error: () => 'type must be one of bearer, oauth2-client-credentials, signature',
 });
@@ -63,6 +69,12 @@ export const remoteA2aOptionsSchema = z.strictObject({
   url: httpUrl,
   /** The downstream card (its interfaces and, for describe(), its skills) is fetched again once it is older than this. */
   cardRefreshSeconds: z.number().int().min(1).default(300),
+  /**
+   * Origins besides the configured url's that the downstream's card may name for its interfaces
+   * (calls, and the credentials with them, go there). By default every call stays on the url's
+   * origin, and a card naming another one is refused.
+   */
+  allowedOrigins: z.array(origin).max(16).default([]),
   /** Outbound credentials; none = anonymous calls. */
   credentials: credentialsSchema.optional(),
   /** First delay before retrying an unreachable downstream; it doubles (with jitter) up to retryMaxDelayMs, until the turn deadline. */

@@ -13,7 +13,7 @@ import type { AdapterContext, StepHandle, StepOutcome, TurnOutcome } from '../ty
 import type { JsonObject, Message, Part, StreamResponse as WireEvent, Task, TaskStatus } from '../../src/protocol/types.ts';
 import type { DownstreamAgent, DownstreamConnection } from './downstream-agent.ts';
 import { continues, DOWNSTREAM_STATE_KEY, markOf, sameStatus, type DownstreamState, type StatusMark } from './downstream-state.ts';
-import { describeDownstreamError, isRetryable, refused } from './errors.ts';
+import { backendLimitOf, describeDownstreamError, DownstreamOriginError, isRetryable, refused } from './errors.ts';
 import { ArtifactMirror, outcomeOfStatus, partsOf, textOf } from './event-mapping.ts';
 import type { RemoteA2aOptions } from './options.ts';
 import { downstreamMessageId } from './message-id.ts';
@@ -36,6 +36,13 @@ const LOCATE_MAX_PAGES = 10;
 const MAX_STREAM_FAILURES = 3;
 
 const toWire = (event: SdkStreamResponse): WireEvent => StreamResponse.toJSON(event) as WireEvent;
+
+/**
+ * A downstream that sent past a backend limit, or named an origin it may not take us to, ends
+ * the turn with the reason: polling, resubscribing or sending again would meet it again (and a
+ * look for a lost send that cannot be read is no "not there").
+ */
+const endsTheTurn = (error: unknown): boolean => backendLimitOf(error) !== undefined || error instanceof DownstreamOriginError;
 
 /** Closes what a finished turn left open (one shared reason: an abort reason per turn costs a stack trace). */
 const TURN_ENDED = new DOMException('The turn ended', 'AbortError');
@@ -190,7 +197,7 @@ export class RemoteTurn {
       }
       return null;
     } catch (error) {
-      if (this.signal.aborted) throw error;
+      if (this.signal.aborted || endsTheTurn(error)) throw error;
       this.ctx.logger.info('could not look for a lost send on the downstream agent; sending again with the same messageId', { error: describeDownstreamError(error) });
       return null;
     }
@@ -299,7 +306,7 @@ export class RemoteTurn {
             }
           }
         } catch (error) {
-          if (this.ctx.signal.aborted) throw error;
+          if (this.ctx.signal.aborted || endsTheTurn(error)) throw error;
           if (isRetryable(error)) this.noticeUnreachable(error as Error);
           else streamFailures += 1;
         } finally {

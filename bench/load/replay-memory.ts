@@ -99,7 +99,7 @@ export async function runReplayMemory(options: { redisUrl: string; events: numbe
   const prefix = `bench-replay-${randomBytes(4).toString('hex')}`;
   try {
     const trimmed = await runOne(redis, prefix, options.bound ?? DEFAULT_REPLAY_BOUND, options.events, options.checkpoints);
-    const untrimmed = await runOne(redis, prefix, { maxEvents: 0, maxAgeMs: 0, pushHoldMaxEvents: 0 }, options.events, options.checkpoints);
+    const untrimmed = await runOne(redis, prefix, { maxEvents: 0, maxAgeMs: 0, pushHoldMaxEvents: 0, maxBytes: 0, pushHoldMaxBytes: 0 }, options.events, options.checkpoints);
     return { events: options.events, trimmed, untrimmed };
   } finally {
     await redis.quit();

@@ -167,6 +167,13 @@ const replaySchema = z.strictObject({
    * many in the buffer (0 = no cap); past it they go, and that config gets a Task snapshot next.
    */
   pushHoldMaxEvents: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * Most bytes of events one task's buffer keeps, counted as stored; the oldest go first, as past
+   * maxEvents, and the newest event always stays (0 = no byte bound).
+   */
+  maxBytes: z.coerce.number().int().min(0).default(16 * 1024 * 1024),
+  /** What push configs hold past the bounds, in bytes (0 = no cap); past it the oldest go, as past pushHoldMaxEvents. */
+  pushHoldMaxBytes: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
 });
 
 /**
@@ -795,6 +802,8 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_REPLAY_MAX_EVENTS: 'replay.maxEvents',
   A2A_REPLAY_MAX_AGE_SECONDS: 'replay.maxAgeSeconds',
   A2A_REPLAY_PUSH_HOLD_MAX_EVENTS: 'replay.pushHoldMaxEvents',
+  A2A_REPLAY_MAX_BYTES: 'replay.maxBytes',
+  A2A_REPLAY_PUSH_HOLD_MAX_BYTES: 'replay.pushHoldMaxBytes',
   A2A_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
   A2A_MAX_QUEUED_TURNS: 'maxQueuedTurns',
   A2A_LOG_LEVEL: 'logLevel',

@@ -11,12 +11,18 @@ export interface ReplayBound {
   maxAgeMs: number;
   /** Events a push config has not been sent yet are kept past the bounds, up to this many in all (0 = no cap). */
   pushHoldMaxEvents: number;
+  /** Most bytes of events kept (the newest event always stays; 0 = no byte bound). */
+  maxBytes: number;
+  /** What push configs hold past the bounds, in bytes (0 = no cap). */
+  pushHoldMaxBytes: number;
 }
 
-export const DEFAULT_REPLAY_BOUND: ReplayBound = { maxEvents: 2_000, maxAgeMs: 86_400_000, pushHoldMaxEvents: 10_000 };
+const MIB = 1024 * 1024;
 
-export function replayBoundOf(settings: { maxEvents: number; maxAgeSeconds: number; pushHoldMaxEvents: number }): ReplayBound {
-  return { maxEvents: settings.maxEvents, maxAgeMs: settings.maxAgeSeconds * 1000, pushHoldMaxEvents: settings.pushHoldMaxEvents };
+export const DEFAULT_REPLAY_BOUND: ReplayBound = { maxEvents: 2_000, maxAgeMs: 86_400_000, pushHoldMaxEvents: 10_000, maxBytes: 16 * MIB, pushHoldMaxBytes: 64 * MIB };
+
+export function replayBoundOf(settings: { maxEvents: number; maxAgeSeconds: number; pushHoldMaxEvents: number; maxBytes: number; pushHoldMaxBytes: number }): ReplayBound {
+  return { maxEvents: settings.maxEvents, maxAgeMs: settings.maxAgeSeconds * 1000, pushHoldMaxEvents: settings.pushHoldMaxEvents, maxBytes: settings.maxBytes, pushHoldMaxBytes: settings.pushHoldMaxBytes };
 }
 
 /** What the bound dropped from one task's buffer so far (task hash fields eventsTrimmedThrough, eventsTrimmed). */

@@ -123,7 +123,7 @@ return __reply
  * Marks a script that appends to a task's events stream, naming the stream's key: the script is
  * wrapped in the replay bound (lua/include/boundReplay.lua), which trims the stream in the same
  * script, after the append. The wrapped script takes one key more than its file says (the task's
- * push cursors, last) and three arguments more (the ReplayBound, before the call id of @once);
+ * push cursors, last) and five arguments more (the ReplayBound, before the call id of @once);
  * the runner adds them. A call that appended nothing (refused, stale, a repeat) trims nothing.
  */
 const BOUNDS_EVENTS_MARKER = /@bounds-events KEYS\[(\d+)\]/;
@@ -144,6 +144,8 @@ function withIncludes(lua: string): string {
 function wrapBoundsEvents(lua: string, eventsKeyIndex: number): string {
   const fragment = fragmentOf('boundReplay');
   return `${fragment}
+local __holdMaxBytes = tonumber(table.remove(ARGV))
+local __maxBytes = tonumber(table.remove(ARGV))
 local __holdMaxEvents = tonumber(table.remove(ARGV))
 local __maxAgeMs = tonumber(table.remove(ARGV))
 local __maxEvents = tonumber(table.remove(ARGV))
@@ -152,8 +154,12 @@ local __eventsBefore = redis.call('XLEN', KEYS[${eventsKeyIndex}])
 local __reply = (function()
 ${lua}
 end)()
-if redis.call('XLEN', KEYS[${eventsKeyIndex}]) > __eventsBefore then
-  __boundReplay(KEYS[1], KEYS[${eventsKeyIndex}], __cursorsKey, __maxEvents, __maxAgeMs, __holdMaxEvents)
+local __appended = redis.call('XLEN', KEYS[${eventsKeyIndex}]) - __eventsBefore
+if __appended > 0 then
+  -- The bytes just appended, counted here once for every appending script (what the byte bound weighs).
+  local __addedBytes = 0
+  for _, entry in ipairs(redis.call('XREVRANGE', KEYS[${eventsKeyIndex}], '+', '-', 'COUNT', __appended)) do __addedBytes = __addedBytes + #entry[2][2] end
+  __boundReplay(KEYS[1], KEYS[${eventsKeyIndex}], __cursorsKey, __maxEvents, __maxAgeMs, __holdMaxEvents, __maxBytes, __holdMaxBytes, __addedBytes)
 end
 return __reply
 `;
@@ -239,7 +245,7 @@ export function defineScripts(redis: RedisClient, replay: ReplayBound = DEFAULT_
     if (source.numberOfKeys !== undefined && keys.length !== source.numberOfKeys) {
       throw new Error(`Script ${name} takes ${source.numberOfKeys} keys, got ${keys.length}`);
     }
-    const bound = source.boundsEvents ? [replay.maxEvents, replay.maxAgeMs, replay.pushHoldMaxEvents] : [];
+    const bound = source.boundsEvents ? [replay.maxEvents, replay.maxAgeMs, replay.pushHoldMaxEvents, replay.maxBytes, replay.pushHoldMaxBytes] : [];
     const argv = [...args, ...bound, ...(source.once ? [newId()] : [])];
     if (source.numberOfKeys === undefined) return runVariadic(redis, source.lua, keys, argv);
     const command = (redis as unknown as Record<string, (...a: (string | number)[]) => Promise<ScriptReply>>)[name];

@@ -33,6 +33,7 @@ export const TASK_HASH_FIELDS = {
   directReply: { type: 'json', holds: 'the Message the agent answered with instead of a task (spec 3.1.1)' },
   eventsTrimmedThrough: { type: 'string', holds: 'id of the newest event the replay bound dropped' },
   eventsTrimmed: { type: 'number', holds: 'how many events the replay bound dropped in all' },
+  eventsBytes: { type: 'number', holds: 'bytes of the events the replay buffer holds (appended less dropped), for replay.maxBytes' },
   answerHistory: { type: 'number', holds: 'the history length a SendMessage waiting for the task waits with (-1 = all); finishTurn publishes the task to it' },
   // cancellation (invariant 6)
   cancelRequestedAtMs: { type: 'ms', holds: 'stage 1: when a cancel was requested' },

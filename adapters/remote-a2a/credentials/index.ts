@@ -9,7 +9,13 @@ import type { OutboundCredentials } from './types.ts';
 export type { OutboundCredentials, OutgoingRequest } from './types.ts';
 export { isLoopbackHttp } from './oauth2-client-credentials.ts';
 
-export function createCredentials(options: CredentialOptions | undefined, requestTimeoutMs: number): OutboundCredentials | undefined {
+export interface CredentialsEnvironment {
+  requestTimeoutMs: number;
+  /** The fetch a token endpoint is called with (the adapter's: bounded, bounded-response.ts). */
+  fetch?: typeof fetch;
+}
+
+export function createCredentials(options: CredentialOptions | undefined, environment: CredentialsEnvironment): OutboundCredentials | undefined {
   if (options === undefined) return undefined;
   switch (options.type) {
     case 'bearer':
@@ -22,7 +28,8 @@ export function createCredentials(options: CredentialOptions | undefined, reques
         scope: options.scope,
         audience: options.audience,
         clientAuth: options.clientAuth,
-        requestTimeoutMs,
+        requestTimeoutMs: environment.requestTimeoutMs,
+        fetch: environment.fetch,
       });
     case 'signature': {
       const secret = secretOf(options, 'privateKey', 'credentials');

@@ -2,7 +2,7 @@
 // cached and shared by every turn, fetched again shortly before it expires, and at once when the
 // downstream answers 401 (revoked, rotated keys). Concurrent turns share one token request.
 import * as oauth from 'oauth4webapi';
-import { DownstreamAuthError, DownstreamUnavailableError, RETRYABLE_STATUSES } from '../errors.ts';
+import { backendLimitOf, DownstreamAuthError, DownstreamUnavailableError, RETRYABLE_STATUSES } from '../errors.ts';
 import type { Secret } from './secret.ts';
 import type { OutboundCredentials, OutgoingRequest } from './types.ts';
 
@@ -14,6 +14,8 @@ export interface ClientCredentialsSettings {
   audience: string | undefined;
   clientAuth: 'basic' | 'post';
   requestTimeoutMs: number;
+  /** The fetch the token endpoint is called with (default: the global one). */
+  fetch?: typeof fetch;
 }
 
 /** Without expires_in, a token is trusted this long. */
@@ -72,13 +74,17 @@ export class ClientCredentialsToken implements OutboundCredentials {
       const response = await oauth.clientCredentialsGrantRequest(this.server, this.client, clientAuth, parameters, {
         signal: AbortSignal.timeout(settings.requestTimeoutMs),
         [oauth.allowInsecureRequests]: isLoopbackHttp(new URL(settings.tokenUrl)),
+        ...(settings.fetch === undefined ? {} : { [oauth.customFetch]: settings.fetch }),
       });
       if (RETRYABLE_STATUSES.has(response.status)) {
         throw new DownstreamUnavailableError(`the token endpoint answered HTTP ${response.status}`, response.status);
       }
       result = await oauth.processClientCredentialsResponse(this.server, this.client, response);
     } catch (error) {
+      // A token endpoint that sent past a backend limit: the turn fails naming the limit (errors.ts).
       if (error instanceof DownstreamUnavailableError) throw error;
+      const limit = backendLimitOf(error);
+      if (limit !== undefined) throw limit;
       if (error instanceof oauth.ResponseBodyError) {
         throw new DownstreamAuthError(`the token endpoint refused the client credentials of "${settings.clientId}": ${error.error}${error.error_description === undefined ? '' : ` (${error.error_description})`}`);
       }

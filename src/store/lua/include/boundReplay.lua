@@ -6,10 +6,14 @@
   dropped, to tell a Last-Event-ID from inside the buffer (replayed exactly) from one older
   than it (answered with a snapshot). Each append drops about as many events as it added, so
   the exact trim costs a flag per entry in the stream's oldest node, not a rewrite.
-  Task hash fields it keeps: eventsTrimmedThrough (id of the newest event dropped) and
-  eventsTrimmed (how many were dropped in all).
+  Task hash fields it keeps: eventsTrimmedThrough (id of the newest event dropped),
+  eventsTrimmed (how many were dropped in all) and eventsBytes (bytes of the events the buffer
+  holds: what was appended, less what was dropped).
+  Bytes: past maxBytes the oldest events go as they would past maxEvents (the newest event always
+  stays, however large), so one task of few but huge events is bounded in memory too, and a
+  resume from before the buffer gets the same answer whichever bound dropped the events.
   Push: events after the oldest delivery cursor (a config's last settled event) stay, so a slow
-  receiver loses nothing, up to holdMaxEvents events; past that they go, and a config whose next
+  receiver loses nothing, up to holdMaxEvents events and holdMaxBytes bytes; past either they go, and a config whose next
   event went gets a task snapshot instead (pushNext). A config a 410 disabled holds nothing (its
   cursor is parked under another name, see pushSettle).
 ]]
@@ -32,10 +36,45 @@ local function __cutByCount(eventsKey, excess)
   return oldest[#oldest][1]
 end
 
-local function __boundReplay(taskKey, eventsKey, cursorsKey, maxEvents, maxAgeMs, holdMaxEvents)
+-- The id of the newest of the oldest events that together hold at least `excess` bytes, never
+-- the newest event of the stream (capped at __TRIM_READ_MAX events); nil when there is none.
+local function __cutByBytes(eventsKey, excess, length)
+  local readable = math.min(length - 1, __TRIM_READ_MAX)
+  local through = nil
+  local freed = 0
+  local start = '-'
+  local read = 0
+  while freed < excess and read < readable do
+    local batch = redis.call('XRANGE', eventsKey, start, '+', 'COUNT', math.min(16, readable - read))
+    if #batch == 0 then break end
+    for _, entry in ipairs(batch) do
+      freed = freed + #entry[2][2]
+      through = entry[1]
+      read = read + 1
+      if freed >= excess or read >= readable then break end
+    end
+    start = '(' .. through
+  end
+  return through
+end
+
+-- Bytes of the events up to `through` (they are among the oldest __TRIM_READ_MAX: every cut is).
+local function __bytesThrough(eventsKey, through)
+  local bytes = 0
+  for _, entry in ipairs(redis.call('XRANGE', eventsKey, '-', through, 'COUNT', __TRIM_READ_MAX)) do bytes = bytes + #entry[2][2] end
+  return bytes
+end
+
+-- `added`: the bytes the script just appended (the wrapper counts them, src/store/scripts.ts).
+local function __boundReplay(taskKey, eventsKey, cursorsKey, maxEvents, maxAgeMs, holdMaxEvents, maxBytes, holdMaxBytes, added)
   local length = redis.call('XLEN', eventsKey)
+  local bytes = redis.call('HINCRBY', taskKey, 'eventsBytes', added)
   local through = nil
   if maxEvents > 0 and length > maxEvents then through = __cutByCount(eventsKey, length - maxEvents) end
+  if maxBytes > 0 and bytes > maxBytes then
+    local byBytes = __cutByBytes(eventsKey, bytes - maxBytes, length)
+    if byBytes ~= nil and (through == nil or __eventIdLess(through, byBytes)) then through = byBytes end
+  end
   if maxAgeMs > 0 then
     -- Stream ids come from the Redis clock, so the age cut does too.
     local now = redis.call('TIME')
@@ -59,13 +98,20 @@ local function __boundReplay(taskKey, eventsKey, cursorsKey, maxEvents, maxAgeMs
       local capped = __cutByCount(eventsKey, length - holdMaxEvents)
       if __eventIdLess(through, capped) then through = capped end
     end
+    if holdMaxBytes > 0 and bytes > holdMaxBytes then
+      local capped = __cutByBytes(eventsKey, bytes - holdMaxBytes, length)
+      if capped ~= nil and __eventIdLess(through, capped) then through = capped end
+    end
   end
+  local droppedBytes = __bytesThrough(eventsKey, through)
   local ms, seq = string.match(through, '^(%d+)-(%d+)$')
   local dropped = redis.call('XTRIM', eventsKey, 'MINID', ms .. '-' .. string.format('%d', tonumber(seq) + 1))
   -- A hold at a cursor already dropped (or before the first event) drops nothing: nothing to record.
   if dropped > 0 then
     redis.call('HSET', taskKey, 'eventsTrimmedThrough', through)
     redis.call('HINCRBY', taskKey, 'eventsTrimmed', dropped)
+    -- Never below zero: a task whose events were appended before the byte count existed holds more than it counted.
+    if redis.call('HINCRBY', taskKey, 'eventsBytes', -droppedBytes) < 0 then redis.call('HSET', taskKey, 'eventsBytes', 0) end
     -- Push settles read it there (pushSettle): a delivery settled behind it is not chained on.
     if hold ~= nil then redis.call('HSET', cursorsKey, 'trimmedThrough', through) end
   end
