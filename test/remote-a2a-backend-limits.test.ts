@@ -114,10 +114,14 @@ describe('an OAuth2 token endpoint', () => {
     const s = await setup('remote-limits-token', false, {
       credentials: { type: 'oauth2-client-credentials', tokenUrl: `${tokenBase}/token`, clientId: 'gateway', clientSecretEnv: 'A2A_TEST_LIMITS_CLIENT_SECRET' },
     });
+    // The gateway also asks the downstream for its card (Adapter.describe) at start and again
+    // every few seconds while that fails, each time with a token: only the turn's asks count here.
+    const beforeTurn = tokenRequests;
     const task = await run(s.client, 'calm');
     expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
     expect(messageText(task.status?.message)).toContain(`backendLimits.maxResponseBytes (${LIMITS.maxResponseBytes} bytes)`);
-    expect(tokenRequests).toBe(1);
+    // One for the turn, which does not ask again, and at most one more for a describe retry meanwhile.
+    expect(tokenRequests - beforeTurn).toBeLessThanOrEqual(2);
     expect(s.downstream.sends('calm')).toBe(0);
   }, 30_000);
 });
