@@ -28,6 +28,7 @@ import { taskReadOfAnswer, type TaskRead } from '../store/task-read.ts';
 import { messageDigestOf } from './message-digest.ts';
 import { TaskListing, type ListBounds, type ListCursor } from '../store/task-listing.ts';
 import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
+import type { ByteRates } from '../limits/byte-rates.ts';
 import { replaySkipNote } from './replay-skip.ts';
 import { isBeforeBuffer } from '../store/replay-bound.ts';
 import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
@@ -65,6 +66,8 @@ export interface TaskServiceOptions {
   listBounds?: ListBounds;
   /** Per-owner storage quotas (limits.maxStoredBytes, limits.maxStoredTasks); undefined = none. */
   quota?: StorageQuota;
+  /** Per-owner byte rate of stored messages (limits.storedBytesPerSecond); undefined = none. */
+  byteRates?: ByteRates;
   /** redisWaitReplicas: replicas confirm a submitted message's writes before it is answered; undefined = no WAIT. */
   replicaAck?: ReplicaAck;
 }
@@ -516,6 +519,7 @@ export class TaskService {
     const contextId = message.contextId ?? newId();
     const pushConfig = await this.preparePushConfig(request, taskId);
     const stored: Message = { ...message, taskId, contextId };
+    await this.chargeStoredBytes(owner, stored, STORED_COPIES.newTask);
     const quota = this.options.quota;
     const create = (): ReturnType<TaskStore['createTask']> => this.options.store.createTask({
       taskId,
@@ -564,6 +568,14 @@ export class TaskService {
     return { taskId, contextId, afterId: '', snapshot: undefined };
   }
 
+  /** Charges what storing `message` takes (its copies, as the quota counts them) to the owner's storage byte rate; refuses before anything is stored. */
+  private async chargeStoredBytes(owner: Owner, message: Message, copies: (messageBytes: number) => number): Promise<void> {
+    const byteRates = this.options.byteRates;
+    if (byteRates === undefined || byteRates.limits.storedBytesPerSecond <= 0) return;
+    const bytes = Buffer.byteLength(JSON.stringify(message));
+    await byteRates.takeStored(owner, bytes * copies(bytes));
+  }
+
   private async submitFollowUp(owner: Owner, request: SendMessageRequest, taskId: string, sender: SenderContext, digest: string): Promise<Submission> {
     const { message } = request;
     const { settings } = this.agentOf(owner);
@@ -572,6 +584,7 @@ export class TaskService {
     const pushCursor = pushConfig === undefined ? undefined : await this.options.push?.cursorBefore(taskId);
     const quota = this.options.quota;
     const stored: Message = { ...message, taskId };
+    await this.chargeStoredBytes(owner, stored, STORED_COPIES.followUp);
     const accept = (): ReturnType<TaskStore['acceptMessage']> => this.options.store.acceptMessage({
       taskId,
       owner,

@@ -70,7 +70,17 @@ export async function startTestGateway(
     // Most suites test tasks, not identity: they run with authentication and limits off, as
     // an explicit setting; the identity suites turn them on.
     auth: { enabled: false },
-    limits: { requestsPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0, maxStreamsPerOwner: 0, maxConcurrentListsPerOwner: 0 },
+    limits: {
+      requestsPerSecond: 0,
+      maxActiveTasks: 0,
+      unauthenticatedPerSecond: 0,
+      maxStreamsPerOwner: 0,
+      maxConcurrentListsPerOwner: 0,
+      ingressBytesPerSecond: 0,
+      storedBytesPerSecond: 0,
+      maxRunningTurnsPerOwner: 0,
+      maxRunningTurnsPerTenant: 0,
+    },
     cardSigning: false,
     dataDir: join(tmpdir(), `a2a-gateway-test-${prefix}`),
     redisUrl: REDIS_URL,
