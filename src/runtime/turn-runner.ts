@@ -25,6 +25,7 @@ import { tracingEnabled } from '../telemetry/tracing.ts';
 import type { Attributes, Span } from '@opentelemetry/api';
 import type { ReplicaAck } from '../redis/replica-ack.ts';
 import { markStage } from '../telemetry/stage-marks.ts';
+import { isShareFull, type RunningShare, type RunningShareFull } from '../../queues/running-share.ts';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
   completed: 'TASK_STATE_COMPLETED',
@@ -71,6 +72,23 @@ interface RunningTurn {
   acknowledge: ((interruptedTurn?: number) => void) | undefined;
 }
 
+/**
+ * Thrown before a turn starts when its owner or tenant already runs its share of turns
+ * (limits.maxRunningTurnsPerOwner, limits.maxRunningTurnsPerTenant): the job goes back to the
+ * queue for a moment, without spending an attempt, and the worker takes someone else's turn.
+ */
+export class TurnDeferredError extends Error {
+  constructor(
+    taskId: string,
+    readonly share: RunningShareFull,
+  ) {
+    super(
+      `Turn of task ${taskId} deferred: its ${share.full} runs ${share.running} turns, its share (limits.${share.full === 'owner' ? 'maxRunningTurnsPerOwner' : 'maxRunningTurnsPerTenant'} = ${share.cap}); it runs once one of them ends.`,
+    );
+    this.name = 'TurnDeferredError';
+  }
+}
+
 /** Thrown so BullMQ retries later: another live worker holds the task's lease right now. */
 export class LeaseHeldError extends Error {
   constructor(taskId: string, holder: string) {
@@ -89,6 +107,8 @@ export interface TurnRunnerOptions {
   leaseTtlMs: number;
   /** Sub-agent coordination; without it ctx.delegate refuses. */
   coordination?: { delegator: Delegator; assignments: AssignmentStore; retentionSeconds: number };
+  /** Running slots per owner and tenant, shared by every worker; undefined = no caps. */
+  runningShare?: RunningShare;
   /**
    * redisWaitReplicas: replicas confirm a turn's final state before the turn's job is let go. A
    * refusal fails the job, which BullMQ runs again: it finds the turn finished, or, when the
@@ -226,6 +246,23 @@ export class TurnRunner {
   }
 
   private async processAlone(job: Job<TurnJobData>): Promise<void> {
+    const { taskId } = job.data;
+    const slot = await this.options.runningShare?.take(job.data.ownerKey, taskId);
+    if (slot !== undefined && isShareFull(slot)) throw new TurnDeferredError(taskId, slot);
+    // A slot this task already held belongs to a live worker when that worker still holds the
+    // lease (a duplicate delivery): that one gives it back, not this run.
+    let keepSlot = false;
+    try {
+      await this.processWithSlot(job);
+    } catch (error) {
+      if (error instanceof LeaseHeldError && slot?.fresh === false) keepSlot = true;
+      throw error;
+    } finally {
+      if (!keepSlot) slot?.release();
+    }
+  }
+
+  private async processWithSlot(job: Job<TurnJobData>): Promise<void> {
     const { taskId } = job.data;
     // Registered (and on a Cluster subscribed) before the lease is taken, so a cancel published
     // right after is not missed; one published before is in the lease's reply.
