@@ -25,7 +25,7 @@ import { tracingEnabled } from '../telemetry/tracing.ts';
 import type { Attributes, Span } from '@opentelemetry/api';
 import type { ReplicaAck } from '../redis/replica-ack.ts';
 import { markStage } from '../telemetry/stage-marks.ts';
-import { isShareFull, type RunningShare, type RunningShareFull } from '../../queues/running-share.ts';
+import { isShareFull, type RunningShare, type RunningShareFull, type RunningSlot } from '../../queues/running-share.ts';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
   completed: 'TASK_STATE_COMPLETED',
@@ -247,30 +247,21 @@ export class TurnRunner {
 
   private async processAlone(job: Job<TurnJobData>): Promise<void> {
     const { taskId } = job.data;
-    const slot = await this.options.runningShare?.take(job.data.ownerKey, taskId);
-    if (slot !== undefined && isShareFull(slot)) throw new TurnDeferredError(taskId, slot);
-    // A slot this task already held belongs to a live worker when that worker still holds the
-    // lease (a duplicate delivery): that one gives it back, not this run.
-    let keepSlot = false;
-    try {
-      await this.processWithSlot(job);
-    } catch (error) {
-      if (error instanceof LeaseHeldError && slot?.fresh === false) keepSlot = true;
-      throw error;
-    } finally {
-      if (!keepSlot) slot?.release();
-    }
-  }
-
-  private async processWithSlot(job: Job<TurnJobData>): Promise<void> {
-    const { taskId } = job.data;
     // Registered (and on a Cluster subscribed) before the lease is taken, so a cancel published
-    // right after is not missed; one published before is in the lease's reply.
+    // right after is not missed; one published before is in the lease's reply. Registered before
+    // the running slot is taken too, so a shutdown meanwhile hands this turn back.
     const turn: RunningTurn = { agent: ownerFromKey(job.data.ownerKey).agent, controller: new AbortController(), turn: undefined, acknowledge: undefined };
     this.running.set(taskId, turn);
     const cancels = this.cancelSubscriber;
     const cancelChannel = this.options.store.keys.taskCancelChannel(taskId);
+    let slot: RunningSlot | undefined;
+    // A slot this task already held belongs to a live worker when that worker still holds the
+    // lease (a duplicate delivery): that one gives it back, not this run.
+    let keepSlot = false;
     try {
+      const taken = this.options.runningShare === undefined ? undefined : await this.options.runningShare.take(job.data.ownerKey, taskId);
+      if (taken !== undefined && isShareFull(taken)) throw new TurnDeferredError(taskId, taken);
+      slot = taken;
       await cancels?.ssubscribe(cancelChannel);
       // The job's first turn continues the trace the job carries; each follow-up turn, the trace
       // of the request whose message opened it (finishTurn hands it over).
@@ -283,7 +274,11 @@ export class TurnRunner {
         turn.turn = undefined;
         if (this.shuttingDown) turn.controller.abort(SHUTDOWN);
       }
+    } catch (error) {
+      if (error instanceof LeaseHeldError && slot?.fresh === false) keepSlot = true;
+      throw error;
     } finally {
+      if (!keepSlot) slot?.release();
       if (this.running.get(taskId) === turn) {
         this.running.delete(taskId);
         cancels?.sunsubscribe(cancelChannel).catch(() => undefined);

@@ -88,6 +88,8 @@ async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWrit
   const context: RequestContext = {
     principal,
     trace,
+    // The message's size on the wire: charged to the owner's ingress byte rate (limits.ingressBytesPerSecond).
+    requestBytes: decoded.bytes,
     lastEventId: lastEventIdOf(headers),
     requestedExtensions: requestedExtensionsOf((name) => headers.header(name)),
     announceExtensions: (uris) => {
