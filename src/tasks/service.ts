@@ -528,7 +528,8 @@ export class TaskService {
     const contextId = message.contextId ?? newId();
     const pushConfig = await this.preparePushConfig(request, taskId);
     const stored: Message = { ...message, taskId, contextId };
-    const storedBytes = await this.chargeStoredBytes(owner, stored, STORED_COPIES.newTask);
+    const charged = await this.chargeStoredBytes(owner, stored, STORED_COPIES.newTask);
+    const storedBytes = charged?.bytes;
     if (large) await yieldToOthers();
     const quota = this.options.quota;
     const create = (): ReturnType<TaskStore['createTask']> => this.options.store.createTask({
@@ -545,6 +546,7 @@ export class TaskService {
       messageDigest: digest,
       answerHistoryLength,
       quota: quota?.chargeFor(stored, STORED_COPIES.newTask, Date.now(), storedBytes),
+      ...(charged === undefined ? {} : { messageJson: charged.json }),
       // A push config is attached between storing and queueing (it must see every event).
       ...(pushConfig === undefined ? { queueFirstTurn: (active: number) => this.enqueue(owner, taskId, contextId, 1, sender.trace, active) } : {}),
       now: new Date(),
@@ -580,15 +582,16 @@ export class TaskService {
 
   /**
    * Charges what storing `message` takes (its copies, as the quota counts them) to the owner's
-   * storage byte rate, refusing before anything is stored. Its JSON bytes, when it counted them
-   * (the quota's charge reuses them).
+   * storage byte rate, refusing before anything is stored. Its JSON and JSON bytes, when it
+   * counted them (the quota's charge and the store reuse them).
    */
-  private async chargeStoredBytes(owner: Owner, message: Message, copies: (messageBytes: number) => number): Promise<number | undefined> {
+  private async chargeStoredBytes(owner: Owner, message: Message, copies: (messageBytes: number) => number): Promise<{ json: string; bytes: number } | undefined> {
     const byteRates = this.options.byteRates;
     if (byteRates === undefined || byteRates.limits.storedBytesPerSecond <= 0) return undefined;
-    const bytes = Buffer.byteLength(JSON.stringify(message));
+    const json = JSON.stringify(message);
+    const bytes = Buffer.byteLength(json);
     await byteRates.takeStored(owner, bytes * copies(bytes));
-    return bytes;
+    return { json, bytes };
   }
 
   private async submitFollowUp(owner: Owner, request: SendMessageRequest, taskId: string, sender: SenderContext, digest: string): Promise<Submission> {
@@ -599,7 +602,7 @@ export class TaskService {
     const pushCursor = pushConfig === undefined ? undefined : await this.options.push?.cursorBefore(taskId);
     const quota = this.options.quota;
     const stored: Message = { ...message, taskId };
-    const storedBytes = await this.chargeStoredBytes(owner, stored, STORED_COPIES.followUp);
+    const storedBytes = (await this.chargeStoredBytes(owner, stored, STORED_COPIES.followUp))?.bytes;
     const accept = (): ReturnType<TaskStore['acceptMessage']> => this.options.store.acceptMessage({
       taskId,
       owner,
