@@ -287,11 +287,11 @@ const limitsSchema = z.strictObject({
    */
   ingressBytesPerSecond: z.coerce.number().int().min(0).default(524_288),
   /** Request body bytes one owner may send at once after being quiet (a body larger than this passes only with a full bucket). */
-  ingressBurstBytes: z.coerce.number().int().min(1024).default(4_194_304),
+  ingressBurstBytes: z.coerce.number().int().min(1024).default(1_048_576),
   /** Bytes of messages per second one owner may have stored, shared by all gateways (0 = no limit); past it 429 + Retry-After and nothing is stored. */
   storedBytesPerSecond: z.coerce.number().int().min(0).default(524_288),
   /** Message bytes one owner may have stored at once after being quiet. */
-  storedBurstBytes: z.coerce.number().int().min(1024).default(4_194_304),
+  storedBurstBytes: z.coerce.number().int().min(1024).default(1_048_576),
   /**
    * Turns of one owner (an authenticated principal and agent) running at once across every worker
    * (0 = no cap); a worker that picks another defers it for a moment and runs someone else's.
