@@ -223,11 +223,6 @@ export class TurnRunner {
 
   /** BullMQ processor: advance the job's task until no turn is open or the lease is lost. */
   async process(job: Job<TurnJobData>): Promise<void> {
-    if (job.attemptsMade === 0) {
-      // From being added (or due, when delayed) to being taken: a retried job's wait is its backoff, not the queue's.
-      const waitedMs = (job.processedOn ?? Date.now()) - job.timestamp - (job.opts.delay ?? 0);
-      queueWait.observe({ agent: ownerFromKey(job.data.ownerKey).agent }, Math.max(0, waitedMs) / 1000);
-    }
     // A coordinator's wake job can arrive while its parking run still finishes in this same
     // process (same worker id, so the lease would not stop it): one run per task at a time.
     const { taskId } = job.data;
@@ -262,6 +257,12 @@ export class TurnRunner {
       const taken = this.options.runningShare === undefined ? undefined : await this.options.runningShare.take(job.data.ownerKey, taskId);
       if (taken !== undefined && isShareFull(taken)) throw new TurnDeferredError(taskId, taken);
       slot = taken;
+      if (job.attemptsMade === 0) {
+        // From being added (or due, when delayed) to being run, deferrals for the owner's share
+        // included; a retried job's wait is its backoff, not the queue's.
+        const waitedMs = (job.processedOn ?? Date.now()) - job.timestamp - (job.opts.delay ?? 0);
+        queueWait.observe({ agent: turn.agent }, Math.max(0, waitedMs) / 1000);
+      }
       await cancels?.ssubscribe(cancelChannel);
       // The job's first turn continues the trace the job carries; each follow-up turn, the trace
       // of the request whose message opened it (finishTurn hands it over).
