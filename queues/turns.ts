@@ -139,7 +139,7 @@ export function createTurnWorker(options: {
   lockDurationMs: number;
   stalledIntervalMs: number;
   maxStalledCount: number;
-  process: (job: Job<TurnJobData>) => Promise<void>;
+  process: (job: Job<TurnJobData>, token?: string) => Promise<void>;
 }): Worker<TurnJobData> {
   return new Worker<TurnJobData>(turnQueueName(options.agent), options.process, {
     connection: options.connection,

@@ -14,7 +14,7 @@ beforeAll(async () => {
   gw = await startTestGateway({
     name: 'byte-rate',
     inProcessWorker: false,
-    config: { limits: { requestsPerSecond: 0.5, burst: 20, requestBytesPerToken: 10_000, maxActiveTasks: 0, unauthenticatedPerSecond: 0 } },
+    config: { limits: { requestsPerSecond: 0.5, burst: 20, requestBytesPerToken: 10_000, ingressBytesPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0 } },
   });
 });
 

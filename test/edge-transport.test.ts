@@ -24,7 +24,10 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('oversized uploads get their 413, not a reset', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startTestGateway({ name: 'edge-413', inProcessWorker: false });
+    // A gateway that drains a refused body of up to 8 MiB (refusedBodyDrainBytes; the default, 64
+    // KiB, closes the connection instead, and a client still writing its upload sees the reset:
+    // test/refusal-close.test.ts).
+    gw = await startTestGateway({ name: 'edge-413', inProcessWorker: false, config: { refusedBodyDrainBytes: 8_388_608 } });
   });
   afterAll(async () => {
     await gw?.close();

@@ -16,6 +16,8 @@ export interface CallerRequest extends SignedRequestHead, CredentialHeaders {}
 export interface Authentication {
   /** The caller once the body is known (undefined when authentication is off). */
   complete(body: string): Promise<Principal | undefined>;
+  /** The caller when the headers alone decide it (a bearer token, authentication off); absent for a signed request, whose body must be checked first. */
+  readonly fromHeaders?: { principal: Principal | undefined };
 }
 
 export interface Authenticator {
@@ -26,7 +28,7 @@ export interface Authenticator {
   readonly enabled: boolean;
 }
 
-const settled = (principal: Principal | undefined): Authentication => ({ complete: () => Promise.resolve(principal) });
+const settled = (principal: Principal | undefined): Authentication => ({ complete: () => Promise.resolve(principal), fromHeaders: { principal } });
 
 export const AUTHENTICATION_OFF: Authenticator = {
   enabled: false,

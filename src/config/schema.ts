@@ -287,6 +287,26 @@ const limitsSchema = z.strictObject({
   burst: z.coerce.number().int().min(1).default(100),
   /** A request costs one more token of its principal's bucket per this many body bytes (0 = one token each): bounds a principal's byte rate too. */
   requestBytesPerToken: z.coerce.number().int().min(0).default(65_536),
+  /**
+   * Request body bytes per second one owner (principal and agent) may send, shared by all gateways
+   * (0 = no limit); past it 429 + Retry-After, refused before the body is read when its size is
+   * declared. While on, bodies cost no extra request tokens (requestBytesPerToken charges answers only).
+   */
+  ingressBytesPerSecond: z.coerce.number().int().min(0).default(524_288),
+  /** Request body bytes one owner may send at once after being quiet (a body larger than this passes only with a full bucket). */
+  ingressBurstBytes: z.coerce.number().int().min(1024).default(1_048_576),
+  /** Bytes of messages per second one owner may have stored, shared by all gateways (0 = no limit); past it 429 + Retry-After and nothing is stored. */
+  storedBytesPerSecond: z.coerce.number().int().min(0).default(524_288),
+  /** Message bytes one owner may have stored at once after being quiet. */
+  storedBurstBytes: z.coerce.number().int().min(1024).default(1_048_576),
+  /**
+   * Turns of one owner (an authenticated principal and agent) running at once across every worker
+   * (0 = no cap); a worker that picks another defers it for a moment and runs someone else's.
+   * Not applied when authentication is off (every caller is the same anonymous owner).
+   */
+  maxRunningTurnsPerOwner: z.coerce.number().int().min(0).default(8),
+  /** Turns of one named tenant's owners (of one agent) running at once across every worker (0 = no cap); the default tenant ("") is not capped as one. */
+  maxRunningTurnsPerTenant: z.coerce.number().int().min(0).default(16),
   /** Tasks a principal may have in flight (submitted or working) at once (0 = no cap). */
   maxActiveTasks: z.coerce.number().int().min(0).default(100),
   /** Messages that may wait for one task's running turn to end (input policy enqueue or interrupt; 0 = no bound); past it a follow-up gets 429 RESOURCE_EXHAUSTED, reason INBOX_FULL, and nothing is stored. */
@@ -594,11 +614,12 @@ export const configSchema = z.object({
     })
     .default({ strictRequestFields: false }),
   /**
-   * A refused request whose body has not all arrived (413, 401, …) gets its answer, then the
-   * gateway reads and discards up to this many more body bytes (for at most 5 s) before it closes the
-   * connection, so the client reads the error instead of a connection reset.
+   * A refused request whose body has not all arrived (413, 401, 429, …) gets its answer with
+   * `Connection: close` at once; the gateway then reads and discards at most this many more body
+   * bytes (for at most 5 s), so a client sending a small body reads the error instead of a
+   * connection reset, and closes the connection: what it refused is never read whole.
    */
-  refusedBodyDrainBytes: z.coerce.number().int().min(0).default(8_388_608),
+  refusedBodyDrainBytes: z.coerce.number().int().min(0).default(65_536),
   /**
    * How long a client may take to send a whole request, headers and body; then it gets 408
    * (if nothing was answered yet) and the connection is closed. Responses are not limited:
@@ -818,6 +839,12 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_RATE_LIMIT_BURST: 'limits.burst',
   A2A_REQUEST_BYTES_PER_TOKEN: 'limits.requestBytesPerToken',
   A2A_MAX_ACTIVE_TASKS: 'limits.maxActiveTasks',
+  A2A_INGRESS_BYTES_PER_SECOND: 'limits.ingressBytesPerSecond',
+  A2A_INGRESS_BURST_BYTES: 'limits.ingressBurstBytes',
+  A2A_STORED_BYTES_PER_SECOND: 'limits.storedBytesPerSecond',
+  A2A_STORED_BURST_BYTES: 'limits.storedBurstBytes',
+  A2A_MAX_RUNNING_TURNS_PER_OWNER: 'limits.maxRunningTurnsPerOwner',
+  A2A_MAX_RUNNING_TURNS_PER_TENANT: 'limits.maxRunningTurnsPerTenant',
   A2A_MAX_QUEUED_MESSAGES: 'limits.maxQueuedMessages',
   A2A_UNAUTHENTICATED_PER_SECOND: 'limits.unauthenticatedPerSecond',
   A2A_UNAUTHENTICATED_BURST: 'limits.unauthenticatedBurst',

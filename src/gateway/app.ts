@@ -7,6 +7,7 @@ import { Hono } from 'hono';
 import type { RedisClient } from '../redis/connection.ts';
 import type { JWK } from 'jose';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
+import type { ByteRates } from '../limits/byte-rates.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { StreamSlots } from '../limits/stream-slots.ts';
 import { registerJwksRoute } from './well-known-keys.ts';
@@ -42,6 +43,8 @@ export interface GatewayAppOptions {
   rateLimiter: RateLimiter;
   /** What unknown fields of a JSON-RPC or HTTP+JSON request get (protocol.strictRequestFields). */
   requestFields?: RequestFieldPolicy;
+  /** Per-owner byte rates of request bodies (limits.ingressBytesPerSecond). */
+  byteRates?: ByteRates;
   /** Open streams per owner and in all on this process (limits.maxStreamsPerOwner, limits.maxStreams). */
   streamSlots?: StreamSlots;
   /** The per-request steps of the bindings and the agent list (pipeline.ts), with the default body limit. */
@@ -149,6 +152,7 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
         service: options.service,
         endpoint,
         rateLimiter: options.rateLimiter,
+        ...(options.byteRates === undefined ? {} : { byteRates: options.byteRates }),
         ...(options.streamSlots === undefined ? {} : { streamSlots: options.streamSlots }),
         ...(options.requestFields === undefined ? {} : { requestFields: options.requestFields }),
         edge: { ...options.edge, maxBodyBytes: endpoint.agent.settings.limits.maxBodyBytes },

@@ -17,6 +17,7 @@ import { RequestSignatureVerifier } from '../auth/signatures/verify-request.ts';
 import { RateLimiter } from '../limits/rate-limiter.ts';
 import { StreamSlots } from '../limits/stream-slots.ts';
 import { StorageQuota } from '../limits/storage-quota.ts';
+import { ByteRates } from '../limits/byte-rates.ts';
 import { UnauthenticatedLimiter } from '../limits/unauthenticated-limiter.ts';
 import { createProxyTrust } from '../bindings/http/proxy-trust.ts';
 import { defaultMaxConnections, guardConnections } from './connection-guard.ts';
@@ -133,6 +134,8 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
   scheduleQueue?.on('error', (error: Error) => logger.debug('schedule queue error', { error: error.message }));
   const pushQueue = pushStore === undefined ? undefined : createPushQueue(queueConnection, config.keyPrefix);
   pushQueue?.on('error', (error: Error) => logger.debug('push queue error', { error: error.message }));
+  // Per-owner byte rates: request bodies at the bindings, stored messages in the task service.
+  const byteRates = new ByteRates(commands, store.keys, config.limits);
   const service = new TaskService({
     push,
     schedules: scheduleQueue === undefined ? undefined : new ScheduleService(new ScheduleStore(commands, config.keyPrefix), scheduleQueue, config.schedules),
@@ -154,6 +157,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       maxConcurrentPerOwner: config.limits.maxConcurrentListsPerOwner,
     },
     quota: new StorageQuota(commands, store.keys, config.limits),
+    byteRates,
     replicaAck: new ReplicaAck(commands, replicaAckOf(config)),
   });
 
@@ -308,6 +312,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
       root,
       endpoints,
       rateLimiter,
+      byteRates,
       streamSlots,
       authentication: { authenticator, unauthenticated },
       jsonLimits: config.jsonLimits,
@@ -322,6 +327,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     endpoints,
     publishedKeys: pushSigningKeys === undefined ? keys.publishedKeys : [...keys.publishedKeys, ...[pushSigningKeys.current, ...pushSigningKeys.previous].map(publicJwkOf)],
     rateLimiter,
+    byteRates,
     streamSlots,
     requestFields: { strict: config.protocol.strictRequestFields, logger },
     edge: {

@@ -13,6 +13,8 @@ export type LimitName =
   | 'maxConnectionsPerAddress'
   | 'sseMaxBufferedBytes'
   | 'limits.requestsPerSecond'
+  | 'limits.ingressBytesPerSecond'
+  | 'limits.storedBytesPerSecond'
   | 'limits.unauthenticatedPerSecond'
   | 'limits.maxActiveTasks'
   | 'limits.maxQueuedMessages'

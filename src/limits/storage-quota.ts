@@ -57,10 +57,13 @@ export class StorageQuota {
     return this.limits.maxStoredBytes > 0 || this.limits.maxStoredTasks > 0;
   }
 
-  /** What storing `message` (kept `copies(its JSON bytes)` times, see STORED_COPIES) charges, or undefined when no quota is on. */
-  chargeFor(message: Message, copies: (messageBytes: number) => number, nowMs: number): QuotaCharge | undefined {
+  /**
+   * What storing `message` (kept `copies(its JSON bytes)` times, see STORED_COPIES) charges, or
+   * undefined when no quota is on. `messageBytes`: its JSON bytes, when the caller counted them already.
+   */
+  chargeFor(message: Message, copies: (messageBytes: number) => number, nowMs: number, messageBytes?: number): QuotaCharge | undefined {
     if (!this.enabled) return undefined;
-    const bytes = Buffer.byteLength(JSON.stringify(message));
+    const bytes = messageBytes ?? Buffer.byteLength(JSON.stringify(message));
     return {
       bytes: bytes * copies(bytes),
       maxBytes: this.limits.maxStoredBytes,

@@ -8,6 +8,7 @@ import { anonymousPrincipal, ownerOf, type Principal } from '../auth/principal.t
 import { requireAgentAccess, requireScope, requireTenant } from '../auth/scopes.ts';
 import { activateExtensions } from '../extensions/activation.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
+import type { ByteRates } from '../limits/byte-rates.ts';
 import { OPERATIONS } from './registry.ts';
 import { withJsonNames } from '../protocol/protojson.ts';
 import { parseParams } from '../protocol/schemas.ts';
@@ -24,6 +25,8 @@ export interface OperationDeps {
   /** The agent whose URLs the request came to: its tasks, cards, limits and input policy. */
   endpoint: AgentEndpoint;
   rateLimiter: RateLimiter;
+  /** Per-owner byte rates (request bodies here; stored messages in the task service); undefined = none. */
+  byteRates?: ByteRates;
   /** Open streams per owner and in all on this process; undefined = no caps. */
   streamSlots?: StreamSlots;
   /** What unknown request fields get (JSON bindings; a gRPC message has no field its proto does not define). */
@@ -37,6 +40,8 @@ export interface RequestContext {
   lastEventId?: string | undefined;
   /** Bytes of the request body (a large one costs more of the caller's rate, limits.requestBytesPerToken). */
   requestBytes?: number;
+  /** True when the body's bytes were charged to the owner's byte rate before it was read (the binding's pipeline). */
+  ingressCharged?: boolean;
   /** The extension URIs the request names (A2A-Extensions). */
   requestedExtensions?: readonly string[];
   /** Told which extensions the request activated, before the operation runs (the binding echoes them). */
@@ -68,7 +73,11 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
     startsWork: operation.startsWork === true,
   });
   const owner = ownerOf(caller, agent.name);
-  await deps.rateLimiter.take(owner, agent.settings.limits, context.requestBytes ?? 0);
+  const requestBytes = context.requestBytes ?? 0;
+  const byteRates = deps.byteRates;
+  // A body's bytes are paid once: to the ingress byte rate while it is on, else in request tokens.
+  await deps.rateLimiter.take(owner, agent.settings.limits, byteRates?.chargesIngress === true ? 0 : requestBytes);
+  if (byteRates !== undefined && context.ingressCharged !== true) await byteRates.takeIngress(owner, requestBytes);
   const call: OperationCall = {
     principal: context.principal,
     owner,
@@ -105,4 +114,17 @@ export async function openStream(operation: StreamOperation, params: unknown, co
     slot?.release();
     throw error;
   }
+}
+
+/**
+ * The pipeline's charge of a declared body (AdmitOptions.chargeDeclaredBody): the caller's bytes
+ * to this agent, refused before the body is read when over limits.ingressBytesPerSecond.
+ */
+export function declaredBodyCharge(deps: OperationDeps): ((principal: Principal, declaredBytes: number) => Promise<boolean>) | undefined {
+  const byteRates = deps.byteRates;
+  if (byteRates === undefined || !byteRates.chargesIngress) return undefined;
+  return async (principal, declaredBytes) => {
+    await byteRates.takeIngress(ownerOf(principal, deps.endpoint.agent.name), declaredBytes);
+    return true;
+  };
 }

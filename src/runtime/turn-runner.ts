@@ -27,6 +27,7 @@ import { tracingEnabled } from '../telemetry/tracing.ts';
 import type { Attributes, Span } from '@opentelemetry/api';
 import type { ReplicaAck } from '../redis/replica-ack.ts';
 import { markStage } from '../telemetry/stage-marks.ts';
+import { isShareFull, type RunningShare, type RunningShareFull, type RunningSlot } from '../../queues/running-share.ts';
 
 const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
   completed: 'TASK_STATE_COMPLETED',
@@ -73,6 +74,23 @@ interface RunningTurn {
   acknowledge: ((interruptedTurn?: number) => void) | undefined;
 }
 
+/**
+ * Thrown before a turn starts when its owner or tenant already runs its share of turns
+ * (limits.maxRunningTurnsPerOwner, limits.maxRunningTurnsPerTenant): the job goes back to the
+ * queue for a moment, without spending an attempt, and the worker takes someone else's turn.
+ */
+export class TurnDeferredError extends Error {
+  constructor(
+    taskId: string,
+    readonly share: RunningShareFull,
+  ) {
+    super(
+      `Turn of task ${taskId} deferred: its ${share.full} runs ${share.running} turns, its share (limits.${share.full === 'owner' ? 'maxRunningTurnsPerOwner' : 'maxRunningTurnsPerTenant'} = ${share.cap}); it runs once one of them ends.`,
+    );
+    this.name = 'TurnDeferredError';
+  }
+}
+
 /** Thrown so BullMQ retries later: another live worker holds the task's lease right now. */
 export class LeaseHeldError extends Error {
   constructor(taskId: string, holder: string) {
@@ -91,6 +109,8 @@ export interface TurnRunnerOptions {
   leaseTtlMs: number;
   /** Sub-agent coordination; without it ctx.delegate refuses. */
   coordination?: { delegator: Delegator; assignments: AssignmentStore; retentionSeconds: number };
+  /** Running slots per owner and tenant, shared by every worker; undefined = no caps. */
+  runningShare?: RunningShare;
   /**
    * redisWaitReplicas: replicas confirm a turn's final state before the turn's job is let go. A
    * refusal fails the job, which BullMQ runs again: it finds the turn finished, or, when the
@@ -208,11 +228,6 @@ export class TurnRunner {
 
   /** BullMQ processor: advance the job's task until no turn is open or the lease is lost. */
   async process(job: Job<TurnJobData>): Promise<void> {
-    if (job.attemptsMade === 0) {
-      // From being added (or due, when delayed) to being taken: a retried job's wait is its backoff, not the queue's.
-      const waitedMs = (job.processedOn ?? Date.now()) - job.timestamp - (job.opts.delay ?? 0);
-      queueWait.observe({ agent: ownerFromKey(job.data.ownerKey).agent }, Math.max(0, waitedMs) / 1000);
-    }
     // A coordinator's wake job can arrive while its parking run still finishes in this same
     // process (same worker id, so the lease would not stop it): one run per task at a time.
     const { taskId } = job.data;
@@ -233,12 +248,26 @@ export class TurnRunner {
   private async processAlone(job: Job<TurnJobData>): Promise<void> {
     const { taskId } = job.data;
     // Registered (and on a Cluster subscribed) before the lease is taken, so a cancel published
-    // right after is not missed; one published before is in the lease's reply.
+    // right after is not missed; one published before is in the lease's reply. Registered before
+    // the running slot is taken too, so a shutdown meanwhile hands this turn back.
     const turn: RunningTurn = { agent: ownerFromKey(job.data.ownerKey).agent, controller: new AbortController(), turn: undefined, acknowledge: undefined };
     this.running.set(taskId, turn);
     const cancels = this.cancelSubscriber;
     const cancelChannel = this.options.store.keys.taskCancelChannel(taskId);
+    let slot: RunningSlot | undefined;
+    // A slot this task already held belongs to a live worker when that worker still holds the
+    // lease (a duplicate delivery): that one gives it back, not this run.
+    let keepSlot = false;
     try {
+      const taken = this.options.runningShare === undefined ? undefined : await this.options.runningShare.take(job.data.ownerKey, taskId);
+      if (taken !== undefined && isShareFull(taken)) throw new TurnDeferredError(taskId, taken);
+      slot = taken;
+      if (job.attemptsMade === 0) {
+        // From being added (or due, when delayed) to being run, deferrals for the owner's share
+        // included; a retried job's wait is its backoff, not the queue's.
+        const waitedMs = (job.processedOn ?? Date.now()) - job.timestamp - (job.opts.delay ?? 0);
+        queueWait.observe({ agent: turn.agent }, Math.max(0, waitedMs) / 1000);
+      }
       await cancels?.ssubscribe(cancelChannel);
       // The job's first turn continues the trace the job carries; each follow-up turn, the trace
       // of the request whose message opened it (finishTurn hands it over).
@@ -251,7 +280,11 @@ export class TurnRunner {
         turn.turn = undefined;
         if (this.shuttingDown) turn.controller.abort(SHUTDOWN);
       }
+    } catch (error) {
+      if (error instanceof LeaseHeldError && slot?.fresh === false) keepSlot = true;
+      throw error;
     } finally {
+      if (!keepSlot) slot?.release();
       if (this.running.get(taskId) === turn) {
         this.running.delete(taskId);
         cancels?.sunsubscribe(cancelChannel).catch(() => undefined);

@@ -1,6 +1,6 @@
 // The worker role: takes turns from the queue and runs them on the adapter. Any number of
 // worker processes share one Redis; a turn whose worker dies is re-run by another.
-import type { Job, Worker } from 'bullmq';
+import { DelayedError, type Job, type Worker } from 'bullmq';
 import type { Agents } from '../agents/agents.ts';
 import { createTurnWorker, TurnQueues, type TurnJobData } from '../../queues/turns.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -12,7 +12,8 @@ import { recentTaskIndexOf } from '../store/recent-tasks.ts';
 import { Reconciler } from './reconciler.ts';
 import { AssignmentStore } from '../coordination/assignment-store.ts';
 import { Delegator } from '../coordination/delegator.ts';
-import { TurnRunner } from './turn-runner.ts';
+import { TurnDeferredError, TurnRunner } from './turn-runner.ts';
+import { RunningShare } from '../../queues/running-share.ts';
 import { startPushRole, type PushRoleHandle } from '../push/push-role.ts';
 import type { PushResolver } from '../push/receiver-policy.ts';
 import { startScheduleRole, type ScheduleRoleHandle } from '../schedules/schedule-role.ts';
@@ -54,7 +55,10 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
   const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay), recentTaskIndexOf(config));
   const assignments = new AssignmentStore(commands, store.keys, store.replay);
   const delegator = Delegator.forAgents(config, agents, { store, assignments, queues: turnQueues });
+  // Turns running at once per owner and per tenant, across every worker (limits.maxRunningTurnsPer…).
+  const runningShare = new RunningShare(commands, config.keyPrefix, { ...config.limits, slotTtlMs: config.lockDurationMs });
   const runner = new TurnRunner({
+    runningShare,
     store,
     agents,
     coordination: { delegator, assignments, retentionSeconds: config.retentionSeconds },
@@ -81,7 +85,17 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
   // the first run (whose lease generation is still current) and then finds the turn done, or
   // continues it if the first run stopped short.
   const runningJobs = new Map<string, Promise<void>>();
-  const processTurnJob = async (job: Job<TurnJobData>): Promise<void> => {
+  const processTurnJob = async (job: Job<TurnJobData>, token?: string): Promise<void> => {
+    try {
+      await processOnce(job);
+    } catch (error) {
+      if (!(error instanceof TurnDeferredError)) throw error;
+      // Back to the queue without spending an attempt; it keeps its priority when it is due.
+      await job.moveToDelayed(Date.now() + deferralDelayMs(job.delay), token);
+      throw new DelayedError();
+    }
+  };
+  const processOnce = async (job: Job<TurnJobData>): Promise<void> => {
     const jobId = job.id ?? '';
     const earlier = runningJobs.get(jobId);
     const run = (async () => {
@@ -155,6 +169,7 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
       await workersClosed;
       await sideRoles;
       await turnQueues.close();
+      runningShare.close();
       // The operators' index gets what this process noted last (a hint: lost, the next write restores it).
       await store.flushIndexesWithin(1_000);
       cancelSubscriber.disconnect();
@@ -162,4 +177,13 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
       workerConnection.disconnect();
     },
   };
+}
+
+/**
+ * How long a deferred turn waits before it is looked at again: twice its last deferral, from
+ * 200 ms up to 2 s, with a quarter of jitter so one owner's deferred turns do not come back together.
+ */
+export function deferralDelayMs(lastDelayMs: number | undefined): number {
+  const base = Math.min(2_000, Math.max(200, 2 * (lastDelayMs ?? 0)));
+  return Math.round(base * (0.75 + Math.random() * 0.25));
 }

@@ -30,7 +30,9 @@ export function creationEvent(task: Task, messageJson: string): CreationEvent {
   if (at < 0 || task.history?.length !== 1 || !storedOnce(Buffer.byteLength(messageJson))) return { full, stored: full };
   const offset = at + EMPTY_HISTORY.length - 1;
   // Kept whole if splicing would not give the same bytes (it always does; this guards the invariant).
-  if (compact.slice(0, offset) + messageJson + compact.slice(offset) !== full) return { full, stored: full };
+  // Compared in place: building the spliced copy would cost a large message's size once more.
+  const spliced = full.length === compact.length + messageJson.length && full.startsWith(messageJson, offset) && full.startsWith(compact.slice(0, offset)) && full.endsWith(compact.slice(offset));
+  if (!spliced) return { full, stored: full };
   return { full, stored: `${MARK}${offset}:${compact}` };
 }
 

@@ -158,6 +158,8 @@ export class GatewayOperations extends StoreRole {
      * turn's final event then carries the task (LiveEvent.answer), so the wait ends without a read.
      */
     answerHistoryLength?: number;
+    /** `message` as JSON, when the caller serialised it already (a large message is then not serialised twice). */
+    messageJson?: string;
     now: Date;
   }): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
@@ -189,7 +191,7 @@ export class GatewayOperations extends StoreRole {
     const task: Task = { id, contextId, status, history: [stored] };
     if (Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
     // Step 2, the task's slot: idempotent on the task id.
-    const messageJson = JSON.stringify(stored);
+    const messageJson = stored === message && input.messageJson !== undefined ? input.messageJson : JSON.stringify(stored);
     const event = creationEvent(task, messageJson);
     const pending = this.run(
       'createTask',

@@ -144,6 +144,11 @@ export class RedisKeys {
     return `${this.owner(ownerKey)}:rate`;
   }
 
+  /** HASH in the owner's slot: one owner's byte bucket (`ingress`: request bodies, `stored`: messages stored), shared by every gateway. */
+  byteBucket(ownerKey: string, kind: 'ingress' | 'stored'): string {
+    return `${this.owner(ownerKey)}:bytes:${kind}`;
+  }
+
   /**
    * STRING in the owner's slot: a sub-agent's task was claimed (its id is derived from coordinator
    * and position, so no caller's messageId reaches it); the idempotency key of its creation.

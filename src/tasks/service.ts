@@ -28,6 +28,8 @@ import { taskReadOfAnswer, type TaskRead } from '../store/task-read.ts';
 import { messageDigestOf } from './message-digest.ts';
 import { TaskListing, type ListBounds, type ListCursor } from '../store/task-listing.ts';
 import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
+import type { ByteRates } from '../limits/byte-rates.ts';
+import { LargeMessageGate, yieldToOthers } from './large-messages.ts';
 import { replaySkipNote } from './replay-skip.ts';
 import { isBeforeBuffer } from '../store/replay-bound.ts';
 import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
@@ -65,6 +67,8 @@ export interface TaskServiceOptions {
   listBounds?: ListBounds;
   /** Per-owner storage quotas (limits.maxStoredBytes, limits.maxStoredTasks); undefined = none. */
   quota?: StorageQuota;
+  /** Per-owner byte rate of stored messages (limits.storedBytesPerSecond); undefined = none. */
+  byteRates?: ByteRates;
   /** redisWaitReplicas: replicas confirm a submitted message's writes before it is answered; undefined = no WAIT. */
   replicaAck?: ReplicaAck;
 }
@@ -150,6 +154,8 @@ export class TaskService {
   private readonly listing: TaskListing;
   /** ListTasks calls in progress on this process, by owner key. */
   private readonly listsInProgress = new Map<string, number>();
+  /** One owner's large messages are stored one at a time here (see large-messages.ts). */
+  private readonly largeMessages = new LargeMessageGate();
 
   constructor(private readonly options: TaskServiceOptions) {
     this.listing = new TaskListing(options.store, options.listBounds ?? DEFAULT_LIST_BOUNDS);
@@ -485,9 +491,14 @@ export class TaskService {
    * reading this much history (createTask's).
    */
   private async submit(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string = newId(), answerHistoryLength?: number): Promise<Submission> {
-    const submission = await this.storeMessage(owner, request, sender, taskId, answerHistoryLength);
-    await this.confirmReplicated(owner, submission.taskId);
-    return submission;
+    const turn = await this.largeMessages.enter(ownerKeyOf(owner), request.message);
+    try {
+      const submission = await this.storeMessage(owner, request, sender, taskId, answerHistoryLength, turn.large);
+      await this.confirmReplicated(owner, submission.taskId);
+      return submission;
+    } finally {
+      turn.leave();
+    }
   }
 
   private async confirmReplicated(owner: Owner, taskId: string): Promise<void> {
@@ -506,16 +517,20 @@ export class TaskService {
     }
   }
 
-  private async storeMessage(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string, answerHistoryLength: number | undefined): Promise<Submission> {
+  private async storeMessage(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string, answerHistoryLength: number | undefined, large: boolean): Promise<Submission> {
     const { message } = request;
     await this.checkQueueDepth(owner.agent);
     const digest = messageDigestOf(message);
+    if (large) await yieldToOthers();
     if (message.taskId !== undefined) return this.submitFollowUp(owner, request, message.taskId, sender, digest);
     const agent = this.agentOf(owner);
 
     const contextId = message.contextId ?? newId();
     const pushConfig = await this.preparePushConfig(request, taskId);
     const stored: Message = { ...message, taskId, contextId };
+    const charged = await this.chargeStoredBytes(owner, stored, STORED_COPIES.newTask);
+    const storedBytes = charged?.bytes;
+    if (large) await yieldToOthers();
     const quota = this.options.quota;
     const create = (): ReturnType<TaskStore['createTask']> => this.options.store.createTask({
       taskId,
@@ -530,7 +545,8 @@ export class TaskService {
       callerExtensions: sender.extensions,
       messageDigest: digest,
       answerHistoryLength,
-      quota: quota?.chargeFor(stored, STORED_COPIES.newTask, Date.now()),
+      quota: quota?.chargeFor(stored, STORED_COPIES.newTask, Date.now(), storedBytes),
+      ...(charged === undefined ? {} : { messageJson: charged.json }),
       // A push config is attached between storing and queueing (it must see every event).
       ...(pushConfig === undefined ? { queueFirstTurn: (active: number) => this.enqueue(owner, taskId, contextId, 1, sender.trace, active) } : {}),
       now: new Date(),
@@ -564,6 +580,20 @@ export class TaskService {
     return { taskId, contextId, afterId: '', snapshot: undefined };
   }
 
+  /**
+   * Charges what storing `message` takes (its copies, as the quota counts them) to the owner's
+   * storage byte rate, refusing before anything is stored. Its JSON and JSON bytes, when it
+   * counted them (the quota's charge and the store reuse them).
+   */
+  private async chargeStoredBytes(owner: Owner, message: Message, copies: (messageBytes: number) => number): Promise<{ json: string; bytes: number } | undefined> {
+    const byteRates = this.options.byteRates;
+    if (byteRates === undefined || byteRates.limits.storedBytesPerSecond <= 0) return undefined;
+    const json = JSON.stringify(message);
+    const bytes = Buffer.byteLength(json);
+    await byteRates.takeStored(owner, bytes * copies(bytes));
+    return { json, bytes };
+  }
+
   private async submitFollowUp(owner: Owner, request: SendMessageRequest, taskId: string, sender: SenderContext, digest: string): Promise<Submission> {
     const { message } = request;
     const { settings } = this.agentOf(owner);
@@ -572,6 +602,7 @@ export class TaskService {
     const pushCursor = pushConfig === undefined ? undefined : await this.options.push?.cursorBefore(taskId);
     const quota = this.options.quota;
     const stored: Message = { ...message, taskId };
+    const storedBytes = (await this.chargeStoredBytes(owner, stored, STORED_COPIES.followUp))?.bytes;
     const accept = (): ReturnType<TaskStore['acceptMessage']> => this.options.store.acceptMessage({
       taskId,
       owner,
@@ -584,7 +615,7 @@ export class TaskService {
       messageDigest: digest,
       maxQueuedMessages: settings.limits.maxQueuedMessages,
       trace: traceCarrier(sender.trace),
-      quota: quota?.chargeFor(stored, STORED_COPIES.followUp, Date.now()),
+      quota: quota?.chargeFor(stored, STORED_COPIES.followUp, Date.now(), storedBytes),
       now: new Date(),
     });
     let result = await accept();

@@ -72,7 +72,17 @@ export async function startTestGateway(
     // Most suites test tasks, not identity: they run with authentication and limits off, as
     // an explicit setting; the identity suites turn them on.
     auth: { enabled: false },
-    limits: { requestsPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0, maxStreamsPerOwner: 0, maxConcurrentListsPerOwner: 0 },
+    limits: {
+      requestsPerSecond: 0,
+      maxActiveTasks: 0,
+      unauthenticatedPerSecond: 0,
+      maxStreamsPerOwner: 0,
+      maxConcurrentListsPerOwner: 0,
+      ingressBytesPerSecond: 0,
+      storedBytesPerSecond: 0,
+      maxRunningTurnsPerOwner: 0,
+      maxRunningTurnsPerTenant: 0,
+    },
     cardSigning: false,
     dataDir: join(tmpdir(), `a2a-gateway-test-${prefix}`),
     redisUrl: REDIS_URL,
@@ -123,8 +133,9 @@ export async function snapshotKeys(redis: RedisClient, prefix: string): Promise<
   // whatever requests do; everything else under the prefix is compared.
   // Emitted-event digests come and go with a running turn's own progress (appendEvents).
   // So do the push and schedule queues' (workers run them too), the push sweeper's shard locks
-  // and the reconciler's lock (taken every reconcileIntervalMs).
-  const housekeeping = /:(turns-[^:]+|\{turnq:[^}]+\}:turns-[^:]+|\{pushq\}:push|\{schedq\}:schedules):(stalled-check|stalled|events)$|:\{push:\d+\}:sweeplock$|^[^{]*\{[^}]+\}:emitted$|:reconciler:lock$/;
+  // and the reconciler's lock (taken every reconcileIntervalMs). An owner's byte buckets are
+  // charged by what it sent, also when the request is then refused for another reason.
+  const housekeeping = /:(turns-[^:]+|\{turnq:[^}]+\}:turns-[^:]+|\{pushq\}:push|\{schedq\}:schedules):(stalled-check|stalled|events)$|:\{push:\d+\}:sweeplock$|^[^{]*\{[^}]+\}:emitted$|:reconciler:lock$|:\{o:[^}]+\}:bytes:(ingress|stored)$/;
   for (const key of keys.sort()) {
     if (housekeeping.test(key)) continue;
     // Hashes and sets are compared by sorted content: a hashtable-encoded hash is rehashed

@@ -11,6 +11,7 @@ import type { Principal } from '../../auth/principal.ts';
 import type { JsonLimits } from '../../config/schema.ts';
 import type { TaskFeed } from '../../events/task-feed.ts';
 import { EXTENSIONS_HEADER, requestedExtensionsOf } from '../../extensions/activation.ts';
+import type { ByteRates } from '../../limits/byte-rates.ts';
 import type { RateLimiter } from '../../limits/rate-limiter.ts';
 import type { StreamSlots } from '../../limits/stream-slots.ts';
 import type { Logger } from '../../logging/logger.ts';
@@ -39,6 +40,8 @@ export interface GrpcBindingOptions extends GrpcAgents {
   registry: OperationRegistry;
   service: TaskService;
   rateLimiter: RateLimiter;
+  /** Per-owner byte rates of request bodies, shared with the HTTP bindings. */
+  byteRates?: ByteRates;
   /** Open streams per owner and in all on this process, shared with the HTTP bindings. */
   streamSlots?: StreamSlots;
   authentication: Pick<AuthenticationStep, 'authenticator' | 'unauthenticated'>;
@@ -85,6 +88,8 @@ async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWrit
   const context: RequestContext = {
     principal,
     trace,
+    // The message's size on the wire: charged to the owner's ingress byte rate (limits.ingressBytesPerSecond).
+    requestBytes: decoded.bytes,
     lastEventId: lastEventIdOf(headers),
     requestedExtensions: requestedExtensionsOf((name) => headers.header(name)),
     announceExtensions: (uris) => {
@@ -96,6 +101,7 @@ async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWrit
   };
   const deps: OperationDeps = { service: options.service, endpoint, rateLimiter: options.rateLimiter };
   if (options.streamSlots !== undefined) deps.streamSlots = options.streamSlots;
+  if (options.byteRates !== undefined) deps.byteRates = options.byteRates;
   return { deps, context, params };
 }
 

@@ -20,6 +20,8 @@ export interface AuthenticationStep {
 export interface PendingCaller {
   /** The caller, after a signed request's body matched its digest. */
   complete(body: string): Promise<Principal | undefined>;
+  /** The caller before the body is read, when the headers alone decide it (see Authentication.fromHeaders). */
+  readonly fromHeaders?: { principal: Principal | undefined };
 }
 
 /** Authenticates a request from its headers; failures count against the client's address (read only then). */
@@ -36,7 +38,7 @@ export async function authenticateCaller(request: CallerRequest, clientAddress: 
   } catch (error) {
     return refuse(error);
   }
-  return { complete: (body) => authentication.complete(body).catch(refuse) };
+  return { complete: (body) => authentication.complete(body).catch(refuse), ...(authentication.fromHeaders === undefined ? {} : { fromHeaders: authentication.fromHeaders }) };
 }
 
 export function authenticateHead(exchange: Exchange, step: AuthenticationStep): Promise<PendingCaller> {

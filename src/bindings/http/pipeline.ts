@@ -6,7 +6,8 @@
 //
 //   header count (431) → declared size (413) → content type (415)
 //   → credentials (401 / 400, 429 past the per-address failure limit) → protocol version
-//   → body: size (413) and JSON structure (400) as it arrives → a signed body's digest
+//   → the owner's byte rate, from the declared size (429) → body: size (413) and JSON
+//   structure (400) as it arrives → a signed body's digest
 //
 // Routing (404, 405) comes first in each binding; what follows (parsing, the JSON-RPC
 // envelope, params, scope, rate limit) is the binding's and the operation's. JSON-RPC checks
@@ -33,6 +34,11 @@ export interface AdmitOptions {
   readsBody: boolean;
   /** Check A2A-Version here (HTTP+JSON); JSON-RPC checks it once the request id is known. */
   checkVersion: boolean;
+  /**
+   * Charges a declared body to its sender's byte rate before a byte of it is read (the caller
+   * known from the headers; limits.ingressBytesPerSecond). True when it charged; a refusal throws.
+   */
+  chargeDeclaredBody?: (principal: Principal, declaredBytes: number) => Promise<boolean>;
 }
 
 export interface AdmittedRequest {
@@ -42,6 +48,8 @@ export interface AdmittedRequest {
   version: ProtocolVersion | undefined;
   /** The body text ('' when none was read). */
   body: string;
+  /** True when the body was charged to the byte rate before it was read (chargeDeclaredBody). */
+  bodyCharged: boolean;
 }
 
 export async function admitRequest(exchange: Exchange, edge: RequestEdge, options: AdmitOptions): Promise<AdmittedRequest> {
@@ -52,10 +60,20 @@ export async function admitRequest(exchange: Exchange, edge: RequestEdge, option
   }
   const caller = await authenticateHead(exchange, edge);
   const version = options.checkVersion ? versionOf(exchange) : undefined;
+  const known = caller.fromHeaders?.principal;
+  const declared = declaredLength(exchange);
+  const bodyCharged =
+    options.readsBody && known !== undefined && declared > 0 && options.chargeDeclaredBody !== undefined ? await options.chargeDeclaredBody(known, declared) : false;
   const body = options.readsBody ? await exchange.readBody({ maxBytes: edge.maxBodyBytes, json: edge.jsonLimits }) : '';
   const principal = await caller.complete(body);
   if (principal !== undefined) noteRequest(exchange.response, { principal: principal.subject, tenant: principal.tenant });
-  return { principal, version, body };
+  return { principal, version, body, bodyCharged };
+}
+
+/** The body's size as its Content-Length declares it (0 when none is declared: a chunked body is charged once read). */
+function declaredLength(exchange: Exchange): number {
+  const length = Number(exchange.header('content-length') ?? '');
+  return Number.isSafeInteger(length) && length > 0 ? length : 0;
 }
 
 /** The version step: the version a request is served in, or VersionNotSupportedError. */

@@ -5,7 +5,7 @@
 import { A2AError } from '../../protocol/errors.ts';
 import { LimitExceededError } from '../../limits/limit-refusal.ts';
 import type { Logger } from '../../logging/logger.ts';
-import { openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
+import { declaredBodyCharge, openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
 import { OPERATIONS } from '../../operations/registry.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
@@ -117,7 +117,12 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       exchange.response.setHeader('Allow', 'POST');
       throw new A2AError('INVALID_REQUEST', 'the JSON-RPC endpoint only accepts POST', { httpStatus: 405 });
     }
-    const { principal, body: text } = await admitRequest(exchange, options.edge, { content: 'json-required', readsBody: true, checkVersion: false });
+    const { principal, body: text, bodyCharged } = await admitRequest(exchange, options.edge, {
+      content: 'json-required',
+      readsBody: true,
+      checkVersion: false,
+      chargeDeclaredBody: declaredBodyCharge(options),
+    });
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -138,6 +143,7 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
     const context = {
       principal,
       requestBytes: Buffer.byteLength(text),
+      ingressCharged: bodyCharged,
       lastEventId: lastEventIdOf(exchange),
       ...exchangeContext(exchange, legacy === undefined ? EXTENSIONS_HEADER : LEGACY_EXTENSIONS_HEADER),
     };

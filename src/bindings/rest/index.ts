@@ -4,7 +4,7 @@
 // declared in src/operations and run by its dispatcher.
 import type { Logger } from '../../logging/logger.ts';
 import type { Operation } from '../../operations/definition.ts';
-import { openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
+import { declaredBodyCharge, openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { jsonNameOf } from '../../protocol/protojson.ts';
 import { toA2AError } from '../errors.ts';
@@ -113,14 +113,23 @@ function paramsFor(exchange: Exchange, match: RouteMatch, bodyText: string): Rec
 }
 
 /** Runs a matched operation and writes its answer: JSON, or an SSE stream. */
-async function serve(exchange: Exchange, operation: Operation, params: Record<string, unknown>, principal: RequestContext['principal'], options: RestBindingOptions, requestBytes: number): Promise<void> {
+async function serve(
+  exchange: Exchange,
+  operation: Operation,
+  params: Record<string, unknown>,
+  principal: RequestContext['principal'],
+  options: RestBindingOptions,
+  body: { bytes: number; charged: boolean },
+): Promise<void> {
+  const requestBytes = body.bytes;
+  const ingressCharged = body.charged;
   if (!operation.streaming) {
-    const result = await runUnary(operation, params, { principal, requestBytes, ...exchangeContext(exchange) }, options);
+    const result = await runUnary(operation, params, { principal, requestBytes, ingressCharged, ...exchangeContext(exchange) }, options);
     noteResult(exchange.response, result);
     exchange.sendJson(200, result ?? {});
     return;
   }
-  const plan = await openStream(operation, params, { principal, requestBytes, lastEventId: lastEventIdOf(exchange), ...exchangeContext(exchange) }, options);
+  const plan = await openStream(operation, params, { principal, requestBytes, ingressCharged, lastEventId: lastEventIdOf(exchange), ...exchangeContext(exchange) }, options);
   pipeTaskStream({
     service: options.service,
     response: exchange.response,
@@ -132,7 +141,7 @@ async function serve(exchange: Exchange, operation: Operation, params: Record<st
 }
 
 /** Runs a matched 0.3 operation: the request and result translated, errors in the 0.3 shape. */
-async function serveLegacy(exchange: Exchange, match: RouteMatch, bodyText: string, principal: RequestContext['principal'], options: RestBindingOptions): Promise<void> {
+async function serveLegacy(exchange: Exchange, match: RouteMatch, bodyText: string, principal: RequestContext['principal'], options: RestBindingOptions, ingressCharged: boolean): Promise<void> {
   const { operation } = match;
   const translation = LEGACY_TRANSLATIONS[operation.name];
   if (translation === undefined) throw new A2AError('METHOD_NOT_FOUND', `${operation.name} has no A2A 0.3 form.`);
@@ -140,7 +149,7 @@ async function serveLegacy(exchange: Exchange, match: RouteMatch, bodyText: stri
   const body = readsBody(match) && bodyText.trim() !== 'null' ? parseJsonBody(bodyText, false) : {};
   const params = translation.fromRest({ path: match.params, query: queryParams(exchange.query), body: withJsonNames(body) as Record<string, unknown> });
   noteRequest(exchange.response, { operation: operation.name, taskId: taskIdOf(params) });
-  const context: RequestContext = { principal, requestBytes: Buffer.byteLength(bodyText), lastEventId: lastEventIdOf(exchange), ...exchangeContext(exchange, LEGACY_EXTENSIONS_HEADER) };
+  const context: RequestContext = { principal, requestBytes: Buffer.byteLength(bodyText), ingressCharged, lastEventId: lastEventIdOf(exchange), ...exchangeContext(exchange, LEGACY_EXTENSIONS_HEADER) };
   if (!operation.streaming) {
     const result = translation.result(await runUnary(operation, params, context, options), 'proto');
     exchange.sendJson(200, result ?? {});
@@ -193,13 +202,15 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
       exchange.response.setHeader('Allow', router.allowedMethods(path).join(', '));
       throw new A2AError('METHOD_NOT_FOUND', `${exchange.method} is not allowed on ${base}${path}`, { httpStatus: 405 });
     }
-    const { principal, version, body: bodyText } = await admitRequest(exchange, options.edge, {
+    const { principal, version, body: bodyText, bodyCharged } = await admitRequest(exchange, options.edge, {
       content: 'json-if-body',
       readsBody: readsBody(match),
       checkVersion: true,
+      chargeDeclaredBody: declaredBodyCharge(options),
     });
+    const body = { bytes: Buffer.byteLength(bodyText), charged: bodyCharged };
     if (legacy) {
-      await serveLegacy(exchange, match, bodyText, principal, options);
+      await serveLegacy(exchange, match, bodyText, principal, options, body.charged);
       return;
     }
     if (version !== PROTOCOL_VERSION) {
@@ -207,7 +218,7 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
     }
     const params = paramsFor(exchange, match, bodyText);
     noteRequest(exchange.response, { operation: match.operation.name, taskId: taskIdOf(params) });
-    await serve(exchange, match.operation, params, principal, options, Buffer.byteLength(bodyText));
+    await serve(exchange, match.operation, params, principal, options, body);
   } catch (error) {
     if (error instanceof ClientGoneError) {
       // Nobody is left to answer; not the gateway's failure.

@@ -1,0 +1,73 @@
+// Per-owner byte rates (limits.ingressBytesPerSecond, limits.storedBytesPerSecond): the request
+// rate bounds how often an owner may call, these bound how many bytes it may push through the
+// gateway (request bodies) and into Redis (the messages it stores), each a token bucket counted
+// in bytes, in the owner's slot, shared by every gateway (src/store/lua/takeToken-1.lua, as the
+// request rate's). A request over either rate is refused with 429 and Retry-After before it is
+// read (when its size is declared) or stored, so an owner sending large messages as fast as
+// its request rate allows gets its bytes' worth, not the gateway's and Redis' time.
+import type { RedisClient } from '../redis/connection.ts';
+import type { RedisKeys } from '../store/keys.ts';
+import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
+import { ownerKeyOf, type Owner } from '../store/task-store.ts';
+import { LimitExceededError } from './limit-refusal.ts';
+
+export interface ByteRateLimits {
+  /** Request body bytes per second one owner may send (0 = no limit). */
+  ingressBytesPerSecond: number;
+  /** Body bytes one owner may send at once after being quiet. */
+  ingressBurstBytes: number;
+  /** Message bytes per second one owner may have stored (0 = no limit). */
+  storedBytesPerSecond: number;
+  /** Message bytes one owner may have stored at once after being quiet. */
+  storedBurstBytes: number;
+}
+
+type ByteRateKind = 'ingress' | 'stored';
+
+export class ByteRates {
+  private readonly run: ScriptRunner;
+
+  constructor(
+    redis: RedisClient,
+    private readonly keys: RedisKeys,
+    readonly limits: ByteRateLimits,
+  ) {
+    this.run = defineScripts(redis);
+  }
+
+  /** True when request bodies are charged here (and so not to the request rate, limits.requestBytesPerToken). */
+  get chargesIngress(): boolean {
+    return this.limits.ingressBytesPerSecond > 0;
+  }
+
+  /** Charges a request body's bytes to the owner's ingress rate, or throws 429 RATE_LIMITED naming limits.ingressBytesPerSecond. */
+  takeIngress(owner: Owner, bytes: number): Promise<void> {
+    return this.take('ingress', owner, bytes, this.limits.ingressBytesPerSecond, this.limits.ingressBurstBytes);
+  }
+
+  /** Charges a message's stored bytes to the owner's storage rate, or throws 429 RATE_LIMITED naming limits.storedBytesPerSecond. */
+  takeStored(owner: Owner, bytes: number): Promise<void> {
+    return this.take('stored', owner, bytes, this.limits.storedBytesPerSecond, this.limits.storedBurstBytes);
+  }
+
+  private async take(kind: ByteRateKind, owner: Owner, bytes: number, perSecond: number, burst: number): Promise<void> {
+    if (perSecond <= 0 || bytes <= 0) return;
+    // A body larger than the burst costs the whole bucket (the script caps it): it passes when the bucket is full.
+    const [taken, waitMs] = await this.run('takeToken', [this.keys.byteBucket(ownerKeyOf(owner), kind)], [perSecond, burst, bytes]);
+    if (Number(taken) === 1) return;
+    throw refusal(kind, owner, bytes, perSecond, burst, Math.max(1, Math.ceil(Number(waitMs) / 1000)));
+  }
+}
+
+function refusal(kind: ByteRateKind, owner: Owner, bytes: number, perSecond: number, burst: number, retryAfterSeconds: number): LimitExceededError {
+  const [limit, what, setting, burstSetting, done] =
+    kind === 'ingress'
+      ? (['limits.ingressBytesPerSecond', 'request bodies', 'limits.ingressBytesPerSecond', 'limits.ingressBurstBytes', 'it was not processed'] as const)
+      : (['limits.storedBytesPerSecond', 'messages stored', 'limits.storedBytesPerSecond', 'limits.storedBurstBytes', 'nothing was stored'] as const);
+  return new LimitExceededError(
+    limit,
+    'RESOURCE_EXHAUSTED',
+    `Too many bytes of ${what} for agent "${owner.agent}": the limit is ${perSecond} bytes per second with bursts of ${burst} (${setting}, ${burstSetting}), and this request's ${bytes} bytes are over it; ${done}. Retry after ${retryAfterSeconds} s, or send less.`,
+    { retryAfterSeconds, metadata: { reason: 'BYTE_RATE_LIMITED', limit: String(perSecond), burst: String(burst) } },
+  );
+}
