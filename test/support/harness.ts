@@ -13,7 +13,7 @@ import { expect } from 'vitest';
 import { Agents } from '../../src/agents/agents.ts';
 import { configSchema, type GatewayConfig } from '../../src/config/schema.ts';
 import { startGatewayRole, type GatewayHandle } from '../../src/gateway/server.ts';
-import { createLogger } from '../../src/logging/logger.ts';
+import { createLogger, type Logger } from '../../src/logging/logger.ts';
 import { startWorkerRole, type WorkerHandle } from '../../src/runtime/worker-role.ts';
 import type { Owner, TaskStore } from '../../src/store/task-store.ts';
 import type { PushResolver } from '../../src/push/receiver-policy.ts';
@@ -63,6 +63,8 @@ export async function startTestGateway(
     adapterOptions?: Record<string, unknown>;
     /** How webhook receivers' host names resolve, for gateway and in-process worker alike. */
     pushResolver?: PushResolver;
+    /** The log gateway and in-process worker write to (default: one at config.logLevel on stderr). */
+    logger?: Logger;
   } = { name: 'gw' },
 ): Promise<TestGateway> {
   const prefix = uniquePrefix(options.name);
@@ -85,7 +87,7 @@ export async function startTestGateway(
     ...(options.config?.agents === undefined ? { adapterOptions: { stepMs: 20, ...(options.adapterOptions ?? {}) } } : {}),
     ...(options.config ?? {}),
   });
-  const logger = createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel);
   const agents = await Agents.load(config, ROOT);
   const worker = options.inProcessWorker === false ? undefined : await startWorkerRole(config, agents, logger, { baseDir: ROOT, pushResolver: options.pushResolver });
   const gateway = await startGatewayRole(config, agents, logger, { baseDir: ROOT, pushResolver: options.pushResolver });
