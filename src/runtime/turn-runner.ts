@@ -303,7 +303,7 @@ export class TurnRunner {
       // Another run of this turn was lost (its worker killed, or its lease lapsed): say which,
       // so an operator can follow a turn across workers.
       logFailure(logger, 'worker-lost', {
-        cause: `the worker ${lease.turnRecord?.workerId ?? '(unknown)'} running this turn stopped renewing its lease (killed, or cut off from Redis)`,
+        cause: `the worker running this turn${lease.turnRecord?.workerId === undefined ? '' : ` (${lease.turnRecord.workerId})`} stopped renewing its lease: killed, or cut off from Redis for longer than lockDurationMs`,
         turn: lease.turn,
         attempt: lease.attempts,
         maxTurnAttempts: this.options.maxTurnAttempts,
