@@ -24,6 +24,7 @@ import { TaskStore } from '../src/store/task-store.ts';
 import { startTracing, type TracingHandle } from '../src/telemetry/tracing.ts';
 import { nodeEntryArgs } from './support/compiled-sources.ts';
 import { freePort, spawnDownstreamAgent, type DownstreamAgentProcess } from './support/downstream-agent.ts';
+import { startFakeOpenAIServer, type FakeOpenAIServer } from './support/fake-openai-server.ts';
 import { ROOT, rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
 import { openSse } from './support/sse.ts';
 
@@ -97,9 +98,11 @@ describe('backends, turns and webhooks', () => {
   let flakyAnswers = 0;
   let gw: TestGateway;
   let gonePort: number;
+  let model: FakeOpenAIServer;
 
   beforeAll(async () => {
     downstream = await spawnDownstreamAgent();
+    model = await startFakeOpenAIServer();
     // In front of the downstream's card: HTTP 503 twice (a restarting agent behind a proxy), then the card.
     flaky = await listen((req, res) => {
       flakyAnswers += 1;
@@ -124,6 +127,7 @@ describe('backends, turns and webhooks', () => {
           default: { adapter: 'demo', adapterOptions: { stepMs: 20 } },
           flaky: { adapter: 'a2a', adapterOptions: { url: flaky.url, ...FAST } },
           gone: { adapter: 'a2a', adapterOptions: { url: `http://127.0.0.1:${gonePort}`, ...FAST }, limits: { turnDeadlineMs: 2_000 } },
+          model: { adapter: 'openai', adapterOptions: { baseURL: model.baseURL, model: 'fake-model', stream: false, retryBaseDelayMs: 100 } },
         },
       },
     });
@@ -134,6 +138,7 @@ describe('backends, turns and webhooks', () => {
     await close(flaky?.server);
     await close(refusingWebhook?.server);
     await downstream?.close();
+    await model?.close();
   }, 60_000);
 
   it('a downstream answering 503 is retried with backoff, each retry a WARN line, and the watching client is told; the turn then completes', async () => {
@@ -187,6 +192,18 @@ describe('backends, turns and webhooks', () => {
     expect(failed[0]?.cause).toBe(final.status.message?.parts[0]?.text);
     expect(failed[0]?.cause).toContain('turnDeadlineMs');
   }, 60_000);
+
+  it('a model server answering 500 is retried with backoff, the retry a WARN line', async () => {
+    const { body } = await rpc(`${gw.url}/agents/model/a2a/jsonrpc`, 'SendMessage', { message: textMessage('fail-500=1 hello model') });
+    const task = (body.result as { task: Task }).task;
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    const retries = failureLines('backend-unavailable', (line) => line.taskId === task.id);
+    expect(retries).toHaveLength(1);
+    expect(retries[0]).toMatchObject({ contextId: task.contextId, agent: 'model', backend: new URL(model.baseURL).origin, model: 'fake-model', status: 500, callAttempt: 1 });
+    expect(retries[0]?.owner).toMatch(/^model\//);
+    expect(retries[0]?.traceId).toMatch(TRACE_ID);
+    expect(retries[0]?.retryInMs).toBeGreaterThan(0);
+  }, 30_000);
 
   it('a webhook delivery that will not be retried is one WARN line naming the task, owner, config and receiver', async () => {
     const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', {

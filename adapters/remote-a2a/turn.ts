@@ -435,12 +435,13 @@ export class RemoteTurn {
       cause,
       backend: originOf(this.deps.options.url),
       ...(this.taskId === undefined ? {} : { downstreamTaskId: this.taskId }),
-      ...(retry === undefined ? { retryWithinMs: this.deps.options.retryInitialDelayMs } : { callAttempt: retry.attempt, retryWithinMs: retry.within }),
+      // A broken stream is followed at once by a GetTask (whose own failures are retried and logged).
+      ...(retry === undefined ? { streamBroken: true } : { callAttempt: retry.attempt, retryWithinMs: retry.within }),
     });
     if (this.unreachableNoticed) return;
     this.unreachableNoticed = true;
-    const within = retry?.within ?? this.deps.options.retryInitialDelayMs;
-    const text = `The downstream agent is not reachable right now (${cause}); retrying in at most ${formatSeconds(within)}, with backoff until the turn deadline.`;
+    const when = retry === undefined ? 'now' : `in at most ${formatSeconds(retry.within)}`;
+    const text = `The downstream agent is not reachable right now (${cause}); retrying ${when}, with backoff until the turn deadline.`;
     // Not awaited: a failed write surfaces at the turn's next write (the context keeps it).
     this.ctx.emitStatus(text, { downstreamUnreachable: true }).catch(() => undefined);
     this.ctx.recordStep('downstream-unreachable', { error: error.message }).catch(() => undefined);
