@@ -158,6 +158,9 @@ describe('backends, turns and webhooks', () => {
     // The client heard, while the turn waited, why and when the next try comes.
     const waiting = events.filter((e) => /not reachable right now \(the downstream agent answered HTTP 503\); retrying in at most [\d.]+ s/.test(statusText(e)));
     expect(waiting).toHaveLength(1);
+    // And when the downstream answered again, that the turn goes on.
+    const back = events.findIndex((e) => statusText(e) === 'The downstream agent is reachable again; the turn goes on.');
+    expect(back).toBeGreaterThan(events.indexOf(waiting[0] as StreamResponse));
     expect('statusUpdate' in (waiting[0] as StreamResponse) && (waiting[0] as { statusUpdate: { status: { state: string } } }).statusUpdate.status.state).toBe('TASK_STATE_WORKING');
 
     const retries = failureLines('backend-unavailable', (line) => line.taskId === taskId);

@@ -447,8 +447,11 @@ export class RemoteTurn {
     this.ctx.recordStep('downstream-unreachable', { error: error.message }).catch(() => undefined);
   }
 
+  /** A call went through: after an outage the watchers hear that the turn goes on. */
   private reachable(): void {
+    if (!this.unreachableNoticed) return;
     this.unreachableNoticed = false;
+    this.ctx.emitStatus('The downstream agent is reachable again; the turn goes on.', { downstreamUnreachable: false }).catch(() => undefined);
   }
 
   /**
