@@ -95,7 +95,8 @@ describe('backends, turns and webhooks', () => {
   let downstream: DownstreamAgentProcess;
   let flaky: { server: Server; url: string };
   let refusingWebhook: { server: Server; url: string };
-  let flakyAnswers = 0;
+  /** How many requests the proxy answers 503 before it forwards again (set by the test that wants it). */
+  let failNext = 0;
   let gw: TestGateway;
   let gonePort: number;
   let model: FakeOpenAIServer;
@@ -103,10 +104,10 @@ describe('backends, turns and webhooks', () => {
   beforeAll(async () => {
     downstream = await spawnDownstreamAgent();
     model = await startFakeOpenAIServer();
-    // In front of the downstream's card: HTTP 503 twice (a restarting agent behind a proxy), then the card.
+    // In front of the downstream's card: HTTP 503 while told to (a restarting agent behind a proxy), else the card.
     flaky = await listen((req, res) => {
-      flakyAnswers += 1;
-      if (flakyAnswers <= 2) {
+      if (failNext > 0) {
+        failNext -= 1;
         res.writeHead(503).end('upstream restarting');
         return;
       }
@@ -142,6 +143,7 @@ describe('backends, turns and webhooks', () => {
   }, 60_000);
 
   it('a downstream answering 503 is retried with backoff, each retry a WARN line, and the watching client is told; the turn then completes', async () => {
+    failNext = 2;
     const { response, reader } = await openSse(`${gw.url}/agents/flaky/a2a/jsonrpc`, {
       method: 'POST',
       headers: STREAM_HEADERS,
