@@ -90,7 +90,7 @@ export interface AdapterContext {
    * asked for in A2A-Extensions that this agent declares (Adapter.extensions, or the gateway's).
    */
   readonly extensions: readonly string[];
-  /** The gateway's log, with the task, context, turn, attempt and agent on every line. */
+  /** The gateway's log, with the task, context, turn, attempt, agent and owner key (and, tracing on, trace ids) on every line. */
   readonly logger: Logger;
   /**
    * Fires when the task is canceled (in whichever process runs the turn), when the turn runs

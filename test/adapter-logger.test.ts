@@ -43,12 +43,12 @@ afterAll(async () => {
 });
 
 describe("an adapter's ctx.logger", () => {
-  it('writes to the gateway log with the task, context, turn, attempt and agent on the line', async () => {
+  it('writes to the gateway log with the task, context, turn, attempt, agent and owner on the line', async () => {
     const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('hi') });
     const task = (reply.body.result as { task: { id: string; contextId: string; status: { state: string } } }).task;
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
     const line = lines.find((entry) => entry.message === 'adapter says hello');
     expect(line?.level).toBe('info');
-    expect(line?.fields).toEqual({ taskId: task.id, contextId: task.contextId, turn: 1, attempt: 1, agent: 'default', words: 2 });
+    expect(line?.fields).toEqual({ taskId: task.id, contextId: task.contextId, turn: 1, attempt: 1, agent: 'default', owner: 'default//anonymous', words: 2 });
   });
 });

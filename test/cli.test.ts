@@ -109,11 +109,13 @@ describe('a2a-gateway refuses to start with one clear line', () => {
     expect(lines[0]).toMatch(/Redis is not reachable at redis:\/\/127\.0\.0\.1:1 .*A2A_REDIS_URL/);
   });
 
-  it('when a setting is invalid, naming the variable', async () => {
+  it('when a setting is invalid, naming the variable (and once more as a structured line for the log pipeline)', async () => {
     const { code, stderr } = await runCli(['start'], { A2A_PORT: 'eighty', A2A_REDIS_URL: REDIS_URL });
     expect(code).toBe(1);
-    expect(stderr.trim().split('\n')).toHaveLength(1);
-    expect(stderr).toContain('A2A_PORT');
+    const [plain, structured, ...rest] = stderr.trim().split('\n');
+    expect(rest).toEqual([]);
+    expect(plain).toMatch(/^a2a-gateway: .*A2A_PORT/);
+    expect(JSON.parse(structured ?? '')).toMatchObject({ level: 50, msg: 'configuration rejected', failure: 'config-rejected', stage: 'settings', cause: expect.stringContaining('A2A_PORT') });
   });
 
   it('when production mode would run on the development issuer, naming the fix', async () => {

@@ -73,8 +73,12 @@ async function state(taskId: string): Promise<string | null> {
 }
 
 /** Events that are not the gateway's own (task snapshot, submitted/working, final status). */
+/** The runtime's own note to watchers that the turn resumes after a lost worker (not the adapter's). */
+const resumptionNote = (json: string): boolean => (JSON.parse(json) as { statusUpdate?: { metadata?: { a2aGateway?: { workerLost?: unknown } } } }).statusUpdate?.metadata?.a2aGateway?.workerLost !== undefined;
+
 const adapterEvents = (all: { json: string }[]): string[] =>
   all
+    .filter((e) => !resumptionNote(e.json))
     .map((e) => JSON.parse(e.json) as { artifactUpdate?: { artifact: { artifactId: string; parts: { text?: string }[] } }; statusUpdate?: { status: { message?: { parts: { text?: string }[] } } } })
     .flatMap((e) => {
       if (e.artifactUpdate !== undefined) return [`artifact ${e.artifactUpdate.artifact.artifactId}: ${e.artifactUpdate.artifact.parts.map((p) => p.text).join('')}`];
@@ -92,6 +96,8 @@ describe('a turn run again after its worker was killed', () => {
     const attempts = JSON.parse((await gw.redis.hget(`${gw.prefix}:{${taskId}}:turns`, '1')) as string).attempts;
     expect(attempts).toBe(2);
     expect(adapterEvents(await events(taskId)).filter((e) => !e.startsWith('status: done'))).toEqual(['status: halfway', 'artifact result: the ', 'artifact result: answer']);
+    // Watchers were told once that the turn resumes on another worker.
+    expect((await events(taskId)).filter((e) => resumptionNote(e.json))).toHaveLength(1);
     const task = (await rpc(gw.jsonRpcUrl, 'GetTask', { id: taskId })).body.result as { artifacts: { parts: { text: string }[] }[] };
     // The stored artifact was not built twice either.
     expect(task.artifacts[0]?.parts.map((p) => p.text).join('')).toBe('the answer');

@@ -11,6 +11,7 @@ import { callModel, type ChatRequest, type ModelReply } from './model-call.ts';
 import type { OpenAIAdapterOptions } from './options.ts';
 import { ReplyWriter } from './reply-writer.ts';
 import { decideRetry, formatMs, sleep } from './retry-policy.ts';
+import { logFailure, originOf } from '../../src/logging/operator-failures.ts';
 
 /** The adapterState key of the finished reply of the turn in progress (see replayFinished). */
 const FINISHED_REPLY_KEY = 'openai.finishedReply';
@@ -116,6 +117,7 @@ export async function runChatTurn(ctx: AdapterContext, deps: ChatTurnDeps): Prom
       }
       const detail: JsonObject = { retry, maxRetries: options.maxRetries, delayMs: decision.delayMs, reason: decision.reason };
       if (decision.status !== undefined) detail.status = decision.status;
+      logFailure(ctx.logger, 'backend-unavailable', { cause: decision.reason, backend: originOf(options.baseURL), model: options.model, callAttempt: retry, maxRetries: options.maxRetries, retryInMs: decision.delayMs, ...(decision.status === undefined ? {} : { status: decision.status }) });
       await ctx.recordStep('model-retry', detail);
       await ctx.emitStatus(
         `The model server failed (${decision.reason}); retrying in ${formatMs(decision.delayMs)} (retry ${retry} of ${options.maxRetries}).`,

@@ -1,7 +1,7 @@
 // How a call to the downstream agent failed, sorted into the two things a turn can do about it:
 // wait and try again (unreachable, overloaded, restarting), or end the turn with the reason
 // (the downstream refused our credentials or the request, or broke the protocol).
-import { A2AError } from '@a2a-js/sdk/errors';
+import { A2AError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 import isNetworkError from 'is-network-error';
 import { BackendLimitError } from '../bounded-response.ts';
 
@@ -75,6 +75,10 @@ export function describeDownstreamError(error: unknown): string {
   if (error instanceof DownstreamAuthError || error instanceof DownstreamOriginError) return error.message;
   const limit = backendLimitOf(error);
   if (limit !== undefined) return `the downstream agent went past a limit: ${limit.message} Raise ${limit.limit} (or the agent's own backendLimits) if the downstream is trusted to send that much.`;
+  if (error instanceof TaskNotFoundError) {
+    // Typically a downstream restarted without a durable task store: the work it was doing is gone.
+    return `the downstream agent no longer knows the task this turn follows (${error.message}); it restarted without keeping its tasks, or removed the task. The turn fails rather than send the message again, which could repeat work the downstream had already done`;
+  }
   if (error instanceof A2AError) return `the downstream agent answered with an error: ${error.message}`;
   if (error instanceof Error) return `the call to the downstream agent failed: ${error.message}`;
   return `the call to the downstream agent failed: ${String(error)}`;

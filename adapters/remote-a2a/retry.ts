@@ -13,8 +13,16 @@ export interface RetryPolicy {
 
 export interface RetryOptions extends RetryPolicy {
   signal: AbortSignal;
-  /** Told about every failure that will be retried (attempt 1 is the first failure). */
-  onRetry?: (error: Error, attempt: number) => void;
+  /**
+   * Told about every failure that will be retried (attempt 1 is the first failure), with the
+   * longest the wait before the next try can be (the wait itself is jittered below it).
+   */
+  onRetry?: (error: Error, attempt: number, retryWithinMs: number) => void;
+}
+
+/** The longest wait p-retry takes after failure `attempt` (factor 2, randomize: up to twice the base). */
+export function retryWithinMs(policy: RetryPolicy, attempt: number): number {
+  return Math.min(policy.maxDelayMs, 2 * policy.initialDelayMs * 2 ** Math.max(0, attempt - 1));
 }
 
 /** Runs `call` until it succeeds, fails with an error that retrying cannot fix, or the signal fires. */
@@ -28,7 +36,7 @@ export function withRetry<T>(call: () => Promise<T>, options: RetryOptions): Pro
     signal: options.signal,
     shouldRetry: ({ error }) => !options.signal.aborted && isRetryable(error),
     onFailedAttempt: ({ error, attemptNumber }) => {
-      if (!options.signal.aborted && isRetryable(error)) options.onRetry?.(error, attemptNumber);
+      if (!options.signal.aborted && isRetryable(error)) options.onRetry?.(error, attemptNumber, retryWithinMs(options, attemptNumber));
     },
   });
 }

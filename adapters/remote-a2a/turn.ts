@@ -9,6 +9,7 @@
 import { CancelTaskRequest, GetTaskRequest, ListTasksRequest, Message as SdkMessage, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task as SdkTask, type StreamResponse as SdkStreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { abortCauseOf } from '../abort-reasons.ts';
+import { logFailure, originOf } from '../../src/logging/operator-failures.ts';
 import type { AdapterContext, StepHandle, StepOutcome, TurnOutcome } from '../types.ts';
 import type { JsonObject, Message, Part, StreamResponse as WireEvent, Task, TaskStatus } from '../../src/protocol/types.ts';
 import type { DownstreamAgent, DownstreamConnection } from './downstream-agent.ts';
@@ -43,6 +44,12 @@ const toWire = (event: SdkStreamResponse): WireEvent => StreamResponse.toJSON(ev
  * look for a lost send that cannot be read is no "not there").
  */
 const endsTheTurn = (error: unknown): boolean => backendLimitOf(error) !== undefined || error instanceof DownstreamOriginError;
+
+/** "0.5 s", "10 s": a wait as the status update says it. */
+function formatSeconds(ms: number): string {
+  const seconds = ms / 1000;
+  return `${seconds >= 10 ? Math.round(seconds) : Math.round(seconds * 10) / 10} s`;
+}
 
 /** Closes what a finished turn left open (one shared reason: an abort reason per turn costs a stack trace). */
 const TURN_ENDED = new DOMException('The turn ended', 'AbortError');
@@ -307,7 +314,7 @@ export class RemoteTurn {
           }
         } catch (error) {
           if (this.ctx.signal.aborted || endsTheTurn(error)) throw error;
-          if (isRetryable(error)) this.noticeUnreachable(error as Error);
+          if (isRetryable(error)) this.noticeUnreachable(error as Error, undefined);
           else streamFailures += 1;
         } finally {
           await stream.return(undefined).catch(() => undefined);
@@ -419,21 +426,39 @@ export class RemoteTurn {
         signal: this.signal,
         initialDelayMs: options.retryInitialDelayMs,
         maxDelayMs: options.retryMaxDelayMs,
-        onRetry: (error) => this.noticeUnreachable(error),
+        onRetry: (error, attempt, within) => this.noticeUnreachable(error, { attempt, within }),
       },
     );
   }
 
-  private noticeUnreachable(error: Error): void {
+  /**
+   * The downstream could not be reached or answered 408/429/5xx: every such failure is a WARN
+   * line for the operator; the watchers get one status update per outage (not one per retry,
+   * which over a long outage would fill the task's replay buffer).
+   */
+  private noticeUnreachable(error: Error, retry: { attempt: number; within: number } | undefined): void {
+    const cause = error.message;
+    logFailure(this.ctx.logger, 'backend-unavailable', {
+      cause,
+      backend: originOf(this.deps.options.url),
+      ...(this.taskId === undefined ? {} : { downstreamTaskId: this.taskId }),
+      // A broken stream is followed at once by a GetTask (whose own failures are retried and logged).
+      ...(retry === undefined ? { streamBroken: true } : { callAttempt: retry.attempt, retryWithinMs: retry.within }),
+    });
     if (this.unreachableNoticed) return;
     this.unreachableNoticed = true;
+    const when = retry === undefined ? 'now' : `in at most ${formatSeconds(retry.within)}`;
+    const text = `The downstream agent is not reachable right now (${cause}); retrying ${when}, with backoff until the turn deadline.`;
     // Not awaited: a failed write surfaces at the turn's next write (the context keeps it).
-    this.ctx.emitStatus('The downstream agent is not reachable right now; retrying with backoff until the turn deadline.', { downstreamUnreachable: true }).catch(() => undefined);
+    this.ctx.emitStatus(text, { downstreamUnreachable: true }).catch(() => undefined);
     this.ctx.recordStep('downstream-unreachable', { error: error.message }).catch(() => undefined);
   }
 
+  /** A call went through: after an outage the watchers hear that the turn goes on. */
   private reachable(): void {
+    if (!this.unreachableNoticed) return;
     this.unreachableNoticed = false;
+    this.ctx.emitStatus('The downstream agent is reachable again; the turn goes on.', { downstreamUnreachable: false }).catch(() => undefined);
   }
 
   /**

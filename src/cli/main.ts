@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { startGatewayRole, type GatewayHandle } from '../gateway/server.ts';
 import { createLogger } from '../logging/logger.ts';
+import { logFailure } from '../logging/operator-failures.ts';
 import { formatInspection, inspectTask } from './inspect.ts';
 import { checkRedisReachable, openRedis } from '../redis/connection.ts';
 import { gracefulStop } from '../runtime/shutdown-policy.ts';
@@ -35,6 +36,21 @@ function fail(message: string): never {
   process.exit(1);
 }
 
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+
+/**
+ * A refused configuration: the plain line for whoever reads the terminal, then the same as one
+ * structured line (failure "config-rejected") for the log pipeline, which skips plain text.
+ * The configuration is what failed, so the level comes straight from A2A_LOG_LEVEL.
+ */
+function failConfiguration(error: Error, stage: 'settings' | 'agents'): never {
+  process.stderr.write(`a2a-gateway: ${error.message}\n`);
+  const wanted = process.env.A2A_LOG_LEVEL;
+  const level = LOG_LEVELS.find((l) => l === wanted) ?? 'info';
+  logFailure(createLogger(level), 'config-rejected', { cause: error.message, stage });
+  process.exit(1);
+}
+
 async function main(argv: string[]): Promise<void> {
   const command = argv[0] ?? 'start';
   if (command === 'help' || command === '--help' || command === '-h') {
@@ -52,7 +68,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     loaded = loadConfig(process.env, { roles });
   } catch (error) {
-    if (error instanceof ConfigError) fail(error.message);
+    if (error instanceof ConfigError) failConfiguration(error, 'settings');
     throw error;
   }
   const { config, baseDir } = loaded;
@@ -68,7 +84,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     agents = await Agents.load(config, baseDir);
   } catch (error) {
-    fail((error as Error).message);
+    failConfiguration(error as Error, 'agents');
   }
 
   // Tracing first, so the roles' queues and workers get BullMQ's telemetry hook.

@@ -253,7 +253,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     }
   }
   const grpcAddress = grpcListener === undefined ? undefined : (config.grpcPublicAddress ?? `${new URL(publicUrl).hostname}:${grpcListener.port}`);
-  const authenticator = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir);
+  const authenticator = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger);
   if (!authenticator.enabled) {
     logger.warn('authentication is OFF (auth.enabled=false): every caller is anonymous and the agent card declares no security');
   } else if (keys.devIssuer !== undefined) {
@@ -423,7 +423,7 @@ async function loadGrpcTls(config: GatewayConfig, baseDir: string): Promise<{ ce
   return { certChain: await read(certFile, 'grpcTlsCertFile'), privateKey: await read(keyFile, 'grpcTlsKeyFile') };
 }
 
-function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string): Authenticator {
+function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger): Authenticator {
   const { auth } = config;
   if (!auth.enabled) return AUTHENTICATION_OFF;
   const issuers = devIssuer === undefined ? auth.issuers : [devIssuer.issuerConfig()];
@@ -433,6 +433,7 @@ function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer 
     jwksCacheSeconds: auth.jwksCacheSeconds,
     verifiedTokenCacheEntries: auth.verifiedTokenCacheEntries,
     baseDir,
+    logger,
   });
   const signatures =
     auth.partners.length === 0

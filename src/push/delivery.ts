@@ -8,6 +8,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import { deliveryIdOf, type PushJobData } from '../../queues/push.ts';
 import type { Logger } from '../logging/logger.ts';
+import { logFailure, originOf } from '../logging/operator-failures.ts';
 import { GATEWAY_VERSION } from '../version.ts';
 import type { PushOutbox } from './outbox.ts';
 import type { StoredPushConfig } from './push-config.ts';
@@ -18,6 +19,7 @@ import { isHmacSecret, type WebhookSigner } from './webhook-signature.ts';
 import { pushDeadLetters, pushDeliveries } from '../telemetry/metrics.ts';
 import { A2A, activeContext, inSpan, markError, SpanKind, traceHeaders } from '../telemetry/spans.ts';
 import { taskField } from '../store/task-hash.ts';
+import { ownerFromKey } from '../store/owner.ts';
 
 /** Header carrying a config's `token` (the name the official SDKs use). */
 export const NOTIFICATION_TOKEN_HEADER = 'X-A2A-Notification-Token';
@@ -131,7 +133,8 @@ export class PushDelivery {
           await store.settle(data.taskId, data.configId, data.eventId, 'gone', { atMs: Date.now(), status: outcome.status, reason: outcome.error, deliveryId });
         }
         await this.deadLetter(job, deliveryId, config, { error: `${outcome.error}: the config is disabled, nothing more is sent to it (create it again to resume)`, status: outcome.status, configDisabled: true });
-        this.options.logger.warn('push receiver answered 410; config disabled', { taskId: data.taskId, configId: data.configId });
+        // The dead-letter line above is the operator's (configDisabled: true); this one is detail.
+        this.options.logger.info('push receiver answered 410; config disabled', { taskId: data.taskId, configId: data.configId });
         return;
       }
       case 'failed':
@@ -196,7 +199,17 @@ export class PushDelivery {
     if (failure.configDisabled === true) letter.configDisabled = true;
     await this.options.store.recordDeadLetter(letter, this.options.maxDeadLetters);
     pushDeadLetters.inc();
-    this.options.logger.warn('push delivery dead-lettered', { taskId: data.taskId, deliveryId, error: failure.error, attempts: letter.attempts });
+    logFailure(this.options.logger, 'push-dead-lettered', {
+      cause: failure.error,
+      taskId: data.taskId,
+      ...(letter.ownerKey === '' ? {} : { owner: letter.ownerKey, agent: ownerFromKey(letter.ownerKey).agent }),
+      configId: data.configId,
+      deliveryId,
+      receiver: letter.url === '' ? undefined : originOf(letter.url),
+      attempts: letter.attempts,
+      ...(failure.status === undefined ? {} : { status: failure.status }),
+      ...(failure.configDisabled === true ? { configDisabled: true } : {}),
+    });
   }
 
   private async ownerKeyOf(taskId: string): Promise<string> {

@@ -11,8 +11,9 @@ import { taskCanceled, TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '
 import { AdapterContractError, checkOutcome } from './adapter-contract.ts';
 import { turnQueueName, type TurnJobData } from '../../queues/turns.ts';
 import { withFields, type Logger } from '../logging/logger.ts';
+import { logFailure } from '../logging/operator-failures.ts';
 import { isTerminal, type JsonObject, type JsonValue, type Message, type TaskState, type TaskStatus } from '../protocol/types.ts';
-import { ownerFromKey, StaleLeaseError, type TaskStore, type TurnRecord } from '../store/task-store.ts';
+import { GATEWAY_METADATA_KEY, ownerFromKey, StaleLeaseError, type TaskStore, type TurnRecord } from '../store/task-store.ts';
 import { agentMessage, TurnContext, type TurnLease } from './turn-context.ts';
 import { budgetReason } from './turn-budget.ts';
 import type { AssignmentStore } from '../coordination/assignment-store.ts';
@@ -314,8 +315,8 @@ export class TurnRunner {
   private async runOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string, span: Span | undefined, traceContext: TraceContext): Promise<FollowUp | undefined> {
     const { controller } = turn;
     const { store } = this.options;
-    // Every line about this turn names its task (the adapter's ctx.log too) and, tracing on, its span.
-    const logger = withFields(this.options.logger, { taskId: data.taskId, contextId: data.contextId, ...traceIdsOf(span) });
+    // Every line about this turn names its task, agent and owner (the adapter's ctx.log too) and, tracing on, its span.
+    const logger = withFields(this.options.logger, { taskId: data.taskId, contextId: data.contextId, agent: turn.agent, owner: data.ownerKey, ...traceIdsOf(span) });
     const agent = this.agentOf(data.ownerKey);
     const { limits } = agent.settings;
     const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
@@ -341,12 +342,14 @@ export class TurnRunner {
     if (lease.attempts > 1) {
       // Another run of this turn was lost (its worker killed, or its lease lapsed): say which,
       // so an operator can follow a turn across workers.
-      logger.info('turn run again after a lost run', {
-        taskId: data.taskId,
+      logFailure(logger, 'worker-lost', {
+        cause: `the worker running this turn${lease.turnRecord?.workerId === undefined ? '' : ` (${lease.turnRecord.workerId})`} stopped renewing its lease: killed, or cut off from Redis for longer than lockDurationMs`,
         turn: lease.turn,
         attempt: lease.attempts,
+        maxTurnAttempts: this.options.maxTurnAttempts,
         resumption: lease.resumption,
         previousWorker: lease.turnRecord?.workerId,
+        workerId: this.workerId,
         jobId,
       });
     }
@@ -401,6 +404,7 @@ export class TurnRunner {
         const reason = budgetReason(lease.turn, lease.budgetSpent, budgetLimit);
         outcome = { ...this.finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
       } else {
+        if (lease.attempts > 1) await this.announceResumption(fence, lease.turn, lease.attempts);
         outcome = await this.runAdapter(adapter, limits, fence, lease, input, record, turn, logger);
       }
       markStage(data.taskId, 'adapted');
@@ -446,7 +450,10 @@ export class TurnRunner {
       if (endedAs === 'TASK_STATE_CANCELED') cancelStages.inc({ stage: 'stopped' });
       span?.setAttribute(A2A.state, endedAs);
       logger.debug('turn finished', { turn: lease.turn, attempt: lease.attempts, state, workerId: this.workerId });
-      if (state === 'TASK_STATE_FAILED') markError(span, new Error(outcome.reason ?? 'the turn failed'), 'TASK_STATE_FAILED');
+      if (state === 'TASK_STATE_FAILED') {
+        markError(span, new Error(outcome.reason ?? 'the turn failed'), 'TASK_STATE_FAILED');
+        logFailure(logger, 'turn-failed', { cause: outcome.reason ?? (textOf(outcome.status.message) || 'the adapter ended the turn as failed'), turn: lease.turn, attempt: lease.attempts, adapter: adapterVersion });
+      }
       if (finished.kind === 'done') await this.afterTurnEnded(fence, lease, outcome.status);
       return finished.kind === 'next' ? { trace: finished.trace, first: false } : undefined;
     } catch (error) {
@@ -591,7 +598,8 @@ export class TurnRunner {
       if (failure === undefined) outcome = checkOutcome(result, adapter.name, { directMessages: adapter.directMessages === true });
     } catch (error) {
       if (!(error instanceof AdapterContractError)) throw error;
-      logger.error('adapter broke its contract; the turn fails', { taskId: fence.taskId, turn: lease.turn, adapter: `${adapter.name}@${adapter.version}`, reason: error.message });
+      // The turn-failed line below carries the violation as its cause.
+      logger.debug('adapter broke its contract; the turn fails', { taskId: fence.taskId, turn: lease.turn, adapter: `${adapter.name}@${adapter.version}`, reason: error.message });
       return { ...this.finalStatus(fence, 'TASK_STATE_FAILED', error.message), reason: error.message };
     }
     if (outcome === undefined) {
@@ -633,7 +641,7 @@ export class TurnRunner {
       outcome: 'TASK_STATE_FAILED',
       reason,
     };
-    logger.warn('turn failed: its workers were lost on every attempt (maxTurnAttempts)', { taskId: data.taskId, turn: lease.turn, attempts: lease.attempts - 1, lostWorkers: lost });
+    logFailure(logger, 'turn-failed', { cause: reason, taskId: data.taskId, contextId: lease.contextId, agent: agentName, owner: data.ownerKey, turn: lease.turn, attempts: lease.attempts - 1, lostWorkers: lost });
     const finished = await this.options.store.finishTurn({
       taskId: data.taskId,
       ownerKey: data.ownerKey,
@@ -656,6 +664,28 @@ export class TurnRunner {
       );
     }
     return undefined;
+  }
+
+  /**
+   * Tells the task's watchers that the turn goes on after its worker was lost: until now they
+   * heard nothing (a lost worker says nothing; stall detection finds it one lock period later).
+   * Appended outside the adapter's emit sequence, so a re-run's own events still match the
+   * earlier run's and are not stored twice.
+   */
+  private async announceResumption(fence: TurnLease, turn: number, attempt: number): Promise<void> {
+    const text = `The worker running this turn was lost; another worker resumes it now (attempt ${attempt} of ${this.options.maxTurnAttempts}, maxTurnAttempts).`;
+    const status: TaskStatus = { state: 'TASK_STATE_WORKING', message: agentMessage(fence, text), timestamp: new Date().toISOString() };
+    const metadata: JsonObject = { [GATEWAY_METADATA_KEY]: { workerLost: { turn, attempt, maxTurnAttempts: this.options.maxTurnAttempts } } };
+    await this.options.store.appendEvents({
+      taskId: fence.taskId,
+      ownerKey: fence.ownerKey,
+      contextId: fence.contextId,
+      generation: fence.generation,
+      artifacts: undefined,
+      status,
+      events: [{ statusUpdate: { taskId: fence.taskId, contextId: fence.contextId, status, metadata } }],
+      now: new Date(),
+    });
   }
 
   /** Parks a coordinator's turn: no lease, no worker; its assignments' end wakes it. */

@@ -10,6 +10,7 @@ import type { ScheduleJobData } from '../../queues/schedules.ts';
 import type { Agents } from '../agents/agents.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../logging/logger.ts';
+import { logFailure } from '../logging/operator-failures.ts';
 import { GATEWAY_METADATA_KEY, ownerFromKey, type TaskStore } from '../store/task-store.ts';
 import type { DueFiring, ScheduleStore } from './schedule-store.ts';
 import { timesBetween } from './schedule-timing.ts';
@@ -30,6 +31,19 @@ export interface ScheduleFirerOptions {
   idempotencyTtlSeconds: number;
   /** How long a completed one-time schedule stays readable (retentionSeconds). */
   retentionSeconds: number;
+}
+
+/**
+ * The planned times of this decision that were missed (older than lateAfterMs), as the decision
+ * script judges them (schedFire lua): the lateness policy fires the newest `keep` of them and
+ * skips the rest. Worked out here for the log line only; the script's decision is what counts.
+ */
+export function missedFirings(record: Pick<ScheduleRecord, 'definition' | 'lastScheduledForMs'>, candidates: readonly number[], omitted: number, nowMs: number, lateAfterMs: number): { skipped: number; fired: number } {
+  const late = candidates.filter((t) => t > record.lastScheduledForMs && nowMs - t > lateAfterMs).length + omitted;
+  const { policy, catchUpMax } = record.definition.lateness;
+  const keep = policy === 'run-once' ? 1 : policy === 'catch-up' ? catchUpMax : 0;
+  const fired = Math.min(late, keep);
+  return { skipped: late - fired, fired };
 }
 
 export class ScheduleFirer {
@@ -64,11 +78,26 @@ export class ScheduleFirer {
       minIntervalMs: this.options.minIntervalSeconds * 1000,
     });
     if ('inactive' in decided) return;
+    const ids = { scheduleId, owner: record.ownerKey, agent: ownerFromKey(record.ownerKey).agent };
     if (decided.tooSoon > 0) {
-      this.options.logger.warn('schedule firing skipped: planned sooner than schedules.minIntervalSeconds after the previous firing', {
-        scheduleId,
+      logFailure(this.options.logger, 'schedule-misfire', {
+        ...ids,
+        cause: `${decided.tooSoon} firing(s) skipped: planned sooner than schedules.minIntervalSeconds (${this.options.minIntervalSeconds} s) after the previous firing`,
+        misfire: 'too-soon',
         skipped: decided.tooSoon,
         minIntervalSeconds: this.options.minIntervalSeconds,
+      });
+    }
+    const missed = missedFirings(record, candidates, omitted, nowMs, this.options.lateAfterMs);
+    if (missed.skipped > 0 || missed.fired > 0) {
+      const { policy } = definition.lateness;
+      logFailure(this.options.logger, 'schedule-misfire', {
+        ...ids,
+        cause: `${missed.skipped + missed.fired} planned firing(s) missed while no worker fired them (more than schedules.lateAfterMs late): lateness policy ${policy} skipped ${missed.skipped} and fired ${missed.fired} late`,
+        misfire: 'missed',
+        skipped: missed.skipped,
+        firedLate: missed.fired,
+        latenessPolicy: policy,
       });
     }
     for (const firing of decided.due) await this.start(record, firing);
@@ -98,7 +127,9 @@ export class ScheduleFirer {
     const owner = ownerFromKey(record.ownerKey);
     const agent = this.options.agents.get(owner.agent);
     if (agent === undefined) {
-      await store.firingDone(record.id, firing.firingId, 'failed', firing.taskId, `agent "${owner.agent}" is no longer configured`);
+      const reason = `agent "${owner.agent}" is no longer configured`;
+      await store.firingDone(record.id, firing.firingId, 'failed', firing.taskId, reason);
+      logFailure(this.options.logger, 'schedule-misfire', { cause: reason, misfire: 'refused', scheduleId: record.id, firingId: firing.firingId, owner: record.ownerKey, agent: owner.agent });
       return;
     }
     const { definition } = record;
@@ -127,7 +158,7 @@ export class ScheduleFirer {
     if (created.kind === 'too-many-active') {
       const reason = `the owner has ${created.active} tasks of agent "${owner.agent}" queued or running, the limit (limits.maxActiveTasks)`;
       await store.firingDone(record.id, firing.firingId, 'failed', firing.taskId, reason);
-      this.options.logger.warn('schedule firing refused', { scheduleId: record.id, firingId: firing.firingId, reason });
+      logFailure(this.options.logger, 'schedule-misfire', { cause: reason, misfire: 'refused', scheduleId: record.id, firingId: firing.firingId, taskId: firing.taskId, contextId, owner: record.ownerKey, agent: owner.agent });
       return;
     }
     const taskId = created.kind === 'duplicate' ? created.taskId : firing.taskId;

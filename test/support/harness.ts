@@ -63,7 +63,7 @@ export async function startTestGateway(
     adapterOptions?: Record<string, unknown>;
     /** How webhook receivers' host names resolve, for gateway and in-process worker alike. */
     pushResolver?: PushResolver;
-    /** Where gateway and worker log (default: nowhere, logLevel silent). */
+    /** The log gateway and in-process worker write to (default: one at config.logLevel on stderr). */
     logger?: Logger;
   } = { name: 'gw' },
 ): Promise<TestGateway> {

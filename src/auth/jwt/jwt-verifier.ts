@@ -19,6 +19,8 @@ import { A2AError } from '../../protocol/errors.ts';
 import { operationScopes, userSubject, type Principal } from '../principal.ts';
 import { bearerChallenge } from './challenge.ts';
 import { VerifiedTokens } from './verified-tokens.ts';
+import { KeyFetchFailures } from './key-fetch-failures.ts';
+import type { Logger } from '../../logging/logger.ts';
 
 export interface JwtVerifierOptions {
   issuers: IssuerConfig[];
@@ -28,6 +30,8 @@ export interface JwtVerifierOptions {
   baseDir: string;
   /** Verified tokens kept so a re-sent token skips the signature check (0 = verify every time). */
   verifiedTokenCacheEntries?: number;
+  /** Where a failed JWKS fetch is reported (rate-limited per issuer); none: not reported. */
+  logger?: Logger;
 }
 
 interface TrustedIssuer {
@@ -57,9 +61,10 @@ export class JwtVerifier {
 
   constructor(private readonly options: JwtVerifierOptions) {
     this.verified = new VerifiedTokens(options.verifiedTokenCacheEntries ?? 0, options.jwksCacheSeconds * 1000);
+    const failures = new KeyFetchFailures(options.logger);
     for (const config of options.issuers) {
       if (this.issuers.has(config.issuer)) throw new Error(`Two configured issuers have the same "issuer" ${config.issuer}; merge them.`);
-      this.issuers.set(config.issuer, { config, keys: keySetOf(config, options) });
+      this.issuers.set(config.issuer, { config, keys: keySetOf(config, options, failures) });
     }
   }
 
@@ -123,20 +128,25 @@ function grantsOf(payload: JWTPayload): Set<string> {
   return new Set(listed.filter((s) => s !== ''));
 }
 
-function keySetOf(config: IssuerConfig, options: JwtVerifierOptions): JWTVerifyGetKey {
+function keySetOf(config: IssuerConfig, options: JwtVerifierOptions, failures: KeyFetchFailures): JWTVerifyGetKey {
   if (config.jwksUri !== undefined) {
+    const jwksUri = config.jwksUri;
     // jose refetches on an unknown kid (after a 30 s cooldown) and once the cache is stale,
     // which is how rotation reaches us.
     const remote = createRemoteJWKSet(new URL(config.jwksUri), { cacheMaxAge: options.jwksCacheSeconds * 1000, timeoutDuration: 5000 });
     return async (header, token) => {
+      let key: Awaited<ReturnType<typeof remote>>;
       try {
-        return await remote(header, token);
+        key = await remote(header, token);
       } catch (error) {
         // Choosing among the keys can fail on the token (no such kid); anything else is the
         // issuer's endpoint failing, which says nothing about the token.
         if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys || error instanceof errors.JOSENotSupported) throw error;
+        failures.failed({ id: config.id, issuer: config.issuer, jwksUri }, error);
         throw new IssuerKeysUnavailable(config.id, error);
       }
+      failures.recovered(config.id);
+      return key;
     };
   }
   if (config.jwks !== undefined) return createLocalJWKSet(config.jwks as JSONWebKeySet);
