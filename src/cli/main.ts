@@ -6,7 +6,9 @@ import { ConfigError, loadConfig } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { startGatewayRole, type GatewayHandle } from '../gateway/server.ts';
 import { createLogger } from '../logging/logger.ts';
+import { checkHealth, readinessUrls } from './healthcheck.ts';
 import { formatInspection, inspectTask } from './inspect.ts';
+import { generateKeys, KEYS_USAGE, parseKeysArguments } from './keys.ts';
 import { checkRedisReachable, openRedis } from '../redis/connection.ts';
 import { gracefulStop } from '../runtime/shutdown-policy.ts';
 import { startWorkerRole, type WorkerHandle } from '../runtime/worker-role.ts';
@@ -20,6 +22,10 @@ const USAGE = `Usage: a2a-gateway <command>
   worker   turn workers only
   tasks inspect <taskId> [--json]
            an operator's view of one task: state, owner, versions, lease, turns, steps
+  healthcheck
+           exits 0 when this container's gateway (A2A_PORT) or worker (A2A_HEALTH_PORT) is ready, else 1
+  keys generate [--dir <folder>] [--partner <id>] [--force]
+           writes card-signing, webhook-signing and partner keys and prints the configuration using them
 
 Configuration comes from A2A_* environment variables and an optional A2A_CONFIG file (JSON or YAML); every setting: docs/configuration.md.`;
 
@@ -43,6 +49,20 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'tasks') {
     await runTasksCommand(argv.slice(1));
+    return;
+  }
+  if (command === 'healthcheck') {
+    await runHealthcheck();
+    return;
+  }
+  if (command === 'keys') {
+    const options = parseKeysArguments(argv.slice(1));
+    if (typeof options === 'string') fail(`keys: ${options}\n${KEYS_USAGE}`);
+    try {
+      process.stdout.write((await generateKeys(options)).configuration);
+    } catch (error) {
+      fail((error as Error).message);
+    }
     return;
   }
   const roles = rolesFor(command);
@@ -187,6 +207,19 @@ async function bannerCredentials(config: GatewayConfig, gateway: GatewayHandle):
       '    Your own: npm run -s token -- --sub alice [--tenant acme] [--scope "a2a:read a2a:write"]',
     ],
   };
+}
+
+async function runHealthcheck(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env).config;
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+  const verdict = await checkHealth(readinessUrls(config));
+  if (!verdict.ready) fail(`not ready: ${verdict.reason}`);
+  process.stdout.write(`ready (${verdict.url})\n`);
 }
 
 async function runTasksCommand(args: string[]): Promise<void> {
