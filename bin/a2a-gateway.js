@@ -13,4 +13,10 @@ if (!existsSync(main)) {
   process.stderr.write('a2a-gateway: dist/ is not built. In a checkout run `npm run build` (or `npm ci`, which builds), then start again.\n');
   process.exit(1);
 }
-await import(main.href);
+if (process.argv[2] === 'healthcheck') {
+  // The container's probe, every few seconds: without the gateway and worker modules.
+  const { runHealthcheckCommand } = await import(new URL('../dist/src/cli/healthcheck.js', import.meta.url).href);
+  await runHealthcheckCommand();
+} else {
+  await import(main.href);
+}

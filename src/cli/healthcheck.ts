@@ -2,7 +2,9 @@
 // /readyz of the process in the same container and exits 0 (ready) or 1 (not ready, or nothing
 // answering). One image runs both roles, so it needs no role argument: the gateway's port
 // (A2A_PORT) is asked first and, when nothing listens there, a worker's health port
-// (A2A_HEALTH_PORT); the first port that answers decides.
+// (A2A_HEALTH_PORT); the first port that answers decides. bin/a2a-gateway.js runs it without
+// loading the rest of the CLI (the gateway and worker modules), as it runs every few seconds.
+import { ConfigError, loadConfig } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 
 /** How long one probe may take; a container engine's own timeout is usually a few seconds. */
@@ -42,4 +44,22 @@ export async function checkHealth(urls: readonly string[]): Promise<HealthVerdic
     return { ready: false, reason: `${url} answered ${response.status}: ${body.slice(0, 300)}` };
   }
   return { ready: false, reason: `nothing listens at ${refused.join(' or ')}; a worker needs A2A_HEALTH_PORT for a health check` };
+}
+
+/** The command: reads the ports from the configuration, prints the verdict, exits 0 or 1. */
+export async function runHealthcheckCommand(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(env).config;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`a2a-gateway healthcheck: ${error.message}\n`);
+    process.exit(1);
+  }
+  const verdict = await checkHealth(readinessUrls(config));
+  if (!verdict.ready) {
+    process.stderr.write(`a2a-gateway healthcheck: not ready: ${verdict.reason}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`ready (${verdict.url})\n`);
 }

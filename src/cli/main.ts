@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { startGatewayRole, type GatewayHandle } from '../gateway/server.ts';
 import { createLogger } from '../logging/logger.ts';
-import { checkHealth, readinessUrls } from './healthcheck.ts';
+import { runHealthcheckCommand } from './healthcheck.ts';
 import { formatInspection, inspectTask } from './inspect.ts';
 import { generateKeys, KEYS_USAGE, parseKeysArguments } from './keys.ts';
 import { checkRedisReachable, openRedis } from '../redis/connection.ts';
@@ -52,7 +52,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === 'healthcheck') {
-    await runHealthcheck();
+    await runHealthcheckCommand();
     return;
   }
   if (command === 'keys') {
@@ -207,19 +207,6 @@ async function bannerCredentials(config: GatewayConfig, gateway: GatewayHandle):
       '    Your own: npm run -s token -- --sub alice [--tenant acme] [--scope "a2a:read a2a:write"]',
     ],
   };
-}
-
-async function runHealthcheck(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env).config;
-  } catch (error) {
-    if (error instanceof ConfigError) fail(error.message);
-    throw error;
-  }
-  const verdict = await checkHealth(readinessUrls(config));
-  if (!verdict.ready) fail(`not ready: ${verdict.reason}`);
-  process.stdout.write(`ready (${verdict.url})\n`);
 }
 
 async function runTasksCommand(args: string[]): Promise<void> {
