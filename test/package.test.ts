@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIS_URL, ROOT, uniquePrefix, waitFor } from './support/harness.ts';
+import { nodeEntryArgs } from './support/compiled-sources.ts';
+import { REDIS_URL, ROOT, rpc, textMessage, uniquePrefix, waitFor } from './support/harness.ts';
 import { freePort } from './support/redis-server.ts';
 
 const run = promisify(execFile);
@@ -128,5 +129,28 @@ describe('npm start in the checkout', () => {
     // The gateway drained and exited: nothing listens on its port any more.
     await waitFor(async () => (await readyStatus(port)) === 'refused', 40_000, 'the gateway to stop after npm was stopped');
     expect(npmStart.output()).toContain('"msg":"shutting down"');
+  });
+
+  it('loads a TypeScript adapter module in the compiled gateway, registering tsx only for it', async () => {
+    const adapterDir = mkdtempSync(join(tmpdir(), 'a2a-ts-adapter-'));
+    try {
+      // An adapter's own project is an ES module one, as the package is.
+      writeFileSync(join(adapterDir, 'package.json'), JSON.stringify({ name: 'count-adapter', type: 'module', private: true }));
+      writeFileSync(join(adapterDir, 'count-adapter.ts'), ADAPTER.replace(/^import \{ runTestTurn \}.*$/m, '').replace(/^export const check.*$/m, '').replace("from 'a2a-gateway/adapter'", `from '${join(ROOT, 'adapters/types.ts')}'`));
+      const port = await freePort();
+      const gateway = startCommand(
+        process.execPath,
+        [...nodeEntryArgs('src/cli/main.ts'), 'start'],
+        { A2A_REDIS_URL: REDIS_URL, A2A_PORT: String(port), A2A_KEY_PREFIX: uniquePrefix('ts-adapter'), A2A_DATA_DIR: dataDir, A2A_AUTH_ENABLED: 'false', A2A_ADAPTER: join(adapterDir, 'count-adapter.ts') },
+        ROOT,
+      );
+      await waitFor(async () => (await readyStatus(port)) === 200 || (gateway.child.exitCode !== null ? Promise.reject(new Error(gateway.output())) : undefined), 60_000, 'the gateway with a TypeScript adapter');
+      const { body } = await rpc(`http://127.0.0.1:${port}/a2a/jsonrpc`, 'SendMessage', { message: textMessage('four') });
+      expect((body.result as { task: { status: { state: string; message: { parts: { text: string }[] } } } }).task.status).toMatchObject({ state: 'TASK_STATE_COMPLETED', message: { parts: [{ text: '4' }] } });
+      gateway.child.kill('SIGTERM');
+      expect(await gateway.exited).toBe(0);
+    } finally {
+      rmSync(adapterDir, { recursive: true, force: true });
+    }
   });
 });
