@@ -45,6 +45,8 @@ function isStale() {
 
 function fail(message) {
   process.stderr.write(`a2a-gateway build: ${message}\n`);
+  // exit skips withLock's finally: the next build must not wait for a lock nobody holds.
+  if (holdingLock) rmSync(LOCK, { recursive: true, force: true });
   process.exit(1);
 }
 
@@ -71,7 +73,43 @@ function build() {
   process.stderr.write(`a2a-gateway build: ${relative(process.cwd(), DIST) || 'dist'} built in ${((Date.now() - started) / 1000).toFixed(1)} s (${assets} asset files copied)\n`);
 }
 
+/**
+ * One build at a time: two test files (or two npm starts) finding dist/ stale at once would
+ * otherwise empty it under each other. The lock is a directory (created atomically); one older
+ * than LOCK_STALE_MS is a crashed build's and is taken over.
+ */
+const LOCK = join(ROOT, '.dist-build.lock');
+const LOCK_STALE_MS = 300_000;
+let holdingLock = false;
+
+function withLock(action) {
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      holdingLock = true;
+      break;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      let age = 0;
+      try {
+        age = Date.now() - statSync(LOCK).mtimeMs;
+      } catch {
+        continue;
+      }
+      if (age > LOCK_STALE_MS) rmSync(LOCK, { recursive: true, force: true });
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+  try {
+    action();
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+    holdingLock = false;
+  }
+}
+
 const onlyIfStale = process.argv.includes('--if-stale');
 // An installed package ships dist/ without the sources: nothing to build from, nothing to check.
 if (onlyIfStale && !existsSync(join(ROOT, 'src'))) process.exit(0);
-if (!onlyIfStale || isStale()) build();
+// Checked again inside the lock: a build that held it may have just made dist/ current.
+if (!onlyIfStale || isStale()) withLock(() => (!onlyIfStale || isStale()) && build());
