@@ -35,12 +35,14 @@ export interface RollingRestartOptions {
   workers: number;
   /** Client loops submitting tasks and polling them to the end, each one task at a time. */
   clients: number;
-  /** Share of the tasks also followed over SSE (SubscribeToTask, resumed with Last-Event-ID). */
+  /** Share of the transfer tasks also followed over SSE (every long one is; SubscribeToTask, resumed with Last-Event-ID). */
   streamShare: number;
   /** Demo adapter step: a transfer charge's pause, a long task's step. */
   stepMs: number;
   /** Steps of a "long" task: with stepMs, longer than shutdownGraceMs, so a worker hands it back. */
   longSteps: number;
+  /** Steps of each anchor task (one per gateway, followed over SSE through every restart). */
+  anchorSteps: number;
   /** The workers' shutdownGraceMs. */
   shutdownGraceMs: number;
   /** The gateways' shutdownDrainMs: serving, not ready, before they stop accepting. */
@@ -58,6 +60,7 @@ export const DEFAULT_ROLLING_RESTART_OPTIONS: RollingRestartOptions = {
   streamShare: 0.3,
   stepMs: 100,
   longSteps: 40,
+  anchorSteps: 300,
   shutdownGraceMs: 2_000,
   shutdownDrainMs: 1_500,
   settleMs: 3_000,
@@ -198,7 +201,8 @@ export async function runRollingRestart(partial: Partial<RollingRestartOptions> 
           continue;
         }
         submitted.push(taskId);
-        if (own.next() < o.streamShare) streams.watch(taskId, text.split(' ')[0] ?? 'task');
+        // Every long task is followed (its stream is open across restarts), and a share of the rest.
+        if (text.startsWith('long') || own.next() < o.streamShare) streams.watch(taskId, text.split(' ')[0] ?? 'task');
         for (;;) {
           await sleep(250);
           const task = await call('GetTask', { id: taskId, historyLength: 0 });
@@ -209,6 +213,16 @@ export async function runRollingRestart(partial: Partial<RollingRestartOptions> 
       }
     };
     const clients = Array.from({ length: o.clients }, (_, index) => client(index));
+    // Anchors: one long task per gateway, followed over SSE for the whole restart phase, so every
+    // gateway's SIGTERM ends open streams that must resume elsewhere.
+    for (let index = 0; index < o.gateways; index += 1) {
+      const sent = await call('SendMessage', { message: { messageId: `anchor-${index}`, role: 'ROLE_USER', parts: [{ text: `long ${o.anchorSteps}` }] }, configuration: { returnImmediately: true } });
+      const taskId = (sent?.task as { id?: string } | undefined)?.id;
+      if (taskId !== undefined) {
+        submitted.push(taskId);
+        streams.watch(taskId, 'anchor');
+      }
+    }
 
     await sleep(o.settleMs);
     const replace = async (old: RoleProcess, role: Role): Promise<void> => {
