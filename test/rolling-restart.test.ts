@@ -7,7 +7,7 @@ import { formatRollingRestart, runRollingRestart } from '../ops/rolling-restart.
 
 describe('a rolling restart under load', () => {
   it('costs no client errors, no lost tasks and no repeated turns', async () => {
-    const result = await runRollingRestart({ gateways: 2, workers: 2, clients: 3, settleMs: 2_000, log: () => undefined });
+    const result = await runRollingRestart({ gateways: 2, workers: 2, clients: 3, settleMs: 2_000, anchorSteps: 150, log: () => undefined });
     const report = formatRollingRestart(result);
     expect(result.restarts, report).toBe(4);
     expect(result.tasks, report).toBeGreaterThan(10);
