@@ -59,7 +59,32 @@ function asAdapter(value: unknown, source: string): Adapter {
   return value as Adapter;
 }
 
+/** Adapter modules written in TypeScript, which Node loads only through tsx. */
+const TYPESCRIPT_MODULE = /\.[cm]?tsx?$/;
+let typescriptLoader: Promise<void> | undefined;
+
+/**
+ * Registers tsx's loader, once, the first time a TypeScript adapter is configured: the compiled
+ * gateway runs without it, so tsx (a dev dependency) is needed only by those who write adapters
+ * in TypeScript and load them uncompiled.
+ */
+function loadTypeScriptSupport(file: string): Promise<void> {
+  typescriptLoader ??= import('tsx/esm/api').then(
+    ({ register }) => void register(),
+    (error: unknown) => {
+      typescriptLoader = undefined;
+      throw new Error(
+        `adapter module ${file} is TypeScript, and loading it needs tsx, which is not installed (${(error as Error).message}). ` +
+          'Install it beside the gateway (npm install --save-exact tsx), or compile the adapter to JavaScript and configure the .js file.',
+        { cause: error },
+      );
+    },
+  );
+  return typescriptLoader;
+}
+
 async function fromModule(file: string, options: JsonObject, environment: AdapterEnvironment): Promise<Adapter> {
+  if (TYPESCRIPT_MODULE.test(file)) await loadTypeScriptSupport(file);
   let mod: unknown;
   try {
     mod = await import(pathToFileURL(file).href);

@@ -43,7 +43,10 @@ const again = await runTestTurn(createAdapter(), { input: 'hello', journal, atte
 console.log(JSON.stringify({ outcome, again: again.outcome, logs: context.logs.map((l) => l.message) }));
 `;
 
-beforeAll(() => {
+beforeAll(async () => {
+  // The package's exports are the compiled types and harness in dist/: build them when a source
+  // changed since the last build (npm ci built them).
+  await run(process.execPath, [join(ROOT, 'tools/build/build.mjs'), '--if-stale'], { cwd: ROOT, timeout: 240_000 });
   dir = mkdtempSync(join(tmpdir(), 'a2a-own-adapter-'));
   mkdirSync(join(dir, 'node_modules'));
   // How a team's project would depend on the gateway (a workspace link or an installed copy).
@@ -58,7 +61,7 @@ beforeAll(() => {
   );
   writeFileSync(join(dir, 'shout-adapter.ts'), ADAPTER);
   writeFileSync(join(dir, 'shout.check.ts'), HARNESS_CHECK);
-});
+}, 300_000);
 
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

@@ -13,9 +13,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/load.ts';
 import { SHUTDOWN_MARGIN_MS } from '../src/runtime/shutdown-policy.ts';
+import { nodeEntryArgs } from './support/compiled-sources.ts';
 import { composeDurationMs, readCompose, readDockerfile, type ComposeService } from './support/deployment-files.ts';
 import { ROOT, rpc, textMessage, waitFor } from './support/harness.ts';
-import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
+import { freePort, startOwnRedis, type OwnRedis } from './support/redis-server.ts';
 
 const execFileAsync = promisify(execFile);
 const image = readDockerfile();
@@ -49,11 +50,19 @@ function environmentOf(service: ComposeService): Record<string, string> {
   };
 }
 
+/**
+ * The image runs the compiled CLI through bin/a2a-gateway.js (test/package.test.ts runs that
+ * from the packed package); here the same CLI runs from this run's build of the checkout.
+ */
+function entryArgs(args: readonly string[]): string[] {
+  return args.flatMap((arg) => (arg === 'bin/a2a-gateway.js' ? nodeEntryArgs('src/cli/main.ts') : arg === 'dist/src/cli/token.js' ? nodeEntryArgs('src/cli/token.ts') : [arg]));
+}
+
 /** Starts the service's command the way the image's ENTRYPOINT runs it, in the image's WORKDIR (the repository). */
 function startService(service: ComposeService, waitFor: RegExp): Promise<Started & { match: RegExpExecArray }> {
-  const [program, ...entryArgs] = image.entrypoint;
+  const [program, ...entryPoint] = image.entrypoint;
   expect(program).toBe('node');
-  const child = spawn(process.execPath, [...entryArgs, ...(service.command ?? image.cmd)], { cwd: ROOT, env: environmentOf(service), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...entryArgs(entryPoint), ...(service.command ?? image.cmd)], { cwd: ROOT, env: environmentOf(service), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -79,14 +88,18 @@ function startService(service: ComposeService, waitFor: RegExp): Promise<Started
   });
 }
 
-/** Runs a compose healthcheck (CMD form) with the configured port replaced by the one the process got. */
-async function runHealthcheck(service: ComposeService, configuredPort: string, actualPort: string): Promise<void> {
+/**
+ * Runs a compose healthcheck (CMD form) in the service's environment, with the ports the process
+ * got: a gateway's on A2A_PORT; a worker's on A2A_HEALTH_PORT, with nothing listening on A2A_PORT.
+ */
+async function runHealthcheck(service: ComposeService, ports: { A2A_PORT: string; A2A_HEALTH_PORT?: string }): Promise<void> {
   const [form, program, ...args] = service.healthcheck?.test ?? [];
   expect(form).toBe('CMD');
   expect(program).toBe('node');
-  const script = args.join(' ');
-  expect(script, 'the healthcheck probes the port the service listens on').toContain(`127.0.0.1:${configuredPort}/readyz`);
-  await execFileAsync(process.execPath, args.map((arg) => arg.replace(`127.0.0.1:${configuredPort}/`, `127.0.0.1:${actualPort}/`)), { timeout: 15_000 });
+  expect(args, 'the image\'s own health check').toEqual(image.healthcheck?.slice(1));
+  const environment = { ...environmentOf(service), ...ports };
+  if (ports.A2A_HEALTH_PORT === undefined) delete (environment as Record<string, string | undefined>).A2A_HEALTH_PORT;
+  await execFileAsync(process.execPath, entryArgs(args), { cwd: ROOT, env: environment, timeout: 15_000 });
 }
 
 let gatewayUrl = '';
@@ -143,19 +156,19 @@ describe('compose.yaml, its commands run as processes', () => {
   it('answers /readyz on the gateway and on each worker, as its healthcheck asks', async () => {
     expect(workerHealthPorts).toHaveLength(2);
     expect((await fetch(`${gatewayUrl}/readyz`)).status).toBe(200);
-    await runHealthcheck(gatewayService, image.env.A2A_PORT ?? '', new URL(gatewayUrl).port);
+    await runHealthcheck(gatewayService, { A2A_PORT: new URL(gatewayUrl).port });
     for (const port of workerHealthPorts) {
       expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-      await runHealthcheck(workerService, workerService.environment?.A2A_HEALTH_PORT ?? '', port);
+      await runHealthcheck(workerService, { A2A_PORT: String(await freePort()), A2A_HEALTH_PORT: port });
     }
   });
 
   it('completes a task sent to the gateway on a worker, with a token minted as compose.yaml says', async () => {
-    const mint = 'node --import tsx src/cli/token.ts --sub alice';
+    const mint = 'node dist/src/cli/token.js --sub alice';
     expect(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')).toContain(`docker compose exec gateway ${mint}`);
     const [, ...mintArgs] = mint.split(' ');
-    const minted = (await execFileAsync(process.execPath, mintArgs, { cwd: ROOT, env: environmentOf(gatewayService), timeout: 30_000 })).stdout.trim();
+    const minted = (await execFileAsync(process.execPath, entryArgs(mintArgs), { cwd: ROOT, env: environmentOf(gatewayService), timeout: 30_000 })).stdout.trim();
     const { body } = await rpc(`${gatewayUrl}/a2a/jsonrpc`, 'SendMessage', { message: textMessage('echo through compose') }, { Authorization: `Bearer ${minted}` });
     const task = (body.result as { task: { status: { state: string }; artifacts: { parts: { text: string }[] }[] } }).task;
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
@@ -201,18 +214,27 @@ describe('compose.yaml, its commands run as processes', () => {
 });
 
 describe('the Dockerfile', () => {
-  it('uses a Node 20+ slim image, installs production dependencies only and runs as a non-root user', () => {
-    const [, major] = /^node:(\d+)[.-][\w.-]*slim/.exec(image.from) ?? [];
-    expect(Number(major)).toBeGreaterThanOrEqual(20);
+  it('builds in one stage and runs in another: Node 24 LTS slim, production dependencies only, a non-root user', () => {
+    expect(image.stages.length).toBeGreaterThanOrEqual(2);
+    for (const stage of image.stages) {
+      const [, major] = /^node:(\d+)[.-][\w.-]*slim/.exec(stage.from) ?? [];
+      expect(Number(major), stage.from).toBe(24);
+    }
+    const [build] = image.stages;
+    expect(image.copiedFromStages).toEqual([{ stage: build?.name, source: '/app/dist', destination: './dist' }]);
     expect(image.runCommands.some((command) => /npm ci\b.*--omit=dev/.test(command))).toBe(true);
+    expect(image.copied, 'no TypeScript sources in the runtime stage').not.toContain('src');
     expect(image.user).toBe('node');
     expect(image.entrypoint).toEqual(['node', 'bin/a2a-gateway.js']);
     expect(image.cmd).toEqual(['serve']);
+    expect(image.healthcheck).toEqual(['node', 'bin/a2a-gateway.js', 'healthcheck']);
   });
 
-  it('copies every folder the runtime imports, and the runtime imports only production dependencies', () => {
+  it('runs only production dependencies: what the build compiles imports nothing else', () => {
     const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    const runtimeDirs = image.copied.filter((path) => statSync(join(ROOT, path)).isDirectory());
+    const tsconfig = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
+    // Loaded only when a TypeScript adapter module is configured (adapters/module-loader.ts), with an error naming the fix when missing.
+    const optional = new Set(['tsx']);
     const problems: string[] = [];
     const visit = (dir: string): void => {
       // A folder with a package.json of its own (examples/sdk-agent) is a project apart that
@@ -223,21 +245,21 @@ describe('the Dockerfile', () => {
         if (statSync(join(ROOT, path)).isDirectory()) visit(path);
         else if (/\.(ts|mts|js|mjs)$/.test(name)) {
           const text = readFileSync(join(ROOT, path), 'utf8');
-          for (const [, specifier] of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+'([^']+)'|import\('([^']+)'\)/g)) {
+          for (const [, specifier] of text.matchAll(/(?:^|\n)\s*(?:import|export)\s(?!type\s)[^'"]*?from\s+'([^']+)'|import\('([^']+)'\)/g)) {
             if (specifier === undefined) continue;
             if (specifier.startsWith('.')) {
               const top = join(dir, specifier).split('/')[0] as string;
-              if (!runtimeDirs.includes(top)) problems.push(`${path} imports ${specifier}, outside what the image copies`);
+              if (!tsconfig.include.includes(top)) problems.push(`${path} imports ${specifier}, outside what the build compiles`);
               continue;
             }
             const pkg = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : (specifier.split('/')[0] as string);
-            if (specifier.startsWith('node:') || builtinModules.includes(pkg)) continue;
+            if (specifier.startsWith('node:') || builtinModules.includes(pkg) || optional.has(pkg)) continue;
             if (packageJson.dependencies[pkg] === undefined) problems.push(`${path} imports ${pkg}, which npm ci --omit=dev does not install`);
           }
         }
       }
     };
-    for (const dir of runtimeDirs) visit(dir);
+    for (const dir of tsconfig.include) visit(dir);
     expect(problems).toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/load.ts';
 import type { GatewayConfig } from '../src/config/schema.ts';
 import { SHUTDOWN_MARGIN_MS } from '../src/runtime/shutdown-policy.ts';
+import { turnQueueName } from '../queues/turns.ts';
 import { KUBERNETES_DIR, readCompose, readDockerfile, readKubernetesManifests, type Manifest } from './support/deployment-files.ts';
 import { readFileSync } from 'node:fs';
 
@@ -25,6 +26,7 @@ interface Container {
   readinessProbe: Probe;
   livenessProbe: Probe;
   volumeMounts: { name: string; mountPath: string }[];
+  lifecycle?: { preStop?: { sleep?: { seconds: number }; exec?: { command: string[] } } };
 }
 interface PodSpec {
   terminationGracePeriodSeconds: number;
@@ -100,11 +102,40 @@ describe('the Kubernetes manifests', () => {
     }
   });
 
-  it('give a stopping pod at least shutdownGraceMs plus the shutdown margin', () => {
-    const { shutdownGraceMs } = podConfig();
+  it('give a stopping pod at least its preStop hook, shutdownDrainMs, shutdownGraceMs and the shutdown margin', () => {
+    const { shutdownGraceMs, shutdownDrainMs } = podConfig();
     for (const role of ['gateway', 'worker'] as const) {
-      expect(deployment(role).template.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThanOrEqual(shutdownGraceMs + SHUTDOWN_MARGIN_MS);
+      const pod = deployment(role).template.spec;
+      const preStopMs = (pod.containers[0]?.lifecycle?.preStop?.sleep?.seconds ?? 0) * 1000;
+      expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThanOrEqual(preStopMs + shutdownDrainMs + shutdownGraceMs + SHUTDOWN_MARGIN_MS);
     }
+  });
+
+  it('keep a terminating gateway serving until the Service has stopped sending it requests (preStop), then SIGTERM drains it', () => {
+    const preStop = deployment('gateway').template.spec.containers[0]?.lifecycle?.preStop;
+    expect(preStop?.sleep?.seconds).toBeGreaterThanOrEqual(3);
+  });
+
+  it('scale the workers on their queue depth, a series the gateways export, and never below what the disruption budget keeps', () => {
+    const hpas = byKind('HorizontalPodAutoscaler') as (Manifest & {
+      spec: { scaleTargetRef: { kind: string; name: string }; minReplicas: number; maxReplicas: number; metrics: { type: string; external: { metric: { name: string; selector: { matchLabels: Record<string, string> } }; target: { type: string } } }[] };
+    })[];
+    expect(hpas).toHaveLength(1);
+    const [hpa] = hpas;
+    const worker = byKind('Deployment').find((manifest) => manifest.metadata.labels?.['app.kubernetes.io/component'] === 'worker');
+    expect(hpa?.spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: worker?.metadata.name });
+    const budget = (byKind('PodDisruptionBudget') as (Manifest & { spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } } })[]).find((entry) =>
+      matches(entry.spec.selector.matchLabels, deployment('worker').template.metadata.labels),
+    );
+    expect(hpa?.spec.minReplicas).toBeGreaterThan(budget?.spec.minAvailable ?? Number.POSITIVE_INFINITY);
+    const [metric] = hpa?.spec.metrics ?? [];
+    expect(metric?.type).toBe('External');
+    expect(metric?.external.metric.selector.matchLabels.queue).toBe(turnQueueName('default'));
+    // The Prometheus adapter rule in the file's header makes that External metric from the
+    // gateways' series (test/monitoring.test.ts finds a2a_queue_jobs in a live /metrics).
+    const text = readFileSync(join(KUBERNETES_DIR, hpa?.file ?? ''), 'utf8');
+    expect(text).toContain(`seriesQuery: 'a2a_queue_jobs{state="waiting"}'`);
+    expect(text).toContain(`as: ${metric?.external.metric.name}`);
   });
 
   it('select the gateway pods from the Service and keep one pod of each role through voluntary disruptions', () => {

@@ -7,7 +7,9 @@ import type { GatewayConfig } from '../config/schema.ts';
 import { startGatewayRole, type GatewayHandle } from '../gateway/server.ts';
 import { createLogger } from '../logging/logger.ts';
 import { logFailure } from '../logging/operator-failures.ts';
+import { runHealthcheckCommand } from './healthcheck.ts';
 import { formatInspection, inspectTask } from './inspect.ts';
+import { generateKeys, KEYS_USAGE, parseKeysArguments } from './keys.ts';
 import { checkRedisReachable, openRedis } from '../redis/connection.ts';
 import { gracefulStop } from '../runtime/shutdown-policy.ts';
 import { startWorkerRole, type WorkerHandle } from '../runtime/worker-role.ts';
@@ -21,6 +23,10 @@ const USAGE = `Usage: a2a-gateway <command>
   worker   turn workers only
   tasks inspect <taskId> [--json]
            an operator's view of one task: state, owner, versions, lease, turns, steps
+  healthcheck
+           exits 0 when this container's gateway (A2A_PORT) or worker (A2A_HEALTH_PORT) is ready, else 1
+  keys generate [--dir <folder>] [--partner <id>] [--force]
+           writes card-signing, webhook-signing and partner keys and prints the configuration using them
 
 Configuration comes from A2A_* environment variables and an optional A2A_CONFIG file (JSON or YAML); every setting: docs/configuration.md.`;
 
@@ -59,6 +65,20 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'tasks') {
     await runTasksCommand(argv.slice(1));
+    return;
+  }
+  if (command === 'healthcheck') {
+    await runHealthcheckCommand();
+    return;
+  }
+  if (command === 'keys') {
+    const options = parseKeysArguments(argv.slice(1));
+    if (typeof options === 'string') fail(`keys: ${options}\n${KEYS_USAGE}`);
+    try {
+      process.stdout.write((await generateKeys(options)).configuration);
+    } catch (error) {
+      fail((error as Error).message);
+    }
     return;
   }
   const roles = rolesFor(command);

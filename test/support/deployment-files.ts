@@ -6,13 +6,21 @@ import { parse, parseAllDocuments } from 'yaml';
 import { ROOT } from './harness.ts';
 
 export interface DockerImage {
+  /** Every stage's base image, in order; the last one is what runs. */
+  stages: { from: string; name: string | undefined }[];
+  /** The HEALTHCHECK's command (exec form), or undefined when there is none. */
+  healthcheck: string[] | undefined;
+  /** Paths the runtime stage copies from an earlier stage (COPY --from=…), as source → destination. */
+  copiedFromStages: { stage: string; source: string; destination: string }[];
   env: Record<string, string>;
   entrypoint: string[];
   cmd: string[];
-  /** Top-level paths the image copies from the repository. */
+  /** Top-level paths the runtime stage copies from the repository. */
   copied: string[];
+  /** The runtime stage's RUN commands. */
   runCommands: string[];
   user: string | undefined;
+  /** The runtime stage's base image. */
   from: string;
 }
 
@@ -34,13 +42,24 @@ function instructions(text: string): { name: string; args: string }[] {
 }
 
 export function readDockerfile(): DockerImage {
-  const image: DockerImage = { env: {}, entrypoint: [], cmd: [], copied: [], runCommands: [], user: undefined, from: '' };
+  const image: DockerImage = { stages: [], healthcheck: undefined, copiedFromStages: [], env: {}, entrypoint: [], cmd: [], copied: [], runCommands: [], user: undefined, from: '' };
   for (const { name, args } of instructions(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))) {
-    if (name === 'FROM') image.from = args;
+    if (name === 'FROM') {
+      const [base = '', , stage] = args.split(/\s+/);
+      image.stages.push({ from: base, name: stage });
+      // What follows describes the stage that runs: only the last stage's instructions are kept.
+      Object.assign(image, { from: base, env: {}, copied: [], copiedFromStages: [], runCommands: [], user: undefined });
+    }
     if (name === 'ENV') for (const [, key, value] of args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=(\S+)/g)) image.env[key as string] = value as string;
     if (name === 'ENTRYPOINT') image.entrypoint = JSON.parse(args) as string[];
     if (name === 'CMD') image.cmd = JSON.parse(args) as string[];
-    if (name === 'COPY') image.copied.push(...args.split(/\s+/).slice(0, -1));
+    if (name === 'HEALTHCHECK') image.healthcheck = JSON.parse(args.slice(args.indexOf('CMD ') + 4)) as string[];
+    if (name === 'COPY') {
+      const [first = '', ...rest] = args.split(/\s+/);
+      const fromStage = /^--from=(.+)$/.exec(first);
+      if (fromStage !== null) image.copiedFromStages.push({ stage: fromStage[1] as string, source: rest[0] as string, destination: rest[1] as string });
+      else image.copied.push(...[first, ...rest].slice(0, -1));
+    }
     if (name === 'RUN') image.runCommands.push(args);
     if (name === 'USER') image.user = args;
   }
