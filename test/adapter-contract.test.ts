@@ -58,7 +58,8 @@ describe('an invalid turn outcome', () => {
     const record = await turnRecord(task.id);
     expect(record.attempts).toBe(1);
     expect(record.outcome).toBe('TASK_STATE_FAILED');
-    expect(logged.some((l) => l.level === 'error' && l.fields?.taskId === task.id && String(l.fields?.reason).includes('outcome.state'))).toBe(true);
+    // One ERROR line of the turn-failed class, its cause the contract's complaint.
+    expect(logged.some((l) => l.level === 'error' && l.fields?.failure === 'turn-failed' && l.fields?.taskId === task.id && String(l.fields?.cause).includes('outcome.state'))).toBe(true);
     // A finished task expires like any other.
     expect(await gw.redis.ttl(`${gw.prefix}:{${task.id}}:task`)).toBeGreaterThan(0);
   });

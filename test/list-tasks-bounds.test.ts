@@ -248,7 +248,7 @@ describe('ListTasks calls of one owner in flight at once', () => {
     gw = await startTestGateway({
       name: 'list-concurrency',
       inProcessWorker: false,
-      config: { redisUrl: own.url, limits: { requestsPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0, maxConcurrentListsPerOwner: 2 } },
+      config: { redisUrl: own.url, limits: { requestsPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0, maxConcurrentListsPerOwner: 2, ingressBytesPerSecond: 0, storedBytesPerSecond: 0 } },
     });
   });
 

@@ -385,7 +385,7 @@ describe('openai adapter, streamed replies', () => {
     expect(record.budgetSpent).toBe(Math.ceil(sentChars / 4) + Math.ceil((request?.replyText.length ?? 0) / 4));
     expect(record.usage).toBeUndefined();
     const wire = await wireTask(gw, task.id);
-    expect((wire.metadata?.['a2aGateway'] as Record<string, unknown>)['usage']).toBeUndefined();
+    expect((wire.metadata?.['a2aGateway'] as Record<string, unknown> | undefined)?.['usage']).toBeUndefined();
     expect(wire.artifacts?.[0]?.metadata).toMatchObject({ usageReported: false });
   });
 
