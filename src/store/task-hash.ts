@@ -105,7 +105,7 @@ export function taskHashOf(all: Record<string, string>): TaskHash {
 }
 
 /**
- * The fields readTask-3.lua reads, in its order (owner first); ListTasks reads the same fields
+ * The fields readTask-4.lua reads, in its order (owner first); ListTasks reads the same fields
  * with plain commands and builds readTask's reply from them (task-listing.ts).
  */
 export const READ_TASK_FIELDS = [
