@@ -23,7 +23,7 @@ export const TASK_HASH_FIELDS = {
   // what the owner reads (readTask)
   state: { type: 'string', holds: "the status's TaskState, kept apart so scripts need not parse status" },
   status: { type: 'json', holds: 'the TaskStatus' },
-  artifacts: { type: 'json', holds: 'the Artifact[] of the task' },
+  artifacts: { type: 'json', holds: 'the Artifact[] of the task as last compacted; the chunks stored since are in the list TaskKeys.artifactChunks' },
   metadata: { type: 'json', holds: 'the metadata the task was created with (JsonObject)' },
   updatedAtMs: { type: 'ms', holds: 'when the task last changed' },
   finishedAtMs: { type: 'ms', holds: 'when the task reached a terminal state' },
