@@ -109,7 +109,7 @@ async function eventsAfter(taskId: string, afterId: string): Promise<StreamRespo
 /** Applies the artifact updates of `events` the way a client does. */
 function applyEvents(artifacts: Artifact[], events: readonly StreamResponse[]): Artifact[] {
   const result = structuredClone(artifacts);
-  for (const event of events) if (event.artifactUpdate !== undefined) applyArtifactChunk(result, { ...event.artifactUpdate.artifact, append: event.artifactUpdate.append === true });
+  for (const event of events) if ('artifactUpdate' in event) applyArtifactChunk(result, { ...event.artifactUpdate.artifact, append: event.artifactUpdate.append === true });
   return result;
 }
 
@@ -234,7 +234,7 @@ describe('runs of one turn', () => {
     await finish(taskId, contextId, second.generation, second.artifacts);
     expect((await read(taskId)).task.artifacts).toEqual(expected);
     // Each chunk was stored once: the re-run's repeats appended nothing.
-    const updates = (await eventsAfter(taskId, '')).filter((e) => e.artifactUpdate !== undefined);
+    const updates = (await eventsAfter(taskId, '')).filter((e) => 'artifactUpdate' in e);
     expect(updates).toHaveLength(24);
     // The lost worker's late write is fenced off and changes nothing.
     const stale = contextOf(taskId, contextId, first);
