@@ -12,7 +12,10 @@ import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { TaskListing } from '../src/store/task-listing.ts';
 import { applyArtifactChunk, mergeArtifactChunks, parseStoredArtifacts, storedArtifactsField } from '../src/store/stored-artifacts.ts';
 import { TurnContext } from '../src/runtime/turn-context.ts';
+import { Redis } from 'ioredis';
+import { replayBoundOf } from '../src/store/replay-bound.ts';
 import { createStoredTask, deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';
+import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
 
 const owner: Owner = { agent: 'default', tenant: '', subject: 'artifact-writes' };
 const ownerKey = ownerKeyOf(owner);
@@ -307,5 +310,62 @@ describe('the stored artifacts field', () => {
     expect(parseStoredArtifacts(JSON.stringify(snapshot)).artifacts).toEqual(snapshot);
     expect(parseStoredArtifacts('').artifacts).toEqual([]);
     expect(snapshot).toEqual([{ artifactId: 'a', name: 'first', parts: [{ text: '1' }] }]);
+  });
+});
+
+describe('the replay byte bound under large events', () => {
+  let own: OwnRedis;
+  let plain: Redis;
+  let monitor: Redis;
+
+  beforeAll(async () => {
+    // Its own Redis: MONITOR shows every command, including those a script runs.
+    own = await startOwnRedis();
+    plain = new Redis(own.url);
+    monitor = await new Redis(own.url).monitor();
+  });
+
+  afterAll(async () => {
+    monitor?.disconnect();
+    plain?.disconnect();
+    await own?.stop();
+  });
+
+  it('reads only about the events it drops, not a batch of sixteen per append', async () => {
+    const narrow = new TaskStore(plain, uniquePrefix('artifact-trim'), 600, replayBoundOf({ maxEvents: 0, maxAgeSeconds: 0, pushHoldMaxEvents: 0, maxBytes: 128 * 1024, pushHoldMaxBytes: 0 }));
+    const taskId = `aw-${randomBytes(6).toString('hex')}`;
+    const contextId = `ctx-${taskId}`;
+    await createStoredTask(narrow, { taskId, contextId, owner });
+    const acquired = await narrow.acquireLease({ taskId, ownerKey, contextId, workerId: 'w1', leaseTtlMs: 60_000, now: new Date() });
+    if (acquired.kind !== 'acquired') throw new Error(acquired.kind);
+    const eventsKey = narrow.keys.task(taskId).events;
+    // Events read by the byte cut: XRANGE <start> + COUNT n on the task's stream (the only
+    // such read with the count and age bounds off).
+    let requested = 0;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'xrange' && args[1] === eventsKey && args[3] === '+' && args[4]?.toLowerCase() === 'count') requested += Number(args[5]);
+    });
+    const ctx = new TurnContext({
+      store: narrow,
+      lease: { taskId, contextId, ownerKey, generation: acquired.generation },
+      turn: acquired.turn,
+      attempt: acquired.attempts,
+      input: [],
+      history: [],
+      artifacts: acquired.artifacts,
+      requestedSkill: undefined,
+      signal: new AbortController().signal,
+      turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now() },
+      adapterName: 'streamer',
+      emitScope: '1.0',
+      caller: { agent: 'default', tenant: '', principal: 'artifact-writes', scopes: [] },
+      outputLimits: LIMITS,
+    });
+    const appends = 40;
+    for (let i = 0; i < appends; i += 1) await ctx.emitArtifact({ artifactId: 'report', parts: [{ text: text(i, 16 * 1024) }], append: i > 0 });
+    await plain.ping();
+    // About 32 appends go past the bound, each dropping about one event.
+    expect(Number(await plain.hget(narrow.keys.task(taskId).task, 'eventsTrimmed'))).toBeGreaterThan(25);
+    expect(requested).toBeLessThan(3 * appends);
   });
 });
