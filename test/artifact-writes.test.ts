@@ -12,6 +12,7 @@ import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { TaskListing } from '../src/store/task-listing.ts';
 import { applyArtifactChunk, mergeArtifactChunks, parseStoredArtifacts, storedArtifactsField } from '../src/store/stored-artifacts.ts';
 import { TurnContext } from '../src/runtime/turn-context.ts';
+import { withMergedArtifacts } from '../src/push/push-store.ts';
 import { Redis } from 'ioredis';
 import { replayBoundOf } from '../src/store/replay-bound.ts';
 import { createStoredTask, deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';
@@ -310,6 +311,17 @@ describe('the stored artifacts field', () => {
     expect(parseStoredArtifacts(JSON.stringify(snapshot)).artifacts).toEqual(snapshot);
     expect(parseStoredArtifacts('').artifacts).toEqual([]);
     expect(snapshot).toEqual([{ artifactId: 'a', name: 'first', parts: [{ text: '1' }] }]);
+  });
+
+  it('a push Task snapshot built while chunks were pending reaches the receiver merged; other events pass untouched', () => {
+    const snapshot: Artifact[] = [{ artifactId: 'a', parts: [{ text: '1' }] }];
+    const field = storedArtifactsField(JSON.stringify(snapshot), [JSON.stringify({ append: true, artifact: { artifactId: 'a', parts: [{ text: '2' }] } })]);
+    const pushed = `{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"},"artifacts":${field},"metadata":{}}}`;
+    expect(JSON.parse(withMergedArtifacts(pushed))).toEqual({
+      task: { id: 't', contextId: 'c', status: { state: 'TASK_STATE_WORKING' }, artifacts: [{ artifactId: 'a', parts: [{ text: '1' }, { text: '2' }] }], metadata: {} },
+    });
+    const plain = '{"artifactUpdate":{"taskId":"t","contextId":"c","artifact":{"artifactId":"a","parts":[{"text":"x"}]}}}';
+    expect(withMergedArtifacts(plain)).toBe(plain);
   });
 });
 

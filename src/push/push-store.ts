@@ -212,11 +212,11 @@ export class PushStore {
 
 /**
  * A Task snapshot pushNext-5.lua built while artifact chunks were pending carries its artifacts
- * as {"snapshot", "chunks"} (include/storedArtifacts.lua): the receiver gets them merged.
+ * as {"snapshotBytes", "snapshot", "chunks"} (include/storedArtifacts.lua): the receiver gets them merged.
  * Every other event passes through untouched (and unparsed).
  */
-function withMergedArtifacts(eventJson: string): string {
-  if (!eventJson.startsWith('{"task":') || !eventJson.includes('"artifacts":{"snapshot":')) return eventJson;
+export function withMergedArtifacts(eventJson: string): string {
+  if (!eventJson.startsWith('{"task":') || !eventJson.includes('"artifacts":{"snapshotBytes":')) return eventJson;
   const event = JSON.parse(eventJson) as { task: { artifacts?: unknown } };
   const artifacts = parseStoredArtifacts(JSON.stringify(event.task.artifacts)).artifacts;
   return JSON.stringify({ ...event, task: { ...event.task, artifacts } });

@@ -52,26 +52,26 @@ export function mergeArtifactChunks(snapshot: readonly Artifact[], chunks: reado
 /** The artifacts as a reader got them, with the sizes the turn's worker decides its next compaction by. */
 export interface StoredArtifacts {
   artifacts: Artifact[];
-  /** Characters of the stored snapshot's JSON. */
+  /** About how big the stored snapshot's JSON is (what compaction decides by, not a bound). */
   snapshotBytes: number;
-  /** Characters of the pending chunks' JSON. */
+  /** About how big the pending chunks' JSON is. */
   pendingBytes: number;
 }
 
 /**
  * The artifacts field of a read (include/storedArtifacts.lua): the snapshot's JSON array when no
- * chunk is pending, else {"snapshot": [...], "chunks": [...]}; '' = none.
+ * chunk is pending, else {"snapshotBytes": n, "snapshot": [...], "chunks": [...]}; '' = none.
  */
 export function parseStoredArtifacts(raw: string | undefined): StoredArtifacts {
   if (raw === undefined || raw === '') return { artifacts: [], snapshotBytes: 2, pendingBytes: 0 };
-  const parsed = JSON.parse(raw) as Artifact[] | { snapshot: Artifact[]; chunks: PendingArtifactChunk[] };
+  const parsed = JSON.parse(raw) as Artifact[] | { snapshotBytes: number; snapshot: Artifact[]; chunks: PendingArtifactChunk[] };
   if (Array.isArray(parsed)) return { artifacts: parsed, snapshotBytes: raw.length, pendingBytes: 0 };
-  const snapshotBytes = JSON.stringify(parsed.snapshot).length;
-  return { artifacts: mergeArtifactChunks(parsed.snapshot, parsed.chunks), snapshotBytes, pendingBytes: Math.max(0, raw.length - snapshotBytes) };
+  return { artifacts: mergeArtifactChunks(parsed.snapshot, parsed.chunks), snapshotBytes: parsed.snapshotBytes, pendingBytes: Math.max(0, raw.length - parsed.snapshotBytes) };
 }
 
 /** The same field built from plain reads (ListTasks' pipeline): the snapshot's JSON and the list's entries. */
 export function storedArtifactsField(snapshot: string, chunks: readonly string[]): string {
   if (chunks.length === 0) return snapshot;
-  return `{"snapshot":${snapshot === '' ? '[]' : snapshot},"chunks":[${chunks.join(',')}]}`;
+  const stored = snapshot === '' ? '[]' : snapshot;
+  return `{"snapshotBytes":${stored.length},"snapshot":${stored},"chunks":[${chunks.join(',')}]}`;
 }
