@@ -18,6 +18,7 @@ export const CLUSTER_SUITES = [
   'test/blocking-answer.test.ts',
   'test/output-bounds.test.ts',
   'test/crash-attempts.test.ts',
+  'test/artifact-writes.test.ts',
 ];
 
 // Not mergeConfig: it would append these files to the base config's include, not replace it.

@@ -38,6 +38,24 @@ function backendOf(response: Response): string {
   }
 }
 
+/**
+ * A request-init key under which a caller hears of every chunk of the answer's body as it arrives
+ * (bodyBytesInit): an adapter that watches a stream for silence must count bytes, not parsed
+ * events, or one huge event read slowly looks like silence and hides the bound that should cut it
+ * (backendLimits.maxEventBytes). Clients pass request-init options through to fetch untouched.
+ */
+const ON_BODY_BYTES = Symbol('a2a-gateway.onBodyBytes');
+
+/** Request-init options (e.g. the OpenAI client's per-request fetchOptions) that call `listener` with each body chunk's size as it arrives. */
+export function bodyBytesInit(listener: (byteLength: number) => void): Omit<RequestInit, 'method' | 'headers' | 'signal' | 'body'> {
+  return Object.assign({}, { [ON_BODY_BYTES]: listener }) as Omit<RequestInit, 'method' | 'headers' | 'signal' | 'body'>;
+}
+
+function bodyBytesListenerOf(init: RequestInit | undefined): Meter | undefined {
+  const listener = (init as { [ON_BODY_BYTES]?: unknown } | undefined)?.[ON_BODY_BYTES];
+  return typeof listener === 'function' ? (chunk) => (listener as (byteLength: number) => void)(chunk.byteLength) : undefined;
+}
+
 const isEventStream = (response: Response): boolean => (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
 
 type Meter = (chunk: Uint8Array) => void;
@@ -163,7 +181,7 @@ function boundedStream(source: ReadableStream<Uint8Array>, bounds: Bounds): Read
  * `response` with its body bounded by `limits`. Throws at once (and closes the connection) when
  * an answer that is not a stream declares a Content-Length over maxResponseBytes.
  */
-export function boundResponse(response: Response, limits: BackendLimits): Response {
+export function boundResponse(response: Response, limits: BackendLimits, onBytes?: Meter): Response {
   if (response.body === null) return response;
   const backend = backendOf(response);
   let bounds: Bounds;
@@ -197,6 +215,7 @@ export function boundResponse(response: Response, limits: BackendLimits): Respon
       },
     };
   }
+  if (onBytes !== undefined) bounds.meters.unshift(onBytes);
   const bounded = new Response(boundedStream(response.body, bounds), { status: response.status, statusText: response.statusText, headers: response.headers });
   // A new Response has no URL; clients (and error messages) read the backend's from it.
   Object.defineProperty(bounded, 'url', { value: response.url });
@@ -206,5 +225,5 @@ export function boundResponse(response: Response, limits: BackendLimits): Respon
 
 /** A fetch whose every response is bounded by `limits` (boundResponse). */
 export function boundedFetch(limits: BackendLimits, fetchImpl: typeof fetch = fetch): typeof fetch {
-  return async (input, init) => boundResponse(await fetchImpl(input, init), limits);
+  return async (input, init) => boundResponse(await fetchImpl(input, init), limits, bodyBytesListenerOf(init));
 }

@@ -42,17 +42,22 @@ describe('the retry policy and backend bounds', () => {
 describe('a model server streaming past the bounds', () => {
   let hugeDeltas: Hostile;
   let manyDeltas: Hostile;
+  let slowDelta: Hostile;
 
   beforeAll(async () => {
     // One delta of 256 KiB, over a 64 KiB maxEventBytes.
     hugeDeltas = await startHostile(256 * KIB, 4);
     // Deltas of 8 KiB, many more than the output bound lets the turn store.
     manyDeltas = await startHostile(8 * KIB, 10_000);
+    // One delta of 256 KiB arriving 8 KiB every 40 ms: never silent, slower than the adapter's
+    // streamIdleTimeoutMs below for the whole event.
+    slowDelta = await startHostile(256 * KIB, 1, { bytes: 8 * KIB, everyMs: 40 });
   });
 
   afterAll(async () => {
     await hugeDeltas?.close();
     await manyDeltas?.close();
+    await slowDelta?.close();
   });
 
   it('fails the turn naming backendLimits.maxEventBytes, with one request only', async () => {
@@ -67,6 +72,20 @@ describe('a model server streaming past the bounds', () => {
     expect(hugeDeltas.requests).toBe(1);
     // Nothing of the oversized delta reached the artifact.
     expect(ctx.chunks.every((chunk) => JSON.stringify(chunk).length < 64 * KIB)).toBe(true);
+  });
+
+  it('cuts a huge delta that arrives slowly at backendLimits.maxEventBytes, not as a silent stream', async () => {
+    const adapter = createOpenAIAdapter(
+      // The whole event takes about 1.3 s; no 300 ms passes without bytes.
+      { baseURL: slowDelta.baseURL, model: 'hostile', maxRetries: 3, retryBaseDelayMs: 10, streamIdleTimeoutMs: 300 },
+      { backendLimits: { ...DEFAULT_BACKEND_LIMITS, maxEventBytes: 64 * KIB } },
+    );
+    const ctx = new TestTurnContext({ input: 'hello', adapterName: 'openai' });
+    const outcome = await adapter.run(ctx);
+    expect(outcome.state).toBe('failed');
+    expect(JSON.stringify(outcome.message)).toMatch(/backendLimits\.maxEventBytes \(65536 bytes\)/);
+    expect(JSON.stringify(outcome.message)).not.toMatch(/silent/);
+    expect(slowDelta.requests).toBe(1);
   });
 
   it('stops reading the stream when the store refuses an output bound, and does not call again', async () => {

@@ -92,7 +92,7 @@ redis.call('HINCRBY', KEYS[1], 'turnAttempts', -1)`;
     expect([...listed].filter((field) => !allNamed.has(field))).toEqual([]);
   });
 
-  it("READ_TASK_FIELDS is readTask-3.lua's read (include/taskSnapshot.lua), in its order", () => {
+  it("READ_TASK_FIELDS is readTask-4.lua's read (include/taskSnapshot.lua), in its order", () => {
     const lua = readFileSync(join(LUA_DIR, 'include', 'taskSnapshot.lua'), 'utf8');
     const read = /local fields = redis\.call\('HMGET', taskKey, ([^)]*)\)/.exec(lua);
     expect(read).not.toBeNull();

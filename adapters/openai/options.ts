@@ -45,7 +45,7 @@ export const openAIOptionsSchema = z
     retryBaseDelayMs: positiveInt.default(500),
     /** How long a request may wait for the response headers (a non-streamed reply: the whole reply). */
     requestTimeoutMs: positiveInt.default(600_000),
-    /** A stream silent this long is treated as cut and retried. */
+    /** A stream that delivers no byte this long is treated as cut and retried (bytes of an unfinished event count). */
     streamIdleTimeoutMs: positiveInt.default(120_000),
   })
   .refine((options) => !(options.apiKeyEnv !== undefined && options.apiKeyFile !== undefined), {

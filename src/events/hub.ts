@@ -18,7 +18,7 @@ export interface LiveEvent {
   state: TaskState | undefined;
   /**
    * The task as it stands after this event, for the SendMessage that created it and waits
-   * (createTask's answerHistoryLength): readTask-3.lua's reply as a JSON array. Live delivery
+   * (createTask's answerHistoryLength): readTask-4.lua's reply as a JSON array. Live delivery
    * only; absent from buffer reads, and from most events.
    */
   answer?: string;

@@ -19,6 +19,8 @@ export interface PushTaskKeys {
   events: string;
   /** The task's history: the creation event's first message is read from it (src/store/creation-event.ts). */
   history: string;
+  /** The task's pending artifact chunks (src/store/keys.ts): a Task snapshot merges them. */
+  artifactChunks: string;
 }
 
 export class PushKeys {
@@ -26,7 +28,7 @@ export class PushKeys {
 
   task(taskId: string): PushTaskKeys {
     const base = `${this.prefix}:{${taskId}}`;
-    return { task: `${base}:task`, configs: `${base}:push`, cursors: `${base}:pushcur`, events: `${base}:events`, history: `${base}:history` };
+    return { task: `${base}:task`, configs: `${base}:push`, cursors: `${base}:pushcur`, events: `${base}:events`, history: `${base}:history`, artifactChunks: `${base}:artchunks` };
   }
 
   /** The push shard a task's outbox entry and dead letters live in. */

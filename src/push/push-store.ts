@@ -4,6 +4,7 @@
 // an index in one slot, then each task in its own.
 import type { RedisClient } from '../redis/connection.ts';
 import { inflateAll } from '../store/creation-event.ts';
+import { parseStoredArtifacts } from '../store/stored-artifacts.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
 import { PushKeys, PUSH_SHARDS } from './push-keys.ts';
 import type { StoredPushConfig } from './push-config.ts';
@@ -103,17 +104,17 @@ export class PushStore {
     return reply[0] !== 'NOT_FOUND';
   }
 
-  /** The outbox step of one task (pushNext-4.lua). */
+  /** The outbox step of one task (pushNext-5.lua). */
   async next(taskId: string, start: boolean): Promise<NextResult> {
     const k = this.keys.task(taskId);
-    const reply = await this.run('pushNext', [k.task, k.configs, k.cursors, k.events], [start ? '1' : '0']);
+    const reply = await this.run('pushNext', [k.task, k.configs, k.cursors, k.events, k.artifactChunks], [start ? '1' : '0']);
     if (reply[0] === 'GONE') return { kind: 'gone' };
     const deliveries: PendingDelivery[] = [];
     for (let i = 3; i + 3 < reply.length; i += 4) {
       deliveries.push({ kind: str(reply[i]) as PendingDelivery['kind'], configId: str(reply[i + 1]), eventId: str(reply[i + 2]), eventJson: str(reply[i + 3]) });
     }
     const inflated = await inflateAll(this.redis, this.keys.task(taskId).history, deliveries.map((d) => d.eventJson));
-    deliveries.forEach((delivery, i) => (delivery.eventJson = inflated[i] ?? delivery.eventJson));
+    deliveries.forEach((delivery, i) => (delivery.eventJson = withMergedArtifacts(inflated[i] ?? delivery.eventJson)));
     return { kind: 'ok', drained: reply[1] === '1', ownerKey: str(reply[2]), deliveries };
   }
 
@@ -207,4 +208,16 @@ export class PushStore {
     if (reply[0] === 'ALLOW') return { allow: true, untilMs: undefined, failures: Number(reply[1] ?? 0) };
     return { allow: reply[0] === 'CLOSED', untilMs: reply[1] === undefined || reply[1] === null ? undefined : Number(reply[1]), failures: 0 };
   }
+}
+
+/**
+ * A Task snapshot pushNext-5.lua built while artifact chunks were pending carries its artifacts
+ * as {"snapshotBytes", "snapshot", "chunks"} (include/storedArtifacts.lua): the receiver gets them merged.
+ * Every other event passes through untouched (and unparsed).
+ */
+export function withMergedArtifacts(eventJson: string): string {
+  if (!eventJson.startsWith('{"task":') || !eventJson.includes('"artifacts":{"snapshotBytes":')) return eventJson;
+  const event = JSON.parse(eventJson) as { task: { artifacts?: unknown } };
+  const artifacts = parseStoredArtifacts(JSON.stringify(event.task.artifacts)).artifacts;
+  return JSON.stringify({ ...event, task: { ...event.task, artifacts } });
 }

@@ -13,6 +13,8 @@ import { PersistedTurnBudget } from './turn-budget.ts';
 import type { LogFields, Logger } from '../logging/logger.ts';
 import { addEventsTime, timeNow } from '../telemetry/stage-marks.ts';
 import type { OutputLimits } from '../limits/output-limits.ts';
+import { applyArtifactChunk, type PendingArtifactChunk } from '../store/stored-artifacts.ts';
+import { ArtifactCompaction } from './artifact-compaction.ts';
 
 export interface TurnLease {
   taskId: string;
@@ -50,24 +52,8 @@ export function agentMessage(lease: TurnLease, content: string | Part[], metadat
   return message;
 }
 
-/** Applies one chunk to the artifact list the way a client applying the events would. */
-export function applyArtifactChunk(artifacts: Artifact[], chunk: ArtifactChunk): Artifact {
-  const index = artifacts.findIndex((a) => a.artifactId === chunk.artifactId);
-  const previous = index >= 0 ? artifacts[index] : undefined;
-  const merged: Artifact = {
-    artifactId: chunk.artifactId,
-    parts: chunk.append === true && previous !== undefined ? [...previous.parts, ...chunk.parts] : [...chunk.parts],
-  };
-  const name = chunk.name ?? previous?.name;
-  if (name !== undefined) merged.name = name;
-  const description = chunk.description ?? previous?.description;
-  if (description !== undefined) merged.description = description;
-  const metadata = chunk.metadata ?? previous?.metadata;
-  if (metadata !== undefined) merged.metadata = metadata;
-  if (index >= 0) artifacts[index] = merged;
-  else artifacts.push(merged);
-  return merged;
-}
+/** Applies one chunk to the artifact list the way a client applying the events would (one definition with the store's readers). */
+export { applyArtifactChunk };
 
 /** Everything a turn's context is built from (the runner fills it from the lease). */
 export interface TurnContextInit {
@@ -79,6 +65,8 @@ export interface TurnContextInit {
   history: readonly Message[];
   /** The task's artifacts as stored; the context updates this array as chunks are stored. */
   artifacts: Artifact[];
+  /** How big the stored snapshot and its pending chunks are (the lease's read); undefined: an empty snapshot. */
+  artifactBytes?: { snapshot: number; pending: number };
   requestedSkill: string | undefined;
   signal: AbortSignal;
   turnRecord: TurnRecord;
@@ -119,6 +107,8 @@ export class TurnContext implements AdapterContext {
   private readonly store: TaskStore;
   private readonly lease: TurnLease;
   private readonly artifactState: Artifact[];
+  /** When a chunk goes with the whole snapshot instead of beside it. */
+  private readonly compaction: ArtifactCompaction;
   private readonly adapterName: string;
   private readonly readContextHistory: ((maxTasks: number) => Promise<Message[]>) | undefined;
   private writes: Promise<void> = Promise.resolve();
@@ -151,6 +141,7 @@ export class TurnContext implements AdapterContext {
     this.input = init.input;
     this.history = init.history;
     this.artifactState = init.artifacts;
+    this.compaction = new ArtifactCompaction(init.artifactBytes?.snapshot ?? 2, init.artifactBytes?.pending ?? 0);
     this.requestedSkill = init.requestedSkill;
     this.signal = init.signal;
     this.turnRecord = init.turnRecord;
@@ -307,9 +298,13 @@ export class TurnContext implements AdapterContext {
           lastChunk: sent.lastChunk === true,
         },
       };
+      // Stored beside the task's artifacts snapshot; now and then the whole snapshot instead (see ArtifactCompaction).
+      const pending: PendingArtifactChunk = { append: sent.append === true, artifact };
+      const pendingBytes = JSON.stringify(pending).length;
+      const compact = this.compaction.compactsWith(pendingBytes);
       let stored: boolean;
       try {
-        stored = await this.append(this.artifactState, undefined, event, place, { artifactId: sent.artifactId, append: sent.append === true });
+        stored = await this.append(compact ? this.artifactState : undefined, undefined, event, place, { artifactId: sent.artifactId, append: sent.append === true }, compact ? undefined : pending);
       } catch (error) {
         // Not stored (an output bound, a stale lease): the artifacts the turn ends with must not hold it.
         this.undoArtifact(index, before, chunk.artifactId);
@@ -319,6 +314,8 @@ export class TurnContext implements AdapterContext {
         // An earlier run of this turn stored this chunk already: the stored artifacts (which
         // this run started from) include it, so it must not be applied a second time.
         this.undoArtifact(index, before, chunk.artifactId);
+      } else {
+        this.compaction.stored(pendingBytes, compact);
       }
     });
   }
@@ -493,6 +490,7 @@ export class TurnContext implements AdapterContext {
     event: StreamResponse,
     place: { sequence: number; digest: string },
     artifactChunk?: { artifactId: string; append: boolean },
+    pendingArtifact?: PendingArtifactChunk,
   ): Promise<boolean> {
     const startedAt = timeNow();
     const result = await this.store.appendEvents({
@@ -506,6 +504,7 @@ export class TurnContext implements AdapterContext {
       emit: { scope: this.emitScope, sequence: place.sequence, digest: place.digest, pastPrefix: this.pastPrefix },
       ...(this.outputLimits === undefined ? {} : { outputLimits: this.outputLimits }),
       ...(artifactChunk === undefined ? {} : { artifactChunk }),
+      ...(pendingArtifact === undefined ? {} : { pendingArtifact }),
       now: new Date(),
     });
     if (startedAt !== 0) addEventsTime(this.taskId, timeNow() - startedAt);

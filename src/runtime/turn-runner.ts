@@ -488,6 +488,7 @@ export class TurnRunner {
       input,
       history: lease.history.slice(0, lease.turnInputStart),
       artifacts: lease.artifacts,
+      artifactBytes: lease.artifactBytes,
       requestedSkill: typeof skill === 'string' ? skill : undefined,
       signal: controller.signal,
       turnRecord: record,
@@ -616,7 +617,7 @@ export class TurnRunner {
 
   /**
    * Fails a turn whose attempts used up maxTurnAttempts, each one's worker lost while running it
-   * (see acquireLease-5.lua). Nothing the lost runs stored is read or written again: what they
+   * (see acquireLease-6.lua). Nothing the lost runs stored is read or written again: what they
    * grew (artifacts, an answer) may be what killed them, so the stored artifacts stay as they are.
    */
   private async failExhausted(

@@ -354,7 +354,7 @@ export class GatewayOperations extends StoreRole {
   /** The task as its owner may see it, or undefined when missing or not theirs. */
   async readTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
     const k = this.keys.task(taskId);
-    const reply = await this.run('readTask', [k.task, k.history, k.events], [ownerKeyOf(owner), historyLength ?? -1]);
+    const reply = await this.run('readTask', [k.task, k.history, k.events, k.artifactChunks], [ownerKeyOf(owner), historyLength ?? -1]);
     return taskReadOf(reply);
   }
 
@@ -376,7 +376,7 @@ export class GatewayOperations extends StoreRole {
     if (contextId === undefined) return { kind: 'not-found' };
     const reply = await this.run(
       'cancelTask',
-      [k.task, k.events, k.lease, k.inbox, k.history, k.turns, k.messageIds, k.steps, k.emitted, k.pushCursors],
+      [k.task, k.events, k.lease, k.inbox, k.history, k.turns, k.messageIds, k.steps, k.emitted, k.artifactChunks, k.pushCursors],
       [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.cancelChannelOf(taskId), taskId, this.retentionSeconds, requestedBy ?? ''],
     );
     if (reply[0] === 'CANCELED' || reply[0] === 'REQUESTED') this.recentTasks.note(taskId, now.getTime());

@@ -20,6 +20,11 @@ export interface TaskKeys {
   turns: string;
   /** HASH: digests of the events the current turn run emitted, so a re-run's repeats append nothing (appendEvents). */
   emitted: string;
+  /**
+   * LIST of the artifact chunks stored since the task hash's `artifacts` snapshot was last written
+   * ({"append", "artifact"} JSON, oldest first; appendEvents): readers merge the two (src/store/stored-artifacts.ts).
+   */
+  artifactChunks: string;
   /** STRING: worker id holding the lease, with a TTL renewed while the turn runs. */
   lease: string;
   /** HASH "<turn>:<step name>" → step journal record JSON (started / done / failed). */
@@ -51,6 +56,7 @@ export class RedisKeys {
       messageIds: `${base}:msgids`,
       turns: `${base}:turns`,
       emitted: `${base}:emitted`,
+      artifactChunks: `${base}:artchunks`,
       lease: `${base}:lease`,
       steps: `${base}:steps`,
       assignments: `${base}:assign`,

@@ -23,7 +23,7 @@ export const TASK_HASH_FIELDS = {
   // what the owner reads (readTask)
   state: { type: 'string', holds: "the status's TaskState, kept apart so scripts need not parse status" },
   status: { type: 'json', holds: 'the TaskStatus' },
-  artifacts: { type: 'json', holds: 'the Artifact[] of the task' },
+  artifacts: { type: 'json', holds: 'the Artifact[] of the task as last compacted; the chunks stored since are in the list TaskKeys.artifactChunks' },
   metadata: { type: 'json', holds: 'the metadata the task was created with (JsonObject)' },
   updatedAtMs: { type: 'ms', holds: 'when the task last changed' },
   finishedAtMs: { type: 'ms', holds: 'when the task reached a terminal state' },
@@ -105,7 +105,7 @@ export function taskHashOf(all: Record<string, string>): TaskHash {
 }
 
 /**
- * The fields readTask-3.lua reads, in its order (owner first); ListTasks reads the same fields
+ * The fields readTask-4.lua reads, in its order (owner first); ListTasks reads the same fields
  * with plain commands and builds readTask's reply from them (task-listing.ts).
  */
 export const READ_TASK_FIELDS = [

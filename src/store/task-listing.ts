@@ -9,6 +9,7 @@ import type { Task, TaskState } from '../protocol/types.ts';
 import { ownerKeyOf, taskReadOf, type Owner, type TaskStore } from './task-store.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { READ_TASK_FIELDS, taskField, type TaskHashField } from './task-hash.ts';
+import { storedArtifactsField } from './stored-artifacts.ts';
 
 /** Where the next page starts: after the index entry (score, taskId); `total` carried from the first page of a filtered listing. */
 export interface ListCursor {
@@ -70,9 +71,9 @@ const FILTERED_CHUNK = 200;
 /** Tasks read per round trip when histories or artifacts are asked for (bounds what one reply may hold). */
 const HEAVY_READ_BATCH = 8;
 const LIGHT_READ_BATCH = 50;
-/** The task hash fields of a listed task, in the order readTask-3.lua reads them (owner first); a listed task is not the start of a stream, so what the replay bound trimmed is not read. */
+/** The task hash fields of a listed task, in the order readTask-4.lua reads them (owner first); a listed task is not the start of a stream, so what the replay bound trimmed is not read. */
 const TASK_FIELDS: TaskHashField[] = READ_TASK_FIELDS.filter((field) => field !== taskField.eventsTrimmedThrough && field !== taskField.eventsTrimmed);
-/** readTask-3.lua's reply: the artifacts JSON sits at this index, the history from HISTORY_AT on. */
+/** readTask-4.lua's reply: the artifacts JSON sits at this index, the history from HISTORY_AT on. */
 const ARTIFACTS_AT = 3;
 const HISTORY_AT = 16;
 
@@ -215,7 +216,7 @@ export class TaskListing {
   }
 
   /**
-   * Reads tasks as readTask-3.lua answers (so taskReadOf parses them), with plain commands in
+   * Reads tasks as readTask-4.lua answers (so taskReadOf parses them), with plain commands in
    * one pipeline: a list needs no event id, so the replay buffer is not touched, and artifacts
    * are not even fetched unless asked for. The owner is checked on what comes back.
    */
@@ -226,15 +227,17 @@ export class TaskListing {
       const k = this.store.keys.task((entries[i] as IndexEntry).taskId);
       pipeline.hmget(k.task, ...fields);
       if (withHistory) pipeline.lrange(k.history, query.historyLength > 0 ? -query.historyLength : 0, -1);
+      if (query.includeArtifacts) pipeline.lrange(k.artifactChunks, 0, -1);
     });
-    const step = withHistory ? 2 : 1;
+    const step = 1 + (withHistory ? 1 : 0) + (query.includeArtifacts ? 1 : 0);
     return entries.map((_, i) => {
       const values = (replies[i * step] ?? []) as (string | null)[];
       if (values[0] !== ownerKey) return [];
       const history = withHistory ? ((replies[i * step + 1] ?? []) as string[]) : [];
-      const [, id, contextId, status, artifacts, metadata, ...rest] = values.map((v) => v ?? '');
+      const [, id, contextId, status, snapshot, metadata, ...rest] = values.map((v) => v ?? '');
+      const artifacts = query.includeArtifacts ? storedArtifactsField(snapshot ?? '', (replies[i * step + step - 1] ?? []) as string[]) : '';
       // No event id and nothing trimmed: a listed task is not the start of a stream.
-      return [id ?? '', contextId ?? '', status ?? '', query.includeArtifacts ? (artifacts ?? '') : '', metadata ?? '', '', ...rest, '', '0', ...history];
+      return [id ?? '', contextId ?? '', status ?? '', artifacts, metadata ?? '', '', ...rest, '', '0', ...history];
     });
   }
 

@@ -1,8 +1,9 @@
-// A task as its owner reads it: the readTask-3.lua reply (and ListTasks' equivalent) parsed.
-import type { Artifact, JsonObject, JsonValue, Message, Task, TaskStatus } from '../protocol/types.ts';
+// A task as its owner reads it: the readTask-4.lua reply (and ListTasks' equivalent) parsed.
+import type { JsonObject, JsonValue, Message, Task, TaskStatus } from '../protocol/types.ts';
 import { RESERVED_METADATA_KEY } from '../protocol/schemas.ts';
 import type { TrimmedEvents } from './replay-bound.ts';
 import { str } from './script-reply.ts';
+import { parseStoredArtifacts } from './stored-artifacts.ts';
 
 export interface TaskRead {
   task: Task;
@@ -30,7 +31,7 @@ function cancellationOf(requested: string | undefined, acknowledged: string | un
   };
 }
 
-/** A task as readTask-3.lua returned it (ListTasks builds the same reply from plain reads), or undefined when it is missing or not the caller's. */
+/** A task as readTask-4.lua returned it (ListTasks builds the same reply from plain reads), or undefined when it is missing or not the caller's. */
 export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefined {
   if (reply.length === 0) return undefined;
   const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, trimmedThrough, trimmedCount, ...history] =
@@ -40,7 +41,7 @@ export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefi
     contextId: contextId as string,
     status: JSON.parse(status as string) as TaskStatus,
   };
-  const parsedArtifacts = JSON.parse(artifacts || '[]') as Artifact[];
+  const parsedArtifacts = parseStoredArtifacts(artifacts).artifacts;
   if (parsedArtifacts.length > 0) task.artifacts = parsedArtifacts;
   const parsedMetadata = JSON.parse(metadata || '{}') as JsonObject;
   // Kept beside what else the gateway recorded there (a sub-agent's link to its coordinator).
@@ -62,7 +63,7 @@ export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefi
   return read;
 }
 
-/** The task a final event carried to the SendMessage waiting for it (LiveEvent.answer: readTask-3.lua's reply as JSON). */
+/** The task a final event carried to the SendMessage waiting for it (LiveEvent.answer: readTask-4.lua's reply as JSON). */
 export function taskReadOfAnswer(json: string): TaskRead | undefined {
   return taskReadOf(JSON.parse(json) as string[]);
 }

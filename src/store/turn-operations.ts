@@ -8,6 +8,7 @@ import type { StepRecord, TaskLinks, TaskVersions, TurnRecord } from './task-rec
 import { str } from './script-reply.ts';
 import { StoreRole } from './store-role.ts';
 import { taskField, taskItemField } from './task-hash.ts';
+import { parseStoredArtifacts, type PendingArtifactChunk } from './stored-artifacts.ts';
 import { DEFAULT_OUTPUT_LIMITS, isOutputLimitName, OutputLimitError, outputBoundArgs, type OutputLimits } from '../limits/output-limits.ts';
 
 export type LeaseResult =
@@ -33,7 +34,10 @@ export type LeaseResult =
       attempts: number;
       cancelRequestedAtMs: number | undefined;
       status: TaskStatus;
+      /** The snapshot with the pending chunks merged (src/store/stored-artifacts.ts). */
       artifacts: Artifact[];
+      /** How big the stored snapshot and pending chunks are, for the turn's next compaction. */
+      artifactBytes: { snapshot: number; pending: number };
       metadata: JsonObject;
       contextId: string;
       turnInputStart: number;
@@ -77,7 +81,7 @@ export type FinishResult =
   /** `trace`: the W3C trace context of the request whose message waited first; the next turn continues it. */
   | { kind: 'next'; turn: number; turnInputStart: number; input: Message[]; trace?: Record<string, string> };
 
-/** Where an adapter's event stands in its turn run (see appendEvents-5.lua). */
+/** Where an adapter's event stands in its turn run (see appendEvents-4.lua). */
 export interface EmitPlace {
   /** "<turn>.<resumption>": runs of one scope repeat each other; a new scope starts afresh. */
   scope: string;
@@ -118,6 +122,7 @@ export class TurnOperations extends StoreRole {
         k.history,
         k.events,
         k.turns,
+        k.artifactChunks,
         k.pushCursors,
       ],
       [input.workerId, input.leaseTtlMs, input.now.getTime(), input.now.toISOString(), this.keys.eventChannel(input.taskId), input.turnDeadlineMs ?? 0, input.maxTurnAttempts ?? 0],
@@ -147,6 +152,7 @@ export class TurnOperations extends StoreRole {
         const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, callerScopes, callerExtensions, ...history] =
           reply.map(str);
         const parsedStatus = JSON.parse(status as string) as TaskStatus;
+        const stored = parseStoredArtifacts(artifacts);
         // The turn started here (its WORKING status carries this call's time): the owner's indexes follow.
         if (parsedStatus.state === 'TASK_STATE_WORKING' && parsedStatus.timestamp === input.now.toISOString()) {
           this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime());
@@ -158,7 +164,8 @@ export class TurnOperations extends StoreRole {
           attempts: Number(attempts),
           cancelRequestedAtMs: cancelRequested ? Number(cancelRequested) : undefined,
           status: parsedStatus,
-          artifacts: JSON.parse(artifacts || '[]') as Artifact[],
+          artifacts: stored.artifacts,
+          artifactBytes: { snapshot: stored.snapshotBytes, pending: stored.pendingBytes },
           metadata: JSON.parse(metadata || '{}') as JsonObject,
           contextId: contextId as string,
           turnInputStart: Number(start),
@@ -211,14 +218,17 @@ export class TurnOperations extends StoreRole {
   /**
    * Stores and announces events of a running turn (fenced). An adapter's event carries its
    * place in the run (`emit`): an earlier run of the same turn that already appended the same
-   * content there makes this a no-op that returns `repeated` (see appendEvents-5.lua).
+   * content there makes this a no-op that returns `repeated` (see appendEvents-4.lua).
    */
   async appendEvents(input: {
     taskId: string;
     ownerKey: string;
     contextId: string;
     generation: number;
+    /** The whole artifacts, a compaction: they replace the stored snapshot and its pending chunks (undefined: unchanged). */
     artifacts: Artifact[] | undefined;
+    /** One artifact chunk to keep beside the snapshot (readers merge it), instead of re-writing the snapshot. */
+    pendingArtifact?: PendingArtifactChunk;
     status: TaskStatus | undefined;
     events: StreamResponse[];
     emit?: EmitPlace;
@@ -232,13 +242,14 @@ export class TurnOperations extends StoreRole {
     const { emit } = input;
     const reply = await this.run(
       'appendEvents',
-      [k.task, k.events, k.emitted, k.pushCursors],
+      [k.task, k.events, k.emitted, k.artifactChunks, k.pushCursors],
       [
         input.generation,
         this.keys.eventChannel(input.taskId),
         input.now.getTime(),
         input.taskId,
         input.artifacts === undefined ? '' : JSON.stringify(input.artifacts),
+        input.pendingArtifact === undefined ? '' : JSON.stringify(input.pendingArtifact),
         input.status === undefined ? '' : JSON.stringify(input.status),
         input.status?.state ?? '',
         emit?.scope ?? '',
@@ -271,7 +282,7 @@ export class TurnOperations extends StoreRole {
     status: TaskStatus;
     agentMessage: Message | undefined;
     turnRecord: TurnRecord;
-    /** undefined: the stored artifacts stay as they are. */
+    /** The whole artifacts (the pending chunks go); undefined: the stored snapshot and pending chunks stay as they are. */
     artifacts: Artifact[] | undefined;
     /** Metadata of the final status update (e.g. the cancellation stage it completes). */
     eventMetadata?: JsonObject;
@@ -281,7 +292,7 @@ export class TurnOperations extends StoreRole {
     interrupted?: boolean;
     /**
      * The agent answered with a direct Message (spec 3.1.1): kept as the task's reply when the
-     * client cannot hold the task yet (see finishTurn-12.lua), else the task just completes.
+     * client cannot hold the task yet (see finishTurn-10.lua), else the task just completes.
      */
     directReply?: Message;
     now: Date;
@@ -296,7 +307,7 @@ export class TurnOperations extends StoreRole {
     };
     const reply = await this.run(
       'finishTurn',
-      [k.task, k.events, k.history, k.inbox, k.lease, k.turns, k.messageIds, k.steps, k.emitted, k.pushCursors],
+      [k.task, k.events, k.history, k.inbox, k.lease, k.turns, k.messageIds, k.steps, k.emitted, k.artifactChunks, k.pushCursors],
       [
         input.generation,
         this.keys.eventChannel(input.taskId),

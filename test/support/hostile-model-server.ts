@@ -13,8 +13,14 @@ export interface HostileModelServer {
   close(): Promise<void>;
 }
 
+/** Sends each delta's event in pieces of `bytes`, one every `everyMs`: a huge delta that arrives slowly, never silent. */
+export interface Trickle {
+  bytes: number;
+  everyMs: number;
+}
+
 /** Streams deltas of `deltaBytes` characters, `deltas` of them (a finish_reason after the last; Infinity: endless). */
-export async function startHostileModelServer(deltaBytes: number, deltas: number): Promise<HostileModelServer> {
+export async function startHostileModelServer(deltaBytes: number, deltas: number, trickle?: Trickle): Promise<HostileModelServer> {
   const state = { requests: 0, written: [] as number[], closedEarly: 0 };
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
     request.resume();
@@ -41,6 +47,17 @@ export async function startHostileModelServer(deltaBytes: number, deltas: number
         }
         sent += 1;
         state.written[index] = sent;
+        if (trickle !== undefined) {
+          const event = chunk(delta, null);
+          const piece = (from: number): void => {
+            if (gone) return;
+            if (from >= event.length) return next();
+            response.write(event.slice(from, from + trickle.bytes));
+            setTimeout(() => piece(from + trickle.bytes), trickle.everyMs);
+          };
+          piece(0);
+          return;
+        }
         if (response.write(chunk(delta, null))) setImmediate(next);
         else response.once('drain', next);
       };

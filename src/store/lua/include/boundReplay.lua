@@ -38,14 +38,18 @@ end
 
 -- The id of the newest of the oldest events that together hold at least `excess` bytes, never
 -- the newest event of the stream (capped at __TRIM_READ_MAX events); nil when there is none.
+-- Read in batches of 1, 2, 4 … 16 events: an append usually drops about one event, and a batch
+-- read whole where one event would do copies that many events (of up to maxEventBytes each) per append.
 local function __cutByBytes(eventsKey, excess, length)
   local readable = math.min(length - 1, __TRIM_READ_MAX)
   local through = nil
   local freed = 0
   local start = '-'
   local read = 0
+  local batchSize = 1
   while freed < excess and read < readable do
-    local batch = redis.call('XRANGE', eventsKey, start, '+', 'COUNT', math.min(16, readable - read))
+    local batch = redis.call('XRANGE', eventsKey, start, '+', 'COUNT', math.min(batchSize, readable - read))
+    batchSize = math.min(batchSize * 2, 16)
     if #batch == 0 then break end
     for _, entry in ipairs(batch) do
       freed = freed + #entry[2][2]

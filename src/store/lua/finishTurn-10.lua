@@ -8,9 +8,10 @@
   KEYS[1] task hash   KEYS[2] events   KEYS[3] history   KEYS[4] inbox   KEYS[5] lease   KEYS[6] turns
   KEYS[7] messageIds   KEYS[8] steps
   KEYS[9] emitted digests of the turn's runs (see appendEvents): the turn is over, so they go
+  KEYS[10] pending artifact chunks (see appendEvents): new artifacts are the whole snapshot, so they go
   ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] taskId
   ARGV[6] final state   ARGV[7] final status JSON   ARGV[8] agent message JSON ('' = none)
-  ARGV[9] turn record JSON   ARGV[10] artifacts JSON ('' = unchanged)   ARGV[11] final event JSON
+  ARGV[9] turn record JSON   ARGV[10] artifacts JSON ('' = unchanged: the pending chunks stay and are read with the snapshot)   ARGV[11] final event JSON
   ARGV[12] retention of a terminal task (s)
   ARGV[13] outcome JSON of a terminal turn: {verified, method?, evidence?} ('' = leave as is)
   ARGV[14] tokens the turn's model calls consumed, "<input> <output>" ('' = none): added to the task's totals
@@ -30,6 +31,7 @@
   @include fence
   @include terminal
   @include appendEvent
+  @include storedArtifacts
   @include taskSnapshot
 ]]
 if __leaseIsStale() then return {'STALE'} end
@@ -41,7 +43,10 @@ local direct = ARGV[16] ~= '' and turn == '1' and announced <= 2 and redis.call(
   and not redis.call('HGET', KEYS[1], 'cancelRequestedAtMs')
 redis.call('HSET', KEYS[6], turn, ARGV[9])
 redis.call('DEL', KEYS[9])
-if ARGV[10] ~= '' then redis.call('HSET', KEYS[1], 'artifacts', ARGV[10]) end
+if ARGV[10] ~= '' then
+  redis.call('HSET', KEYS[1], 'artifacts', ARGV[10])
+  redis.call('DEL', KEYS[10])
+end
 if ARGV[14] ~= '' then
   local inputTokens, outputTokens = string.match(ARGV[14], '^(%d+) (%d+)$')
   redis.call('HINCRBY', KEYS[1], 'usageInputTokens', inputTokens)
@@ -89,7 +94,7 @@ if __isTerminal(state) then
   redis.call('HSET', KEYS[1], 'finishedAtMs', ARGV[3])
   if ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'outcome', ARGV[13]) end
   -- A finished task and its replay buffer live for the retention period, then go together.
-  for _, key in ipairs({KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[7], KEYS[8]}) do redis.call('EXPIRE', key, ARGV[12]) end
+  for _, key in ipairs({KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[7], KEYS[8], KEYS[10]}) do redis.call('EXPIRE', key, ARGV[12]) end
 end
 redis.call('DEL', KEYS[5])
 -- The turn is over: an adapter still running (one that ignored its abort signal past the
@@ -108,7 +113,7 @@ local answer = nil
 if waiting then
   redis.call('HDEL', KEYS[1], 'answerHistory')
   answer = function(eventId)
-    local snapshot = cjson.encode(__taskSnapshot(KEYS[1], KEYS[3], KEYS[2], nil, tonumber(waiting), eventId))
+    local snapshot = cjson.encode(__taskSnapshot(KEYS[1], KEYS[3], KEYS[2], KEYS[10], nil, tonumber(waiting), eventId))
     if #snapshot <= 65536 then return snapshot end
     return nil
   end

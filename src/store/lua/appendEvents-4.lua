@@ -8,11 +8,16 @@
   earlier run past that point are dropped, so the next re-run compares against this run.
   KEYS[1] task hash   KEYS[2] events   (the owner's indexes follow, src/store/owner-index.ts)
   KEYS[3] emitted digests (hash: "scope" → emit scope, "high" → highest sequence, "<seq>" → digest)
+  KEYS[4] pending artifact chunks (list of {"append", "artifact"} JSON, oldest first)
   ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] taskId
-  ARGV[5] artifacts JSON ('' = unchanged)   ARGV[6] status JSON ('' = unchanged)   ARGV[7] state ('' = unchanged)
-  ARGV[8] emit scope ('' = not an adapter's event: always appended)   ARGV[9] sequence   ARGV[10] content digest
-  ARGV[11] '1' when this run already appended an event (its re-run prefix is over)
-  ARGV[12..] StreamResponse JSON of each event, in order
+  ARGV[5] the whole artifacts JSON, a compaction ('' = unchanged): it replaces the snapshot and the pending chunks go
+  ARGV[6] one pending artifact chunk JSON ('' = none): pushed to KEYS[4], the snapshot is not touched
+    (re-writing the whole snapshot per chunk would cost traffic quadratic in the turn's output;
+    the worker compacts geometrically, src/runtime/artifact-compaction.ts, and readers merge, src/store/stored-artifacts.ts)
+  ARGV[7] status JSON ('' = unchanged)   ARGV[8] state ('' = unchanged)
+  ARGV[9] emit scope ('' = not an adapter's event: always appended)   ARGV[10] sequence   ARGV[11] content digest
+  ARGV[12] '1' when this run already appended an event (its re-run prefix is over)
+  ARGV[13..] StreamResponse JSON of each event, in order
   then, last, the output bounds (include/outputBound.lua: artifact id, append flag, three bounds)
   Returns {'STALE'} when a newer generation holds the task, {'REPEATED'} when an earlier run of
   this turn already appended this event (nothing changed), {'LIMIT', setting, bound, would-be
@@ -25,36 +30,40 @@
 ]]
 __takeOutputBounds()
 if __leaseIsStale() then return {'STALE'} end
-local scope = ARGV[8]
+local scope = ARGV[9]
 if scope ~= '' then
   if redis.call('HGET', KEYS[3], 'scope') ~= scope then
     -- Digests of another turn or resumption say nothing about this run.
     redis.call('DEL', KEYS[3])
     redis.call('HSET', KEYS[3], 'scope', scope)
   end
-  local seq = tonumber(ARGV[9])
-  if ARGV[11] ~= '1' then
-    local earlier = redis.call('HGET', KEYS[3], ARGV[9])
-    if earlier == ARGV[10] then return {'REPEATED'} end
+  local seq = tonumber(ARGV[10])
+  if ARGV[12] ~= '1' then
+    local earlier = redis.call('HGET', KEYS[3], ARGV[10])
+    if earlier == ARGV[11] then return {'REPEATED'} end
     if earlier then
       -- The re-run diverges here: what the earlier run emitted after this point is no guide.
       local high = tonumber(redis.call('HGET', KEYS[3], 'high') or '0')
       for later = seq + 1, high do redis.call('HDEL', KEYS[3], tostring(later)) end
     end
   end
-  redis.call('HSET', KEYS[3], ARGV[9], ARGV[10])
+  redis.call('HSET', KEYS[3], ARGV[10], ARGV[11])
   if seq > tonumber(redis.call('HGET', KEYS[3], 'high') or '0') then redis.call('HSET', KEYS[3], 'high', seq) end
 end
 local outputBytes = 0
-for i = 12, #ARGV do outputBytes = outputBytes + #ARGV[i] end
+for i = 13, #ARGV do outputBytes = outputBytes + #ARGV[i] end
 local refused = __chargeOutput(KEYS[1], outputBytes)
 if refused then return refused end
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'artifacts', ARGV[5]) end
-if ARGV[6] ~= '' then
-  redis.call('HSET', KEYS[1], 'status', ARGV[6], 'state', ARGV[7], 'updatedAtMs', ARGV[3])
+if ARGV[5] ~= '' then
+  redis.call('HSET', KEYS[1], 'artifacts', ARGV[5])
+  redis.call('DEL', KEYS[4])
+end
+if ARGV[6] ~= '' then redis.call('RPUSH', KEYS[4], ARGV[6]) end
+if ARGV[7] ~= '' then
+  redis.call('HSET', KEYS[1], 'status', ARGV[7], 'state', ARGV[8], 'updatedAtMs', ARGV[3])
 end
 local id = ''
-for i = 12, #ARGV do
+for i = 13, #ARGV do
   id = __appendEvent(KEYS[2], ARGV[2], ARGV[i])
 end
 return {'OK', id}

@@ -7,6 +7,7 @@
   KEYS[1] task hash   KEYS[2] events   KEYS[3] lease   KEYS[4] inbox   KEYS[5] history   KEYS[6] turns
   KEYS[7] messageIds   KEYS[8] steps
   KEYS[9] emitted digests of the turn's runs (a parked coordinator's): the turn is over, so they go
+  KEYS[10] pending artifact chunks (see appendEvents): kept with the task, read with its snapshot
   ARGV[1] ownerKey   ARGV[2] now (ms)   ARGV[3] now (ISO)   ARGV[4] event channel
   ARGV[5] cancel channel   ARGV[6] taskId   ARGV[7] retention of a terminal task (s)
   ARGV[8] who requested it when it was not the owner ('' = the owner): an operator, "operator:<tenant>/<subject>";
@@ -56,5 +57,5 @@ redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_CANCELED', 'u
 local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[6]) .. ',"contextId":' .. cjson.encode(contextId)
   .. ',"status":' .. status .. ',"metadata":{"cancellation":{"stage":"stopped","at":' .. cjson.encode(ARGV[3]) .. requestedBy .. '}}}}'
 local id = __appendEvent(KEYS[2], ARGV[4], event)
-for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[6], KEYS[7], KEYS[8]}) do redis.call('EXPIRE', key, ARGV[7]) end
+for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[10]}) do redis.call('EXPIRE', key, ARGV[7]) end
 return {'CANCELED'}

@@ -5,7 +5,7 @@
   sweeper can re-create a job that was lost. Calling it again changes nothing until a delivery
   settles (pushSettle), so every gateway and worker may call it at any time.
   One slot: the task's.
-  KEYS[1] task hash   KEYS[2] push configs   KEYS[3] push cursors   KEYS[4] events
+  KEYS[1] task hash   KEYS[2] push configs   KEYS[3] push cursors   KEYS[4] events   KEYS[5] pending artifact chunks (see appendEvents)
   ARGV[1] '1' to start new deliveries, '0' only to report
   Returns {'GONE'} when the task (or all its configs) is gone, else
     {'OK', drained, ownerKey, kind1, configId1, eventId1, eventJson1, kind2, ...} where kind is
@@ -14,9 +14,11 @@
   A config whose next event the replay bound dropped (its receiver fell behind by more than
   replay.pushHoldMaxEvents) gets the Task snapshot instead, as of the newest event, whose id it
   is in flight under ("k:<configId>" = 'snapshot' in the cursors), with metadata.a2aGateway.replay
-  naming what was skipped; once settled, the config goes on after that event.
+  naming what was skipped (its artifacts as include/storedArtifacts.lua reads them: the caller
+  merges pending chunks, src/push/push-store.ts); once settled, the config goes on after that event.
+  @include storedArtifacts
 ]]
-local taskKey, configsKey, cursorsKey, eventsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local taskKey, configsKey, cursorsKey, eventsKey, chunksKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local fields = redis.call('HMGET', taskKey, 'owner', 'finishedAtMs', 'eventsTrimmedThrough', 'eventsTrimmed')
 if not fields[1] then return {'GONE'} end
 local trimmedThrough = fields[3]
@@ -47,7 +49,7 @@ local function snapshotJson(settled, snapshotEventId)
     decoded.a2aGateway.replay = cjson.decode(note)
     metadata = cjson.encode(decoded)
   end
-  local artifacts = task[4] or '[]'
+  local artifacts = __storedArtifacts(task[4], chunksKey) or '[]'
   return '{"task":{"id":' .. cjson.encode(task[1]) .. ',"contextId":' .. cjson.encode(task[2]) .. ',"status":' .. task[3]
     .. (artifacts == '[]' and '' or (',"artifacts":' .. artifacts)) .. ',"metadata":' .. metadata .. '}}'
 end

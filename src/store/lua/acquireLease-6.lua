@@ -2,6 +2,7 @@
   Take a task's lease to run its open turn. Bumps the fencing generation: from now on only
   writes carrying this generation are accepted, so a worker that lost the lease cannot write.
   KEYS[1] task hash   KEYS[2] lease   KEYS[3] history   KEYS[4] events   KEYS[5] turns
+  KEYS[6] pending artifact chunks (see appendEvents)
   (The task's slot only: the owner's indexes follow, src/store/owner-index.ts.)
   ARGV[1] workerId   ARGV[2] lease TTL (ms)   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] event channel
   ARGV[6] turn deadline (ms from the turn's first start; 0 = none)
@@ -12,7 +13,7 @@
   what killed its workers): {'EXHAUSTED', generation, turn, attempts, contextId, lostWorkers JSON,
   turnRecord|'', role|'', parentTaskId|''}, and the caller fails the turn.
   Returns {'GONE'} | {'CLOSED', state} | {'HELD', holder} | {'EXHAUSTED', …}
-        | {'ACQUIRED', generation, turn, attempts, cancelRequestedAtMs|'', status, artifacts, metadata,
+        | {'ACQUIRED', generation, turn, attempts, cancelRequestedAtMs|'', status, artifacts (include/storedArtifacts.lua), metadata,
            contextId, turnInputStart, turnRecord|'', versions|'', deadlineAtMs|'', budgetSpent, handBacks,
            role|'', parentTaskId|'', readOnly|'', resumption, interrupted ('1': a new message asked this turn to stop),
            callerScopes (JSON array), callerExtensions (JSON array), history...}
@@ -22,6 +23,7 @@
   Emits: a TASK_STATE_WORKING status update when the turn starts from SUBMITTED.
   @bounds-events KEYS[4]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include appendEvent
+  @include storedArtifacts
 ]]
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'GONE'} end
 local state = redis.call('HGET', KEYS[1], 'state')
@@ -81,7 +83,7 @@ if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
 end
 local fields = redis.call('HMGET', KEYS[1], 'status', 'artifacts', 'metadata', 'turnInputStart', 'versions', 'turnDeadlineAtMs',
   'turnBudgetSpent', 'role', 'parentTaskId', 'readOnly')
-local result = {'ACQUIRED', generation, turn, attempts, cancelRequested, fields[1], fields[2], fields[3],
+local result = {'ACQUIRED', generation, turn, attempts, cancelRequested, fields[1], __storedArtifacts(fields[2], KEYS[6]) or '', fields[3],
   contextId, fields[4], redis.call('HGET', KEYS[5], turn) or '', fields[5] or '', fields[6] or '', fields[7] or '0', handBacks,
   fields[8] or '', fields[9] or '', fields[10] or '', resumption,
   redis.call('HGET', KEYS[1], 'interruptTurn') == turn and '1' or '', redis.call('HGET', KEYS[1], 'callerScopes') or '[]',
