@@ -108,7 +108,8 @@ describe('push and schedules under authentication', () => {
     expect(errorOf(owner.body).data[0]?.metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: 'a2a:operator' });
     // A read-only operator sees them and cannot replay them.
     const viewed = await rpc(gw.jsonRpcUrl, 'ListPushDeadLetters', { taskId }, operator);
-    expect((viewed.body.result as { deadLetters: { id: string }[] }).deadLetters.map((letter) => letter.id)).toEqual(letters.map((letter) => letter.id));
+    // (The task's later events may have been dead-lettered meanwhile: the earlier ones are all there.)
+    expect((viewed.body.result as { deadLetters: { id: string }[] }).deadLetters.map((letter) => letter.id)).toEqual(expect.arrayContaining(letters.map((letter) => letter.id)));
     const replayByViewer = await rpc(gw.jsonRpcUrl, 'ReplayPushDeadLetter', { id: letters[0]?.id }, operator);
     expect(replayByViewer.status).toBe(403);
     expect(errorOf(replayByViewer.body).data[0]?.metadata).toMatchObject({ reason: 'SCOPE_MISSING', requiredScope: 'a2a:admin' });
