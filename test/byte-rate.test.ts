@@ -24,10 +24,11 @@ afterAll(async () => {
 
 describe('byte-weighted request rate', () => {
   it('a 100 kB message costs 11 tokens: the second one is refused 429 RATE_LIMITED and stores nothing; small calls still pass', async () => {
+    const small = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo small'), configuration: { returnImmediately: true } });
+    const taskId = (small.body.result as { task: { id: string } }).task.id;
     const big = (): Record<string, unknown> => ({ message: textMessage(`echo ${'x'.repeat(100_000)}`), configuration: { returnImmediately: true } });
     const first = await rpc(gw.jsonRpcUrl, 'SendMessage', big());
     expect(first.status).toBe(200);
-    const taskId = (first.body.result as { task: { id: string } }).task.id;
     // Nothing stored but the bucket's own bookkeeping.
     const withoutBucket = async (): Promise<Map<string, string>> => new Map([...(await gw.snapshotKeys())].filter(([key]) => !key.endsWith('}:rate')));
     const before = await withoutBucket();
@@ -37,7 +38,7 @@ describe('byte-weighted request rate', () => {
     const error = JSON.stringify(second.body.error);
     expect(error).toContain('RATE_LIMITED');
     expect(error).toContain('limits.requestBytesPerToken');
-    // About 9 tokens are left: small requests go on.
+    // About 8 tokens are left: small requests go on.
     for (let i = 0; i < 5; i++) expect((await rpc(gw.jsonRpcUrl, 'GetTask', { id: taskId })).status).toBe(200);
   });
 
@@ -64,6 +65,32 @@ describe('byte-weighted request rate', () => {
       expect((listed.body.result as { tasks: unknown[] }).tasks).toHaveLength(2);
       // About 100 kB of tasks: 1 token for the request, 10 for the page.
       expect(afterSmall - (await tokens())).toBeGreaterThan(10);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a GetTask answer costs its bytes too, after the fact: polling a huge task spends the rate', async () => {
+    const other = await startTestGateway({
+      name: 'byte-rate-get',
+      inProcessWorker: false,
+      config: { limits: { requestsPerSecond: 0.1, burst: 60, requestBytesPerToken: 10_000, ingressBytesPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0 } },
+    });
+    try {
+      const sent = await rpc(other.jsonRpcUrl, 'SendMessage', { message: textMessage(`echo ${'z'.repeat(50_000)}`), configuration: { returnImmediately: true } });
+      const id = (sent.body.result as { task: { id: string } }).task.id;
+      const tokens = async (): Promise<number> => {
+        const [key] = await other.redis.keys(`${other.prefix}:{o:*}:rate`);
+        return Number(await other.redis.hget(key as string, 'tokens'));
+      };
+      const before = await tokens();
+      expect((await rpc(other.jsonRpcUrl, 'GetTask', { id, historyLength: 10 })).status).toBe(200);
+      // About 50 kB of history: 1 token for the request, 5 for the answer.
+      expect(before - (await tokens())).toBeGreaterThan(5);
+      // Without the history the answer is small again: only the request's token.
+      const beforeSmall = await tokens();
+      expect((await rpc(other.jsonRpcUrl, 'GetTask', { id, historyLength: 0 })).status).toBe(200);
+      expect(beforeSmall - (await tokens())).toBeLessThan(1.5);
     } finally {
       await other.close();
     }

@@ -104,7 +104,8 @@ export const getTask = defineUnary({
   restBody: 'none',
   legacy: { jsonRpcMethod: 'tasks/get', rest: [route('GET', '/v1/tasks/{id}')] },
   grpc: grpc('GetTask', 'GetTaskRequest', 'Task'),
-  handle: (request, call) => call.service.getTask(call.owner, request),
+  // A task's bytes count against the caller's rate like a ListTasks page (limits.requestBytesPerToken).
+  handle: (request, call) => call.service.getTask(call.owner, request, call.chargeAnswerBytes),
 });
 
 export const listTasks = defineUnary({

@@ -13,6 +13,8 @@ export interface TaskRead {
   lastEventId: string;
   /** What the replay bound dropped from the task's buffer, as of the snapshot. */
   trimmed: TrimmedEvents;
+  /** About what the reply weighs (its strings' lengths): what an answer built from it costs the caller's rate. */
+  bytes: number;
 }
 
 /** Task metadata key under which the gateway reports what it did to a task (callers may not set it). */
@@ -58,7 +60,9 @@ export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefi
   if (Object.keys(gateway).length > 0) parsedMetadata[GATEWAY_METADATA_KEY] = gateway;
   if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
   if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
-  const read: TaskRead = { task, lastEventId: lastEventId as string, trimmed: { throughId: trimmedThrough ?? '', count: Number(trimmedCount || 0) } };
+  let bytes = 0;
+  for (const value of reply) if (typeof value === 'string') bytes += value.length;
+  const read: TaskRead = { task, lastEventId: lastEventId as string, trimmed: { throughId: trimmedThrough ?? '', count: Number(trimmedCount || 0) }, bytes };
   if (directReply) read.directReply = JSON.parse(directReply) as Message;
   return read;
 }

@@ -275,8 +275,15 @@ export class TaskService {
     return { taskId: submission.taskId, snapshot: submission.snapshot, afterId: submission.afterId };
   }
 
-  async getTask(owner: Owner, request: GetTaskRequest): Promise<Task> {
-    return this.readOwnTask(request.id, owner, request.historyLength);
+  /**
+   * `chargeAnswerBytes`: told what the task read weighs, before it is returned; a caller polling
+   * its own huge tasks pays for the bytes in its rate, as a ListTasks page does.
+   */
+  async getTask(owner: Owner, request: GetTaskRequest, chargeAnswerBytes?: (bytes: number) => Promise<void>): Promise<Task> {
+    const read = await this.options.store.readTask(request.id, owner, request.historyLength);
+    if (read === undefined) throw taskNotFound(request.id);
+    await chargeAnswerBytes?.(read.bytes);
+    return read.task;
   }
 
   /** `chargePageBytes`: told the page's bytes, before it is returned (the caller's rate pays for a large page). */
