@@ -300,6 +300,14 @@ const limitsSchema = z.strictObject({
   /** Message bytes one owner may have stored at once after being quiet. */
   storedBurstBytes: z.coerce.number().int().min(1024).default(1_048_576),
   /**
+   * Bytes per second of agent output (artifact chunks, status updates) one owner's turns may have
+   * stored, shared by every worker (0 = no pacing); past it the turn waits (cancel and the
+   * deadline still stop it), so a backend filling its output allowance cannot flood Redis.
+   */
+  outputBytesPerSecond: z.coerce.number().int().min(0).default(1_048_576),
+  /** Agent output bytes one owner's turns may have stored at once after being quiet (a larger chunk passes only with a full bucket). */
+  outputBurstBytes: z.coerce.number().int().min(1024).default(8_388_608),
+  /**
    * Turns of one owner (an authenticated principal and agent) running at once across every worker
    * (0 = no cap); a worker that picks another defers it for a moment and runs someone else's.
    * Not applied when authentication is off (every caller is the same anonymous owner).
@@ -843,6 +851,8 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_INGRESS_BURST_BYTES: 'limits.ingressBurstBytes',
   A2A_STORED_BYTES_PER_SECOND: 'limits.storedBytesPerSecond',
   A2A_STORED_BURST_BYTES: 'limits.storedBurstBytes',
+  A2A_OUTPUT_BYTES_PER_SECOND: 'limits.outputBytesPerSecond',
+  A2A_OUTPUT_BURST_BYTES: 'limits.outputBurstBytes',
   A2A_MAX_RUNNING_TURNS_PER_OWNER: 'limits.maxRunningTurnsPerOwner',
   A2A_MAX_RUNNING_TURNS_PER_TENANT: 'limits.maxRunningTurnsPerTenant',
   A2A_MAX_QUEUED_MESSAGES: 'limits.maxQueuedMessages',

@@ -4,7 +4,9 @@
 // in bytes, in the owner's slot, shared by every gateway (src/store/lua/takeToken-1.lua, as the
 // request rate's). A request over either rate is refused with 429 and Retry-After before it is
 // read (when its size is declared) or stored, so an owner sending large messages as fast as
-// its request rate allows gets its bytes' worth, not the gateway's and Redis' time.
+// its request rate allows gets its bytes' worth, not the gateway's and Redis' time. A third
+// bucket paces what the owner's turns store (limits.outputBytesPerSecond): a backend filling its
+// output allowance as fast as it can waits for it instead of loading Redis for everyone.
 import type { RedisClient } from '../redis/connection.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
@@ -20,9 +22,14 @@ export interface ByteRateLimits {
   storedBytesPerSecond: number;
   /** Message bytes one owner may have stored at once after being quiet. */
   storedBurstBytes: number;
+  /** Bytes per second of agent output (artifact chunks, status) one owner's turns may have stored (0 = no pacing). */
+  outputBytesPerSecond: number;
+  /** Agent output bytes one owner's turns may have stored at once after being quiet. */
+  outputBurstBytes: number;
 }
 
 type ByteRateKind = 'ingress' | 'stored';
+export type ByteBucketKind = ByteRateKind | 'output';
 
 export class ByteRates {
   private readonly run: ScriptRunner;
@@ -48,6 +55,19 @@ export class ByteRates {
   /** Charges a message's stored bytes to the owner's storage rate, or throws 429 RATE_LIMITED naming limits.storedBytesPerSecond. */
   takeStored(owner: Owner, bytes: number): Promise<void> {
     return this.take('stored', owner, bytes, this.limits.storedBytesPerSecond, this.limits.storedBurstBytes);
+  }
+
+  /**
+   * Takes an agent output's bytes from its owner's output rate (limits.outputBytesPerSecond):
+   * 0 when taken, else the ms until they would be. It does not throw: the worker waits and tries
+   * again, so a backend producing output faster than the rate is slowed, not failed. An output
+   * larger than the burst costs the whole bucket (the script caps it): it passes when the bucket is full.
+   */
+  async takeOutput(ownerKey: string, bytes: number): Promise<number> {
+    const { outputBytesPerSecond: perSecond, outputBurstBytes: burst } = this.limits;
+    if (perSecond <= 0 || bytes <= 0) return 0;
+    const [taken, waitMs] = await this.run('takeToken', [this.keys.byteBucket(ownerKey, 'output')], [perSecond, burst, bytes]);
+    return Number(taken) === 1 ? 0 : Math.max(1, Number(waitMs));
   }
 
   private async take(kind: ByteRateKind, owner: Owner, bytes: number, perSecond: number, burst: number): Promise<void> {

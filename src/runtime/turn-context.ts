@@ -15,6 +15,7 @@ import { addEventsTime, timeNow } from '../telemetry/stage-marks.ts';
 import type { OutputLimits } from '../limits/output-limits.ts';
 import { applyArtifactChunk, type PendingArtifactChunk } from '../store/stored-artifacts.ts';
 import { ArtifactCompaction } from './artifact-compaction.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface TurnLease {
   taskId: string;
@@ -86,6 +87,11 @@ export interface TurnContextInit {
   extensions?: readonly string[];
   /** What the turn may store (the agent's limits); undefined: the settings' defaults. */
   outputLimits?: OutputLimits;
+  /**
+   * Takes an output's bytes from the owner's output rate (limits.outputBytesPerSecond): 0 when
+   * taken, else the ms to wait before asking again; undefined: output is not paced.
+   */
+  takeOutput?: (bytes: number) => Promise<number>;
 }
 
 const DEFAULT_CONTEXT_TASKS = 20;
@@ -115,6 +121,7 @@ export class TurnContext implements AdapterContext {
   private writeError: Error | undefined;
   private readonly emitScope: string;
   private readonly outputLimits: OutputLimits | undefined;
+  private readonly takeOutput: ((bytes: number) => Promise<number>) | undefined;
   /** Events of this run an earlier run had stored already (not stored again). */
   private repeatedEvents = 0;
   /** Parts this run put in each artifact it started with a replacing chunk (a re-run's own view). */
@@ -149,6 +156,7 @@ export class TurnContext implements AdapterContext {
     this.readContextHistory = init.readContextHistory;
     this.emitScope = init.emitScope;
     this.outputLimits = init.outputLimits;
+    this.takeOutput = init.takeOutput;
     this.caller = Object.freeze({ ...init.caller, scopes: Object.freeze([...init.caller.scopes]) });
     this.extensions = Object.freeze([...(init.extensions ?? [])]);
     this.logger = boundLogger(init.logger, { taskId: this.taskId, contextId: this.contextId, turn: this.turn, attempt: this.attempt, agent: init.caller.agent });
@@ -261,6 +269,7 @@ export class TurnContext implements AdapterContext {
     const event: StreamResponse = { statusUpdate: { taskId: this.taskId, contextId: this.contextId, status } };
     const place = this.nextPlace({ status: checked.text, metadata: checked.metadata ?? null });
     return this.enqueue(async () => {
+      await this.paceOutput(JSON.stringify(event).length);
       await this.append(undefined, status, event, place);
     });
   }
@@ -304,6 +313,7 @@ export class TurnContext implements AdapterContext {
       const compact = this.compaction.compactsWith(pendingBytes);
       let stored: boolean;
       try {
+        await this.paceOutput(pendingBytes);
         stored = await this.append(compact ? this.artifactState : undefined, undefined, event, place, { artifactId: sent.artifactId, append: sent.append === true }, compact ? undefined : pending);
       } catch (error) {
         // Not stored (an output bound, a stale lease): the artifacts the turn ends with must not hold it.
@@ -481,6 +491,21 @@ export class TurnContext implements AdapterContext {
     this.emitSequence += 1;
     const digest = createHash('sha256').update(JSON.stringify(content)).digest('base64url').slice(0, 22);
     return { sequence: this.emitSequence, digest };
+  }
+
+  /**
+   * Waits until the owner's output rate has room for `bytes` (limits.outputBytesPerSecond). It
+   * runs in the write queue, so the adapter's later writes wait behind it; the turn's abort (a
+   * cancel, the deadline, a shutdown) ends the wait at once.
+   */
+  private async paceOutput(bytes: number): Promise<void> {
+    if (this.takeOutput === undefined) return;
+    for (;;) {
+      this.signal.throwIfAborted();
+      const waitMs = await this.takeOutput(bytes);
+      if (waitMs <= 0) return;
+      await sleep(waitMs, undefined, { signal: this.signal });
+    }
   }
 
   /** Appends one event; false when an earlier run of this turn had already appended it. */

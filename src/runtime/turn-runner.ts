@@ -3,6 +3,7 @@
 import { VERIFICATION_EXTENSION_URI } from '../extensions/verification.ts';
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
+import type { ByteRates } from '../limits/byte-rates.ts';
 import { isCluster, isRedisCommandTooLargeError, type RedisClient } from '../redis/connection.ts';
 import { isOutputLimitError } from '../limits/output-limits.ts';
 import { newId } from '../ids.ts';
@@ -118,6 +119,8 @@ export interface TurnRunnerOptions {
    * finish was lost in a failover, runs the turn again (its steps journal keeps side effects once).
    */
   replicaAck?: ReplicaAck;
+  /** Owners' output rates (limits.outputBytesPerSecond); undefined = output is not paced. */
+  byteRates?: ByteRates;
 }
 
 /** Who a task's turn runs for, as its adapter sees it (ctx.caller). */
@@ -165,6 +168,11 @@ export class TurnRunner {
   private readonly runs = new Map<string, Promise<void>>();
 
   constructor(private readonly options: TurnRunnerOptions) {
+  }
+
+  private takeOutputOf(byteRates: ByteRates, ownerKey: string): ((bytes: number) => Promise<number>) | undefined {
+    if (byteRates.limits.outputBytesPerSecond <= 0) return undefined;
+    return (bytes) => byteRates.takeOutput(ownerKey, bytes);
   }
 
   /**
@@ -498,6 +506,7 @@ export class TurnRunner {
       caller: callerOf(fence.ownerKey, lease.callerScopes),
       extensions: lease.callerExtensions,
       outputLimits: { maxArtifactBytes: limits.maxArtifactBytes, maxTurnOutputBytes: limits.maxTurnOutputBytes, maxTaskOutputBytes: limits.maxTaskOutputBytes },
+      ...(this.options.byteRates === undefined ? {} : { takeOutput: this.takeOutputOf(this.options.byteRates, fence.ownerKey) }),
       readContextHistory: (maxTasks) => this.options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
     });
     const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;

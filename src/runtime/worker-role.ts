@@ -8,6 +8,7 @@ import type { Logger } from '../logging/logger.ts';
 import { openRedis, whenReady } from '../redis/connection.ts';
 import { replayBoundOf } from '../store/replay-bound.ts';
 import { TaskStore } from '../store/task-store.ts';
+import { ByteRates } from '../limits/byte-rates.ts';
 import { recentTaskIndexOf } from '../store/recent-tasks.ts';
 import { Reconciler } from './reconciler.ts';
 import { AssignmentStore } from '../coordination/assignment-store.ts';
@@ -68,6 +69,8 @@ export async function startWorkerRole(config: GatewayConfig, agents: Agents, log
     // dead worker's lease has lapsed and the new one can take it.
     leaseTtlMs: Math.max(100, Math.floor(config.lockDurationMs * 0.8)),
     replicaAck: new ReplicaAck(commands, replicaAckOf(config)),
+    // Agent output paced per owner (limits.outputBytesPerSecond), so a backend flooding its allowance waits for it.
+    byteRates: new ByteRates(commands, store.keys, config.limits),
   });
   // This process's own metrics (a worker's metrics port serves them): its running turns, Redis latency.
   startProcessMetrics();

@@ -150,8 +150,8 @@ export class RedisKeys {
     return `${this.owner(ownerKey)}:rate`;
   }
 
-  /** HASH in the owner's slot: one owner's byte bucket (`ingress`: request bodies, `stored`: messages stored), shared by every gateway. */
-  byteBucket(ownerKey: string, kind: 'ingress' | 'stored'): string {
+  /** HASH in the owner's slot: one owner's byte bucket (`ingress`: request bodies, `stored`: messages stored, `output`: its turns' output), shared by every gateway and worker. */
+  byteBucket(ownerKey: string, kind: 'ingress' | 'stored' | 'output'): string {
     return `${this.owner(ownerKey)}:bytes:${kind}`;
   }
 

@@ -80,6 +80,7 @@ export async function startTestGateway(
       maxConcurrentListsPerOwner: 0,
       ingressBytesPerSecond: 0,
       storedBytesPerSecond: 0,
+      outputBytesPerSecond: 0,
       maxRunningTurnsPerOwner: 0,
       maxRunningTurnsPerTenant: 0,
     },
