@@ -77,8 +77,8 @@ describe('agent output paced per owner', () => {
     const alice = await as('alice');
     const bob = await as('bob');
     const startedAt = Date.now();
-    // 8 x 32 KiB = 256 KiB: past the 64 KiB burst, the rest takes about 3 s at 64 KiB/s.
-    const flood = await send(alice, 'flood 8 32');
+    // 16 x 32 KiB = 512 KiB: past the 64 KiB burst, the rest takes about 7 s at 64 KiB/s.
+    const flood = await send(alice, 'flood 16 32');
     // Bob's small turn, sent while Alice's waits for her rate, ends while hers is still working.
     await waitFor(async () => storedBytes(await getTask(alice, flood)) > 0 || undefined, 10_000, 'alice output');
     const small = await send(bob, 'flood 2 1');
@@ -90,9 +90,9 @@ describe('agent output paced per owner', () => {
     const alices = await terminal(alice, flood);
     const elapsedMs = Date.now() - startedAt;
     expect(alices.status.state).toBe('TASK_STATE_COMPLETED');
-    expect(storedBytes(alices)).toBe(8 * 32 * KIB);
+    expect(storedBytes(alices)).toBe(16 * 32 * KIB);
     // (total - burst) / rate, with room for the chunks' JSON overhead not counted here.
-    expect(elapsedMs).toBeGreaterThanOrEqual(((8 * 32 * KIB - BURST) / RATE) * 1000 * 0.9);
+    expect(elapsedMs).toBeGreaterThanOrEqual(((16 * 32 * KIB - BURST) / RATE) * 1000 * 0.9);
   }, 60_000);
 
   it('a cancel ends a turn waiting for its rate promptly', async () => {
