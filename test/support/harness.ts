@@ -135,8 +135,8 @@ export async function snapshotKeys(redis: RedisClient, prefix: string): Promise<
   // Emitted-event digests come and go with a running turn's own progress (appendEvents).
   // So do the push and schedule queues' (workers run them too), the push sweeper's shard locks
   // and the reconciler's lock (taken every reconcileIntervalMs). An owner's byte buckets are
-  // charged by what it sent, also when the request is then refused for another reason.
-  const housekeeping = /:(turns-[^:]+|\{turnq:[^}]+\}:turns-[^:]+|\{pushq\}:push|\{schedq\}:schedules):(stalled-check|stalled|events)$|:\{push:\d+\}:sweeplock$|^[^{]*\{[^}]+\}:emitted$|:reconciler:lock$|:\{o:[^}]+\}:bytes:(ingress|stored)$/;
+  // charged by what it sent, also when the request is then refused for another reason, and its output bucket by what its running turns store.
+  const housekeeping = /:(turns-[^:]+|\{turnq:[^}]+\}:turns-[^:]+|\{pushq\}:push|\{schedq\}:schedules):(stalled-check|stalled|events)$|:\{push:\d+\}:sweeplock$|^[^{]*\{[^}]+\}:emitted$|:reconciler:lock$|:\{o:[^}]+\}:bytes:(ingress|stored|output)$/;
   for (const key of keys.sort()) {
     if (housekeeping.test(key)) continue;
     // Hashes and sets are compared by sorted content: a hashtable-encoded hash is rehashed
