@@ -8,7 +8,6 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { Writable } from 'node:stream';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-node';
 import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,17 +25,12 @@ import { nodeEntryArgs } from './support/compiled-sources.ts';
 import { freePort, spawnDownstreamAgent, type DownstreamAgentProcess } from './support/downstream-agent.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from './support/fake-openai-server.ts';
 import { ROOT, rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
+import { captureLogLines, type LogLine } from './support/log-capture.ts';
 import { openSse } from './support/sse.ts';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = LogLine;
 
-const lines: Json[] = [];
-const capture = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString().split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Json);
-    done();
-  },
-});
+const { lines, destination: capture } = captureLogLines();
 const logger = createLogger('debug', 'a2a-gateway', capture);
 const PINO_LEVEL = { warn: 40, error: 50 } as const;
 
@@ -344,8 +338,8 @@ describe('an issuer whose keys cannot be fetched', () => {
   });
 
   it('after the interval, the next line counts the failures it did not log one by one', () => {
-    const own: Json[] = [];
-    const sink = createLogger('debug', 'a2a-gateway', new Writable({ write: (chunk: Buffer, _e, done) => (own.push(JSON.parse(chunk.toString()) as Json), done()) }));
+    const { lines: own, destination } = captureLogLines();
+    const sink = createLogger('debug', 'a2a-gateway', destination);
     let now = 0;
     const failures = new KeyFetchFailures(sink, 60_000, () => now);
     const issuer = { id: 'corp', issuer: 'https://issuer.example', jwksUri: 'https://issuer.example/jwks.json' };

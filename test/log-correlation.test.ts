@@ -7,7 +7,6 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agents } from '../src/agents/agents.ts';
@@ -19,17 +18,12 @@ import { startTracing, type TracingHandle } from '../src/telemetry/tracing.ts';
 import { inSpan, SpanKind, traceHeaders } from '../src/telemetry/spans.ts';
 import { createDownstreamFetch } from '../adapters/remote-a2a/downstream-fetch.ts';
 import { deletePrefix, REDIS_URL, ROOT, rpc, textMessage, uniquePrefix, waitFor } from './support/harness.ts';
+import { captureLogLines, type LogLine } from './support/log-capture.ts';
 import { Redis } from 'ioredis';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = LogLine;
 
-const lines: Json[] = [];
-const capture = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString().split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Json);
-    done();
-  },
-});
+const { lines, destination: capture } = captureLogLines();
 const exporter = new InMemorySpanExporter();
 const prefix = uniquePrefix('logs');
 let tracing: TracingHandle;
