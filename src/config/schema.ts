@@ -1,20 +1,12 @@
 import { z } from 'zod';
 import { ReceiverPolicy } from '../push/receiver-policy.ts';
+import { SCOPES } from '../protocol/scopes.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveMs = z.coerce.number().int().min(1);
 const booleanish = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
 const name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, "_", "." and "-" only, 1 to 64 characters');
 
-/**
- * What a token or a partner may do; docs/security.md maps them to operations and surfaces.
- * Depth within the caller's tenant: a2a:read, a2a:write, a2a:push; a2a:operator (the operator
- * views, read-only); a2a:admin (all of those, and the operators' actions). Breadth: a2a:platform
- * (the operator views across every tenant, and the platform-wide surfaces, Bull Board and
- * /metrics). a2a:metrics reads /metrics and nothing else. src/auth/scopes.ts says which implies which.
- */
-export const SCOPES = ['a2a:read', 'a2a:write', 'a2a:push', 'a2a:operator', 'a2a:admin', 'a2a:metrics', 'a2a:platform'] as const;
-export type Scope = (typeof SCOPES)[number];
 /**
  * A scope credentials may grant: one of SCOPES (which decide the operations), or any other
  * scope an agent may require (agents.<name>.scopes). A misspelt "a2a:" scope is refused.

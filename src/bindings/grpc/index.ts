@@ -27,7 +27,7 @@ import { authenticateCaller, type AuthenticationStep } from '../http/authenticat
 import { describeJsonBound, JsonComplexityScanner, jsonBoundReason } from '../http/json-complexity.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { streamTaskEvents } from '../task-stream.ts';
-import { negotiateVersion, PROTOCOL_VERSION, wrongVersionFor } from '../version.ts';
+import { negotiateVersion, PROTOCOL_VERSION, wrongVersionFor } from '../../protocol/version.ts';
 import { endpointOf, UnknownAgentError, type GrpcAgents } from './agent-choice.ts';
 import { startAccessLine, taskIdOf, type CallNotes } from './call-log.ts';
 import { callHeaders, peerAddressOf, type CallHeaders } from './call-metadata.ts';
