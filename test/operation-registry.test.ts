@@ -123,12 +123,14 @@ describe('the declarations', () => {
 
   it('serves exactly the specs of the catalog, in its order, each with one handler', () => {
     expect(names).toEqual(OPERATION_SPECS.map((spec) => spec.name));
-    const op = (name: string): Operation => defineUnary(unarySpec({ name, scope: 'a2a:read', request: z.object({}), rest: [], restBody: 'none' }), async () => ({})) as Operation;
-    const specs = [op('A'), op('B')];
-    expect(inCatalogOrder([op('B'), op('A')], specs).map((o) => o.name)).toEqual(['A', 'B']);
-    expect(() => inCatalogOrder([op('A')], specs)).toThrow(/B is declared but has no handler/);
-    expect(() => inCatalogOrder([op('A'), op('B'), op('C')], specs)).toThrow(/C has a handler but no spec/);
-    expect(() => inCatalogOrder([op('A'), op('B'), op('B')], specs)).toThrow(/two handlers/);
+    const spec = (name: string) => unarySpec({ name, scope: 'a2a:read', request: z.object({}), rest: [], restBody: 'none' });
+    const handled = (of: ReturnType<typeof spec>): Operation => defineUnary(of, async () => ({})) as Operation;
+    const [a, b, c] = [spec('A'), spec('B'), spec('C')];
+    expect(inCatalogOrder([handled(b), handled(a)], [a, b]).map((o) => o.name)).toEqual(['A', 'B']);
+    expect(() => inCatalogOrder([handled(a)], [a, b])).toThrow(/B is declared but has no handler/);
+    expect(() => inCatalogOrder([handled(a), handled(b), handled(c)], [a, b])).toThrow(/C has a handler but no spec/);
+    expect(() => inCatalogOrder([handled(a), handled(b), handled(b)], [a, b])).toThrow(/two handlers/);
+    expect(() => inCatalogOrder([handled(a), handled(spec('B'))], [a, b])).toThrow(/B is defined over another spec/);
   });
 
   it('an operation whose scope is unknown is refused at the scope check, never let through', () => {

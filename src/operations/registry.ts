@@ -90,8 +90,9 @@ export class OperationRegistry {
 }
 
 /**
- * The handlers in the catalog's order. A spec without a handler, or a handler whose name the
- * catalog does not declare, is a programming error that stops the start.
+ * The handlers in the catalog's order. A spec without a handler, a handler whose name the
+ * catalog does not declare, or one defined over another spec of that name, is a programming
+ * error that stops the start.
  */
 export function inCatalogOrder(handlers: readonly Operation[], specs: readonly OperationSpec[] = OPERATION_SPECS): Operation[] {
   const byName = new Map(handlers.map((operation) => [operation.name, operation]));
@@ -102,6 +103,8 @@ export function inCatalogOrder(handlers: readonly Operation[], specs: readonly O
   return specs.map((spec) => {
     const operation = byName.get(spec.name);
     if (operation === undefined) throw new Error(`operation registry: ${spec.name} is declared but has no handler`);
+    const fields = operation as unknown as Record<string, unknown>;
+    if (!Object.entries(spec).every(([key, value]) => fields[key] === value)) throw new Error(`operation registry: the handler of ${spec.name} is defined over another spec`);
     return operation;
   });
 }
