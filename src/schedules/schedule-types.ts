@@ -15,7 +15,7 @@ export interface ScheduleDefinition {
   /** Repeating: a cron expression (5 fields, or 6 with seconds). */
   cron?: string;
   timeZone: string;
-  /** What happens to firings missed while nothing ran (see schedFire-3.lua). */
+  /** What happens to firings missed while nothing ran (decided by the schedFire script). */
   lateness: { policy: LatenessPolicy; catchUpMax: number };
   /** Metadata of each firing's task. */
   metadata?: JsonObject;
