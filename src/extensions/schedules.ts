@@ -6,11 +6,11 @@ import { createScheduleRequestSchema, listSchedulesRequestSchema, scheduleIdRequ
 import { defineUnary } from '../operations/definition.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import { SCHEDULES_EXTENSION_URI } from '../schedules/schedule-types.ts';
-import type { TaskService } from '../tasks/service.ts';
+import type { GatewayHandler } from '../tasks/gateway-handler.ts';
 import { defineExtension } from './definition.ts';
 
 /** The schedule service, or UnsupportedOperationError when this gateway runs without schedules. */
-function schedules(service: TaskService): ScheduleService {
+function schedules(service: GatewayHandler): ScheduleService {
   if (service.schedules === undefined) {
     throw new A2AError('UNSUPPORTED_OPERATION', 'This gateway offers no schedules (schedules.enabled is false; the card does not declare the schedules extension).');
   }

@@ -1,7 +1,8 @@
-// The A2A 1.0 operations (spec 3.1), each declared once with its handler. The handlers call the
-// task service; the dispatcher (./dispatch.ts) has already parsed the request and admitted the
-// caller (scope, tenant, agent access, rate limit) before a handler runs.
-import { A2AError } from '../protocol/errors.ts';
+// The A2A 1.0 operations (spec 3.1), each declared once and answered by the gateway's handler
+// (src/tasks/a2a-handler.ts): the declaration says how a face reaches it, the handler what it
+// does. The dispatcher (./dispatch.ts) has already parsed the request and admitted the caller
+// (scope, tenant, agent access, rate limit) before a handler runs; the admitted call is the
+// handler's Caller.
 import {
   cancelTaskRequestSchema,
   createPushConfigRequestSchema,
@@ -13,42 +14,7 @@ import {
   sendMessageRequestSchema,
   subscribeRequestSchema,
 } from '../protocol/schemas.ts';
-import { isTerminal, type SendMessageRequest } from '../protocol/types.ts';
-import { directReplyOfEvent } from '../tasks/direct-reply.ts';
-import type { TaskService } from '../tasks/service.ts';
-import type { PushConfigs } from '../push/push-configs.ts';
-import { defineStream, defineUnary, type OperationCall, type RestRoute } from './definition.ts';
-
-/** PushNotificationNotSupportedError: push is off (push.enabled false). */
-export const pushNotSupported = (): A2AError =>
-  new A2AError(
-    'PUSH_NOTIFICATION_NOT_SUPPORTED',
-    'This agent does not send push notifications (capabilities.pushNotifications is false). Use SubscribeToTask or GetTask to follow a task.',
-  );
-
-/** The push-config store, or PushNotificationNotSupportedError (the caller was checked first, like for any operation). */
-function pushConfigs(service: TaskService): PushConfigs {
-  if (service.push === undefined) throw pushNotSupported();
-  return service.push;
-}
-
-/**
- * What SendMessage refuses before storing anything: media types the agent does not take. (A push
- * config riding on the message is checked by the task service, which stores it with the task.)
- */
-async function checkSendRequest(request: SendMessageRequest, call: OperationCall): Promise<void> {
-  const { inputModes } = await call.endpoint.cards.cards();
-  if (inputModes.includes('*/*')) return;
-  request.message.parts.forEach((part, index) => {
-    if (part.mediaType !== undefined && !inputModes.includes(part.mediaType)) {
-      throw new A2AError(
-        'CONTENT_TYPE_NOT_SUPPORTED',
-        `message.parts[${index}] has media type ${part.mediaType}, which this agent does not accept; it accepts ${inputModes.join(', ')}.`,
-        { metadata: { mediaType: part.mediaType, field: `message.parts[${index}].mediaType` } },
-      );
-    }
-  });
-}
+import { defineStream, defineUnary, type RestRoute } from './definition.ts';
 
 const route = (method: RestRoute['method'], path: string): RestRoute => ({ method, path });
 const grpc = (method: string, requestType: string, responseType: string) => ({ method, requestType, responseType });
@@ -62,10 +28,7 @@ export const sendMessage = defineUnary({
   legacy: { jsonRpcMethod: 'message/send', rest: [route('POST', '/v1/message:send')] },
   grpc: grpc('SendMessage', 'SendMessageRequest', 'SendMessageResponse'),
   startsWork: true,
-  async handle(request, call) {
-    await checkSendRequest(request, call);
-    return call.service.sendMessage(call.owner, request, { grants: call.grants, extensions: call.extensions, trace: call.trace });
-  },
+  handle: (request, call) => call.service.sendMessage(call, request),
 });
 
 export const sendStreamingMessage = defineStream({
@@ -77,23 +40,7 @@ export const sendStreamingMessage = defineStream({
   legacy: { jsonRpcMethod: 'message/stream', rest: [route('POST', '/v1/message:stream')] },
   grpc: grpc('SendStreamingMessage', 'SendMessageRequest', 'StreamResponse'),
   startsWork: true,
-  async open(request, call) {
-    await checkSendRequest(request, call);
-    const start = await call.service.startStreamingMessage(call.owner, request, { grants: call.grants, extensions: call.extensions, trace: call.trace });
-    return {
-      ...start,
-      // The turn is over at a terminal state or when the agent waits for input (DESIGN.md);
-      // AUTH_REQUIRED keeps the stream open: the turn resumes after out-of-band credentials.
-      closesOn: (state) => isTerminal(state) || state === 'TASK_STATE_INPUT_REQUIRED',
-      alreadyEnded: false,
-      snapshotAfterSkip: (lastEventId) => call.service.snapshotAfterSkip(call.owner, start.taskId, lastEventId),
-      // Only a new task (or a re-send of the message that made one) of an agent that may answer
-      // with a Message can turn out to be one; a follow-up's client holds the task already.
-      ...(start.snapshot === undefined && call.endpoint.agent.adapter.directMessages === true
-        ? { holdForDirectReply: { directReplyOf: directReplyOfEvent } }
-        : {}),
-    };
-  },
+  open: (request, call) => call.service.sendStreamingMessage(call, request),
 });
 
 export const getTask = defineUnary({
@@ -104,8 +51,7 @@ export const getTask = defineUnary({
   restBody: 'none',
   legacy: { jsonRpcMethod: 'tasks/get', rest: [route('GET', '/v1/tasks/{id}')] },
   grpc: grpc('GetTask', 'GetTaskRequest', 'Task'),
-  // A task's bytes count against the caller's rate like a ListTasks page (limits.requestBytesPerToken).
-  handle: (request, call) => call.service.getTask(call.owner, request, call.chargeAnswerBytes),
+  handle: (request, call) => call.service.getTask(call, request),
 });
 
 export const listTasks = defineUnary({
@@ -115,8 +61,7 @@ export const listTasks = defineUnary({
   rest: [route('GET', '/tasks')],
   restBody: 'none',
   grpc: grpc('ListTasks', 'ListTasksRequest', 'ListTasksResponse'),
-  // A page's bytes count against the caller's rate like a request body's (limits.requestBytesPerToken).
-  handle: (request, call) => call.service.listTasks(call.owner, request, call.chargeAnswerBytes),
+  handle: (request, call) => call.service.listTasks(call, request),
 });
 
 export const cancelTask = defineUnary({
@@ -127,7 +72,7 @@ export const cancelTask = defineUnary({
   restBody: 'optional',
   legacy: { jsonRpcMethod: 'tasks/cancel', rest: [route('POST', '/v1/tasks/{id}:cancel')] },
   grpc: grpc('CancelTask', 'CancelTaskRequest', 'Task'),
-  handle: (request, call) => call.service.cancelTask(call.owner, request),
+  handle: (request, call) => call.service.cancelTask(call, request),
 });
 
 export const subscribeToTask = defineStream({
@@ -139,18 +84,7 @@ export const subscribeToTask = defineStream({
   restBody: 'optional',
   legacy: { jsonRpcMethod: 'tasks/resubscribe', rest: [route('POST', '/v1/tasks/{id}:subscribe'), route('GET', '/v1/tasks/{id}:subscribe')] },
   grpc: grpc('SubscribeToTask', 'SubscribeToTaskRequest', 'StreamResponse'),
-  async open(request, call) {
-    const plan = await call.service.subscribe(call.owner, request, call.lastEventId);
-    return {
-      taskId: request.id,
-      snapshot: plan.snapshot,
-      skipNote: plan.skipNote,
-      afterId: plan.afterId,
-      closesOn: isTerminal,
-      alreadyEnded: plan.terminal,
-      snapshotAfterSkip: (lastEventId) => call.service.snapshotAfterSkip(call.owner, request.id, lastEventId),
-    };
-  },
+  open: (request, call) => call.service.subscribeToTask(call, request),
 });
 
 export const createTaskPushNotificationConfig = defineUnary({
@@ -161,7 +95,7 @@ export const createTaskPushNotificationConfig = defineUnary({
   restBody: 'required',
   legacy: { jsonRpcMethod: 'tasks/pushNotificationConfig/set', rest: [route('POST', '/v1/tasks/{taskId}/pushNotificationConfigs')] },
   grpc: grpc('CreateTaskPushNotificationConfig', 'TaskPushNotificationConfig', 'TaskPushNotificationConfig'),
-  handle: (request, call) => pushConfigs(call.service).create(call.owner, request),
+  handle: (request, call) => call.service.createTaskPushNotificationConfig(call, request),
 });
 
 export const getTaskPushNotificationConfig = defineUnary({
@@ -172,7 +106,7 @@ export const getTaskPushNotificationConfig = defineUnary({
   restBody: 'none',
   legacy: { jsonRpcMethod: 'tasks/pushNotificationConfig/get', rest: [route('GET', '/v1/tasks/{taskId}/pushNotificationConfigs/{id}')] },
   grpc: grpc('GetTaskPushNotificationConfig', 'GetTaskPushNotificationConfigRequest', 'TaskPushNotificationConfig'),
-  handle: (request, call) => pushConfigs(call.service).get(call.owner, request),
+  handle: (request, call) => call.service.getTaskPushNotificationConfig(call, request),
 });
 
 export const listTaskPushNotificationConfigs = defineUnary({
@@ -183,7 +117,7 @@ export const listTaskPushNotificationConfigs = defineUnary({
   restBody: 'none',
   legacy: { jsonRpcMethod: 'tasks/pushNotificationConfig/list', rest: [route('GET', '/v1/tasks/{taskId}/pushNotificationConfigs')] },
   grpc: grpc('ListTaskPushNotificationConfigs', 'ListTaskPushNotificationConfigsRequest', 'ListTaskPushNotificationConfigsResponse'),
-  handle: (request, call) => pushConfigs(call.service).list(call.owner, request),
+  handle: (request, call) => call.service.listTaskPushNotificationConfigs(call, request),
 });
 
 export const deleteTaskPushNotificationConfig = defineUnary({
@@ -194,7 +128,7 @@ export const deleteTaskPushNotificationConfig = defineUnary({
   restBody: 'none',
   legacy: { jsonRpcMethod: 'tasks/pushNotificationConfig/delete', rest: [route('DELETE', '/v1/tasks/{taskId}/pushNotificationConfigs/{id}')] },
   grpc: grpc('DeleteTaskPushNotificationConfig', 'DeleteTaskPushNotificationConfigRequest', 'google.protobuf.Empty'),
-  handle: (request, call) => pushConfigs(call.service).delete(call.owner, request),
+  handle: (request, call) => call.service.deleteTaskPushNotificationConfig(call, request),
 });
 
 export const getExtendedAgentCard = defineUnary({
@@ -205,14 +139,7 @@ export const getExtendedAgentCard = defineUnary({
   restBody: 'none',
   legacy: { jsonRpcMethod: 'agent/getAuthenticatedExtendedCard', rest: [route('GET', '/v1/card')] },
   grpc: grpc('GetExtendedAgentCard', 'GetExtendedAgentCardRequest', 'AgentCard'),
-  async handle(_request, call) {
-    const { extended } = await call.endpoint.cards.cards();
-    if (extended !== undefined && call.principal !== undefined) return extended.card;
-    throw new A2AError(
-      'UNSUPPORTED_OPERATION',
-      'This agent has no extended agent card (capabilities.extendedAgentCard is false); the public card at /.well-known/agent-card.json is complete.',
-    );
-  },
+  handle: (_request, call) => call.service.getExtendedAgentCard(call),
 });
 
 /** The A2A 1.0 operations, in the order of the spec (3.1.1 – 3.1.11). */

@@ -8,7 +8,7 @@ import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Scope } from '../config/schema.ts';
 import type { Owner } from '../store/task-store.ts';
-import type { TaskService } from '../tasks/service.ts';
+import type { GatewayHandler } from '../tasks/gateway-handler.ts';
 import type { StreamPlan } from './stream-plan.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
@@ -48,7 +48,7 @@ export interface OperationCall {
   owner: Owner;
   /** Every scope the caller's credentials granted (what the adapter sees as ctx.caller.scopes). */
   grants: readonly string[];
-  service: TaskService;
+  service: GatewayHandler;
   endpoint: AgentEndpoint;
   /** The SSE Last-Event-ID a stream resumes after, when the client sent one. */
   lastEventId: string | undefined;
