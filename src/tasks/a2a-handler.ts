@@ -3,7 +3,6 @@
 // layer, and the next ones) parses its wire shape, admits the caller and calls this; nothing
 // a face does decides anything about a task. The use cases behind it live beside this file,
 // one per operation group; ./service.ts puts them together.
-import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { LiveEvent } from '../events/hub.ts';
 import type { TaskFeed } from '../events/task-feed.ts';
@@ -23,6 +22,12 @@ import type {
 import type { Owner } from '../store/task-store.ts';
 import type { TraceContext } from '../telemetry/spans.ts';
 
+/** What the use cases read of the agent whose URLs a request came to (an AgentEndpoint). */
+export interface CallerEndpoint {
+  agent: { adapter: { readonly directMessages?: boolean } };
+  cards: { cards(): Promise<{ inputModes: readonly string[]; extended: { card: AgentCard } | undefined }> };
+}
+
 /** Who calls, as the face admitted them (scope, tenant, agent access checked, one rate token taken). */
 export interface Caller {
   /** Undefined when authentication is off. */
@@ -36,7 +41,7 @@ export interface Caller {
   /** The trace context of the request's span (tracing on): the turns it opens continue it. */
   trace: TraceContext;
   /** The agent whose URLs the request came to: its cards and adapter. */
-  endpoint: AgentEndpoint;
+  endpoint: CallerEndpoint;
   /** The SSE Last-Event-ID a stream resumes after, when the client sent one. */
   lastEventId: string | undefined;
   /** Charges a large answer's bytes to the caller's rate (limits.requestBytesPerToken): its next requests wait. */

@@ -43,7 +43,6 @@ import { TaskEvents } from './task-events.ts';
 import { TurnQueue } from './turn-queue.ts';
 
 export type { AssignmentView } from './assignment-views.ts';
-export type { SenderContext } from './intake-steps.ts';
 
 export interface TaskServiceOptions {
   store: TaskStore;
