@@ -42,8 +42,6 @@ import { subscribeToTask } from './subscribe.ts';
 import { TaskEvents } from './task-events.ts';
 import { TurnQueue } from './turn-queue.ts';
 
-export type { AssignmentView } from './assignment-views.ts';
-
 export interface TaskServiceOptions {
   store: TaskStore;
   hub: EventHub;
