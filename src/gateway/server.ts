@@ -69,6 +69,8 @@ export interface GatewayHandle {
   /** The gRPC binding, when grpcPort is not "off": its bound port and the host:port the cards declare. */
   grpc: { port: number; address: string } | undefined;
   service: TaskService;
+  /** The task store the service was built on (its keys, for tools and tests that look at Redis). */
+  store: TaskStore;
   hub: EventHub;
   /** The local development issuer, when no issuer is configured (npm run token). */
   devIssuer: DevIssuer | undefined;
@@ -358,6 +360,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     endpoints,
     grpc: grpcListener === undefined || grpcAddress === undefined ? undefined : { port: grpcListener.port, address: grpcAddress },
     service,
+    store,
     hub,
     devIssuer: keys.devIssuer,
     get draining() {

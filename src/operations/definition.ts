@@ -6,7 +6,7 @@ import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { StreamSpec, UnarySpec } from '../protocol/operations/spec.ts';
 import type { Owner } from '../store/task-store.ts';
-import type { TaskService } from '../tasks/service.ts';
+import type { GatewayHandler } from '../tasks/gateway-handler.ts';
 import type { StreamPlan } from './stream-plan.ts';
 
 /** Everything an operation's handler may use; built by the dispatcher after the caller was admitted. */
@@ -17,7 +17,7 @@ export interface OperationCall {
   owner: Owner;
   /** Every scope the caller's credentials granted (what the adapter sees as ctx.caller.scopes). */
   grants: readonly string[];
-  service: TaskService;
+  service: GatewayHandler;
   endpoint: AgentEndpoint;
   /** The SSE Last-Event-ID a stream resumes after, when the client sent one. */
   lastEventId: string | undefined;

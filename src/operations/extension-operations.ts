@@ -4,13 +4,13 @@
 import { A2AError } from '../protocol/errors.ts';
 import * as specs from '../protocol/operations/extensions.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
-import type { TaskService } from '../tasks/service.ts';
+import type { GatewayHandler } from '../tasks/gateway-handler.ts';
 import { defineUnary } from './definition.ts';
 
 export const listTaskAssignments = defineUnary(specs.listTaskAssignments, (request, call) => call.service.listAssignments(call.owner, request.id));
 
 /** The schedule service, or UnsupportedOperationError when this gateway runs without schedules. */
-function schedules(service: TaskService): ScheduleService {
+function schedules(service: GatewayHandler): ScheduleService {
   if (service.schedules === undefined) {
     throw new A2AError('UNSUPPORTED_OPERATION', 'This gateway offers no schedules (schedules.enabled is false; the card does not declare the schedules extension).');
   }

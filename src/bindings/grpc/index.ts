@@ -19,7 +19,7 @@ import { openStream, runUnary, type OperationDeps, type RequestContext } from '.
 import type { OperationRegistry } from '../../operations/registry.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { LimitExceededError } from '../../limits/limit-refusal.ts';
-import type { TaskService } from '../../tasks/service.ts';
+import type { GatewayHandler } from '../../tasks/gateway-handler.ts';
 import { observeGrpcCall } from '../../telemetry/grpc-call-observer.ts';
 import type { TraceContext } from '../../telemetry/spans.ts';
 import { toA2AError } from '../errors.ts';
@@ -38,7 +38,7 @@ import { grpcStatus, grpcStatusOf } from './status.ts';
 /** The agents (root and by name, ./agent-choice.ts) and what every call's steps use. */
 export interface GrpcBindingOptions extends GrpcAgents {
   registry: OperationRegistry;
-  service: TaskService;
+  service: GatewayHandler;
   rateLimiter: RateLimiter;
   /** Per-owner byte rates of request bodies, shared with the HTTP bindings. */
   byteRates?: ByteRates;
