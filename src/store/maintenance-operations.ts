@@ -1,6 +1,6 @@
 // What the reconciler and shutdown do to the store: drop stale active entries, release locks, flush index hints.
 import type { TaskState } from '../protocol/types.ts';
-import { str } from './script-reply.ts';
+import { reconcileEntryScript, releaseLockScript } from './maintenance-scripts.ts';
 import { StoreRole } from './store-role.ts';
 
 /** What the reconciler should do about one entry of an owner's active set. */
@@ -44,13 +44,13 @@ export class MaintenanceOperations extends StoreRole {
    * `score` (the one the reconciler read): a task resumed between the two keeps its entry.
    */
   async reconcileActiveEntry(ownerKey: string, taskId: string, score: number, now: Date, quietForMs: number, parkedQuietForMs: number): Promise<ActiveEntry> {
-    const k = this.keys.task(taskId);
-    const reply = await this.run('reconcileEntry', [k.task, k.lease], [now.getTime(), quietForMs, parkedQuietForMs]);
-    switch (reply[0]) {
+    const verdict = await this.call(reconcileEntryScript, this.keys.task(taskId), { nowMs: now.getTime(), quietForMs, parkedQuietForMs });
+    switch (verdict.outcome) {
       case 'GONE':
       case 'CLOSED': {
-        const state = reply[0] === 'GONE' ? undefined : (str(reply[1]) as TaskState);
-        if (!isStaleActive(state, Number(reply[2] ?? 0), score, now.getTime())) return { kind: 'recent' };
+        const closed = verdict.outcome === 'CLOSED' ? verdict : undefined;
+        const state = closed?.state;
+        if (!isStaleActive(state, closed?.updatedAtMs ?? 0, score, now.getTime())) return { kind: 'recent' };
         await this.ownerIndex.dropActive(ownerKey, [{ taskId, maxScore: score }]);
         return { kind: 'removed', state };
       }
@@ -61,15 +61,14 @@ export class MaintenanceOperations extends StoreRole {
       case 'RECENT':
         return { kind: 'recent' };
       case 'WAKE':
-        return { kind: 'wake', turn: Number(reply[1]), ownerKey: str(reply[2]), contextId: str(reply[3]) };
-      default:
-        return { kind: 'candidate', turn: Number(reply[1]), ownerKey: str(reply[2]), contextId: str(reply[3]), parentTaskId: str(reply[4]) || undefined };
+        return { kind: 'wake', turn: verdict.turn, ownerKey: verdict.ownerKey, contextId: verdict.contextId };
+      case 'CANDIDATE':
+        return { kind: 'candidate', turn: verdict.turn, ownerKey: verdict.ownerKey, contextId: verdict.contextId, parentTaskId: verdict.parentTaskId };
     }
   }
 
   /** Releases a lock taken with SET NX PX only while `token` still holds it. */
   async releaseLock(key: string, token: string): Promise<boolean> {
-    const reply = await this.run('releaseLock', [key], [token]);
-    return reply[0] === 'RELEASED';
+    return this.call(releaseLockScript, { lock: key }, { token });
   }
 }
