@@ -1,5 +1,6 @@
 // What the reconciler and shutdown do to the store: drop stale active entries, release locks, flush index hints.
 import type { TaskState } from '../protocol/types.ts';
+import { scanKeys } from '../redis/cross-slot.ts';
 import { reconcileEntryScript, releaseLockScript } from './maintenance-scripts.ts';
 import { StoreRole } from './store-role.ts';
 
@@ -65,6 +66,41 @@ export class MaintenanceOperations extends StoreRole {
       case 'CANDIDATE':
         return { kind: 'candidate', turn: verdict.turn, ownerKey: verdict.ownerKey, contextId: verdict.contextId, parentTaskId: verdict.parentTaskId };
     }
+  }
+
+  /** Takes the reconciler's sweep lock for `token` unless another process holds it. */
+  async takeReconcilerLock(token: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.reconcilerLock(), token, 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  /** Releases the reconciler's sweep lock while `token` still holds it. */
+  releaseReconcilerLock(token: string): Promise<boolean> {
+    return this.releaseLock(this.keys.reconcilerLock(), token);
+  }
+
+  /**
+   * The owners whose active sets exist, a SCAN batch at a time. Owners' active sets live in
+   * their owners' slots: on a Cluster, on every master.
+   */
+  async *ownersWithActiveSets(count: number): AsyncGenerator<string[]> {
+    for await (const keys of scanKeys(this.redis, this.keys.ownerActivePattern(), count)) {
+      const owners = keys.map((key) => this.keys.ownerOfActiveSet(key)).filter((ownerKey) => ownerKey !== undefined);
+      if (owners.length > 0) yield owners;
+    }
+  }
+
+  /** An owner's active-set entries (task id, when it became active in ms), a ZSCAN page at a time. */
+  async *activeEntries(ownerKey: string, count: number): AsyncGenerator<{ taskId: string; score: number }[]> {
+    const key = this.keys.ownerActiveTasks(ownerKey);
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.redis.zscan(key, cursor, 'COUNT', count);
+      cursor = next;
+      // ZSCAN replies member, score, member, score, ...
+      const entries: { taskId: string; score: number }[] = [];
+      for (let i = 0; i < flat.length; i += 2) entries.push({ taskId: flat[i] as string, score: Number(flat[i + 1]) });
+      yield entries;
+    } while (cursor !== '0');
   }
 
   /** Releases a lock taken with SET NX PX only while `token` still holds it. */
