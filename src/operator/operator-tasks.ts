@@ -12,7 +12,7 @@ import type { RecentCursor } from '../store/recent-tasks.ts';
 import { ownerFromKey, type Owner, type TaskStore } from '../store/task-store.ts';
 import { inspectTask, type TaskInspection } from './task-inspection.ts';
 import { readSubAgentTree, readTimeline, type SubAgentNode, type TimelineEntry } from './task-timeline.ts';
-import { taskField } from '../store/task-hash.ts';
+import { readListedTasks } from '../store/operator-reads.ts';
 
 /** One row of the operators' task list. */
 export interface OperatorTaskSummary {
@@ -146,21 +146,21 @@ export class OperatorTasks {
       afterMs,
       beforeMs,
     });
-    const fields = [taskField.owner, taskField.state, taskField.contextId, taskField.createdAtMs, taskField.parentTaskId, taskField.role];
-    const hashes = await Promise.all(entries.map((entry) => this.redis.hmget(this.service.store.keys.task(entry.taskId).task, ...fields)));
+    const listed = await readListedTasks(this.redis, this.prefix, entries.map((entry) => entry.taskId));
     const tasks: OperatorTaskSummary[] = [];
     const gone: string[] = [];
     let examined = 0;
     let last: RecentCursor | undefined;
     for (let i = 0; i < entries.length && tasks.length < pageSize; i++) {
       const entry = entries[i] as (typeof entries)[number];
-      const [ownerKey, state, contextId, createdAtMs, parentTaskId, role] = hashes[i] ?? [];
+      const row = listed[i];
       examined += 1;
       last = entry;
-      if (ownerKey === null || ownerKey === undefined || state === null || state === undefined) {
+      if (row === undefined) {
         gone.push(entry.taskId); // expired past its retention: the hint goes
         continue;
       }
+      const { ownerKey, state, contextId, createdAtMs, parentTaskId, role } = row;
       const owner = ownerFromKey(ownerKey);
       if (tenant !== undefined && owner.tenant !== tenant) continue;
       if (request.agent !== undefined && owner.agent !== request.agent) continue;
