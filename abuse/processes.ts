@@ -13,8 +13,16 @@ export interface RoleProcess {
   stop(): Promise<void>;
 }
 
+/**
+ * Extra node options for one role, from ABUSE_SERVE_NODE_ARGS / ABUSE_WORKER_NODE_ARGS (space
+ * separated), e.g. `--cpu-prof --cpu-prof-dir=prof` to see where a row's CPU goes.
+ */
+function nodeArgsOf(role: 'serve' | 'worker'): string[] {
+  return (process.env[`ABUSE_${role.toUpperCase()}_NODE_ARGS`] ?? '').split(' ').filter((arg) => arg !== '');
+}
+
 export async function startRole(root: string, role: 'serve' | 'worker', env: Record<string, string>): Promise<RoleProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), role], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgsOf(role), '--import', 'tsx', join(root, 'src/cli/main.ts'), role], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
