@@ -57,7 +57,8 @@ export async function startRole(root: string, role: 'serve' | 'worker', env: Rec
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      // A profiled process writes its profile as it exits: give it time to.
+      const timer = setTimeout(() => child.kill('SIGKILL'), nodeArgsOf(role).length > 0 ? 60_000 : 10_000);
       await exited;
       clearTimeout(timer);
     },

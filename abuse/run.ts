@@ -39,7 +39,8 @@ import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
 import { newId } from '../src/ids.ts';
 import { ownerFromKey, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { startOwnRedis } from '../test/support/redis-server.ts';
-import { DOWNSTREAM_TOKEN, startHostileBackends, type HostileMode } from './hostile-backends.ts';
+import { DOWNSTREAM_TOKEN, type HostileMode } from './hostile-backends.ts';
+import { startHostileProcess } from './hostile-process.ts';
 import { sampleProcess, startRole, type RoleProcess } from './processes.ts';
 import { percentile, Victim } from './victim.ts';
 
@@ -51,6 +52,14 @@ const REDIS_CEILING_MB = Number(process.env.ABUSE_REDIS_CEILING_MB ?? 512);
 const STORED_BYTES_QUOTA = 32 * 1024 * 1024;
 /** ABUSE_ONLY=7,7b runs only those attacks (and the quiet baseline), e.g. to measure one fix. */
 const ONLY = process.env.ABUSE_ONLY?.split(',').map((name) => name.trim());
+/** ABUSE_SLOWLOG=1 prints Redis' slowest commands of each attack (its own time, not the queue's). */
+const SLOWLOG = process.env.ABUSE_SLOWLOG === '1';
+
+/** The five slowest commands Redis ran since its slowlog was reset, one line each. */
+async function slowest(redis: Redis): Promise<string> {
+  const entries = ((await redis.slowlog('GET', 128)) as [number, number, number, (string | Buffer)[]][]).sort((a, b) => b[2] - a[2]).slice(0, 5);
+  return entries.map(([, , micros, args]) => `  redis ${Math.round(micros / 1000)} ms: ${args.slice(0, 3).map((arg) => String(arg).slice(0, 40)).join(' ')}\n`).join('');
+}
 
 interface Row {
   attack: string;
@@ -154,9 +163,9 @@ const ms = (value: number): number => Math.round(value * 10) / 10;
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const redisServer = await startOwnRedis();
+  const redisServer = await startOwnRedis(SLOWLOG ? { args: ['--slowlog-log-slower-than', '5000'] } : {});
   const dataDir = mkdtempSync(join(tmpdir(), 'a2a-abuse-'));
-  const hostile = await startHostileBackends();
+  const hostile = await startHostileProcess(ROOT);
   // Beside the demo agent (the victim's and attacks 1-12's), one agent on each hostile backend,
   // with short time bounds so a hung backend ends its turn within the attack's window.
   const configFile = join(dataDir, 'abuse.json');
@@ -226,7 +235,9 @@ async function main(): Promise<void> {
       // ABUSE_ONLY=13 runs 13a, 13b, …; ABUSE_ONLY=13c only that one.
       if (ONLY !== undefined && attack !== 'quiet' && !ONLY.some((only) => id === only || (id.startsWith(only) && /^[a-z]$/.test(id.slice(only.length))))) return;
       process.stderr.write(`abuse: ${attack} …\n`);
+      if (SLOWLOG) await redis.slowlog('RESET');
       const observed = await observe(gateway, worker, redis, run);
+      if (SLOWLOG) process.stderr.write(await slowest(redis));
       const window = victim.take();
       const p99 = percentile(window.latenciesMs, 99);
       rows.push({
