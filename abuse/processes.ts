@@ -79,3 +79,14 @@ export function sampleProcess(pid: number): ProcessSample {
     return { rssMb: 0, fds: 0 };
   }
 }
+
+/** CPU seconds (user + system) the process has used so far; 0 once it is gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command name.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}

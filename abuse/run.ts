@@ -41,7 +41,7 @@ import { ownerFromKey, TaskStore, type Owner } from '../src/store/task-store.ts'
 import { startOwnRedis } from '../test/support/redis-server.ts';
 import { DOWNSTREAM_TOKEN, type HostileMode } from './hostile-backends.ts';
 import { startHostileProcess } from './hostile-process.ts';
-import { sampleProcess, startRole, type RoleProcess } from './processes.ts';
+import { cpuSeconds, sampleProcess, startRole, type RoleProcess } from './processes.ts';
 import { percentile, Victim } from './victim.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -71,6 +71,9 @@ interface Row {
   fds: number;
   pingMs: string;
   redisMb: number;
+  /** CPU seconds the worker, the gateway and Redis spent during the attack, and the bytes Redis received (MB): load-independent costs. */
+  cpu: string;
+  redisInMb: number;
   seen: string;
   verdict: string;
 }
@@ -128,7 +131,13 @@ async function observe<T>(
   worker: RoleProcess,
   redis: Redis,
   during: () => Promise<T>,
-): Promise<{ result: T; rssMb: number; workerRssMb: number; fds: number; pingMs: number | 'timeout'; redisMb: number }> {
+): Promise<{ result: T; rssMb: number; workerRssMb: number; fds: number; pingMs: number | 'timeout'; redisMb: number; cpu: string; redisInMb: number }> {
+  const redisStats = async (): Promise<{ cpu: number; inBytes: number }> => {
+    const info = await redis.info().catch(() => '');
+    const field = (name: string): number => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+    return { cpu: field('used_cpu_user') + field('used_cpu_sys'), inBytes: field('total_net_input_bytes') };
+  };
+  const cpuBefore = { worker: cpuSeconds(worker.pid), gateway: cpuSeconds(gateway.pid), redis: await redisStats() };
   let rssMb = 0;
   let workerRssMb = 0;
   let redisMb = 0;
@@ -156,7 +165,11 @@ async function observe<T>(
   const result = await during();
   running = false;
   await sampler;
-  return { result, rssMb, workerRssMb, fds, pingMs, redisMb };
+  const redisAfter = await redisStats();
+  const spent = (seconds: number): string => String(Math.round(seconds * 10) / 10);
+  const cpu = `${spent(cpuSeconds(worker.pid) - cpuBefore.worker)} / ${spent(cpuSeconds(gateway.pid) - cpuBefore.gateway)} / ${spent(redisAfter.cpu - cpuBefore.redis.cpu)}`;
+  const redisInMb = Math.round((redisAfter.inBytes - cpuBefore.redis.inBytes) / (1024 * 1024));
+  return { result, rssMb, workerRssMb, fds, pingMs, redisMb, cpu, redisInMb };
 }
 
 const ms = (value: number): number => Math.round(value * 10) / 10;
@@ -250,6 +263,8 @@ async function main(): Promise<void> {
         fds: observed.fds,
         pingMs: String(observed.pingMs),
         redisMb: observed.redisMb,
+        cpu: observed.cpu,
+        redisInMb: observed.redisInMb,
         seen: observed.result,
         verdict: !gateway.alive()
           ? 'FAIL: the gateway exited'
@@ -525,8 +540,8 @@ async function main(): Promise<void> {
 }
 
 function printTable(rows: Row[]): void {
-  const header = ['attack', 'victim p50 ms', 'victim p99 ms', 'victim errors', 'gateway RSS MB', 'worker RSS MB', 'gateway fds', 'Redis PING ms', 'Redis MB', 'verdict'];
-  const cells = rows.map((row) => [row.attack, String(row.p50), String(row.p99), row.errors, String(row.rssMb), String(row.workerRssMb), String(row.fds), row.pingMs, String(row.redisMb), row.verdict]);
+  const header = ['attack', 'victim p50 ms', 'victim p99 ms', 'victim errors', 'gateway RSS MB', 'worker RSS MB', 'gateway fds', 'Redis PING ms', 'Redis MB', 'CPU s worker/gateway/Redis', 'to Redis MB', 'verdict'];
+  const cells = rows.map((row) => [row.attack, String(row.p50), String(row.p99), row.errors, String(row.rssMb), String(row.workerRssMb), String(row.fds), row.pingMs, String(row.redisMb), row.cpu, String(row.redisInMb), row.verdict]);
   const widths = header.map((title, i) => Math.max(title.length, ...cells.map((line) => (line[i] as string).length)));
   const line = (values: string[]): string => `| ${values.map((value, i) => value.padEnd(widths[i] as number)).join(' | ')} |`;
   process.stdout.write(`${line(header)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|\n`);
