@@ -82,6 +82,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The model server's API key, looked for at the origin a redirect points at. */
 const MODEL_KEY = 'abuse-model-secret';
 
+const ENDED = ['completed', 'failed', 'canceled', 'rejected', 'input_required'];
+
 /**
  * Sends `text` to `agent` as a new task and follows it until it ends or `waitMs` passes: its
  * final state and the first words of its status message.
@@ -105,8 +107,20 @@ async function hostileTurn(gatewayUrl: string, agent: string, token: string, tex
     const status = read?.ok === true ? ((await read.json()) as { status?: { state?: string; message?: { parts?: { text?: string }[] } } }).status : undefined;
     state = (status?.state ?? state).replace('TASK_STATE_', '').toLowerCase();
     said = status?.message?.parts?.[0]?.text ?? '';
-    if (['completed', 'failed', 'canceled', 'rejected', 'input_required'].includes(state)) break;
+    if (ENDED.includes(state)) break;
     await sleep(500);
+  }
+  if (!ENDED.includes(state)) {
+    // Still running (a paced endless stream): canceled, so its turn ends with this attack and
+    // does not run on into the next one's figures.
+    await fetch(`${base}/tasks/${task.id}:cancel`, { method: 'POST', headers }).catch(() => undefined);
+    const canceledBy = Date.now() + 10_000;
+    while (Date.now() < canceledBy) {
+      const read = await fetch(`${base}/tasks/${task.id}?historyLength=0`, { headers }).catch(() => undefined);
+      const now = read?.ok === true ? ((await read.json()) as { status?: { state?: string } }).status?.state?.replace('TASK_STATE_', '').toLowerCase() : undefined;
+      if (now !== undefined && ENDED.includes(now)) return `${state}, then ${now} by the run`;
+      await sleep(500);
+    }
   }
   return `${state}${said === '' ? '' : ` ("${said.slice(0, 200)}")`}`;
 }
