@@ -125,7 +125,8 @@ class EventFramer {
       const run = end - index;
       this.lineBytes += run;
       this.eventBytes += run;
-      if (this.eventBytes > this.max) {
+      // Counted as the event's content arrives: a line ending alone never takes it past the bound.
+      if (run > 0 && this.eventBytes > this.max) {
         // The events completed before it in this chunk are still handed on; the stream fails at the next read.
         this.failure = this.exceeded();
         if (boundary < 0) throw this.failure;

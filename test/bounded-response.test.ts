@@ -153,6 +153,15 @@ describe('an SSE stream', () => {
     for (const chunk of chunks) expect(chunk).toMatch(/(\n\n|\r\n\r\n|\r\r)$/);
   });
 
+  it('takes an event of exactly maxEventBytes, whatever blank lines follow it', async () => {
+    const exact = `data: ${'x'.repeat(8 * KIB - 6)}\r\r\r\n\ndata: next\n\n`;
+    routes['/exact'] = (_request, response) => {
+      sse(response);
+      response.end(exact);
+    };
+    expect(await read('/exact')).toBe(exact);
+  });
+
   it('with one event over maxEventBytes refuses it before the reader has seen any of it', async () => {
     routes['/huge-event'] = (_request, response) => {
       sse(response);
