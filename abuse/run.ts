@@ -118,7 +118,7 @@ async function hostileTurn(gatewayUrl: string, agent: string, token: string, tex
     while (Date.now() < canceledBy) {
       const read = await fetch(`${base}/tasks/${task.id}?historyLength=0`, { headers }).catch(() => undefined);
       const now = read?.ok === true ? ((await read.json()) as { status?: { state?: string } }).status?.state?.replace('TASK_STATE_', '').toLowerCase() : undefined;
-      if (now !== undefined && ENDED.includes(now)) return `${state}, then ${now} by the run`;
+      if (now !== undefined && ENDED.includes(now)) return `${state}, then ${now} (the run canceled it)`;
       await sleep(500);
     }
   }
