@@ -1,13 +1,14 @@
 // GET /agents: the agents behind this gateway that the caller may use (its credentials grant
 // one of each agent's scopes), with where their cards are. Authenticated like the bindings.
+import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import { mayUseAgent } from '../auth/scopes.ts';
 import { anonymousPrincipal } from '../auth/principal.ts';
 import { restErrorBody } from '../bindings/rest/index.ts';
 import { toA2AError } from '../bindings/errors.ts';
 import { ClientGoneError, type Exchange } from '../bindings/http/exchange.ts';
-import { admitRequest } from '../bindings/http/pipeline.ts';
+import { admitRequest, type RequestEdge } from '../bindings/http/pipeline.ts';
+import type { Logger } from '../logging/logger.ts';
 import { A2AError } from '../protocol/errors.ts';
-import type { GatewayAppOptions } from './app.ts';
 
 export interface AgentListing {
   name: string;
@@ -17,7 +18,18 @@ export interface AgentListing {
   default: boolean;
 }
 
-export async function handleAgentList(exchange: Exchange, options: Pick<GatewayAppOptions, 'edge' | 'endpoints' | 'root' | 'publicUrl' | 'logger'>): Promise<void> {
+/** What the list reads: the gateway app's options of the same names. */
+export interface AgentListOptions {
+  edge: RequestEdge;
+  endpoints: ReadonlyMap<string, AgentEndpoint>;
+  /** The default agent, also served at the root URLs. */
+  root: AgentEndpoint;
+  /** Where clients reach this gateway: the card URLs start with it. */
+  publicUrl: string;
+  logger: Logger;
+}
+
+export async function handleAgentList(exchange: Exchange, options: AgentListOptions): Promise<void> {
   try {
     if (exchange.method !== 'GET') {
       exchange.response.setHeader('Allow', 'GET');

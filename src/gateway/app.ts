@@ -22,7 +22,7 @@ import { canonicalTarget, targetOf } from './request-path.ts';
 import { observeRequest } from '../telemetry/request-observer.ts';
 import { handleJsonRpc } from '../bindings/jsonrpc/index.ts';
 import { handleRest, restErrorBody } from '../bindings/rest/index.ts';
-import { JSONRPC_PATH, REST_BASE_PATH } from '../bindings/rest/routes.ts';
+import { JSONRPC_PATH, REST_BASE_PATH } from '../protocol/endpoints.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { SseStreams } from '../bindings/sse/sse-writer.ts';
 import type { TaskService } from '../tasks/service.ts';

@@ -1,6 +1,6 @@
 // Every agent's endpoint and cards, built once the ports are bound: the cards name the bound
 // port when port 0 asked for any free one, and the gRPC port when it is on.
-import { AgentCards } from '../../agent-card/agent-cards.ts';
+import { AgentCards } from '../agents/agent-cards.ts';
 import { serveAgentCard, type ServedCard } from '../../agent-card/card.ts';
 import { signAgentCard } from '../../agent-card/sign.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
@@ -8,7 +8,7 @@ import type { Agents } from '../agents/agents.ts';
 import type { GatewayKeys } from '../auth/keys/gateway-keys.ts';
 import { agentTenantOf } from '../bindings/grpc/call-metadata.ts';
 import type { Logger } from '../logging/logger.ts';
-import { SCHEDULES_EXTENSION_URI } from '../schedules/schedule-types.ts';
+import { SCHEDULES_EXTENSION_URI } from '../extensions/schedules.ts';
 
 export interface GatewayEndpoints {
   /** The default agent at the root URL. */

@@ -20,6 +20,7 @@ import { UnauthenticatedLimiter } from '../limits/unauthenticated-limiter.ts';
 import type { Logger } from '../logging/logger.ts';
 import { OPERATIONS } from '../operations/registry.ts';
 import type { PushResolver } from '../push/receiver-policy.ts';
+import type { TaskStore } from '../store/task-store.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { createGatewayListener } from './app.ts';
 import { createGatewayAuthenticator } from './gateway-auth.ts';
@@ -43,6 +44,8 @@ export interface GatewayRole {
   /** The gRPC binding, when grpcPort is not "off": its bound port and the host:port the cards declare. */
   grpc: { port: number; address: string } | undefined;
   service: TaskService;
+  /** The task store the service was built on (its keys, for tools and tests that look at Redis). */
+  store: TaskStore;
   hub: EventHub;
   /** The local development issuer, when no issuer is configured (npm run token). */
   devIssuer: DevIssuer | undefined;
@@ -176,6 +179,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
     endpoints,
     grpc: grpcListener === undefined || grpcAddress === undefined ? undefined : { port: grpcListener.port, address: grpcAddress },
     service,
+    store: tasks.store,
     hub: tasks.hub,
     devIssuer: keys.devIssuer,
     get draining() {

@@ -7,10 +7,9 @@ import type { Principal } from '../auth/principal.ts';
 import { spansEveryTenant } from '../auth/scopes.ts';
 import { A2AError, invalidParams, taskNotFound } from '../protocol/errors.ts';
 import type { Task, TaskState } from '../protocol/types.ts';
-import type { DeadLetterView } from '../push/dead-letters.ts';
+import type { DeadLetterView, PushDeadLetters } from '../push/dead-letters.ts';
 import type { RecentCursor } from '../store/recent-tasks.ts';
-import { ownerFromKey, type Owner } from '../store/task-store.ts';
-import type { TaskService } from '../tasks/service.ts';
+import { ownerFromKey, type Owner, type TaskStore } from '../store/task-store.ts';
 import { inspectTask, type TaskInspection } from './task-inspection.ts';
 import { readSubAgentTree, readTimeline, type SubAgentNode, type TimelineEntry } from './task-timeline.ts';
 import { taskField } from '../store/task-hash.ts';
@@ -101,8 +100,15 @@ function decodeCursor(token: string): RecentCursor {
 
 const iso = (ms: string | null | undefined): string | undefined => (ms === null || ms === undefined || ms === '' ? undefined : new Date(Number(ms)).toISOString());
 
+/** What the operators' view reads and does: the store, the dead letters, the owners' cancel. */
+export interface OperatorTaskDeps {
+  store: TaskStore;
+  pushDeadLetters: PushDeadLetters | undefined;
+  cancelTask(owner: Owner, request: { id: string }, requestedBy?: string): Promise<Task>;
+}
+
 export class OperatorTasks {
-  constructor(private readonly service: TaskService) {}
+  constructor(private readonly service: OperatorTaskDeps) {}
 
   private get redis() {
     return this.service.store.redis;
@@ -214,16 +220,4 @@ export class OperatorTasks {
     const owner = await this.ownerOf(operator, taskId);
     return this.service.cancelTask(owner, { id: taskId }, operatorIdOf(operator));
   }
-}
-
-const instances = new WeakMap<TaskService, OperatorTasks>();
-
-/** The operators' view over a task service (one per service). */
-export function operatorTasksOf(service: TaskService): OperatorTasks {
-  let found = instances.get(service);
-  if (found === undefined) {
-    found = new OperatorTasks(service);
-    instances.set(service, found);
-  }
-  return found;
 }
