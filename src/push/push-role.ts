@@ -4,6 +4,7 @@
 import type { Queue, Worker } from 'bullmq';
 import { createPushQueue, createPushWorker, type PushJobData } from '../../queues/push.ts';
 import type { GatewayConfig } from '../config/schema.ts';
+import type { Lifecycle } from '../app/lifecycle.ts';
 import type { Logger } from '../logging/logger.ts';
 import { isCluster, openRedis, whenReady } from '../redis/connection.ts';
 import { RedisKeys } from '../store/keys.ts';
@@ -15,11 +16,10 @@ import { loadPushSigningKeys, previousKeysSignUntil } from './signing-key.ts';
 import { WebhookSender } from './webhook-sender.ts';
 import { WebhookSigner } from './webhook-signature.ts';
 
-export interface PushRoleHandle {
+export interface PushRole {
   outbox: PushOutbox;
   store: PushStore;
   queue: Queue<PushJobData>;
-  close(): Promise<void>;
 }
 
 export interface PushRoleOptions {
@@ -28,7 +28,8 @@ export interface PushRoleOptions {
   resolve?: PushResolver;
 }
 
-export async function startPushRole(config: GatewayConfig, logger: Logger, options: PushRoleOptions): Promise<PushRoleHandle> {
+/** Starts webhook delivery; what it starts is registered with the lifecycle, which stops it. */
+export async function startPushRole(lifecycle: Lifecycle, config: GatewayConfig, logger: Logger, options: PushRoleOptions): Promise<PushRole> {
   const settings = config.push;
   const signingKeys = await loadPushSigningKeys(config, options.baseDir);
   const commands = openRedis(config, 'commands');
@@ -37,6 +38,14 @@ export async function startPushRole(config: GatewayConfig, logger: Logger, optio
   for (const [role, connection] of [['push commands', commands], ['push events', subscriber], ['push worker', workerConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
+  lifecycle.register({
+    name: 'push Redis connections',
+    async stop() {
+      subscriber.disconnect();
+      workerConnection.disconnect();
+      await commands.quit().catch(() => undefined);
+    },
+  });
   const previousUntilMs = await previousKeysSignUntil(commands, config.keyPrefix, signingKeys, settings.signingKeyOverlapSeconds);
   if (previousUntilMs > Date.now()) {
     logger.info('webhook signing key rotation: the previous keys sign beside the current one until the overlap ends', {
@@ -45,11 +54,13 @@ export async function startPushRole(config: GatewayConfig, logger: Logger, optio
     });
   }
   const signer = new WebhookSigner(signingKeys.current, { keys: signingKeys.previous, untilMs: previousUntilMs });
+  const sender = new WebhookSender(new ReceiverPolicy({ allowedHosts: settings.allowedHosts, maxUrlLength: settings.maxUrlLength, resolve: options.resolve }), settings.timeoutMs);
+  lifecycle.register({ name: 'webhook sender', stop: () => sender.close() });
   const store = new PushStore(commands, config.keyPrefix);
   const queue = createPushQueue(commands, config.keyPrefix);
   queue.on('error', (error: Error) => logger.debug('push queue error', { error: error.message }));
+  lifecycle.register({ name: 'push queue', stop: () => queue.close().catch(() => undefined) });
   const outbox = new PushOutbox(store, queue, logger, settings.sweepIntervalMs);
-  const sender = new WebhookSender(new ReceiverPolicy({ allowedHosts: settings.allowedHosts, maxUrlLength: settings.maxUrlLength, resolve: options.resolve }), settings.timeoutMs);
   const delivery = new PushDelivery({
     store,
     outbox,
@@ -72,6 +83,7 @@ export async function startPushRole(config: GatewayConfig, logger: Logger, optio
     process: (job, token) => delivery.process(job, token),
   });
   worker.on('error', (error) => logger.warn('push worker error', { error: error.message }));
+  lifecycle.register({ name: 'push worker', stop: () => worker.close() });
 
   const taskKeys = new RedisKeys(config.keyPrefix);
   const attached = store.keys.attachedChannel();
@@ -95,19 +107,6 @@ export async function startPushRole(config: GatewayConfig, logger: Logger, optio
   if (!isCluster(subscriber)) await subscriber.psubscribe(taskKeys.eventChannelPattern());
   await subscriber.subscribe(attached);
   await worker.waitUntilReady();
-  outbox.start();
-  return {
-    outbox,
-    store,
-    queue,
-    async close() {
-      await outbox.close();
-      await worker.close();
-      await queue.close().catch(() => undefined);
-      await sender.close();
-      subscriber.disconnect();
-      workerConnection.disconnect();
-      await commands.quit().catch(() => undefined);
-    },
-  };
+  await lifecycle.start({ name: 'push outbox', start: () => outbox.start(), stop: () => outbox.close() });
+  return { outbox, store, queue };
 }

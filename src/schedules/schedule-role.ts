@@ -4,6 +4,7 @@ import { createScheduleQueue, createScheduleWorker, type ScheduleJobData } from 
 import { TurnQueues } from '../../queues/turns.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { GatewayConfig } from '../config/schema.ts';
+import type { Lifecycle } from '../app/lifecycle.ts';
 import type { Logger } from '../logging/logger.ts';
 import { openRedis } from '../redis/connection.ts';
 import { replayBoundOf } from '../store/replay-bound.ts';
@@ -13,19 +14,30 @@ import { ScheduleFirer } from './schedule-firer.ts';
 import { ScheduleReconciler } from './schedule-reconciler.ts';
 import { ScheduleStore } from './schedule-store.ts';
 
-export interface ScheduleRoleHandle {
+export interface ScheduleRole {
   /** Re-creates lost jobs and starts stuck firings (reconcileOnce() on demand). */
   reconciler: ScheduleReconciler;
-  close(): Promise<void>;
 }
 
-export async function startScheduleRole(config: GatewayConfig, agents: Agents, logger: Logger): Promise<ScheduleRoleHandle> {
+/** Starts schedule firing; what it starts is registered with the lifecycle, which stops it. */
+export async function startScheduleRole(lifecycle: Lifecycle, config: GatewayConfig, agents: Agents, logger: Logger): Promise<ScheduleRole> {
   const commands = openRedis(config, 'commands');
   const workerConnection = openRedis(config, 'worker');
   for (const [role, connection] of [['schedule commands', commands], ['schedule worker', workerConnection]] as const) {
     connection.on('error', (error: Error) => logger.warn('Redis connection error; reconnecting', { role, error: error.message }));
   }
+  lifecycle.register({
+    name: 'schedule Redis connections',
+    async stop() {
+      workerConnection.disconnect();
+      await commands.quit().catch(() => undefined);
+    },
+  });
   const queues = new TurnQueues(commands, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
+  lifecycle.register({ name: 'schedule turn queues', stop: () => queues.close() });
+  const queue = createScheduleQueue(commands, config.keyPrefix);
+  queue.on('error', (error: Error) => logger.debug('schedule queue error', { error: error.message }));
+  lifecycle.register({ name: 'schedule queue', stop: () => queue.close().catch(() => undefined) });
   const store = new ScheduleStore(commands, config.keyPrefix);
   const firer = new ScheduleFirer({
     store,
@@ -48,20 +60,9 @@ export async function startScheduleRole(config: GatewayConfig, agents: Agents, l
   });
   worker.on('error', (error) => logger.warn('schedule worker error', { error: error.message }));
   worker.on('failed', (job, error) => logger.warn('schedule job failed; retried', { scheduleId: job?.data.scheduleId, error: error.message }));
+  lifecycle.register({ name: 'schedule worker', stop: () => worker.close() });
   await worker.waitUntilReady();
-  const queue = createScheduleQueue(commands, config.keyPrefix);
-  queue.on('error', (error: Error) => logger.debug('schedule queue error', { error: error.message }));
   const reconciler = new ScheduleReconciler({ store, queue, firer, logger, intervalMs: config.schedules.reconcileIntervalMs });
-  reconciler.start();
-  return {
-    reconciler,
-    async close() {
-      await reconciler.close();
-      await worker.close();
-      await queue.close().catch(() => undefined);
-      await queues.close();
-      workerConnection.disconnect();
-      await commands.quit().catch(() => undefined);
-    },
-  };
+  await lifecycle.start({ name: 'schedule reconciler', start: () => reconciler.start(), stop: () => reconciler.close() });
+  return { reconciler };
 }

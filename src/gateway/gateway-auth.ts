@@ -1,0 +1,47 @@
+// How the gateway authenticates callers, from the auth settings: bearer JWTs of the configured
+// issuers (or of the local development issuer when none is), HTTP message signatures of
+// configured partners, or nobody at all; the risky choices are said out loud at start.
+import { AUTHENTICATION_OFF, createAuthenticator, type Authenticator } from '../auth/authenticator.ts';
+import type { DevIssuer } from '../auth/dev-issuer.ts';
+import { JwtVerifier } from '../auth/jwt/jwt-verifier.ts';
+import { RequestSignatureVerifier } from '../auth/signatures/verify-request.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { RedisClient } from '../redis/connection.ts';
+
+export function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger): Authenticator {
+  const authenticator = authenticatorOf(config, devIssuer, redis, baseDir, logger);
+  if (!authenticator.enabled) {
+    logger.warn('authentication is OFF (auth.enabled=false): every caller is anonymous and the agent card declares no security');
+  } else if (devIssuer !== undefined) {
+    logger.warn(
+      `NO TOKEN ISSUER CONFIGURED: accepting tokens of the local DEVELOPMENT issuer, whose key is in ${devIssuer.keyFile}; anyone who can read that file can mint tokens. For local use only: configure auth.issuers before exposing this gateway (it refuses to start like this when NODE_ENV=production or production=true).`,
+    );
+  }
+  return authenticator;
+}
+
+function authenticatorOf(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger): Authenticator {
+  const { auth } = config;
+  if (!auth.enabled) return AUTHENTICATION_OFF;
+  const issuers = devIssuer === undefined ? auth.issuers : [devIssuer.issuerConfig()];
+  const jwt = new JwtVerifier({
+    issuers,
+    clockToleranceSeconds: auth.clockToleranceSeconds,
+    jwksCacheSeconds: auth.jwksCacheSeconds,
+    verifiedTokenCacheEntries: auth.verifiedTokenCacheEntries,
+    baseDir,
+    logger,
+  });
+  const signatures =
+    auth.partners.length === 0
+      ? undefined
+      : new RequestSignatureVerifier({
+          partners: auth.partners,
+          redis,
+          keyPrefix: config.keyPrefix,
+          maxAgeSeconds: auth.signatureMaxAgeSeconds,
+          clockToleranceSeconds: auth.clockToleranceSeconds,
+        });
+  return createAuthenticator(jwt, signatures);
+}

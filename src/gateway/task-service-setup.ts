@@ -1,0 +1,112 @@
+// The gateway's task service and what it is made of: the store, the event hub, the turn queues
+// and, when enabled, push configurations and schedules. The service is constructed here only.
+import type { Queue } from 'bullmq';
+import { createPushQueue } from '../../queues/push.ts';
+import { createScheduleQueue } from '../../queues/schedules.ts';
+import { TurnQueues } from '../../queues/turns.ts';
+import type { Lifecycle } from '../app/lifecycle.ts';
+import type { Agents } from '../agents/agents.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import { AssignmentStore } from '../coordination/assignment-store.ts';
+import { Delegator } from '../coordination/delegator.ts';
+import { EventHub } from '../events/hub.ts';
+import { ByteRates } from '../limits/byte-rates.ts';
+import { StorageQuota } from '../limits/storage-quota.ts';
+import type { Logger } from '../logging/logger.ts';
+import { PushDeadLetters } from '../push/dead-letters.ts';
+import { PushConfigs } from '../push/push-configs.ts';
+import { PushStore } from '../push/push-store.ts';
+import { ReceiverPolicy, type PushResolver } from '../push/receiver-policy.ts';
+import { ReplicaAck, replicaAckOf } from '../redis/replica-ack.ts';
+import { ScheduleService } from '../schedules/schedule-service.ts';
+import { ScheduleStore } from '../schedules/schedule-store.ts';
+import { recentTaskIndexOf } from '../store/recent-tasks.ts';
+import { replayBoundOf } from '../store/replay-bound.ts';
+import { TaskStore } from '../store/task-store.ts';
+import { TaskService } from '../tasks/service.ts';
+import type { GatewayRedis } from './gateway-redis.ts';
+
+export interface GatewayTasks {
+  service: TaskService;
+  store: TaskStore;
+  hub: EventHub;
+  queues: TurnQueues;
+  /** Undefined when push.enabled is false. */
+  pushQueue: Queue | undefined;
+  /** Undefined when schedules.enabled is false. */
+  scheduleQueue: Queue | undefined;
+  /** Per-owner byte rates: request bodies at the bindings, stored messages in the task service. */
+  byteRates: ByteRates;
+}
+
+export interface TaskServiceSetup {
+  config: GatewayConfig;
+  agents: Agents;
+  redis: GatewayRedis;
+  logger: Logger;
+  /** How webhook receivers' host names are resolved when a config is registered (tests inject one). */
+  pushResolver?: PushResolver;
+}
+
+export async function buildTaskService(lifecycle: Lifecycle, setup: TaskServiceSetup): Promise<GatewayTasks> {
+  const { config, agents, logger } = setup;
+  const { commands, subscriber, queue: queueConnection } = setup.redis;
+  const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay), recentTaskIndexOf(config));
+  // The operators' index gets what this process noted last (a hint: lost, the next write restores it).
+  lifecycle.register({ name: 'task store indexes', stop: () => store.flushIndexesWithin(1_000) });
+  const hub = new EventHub(subscriber, store.keys, { outageGraceMs: config.redisOutageGraceMs });
+  await lifecycle.start({ name: 'event hub', start: () => hub.start() });
+  // The queues re-emit their connection's errors, which the connection's handler already logs;
+  // without a listener BullMQ would print each one to stderr while Redis is down.
+  // On the store's connection: a new task's job add then rides in the same write as its create script (TaskStore.createTask).
+  const queues = new TurnQueues(commands, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
+  lifecycle.register({ name: 'turn queues', stop: () => queues.close() });
+  const scheduleQueue = config.schedules.enabled ? createScheduleQueue(queueConnection, config.keyPrefix) : undefined;
+  if (scheduleQueue !== undefined) {
+    scheduleQueue.on('error', (error: Error) => logger.debug('schedule queue error', { error: error.message }));
+    lifecycle.register({ name: 'schedule queue', stop: () => scheduleQueue.close().catch(() => undefined) });
+  }
+  const pushStore = config.push.enabled ? new PushStore(commands, config.keyPrefix) : undefined;
+  const pushQueue = pushStore === undefined ? undefined : createPushQueue(queueConnection, config.keyPrefix);
+  if (pushQueue !== undefined) {
+    pushQueue.on('error', (error: Error) => logger.debug('push queue error', { error: error.message }));
+    lifecycle.register({ name: 'push queue', stop: () => pushQueue.close().catch(() => undefined) });
+  }
+  const push =
+    pushStore === undefined
+      ? undefined
+      : new PushConfigs({
+          store: pushStore,
+          policy: new ReceiverPolicy({ allowedHosts: config.push.allowedHosts, maxUrlLength: config.push.maxUrlLength, resolve: setup.pushResolver }),
+          maxConfigsPerTask: config.push.maxConfigsPerTask,
+          // Workers start the new config's deliveries at once; their sweeper would find it anyway.
+          onIndexed: (taskId) => void commands.publish(pushStore.keys.attachedChannel(), taskId).catch(() => undefined),
+        });
+  const assignments = new AssignmentStore(commands, store.keys, store.replay);
+  const byteRates = new ByteRates(commands, store.keys, config.limits);
+  const service = new TaskService({
+    push,
+    schedules: scheduleQueue === undefined ? undefined : new ScheduleService(new ScheduleStore(commands, config.keyPrefix), scheduleQueue, config.schedules),
+    pushDeadLetters: pushStore === undefined || pushQueue === undefined ? undefined : new PushDeadLetters(pushStore, pushQueue, config.push.maxDeadLetters),
+    store,
+    assignments,
+    // The gateway cancels assignments, forwards answers and starts freed slots; only workers create assignments.
+    delegator: Delegator.forAgents(config, agents, { store, assignments, queues }),
+    hub,
+    queues,
+    agents,
+    blockingTimeoutMs: config.blockingTimeoutMs,
+    cancelWaitMs: config.cancelWaitMs,
+    idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+    maxQueuedTurns: config.maxQueuedTurns,
+    listBounds: {
+      maxPageBytes: config.limits.maxListPageBytes,
+      maxScannedEntries: config.limits.maxListScannedEntries,
+      maxConcurrentPerOwner: config.limits.maxConcurrentListsPerOwner,
+    },
+    quota: new StorageQuota(commands, store.keys, config.limits),
+    byteRates,
+    replicaAck: new ReplicaAck(commands, replicaAckOf(config)),
+  });
+  return { service, store, hub, queues, pushQueue, scheduleQueue, byteRates };
+}
