@@ -22,3 +22,24 @@ export function isJsonContentType(header: string | undefined): boolean {
   const type = header.split(';')[0]?.trim().toLowerCase() ?? '';
   return type === 'application/json' || /^application\/[a-z0-9.+-]*\+json$/.test(type);
 }
+
+/**
+ * The shape a refusal is written in: a binding's (a JSON-RPC error object with the request's
+ * id; a google.rpc.Status, or the 0.3 error body), or a plain error without details.
+ */
+export type ErrorShape = { binding: 'jsonrpc'; requestId: string | number | null } | { binding: 'http+json'; legacy: boolean } | { binding: 'plain' };
+
+/**
+ * A failure handed to the gateway's one error handler (gateway/error-response.ts) with what
+ * it needs to answer in the right shape, when the step that failed knows more than the
+ * request's surface does (the JSON-RPC id, the 0.3 route a request took).
+ */
+export class ShapedError extends Error {
+  constructor(
+    readonly failure: unknown,
+    readonly shape: ErrorShape,
+  ) {
+    super(failure instanceof Error ? failure.message : String(failure));
+    this.name = 'ShapedError';
+  }
+}

@@ -9,8 +9,8 @@ import { declaredBodyCharge, openStream, runUnary, type OperationDeps } from '..
 import { OPERATIONS } from '../../operations/registry.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
-import { toA2AError } from '../errors.ts';
-import { ClientGoneError, type Exchange } from '../http/exchange.ts';
+import { ShapedError, toA2AError } from '../errors.ts';
+import type { Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { exchangeContext } from '../http/extensions.ts';
 import { LEGACY_TRANSLATIONS, legacyStreamFrame, type LegacyTranslation } from '../../compat/v0_3/index.ts';
@@ -40,13 +40,6 @@ const JSONRPC_MESSAGES: Partial<Record<A2AError['kind'], string>> = {
 export function jsonRpcErrorBody(id: JsonRpcId, error: A2AError): Record<string, unknown> {
   const message = JSONRPC_MESSAGES[error.kind] === undefined ? error.message : `${JSONRPC_MESSAGES[error.kind]}: ${error.message}`;
   return { jsonrpc: '2.0', id, error: { code: error.mapping.jsonRpcCode, message, data: error.details() } };
-}
-
-function respondError(exchange: Exchange, id: JsonRpcId, error: A2AError): void {
-  noteRequest(exchange.response, { errorCode: error.mapping.jsonRpcCode, errorReason: error.metadata.reason ?? error.kind });
-  // JSON-RPC errors travel in a 200 response; only transport-level refusals keep their HTTP status.
-  const status = error.httpStatus ?? (error.mapping.transport ? error.mapping.httpStatus : 200);
-  exchange.sendJson(status, jsonRpcErrorBody(id, error), error.httpHeaders());
 }
 
 /**
@@ -168,14 +161,8 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       frameError: (error) => ({ data: JSON.stringify(jsonRpcErrorBody(requestId, toA2AError(error))) }),
     });
   } catch (error) {
-    if (error instanceof ClientGoneError) {
-      // Nobody is left to answer; not the gateway's failure.
-      options.logger.debug('JSON-RPC client went away before its request arrived', { path: exchange.path });
-      return;
-    }
-    const a2a = toA2AError(error);
-    if (a2a.kind === 'INTERNAL') options.logger.error('JSON-RPC request failed', { error: String((error as Error).stack ?? error) });
-    respondError(exchange, id, a2a);
+    // The gateway's error handler answers it (gateway/error-response.ts), with this request's id.
+    throw new ShapedError(error, { binding: 'jsonrpc', requestId: id });
   }
 }
 

@@ -7,8 +7,8 @@ import type { Operation } from '../../operations/definition.ts';
 import { declaredBodyCharge, openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { jsonNameOf } from '../../protocol/protojson.ts';
-import { toA2AError } from '../errors.ts';
-import { ClientGoneError, type Exchange } from '../http/exchange.ts';
+import { ShapedError, toA2AError } from '../errors.ts';
+import type { Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { exchangeContext } from '../http/extensions.ts';
 import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
@@ -35,11 +35,6 @@ export function restErrorBody(error: A2AError): Record<string, unknown> {
   // An unknown path is NOT_FOUND on the HTTP binding, whatever gRPC would call an unknown method.
   const statusName = status === 404 ? 'NOT_FOUND' : status === 405 ? 'UNIMPLEMENTED' : error.mapping.grpcStatus;
   return { error: { code: status, status: statusName, message: error.message, details: error.details() } };
-}
-
-function respondError(exchange: Exchange, error: A2AError): void {
-  noteRequest(exchange.response, { errorCode: error.mapping.jsonRpcCode, errorReason: error.metadata.reason ?? error.kind });
-  exchange.sendJson(error.httpStatus ?? error.mapping.httpStatus, restErrorBody(error), error.httpHeaders());
 }
 
 const NUMBER_QUERY = new Set(['historyLength', 'pageSize']);
@@ -220,15 +215,7 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
     noteRequest(exchange.response, { operation: match.operation.name, taskId: taskIdOf(params) });
     await serve(exchange, match.operation, params, principal, options, body);
   } catch (error) {
-    if (error instanceof ClientGoneError) {
-      // Nobody is left to answer; not the gateway's failure.
-      options.logger.debug('HTTP+JSON client went away before its request arrived', { path: exchange.path });
-      return;
-    }
-    const a2a = toA2AError(error);
-    if (a2a.kind === 'INTERNAL') options.logger.error('HTTP+JSON request failed', { error: String((error as Error).stack ?? error) });
-    if (legacy) noteRequest(exchange.response, { errorCode: a2a.mapping.jsonRpcCode, errorReason: a2a.metadata.reason ?? a2a.kind });
-    if (legacy) exchange.sendJson(a2a.httpStatus ?? a2a.mapping.httpStatus, legacyRestErrorBody(a2a), a2a.httpHeaders());
-    else respondError(exchange, a2a);
+    // The gateway's error handler answers it (gateway/error-response.ts), in the version's shape.
+    throw new ShapedError(error, { binding: 'http+json', legacy });
   }
 }
