@@ -12,13 +12,15 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type MiddlewareHandler } from 'hono';
+import { every } from 'hono/combine';
 import { anonymousPrincipal } from '../auth/principal.ts';
-import { admitRequest, type RequestEdge } from '../bindings/http/pipeline.ts';
+import type { RequestEdge } from '../bindings/http/pipeline.ts';
 import { noteRequest } from '../bindings/http/request-notes.ts';
 import { checkDeclaredLength } from '../bindings/http/request-body.ts';
 import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { metricsRegistry } from '../telemetry/metrics.ts';
 import { authorizeAdminSurface, type AdminSurface } from './admin-access.ts';
+import { admit, ADMISSION_STEPS } from './admission.ts';
 import type { GatewayEnv } from './gateway-env.ts';
 
 export const METRICS_PATH = '/metrics';
@@ -32,16 +34,20 @@ export interface AdminRouteOptions {
 }
 
 /**
- * Admits the request and checks the surface's scopes; a refusal goes to the gateway's error
- * handler (error-response.ts). A body the dashboard will read must declare its length, within
- * the default body limit: the dashboard reads it whole.
+ * The admission steps the bindings take (credentials from the headers, no body read), then the
+ * surface's scopes; a refusal goes to the gateway's error handler (error-response.ts). A body
+ * the dashboard will read must declare its length, within the default body limit: the
+ * dashboard reads it whole.
  */
 function guard(surface: AdminSurface, options: AdminRouteOptions): MiddlewareHandler<GatewayEnv> {
-  return async (c, next) => {
+  const start: MiddlewareHandler<GatewayEnv> = async (c, next) => {
+    noteRequest(c.get('exchange').response, { operation: surface });
+    admit(c, { edge: options.edge, content: 'json-if-body', readsBody: false, checkVersion: false });
+    await next();
+  };
+  const scopes: MiddlewareHandler<GatewayEnv> = async (c, next) => {
     const exchange = c.get('exchange');
-    noteRequest(exchange.response, { operation: surface });
-    const admitted = await admitRequest(exchange, options.edge, { content: 'json-if-body', readsBody: false, checkVersion: false });
-    authorizeAdminSurface(admitted.principal ?? anonymousPrincipal(undefined), surface, exchange.method, `${exchange.method} ${exchange.path}`);
+    authorizeAdminSurface(c.get('admitted').principal ?? anonymousPrincipal(undefined), surface, exchange.method, `${exchange.method} ${exchange.path}`);
     if (exchange.hasBody) {
       if (exchange.header('content-length') === undefined) {
         throw new LimitExceededError('maxBodyBytes', 'INVALID_REQUEST', `${surface} requests with a body must declare its length (Content-Length), at most ${options.edge.maxBodyBytes} bytes (maxBodyBytes).`, {
@@ -52,8 +58,8 @@ function guard(surface: AdminSurface, options: AdminRouteOptions): MiddlewareHan
       checkDeclaredLength(exchange.request, options.edge.maxBodyBytes);
     }
     await next();
-    return undefined;
   };
+  return every(start, ...ADMISSION_STEPS, scopes);
 }
 
 /** Bull Board's routes below QUEUE_DASHBOARD_PATH, showing `queues` (its retry and clean actions are safe: turns are fenced by their lease, and the reconciler re-queues an open task whose job was removed). */

@@ -21,15 +21,17 @@ import { A2AError } from '../protocol/errors.ts';
 import { ShapedError } from '../bindings/errors.ts';
 import { createExchange, type Exchange, type ExchangeOptions } from '../bindings/http/exchange.ts';
 import { checkHeaderCount } from '../bindings/http/header-count.ts';
-import type { RequestEdge } from '../bindings/http/pipeline.ts';
-import { handleJsonRpc, type JsonRpcBindingOptions } from '../bindings/jsonrpc/index.ts';
-import { handleRest } from '../bindings/rest/index.ts';
+import type { Admission, RequestEdge } from '../bindings/http/pipeline.ts';
+import { checkJsonRpcMethod, handleJsonRpc, JSONRPC_ADMISSION, type JsonRpcBindingOptions } from '../bindings/jsonrpc/index.ts';
+import { handleRest, matchRestRoute, restAdmission, type RestRoute } from '../bindings/rest/index.ts';
+import { declaredBodyCharge } from '../operations/dispatch.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../bindings/rest/routes.ts';
 import { observeRequest } from '../telemetry/request-observer.ts';
 import { registerConsoleRoutes } from '../console/console-routes.ts';
 import { logAccess } from './access-log.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
-import { handleAgentList } from './agent-list.ts';
+import { admit, ADMISSION_STEPS } from './admission.ts';
+import { checkAgentListMethod, handleAgentList } from './agent-list.ts';
 import { serveCard } from './card-route.ts';
 import { applyCors } from './cors.ts';
 import { answerError } from './error-response.ts';
@@ -79,6 +81,13 @@ export type RequestListener = (request: IncomingMessage, response: ServerRespons
 
 type Step = MiddlewareHandler<GatewayEnv>;
 
+/** One agent's binding options and what its routes ask of admission, built once. */
+interface AgentBinding {
+  options: JsonRpcBindingOptions;
+  jsonRpc: Admission;
+  rest: (route: RestRoute) => Admission;
+}
+
 /** Why a request's target was refused (request-path.ts), and the target as it came, for the access log. */
 const refusedTargets = new WeakMap<IncomingMessage, { reason: string; raw: string }>();
 
@@ -90,17 +99,19 @@ function notFound(response: ServerResponse, message: string): void {
 }
 
 /**
- * The gateway's Hono app. Its middleware, in this order, is what every request goes through:
+ * The gateway's Hono app. Its middleware, in this order, is every request's pipeline:
  *
  *   surface (which agent and binding the canonical path is for; the exchange over Node's
  *   request and response) → access log → target refusal (400) → unknown agent (404)
- *   → header count (431) for the surfaces that are not A2A calls → CORS (the bindings, /agents;
- *   a preflight ends here) → request observation and tracing (the bindings) → the handler.
+ *   → CORS (the bindings, /agents; a preflight ends here) → request observation and tracing
+ *   (the bindings) → the route's own refusals (404, 405) and what it asks of admission
+ *   → header count (431) → admission (admission.ts: declared size 413, content type 415,
+ *   credentials 401, version, byte rate 429, the body within its limits, a signed body's
+ *   digest) → the handler (a binding, a card, /agents; the root routes below, whose admin
+ *   routes run the same admission steps behind their guard).
  *
- * The handler of an A2A call (a binding, /agents, an admin route) takes the admission steps of
- * bindings/http/pipeline.ts where its route is known (a 404 or 405 comes first): header count,
- * declared size, content type, credentials, byte rate, the body within its limits. Every
- * failure, at any step, reaches app.onError, which answers in the surface's shape.
+ * Every failure, at any step, reaches app.onError (error-response.ts), which answers in the
+ * shape of the binding the request was for.
  */
 export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
@@ -137,19 +148,6 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     notFound(c.env.outgoing, `There is no agent "${target.name}" here. GET ${AGENTS_PATH} lists the agents you may use.`);
     return RESPONSE_ALREADY_SENT;
   };
-  // A2A calls count their header fields at their admission step, after their route's 404 and 405.
-  const headerCount: Step = async (c, next) => {
-    const kind = c.get('surface').kind;
-    if (kind === 'jsonrpc' || kind === 'http+json' || kind === 'agent-list') return next();
-    try {
-      checkHeaderCount(c.env.incoming, options.edge.maxHeaderCount);
-    } catch (error) {
-      throw new ShapedError(error, { binding: 'plain' });
-    }
-    // The server leaves Expect: 100-continue to the handlers; the A2A calls answer it after their header checks.
-    if (c.env.incoming.headers.expect?.toLowerCase() === '100-continue') c.env.outgoing.writeContinue();
-    return next();
-  };
   // Browser-based A2A clients (inspectors, dashboards) call the bindings and /agents cross-origin.
   const cors: Step = async (c, next) => {
     const kind = c.get('surface').kind;
@@ -166,25 +164,64 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     return next();
   };
 
+  const headerCount: Step = async (c, next) => {
+    try {
+      checkHeaderCount(c.env.incoming, options.edge.maxHeaderCount);
+    } catch (error) {
+      // The A2A calls refuse it in their own shape; every other surface in the plain one.
+      if (c.get('admission') !== undefined) throw error;
+      throw new ShapedError(error, { binding: 'plain' });
+    }
+    // The server leaves Expect: 100-continue to the handlers: an A2A call answers it when it reads the body.
+    if (c.get('admission') === undefined && c.env.incoming.headers.expect?.toLowerCase() === '100-continue') c.env.outgoing.writeContinue();
+    return next();
+  };
   // Built once per agent: each has its own body limit, the rest of the edge is shared.
-  const bindingOptions = new Map<AgentEndpoint, JsonRpcBindingOptions>();
-  const bindingOptionsFor = (endpoint: AgentEndpoint): JsonRpcBindingOptions => {
-    let built = bindingOptions.get(endpoint);
+  const perAgent = new Map<AgentEndpoint, AgentBinding>();
+  const bindingOf = (endpoint: AgentEndpoint): AgentBinding => {
+    let built = perAgent.get(endpoint);
     if (built === undefined) {
-      built = {
+      const edge = { ...options.edge, maxBodyBytes: endpoint.agent.settings.limits.maxBodyBytes };
+      const bindingOptions: JsonRpcBindingOptions = {
         service: options.service,
         endpoint,
         rateLimiter: options.rateLimiter,
         ...(options.byteRates === undefined ? {} : { byteRates: options.byteRates }),
         ...(options.streamSlots === undefined ? {} : { streamSlots: options.streamSlots }),
         ...(options.requestFields === undefined ? {} : { requestFields: options.requestFields }),
-        edge: { ...options.edge, maxBodyBytes: endpoint.agent.settings.limits.maxBodyBytes },
+        edge,
         streams: options.streams,
         logger: options.logger,
       };
-      bindingOptions.set(endpoint, built);
+      const chargeDeclaredBody = declaredBodyCharge(bindingOptions);
+      built = { options: bindingOptions, jsonRpc: { ...JSONRPC_ADMISSION, edge, chargeDeclaredBody }, rest: (route) => ({ ...restAdmission(route), edge, chargeDeclaredBody }) };
+      perAgent.set(endpoint, built);
     }
     return built;
+  };
+  /** The route's own refusals (404, 405) before anything is admitted, and what it asks of admission. */
+  const route: Step = async (c, next) => {
+    const target = c.get('surface');
+    const exchange = c.get('exchange');
+    switch (target.kind) {
+      case 'jsonrpc':
+        checkJsonRpcMethod(exchange);
+        admit(c, bindingOf(target.endpoint).jsonRpc);
+        break;
+      case 'http+json': {
+        const matched = matchRestRoute(exchange, target.endpoint.basePath);
+        c.set('restRoute', matched);
+        c.set('errorShape', { binding: 'http+json', legacy: matched.legacy });
+        admit(c, bindingOf(target.endpoint).rest(matched));
+        break;
+      }
+      case 'agent-list':
+        checkAgentListMethod(exchange);
+        admit(c, { edge: options.edge, content: 'json-if-body', readsBody: false, checkVersion: false });
+        break;
+      default:
+    }
+    return next();
   };
   /** The handler of every surface but the root routes, which Hono's router serves below. */
   const agentSurfaces: Step = async (c, next) => {
@@ -192,16 +229,16 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     const exchange: Exchange = c.get('exchange');
     switch (target.kind) {
       case 'jsonrpc':
-        await handleJsonRpc(exchange, bindingOptionsFor(target.endpoint));
+        await handleJsonRpc(exchange, c.get('admitted'), bindingOf(target.endpoint).options);
         break;
       case 'http+json':
-        await handleRest(exchange, bindingOptionsFor(target.endpoint));
+        await handleRest(exchange, c.get('restRoute'), c.get('admitted'), bindingOf(target.endpoint).options);
         break;
       case 'card':
         await serveCard(c.env.incoming, c.env.outgoing, target.endpoint);
         break;
       case 'agent-list':
-        await handleAgentList(exchange, options);
+        await handleAgentList(exchange, c.get('admitted').principal, options);
         break;
       case 'agent-path': {
         const { basePath, agent } = target.endpoint;
@@ -214,7 +251,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     return RESPONSE_ALREADY_SENT;
   };
 
-  app.use(surface, accessLog, targetRefusal, unknownAgent, headerCount, cors, observe, agentSurfaces);
+  app.use(surface, accessLog, targetRefusal, unknownAgent, cors, observe, route, headerCount, ...ADMISSION_STEPS, agentSurfaces);
 
   registerJwksRoute(app, () => options.publishedKeys);
   if (options.console === true) registerConsoleRoutes(app);
@@ -238,7 +275,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     ),
   );
   app.onError((error, c) => {
-    answerError(error, c.get('surface'), c.get('exchange'), options.logger);
+    answerError(error, c.get('surface'), c.get('errorShape'), c.get('exchange'), options.logger);
     return RESPONSE_ALREADY_SENT;
   });
   return app;

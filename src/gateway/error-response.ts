@@ -30,6 +30,7 @@ export function shapeOf(surface: Surface, exchange: Pick<Exchange, 'header' | 'q
 function failureLabel(surface: Surface, path: string): { failed: string; gone: string } {
   if (surface.kind === 'jsonrpc') return { failed: 'JSON-RPC request failed', gone: 'JSON-RPC client went away before its request arrived' };
   if (surface.kind === 'http+json') return { failed: 'HTTP+JSON request failed', gone: 'HTTP+JSON client went away before its request arrived' };
+  if (surface.kind === 'agent-list') return { failed: 'GET /agents failed', gone: 'client went away before its request arrived' };
   const admin = path === METRICS_PATH || path.startsWith(QUEUE_DASHBOARD_PATH);
   return { failed: admin ? 'admin route failed' : 'request handler failed', gone: 'client went away before its request arrived' };
 }
@@ -45,10 +46,13 @@ function bodyOf(error: A2AError, shape: ErrorShape): { status: number; body: unk
   return { status, body: shape.legacy ? legacyRestErrorBody(error) : restErrorBody(error), headers: error.httpHeaders() };
 }
 
-/** Answers `thrown` on `exchange` in its shape (ShapedError says which), else in the surface's. */
-export function answerError(thrown: unknown, surface: Surface, exchange: Exchange, logger: Logger): void {
+/**
+ * Answers `thrown` on `exchange` in its shape: the one a ShapedError names, else the one the
+ * request's route decided (`routed`), else its surface's.
+ */
+export function answerError(thrown: unknown, surface: Surface, routed: ErrorShape | undefined, exchange: Exchange, logger: Logger): void {
   const failure = thrown instanceof ShapedError ? thrown.failure : thrown;
-  const shape = thrown instanceof ShapedError ? thrown.shape : shapeOf(surface, exchange);
+  const shape = thrown instanceof ShapedError ? thrown.shape : (routed ?? shapeOf(surface, exchange));
   const label = failureLabel(surface, exchange.path);
   if (failure instanceof ClientGoneError) {
     // Nobody is left to answer; not the gateway's failure.

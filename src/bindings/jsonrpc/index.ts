@@ -5,7 +5,7 @@
 import { A2AError } from '../../protocol/errors.ts';
 import { LimitExceededError } from '../../limits/limit-refusal.ts';
 import type { Logger } from '../../logging/logger.ts';
-import { declaredBodyCharge, openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
+import { openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
 import { OPERATIONS } from '../../operations/registry.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
@@ -17,7 +17,7 @@ import { LEGACY_TRANSLATIONS, legacyStreamFrame, type LegacyTranslation } from '
 import { EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER } from '../../extensions/activation.ts';
 import type { Operation } from '../../operations/definition.ts';
 import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, wrongVersionFor, type ProtocolVersion } from '../version.ts';
-import { admitRequest, versionOf, type RequestEdge } from '../http/pipeline.ts';
+import { versionOf, type AdmittedRequest, type RequestEdge } from '../http/pipeline.ts';
 import { noteRequest, noteResult } from '../http/request-notes.ts';
 import { withJsonNames } from '../../protocol/protojson.ts';
 
@@ -102,20 +102,21 @@ function resolveMethod(method: string, version: ProtocolVersion, requested: Para
   });
 }
 
-/** Handles one request to the JSON-RPC endpoint. */
-export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingOptions): Promise<void> {
+/** The endpoint's one method: anything but POST is 405 (answered with id null). */
+export function checkJsonRpcMethod(exchange: Exchange): void {
+  if (exchange.method === 'POST') return;
+  exchange.response.setHeader('Allow', 'POST');
+  throw new A2AError('INVALID_REQUEST', 'the JSON-RPC endpoint only accepts POST', { httpStatus: 405 });
+}
+
+/** What the admission steps take for a JSON-RPC request: every one has a JSON body; the version is checked once the id is known. */
+export const JSONRPC_ADMISSION = { content: 'json-required', readsBody: true, checkVersion: false } as const;
+
+/** Handles one request to the JSON-RPC endpoint, admitted by the gateway's pipeline (gateway/app.ts). */
+export async function handleJsonRpc(exchange: Exchange, admitted: AdmittedRequest, options: JsonRpcBindingOptions): Promise<void> {
   let id: JsonRpcId = null;
   try {
-    if (exchange.method !== 'POST') {
-      exchange.response.setHeader('Allow', 'POST');
-      throw new A2AError('INVALID_REQUEST', 'the JSON-RPC endpoint only accepts POST', { httpStatus: 405 });
-    }
-    const { principal, body: text, bodyCharged } = await admitRequest(exchange, options.edge, {
-      content: 'json-required',
-      readsBody: true,
-      checkVersion: false,
-      chargeDeclaredBody: declaredBodyCharge(options),
-    });
+    const { principal, body: text, bodyCharged } = admitted;
     let body: unknown;
     try {
       body = JSON.parse(text);
