@@ -124,6 +124,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     await next();
   };
   const accessLog: Step = async (c, next) => {
+    if (!options.accessLog) return next();
     const { incoming, outgoing } = c.env;
     const refused = refusedTargets.get(incoming);
     if (refused !== undefined) logAccess(incoming, outgoing, refused.raw.slice(0, 200), undefined, options.logger);
@@ -164,18 +165,6 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     return next();
   };
 
-  const headerCount: Step = async (c, next) => {
-    try {
-      checkHeaderCount(c.env.incoming, options.edge.maxHeaderCount);
-    } catch (error) {
-      // The A2A calls refuse it in their own shape; every other surface in the plain one.
-      if (c.get('admission') !== undefined) throw error;
-      throw new ShapedError(error, { binding: 'plain' });
-    }
-    // The server leaves Expect: 100-continue to the handlers: an A2A call answers it when it reads the body.
-    if (c.get('admission') === undefined && c.env.incoming.headers.expect?.toLowerCase() === '100-continue') c.env.outgoing.writeContinue();
-    return next();
-  };
   // Built once per agent: each has its own body limit, the rest of the edge is shared.
   const perAgent = new Map<AgentEndpoint, AgentBinding>();
   const bindingOf = (endpoint: AgentEndpoint): AgentBinding => {
@@ -221,6 +210,18 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
         break;
       default:
     }
+    return next();
+  };
+  const headerCount: Step = async (c, next) => {
+    try {
+      checkHeaderCount(c.env.incoming, options.edge.maxHeaderCount);
+    } catch (error) {
+      // The A2A calls refuse it in their own shape; every other surface in the plain one.
+      if (c.get('admission') !== undefined) throw error;
+      throw new ShapedError(error, { binding: 'plain' });
+    }
+    // The server leaves Expect: 100-continue to the handlers: an A2A call answers it when it reads the body.
+    if (c.get('admission') === undefined && c.env.incoming.headers.expect?.toLowerCase() === '100-continue') c.env.outgoing.writeContinue();
     return next();
   };
   /** The handler of every surface but the root routes, which Hono's router serves below. */
