@@ -12,7 +12,6 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type MiddlewareHandler } from 'hono';
-import { every } from 'hono/combine';
 import { anonymousPrincipal } from '../auth/principal.ts';
 import type { RequestEdge } from '../bindings/http/pipeline.ts';
 import { noteRequest } from '../bindings/http/request-notes.ts';
@@ -22,6 +21,7 @@ import { metricsRegistry } from '../telemetry/metrics.ts';
 import { authorizeAdminSurface, type AdminSurface } from './admin-access.ts';
 import { admit, ADMISSION_STEPS } from './admission.ts';
 import type { GatewayEnv } from './gateway-env.ts';
+import { runSteps, type Step } from './steps.ts';
 
 export const METRICS_PATH = '/metrics';
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
@@ -40,12 +40,12 @@ export interface AdminRouteOptions {
  * dashboard reads it whole.
  */
 function guard(surface: AdminSurface, options: AdminRouteOptions): MiddlewareHandler<GatewayEnv> {
-  const start: MiddlewareHandler<GatewayEnv> = async (c, next) => {
+  const start: Step = (c) => {
     noteRequest(c.get('exchange').response, { operation: surface });
     admit(c, { edge: options.edge, content: 'json-if-body', readsBody: false, checkVersion: false });
-    await next();
+    return undefined;
   };
-  const scopes: MiddlewareHandler<GatewayEnv> = async (c, next) => {
+  const scopes: Step = (c) => {
     const exchange = c.get('exchange');
     authorizeAdminSurface(c.get('admitted').principal ?? anonymousPrincipal(undefined), surface, exchange.method, `${exchange.method} ${exchange.path}`);
     if (exchange.hasBody) {
@@ -57,9 +57,9 @@ function guard(surface: AdminSurface, options: AdminRouteOptions): MiddlewareHan
       }
       checkDeclaredLength(exchange.request, options.edge.maxBodyBytes);
     }
-    await next();
+    return undefined;
   };
-  return every(start, ...ADMISSION_STEPS, scopes);
+  return runSteps(start, ...ADMISSION_STEPS, scopes);
 }
 
 /** Bull Board's routes below QUEUE_DASHBOARD_PATH, showing `queues` (its retry and clean actions are safe: turns are fenced by their lease, and the reconciler re-queues an open task whose job was removed). */

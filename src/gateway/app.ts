@@ -36,6 +36,7 @@ import { serveCard } from './card-route.ts';
 import { applyCors } from './cors.ts';
 import { answerError } from './error-response.ts';
 import type { GatewayEnv } from './gateway-env.ts';
+import { runSteps, type Step } from './steps.ts';
 import { checkReadiness, type ReadinessProbe } from './readiness.ts';
 import { canonicalTarget, targetOf } from './request-path.ts';
 import { agentOf, AGENTS_PATH, CARD_PATH, surfaceOf } from './surface.ts';
@@ -79,7 +80,6 @@ export interface GatewayAppOptions {
 
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
-type Step = MiddlewareHandler<GatewayEnv>;
 
 /** One agent's binding options and what its routes ask of admission, built once. */
 interface AgentBinding {
@@ -110,21 +110,22 @@ function notFound(response: ServerResponse, message: string): void {
  *   digest) → the handler (a binding, a card, /agents; the root routes below, whose admin
  *   routes run the same admission steps behind their guard).
  *
- * Every failure, at any step, reaches app.onError (error-response.ts), which answers in the
- * shape of the binding the request was for.
+ * The steps up to the handler run as one middleware (steps.ts): a step with nothing to wait
+ * for costs no promise on the hot path. Every failure, at any step, reaches app.onError
+ * (error-response.ts), which answers in the shape of the binding the request was for.
  */
 export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   const exchangeOptions: ExchangeOptions = { drainBytes: options.refusedBodyDrainBytes };
 
-  const surface: Step = async (c, next) => {
+  const surface: Step = (c) => {
     const { incoming, outgoing } = c.env;
     c.set('exchange', createExchange(incoming, outgoing, exchangeOptions));
     c.set('surface', refusedTargets.has(incoming) ? { kind: 'root', endpoint: options.root } : surfaceOf(c.get('exchange').path, options));
-    await next();
+    return undefined;
   };
-  const accessLog: Step = async (c, next) => {
-    if (!options.accessLog) return next();
+  const accessLog: Step = (c) => {
+    if (!options.accessLog) return undefined;
     const { incoming, outgoing } = c.env;
     const refused = refusedTargets.get(incoming);
     if (refused !== undefined) logAccess(incoming, outgoing, refused.raw.slice(0, 200), undefined, options.logger);
@@ -132,37 +133,37 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
       const { path } = c.get('exchange');
       logAccess(incoming, outgoing, path, agentOf(c.get('surface'), path, options), options.logger);
     }
-    await next();
+    return undefined;
   };
-  const targetRefusal: Step = async (c, next) => {
+  const targetRefusal: Step = (c) => {
     const refused = refusedTargets.get(c.env.incoming);
     if (refused !== undefined) {
       throw new A2AError('INVALID_REQUEST', `The request target has no single safe reading: it contains ${refused.reason}. Send the plain path (for example /a2a/rest/tasks), percent-encoding only what must be.`, {
         metadata: { reason: 'REQUEST_TARGET_AMBIGUOUS' },
       });
     }
-    await next();
+    return undefined;
   };
-  const unknownAgent: Step = async (c, next) => {
+  const unknownAgent: Step = (c) => {
     const target = c.get('surface');
-    if (target.kind !== 'unknown-agent') return next();
+    if (target.kind !== 'unknown-agent') return undefined;
     notFound(c.env.outgoing, `There is no agent "${target.name}" here. GET ${AGENTS_PATH} lists the agents you may use.`);
     return RESPONSE_ALREADY_SENT;
   };
   // Browser-based A2A clients (inspectors, dashboards) call the bindings and /agents cross-origin.
-  const cors: Step = async (c, next) => {
+  const cors: Step = (c) => {
     const kind = c.get('surface').kind;
     const methods = kind === 'jsonrpc' ? 'POST' : kind === 'http+json' ? 'GET, POST, DELETE' : kind === 'agent-list' ? 'GET' : undefined;
     if (methods !== undefined && applyCors(c.env.incoming, c.env.outgoing, options.corsOrigins, methods)) return RESPONSE_ALREADY_SENT;
-    return next();
+    return undefined;
   };
-  const observe: Step = async (c, next) => {
+  const observe: Step = (c) => {
     const target = c.get('surface');
     if (target.kind === 'jsonrpc' || target.kind === 'http+json') {
       const path = `${target.endpoint.basePath}${target.kind === 'jsonrpc' ? JSONRPC_PATH : REST_BASE_PATH}`;
       observeRequest(c.env.incoming, c.env.outgoing, target.kind, target.endpoint.agent.name, path);
     }
-    return next();
+    return undefined;
   };
 
   // Built once per agent: each has its own body limit, the rest of the edge is shared.
@@ -189,7 +190,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     return built;
   };
   /** The route's own refusals (404, 405) before anything is admitted, and what it asks of admission. */
-  const route: Step = async (c, next) => {
+  const route: Step = (c) => {
     const target = c.get('surface');
     const exchange = c.get('exchange');
     switch (target.kind) {
@@ -210,9 +211,9 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
         break;
       default:
     }
-    return next();
+    return undefined;
   };
-  const headerCount: Step = async (c, next) => {
+  const headerCount: Step = (c) => {
     try {
       checkHeaderCount(c.env.incoming, options.edge.maxHeaderCount);
     } catch (error) {
@@ -222,10 +223,10 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     }
     // The server leaves Expect: 100-continue to the handlers: an A2A call answers it when it reads the body.
     if (c.get('admission') === undefined && c.env.incoming.headers.expect?.toLowerCase() === '100-continue') c.env.outgoing.writeContinue();
-    return next();
+    return undefined;
   };
   /** The handler of every surface but the root routes, which Hono's router serves below. */
-  const agentSurfaces: Step = async (c, next) => {
+  const agentSurfaces: MiddlewareHandler<GatewayEnv> = async (c, next) => {
     const target = c.get('surface');
     const exchange: Exchange = c.get('exchange');
     switch (target.kind) {
@@ -252,7 +253,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     return RESPONSE_ALREADY_SENT;
   };
 
-  app.use(surface, accessLog, targetRefusal, unknownAgent, cors, observe, route, headerCount, ...ADMISSION_STEPS, agentSurfaces);
+  app.use(runSteps(surface, accessLog, targetRefusal, unknownAgent, cors, observe, route, headerCount, ...ADMISSION_STEPS), agentSurfaces);
 
   registerJwksRoute(app, () => options.publishedKeys);
   if (options.console === true) registerConsoleRoutes(app);
