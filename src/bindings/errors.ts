@@ -32,14 +32,31 @@ export type ErrorShape = { binding: 'jsonrpc'; requestId: string | number | null
 /**
  * A failure handed to the gateway's one error handler (gateway/error-response.ts) with what
  * it needs to answer in the right shape, when the step that failed knows more than the
- * request's surface does (the JSON-RPC id, the 0.3 route a request took).
+ * request's surface does (the JSON-RPC id, the 0.3 route a request took). Only a thrown value
+ * that is not an Error is wrapped in one (shaped() says which).
  */
 export class ShapedError extends Error {
   constructor(
     readonly failure: unknown,
     readonly shape: ErrorShape,
   ) {
-    super(failure instanceof Error ? failure.message : String(failure));
+    super(String(failure));
     this.name = 'ShapedError';
   }
+}
+
+/** Shapes noted on the failures themselves: wrapping each would capture a second stack trace per refused request. */
+const shapes = new WeakMap<Error, ErrorShape>();
+
+/** `failure`, to be thrown, with the shape it is answered in. */
+export function shaped(failure: unknown, shape: ErrorShape): Error {
+  if (!(failure instanceof Error)) return new ShapedError(failure, shape);
+  shapes.set(failure, shape);
+  return failure;
+}
+
+/** The failure a thrown value stands for, and the shape noted for it (shaped()), if any. */
+export function unshaped(thrown: unknown): { failure: unknown; shape: ErrorShape | undefined } {
+  if (thrown instanceof ShapedError) return { failure: thrown.failure, shape: thrown.shape };
+  return { failure: thrown, shape: thrown instanceof Error ? shapes.get(thrown) : undefined };
 }

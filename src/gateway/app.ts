@@ -18,7 +18,7 @@ import type { Logger } from '../logging/logger.ts';
 import type { SseStreams } from '../bindings/sse/sse-writer.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { A2AError } from '../protocol/errors.ts';
-import { ShapedError } from '../bindings/errors.ts';
+import { shaped } from '../bindings/errors.ts';
 import { createExchange, type Exchange, type ExchangeOptions } from '../bindings/http/exchange.ts';
 import { checkHeaderCount } from '../bindings/http/header-count.ts';
 import type { Admission, RequestEdge } from '../bindings/http/pipeline.ts';
@@ -219,7 +219,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     } catch (error) {
       // The A2A calls refuse it in their own shape; every other surface in the plain one.
       if (c.get('admission') !== undefined) throw error;
-      throw new ShapedError(error, { binding: 'plain' });
+      throw shaped(error, { binding: 'plain' });
     }
     // The server leaves Expect: 100-continue to the handlers: an A2A call answers it when it reads the body.
     if (c.get('admission') === undefined && c.env.incoming.headers.expect?.toLowerCase() === '100-continue') c.env.outgoing.writeContinue();

@@ -4,7 +4,7 @@
 // unless the refusal is the transport's), a google.rpc.Status or a 0.3 error body on HTTP+JSON,
 // a plain error elsewhere. It is written through the exchange, so a refusal sent while the
 // body is still arriving lingers and closes the connection (bindings/http/exchange.ts).
-import { ShapedError, toA2AError, type ErrorShape } from '../bindings/errors.ts';
+import { toA2AError, unshaped, type ErrorShape } from '../bindings/errors.ts';
 import { ClientGoneError, type Exchange } from '../bindings/http/exchange.ts';
 import { noteRequest } from '../bindings/http/request-notes.ts';
 import { jsonRpcErrorBody } from '../bindings/jsonrpc/index.ts';
@@ -47,12 +47,12 @@ function bodyOf(error: A2AError, shape: ErrorShape): { status: number; body: unk
 }
 
 /**
- * Answers `thrown` on `exchange` in its shape: the one a ShapedError names, else the one the
+ * Answers `thrown` on `exchange` in its shape: the one noted on it (shaped()), else the one the
  * request's route decided (`routed`), else its surface's.
  */
 export function answerError(thrown: unknown, surface: Surface, routed: ErrorShape | undefined, exchange: Exchange, logger: Logger): void {
-  const failure = thrown instanceof ShapedError ? thrown.failure : thrown;
-  const shape = thrown instanceof ShapedError ? thrown.shape : (routed ?? shapeOf(surface, exchange));
+  const { failure, shape: noted } = unshaped(thrown);
+  const shape = noted ?? routed ?? shapeOf(surface, exchange);
   const label = failureLabel(surface, exchange.path);
   if (failure instanceof ClientGoneError) {
     // Nobody is left to answer; not the gateway's failure.

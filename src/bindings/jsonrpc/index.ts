@@ -9,7 +9,7 @@ import { openStream, runUnary, type OperationDeps } from '../../operations/dispa
 import { OPERATIONS } from '../../operations/registry.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
-import { ShapedError, toA2AError } from '../errors.ts';
+import { shaped, toA2AError } from '../errors.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { exchangeContext } from '../http/extensions.ts';
@@ -163,7 +163,7 @@ export async function handleJsonRpc(exchange: Exchange, admitted: AdmittedReques
     });
   } catch (error) {
     // The gateway's error handler answers it (gateway/error-response.ts), with this request's id.
-    throw new ShapedError(error, { binding: 'jsonrpc', requestId: id });
+    throw shaped(error, { binding: 'jsonrpc', requestId: id });
   }
 }
 

@@ -7,7 +7,7 @@ import type { Operation } from '../../operations/definition.ts';
 import { openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { jsonNameOf } from '../../protocol/protojson.ts';
-import { ShapedError, toA2AError } from '../errors.ts';
+import { shaped, toA2AError } from '../errors.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { exchangeContext } from '../http/extensions.ts';
@@ -212,7 +212,7 @@ export function matchRestRoute(exchange: Exchange, basePath: string): RestRoute 
     }
     return { match, legacy };
   } catch (error) {
-    throw new ShapedError(error, { binding: 'http+json', legacy });
+    throw shaped(error, { binding: 'http+json', legacy });
   }
 }
 
@@ -235,6 +235,6 @@ export async function handleRest(exchange: Exchange, route: RestRoute, admitted:
     await serve(exchange, match.operation, params, principal, options, body);
   } catch (error) {
     // The gateway's error handler answers it (gateway/error-response.ts), in the version's shape.
-    throw new ShapedError(error, { binding: 'http+json', legacy });
+    throw shaped(error, { binding: 'http+json', legacy });
   }
 }
