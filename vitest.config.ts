@@ -11,7 +11,7 @@ export default defineConfig({
     maxWorkers: 2,
     fileParallelism: true,
     // Every script call of the suite (and of the workers it spawns) must name keys of one
-    // Cluster hash slot (src/store/key-slot.ts): a cross-slot script fails here, not on a Cluster.
+    // Cluster hash slot (src/store/script-slots.ts): a cross-slot script fails here, not on a Cluster.
     env: { A2A_CHECK_SCRIPT_SLOTS: '1' },
     // The worker, gateway and fixture processes the suites spawn (ninety or so a run) start from
     // plain JavaScript transpiled at the start of the run, not through tsx: about 1.1 CPU-s less

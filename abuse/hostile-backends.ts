@@ -21,6 +21,10 @@ export interface HostileStats {
 const MIB = 1024 * 1024;
 /** Bytes one answer of a hostile mode sends at most: far past any bound, and the run stays bounded if none holds. */
 const ANSWER_CAP = 1536 * MIB;
+// What the endless modes write again and again, encoded once: the backend's own cost stays small.
+const G_MIB = Buffer.from('g'.repeat(MIB));
+const B_MIB = Buffer.from('b'.repeat(MIB));
+
 /** The token the gateway is configured to send to the hostile A2A agent, looked for at the other origin. */
 export const DOWNSTREAM_TOKEN = 'abuse-downstream-secret';
 
@@ -77,10 +81,12 @@ export interface HostileBackends {
   close(): Promise<void>;
 }
 
-export async function startHostileBackends(): Promise<HostileBackends> {
+/** `onStats`: called with the stats whenever they change (a process of their own reports them so). */
+export async function startHostileBackends(onStats?: (stats: HostileStats) => void): Promise<HostileBackends> {
   const stats: HostileStats = { bytesSent: {}, redirected: 0, credentialsLeaked: [] };
   const count = (mode: string, bytes: number): void => {
     stats.bytesSent[mode] = (stats.bytesSent[mode] ?? 0) + bytes;
+    onStats?.(stats);
   };
   const servers: Server[] = [];
   const serve = (handler: (request: IncomingMessage, response: ServerResponse) => Promise<void>): Server => {
@@ -99,6 +105,7 @@ export async function startHostileBackends(): Promise<HostileBackends> {
       const value = request.headers[name];
       if (value !== undefined) stats.credentialsLeaked.push(`${name}: ${String(value).slice(0, 40)}`);
     }
+    onStats?.(stats);
     response.writeHead(404, { 'Content-Type': 'application/json' }).end('{"error":"nothing here"}');
   });
   const elsewhereUrl = await listen(elsewhere);
@@ -113,26 +120,26 @@ export async function startHostileBackends(): Promise<HostileBackends> {
     switch (mode) {
       case 'huge-delta': {
         sse();
-        const delta = chunk('x'.repeat(8 * MIB));
+        const delta = Buffer.from(chunk('x'.repeat(8 * MIB)));
         count(mode, await pour(response, () => delta));
         return;
       }
       case 'endless': {
         sse();
-        const delta = chunk('endless '.repeat(128));
+        const delta = Buffer.from(chunk('endless '.repeat(128)));
         count(mode, await pour(response, () => delta));
         return;
       }
       case 'giant-event': {
         sse();
         response.write('data: {"id":"c","choices":[{"index":0,"delta":{"content":"');
-        count(mode, await pour(response, () => 'g'.repeat(MIB)));
+        count(mode, await pour(response, () => G_MIB));
         return;
       }
       case 'huge-body': {
         response.writeHead(200, { 'Content-Type': 'application/json' });
         response.write('{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"');
-        count(mode, await pour(response, () => 'b'.repeat(MIB)));
+        count(mode, await pour(response, () => B_MIB));
         return;
       }
       case 'hang':
@@ -203,14 +210,16 @@ export async function startHostileBackends(): Promise<HostileBackends> {
       case 'huge-body':
       case 'huge-delta':
         openAnswer();
-        count(mode, await pour(response, () => 'b'.repeat(MIB)));
+        count(mode, await pour(response, () => B_MIB));
         return;
       case 'endless': {
         if (streamed) {
           openStream();
           let n = 0;
-          const text = 'e'.repeat(MIB);
-          count(mode, await pour(response, () => event({ artifactUpdate: { taskId, contextId: 'hostile-context', artifact: { artifactId: `a-${(n += 1)}`, parts: [{ text }] } } })));
+          // One 1 MiB artifact per event, each under a new id: only the id is new per event.
+          const [head, tail] = event({ artifactUpdate: { taskId, contextId: 'hostile-context', artifact: { artifactId: 'a-@@', parts: [{ text: 'e'.repeat(MIB) }] } } }).split('@@') as [string, string];
+          const tailBytes = Buffer.from(tail);
+          count(mode, await pour(response, () => Buffer.concat([Buffer.from(`${head}${(n += 1)}`), tailBytes])));
           return;
         }
         // Polled: every read shows 4 MB of new artifacts.
@@ -226,7 +235,7 @@ export async function startHostileBackends(): Promise<HostileBackends> {
           openStream();
           response.write(`data: {"jsonrpc":"2.0","id":${id},"result":{"artifactUpdate":{"taskId":"${taskId}","artifact":{"artifactId":"g","parts":[{"text":"`);
         }
-        count(mode, await pour(response, () => 'g'.repeat(MIB)));
+        count(mode, await pour(response, () => G_MIB));
         return;
       case 'hang':
         if (streamed) openStream();

@@ -13,8 +13,16 @@ export interface RoleProcess {
   stop(): Promise<void>;
 }
 
+/**
+ * Extra node options for one role, from ABUSE_SERVE_NODE_ARGS / ABUSE_WORKER_NODE_ARGS (space
+ * separated), e.g. `--cpu-prof --cpu-prof-dir=prof` to see where a row's CPU goes.
+ */
+function nodeArgsOf(role: 'serve' | 'worker'): string[] {
+  return (process.env[`ABUSE_${role.toUpperCase()}_NODE_ARGS`] ?? '').split(' ').filter((arg) => arg !== '');
+}
+
 export async function startRole(root: string, role: 'serve' | 'worker', env: Record<string, string>): Promise<RoleProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), role], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgsOf(role), '--import', 'tsx', join(root, 'src/cli/main.ts'), role], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -49,7 +57,8 @@ export async function startRole(root: string, role: 'serve' | 'worker', env: Rec
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      // A profiled process writes its profile as it exits: give it time to.
+      const timer = setTimeout(() => child.kill('SIGKILL'), nodeArgsOf(role).length > 0 ? 60_000 : 10_000);
       await exited;
       clearTimeout(timer);
     },
@@ -68,5 +77,16 @@ export function sampleProcess(pid: number): ProcessSample {
     return { rssMb: Math.round(rssKb / 1024), fds: readdirSync(`/proc/${pid}/fd`).length };
   } catch {
     return { rssMb: 0, fds: 0 };
+  }
+}
+
+/** CPU seconds (user + system) the process has used so far; 0 once it is gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command name.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
   }
 }

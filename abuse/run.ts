@@ -39,8 +39,9 @@ import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
 import { newId } from '../src/ids.ts';
 import { ownerFromKey, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { startOwnRedis } from '../test/support/redis-server.ts';
-import { DOWNSTREAM_TOKEN, startHostileBackends, type HostileMode } from './hostile-backends.ts';
-import { sampleProcess, startRole, type RoleProcess } from './processes.ts';
+import { DOWNSTREAM_TOKEN, type HostileMode } from './hostile-backends.ts';
+import { startHostileProcess } from './hostile-process.ts';
+import { cpuSeconds, sampleProcess, startRole, type RoleProcess } from './processes.ts';
 import { percentile, Victim } from './victim.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,6 +52,14 @@ const REDIS_CEILING_MB = Number(process.env.ABUSE_REDIS_CEILING_MB ?? 512);
 const STORED_BYTES_QUOTA = 32 * 1024 * 1024;
 /** ABUSE_ONLY=7,7b runs only those attacks (and the quiet baseline), e.g. to measure one fix. */
 const ONLY = process.env.ABUSE_ONLY?.split(',').map((name) => name.trim());
+/** ABUSE_SLOWLOG=1 prints Redis' slowest commands of each attack (its own time, not the queue's). */
+const SLOWLOG = process.env.ABUSE_SLOWLOG === '1';
+
+/** The five slowest commands Redis ran since its slowlog was reset, one line each. */
+async function slowest(redis: Redis): Promise<string> {
+  const entries = ((await redis.slowlog('GET', 128)) as [number, number, number, (string | Buffer)[]][]).sort((a, b) => b[2] - a[2]).slice(0, 5);
+  return entries.map(([, , micros, args]) => `  redis ${Math.round(micros / 1000)} ms: ${args.slice(0, 3).map((arg) => String(arg).slice(0, 40)).join(' ')}\n`).join('');
+}
 
 interface Row {
   attack: string;
@@ -62,6 +71,9 @@ interface Row {
   fds: number;
   pingMs: string;
   redisMb: number;
+  /** CPU seconds the worker, the gateway and Redis spent during the attack, and the bytes Redis received (MB): load-independent costs. */
+  cpu: string;
+  redisInMb: number;
   seen: string;
   verdict: string;
 }
@@ -69,6 +81,8 @@ interface Row {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The model server's API key, looked for at the origin a redirect points at. */
 const MODEL_KEY = 'abuse-model-secret';
+
+const ENDED = ['completed', 'failed', 'canceled', 'rejected', 'input_required'];
 
 /**
  * Sends `text` to `agent` as a new task and follows it until it ends or `waitMs` passes: its
@@ -93,8 +107,20 @@ async function hostileTurn(gatewayUrl: string, agent: string, token: string, tex
     const status = read?.ok === true ? ((await read.json()) as { status?: { state?: string; message?: { parts?: { text?: string }[] } } }).status : undefined;
     state = (status?.state ?? state).replace('TASK_STATE_', '').toLowerCase();
     said = status?.message?.parts?.[0]?.text ?? '';
-    if (['completed', 'failed', 'canceled', 'rejected', 'input_required'].includes(state)) break;
+    if (ENDED.includes(state)) break;
     await sleep(500);
+  }
+  if (!ENDED.includes(state)) {
+    // Still running (a paced endless stream): canceled, so its turn ends with this attack and
+    // does not run on into the next one's figures.
+    await fetch(`${base}/tasks/${task.id}:cancel`, { method: 'POST', headers }).catch(() => undefined);
+    const canceledBy = Date.now() + 10_000;
+    while (Date.now() < canceledBy) {
+      const read = await fetch(`${base}/tasks/${task.id}?historyLength=0`, { headers }).catch(() => undefined);
+      const now = read?.ok === true ? ((await read.json()) as { status?: { state?: string } }).status?.state?.replace('TASK_STATE_', '').toLowerCase() : undefined;
+      if (now !== undefined && ENDED.includes(now)) return `${state}, then ${now} (the run canceled it)`;
+      await sleep(500);
+    }
   }
   return `${state}${said === '' ? '' : ` ("${said.slice(0, 200)}")`}`;
 }
@@ -119,7 +145,13 @@ async function observe<T>(
   worker: RoleProcess,
   redis: Redis,
   during: () => Promise<T>,
-): Promise<{ result: T; rssMb: number; workerRssMb: number; fds: number; pingMs: number | 'timeout'; redisMb: number }> {
+): Promise<{ result: T; rssMb: number; workerRssMb: number; fds: number; pingMs: number | 'timeout'; redisMb: number; cpu: string; redisInMb: number }> {
+  const redisStats = async (): Promise<{ cpu: number; inBytes: number }> => {
+    const info = await redis.info().catch(() => '');
+    const field = (name: string): number => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+    return { cpu: field('used_cpu_user') + field('used_cpu_sys'), inBytes: field('total_net_input_bytes') };
+  };
+  const cpuBefore = { worker: cpuSeconds(worker.pid), gateway: cpuSeconds(gateway.pid), redis: await redisStats() };
   let rssMb = 0;
   let workerRssMb = 0;
   let redisMb = 0;
@@ -147,16 +179,20 @@ async function observe<T>(
   const result = await during();
   running = false;
   await sampler;
-  return { result, rssMb, workerRssMb, fds, pingMs, redisMb };
+  const redisAfter = await redisStats();
+  const spent = (seconds: number): string => String(Math.round(seconds * 10) / 10);
+  const cpu = `${spent(cpuSeconds(worker.pid) - cpuBefore.worker)} / ${spent(cpuSeconds(gateway.pid) - cpuBefore.gateway)} / ${spent(redisAfter.cpu - cpuBefore.redis.cpu)}`;
+  const redisInMb = Math.round((redisAfter.inBytes - cpuBefore.redis.inBytes) / (1024 * 1024));
+  return { result, rssMb, workerRssMb, fds, pingMs, redisMb, cpu, redisInMb };
 }
 
 const ms = (value: number): number => Math.round(value * 10) / 10;
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const redisServer = await startOwnRedis();
+  const redisServer = await startOwnRedis(SLOWLOG ? { args: ['--slowlog-log-slower-than', '5000'] } : {});
   const dataDir = mkdtempSync(join(tmpdir(), 'a2a-abuse-'));
-  const hostile = await startHostileBackends();
+  const hostile = await startHostileProcess(ROOT);
   // Beside the demo agent (the victim's and attacks 1-12's), one agent on each hostile backend,
   // with short time bounds so a hung backend ends its turn within the attack's window.
   const configFile = join(dataDir, 'abuse.json');
@@ -226,7 +262,9 @@ async function main(): Promise<void> {
       // ABUSE_ONLY=13 runs 13a, 13b, …; ABUSE_ONLY=13c only that one.
       if (ONLY !== undefined && attack !== 'quiet' && !ONLY.some((only) => id === only || (id.startsWith(only) && /^[a-z]$/.test(id.slice(only.length))))) return;
       process.stderr.write(`abuse: ${attack} …\n`);
+      if (SLOWLOG) await redis.slowlog('RESET');
       const observed = await observe(gateway, worker, redis, run);
+      if (SLOWLOG) process.stderr.write(await slowest(redis));
       const window = victim.take();
       const p99 = percentile(window.latenciesMs, 99);
       rows.push({
@@ -239,6 +277,8 @@ async function main(): Promise<void> {
         fds: observed.fds,
         pingMs: String(observed.pingMs),
         redisMb: observed.redisMb,
+        cpu: observed.cpu,
+        redisInMb: observed.redisInMb,
         seen: observed.result,
         verdict: !gateway.alive()
           ? 'FAIL: the gateway exited'
@@ -514,8 +554,8 @@ async function main(): Promise<void> {
 }
 
 function printTable(rows: Row[]): void {
-  const header = ['attack', 'victim p50 ms', 'victim p99 ms', 'victim errors', 'gateway RSS MB', 'worker RSS MB', 'gateway fds', 'Redis PING ms', 'Redis MB', 'verdict'];
-  const cells = rows.map((row) => [row.attack, String(row.p50), String(row.p99), row.errors, String(row.rssMb), String(row.workerRssMb), String(row.fds), row.pingMs, String(row.redisMb), row.verdict]);
+  const header = ['attack', 'victim p50 ms', 'victim p99 ms', 'victim errors', 'gateway RSS MB', 'worker RSS MB', 'gateway fds', 'Redis PING ms', 'Redis MB', 'CPU s worker/gateway/Redis', 'to Redis MB', 'verdict'];
+  const cells = rows.map((row) => [row.attack, String(row.p50), String(row.p99), row.errors, String(row.rssMb), String(row.workerRssMb), String(row.fds), row.pingMs, String(row.redisMb), row.cpu, String(row.redisInMb), row.verdict]);
   const widths = header.map((title, i) => Math.max(title.length, ...cells.map((line) => (line[i] as string).length)));
   const line = (values: string[]): string => `| ${values.map((value, i) => value.padEnd(widths[i] as number)).join(' | ')} |`;
   process.stdout.write(`${line(header)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|\n`);

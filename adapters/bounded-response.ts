@@ -73,36 +73,125 @@ const LF = 0x0a;
 const CR = 0x0d;
 
 /**
- * Counts the bytes of the SSE event being received: an event ends at a blank line, whichever
- * of the three line endings the backend uses (LF, CRLF, CR), and a CRLF split across two
- * chunks is one line ending.
+ * Counts the bytes of the SSE event being received and hands a stream's bytes on in whole
+ * events only: an event ends at a blank line, whichever of the three line endings the backend
+ * uses (LF, CRLF, CR), and a CRLF split across two chunks is one line ending. The bytes of an
+ * event still arriving are held here (at most `max`), so the client's parser sees each event
+ * once, whole, and parses it in one linear pass; and an event past the bound is cut before the
+ * client has seen, buffered or parsed any of it (SDK line decoders re-scan their buffer for each
+ * chunk of a long line, which costs time quadratic in the line's length).
  */
-function eventMeter(max: number, exceeded: () => BackendLimitError): Meter {
-  let eventBytes = 0;
-  let lineBytes = 0;
-  let afterCR = false;
-  return (chunk) => {
-    for (let index = 0; index < chunk.byteLength; index += 1) {
-      const byte = chunk[index] as number;
-      if (byte === LF && afterCR) {
-        afterCR = false;
-        continue;
+class EventFramer {
+  private eventBytes = 0;
+  private lineBytes = 0;
+  private afterCR = false;
+  /** The last blank line ended with a CR: an LF right after it belongs to that line ending. */
+  private blankAtCR = false;
+  /** The bytes of the event still arriving (pieces of the chunks it came in). */
+  private held: Uint8Array[] = [];
+  private heldBytes = 0;
+  /** Set once an event passed the bound: the stream fails when it is read next. */
+  failure: BackendLimitError | undefined;
+
+  constructor(
+    private readonly max: number,
+    private readonly exceeded: () => BackendLimitError,
+  ) {}
+
+  /** The chunk's bytes up to its last complete event (with what was held before them), or undefined: nothing complete yet. */
+  take(chunk: Uint8Array): Uint8Array | undefined {
+    // Line endings are found with a native search (a view, not a copy), so a long line costs a
+    // scan, not a step of this loop per byte.
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const length = bytes.byteLength;
+    let boundary = -1;
+    let nextLF = -2;
+    let nextCR = -2;
+    let index = 0;
+    while (index < length) {
+      if (this.afterCR) {
+        this.afterCR = false;
+        if (bytes[index] === LF) {
+          if (this.blankAtCR) boundary = index + 1;
+          this.blankAtCR = false;
+          index += 1;
+          continue;
+        }
       }
-      afterCR = byte === CR;
-      if (byte === LF || byte === CR) {
-        eventBytes = lineBytes === 0 ? 0 : eventBytes + 1;
-        lineBytes = 0;
-        continue;
+      this.blankAtCR = false;
+      if (nextLF !== -1 && nextLF < index) nextLF = bytes.indexOf(LF, index);
+      if (nextCR !== -1 && nextCR < index) nextCR = bytes.indexOf(CR, index);
+      const end = nextLF === -1 ? (nextCR === -1 ? length : nextCR) : nextCR === -1 ? nextLF : Math.min(nextLF, nextCR);
+      const run = end - index;
+      this.lineBytes += run;
+      this.eventBytes += run;
+      // Counted as the event's content arrives: a line ending alone never takes it past the bound.
+      if (run > 0 && this.eventBytes > this.max) {
+        // The events completed before it in this chunk are still handed on; the stream fails at the next read.
+        this.failure = this.exceeded();
+        if (boundary < 0) throw this.failure;
+        const complete = this.completed(chunk, boundary);
+        this.held = [];
+        this.heldBytes = 0;
+        return complete;
       }
-      lineBytes += 1;
-      eventBytes += 1;
-      if (eventBytes > max) throw exceeded();
+      if (end === length) break;
+      const byte = bytes[end] as number;
+      if (this.lineBytes === 0) {
+        this.eventBytes = 0;
+        boundary = end + 1;
+        this.blankAtCR = byte === CR;
+      } else {
+        this.eventBytes += 1;
+      }
+      this.lineBytes = 0;
+      this.afterCR = byte === CR;
+      index = end + 1;
     }
-  };
+    if (boundary < 0) {
+      this.hold(chunk);
+      return undefined;
+    }
+    const complete = this.completed(chunk, boundary);
+    this.held = [];
+    this.heldBytes = 0;
+    if (boundary < chunk.byteLength) this.hold(chunk.subarray(boundary));
+    return complete;
+  }
+
+  /** What is held when the stream ends (its last event, without the blank line that would end it). */
+  flush(): Uint8Array | undefined {
+    if (this.heldBytes === 0) return undefined;
+    const rest = concat(this.held, this.heldBytes);
+    this.held = [];
+    this.heldBytes = 0;
+    return rest;
+  }
+
+  private completed(chunk: Uint8Array, boundary: number): Uint8Array {
+    return this.heldBytes === 0 ? chunk.subarray(0, boundary) : concat([...this.held, chunk.subarray(0, boundary)], this.heldBytes + boundary);
+  }
+
+  private hold(piece: Uint8Array): void {
+    this.held.push(piece);
+    this.heldBytes += piece.byteLength;
+  }
+}
+
+function concat(pieces: readonly Uint8Array[], length: number): Uint8Array {
+  const joined = new Uint8Array(length);
+  let offset = 0;
+  for (const piece of pieces) {
+    joined.set(piece, offset);
+    offset += piece.byteLength;
+  }
+  return joined;
 }
 
 interface Bounds {
   meters: Meter[];
+  /** A stream's events: handed on whole (and each bounded), see EventFramer. */
+  framer?: EventFramer;
   /** Longest wait for the next chunk while the reader waits for it. */
   idle?: { ms: number; error: () => BackendLimitError };
   /** The whole body must have arrived within this. */
@@ -137,34 +226,48 @@ function boundedStream(source: ReadableStream<Uint8Array>, bounds: Bounds): Read
         }
       },
       async pull(controller) {
-        if (bounds.idle !== undefined) {
-          const { ms, error } = bounds.idle;
-          idleTimer = setTimeout(() => fail(error()), ms);
-          idleTimer.unref();
+        // Reads until there is something to hand on: a pull that enqueues nothing is not called again.
+        for (;;) {
+          if (bounds.framer?.failure !== undefined) {
+            fail(bounds.framer.failure);
+            return;
+          }
+          if (bounds.idle !== undefined) {
+            const { ms, error } = bounds.idle;
+            idleTimer = setTimeout(() => fail(error()), ms);
+            idleTimer.unref();
+          }
+          let result: ReadableStreamReadResult<Uint8Array>;
+          try {
+            result = await reader.read();
+          } catch (error) {
+            fail(error);
+            return;
+          } finally {
+            clearTimeout(idleTimer);
+          }
+          if (settled) return;
+          if (result.done) {
+            settled = true;
+            clearTimers();
+            const rest = bounds.framer?.flush();
+            if (rest !== undefined) controller.enqueue(rest);
+            controller.close();
+            return;
+          }
+          let forward: Uint8Array | undefined = result.value;
+          try {
+            for (const meter of bounds.meters) meter(result.value);
+            if (bounds.framer !== undefined) forward = bounds.framer.take(result.value);
+          } catch (error) {
+            fail(error);
+            return;
+          }
+          if (forward !== undefined) {
+            controller.enqueue(forward);
+            return;
+          }
         }
-        let result: ReadableStreamReadResult<Uint8Array>;
-        try {
-          result = await reader.read();
-        } catch (error) {
-          fail(error);
-          return;
-        } finally {
-          clearTimeout(idleTimer);
-        }
-        if (settled) return;
-        if (result.done) {
-          settled = true;
-          clearTimers();
-          controller.close();
-          return;
-        }
-        try {
-          for (const meter of bounds.meters) meter(result.value);
-        } catch (error) {
-          fail(error);
-          return;
-        }
-        controller.enqueue(result.value);
       },
       cancel(reason) {
         settled = true;
@@ -187,8 +290,11 @@ export function boundResponse(response: Response, limits: BackendLimits, onBytes
   let bounds: Bounds;
   if (isEventStream(response)) {
     bounds = {
+      framer: new EventFramer(
+        limits.maxEventBytes,
+        () => new BackendLimitError('backendLimits.maxEventBytes', `${backend} sent a stream event larger than backendLimits.maxEventBytes (${bytes(limits.maxEventBytes)}); the stream was cut.`),
+      ),
       meters: [
-        eventMeter(limits.maxEventBytes, () => new BackendLimitError('backendLimits.maxEventBytes', `${backend} sent a stream event larger than backendLimits.maxEventBytes (${bytes(limits.maxEventBytes)}); the stream was cut.`)),
         totalMeter(limits.maxStreamBytes, () => new BackendLimitError('backendLimits.maxStreamBytes', `${backend} sent a stream larger than backendLimits.maxStreamBytes (${bytes(limits.maxStreamBytes)}) in all; the stream was cut.`)),
       ],
       idle: {

@@ -2,13 +2,13 @@
 // the adapter's skills, with the caching validators of spec 8.6.
 import { createHash } from 'node:crypto';
 import type { AdapterDescription } from '../adapters/types.ts';
-import { JSONRPC_PATH, REST_BASE_PATH } from '../src/bindings/rest/routes.ts';
-import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION } from '../src/bindings/version.ts';
-import { SCOPES } from '../src/config/schema.ts';
 import { IMPLIED_SCOPES } from '../src/auth/scopes.ts';
-import { OPERATIONS } from '../src/operations/registry.ts';
 import type { ExtensionDeclaration } from '../src/extensions/definition.ts';
+import { JSONRPC_PATH, REST_BASE_PATH } from '../src/protocol/endpoints.ts';
+import { operationScopes } from '../src/protocol/operations/catalog.ts';
+import { SCOPES } from '../src/protocol/scopes.ts';
 import type { AgentCard, JsonObject, SecurityRequirement } from '../src/protocol/types.ts';
+import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION } from '../src/protocol/version.ts';
 
 export interface CardInput {
   /** Where the agent's URLs start: the public URL for the default agent, `<publicUrl>/agents/<name>` for each. */
@@ -39,10 +39,10 @@ export const SIGNATURE_SCHEME = 'partnerSignature';
 const listed = (names: readonly string[]): string =>
   names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1) as string}`;
 
-/** Which scope each operation needs, as the operation registry declares it (never a hand-kept copy). */
+/** Which scope each operation needs, as the operation specs declare it (never a hand-kept copy). */
 export function scopeText(): string {
   const byScope = new Map<string, string[]>();
-  for (const [operation, scope] of Object.entries(OPERATIONS.scopes())) byScope.set(scope, [...(byScope.get(scope) ?? []), operation]);
+  for (const [operation, scope] of Object.entries(operationScopes())) byScope.set(scope, [...(byScope.get(scope) ?? []), operation]);
   const parts = SCOPES.filter((scope) => scope !== 'a2a:admin' && byScope.has(scope)).map((scope) => `${scope} for ${listed(byScope.get(scope) ?? [])}`);
   const adminOnly = byScope.get('a2a:admin') ?? [];
   parts.push(`a2a:admin implies ${listed(IMPLIED_SCOPES['a2a:admin'])}${adminOnly.length > 0 ? `, and alone grants ${listed(adminOnly)}` : ''}`);

@@ -15,7 +15,7 @@ export const LOOPBACK = '127.0.0.1';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 /** `remote`: a second gateway whose a2a adapter fronts the SDK echo server. */
-export type ServerName = 'gateway' | 'sdk' | 'remote' | 'telemetry' | 'stages' | 'wait-off' | 'wait-on';
+export type ServerName = 'gateway' | 'sdk' | 'remote' | 'telemetry' | 'stages' | 'wait-off' | 'wait-on' | 'baseline';
 
 /** Demo adapter step for the gateway child: 10 min, far longer than the idle test needs. */
 export const GATEWAY_LONG_STEP_MS = 600_000;

@@ -62,12 +62,18 @@
  *      BENCH_FANOUT_SECONDS (5 per round), BENCH_FANOUT_ROUNDS (3).
  *      Push: BENCH_PUSH_SENDERS (16), BENCH_PUSH_SECONDS (5 per round), BENCH_PUSH_ROUNDS (3).
  *      Replay: BENCH_REPLAY_EVENTS (100000), BENCH_REPLAY_CHECKPOINTS (10).
+ *      BENCH_BASELINE: another checkout of this repository (its dependencies installed), e.g. a
+ *      `git worktree` of the commit before a change. A third server started from it joins the
+ *      blocking, returnImmediately and streams rounds (gateway, baseline, sdk, every round), and a
+ *      second table compares this checkout with it: "before and after" measured side by side,
+ *      on the same machine in the same minutes, instead of two runs an hour apart.
  * Output: a table on stdout, full data in bench/results/latest.json, server logs in
  * bench/results/{gateway,sdk}.log.
  */
 
 import { cpus, loadavg } from 'node:os';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -159,7 +165,24 @@ const config = {
   redisUrl: process.env.A2A_REDIS_URL ?? DEFAULT_REDIS_URL,
   only: parseOnly(process.argv.slice(2)),
   scenarios: parseScenarios(process.env.BENCH_ONLY),
+  baseline: parseBaseline(process.env.BENCH_BASELINE),
 };
+
+/** The baseline checkout and the commit it holds, or undefined when BENCH_BASELINE is unset. */
+function parseBaseline(raw: string | undefined): { dir: string; commit: string } | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const dir = resolve(raw.trim());
+  if (!existsSync(join(dir, 'src', 'cli', 'main.ts')) || !existsSync(join(dir, 'node_modules', 'tsx'))) {
+    throw new Error(`BENCH_BASELINE=${raw}: not a checkout of this repository with its dependencies installed (run npm ci there first)`);
+  }
+  let commit = 'unknown commit';
+  try {
+    commit = execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    // Not a git checkout: the table says so instead of naming a commit.
+  }
+  return { dir, commit };
+}
 const GATEWAY_ONLY: readonly Scenario[] = ['fanout', 'push', 'replay', 'telemetry', 'wait'];
 const runs = (scenario: Scenario): boolean =>
   config.scenarios.includes(scenario) && (!GATEWAY_ONLY.includes(scenario) || config.only !== 'sdk') && (scenario !== 'remote' || config.only === undefined);
@@ -412,6 +435,40 @@ function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, r
   return rows;
 }
 
+interface BaselineRow {
+  metric: string;
+  current: number;
+  baseline: number;
+  digits: number;
+}
+
+/** This checkout's gateway against the baseline's, from the same alternating rounds. */
+function buildBaselineRows({ blocking, immediate, streams }: Results): BaselineRow[] {
+  const rows: BaselineRow[] = [];
+  const add = <T>(series: PerServer<T>, metric: string, key: (r: T) => number, digits: number): void => {
+    const current = series.gateway?.median;
+    const base = series.baseline?.median;
+    if (current !== undefined && base !== undefined) rows.push({ metric, current: key(current), baseline: key(base), digits });
+  };
+  add(blocking, 'blocking req/s', (r) => r.requestsPerSec, 0);
+  add(blocking, 'blocking p50 ms', (r) => r.p50Ms, 1);
+  add(blocking, 'blocking p99 ms', (r) => r.p99Ms, 1);
+  add(immediate, 'returnImmediately req/s', (r) => r.requestsPerSec, 0);
+  add(immediate, 'returnImmediately p99 ms', (r) => r.p99Ms, 1);
+  add(streams, 'streams/s', (r) => r.streamsPerSec, 0);
+  add(streams, 'stream last event p50 ms', (r) => r.lastEventP50Ms, 1);
+  add(streams, 'stream last event p99 ms', (r) => r.lastEventP99Ms, 1);
+  return rows;
+}
+
+function renderBaselineTable(rows: readonly BaselineRow[]): string {
+  const header = ['metric', 'this checkout', 'baseline', 'ratio'];
+  const body = rows.map((r) => [r.metric, fmt(r.current, r.digits), fmt(r.baseline, r.digits), fmt(ratio(r.current, r.baseline), 2)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] as string).length)));
+  const line = (cells: readonly string[]): string => '| ' + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(' | ') + ' |';
+  return [line(header), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...body.map(line)].join('\n');
+}
+
 function renderTable(rows: readonly Row[]): string {
   const header = ['metric', 'gateway', 'sdk', 'ratio (gw/sdk)', 'target', 'status'];
   const body = rows.map((r) => [
@@ -532,6 +589,14 @@ async function main(): Promise<void> {
     log(`${name} ready: pid ${s.pid}, ${s.jsonRpcUrl}${s.keyPrefix ? `, key prefix ${s.keyPrefix}` : ''}`);
   }
   const order: Order = names; // gateway first, then sdk, every round
+  // The baseline runs only the throughput scenarios, right after this checkout's gateway each round.
+  const baselineRuns = config.baseline !== undefined && names.includes('gateway') && (['blocking', 'immediate', 'streams'] as const).some((sc) => runs(sc));
+  const throughputOrder: Order = baselineRuns ? order.flatMap((n): ServerName[] => (n === 'gateway' ? ['gateway', 'baseline'] : [n])) : order;
+  if (baselineRuns && config.baseline !== undefined) {
+    log(`starting baseline (a gateway from ${config.baseline.dir}, ${config.baseline.commit})...`);
+    servers.baseline = await startGateway({ repoRoot: config.baseline.dir, logDir: RESULTS_DIR, redisUrl: config.redisUrl, name: 'baseline' });
+    log(`baseline ready: pid ${servers.baseline.pid}, ${servers.baseline.jsonRpcUrl}, key prefix ${servers.baseline.keyPrefix ?? ''}`);
+  }
   if (runs('remote')) {
     const sdk = servers.sdk as ServerChild;
     log('starting remote (a gateway whose a2a adapter fronts the SDK server)...');
@@ -592,7 +657,7 @@ async function main(): Promise<void> {
   // Warm-up of every measured path (JIT, connection pools, Redis scripts) — not reported, so
   // round 1 does not pay for compilation that later rounds get for free.
   if (config.warmupSeconds > 0) {
-    for (const name of order) {
+    for (const name of throughputOrder) {
       const url = (servers[name] as ServerChild).jsonRpcUrl;
       const seconds = config.warmupSeconds;
       const paths: Array<[Scenario, () => Promise<unknown>]> = [
@@ -628,7 +693,7 @@ async function main(): Promise<void> {
     ? {}
     : await alternate(
         'blocking',
-        order,
+        throughputOrder,
         (s) => runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: false }),
         (r) => r.requestsPerSec,
         describeSend,
@@ -638,7 +703,7 @@ async function main(): Promise<void> {
     ? {}
     : await alternate(
         'returnImmediately',
-        order,
+        throughputOrder,
         (s) => runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: true }),
         (r) => r.requestsPerSec,
         describeSend,
@@ -648,7 +713,7 @@ async function main(): Promise<void> {
     ? {}
     : await alternate(
         'streams',
-        order,
+        throughputOrder,
         (s) => runStreamLoad({ url: s.jsonRpcUrl, concurrency: config.streams, seconds: config.seconds }),
         (r) => r.streamsPerSec,
         describeStreams,
@@ -803,6 +868,10 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`\n${title}\n`);
   process.stdout.write(renderTable(rows) + '\n');
+  const baselineRows = config.baseline === undefined ? [] : buildBaselineRows(results);
+  if (config.baseline !== undefined && baselineRows.length > 0) {
+    process.stdout.write(`\nthis checkout vs baseline (${config.baseline.commit}), same rounds\n\n${renderBaselineTable(baselineRows)}\n`);
+  }
   if (single.stages !== undefined) process.stdout.write('\n' + renderStages(single.stages) + '\n');
   if (notes.length > 0) process.stdout.write('\nNotes:\n' + notes.map((n) => `  - ${n}`).join('\n') + '\n');
   if (fanout) {
@@ -835,6 +904,7 @@ async function main(): Promise<void> {
       loadavgAfter: loadAfter,
     },
     servers: Object.fromEntries(Object.values(servers).map((s) => [s.name, { pid: s.pid, url: s.jsonRpcUrl, keyPrefix: s.keyPrefix }])),
+    ...(config.baseline !== undefined ? { baselineTable: baselineRows.map((r) => ({ metric: r.metric, current: round(r.current, 3), baseline: round(r.baseline, 3), ratio: round(ratio(r.current, r.baseline), 3) })) } : {}),
     table: rows.map((r) => ({
       metric: r.metric,
       gateway: round(r.gateway, 3),

@@ -17,7 +17,7 @@ const reads: string[] = [];
 
 beforeAll(async () => {
   gw = await startTestGateway({ name: 'blocking-answer', adapterOptions: { stepMs: 40 } });
-  const store = gw.gateway.service.store;
+  const store = gw.gateway.store;
   const readTask = store.readTask.bind(store);
   store.readTask = (taskId: string, ...rest): Promise<TaskRead | undefined> => {
     reads.push(taskId);
@@ -40,7 +40,7 @@ async function sendBlocking(text: string, configuration: Record<string, unknown>
   return result as Task;
 }
 
-const answerField = (taskId: string): Promise<string | null> => gw.redis.hget(gw.gateway.service.store.keys.task(taskId).task, taskField.answerHistory);
+const answerField = (taskId: string): Promise<string | null> => gw.redis.hget(gw.gateway.store.keys.task(taskId).task, taskField.answerHistory);
 
 describe('a blocking SendMessage that creates a task', () => {
   it.each([

@@ -123,6 +123,66 @@ describe('an SSE stream', () => {
     await expect.poll(() => closedEarly.has('/big-event')).toBe(true);
   });
 
+  it('hands events on whole: every chunk the reader gets ends at an event boundary', async () => {
+    const events = ['data: one\n\n', 'data: two\r\n\r\n', 'data: three\r\r', `data: ${'e'.repeat(7 * KIB)}\n\n`];
+    routes['/pieces'] = (_request, response) => {
+      sse(response);
+      const all = events.join('').repeat(5);
+      // Pieces of 97 bytes, each written on its own turn of the event loop so they arrive apart.
+      let offset = 0;
+      const next = (): void => {
+        if (offset >= all.length) {
+          response.end();
+          return;
+        }
+        response.write(all.slice(offset, offset + 97));
+        offset += 97;
+        setImmediate(next);
+      };
+      next();
+    };
+    const response = await boundedFetch(LIMITS)(`${base}/pieces`);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const chunks: string[] = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(Buffer.from(value).toString('utf8'));
+    }
+    expect(chunks.join('')).toBe(events.join('').repeat(5));
+    for (const chunk of chunks) expect(chunk).toMatch(/(\n\n|\r\n\r\n|\r\r)$/);
+  });
+
+  it('takes an event of exactly maxEventBytes, whatever blank lines follow it', async () => {
+    const exact = `data: ${'x'.repeat(8 * KIB - 6)}\r\r\r\n\ndata: next\n\n`;
+    routes['/exact'] = (_request, response) => {
+      sse(response);
+      response.end(exact);
+    };
+    expect(await read('/exact')).toBe(exact);
+  });
+
+  it('with one event over maxEventBytes refuses it before the reader has seen any of it', async () => {
+    routes['/huge-event'] = (_request, response) => {
+      sse(response);
+      response.write('data: fine\n\n');
+      endless(response, 'h'.repeat(KIB));
+    };
+    const response = await boundedFetch(LIMITS)(`${base}/huge-event`);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let seen = '';
+    const error = await (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return undefined;
+        seen += Buffer.from(value).toString('utf8');
+      }
+    })().catch((caught: unknown) => caught);
+    expect((error as BackendLimitError).limit).toBe('backendLimits.maxEventBytes');
+    expect(seen).toBe('data: fine\n\n');
+    await expect.poll(() => closedEarly.has('/huge-event')).toBe(true);
+  });
+
   it('of endless small events is cut at maxStreamBytes', async () => {
     routes['/endless'] = (_request, response) => {
       sse(response);

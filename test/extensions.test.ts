@@ -9,7 +9,7 @@ import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory, ServicePa
 import { ExtensionSupportRequiredError } from '@a2a-js/sdk/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASSIGNMENTS_EXTENSION_URI } from '../src/extensions/assignments.ts';
-import { SCHEDULES_EXTENSION_URI } from '../src/schedules/schedule-types.ts';
+import { SCHEDULES_EXTENSION_URI } from '../src/extensions/schedules.ts';
 import { expectUnchanged, rpc, startTestGateway, textMessage, turnJobsSettled, type TestGateway } from './support/harness.ts';
 
 const GEO = 'urn:example:geo:v1';

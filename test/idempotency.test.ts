@@ -202,7 +202,7 @@ describe('persist before announce (invariant 1)', () => {
         const event = JSON.parse(payload.slice(payload.indexOf('\n') + 1)) as StreamResponse;
         const state = stateOf(event);
         if (state !== 'TASK_STATE_COMPLETED') return;
-        const taskId = gw.gateway.service.store.keys.taskOfEventChannel(channel) ?? '';
+        const taskId = gw.gateway.store.keys.taskOfEventChannel(channel) ?? '';
         reads.push(
           (async () => {
             const [artifacts, history, stateNow] = await Promise.all([

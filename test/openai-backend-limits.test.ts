@@ -43,6 +43,7 @@ describe('a model server streaming past the bounds', () => {
   let hugeDeltas: Hostile;
   let manyDeltas: Hostile;
   let slowDelta: Hostile;
+  let endlessDeltas: Hostile;
 
   beforeAll(async () => {
     // One delta of 256 KiB, over a 64 KiB maxEventBytes.
@@ -52,12 +53,15 @@ describe('a model server streaming past the bounds', () => {
     // One delta of 256 KiB arriving 8 KiB every 40 ms: never silent, slower than the adapter's
     // streamIdleTimeoutMs below for the whole event.
     slowDelta = await startHostile(256 * KIB, 1, { bytes: 8 * KIB, everyMs: 40 });
+    // Deltas of 8 KiB without end, as fast as the client reads them.
+    endlessDeltas = await startHostile(8 * KIB, Infinity);
   });
 
   afterAll(async () => {
     await hugeDeltas?.close();
     await manyDeltas?.close();
     await slowDelta?.close();
+    await endlessDeltas?.close();
   });
 
   it('fails the turn naming backendLimits.maxEventBytes, with one request only', async () => {
@@ -105,5 +109,28 @@ describe('a model server streaming past the bounds', () => {
     // The server saw the client go long before it had written its 10,000 deltas.
     await expect.poll(() => manyDeltas.closedEarly).toBe(1);
     expect(manyDeltas.written[0]).toBeLessThan(10_000);
+  });
+
+  it('reads a stream no faster than its chunks are stored: a slow store holds the backend back, not the worker’s memory', async () => {
+    const adapter = createOpenAIAdapter({ baseURL: endlessDeltas.baseURL, model: 'hostile', maxRetries: 0 });
+    const stop = new AbortController();
+    const ctx = new TestTurnContext({ input: 'hello', adapterName: 'openai', signal: stop.signal });
+    const emit = ctx.emitArtifact.bind(ctx);
+    let largest = 0;
+    // Plays a store paced at about 10 chunks a second (the owner's output rate, a busy Redis).
+    ctx.emitArtifact = async (chunk: ArtifactChunk): Promise<void> => {
+      largest = Math.max(largest, JSON.stringify(chunk.parts).length);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await emit(chunk);
+    };
+    const run = adapter.run(ctx).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    stop.abort(new Error('enough'));
+    await run;
+    // Unthrottled, the server writes deltas as fast as loopback carries them (tens of MB a second)
+    // and the buffer holds them all. Held back, it gets no further than the writer's backlog, one
+    // delta and the sockets' buffers.
+    expect(endlessDeltas.written[0] as number).toBeLessThan(1_024);
+    expect(largest).toBeLessThan(64 * KIB + 9 * KIB);
   });
 });

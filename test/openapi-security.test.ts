@@ -19,7 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../src/operations/registry.ts';
 
 const OPERATION_SCOPES = OPERATIONS.scopes();
-import { JSONRPC_PATH, REST_BASE_PATH, REST_ROUTES } from '../src/bindings/rest/routes.ts';
+import { REST_ROUTES } from '../src/bindings/rest/routes.ts';
+import { JSONRPC_PATH, REST_BASE_PATH } from '../src/protocol/endpoints.ts';
 import { startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 import { createTestIssuer, createTestPartner, type TestIssuer, type TestPartner } from './support/identity.ts';
 

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { JSONRPC_PATH, REST_BASE_PATH, REST_ROUTES, type RestRoute } from '../src/bindings/rest/routes.ts';
+import { REST_ROUTES, type RestRoute } from '../src/bindings/rest/routes.ts';
+import { JSONRPC_PATH, REST_BASE_PATH } from '../src/protocol/endpoints.ts';
 
 const SPEC_PATH = fileURLToPath(new URL('../openapi.yaml', import.meta.url));
 

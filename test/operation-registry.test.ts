@@ -6,14 +6,16 @@ import { z } from 'zod';
 import { scopeText } from '../agent-card/card.ts';
 import { anonymousPrincipal } from '../src/auth/principal.ts';
 import { requireScope } from '../src/auth/scopes.ts';
-import { SCOPES } from '../src/config/schema.ts';
+import { SCOPES } from '../src/protocol/scopes.ts';
 import { LEGACY_REST_ROUTER, REST_ROUTER, REST_ROUTES } from '../src/bindings/rest/routes.ts';
 import { LEGACY_TRANSLATIONS } from '../src/compat/v0_3/index.ts';
 import { GATEWAY_EXTENSIONS } from '../src/extensions/gateway-extensions.ts';
 import { A2A_OPERATIONS } from '../src/operations/a2a-operations.ts';
-import { defineUnary, type Operation, type RestRoute } from '../src/operations/definition.ts';
+import { defineUnary, type Operation } from '../src/operations/definition.ts';
 import { OPERATOR_OPERATIONS } from '../src/operations/operator-operations.ts';
-import { OPERATIONS, OperationRegistry } from '../src/operations/registry.ts';
+import { inCatalogOrder, OPERATIONS, OperationRegistry } from '../src/operations/registry.ts';
+import { OPERATION_SPECS } from '../src/protocol/operations/catalog.ts';
+import { unarySpec, type RestRoute } from '../src/protocol/operations/spec.ts';
 import { startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 import * as sdk from '@a2a-js/sdk';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
@@ -112,11 +114,23 @@ describe('the declarations', () => {
 
   it('refuses a registry with an operation declared twice, a route declared twice, or an unknown scope', () => {
     const op = (name: string, scope: string, path: string): Operation =>
-      defineUnary({ name, scope: scope as 'a2a:read', request: z.object({}), rest: [{ method: 'GET', path }], restBody: 'none', handle: async () => ({}) }) as Operation;
+      defineUnary(unarySpec({ name, scope: scope as 'a2a:read', request: z.object({}), rest: [{ method: 'GET', path }], restBody: 'none' }), async () => ({})) as Operation;
     expect(() => new OperationRegistry([op('A', 'a2a:read', '/a'), op('A', 'a2a:read', '/b')])).toThrow(/declared twice/);
     expect(() => new OperationRegistry([op('A', 'a2a:read', '/a'), op('B', 'a2a:read', '/a')])).toThrow(/route GET \/a is declared twice/);
     expect(() => new OperationRegistry([op('A', 'a2a:everything', '/a')])).toThrow(/not one of/);
     expect(() => new OperationRegistry([op('A', undefined as unknown as string, '/a')])).toThrow(/not one of/);
+  });
+
+  it('serves exactly the specs of the catalog, in its order, each with one handler', () => {
+    expect(names).toEqual(OPERATION_SPECS.map((spec) => spec.name));
+    const spec = (name: string) => unarySpec({ name, scope: 'a2a:read', request: z.object({}), rest: [], restBody: 'none' });
+    const handled = (of: ReturnType<typeof spec>): Operation => defineUnary(of, async () => ({})) as Operation;
+    const [a, b, c] = [spec('A'), spec('B'), spec('C')];
+    expect(inCatalogOrder([handled(b), handled(a)], [a, b]).map((o) => o.name)).toEqual(['A', 'B']);
+    expect(() => inCatalogOrder([handled(a)], [a, b])).toThrow(/B is declared but has no handler/);
+    expect(() => inCatalogOrder([handled(a), handled(b), handled(c)], [a, b])).toThrow(/C has a handler but no spec/);
+    expect(() => inCatalogOrder([handled(a), handled(b), handled(b)], [a, b])).toThrow(/two handlers/);
+    expect(() => inCatalogOrder([handled(a), handled(spec('B'))], [a, b])).toThrow(/B is defined over another spec/);
   });
 
   it('an operation whose scope is unknown is refused at the scope check, never let through', () => {

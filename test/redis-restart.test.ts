@@ -416,7 +416,7 @@ describe('the event hub after a reconnect', () => {
     // re-subscription (awaited before it signals the gap) brings live delivery back.
     const subscriber = new Redis(server.url, { autoResubscribe: false, connectionName: 'redis-restart-test-hub', retryStrategy: () => 50 });
     subscriber.on('error', () => undefined);
-    const hub = new EventHub(subscriber, gw.gateway.service.store.keys);
+    const hub = new EventHub(subscriber, gw.gateway.store.keys);
     try {
       const clientId = String(await subscriber.client('ID'));
       await hub.start();
@@ -435,7 +435,7 @@ describe('the event hub after a reconnect', () => {
       await probe.client('KILL', 'ID', clientId);
       await within(gapSeen, 10_000, 'the gap signal after a reconnect');
       // Published right after the gap signal (what a feed's buffer re-read would race with).
-      await probe.publish(gw.gateway.service.store.keys.eventChannel('hub-task'), '1-1\n{"statusUpdate":{}}');
+      await probe.publish(gw.gateway.store.keys.eventChannel('hub-task'), '1-1\n{"statusUpdate":{}}');
       await waitFor(() => (received.length > 0 ? true : undefined), 5_000, 'the event published after the gap');
       expect(received).toEqual(['1-1']);
       expect(gaps).toBe(1);

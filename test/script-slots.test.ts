@@ -4,7 +4,8 @@
 // of two slots before anything reaches Redis.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CrossSlotError, hashTagOf, keySlot, SLOT_CHECK_ENV } from '../src/store/key-slot.ts';
+import { hashTagOf, keySlot } from '../src/redis/key-slot.ts';
+import { CrossSlotError, SLOT_CHECK_ENV } from '../src/store/script-slots.ts';
 import { RedisKeys } from '../src/store/keys.ts';
 import { defineScripts } from '../src/store/scripts.ts';
 import { REDIS_URL, uniquePrefix } from './support/harness.ts';

@@ -7,10 +7,12 @@
 //
 // The adapter keeps no state of its own: anything a later turn needs is derived from the
 // context (history, input), because a turn may run in any worker process and be retried.
-import { appendFileSync, readFileSync } from 'node:fs';
 import type { AgentSkill, JsonObject, Message, Part } from '../../src/protocol/types.ts';
-import type { Adapter, AdapterContext, OutcomeVerification, StepOutcome, TurnOutcome } from '../types.ts';
+import type { Adapter, AdapterContext, TurnOutcome } from '../types.ts';
+import { sleep, throwIfAborted } from './cancelable-wait.ts';
 import { FANOUT_SKILLS, runFanout, runReview } from './fanout.ts';
+import { runTransfer, TRANSFER_DEFAULT_CHARGES, TRANSFER_MAX_CHARGES } from './transfer.ts';
+import { messageText, splitFirstWord } from './words.ts';
 
 export interface DemoAdapterOptions {
   /** Delay between stream chunks, between long-running steps and after each transfer charge, in milliseconds. */
@@ -32,13 +34,6 @@ const DEFAULT_PANGRAM = 'The quick brown fox jumps over the lazy dog';
 const DIALOGUE_QUESTION = 'What is your name?';
 const LONG_DEFAULT_STEPS = 10;
 const LONG_MAX_STEPS = 1000;
-const TRANSFER_DEFAULT_CHARGES = 3;
-const TRANSFER_MAX_CHARGES = 100;
-// A charge whose outcome is unknown and absent from the ledger is charged again under a new
-// step name; that new step can itself be cut off by another crash. Bounded so a worker that
-// keeps dying cannot grow the journal without limit (the turn's attempt limit ends it first).
-const TRANSFER_MAX_RECHARGES = 5;
-
 const SKILLS: readonly AgentSkill[] = [
   {
     id: 'echo',
@@ -108,61 +103,10 @@ function isSkillId(value: string): value is SkillId {
 }
 
 /** The text of a message: its text parts concatenated (non-text parts contribute nothing). */
-function messageText(message: Message | undefined): string {
-  if (!message) return '';
-  return message.parts.map((p) => (typeof p.text === 'string' ? p.text : '')).join('');
-}
-
-/** Splits "word rest..." so skill keywords can be recognized and stripped. */
-function splitFirstWord(text: string): { first: string; rest: string } {
-  const trimmed = text.trim();
-  const match = /^(\S+)\s*([\s\S]*)$/.exec(trimmed);
-  if (!match) return { first: '', rest: '' };
-  return { first: (match[1] ?? '').toLowerCase(), rest: match[2] ?? '' };
-}
-
-/**
- * The argument text of a skill invocation. When the skill was picked by its keyword the
- * keyword is not part of the argument; when it was picked via metadata, a leading keyword is
- * still dropped so "stream a b" behaves the same either way.
- */
 function skillArgument(ctx: AdapterContext, skill: SkillId): string {
   const text = messageText(ctx.input[0]);
   const { first, rest } = splitFirstWord(text);
   return first === skill ? rest.trim() : text.trim();
-}
-
-function abortError(): DOMException {
-  // The runtime decides "canceled" from its own signal; the error's name only has to make the
-  // rejection recognizable to callers and tests, so a standard AbortError is used.
-  return new DOMException('The turn was canceled', 'AbortError');
-}
-
-function throwIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) throw abortError();
-}
-
-/** Waits `ms`, but rejects as soon as the signal fires so cancellation is not delayed a step. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    if (signal.aborted) {
-      reject(abortError());
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(abortError());
-    };
-    const done = (): void => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    };
-    // With no delay configured, still yield to the event loop (so a cancel message can be
-    // delivered) but skip the timer's ~1 ms minimum, which would dominate a 1000-step run.
-    const timer = ms > 0 ? setTimeout(done, ms) : undefined;
-    if (timer === undefined) setImmediate(done);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /**
@@ -297,108 +241,6 @@ async function runLong(ctx: AdapterContext, stepMs: number): Promise<TurnOutcome
   return { state: 'completed', message: `long job finished: ${total} steps` };
 }
 
-/** Waits `ms` but returns early (without throwing) when the signal fires. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return sleep(ms, signal).catch(() => undefined);
-}
-
-function ledgerHas(ledgerFile: string, key: string): boolean {
-  let content: string;
-  try {
-    content = readFileSync(ledgerFile, 'utf8');
-  } catch (error) {
-    // No ledger yet means no charge was ever made; any other failure must not read as "absent"
-    // (that would charge again), so it fails the turn instead.
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
-  return content.split('\n').includes(key);
-}
-
-/** One charge: the ledger line is the side effect; the pause after it is the crash window. */
-function charge(ctx: AdapterContext, ledgerFile: string, stepMs: number, name: string): Promise<StepOutcome<JsonObject>> {
-  return ctx.step<JsonObject>(name, async ({ idempotencyKey, recordReference }) => {
-    // One append(2) of one short line with O_APPEND: atomic between worker processes.
-    appendFileSync(ledgerFile, `${idempotencyKey}\n`);
-    await recordReference(`ledger:${idempotencyKey}`);
-    // A cancel during the pause must not mark the step failed: the charge is committed, and a
-    // failed step would be run again by a later attempt. The caller checks the signal after.
-    await pause(stepMs, ctx.signal);
-    return { charged: idempotencyKey };
-  });
-}
-
-type ChargeResult = 'charged' | 'replayed' | 'reconciled-charged' | 'recharged';
-
-/**
- * Charge number i exactly once: a journalled result is replayed; an unknown outcome is looked
- * up in the ledger by its idempotency key (present: it took effect, do not repeat it; absent:
- * it never happened, charge under a new step name so the journal keeps both facts).
- */
-async function chargeOnce(ctx: AdapterContext, ledgerFile: string, stepMs: number, i: number): Promise<{ result: ChargeResult; line: string; key: string }> {
-  let unknowns = 0;
-  for (let k = 0; k <= TRANSFER_MAX_RECHARGES; k++) {
-    const name = k === 0 ? `charge-${i}` : k === 1 ? `charge-${i}-again` : `charge-${i}-again-${k}`;
-    const outcome = await charge(ctx, ledgerFile, stepMs, name);
-    throwIfAborted(ctx.signal);
-    if (outcome.status === 'done') {
-      const key = String(outcome.value.charged);
-      if (unknowns > 0) return { result: 'recharged', line: `charge-${i}: unknown, not in the ledger; charged as ${name}`, key };
-      return { result: outcome.replayed ? 'replayed' : 'charged', line: `charge-${i}: ${outcome.replayed ? 'replayed' : 'charged'}`, key };
-    }
-    if (ledgerHas(ledgerFile, outcome.idempotencyKey)) {
-      return { result: 'reconciled-charged', line: `${name}: unknown, reconciled as charged (${outcome.reference ?? 'no reference'})`, key: outcome.idempotencyKey };
-    }
-    unknowns += 1;
-  }
-  throw new Error(`charge-${i} is still unknown after ${TRANSFER_MAX_RECHARGES} recharges; giving up rather than charging again`);
-}
-
-async function runTransfer(ctx: AdapterContext, stepMs: number, ledgerFile: string | undefined): Promise<TurnOutcome> {
-  if (ledgerFile === undefined) return { state: 'rejected', message: 'the transfer skill needs adapterOptions.ledgerFile' };
-  const first = splitFirstWord(skillArgument(ctx, 'transfer')).first;
-  const parsed = Number.parseInt(first, 10);
-  const total = Number.isFinite(parsed) && parsed >= 1 ? Math.min(parsed, TRANSFER_MAX_CHARGES) : TRANSFER_DEFAULT_CHARGES;
-  const counts: Record<ChargeResult, number> = { charged: 0, replayed: 0, 'reconciled-charged': 0, recharged: 0 };
-  const lines: string[] = [];
-  const keys: string[] = [];
-  for (let i = 1; i <= total; i++) {
-    const { result, line, key } = await chargeOnce(ctx, ledgerFile, stepMs, i);
-    counts[result] += 1;
-    lines.push(line);
-    keys.push(key);
-  }
-  throwIfAborted(ctx.signal);
-  const summary: JsonObject = {
-    charges: total,
-    charged: counts.charged,
-    replayed: counts.replayed,
-    reconciledCharged: counts['reconciled-charged'],
-    recharged: counts.recharged,
-    attempt: ctx.attempt,
-  };
-  await ctx.emitArtifact({
-    artifactId: 'transfer-report',
-    name: 'transfer report',
-    parts: [{ text: lines.join('\n') }, { data: summary, mediaType: JSON_MEDIA }],
-    lastChunk: true,
-  });
-  return { state: 'completed', message: `transfer finished: ${total} charges`, verification: verifyCharges(ledgerFile, keys) };
-}
-
-/** The transfer's result checked where it took effect: each charge in the ledger exactly once. */
-function verifyCharges(ledgerFile: string, keys: string[]): OutcomeVerification {
-  const lines = readFileSync(ledgerFile, 'utf8').split('\n');
-  const occurrences = keys.map((key) => lines.filter((line) => line === key).length);
-  const missing = occurrences.filter((n) => n === 0).length;
-  const duplicated = occurrences.filter((n) => n > 1).length;
-  return {
-    verified: missing === 0 && duplicated === 0,
-    method: 'each charge looked up in the ledger by its idempotency key',
-    evidence: { charges: keys.length, inLedgerOnce: keys.length - missing - duplicated, missing, duplicated },
-  };
-}
-
 export function createDemoAdapter(options: DemoAdapterOptions = {}): Adapter {
   const stepMs = options.stepMs ?? DEFAULT_STEP_MS;
   if (!Number.isFinite(stepMs) || stepMs < 0) {
@@ -436,7 +278,7 @@ export function createDemoAdapter(options: DemoAdapterOptions = {}): Adapter {
         case 'long':
           return runLong(ctx, stepMs);
         case 'transfer':
-          return runTransfer(ctx, stepMs, ledgerFile);
+          return runTransfer(ctx, skillArgument(ctx, 'transfer'), stepMs, ledgerFile);
         case 'fanout':
           return runFanout(ctx, skillArgument(ctx, 'fanout'));
         case 'review':

@@ -116,6 +116,12 @@ async function callModelOnce(client: OpenAI, request: ChatRequest, options: Mode
       if (typeof delta?.content === 'string' && delta.content !== '') {
         text += delta.content;
         writer.push(delta.content);
+        if (writer.backlogged) {
+          // Not silence: the stream is not read meanwhile (see ReplyWriter's backpressure).
+          clearTimeout(idle);
+          await writer.whenWritable();
+          watch();
+        }
       }
       for (const call of delta?.tool_calls ?? []) {
         const entry = calls.get(call.index) ?? { name: '', arguments: '' };

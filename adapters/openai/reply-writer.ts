@@ -15,8 +15,17 @@
 // repeat word for word (the same event twice in the replay buffer, though a different run's).
 // The chunks between inherit the first chunk's metadata in the artifact, so every event of the
 // new attempt says which attempt it belongs to.
+//
+// Backpressure: a store that takes its time (a slow Redis, the owner's output rate pacing the
+// turn) must not make the buffer grow with whatever the model sends meanwhile. Past
+// BACKLOG_CHARS buffered the model call waits (whenWritable) before it reads the next delta, so
+// the worker holds about one chunk per turn, and a backend that streams faster than its output
+// may be stored is read no faster than that (its connection's own flow control holds it back).
 import type { ArtifactChunk } from '../types.ts';
 import type { JsonObject } from '../../src/protocol/types.ts';
+
+/** Buffered characters past which the model call waits for the chunk being stored before reading on. */
+export const BACKLOG_CHARS = 64 * 1024;
 
 export class ReplyWriter {
   private pending = '';
@@ -46,6 +55,17 @@ export class ReplyWriter {
     if (delta === '') return;
     this.pending += delta;
     if (this.inFlight === undefined) this.flush();
+  }
+
+  /** True when the model call should wait (whenWritable) before it reads the next delta. */
+  get backlogged(): boolean {
+    return this.inFlight !== undefined && this.pending.length >= BACKLOG_CHARS;
+  }
+
+  /** Resolves once the buffer is below BACKLOG_CHARS or on its way to the store; rethrows a failed write. */
+  async whenWritable(): Promise<void> {
+    while (this.backlogged) await (this.inFlight as Promise<void>);
+    if (this.failure !== undefined) throw this.failure;
   }
 
   /** A retried call starts over: its first chunk replaces what the artifact holds. */

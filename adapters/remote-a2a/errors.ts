@@ -83,3 +83,10 @@ export function describeDownstreamError(error: unknown): string {
   if (error instanceof Error) return `the call to the downstream agent failed: ${error.message}`;
   return `the call to the downstream agent failed: ${String(error)}`;
 }
+
+/**
+ * A downstream that sent past a backend limit, or named an origin it may not take us to, ends
+ * the turn with the reason: polling, resubscribing or sending again would meet it again (and a
+ * look for a lost send that cannot be read is no "not there").
+ */
+export const endsTheTurn = (error: unknown): boolean => backendLimitOf(error) !== undefined || error instanceof DownstreamOriginError;

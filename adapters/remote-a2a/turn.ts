@@ -6,50 +6,29 @@
 // when the crash came before the id was known (or a send attempt failed after its request may
 // have arrived) it looks for the message among the downstream's tasks, and only sends again
 // (with the same messageId) when the downstream does not have it.
-import { CancelTaskRequest, GetTaskRequest, ListTasksRequest, Message as SdkMessage, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task as SdkTask, type StreamResponse as SdkStreamResponse } from '@a2a-js/sdk';
+import { GetTaskRequest, Message as SdkMessage, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task as SdkTask, type StreamResponse as SdkStreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { abortCauseOf } from '../abort-reasons.ts';
-import { logFailure, originOf } from '../../src/logging/operator-failures.ts';
 import type { AdapterContext, StepHandle, StepOutcome, TurnOutcome } from '../types.ts';
 import type { JsonObject, Message, Part, StreamResponse as WireEvent, Task, TaskStatus } from '../../src/protocol/types.ts';
 import type { DownstreamAgent, DownstreamConnection } from './downstream-agent.ts';
 import { continues, DOWNSTREAM_STATE_KEY, markOf, sameStatus, type DownstreamState, type StatusMark } from './downstream-state.ts';
-import { backendLimitOf, describeDownstreamError, DownstreamOriginError, isRetryable, refused } from './errors.ts';
+import { describeDownstreamError, endsTheTurn, isRetryable, refused } from './errors.ts';
+import { stopDownstream } from './downstream-cancel.ts';
+import { LostSendSearch, type Sent } from './lost-send.ts';
+import { DownstreamReachability } from './reachability.ts';
 import { ArtifactMirror, outcomeOfStatus, partsOf, textOf } from './event-mapping.ts';
 import type { RemoteA2aOptions } from './options.ts';
 import { downstreamMessageId } from './message-id.ts';
-import { PollBackoff, sleep, withRetry } from './retry.ts';
+import { PollBackoff, sleep } from './retry.ts';
 import { drain } from './stream-drain.ts';
 
 /** How the downstream task left our turn. */
 type Ended = { outcome: TurnOutcome; status: TaskStatus };
 
-/** The send step's journalled result. */
-type Sent = { kind: 'task'; taskId: string; contextId: string | null } | { kind: 'message'; message: JsonObject };
-
-/** How long a CancelTask to the downstream may take: the runtime finalizes the cancel soon after. */
-const CANCEL_TIMEOUT_MS = 3_000;
-/** How far before a lost send's start the downstream's tasks are searched for it (clocks differ). */
-const LOCATE_CLOCK_SLACK_MS = 60_000;
-/** Pages of the downstream's recent tasks searched for a lost send before it is sent again. */
-const LOCATE_MAX_PAGES = 10;
 /** A downstream whose resubscribe keeps failing (not merely unreachable) is polled instead. */
 const MAX_STREAM_FAILURES = 3;
 
 const toWire = (event: SdkStreamResponse): WireEvent => StreamResponse.toJSON(event) as WireEvent;
-
-/**
- * A downstream that sent past a backend limit, or named an origin it may not take us to, ends
- * the turn with the reason: polling, resubscribing or sending again would meet it again (and a
- * look for a lost send that cannot be read is no "not there").
- */
-const endsTheTurn = (error: unknown): boolean => backendLimitOf(error) !== undefined || error instanceof DownstreamOriginError;
-
-/** "0.5 s", "10 s": a wait as the status update says it. */
-function formatSeconds(ms: number): string {
-  const seconds = ms / 1000;
-  return `${seconds >= 10 ? Math.round(seconds) : Math.round(seconds * 10) / 10} s`;
-}
 
 /** Closes what a finished turn left open (one shared reason: an abort reason per turn costs a stack trace). */
 const TURN_ENDED = new DOMException('The turn ended', 'AbortError');
@@ -75,7 +54,8 @@ export class RemoteTurn {
   private readonly mirror: ArtifactMirror;
   /** The downstream status message last seen (live or in a snapshot); undefined before the first. */
   private lastStatusId: string | undefined | null = null;
-  private unreachableNoticed = false;
+  private readonly link: DownstreamReachability;
+  private readonly lostSends: LostSendSearch;
   /** The downstream question this turn answers, as the downstream showed it (see run()). */
   private answering: StatusMark | null = null;
 
@@ -85,6 +65,12 @@ export class RemoteTurn {
     this.signal = AbortSignal.any([ctx.signal, this.local.signal]);
     this.callOptions = { signal: this.signal, serviceParameters: ctx.traceHeaders() };
     this.mirror = new ArtifactMirror(ctx.artifacts);
+    this.link = new DownstreamReachability(ctx, deps.options, this.signal, () => this.taskId);
+    this.lostSends = new LostSendSearch({ ctx, downstream: deps.downstream, callOptions: this.callOptions, signal: this.signal, retrying: (call) => this.link.retrying(call) });
+  }
+
+  private retrying<T>(call: () => Promise<T>): Promise<T> {
+    return this.link.retrying(call);
   }
 
   async run(): Promise<TurnOutcome> {
@@ -108,7 +94,7 @@ export class RemoteTurn {
       return ended.outcome;
     } catch (error) {
       if (ctx.signal.aborted) {
-        await this.stopDownstream();
+        await stopDownstream(ctx, this.deps.downstream, this.taskId, this.contextId);
         throw ctx.signal.reason as Error;
       }
       if (isRetryable(error)) throw error;
@@ -148,66 +134,12 @@ export class RemoteTurn {
     for (let n = 2; outcome.status === 'unknown' && outcome.reference === undefined; n++) {
       const messageId = downstreamMessageId(originalKey as string);
       const since = Date.parse(outcome.startedAt);
-      const located = await this.lookFor(n, messageId, message, since);
+      const located = await this.lostSends.lookFor(n, messageId, message, since);
       if (located !== null) return located;
       outcome = await this.ctx.step<Sent>(`send-${n}`, (handle) => this.sendOnce({ ...message, messageId }, handle));
     }
     if (outcome.status === 'unknown') return { kind: 'task', taskId: outcome.reference as string, contextId: null };
     return outcome.value;
-  }
-
-  /**
-   * The journalled look for a lost send (`locate-<n>`): what it found, or null when the message
-   * is not downstream. A look lost with its worker before it wrote down what it saw is unknown
-   * like any step, and says nothing about the send: taking it for "not found" would send again a
-   * message the look may well have found, a second downstream task for one turn. A look
-   * changes nothing downstream, so it is simply made again, under a name of its own
-   * (`locate-<n>-2`, …); every earlier attempt leaves at most one such unknown, so this ends.
-   */
-  private async lookFor(n: number, messageId: string, message: Omit<Message, 'messageId'>, sinceMs: number): Promise<Sent | null> {
-    for (let look = 1; ; look++) {
-      const name = look === 1 ? `locate-${n}` : `locate-${n}-${look}`;
-      const located = await this.ctx.step<Sent | null>(name, () => this.locate(messageId, message, sinceMs));
-      if (located.status === 'done') return located.value;
-    }
-  }
-
-  /**
-   * The downstream task a lost send created or continued, found by the message's id in its
-   * history: the task the message continued (GetTask), else the tasks updated since the send
-   * started (ListTasks, a few pages). Null when it is not there, or when the downstream cannot
-   * say (a 0.3 agent has no ListTasks): then the message is sent again. A downstream that cannot
-   * be reached right now has not said anything: the look waits for it, with backoff, like every
-   * other call (a send would wait for it too, and then might be its second copy).
-   */
-  private async locate(messageId: string, message: Omit<Message, 'messageId'>, sinceMs: number): Promise<Sent | null> {
-    const holds = (task: SdkTask): boolean => task.history.some((entry) => entry.messageId === messageId);
-    try {
-      if (message.taskId !== undefined) {
-        const continued = message.taskId;
-        const task = await this.retrying(async () => (await this.deps.downstream.connection()).client.getTask(GetTaskRequest.fromJSON({ id: continued }), this.callOptions));
-        return holds(task) ? { kind: 'task', taskId: task.id, contextId: task.contextId } : null;
-      }
-      // A little before the send started: the downstream's clock is not ours.
-      const after = new Date(sinceMs - LOCATE_CLOCK_SLACK_MS).toISOString();
-      let pageToken = '';
-      for (let page = 0; page < LOCATE_MAX_PAGES; page++) {
-        const request = ListTasksRequest.fromJSON({ statusTimestampAfter: after, pageSize: 100, pageToken, ...(message.contextId === undefined ? {} : { contextId: message.contextId }) });
-        const listed = await this.retrying(async () => (await this.deps.downstream.connection()).client.listTasks(request, this.callOptions));
-        const found = listed.tasks.find(holds);
-        if (found !== undefined) {
-          this.ctx.logger.info('a lost send had reached the downstream agent; following its task instead of sending again', { downstreamTaskId: found.id });
-          return { kind: 'task', taskId: found.id, contextId: found.contextId };
-        }
-        if (listed.nextPageToken === '') return null;
-        pageToken = listed.nextPageToken;
-      }
-      return null;
-    } catch (error) {
-      if (this.signal.aborted || endsTheTurn(error)) throw error;
-      this.ctx.logger.info('could not look for a lost send on the downstream agent; sending again with the same messageId', { error: describeDownstreamError(error) });
-      return null;
-    }
   }
 
   /**
@@ -222,7 +154,7 @@ export class RemoteTurn {
     let mayHaveArrived = false;
     return this.retrying(async () => {
       if (mayHaveArrived) {
-        const located = await this.locate(message.messageId, message, startedAtMs);
+        const located = await this.lostSends.locate(message.messageId, message, startedAtMs);
         if (located !== null) {
           if (located.kind === 'task') {
             this.taskId = located.taskId;
@@ -264,7 +196,7 @@ export class RemoteTurn {
       const result = await client.sendMessage(SendMessageRequest.fromJSON({ message, configuration: { returnImmediately: true } }), this.callOptions);
       first = 'status' in result ? { task: SdkTask.toJSON(result) as Task } : { message: SdkMessage.toJSON(result) as Message };
     }
-    this.reachable();
+    this.link.reachable();
     if ('message' in first) return { kind: 'message', message: first.message as unknown as JsonObject };
     const taskId = 'task' in first ? first.task.id : 'statusUpdate' in first ? first.statusUpdate.taskId : first.artifactUpdate.taskId;
     const contextId = 'task' in first ? first.task.contextId : 'statusUpdate' in first ? first.statusUpdate.contextId : first.artifactUpdate.contextId;
@@ -314,7 +246,7 @@ export class RemoteTurn {
           }
         } catch (error) {
           if (this.ctx.signal.aborted || endsTheTurn(error)) throw error;
-          if (isRetryable(error)) this.noticeUnreachable(error as Error, undefined);
+          if (isRetryable(error)) this.link.noticeUnreachable(error as Error, undefined);
           else streamFailures += 1;
         } finally {
           await stream.return(undefined).catch(() => undefined);
@@ -411,81 +343,5 @@ export class RemoteTurn {
     this.changes += 1;
     const metadata = message?.metadata;
     await this.ctx.emitStatus(text, metadata !== undefined && typeof metadata === 'object' && !Array.isArray(metadata) ? (metadata as JsonObject) : undefined);
-  }
-
-  /** Retries while the downstream is unreachable, telling watchers once per outage. */
-  private retrying<T>(call: () => Promise<T>): Promise<T> {
-    const { options } = this.deps;
-    return withRetry(
-      async () => {
-        const result = await call();
-        this.reachable();
-        return result;
-      },
-      {
-        signal: this.signal,
-        initialDelayMs: options.retryInitialDelayMs,
-        maxDelayMs: options.retryMaxDelayMs,
-        onRetry: (error, attempt, within) => this.noticeUnreachable(error, { attempt, within }),
-      },
-    );
-  }
-
-  /**
-   * The downstream could not be reached or answered 408/429/5xx: every such failure is a WARN
-   * line for the operator; the watchers get one status update per outage (not one per retry,
-   * which over a long outage would fill the task's replay buffer).
-   */
-  private noticeUnreachable(error: Error, retry: { attempt: number; within: number } | undefined): void {
-    const cause = error.message;
-    logFailure(this.ctx.logger, 'backend-unavailable', {
-      cause,
-      backend: originOf(this.deps.options.url),
-      ...(this.taskId === undefined ? {} : { downstreamTaskId: this.taskId }),
-      // A broken stream is followed at once by a GetTask (whose own failures are retried and logged).
-      ...(retry === undefined ? { streamBroken: true } : { callAttempt: retry.attempt, retryWithinMs: retry.within }),
-    });
-    if (this.unreachableNoticed) return;
-    this.unreachableNoticed = true;
-    const when = retry === undefined ? 'now' : `in at most ${formatSeconds(retry.within)}`;
-    const text = `The downstream agent is not reachable right now (${cause}); retrying ${when}, with backoff until the turn deadline.`;
-    // Not awaited: a failed write surfaces at the turn's next write (the context keeps it).
-    this.ctx.emitStatus(text, { downstreamUnreachable: true }).catch(() => undefined);
-    this.ctx.recordStep('downstream-unreachable', { error: error.message }).catch(() => undefined);
-  }
-
-  /** A call went through: after an outage the watchers hear that the turn goes on. */
-  private reachable(): void {
-    if (!this.unreachableNoticed) return;
-    this.unreachableNoticed = false;
-    this.ctx.emitStatus('The downstream agent is reachable again; the turn goes on.', { downstreamUnreachable: false }).catch(() => undefined);
-  }
-
-  /**
-   * The turn was aborted. A cancel, a deadline or an interrupt ends the turn's work, so the
-   * downstream task is canceled too, and noted as such: a turn that comes next (after an
-   * interrupt) starts a new downstream task in the same context instead of continuing this one.
-   * A worker shutdown only hands the turn over, and the next worker re-attaches to the
-   * downstream task, which must still be running then.
-   */
-  private async stopDownstream(): Promise<void> {
-    const cause = abortCauseOf(this.ctx.signal);
-    if (cause === 'shutdown' || cause === undefined) return;
-    const taskId = this.taskId;
-    if (taskId === undefined) {
-      await this.ctx.recordStep('downstream-cancel', { result: `not sent: the turn ended (${cause}) before the downstream task id was known` }).catch(() => undefined);
-      return;
-    }
-    let result: string;
-    try {
-      const { client } = await this.deps.downstream.connection();
-      const task = await client.cancelTask(CancelTaskRequest.fromJSON({ id: taskId }), { signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS) });
-      result = `downstream task is ${(SdkTask.toJSON(task) as Task).status.state}`;
-    } catch (error) {
-      result = `not canceled: ${describeDownstreamError(error)}`;
-    }
-    await this.ctx.recordStep('downstream-cancel', { taskId, reason: cause, result }).catch(() => undefined);
-    const stopped: DownstreamState = { turn: this.ctx.turn, taskId, contextId: this.contextId, state: 'TASK_STATE_CANCELED', status: null };
-    await this.ctx.adapterState.set(DOWNSTREAM_STATE_KEY, stopped).catch(() => undefined);
   }
 }

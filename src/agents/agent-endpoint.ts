@@ -1,4 +1,4 @@
-import type { AgentCards } from '../../agent-card/agent-cards.ts';
+import type { AgentCards } from './agent-cards.ts';
 import type { Agent } from './agents.ts';
 
 /** One agent as a URL space serves it: its settings and adapter, its cards, where its URLs start. */

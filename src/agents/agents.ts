@@ -4,7 +4,7 @@
 import { loadAdapter } from '../../adapters/module-loader.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
-import { RoleAdapters } from '../coordination/role-adapters.ts';
+import { RoleAdapters } from './role-adapters.ts';
 import type { TaskVersions } from '../store/task-store.ts';
 import type { ExtensionDeclaration } from '../extensions/definition.ts';
 import { extensionsOf } from '../extensions/agent-extensions.ts';

@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { importJWK, SignJWT, type JWK } from 'jose';
-import { isGrantableScope, SCOPES, type IssuerConfig, type Scope } from '../config/schema.ts';
+import { isGrantableScope, type IssuerConfig } from '../config/schema.ts';
+import { SCOPES, type Scope } from '../protocol/scopes.ts';
 import { loadOrCreatePrivateJwk, publicJwkOf } from './keys/key-file.ts';
 
 export const DEV_ISSUER = 'a2a-gateway-dev';

@@ -1,5 +1,4 @@
-import type { Scope } from '../config/schema.ts';
-import { SCOPES } from '../config/schema.ts';
+import { SCOPES, type Scope } from '../protocol/scopes.ts';
 import type { Owner } from '../store/task-store.ts';
 
 /** How the caller proved who it is. */

@@ -3,7 +3,7 @@
 // Scopes give depth (what a caller may do within its tenant) or breadth (a2a:platform: every
 // tenant, and the platform-wide surfaces); neither implies the other, so a tenant's admin never
 // sees another tenant and a metrics scraper can do nothing but read metrics.
-import { SCOPES, type Scope } from '../config/schema.ts';
+import { SCOPES, type Scope } from '../protocol/scopes.ts';
 import { A2AError } from '../protocol/errors.ts';
 import { bearerChallenge } from './jwt/challenge.ts';
 import type { Principal } from './principal.ts';

@@ -2,10 +2,10 @@
 // closing condition is met. Binding-neutral: SSE (./sse/task-stream.ts) and gRPC server
 // streaming (./grpc/) each bring the sink they write to. Ending the stream only drops this
 // listener: the task goes on (a connection is not a turn).
-import { openTaskFeed, type TaskFeed } from '../events/task-feed.ts';
+import type { TaskFeed } from '../events/task-feed.ts';
 import type { LiveEvent } from '../events/hub.ts';
 import type { StreamPlan } from '../operations/stream-plan.ts';
-import type { TaskService } from '../tasks/service.ts';
+import type { A2AHandler } from '../tasks/a2a-handler.ts';
 
 /** Where a stream's frames go: an SSE response, a gRPC call. */
 export interface StreamSink {
@@ -18,7 +18,8 @@ export interface StreamSink {
 }
 
 export interface TaskEventsOptions {
-  service: TaskService;
+  /** Delivers the planned stream's events (A2AHandler.followTask). */
+  service: Pick<A2AHandler, 'followTask'>;
   sink: StreamSink;
   /** Where the stream starts and what ends it (from the operation's open()). */
   plan: StreamPlan;
@@ -64,9 +65,7 @@ export function streamTaskEvents(options: TaskEventsOptions): TaskFeed | undefin
   // the turn shows what it is (StreamPlan.holdForDirectReply).
   const hold = options.plan.holdForDirectReply;
   let held: LiveEvent[] | undefined = hold === undefined ? undefined : [];
-  const feed = openTaskFeed({
-    hub: service.hub,
-    store: service.store,
+  const feed = service.followTask({
     taskId,
     afterId,
     onEvent: (event) => {

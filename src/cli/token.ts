@@ -5,7 +5,8 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadDevIssuer } from '../auth/dev-issuer.ts';
 import { loadConfig } from '../config/load.ts';
-import { isGrantableScope, SCOPES } from '../config/schema.ts';
+import { isGrantableScope } from '../config/schema.ts';
+import { SCOPES } from '../protocol/scopes.ts';
 
 const USAGE = 'usage: npm run token -- --sub <subject> [--tenant <tenant>] [--scope "a2a:read a2a:write"] [--ttl <seconds>]';
 

@@ -18,7 +18,7 @@ export interface LiveEvent {
   state: TaskState | undefined;
   /**
    * The task as it stands after this event, for the SendMessage that created it and waits
-   * (createTask's answerHistoryLength): readTask-4.lua's reply as a JSON array. Live delivery
+   * (createTask's answerHistoryLength): the readTask script's reply as a JSON array. Live delivery
    * only; absent from buffer reads, and from most events.
    */
   answer?: string;
@@ -269,7 +269,7 @@ export class EventHub {
     // Most events are for tasks nobody here watches: skip the parse.
     if (set === undefined && this.everyTaskListeners.size === 0) return;
     const newline = message.indexOf('\n');
-    // Event JSON holds no raw newline: a second one starts the answer (include/appendEvent.lua).
+    // Event JSON holds no raw newline: a second one starts the answer (the appendEvent fragment of the store's scripts).
     const trailer = message.indexOf('\n', newline + 1);
     const json = trailer < 0 ? message.slice(newline + 1) : message.slice(newline + 1, trailer);
     const live: LiveEvent = { id: message.slice(0, newline), json, state: stateOfEventJson(json) };

@@ -5,7 +5,7 @@
 // scraper's a2a:metrics is enough, and a2a:platform implies it.
 import type { Principal } from '../auth/principal.ts';
 import { requireScopes } from '../auth/scopes.ts';
-import type { Scope } from '../config/schema.ts';
+import type { Scope } from '../protocol/scopes.ts';
 
 /** The platform-wide surfaces: Prometheus metrics and the queue dashboard. */
 export type AdminSurface = 'metrics' | 'queue dashboard';

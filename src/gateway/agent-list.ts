@@ -1,10 +1,10 @@
 // GET /agents: the agents behind this gateway that the caller may use (its credentials grant
 // one of each agent's scopes), with where their cards are. Authenticated like the bindings.
+import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import { mayUseAgent } from '../auth/scopes.ts';
 import { anonymousPrincipal, type Principal } from '../auth/principal.ts';
 import type { Exchange } from '../bindings/http/exchange.ts';
 import { A2AError } from '../protocol/errors.ts';
-import type { GatewayAppOptions } from './app.ts';
 
 export interface AgentListing {
   name: string;
@@ -12,6 +12,15 @@ export interface AgentListing {
   cardUrl: string;
   /** The agent also served at the root URLs. */
   default: boolean;
+}
+
+/** What the list reads: the gateway app's options of the same names. */
+export interface AgentListOptions {
+  endpoints: ReadonlyMap<string, AgentEndpoint>;
+  /** The default agent, also served at the root URLs. */
+  root: AgentEndpoint;
+  /** Where clients reach this gateway: the card URLs start with it. */
+  publicUrl: string;
 }
 
 /** GET only: anything else is 405. */
@@ -22,7 +31,7 @@ export function checkAgentListMethod(exchange: Exchange): void {
 }
 
 /** Answers GET /agents for a caller the gateway's pipeline admitted (header count, credentials from the headers, no body). */
-export async function handleAgentList(exchange: Exchange, caller: Principal | undefined, options: Pick<GatewayAppOptions, 'endpoints' | 'root' | 'publicUrl'>): Promise<void> {
+export async function handleAgentList(exchange: Exchange, caller: Principal | undefined, options: AgentListOptions): Promise<void> {
   const principal = caller ?? anonymousPrincipal(undefined);
   const agents: AgentListing[] = [];
   for (const endpoint of options.endpoints.values()) {

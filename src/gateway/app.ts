@@ -25,7 +25,7 @@ import type { Admission, RequestEdge } from '../bindings/http/pipeline.ts';
 import { checkJsonRpcMethod, handleJsonRpc, JSONRPC_ADMISSION, type JsonRpcBindingOptions } from '../bindings/jsonrpc/index.ts';
 import { handleRest, matchRestRoute, restAdmission, type RestRoute } from '../bindings/rest/index.ts';
 import { declaredBodyCharge } from '../operations/dispatch.ts';
-import { JSONRPC_PATH, REST_BASE_PATH } from '../bindings/rest/routes.ts';
+import { JSONRPC_PATH, REST_BASE_PATH } from '../protocol/endpoints.ts';
 import { observeRequest } from '../telemetry/request-observer.ts';
 import { registerConsoleRoutes } from '../console/console-routes.ts';
 import { logAccess } from './access-log.ts';

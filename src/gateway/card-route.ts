@@ -4,7 +4,7 @@
 // embedded; the two have their own ETags (Vary: A2A-Version).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
-import { LEGACY_PROTOCOL_VERSION, requestedVersionOf } from '../bindings/version.ts';
+import { LEGACY_PROTOCOL_VERSION, requestedVersionOf } from '../protocol/version.ts';
 
 const headerOf = (request: IncomingMessage, name: string): string | undefined => {
   const value = request.headers[name];

@@ -9,7 +9,7 @@ import { ClientGoneError, type Exchange } from '../bindings/http/exchange.ts';
 import { noteRequest } from '../bindings/http/request-notes.ts';
 import { jsonRpcErrorBody } from '../bindings/jsonrpc/index.ts';
 import { restErrorBody } from '../bindings/rest/index.ts';
-import { LEGACY_PROTOCOL_VERSION, servedVersionOf } from '../bindings/version.ts';
+import { LEGACY_PROTOCOL_VERSION, servedVersionOf } from '../protocol/version.ts';
 import { legacyRestErrorBody } from '../compat/v0_3/index.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { A2AError } from '../protocol/errors.ts';

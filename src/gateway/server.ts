@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { RedisClient } from '../redis/connection.ts';
-import { AgentCards } from '../../agent-card/agent-cards.ts';
+import { AgentCards } from '../agents/agent-cards.ts';
 import { serveAgentCard, type ServedCard } from '../../agent-card/card.ts';
 import { signAgentCard } from '../../agent-card/sign.ts';
 import type { Agents } from '../agents/agents.ts';
@@ -46,7 +46,7 @@ import { createPushQueue } from '../../queues/push.ts';
 import { createScheduleQueue } from '../../queues/schedules.ts';
 import { ScheduleService } from '../schedules/schedule-service.ts';
 import { ScheduleStore } from '../schedules/schedule-store.ts';
-import { SCHEDULES_EXTENSION_URI } from '../schedules/schedule-types.ts';
+import { SCHEDULES_EXTENSION_URI } from '../extensions/schedules.ts';
 import { OPERATIONS } from '../operations/registry.ts';
 import { createGrpcService } from '../bindings/grpc/index.ts';
 import { grpcServiceOf } from '../bindings/grpc/messages.ts';
@@ -69,6 +69,8 @@ export interface GatewayHandle {
   /** The gRPC binding, when grpcPort is not "off": its bound port and the host:port the cards declare. */
   grpc: { port: number; address: string } | undefined;
   service: TaskService;
+  /** The task store the service was built on (its keys, for tools and tests that look at Redis). */
+  store: TaskStore;
   hub: EventHub;
   /** The local development issuer, when no issuer is configured (npm run token). */
   devIssuer: DevIssuer | undefined;
@@ -358,6 +360,7 @@ export async function startGatewayRole(config: GatewayConfig, agents: Agents, lo
     endpoints,
     grpc: grpcListener === undefined || grpcAddress === undefined ? undefined : { port: grpcListener.port, address: grpcAddress },
     service,
+    store,
     hub,
     devIssuer: keys.devIssuer,
     get draining() {

@@ -4,7 +4,7 @@
 // (health, keys, admin, console). Every later step of the pipeline (app.ts) reads this decision;
 // none parses the path again.
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
-import { JSONRPC_PATH, REST_BASE_PATH } from '../bindings/rest/routes.ts';
+import { JSONRPC_PATH, REST_BASE_PATH } from '../protocol/endpoints.ts';
 
 export const AGENTS_PATH = '/agents';
 export const CARD_PATH = '/.well-known/agent-card.json';

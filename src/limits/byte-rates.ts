@@ -1,7 +1,7 @@
 // Per-owner byte rates (limits.ingressBytesPerSecond, limits.storedBytesPerSecond): the request
 // rate bounds how often an owner may call, these bound how many bytes it may push through the
 // gateway (request bodies) and into Redis (the messages it stores), each a token bucket counted
-// in bytes, in the owner's slot, shared by every gateway (src/store/lua/takeToken-1.lua, as the
+// in bytes, in the owner's slot, shared by every gateway (the store's takeToken script, as the
 // request rate's). A request over either rate is refused with 429 and Retry-After before it is
 // read (when its size is declared) or stored, so an owner sending large messages as fast as
 // its request rate allows gets its bytes' worth, not the gateway's and Redis' time. A third

@@ -1,5 +1,5 @@
 // What a turn may store: bytes of events per artifact, per turn and per task. Counted in the
-// script that stores the events (appendEvents, include/outputBound.lua), so every worker of a
+// script that stores the events (appendEvents, its outputBound fragment), so every worker of a
 // task and every attempt of a turn share one count; an event past a bound is not stored and the
 // turn fails with an OutputLimitError naming the setting.
 import { noteLimitRefusal } from './limit-refusal.ts';

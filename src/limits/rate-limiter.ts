@@ -1,5 +1,5 @@
 // Per-owner request rate limit: one token bucket per owner (a principal using one agent) in
-// Redis, shared by every gateway instance (src/store/lua/takeToken-1.lua).
+// Redis, shared by every gateway instance (the store's takeToken script).
 import type { RedisClient } from '../redis/connection.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 import type { RedisKeys } from '../store/keys.ts';

@@ -1,5 +1,5 @@
 // Per-address limit on requests that fail authentication, shared by every gateway through one
-// token bucket per client address in Redis (src/store/lua/takeToken-1.lua). Only failures are
+// token bucket per client address in Redis (the store's takeToken script). Only failures are
 // counted: a caller with valid credentials never touches the bucket, so a noisy neighbour
 // behind the same NAT cannot lock out its valid users. Once an address runs dry, this process
 // remembers it until the bucket refills and answers that address's next failures with 429

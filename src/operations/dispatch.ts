@@ -13,7 +13,7 @@ import { OPERATIONS } from './registry.ts';
 import { withJsonNames } from '../protocol/protojson.ts';
 import { parseParams } from '../protocol/schemas.ts';
 import { checkRequestFields, type RequestFieldPolicy } from '../protocol/unknown-fields.ts';
-import type { TaskService } from '../tasks/service.ts';
+import type { GatewayHandler } from '../tasks/gateway-handler.ts';
 import type { Operation, OperationCall, StreamOperation, UnaryOperation } from './definition.ts';
 import type { StreamPlan } from './stream-plan.ts';
 import type { StreamSlots } from '../limits/stream-slots.ts';
@@ -21,7 +21,7 @@ import { ownerKeyOf } from '../store/task-store.ts';
 
 /** What the gateway gives every operation of one agent's URL space. */
 export interface OperationDeps {
-  service: TaskService;
+  service: GatewayHandler;
   /** The agent whose URLs the request came to: its tasks, cards, limits and input policy. */
   endpoint: AgentEndpoint;
   rateLimiter: RateLimiter;

@@ -1,13 +1,16 @@
-// The operation registry: the A2A operations and the methods of this gateway's extensions,
-// each declared once. The JSON-RPC dispatcher, the HTTP+JSON router, the gRPC service (the
-// operations that carry a `grpc` mapping, src/bindings/grpc), the 0.3 layer, the scope check,
-// the card's scope text and the openapi.yaml agreement test all read it.
-import { SCOPES, type Scope } from '../config/schema.ts';
+// The operation registry: every operation the catalog declares (src/protocol/operations), each
+// with its handler. The JSON-RPC dispatcher, the HTTP+JSON router, the gRPC service (the
+// operations that carry a `grpc` mapping, src/bindings/grpc), the 0.3 layer, the scope check
+// and the openapi.yaml agreement test all read it.
 import { GATEWAY_EXTENSIONS } from '../extensions/gateway-extensions.ts';
 import type { GatewayExtension } from '../extensions/definition.ts';
+import { OPERATION_SPECS, operationScopes } from '../protocol/operations/catalog.ts';
+import type { OperationSpec, RestRoute } from '../protocol/operations/spec.ts';
+import { SCOPES, type Scope } from '../protocol/scopes.ts';
 import { A2A_OPERATIONS } from './a2a-operations.ts';
+import type { Operation } from './definition.ts';
+import { EXTENSION_OPERATIONS } from './extension-operations.ts';
 import { OPERATOR_OPERATIONS } from './operator-operations.ts';
-import type { Operation, RestRoute } from './definition.ts';
 
 /** A route with the operation it serves. */
 export interface OperationRoute extends RestRoute {
@@ -49,7 +52,7 @@ export class OperationRegistry {
     }
     for (const extension of extensions) {
       for (const method of extension.methods) {
-        if (this.byNameMap.get(method.name) !== method) throw new Error(`operation registry: ${method.name} of extension ${extension.uri} is not registered`);
+        if (!this.byNameMap.has(method.name)) throw new Error(`operation registry: ${method.name} of extension ${extension.uri} is not registered`);
         this.extensionOf.set(method.name, extension.uri);
       }
     }
@@ -82,12 +85,29 @@ export class OperationRegistry {
 
   /** Which scope each operation needs, by name. */
   scopes(): Record<string, Scope> {
-    return Object.fromEntries(this.operations.map((operation) => [operation.name, operation.scope]));
+    return operationScopes(this.operations);
   }
 }
 
+/**
+ * The handlers in the catalog's order. A spec without a handler, a handler whose name the
+ * catalog does not declare, or one defined over another spec of that name, is a programming
+ * error that stops the start.
+ */
+export function inCatalogOrder(handlers: readonly Operation[], specs: readonly OperationSpec[] = OPERATION_SPECS): Operation[] {
+  const byName = new Map(handlers.map((operation) => [operation.name, operation]));
+  if (byName.size !== handlers.length) throw new Error('operation registry: an operation has two handlers');
+  for (const operation of handlers) {
+    if (!specs.some((spec) => spec.name === operation.name)) throw new Error(`operation registry: ${operation.name} has a handler but no spec in the catalog`);
+  }
+  return specs.map((spec) => {
+    const operation = byName.get(spec.name);
+    if (operation === undefined) throw new Error(`operation registry: ${spec.name} is declared but has no handler`);
+    const fields = operation as unknown as Record<string, unknown>;
+    if (!Object.entries(spec).every(([key, value]) => fields[key] === value)) throw new Error(`operation registry: the handler of ${spec.name} is defined over another spec`);
+    return operation;
+  });
+}
+
 /** Every operation this gateway serves: A2A 1.0's, its extensions' methods, then the operators'. */
-export const OPERATIONS = new OperationRegistry(
-  [...A2A_OPERATIONS, ...GATEWAY_EXTENSIONS.flatMap((extension) => extension.methods), ...OPERATOR_OPERATIONS],
-  GATEWAY_EXTENSIONS,
-);
+export const OPERATIONS = new OperationRegistry(inCatalogOrder([...A2A_OPERATIONS, ...EXTENSION_OPERATIONS, ...OPERATOR_OPERATIONS]), GATEWAY_EXTENSIONS);

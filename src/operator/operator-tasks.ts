@@ -7,13 +7,12 @@ import type { Principal } from '../auth/principal.ts';
 import { spansEveryTenant } from '../auth/scopes.ts';
 import { A2AError, invalidParams, taskNotFound } from '../protocol/errors.ts';
 import type { Task, TaskState } from '../protocol/types.ts';
-import type { DeadLetterView } from '../push/dead-letters.ts';
+import type { DeadLetterView, PushDeadLetters } from '../push/dead-letters.ts';
 import type { RecentCursor } from '../store/recent-tasks.ts';
-import { ownerFromKey, type Owner } from '../store/task-store.ts';
-import type { TaskService } from '../tasks/service.ts';
+import { ownerFromKey, type Owner, type TaskStore } from '../store/task-store.ts';
 import { inspectTask, type TaskInspection } from './task-inspection.ts';
 import { readSubAgentTree, readTimeline, type SubAgentNode, type TimelineEntry } from './task-timeline.ts';
-import { taskField } from '../store/task-hash.ts';
+import { readListedTasks } from '../store/operator-reads.ts';
 
 /** One row of the operators' task list. */
 export interface OperatorTaskSummary {
@@ -101,8 +100,15 @@ function decodeCursor(token: string): RecentCursor {
 
 const iso = (ms: string | null | undefined): string | undefined => (ms === null || ms === undefined || ms === '' ? undefined : new Date(Number(ms)).toISOString());
 
+/** What the operators' view reads and does: the store, the dead letters, the owners' cancel. */
+export interface OperatorTaskDeps {
+  store: TaskStore;
+  pushDeadLetters: PushDeadLetters | undefined;
+  cancelTask(owner: Owner, request: { id: string }, requestedBy?: string): Promise<Task>;
+}
+
 export class OperatorTasks {
-  constructor(private readonly service: TaskService) {}
+  constructor(private readonly service: OperatorTaskDeps) {}
 
   private get redis() {
     return this.service.store.redis;
@@ -140,21 +146,21 @@ export class OperatorTasks {
       afterMs,
       beforeMs,
     });
-    const fields = [taskField.owner, taskField.state, taskField.contextId, taskField.createdAtMs, taskField.parentTaskId, taskField.role];
-    const hashes = await Promise.all(entries.map((entry) => this.redis.hmget(this.service.store.keys.task(entry.taskId).task, ...fields)));
+    const listed = await readListedTasks(this.redis, this.prefix, entries.map((entry) => entry.taskId));
     const tasks: OperatorTaskSummary[] = [];
     const gone: string[] = [];
     let examined = 0;
     let last: RecentCursor | undefined;
     for (let i = 0; i < entries.length && tasks.length < pageSize; i++) {
       const entry = entries[i] as (typeof entries)[number];
-      const [ownerKey, state, contextId, createdAtMs, parentTaskId, role] = hashes[i] ?? [];
+      const row = listed[i];
       examined += 1;
       last = entry;
-      if (ownerKey === null || ownerKey === undefined || state === null || state === undefined) {
+      if (row === undefined) {
         gone.push(entry.taskId); // expired past its retention: the hint goes
         continue;
       }
+      const { ownerKey, state, contextId, createdAtMs, parentTaskId, role } = row;
       const owner = ownerFromKey(ownerKey);
       if (tenant !== undefined && owner.tenant !== tenant) continue;
       if (request.agent !== undefined && owner.agent !== request.agent) continue;
@@ -214,16 +220,4 @@ export class OperatorTasks {
     const owner = await this.ownerOf(operator, taskId);
     return this.service.cancelTask(owner, { id: taskId }, operatorIdOf(operator));
   }
-}
-
-const instances = new WeakMap<TaskService, OperatorTasks>();
-
-/** The operators' view over a task service (one per service). */
-export function operatorTasksOf(service: TaskService): OperatorTasks {
-  let found = instances.get(service);
-  if (found === undefined) {
-    found = new OperatorTasks(service);
-    instances.set(service, found);
-  }
-  return found;
 }

@@ -1,16 +1,16 @@
-// How an operator explains one task, read straight from Redis for any owner: its state, owner,
+// How an operator explains one task, read for any owner (src/store/operator-reads.ts): its state, owner,
 // versions, lease, every turn with its attempts, hand-backs, budget, worker, steps and outcome,
 // cancellation stages, verification outcome, sub-agent links, push deliveries, and how much
 // history and replay buffer it keeps. `a2a-gateway tasks inspect` prints it; the operator
 // console's task page shows it (InspectTask, src/operations/operator-operations.ts).
 import type { RedisClient } from '../redis/connection.ts';
-import type { AssignmentRecord } from '../coordination/assignment-store.ts';
+import { AssignmentStore, type AssignmentRecord } from '../coordination/assignment-store.ts';
 import type { LostWorker, StepRecord, TaskVersions, TurnRecord } from '../store/task-store.ts';
 import { RedisKeys } from '../store/keys.ts';
+import { readTaskState } from '../store/operator-reads.ts';
 import { ownerFromKey } from '../store/task-store.ts';
 import { PushKeys } from '../push/push-keys.ts';
 import type { StoredPushConfig } from '../push/push-config.ts';
-import { taskHashOf } from '../store/task-hash.ts';
 
 /** One push config of the task and how far its deliveries got. */
 export interface PushDeliveryInspection {
@@ -81,26 +81,16 @@ export interface TaskInspection {
 const iso = (ms: string | undefined): string | undefined => (ms === undefined || ms === '' ? undefined : new Date(Number(ms)).toISOString());
 
 export async function inspectTask(redis: RedisClient, prefix: string, taskId: string): Promise<TaskInspection | undefined> {
-  const k = new RedisKeys(prefix).task(taskId);
   const pushKeys = new PushKeys(prefix).task(taskId);
-  const [all, holder, leaseTtl, turns, steps, historyLength, inboxLength, eventCount, first, last, ttl, assignments, pushConfigs, pushCursors] = await Promise.all([
-    redis.hgetall(k.task),
-    redis.get(k.lease),
-    redis.pttl(k.lease),
-    redis.hgetall(k.turns),
-    redis.hgetall(k.steps),
-    redis.llen(k.history),
-    redis.llen(k.inbox),
-    redis.xlen(k.events),
-    redis.xrange(k.events, '-', '+', 'COUNT', 1),
-    redis.xrevrange(k.events, '+', '-', 'COUNT', 1),
-    redis.ttl(k.task),
-    redis.hvals(k.assignments),
+  const [stored, assignments, pushConfigs, pushCursors] = await Promise.all([
+    readTaskState(redis, prefix, taskId),
+    new AssignmentStore(redis, new RedisKeys(prefix)).readAssignments(taskId),
     redis.hgetall(pushKeys.configs),
     redis.hgetall(pushKeys.cursors),
   ]);
-  const hash = taskHashOf(all);
-  if (hash.id === undefined) return undefined;
+  if (stored === undefined) return undefined;
+  const { hash, lease, events } = stored;
+  const holder = lease.holder;
   const owner = ownerFromKey(hash.owner ?? '');
   return {
     taskId,
@@ -135,7 +125,7 @@ export async function inspectTask(redis: RedisClient, prefix: string, taskId: st
       })
       .sort((a, b) => a.configId.localeCompare(b.configId)),
     versions: hash.versions ? (JSON.parse(hash.versions) as TaskVersions) : undefined,
-    lease: { holder: holder ?? undefined, expiresInMs: leaseTtl > 0 ? leaseTtl : undefined, generation: Number(hash.leaseGeneration ?? 0) },
+    lease: { holder, expiresInMs: lease.ttlMs > 0 ? lease.ttlMs : undefined, generation: Number(hash.leaseGeneration ?? 0) },
     currentTurn: {
       turn: Number(hash.turn ?? 0),
       attempts: Number(hash.turnAttempts ?? 0),
@@ -147,28 +137,21 @@ export async function inspectTask(redis: RedisClient, prefix: string, taskId: st
       taskBytes: Number(hash.taskOutputBytes ?? 0),
       turnBytes: hash.outputTurn !== undefined && hash.outputTurn === hash.turn ? Number(hash.turnOutputBytes ?? 0) : 0,
     },
-    turns: Object.values(turns)
-      .map((json) => JSON.parse(json) as TurnRecord)
-      .sort((a, b) => a.turn - b.turn),
-    journal: Object.values(steps)
-      .map((json) => JSON.parse(json) as StepRecord)
-      .sort((a, b) => a.startedAtMs - b.startedAtMs)
-      // Handed to the adapter as unknown, or started and never finished while no worker runs
-      // the task: an attempt was lost mid-step.
-      .map((step) => ({ ...step, unknown: step.state === 'unknown' || (step.state === 'started' && holder === null) })),
-    historyMessages: historyLength,
-    queuedMessages: inboxLength,
+    turns: stored.turns,
+    // Handed to the adapter as unknown, or started and never finished while no worker runs
+    // the task: an attempt was lost mid-step.
+    journal: stored.steps.map((step) => ({ ...step, unknown: step.state === 'unknown' || (step.state === 'started' && holder === undefined) })),
+    historyMessages: stored.historyLength,
+    queuedMessages: stored.inboxLength,
     events: {
-      count: eventCount,
-      first: first[0]?.[0],
-      last: last[0]?.[0],
+      count: events.count,
+      first: events.firstId,
+      last: events.lastId,
       trimmed: hash.eventsTrimmedThrough === undefined ? undefined : { count: Number(hash.eventsTrimmed ?? 0), throughId: hash.eventsTrimmedThrough },
     },
-    expiresInSeconds: ttl > 0 ? ttl : undefined,
+    expiresInSeconds: stored.ttlSeconds > 0 ? stored.ttlSeconds : undefined,
     coordinator: hash.parentTaskId ? { taskId: hash.parentTaskId, role: hash.role ?? '', readOnly: hash.readOnly === '1' } : undefined,
-    assignments: assignments
-      .map((json) => JSON.parse(json) as AssignmentRecord)
-      .sort((a, b) => a.queuedAtMs - b.queuedAtMs || a.delegation.localeCompare(b.delegation) || a.index - b.index),
+    assignments,
     parked: hash.suspended === '1',
   };
 }

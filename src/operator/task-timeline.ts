@@ -2,11 +2,10 @@
 // (statuses, artifacts, cancel stages, messages) and the tree of sub-agent tasks below it.
 // Bounded reads only: a page of events, a fixed depth and number of tree nodes.
 import type { RedisClient } from '../redis/connection.ts';
-import type { AssignmentRecord } from '../coordination/assignment-store.ts';
+import { AssignmentStore, type AssignmentRecord } from '../coordination/assignment-store.ts';
 import type { StreamResponse } from '../protocol/types.ts';
-import { inflateAll } from '../store/creation-event.ts';
 import { RedisKeys } from '../store/keys.ts';
-import { taskField } from '../store/task-hash.ts';
+import { countAssignments, readNewestEvents, readTaskStates } from '../store/operator-reads.ts';
 
 /** One event of the replay buffer, with its id (the SSE id) and when it was stored. */
 export interface TimelineEntry {
@@ -17,12 +16,8 @@ export interface TimelineEntry {
 
 /** The newest `limit` events, oldest first, and whether older ones exist beyond them. */
 export async function readTimeline(redis: RedisClient, prefix: string, taskId: string, limit: number): Promise<{ entries: TimelineEntry[]; truncated: boolean }> {
-  const k = new RedisKeys(prefix).task(taskId);
-  const reply = await redis.xrevrange(k.events, '+', '-', 'COUNT', limit + 1);
-  const truncated = reply.length > limit;
-  const newest = reply.slice(0, limit).reverse();
-  const jsons = await inflateAll(redis, k.history, newest.map(([, fields]) => fields[1] ?? 'null'));
-  const entries = newest.map(([id], i) => ({ id, at: new Date(Number(id.split('-')[0])).toISOString(), event: JSON.parse(jsons[i] ?? 'null') as StreamResponse }));
+  const { events, truncated } = await readNewestEvents(redis, prefix, taskId, limit);
+  const entries = events.map(({ id, event }) => ({ id, at: new Date(Number(id.split('-')[0])).toISOString(), event }));
   return { entries, truncated };
 }
 
@@ -47,20 +42,17 @@ export async function readSubAgentTree(
   taskId: string,
   limits: { maxDepth: number; maxNodes: number },
 ): Promise<{ children: SubAgentNode[]; truncated: boolean }> {
-  const keys = new RedisKeys(prefix);
+  const assignmentStore = new AssignmentStore(redis, new RedisKeys(prefix));
   const root: SubAgentNode[] = [];
   let level: { parentId: string; into: SubAgentNode[] }[] = [{ parentId: taskId, into: root }];
   let nodes = 0;
   let truncated = false;
   for (let depth = 0; depth < limits.maxDepth && level.length > 0; depth++) {
-    const records = await Promise.all(level.map(({ parentId }) => redis.hvals(keys.task(parentId).assignments)));
+    const records = await Promise.all(level.map(({ parentId }) => assignmentStore.readAssignments(parentId)));
     const next: typeof level = [];
     const placed: { node: SubAgentNode; into: SubAgentNode[] }[] = [];
     level.forEach(({ into }, i) => {
-      const assignments = (records[i] ?? [])
-        .map((json) => JSON.parse(json) as AssignmentRecord)
-        .sort((a, b) => a.queuedAtMs - b.queuedAtMs || a.delegation.localeCompare(b.delegation) || a.index - b.index);
-      for (const assignment of assignments) {
+      for (const assignment of records[i] ?? []) {
         if (nodes >= limits.maxNodes) {
           truncated = true;
           break;
@@ -71,16 +63,16 @@ export async function readSubAgentTree(
         next.push({ parentId: assignment.taskId, into: node.children });
       }
     });
-    const states = await Promise.all(placed.map(({ node }) => redis.hget(keys.task(node.taskId).task, taskField.state)));
+    const states = await readTaskStates(redis, prefix, placed.map(({ node }) => node.taskId));
     placed.forEach(({ node, into }, i) => {
-      node.state = states[i] ?? undefined;
+      node.state = states[i];
       into.push(node);
     });
     level = next;
   }
   if (level.length > 0) {
     // Depth exhausted: say whether anything lies below the last level.
-    const below = await Promise.all(level.map(({ parentId }) => redis.hlen(keys.task(parentId).assignments)));
+    const below = await countAssignments(redis, prefix, level.map(({ parentId }) => parentId));
     if (below.some((count) => count > 0)) truncated = true;
   }
   return { children: root, truncated };

@@ -104,7 +104,7 @@ export class PushStore {
     return reply[0] !== 'NOT_FOUND';
   }
 
-  /** The outbox step of one task (pushNext-5.lua). */
+  /** The outbox step of one task (the pushNext script). */
   async next(taskId: string, start: boolean): Promise<NextResult> {
     const k = this.keys.task(taskId);
     const reply = await this.run('pushNext', [k.task, k.configs, k.cursors, k.events, k.artifactChunks], [start ? '1' : '0']);
@@ -198,7 +198,7 @@ export class PushStore {
     return letters.sort((a, b) => b.deadAt.localeCompare(a.deadAt) || b.id.localeCompare(a.id)).slice(0, limit);
   }
 
-  /** The breaker of one receiver (pushBreaker-1.lua). */
+  /** The breaker of one receiver (the pushBreaker script). */
   async breaker(origin: string, action: 'admit' | 'success' | 'failure', settings: { threshold: number; cooldownMs: number; probeMs: number }): Promise<{ allow: boolean; untilMs: number | undefined; failures: number }> {
     const reply = await this.run(
       'pushBreaker',
@@ -211,8 +211,8 @@ export class PushStore {
 }
 
 /**
- * A Task snapshot pushNext-5.lua built while artifact chunks were pending carries its artifacts
- * as {"snapshotBytes", "snapshot", "chunks"} (include/storedArtifacts.lua): the receiver gets them merged.
+ * A Task snapshot the pushNext script built while artifact chunks were pending carries its artifacts
+ * as {"snapshotBytes", "snapshot", "chunks"} (as the store keeps them): the receiver gets them merged.
  * Every other event passes through untouched (and unparsed).
  */
 export function withMergedArtifacts(eventJson: string): string {

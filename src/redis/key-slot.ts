@@ -1,6 +1,7 @@
 // The Redis Cluster hash slot of a key (CRC16/XMODEM of its hash tag, or of the whole key, mod
-// 16384), computed here so commands on keys of several tasks can be grouped by the node that
-// serves them without asking Redis (CLUSTER KEYSLOT gives the same number).
+// 16384), as CLUSTER KEYSLOT computes it: commands on keys of several tasks are grouped by the
+// node that serves them without asking Redis, and a script may only name keys of one slot
+// (docs/redis-slots.md; the store checks its scripts' keys in src/store/script-slots.ts).
 
 const TABLE = (() => {
   const table = new Uint16Array(256);
@@ -15,6 +16,10 @@ const TABLE = (() => {
 export const SLOT_COUNT = 16384;
 
 /** The part of a key that is hashed: the first non-empty `{…}`, else the whole key. */
+export function hashTagOf(key: string): string {
+  return hashedPart(Buffer.from(key, 'utf8')).toString('utf8');
+}
+
 function hashedPart(key: Buffer): Buffer {
   const open = key.indexOf(0x7b); // {
   if (open === -1) return key;

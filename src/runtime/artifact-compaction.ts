@@ -1,5 +1,5 @@
 // When a turn re-writes the task's whole artifacts snapshot instead of storing one more chunk
-// beside it (appendEvents-4.lua). A snapshot per chunk costs traffic quadratic in the turn's
+// beside it (the appendEvents script). A snapshot per chunk costs traffic quadratic in the turn's
 // output; chunks alone make every read merge an ever longer list. Compacting once the pending
 // chunks reach the snapshot's own size (at least MIN_COMPACTION_BYTES) keeps both linear: each
 // snapshot written is at most twice the chunks since the last one, so all snapshots together are

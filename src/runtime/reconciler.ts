@@ -13,7 +13,6 @@ import { enqueueTurn, turnJobId, type TurnJobData, type TurnQueues } from '../..
 import type { Logger } from '../logging/logger.ts';
 import type { TaskState } from '../protocol/types.ts';
 import type { TaskStore } from '../store/task-store.ts';
-import { scanKeys } from '../redis/cross-slot.ts';
 
 /** Why a turn was queued again: its job was not there, or it had ended while the task is open. */
 export type LostJob = 'missing' | 'failed' | 'completed' | 'unknown';
@@ -91,37 +90,26 @@ export class Reconciler {
   private async lockedSweep(): Promise<ReconcileReport> {
     const report: ReconcileReport = { swept: false, requeued: [], pruned: [], woken: [] };
     if (this.closed) return report;
-    const { store } = this.options;
-    const lock = store.keys.reconcilerLock();
-    const taken = await store.redis.set(lock, this.token, 'PX', this.options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, 'NX');
-    if (taken !== 'OK') return report;
+    const { maintenance } = this.options.store;
+    if (!(await maintenance.takeReconcilerLock(this.token, this.options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS))) return report;
     report.swept = true;
     try {
-      // Owners' active sets live in their owners' slots: on a Cluster, on every master.
-      for await (const keys of scanKeys(store.redis, store.keys.ownerActivePattern(), SCAN_COUNT)) {
-        for (const key of keys) {
-          const ownerKey = store.keys.ownerOfActiveSet(key);
-          if (ownerKey !== undefined) await this.sweepActiveSet(key, ownerKey, report);
-        }
+      for await (const owners of maintenance.ownersWithActiveSets(SCAN_COUNT)) {
+        for (const ownerKey of owners) await this.sweepActiveSet(ownerKey, report);
         if (this.closed) break;
       }
     } finally {
-      await store.releaseLock(lock, this.token);
+      await maintenance.releaseReconcilerLock(this.token);
     }
     return report;
   }
 
-  private async sweepActiveSet(key: string, ownerKey: string, report: ReconcileReport): Promise<void> {
+  private async sweepActiveSet(ownerKey: string, report: ReconcileReport): Promise<void> {
     const { store } = this.options;
-    let cursor = '0';
-    do {
-      const [next, entries] = await store.redis.zscan(key, cursor, 'COUNT', SCAN_COUNT);
-      cursor = next;
-      // ZSCAN replies member, score, member, score, ...
-      for (let i = 0; i < entries.length; i += 2) {
-        const taskId = entries[i] as string;
+    for await (const entries of store.maintenance.activeEntries(ownerKey, SCAN_COUNT)) {
+      for (const { taskId, score } of entries) {
         const parkedQuietForMs = this.options.parkedQuietForMs ?? this.options.quietForMs * 10;
-        const entry = await store.reconcileActiveEntry(ownerKey, taskId, Number(entries[i + 1]), new Date(), this.options.quietForMs, parkedQuietForMs);
+        const entry = await store.reconcileActiveEntry(ownerKey, taskId, score, new Date(), this.options.quietForMs, parkedQuietForMs);
         if (entry.kind === 'removed') report.pruned.push({ taskId, ownerKey, state: entry.state });
         if (entry.kind === 'wake') {
           await this.options.queues.forOwner(entry.ownerKey).add('turn', { taskId, turn: entry.turn, ownerKey: entry.ownerKey, contextId: entry.contextId }, { jobId: `${turnJobId(taskId, entry.turn)}-w-r${Date.now()}` });
@@ -133,7 +121,7 @@ export class Reconciler {
         const lost = await this.requeueIfLost({ taskId, turn: entry.turn, ownerKey: entry.ownerKey, contextId: entry.contextId });
         if (lost !== undefined) report.requeued.push({ taskId, turn: entry.turn, job: lost });
       }
-    } while (cursor !== '0');
+    }
   }
 
   /** Queues the turn again when its job is gone or ended; returns what was wrong with it. */

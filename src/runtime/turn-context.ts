@@ -1,21 +1,22 @@
-// The adapter's context for one turn. It keeps the task's artifacts in memory for this
-// worker and writes every change through the store fenced by the lease generation, in the
-// order the adapter made them, even when the adapter does not await each call.
+// The adapter's context for one turn: what the adapter reads (its input, history, the task's
+// artifacts) and everything it may do, each checked against the adapter contract. Its writes go
+// through one queue in the order the adapter made them (turn-write-queue.ts), its output through
+// TurnOutput (turn-output.ts), its steps through the journal (turn-steps.ts).
 import { traceHeaders, type TraceContext } from '../telemetry/spans.ts';
-import { createHash } from 'node:crypto';
 import { newId } from '../ids.ts';
 import type { AdapterContext, AdapterState, ArtifactChunk, CallerIdentity, Assignment, DelegationOptions, DelegationResult, StepHandle, StepOutcome, TurnUsage } from '../../adapters/types.ts';
 import { AdapterContractError, checkArtifactChunk, checkStateKey, checkStateValue, checkStatus, checkUsage, partsOf } from './adapter-contract.ts';
 import { TurnParked } from '../coordination/delegator.ts';
-import type { Artifact, JsonObject, JsonValue, Message, Part, StreamResponse, TaskStatus } from '../protocol/types.ts';
-import type { StepRecord, TaskStore, TurnRecord } from '../store/task-store.ts';
+import type { Artifact, JsonObject, JsonValue, Message, Part, TaskStatus } from '../protocol/types.ts';
+import type { TaskStore, TurnRecord } from '../store/task-store.ts';
 import { PersistedTurnBudget } from './turn-budget.ts';
-import type { LogFields, Logger } from '../logging/logger.ts';
-import { addEventsTime, timeNow } from '../telemetry/stage-marks.ts';
+import type { Logger } from '../logging/logger.ts';
 import type { OutputLimits } from '../limits/output-limits.ts';
-import { applyArtifactChunk, type PendingArtifactChunk } from '../store/stored-artifacts.ts';
-import { ArtifactCompaction } from './artifact-compaction.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { applyArtifactChunk } from '../store/stored-artifacts.ts';
+import { boundLogger } from './bound-logger.ts';
+import { TurnOutput } from './turn-output.ts';
+import { runJournalledStep } from './turn-steps.ts';
+import { TurnWriteQueue } from './turn-write-queue.ts';
 
 export interface TurnLease {
   taskId: string;
@@ -26,19 +27,6 @@ export interface TurnLease {
   callerScopes?: readonly string[];
   /** The trace context of the turn's span (tracing on): the sub-agent turns it starts continue it. */
   trace?: TraceContext;
-}
-
-const SILENT: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-
-/** A logger that puts `bound` on every line (the line's own fields win). */
-function boundLogger(logger: Logger | undefined, bound: LogFields): Logger {
-  if (logger === undefined) return SILENT;
-  return {
-    debug: (message, fields) => logger.debug(message, { ...bound, ...fields }),
-    info: (message, fields) => logger.info(message, { ...bound, ...fields }),
-    warn: (message, fields) => logger.warn(message, { ...bound, ...fields }),
-    error: (message, fields) => logger.error(message, { ...bound, ...fields }),
-  };
 }
 
 export function agentMessage(lease: TurnLease, content: string | Part[], metadata?: JsonObject): Message {
@@ -112,24 +100,10 @@ export class TurnContext implements AdapterContext {
   readonly logger: Logger;
   private readonly store: TaskStore;
   private readonly lease: TurnLease;
-  private readonly artifactState: Artifact[];
-  /** When a chunk goes with the whole snapshot instead of beside it. */
-  private readonly compaction: ArtifactCompaction;
   private readonly adapterName: string;
   private readonly readContextHistory: ((maxTasks: number) => Promise<Message[]>) | undefined;
-  private writes: Promise<void> = Promise.resolve();
-  private writeError: Error | undefined;
-  private readonly emitScope: string;
-  private readonly outputLimits: OutputLimits | undefined;
-  private readonly takeOutput: ((bytes: number) => Promise<number>) | undefined;
-  /** Events of this run an earlier run had stored already (not stored again). */
-  private repeatedEvents = 0;
-  /** Parts this run put in each artifact it started with a replacing chunk (a re-run's own view). */
-  private readonly ownArtifactParts = new Map<string, Part[]>();
-  /** Events this run has emitted so far (each one's place in the run). */
-  private emitSequence = 0;
-  /** This run appended an event: it is past the part that repeats an earlier run. */
-  private pastPrefix = false;
+  private readonly queue = new TurnWriteQueue();
+  private readonly output: TurnOutput;
   /** Step names used by this run: a second step of the same name would silently replay the first. */
   private readonly stepNames = new Set<string>();
   /**
@@ -147,19 +121,31 @@ export class TurnContext implements AdapterContext {
     this.attempt = init.attempt;
     this.input = init.input;
     this.history = init.history;
-    this.artifactState = init.artifacts;
-    this.compaction = new ArtifactCompaction(init.artifactBytes?.snapshot ?? 2, init.artifactBytes?.pending ?? 0);
     this.requestedSkill = init.requestedSkill;
     this.signal = init.signal;
     this.turnRecord = init.turnRecord;
     this.adapterName = init.adapterName;
     this.readContextHistory = init.readContextHistory;
-    this.emitScope = init.emitScope;
-    this.outputLimits = init.outputLimits;
-    this.takeOutput = init.takeOutput;
     this.caller = Object.freeze({ ...init.caller, scopes: Object.freeze([...init.caller.scopes]) });
     this.extensions = Object.freeze([...(init.extensions ?? [])]);
     this.logger = boundLogger(init.logger, { taskId: this.taskId, contextId: this.contextId, turn: this.turn, attempt: this.attempt, agent: init.caller.agent });
+    this.output = new TurnOutput({
+      store: init.store,
+      queue: this.queue,
+      taskId: this.taskId,
+      contextId: this.contextId,
+      ownerKey: init.lease.ownerKey,
+      generation: init.lease.generation,
+      turn: this.turn,
+      attempt: this.attempt,
+      emitScope: init.emitScope,
+      artifacts: init.artifacts,
+      artifactBytes: init.artifactBytes,
+      outputLimits: init.outputLimits,
+      takeOutput: init.takeOutput,
+      signal: init.signal,
+      logger: this.logger,
+    });
   }
 
   /** Checks what the adapter handed over; a violation is remembered and rethrown. */
@@ -173,7 +159,7 @@ export class TurnContext implements AdapterContext {
   }
 
   get artifacts(): readonly Artifact[] {
-    return this.artifactState;
+    return this.output.artifacts;
   }
 
   /** True when this run continues a turn that was parked for its assignments. */
@@ -266,12 +252,7 @@ export class TurnContext implements AdapterContext {
       message: agentMessage(this.lease, checked.text, checked.metadata),
       timestamp: new Date().toISOString(),
     };
-    const event: StreamResponse = { statusUpdate: { taskId: this.taskId, contextId: this.contextId, status } };
-    const place = this.nextPlace({ status: checked.text, metadata: checked.metadata ?? null });
-    return this.enqueue(async () => {
-      await this.paceOutput(JSON.stringify(event).length);
-      await this.append(undefined, status, event, place);
-    });
+    return this.output.emitStatus(status, checked.text, checked.metadata);
   }
 
   emitArtifact(input: ArtifactChunk): Promise<void> {
@@ -281,58 +262,7 @@ export class TurnContext implements AdapterContext {
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    const place = this.nextPlace({ artifact: chunk as unknown as JsonObject });
-    return this.enqueue(async () => {
-      // What this run itself has put in the artifact, when it started it with a replacing chunk.
-      const own = chunk.append === true ? this.ownArtifactParts.get(chunk.artifactId) : [];
-      const ownParts = own === undefined ? undefined : [...own, ...chunk.parts];
-      if (ownParts === undefined) this.ownArtifactParts.delete(chunk.artifactId);
-      else this.ownArtifactParts.set(chunk.artifactId, ownParts);
-      // A re-run still repeating its earlier run may diverge at this chunk. Appended as it is, it
-      // would extend what the earlier run stored after the shared part (a spliced reply); sent
-      // whole instead, it replaces the artifact with exactly what this run built. Repeats are
-      // still recognized: the digest is of the chunk the adapter emitted.
-      const sent: ArtifactChunk =
-        !this.pastPrefix && this.repeatedEvents > 0 && chunk.append === true && ownParts !== undefined ? { ...chunk, append: false, parts: ownParts } : chunk;
-      const index = this.artifactState.findIndex((a) => a.artifactId === sent.artifactId);
-      const before = index >= 0 ? this.artifactState[index] : undefined;
-      const merged = applyArtifactChunk(this.artifactState, sent);
-      const artifact: Artifact = { ...merged, parts: sent.parts };
-      const event: StreamResponse = {
-        artifactUpdate: {
-          taskId: this.taskId,
-          contextId: this.contextId,
-          artifact,
-          append: sent.append === true,
-          lastChunk: sent.lastChunk === true,
-        },
-      };
-      // Stored beside the task's artifacts snapshot; now and then the whole snapshot instead (see ArtifactCompaction).
-      const pending: PendingArtifactChunk = { append: sent.append === true, artifact };
-      const pendingBytes = JSON.stringify(pending).length;
-      const compact = this.compaction.compactsWith(pendingBytes);
-      let stored: boolean;
-      try {
-        await this.paceOutput(pendingBytes);
-        stored = await this.append(compact ? this.artifactState : undefined, undefined, event, place, { artifactId: sent.artifactId, append: sent.append === true }, compact ? undefined : pending);
-      } catch (error) {
-        // Not stored (an output bound, a stale lease): the artifacts the turn ends with must not hold it.
-        this.undoArtifact(index, before, chunk.artifactId);
-        throw error;
-      }
-      if (!stored) {
-        // An earlier run of this turn stored this chunk already: the stored artifacts (which
-        // this run started from) include it, so it must not be applied a second time.
-        this.undoArtifact(index, before, chunk.artifactId);
-      } else {
-        this.compaction.stored(pendingBytes, compact);
-      }
-    });
-  }
-
-  private undoArtifact(index: number, before: Artifact | undefined, artifactId: string): void {
-    if (before !== undefined) this.artifactState[index] = before;
-    else this.artifactState.splice(this.artifactState.findIndex((a) => a.artifactId === artifactId), 1);
+    return this.output.emitArtifact(chunk);
   }
 
   recordStep(name: string, detail?: JsonObject): Promise<void> {
@@ -357,7 +287,7 @@ export class TurnContext implements AdapterContext {
     get: async <T extends JsonValue = JsonValue>(key: string): Promise<T | undefined> => {
       this.contract(() => checkStateKey(key, this.adapterName));
       // After this run's own writes, so a value set a moment ago reads back.
-      await this.writes;
+      await this.queue.drained();
       return (await this.store.readAdapterState(this.taskId, key)) as T | undefined;
     },
     set: (key: string, value: JsonValue): Promise<void> => {
@@ -387,57 +317,8 @@ export class TurnContext implements AdapterContext {
     });
     this.stepNames.add(name);
     if (this.readOnly) throw new Error('This task is a read-only reviewer: it may not run side-effecting steps.');
-    const field = `${this.turn}:${name}`;
-    const record: StepRecord = {
-      name,
-      turn: this.turn,
-      idempotencyKey: `${this.taskId}:${this.turn}:${name}`,
-      state: 'started',
-      attempt: this.attempt,
-      startedAtMs: Date.now(),
-    };
-    const journalled = await this.enqueueValue(() => this.store.startStep(this.taskId, this.lease.generation, field, record));
-    if (journalled !== undefined && journalled.state === 'done') return { status: 'done', value: journalled.value as T, replayed: true };
-    if (journalled !== undefined && (journalled.state === 'started' || journalled.state === 'unknown')) {
-      if (journalled.state === 'started') {
-        // Journal that the unknown was handed over, so operators see it was not forgotten.
-        const surfaced: StepRecord = { ...journalled, state: 'unknown', surfacedToAttempt: this.attempt };
-        await this.enqueue(() => this.store.writeStep(this.taskId, this.lease.generation, field, surfaced));
-      }
-      return {
-        status: 'unknown',
-        idempotencyKey: journalled.idempotencyKey,
-        reference: journalled.reference,
-        startedAt: new Date(journalled.startedAtMs).toISOString(),
-      };
-    }
-    if (journalled !== undefined) {
-      // A failed step is known not to have succeeded: this attempt runs it again.
-      await this.enqueue(() => this.store.writeStep(this.taskId, this.lease.generation, field, record));
-    }
-    const handle: StepHandle = {
-      idempotencyKey: record.idempotencyKey,
-      recordReference: (reference) => {
-        record.reference = reference;
-        return this.enqueue(() => this.store.writeStep(this.taskId, this.lease.generation, field, { ...record }));
-      },
-    };
-    let value: T;
-    try {
-      value = await run(handle);
-    } catch (error) {
-      // Cut off by the turn's abort (a shutdown handing the turn back, a cancel, the deadline, an
-      // interrupt), the step may well have had its effect (a request already sent): it is not
-      // known to have failed. It stays started, so the attempt that takes the turn over gets it
-      // as unknown to reconcile, exactly as after a crash, instead of running it again.
-      if (this.signal.aborted) throw error;
-      const failed: StepRecord = { ...record, state: 'failed', finishedAtMs: Date.now(), error: (error as Error).message ?? String(error) };
-      await this.enqueue(() => this.store.writeStep(this.taskId, this.lease.generation, field, failed));
-      throw error;
-    }
-    const done: StepRecord = { ...record, state: 'done', finishedAtMs: Date.now(), value };
-    await this.enqueue(() => this.store.writeStep(this.taskId, this.lease.generation, field, done));
-    return { status: 'done', value, replayed: false };
+    const journal = { store: this.store, queue: this.queue, taskId: this.taskId, generation: this.lease.generation, turn: this.turn, attempt: this.attempt, signal: this.signal };
+    return runJournalledStep(journal, name, run);
   }
 
   /** Stage 2 of a cancellation (or of an interrupt of `interruptedTurn`), ordered after everything the adapter emitted so far. */
@@ -455,98 +336,15 @@ export class TurnContext implements AdapterContext {
   }
 
   /** Waits for every write the adapter started; rethrows the first failure (e.g. a stale lease). */
-  async settle(): Promise<void> {
-    await this.writes;
-    if (this.writeError !== undefined) throw this.writeError;
+  settle(): Promise<void> {
+    return this.queue.settle();
   }
 
   private enqueueValue<T>(read: () => Promise<T>): Promise<T> {
-    let result: T | undefined;
-    return this.enqueue(async () => {
-      result = await read();
-    }).then(() => result as T);
+    return this.queue.enqueueValue(read);
   }
 
   private enqueue(write: () => Promise<void>): Promise<void> {
-    const next = this.writes.then(async () => {
-      if (this.writeError !== undefined) throw this.writeError;
-      try {
-        await write();
-      } catch (error) {
-        this.writeError ??= error as Error;
-        throw error;
-      }
-    });
-    // Keep the chain alive for later writes; the caller still sees this write's failure.
-    this.writes = next.catch(() => undefined);
-    return next;
-  }
-
-  /**
-   * The place of the adapter's next event in this run, taken when the adapter makes the call
-   * (so it follows call order even when the adapter does not await), with a digest of what the
-   * event says: a re-run that says the same at the same place appends nothing.
-   */
-  private nextPlace(content: JsonObject): { sequence: number; digest: string } {
-    this.emitSequence += 1;
-    const digest = createHash('sha256').update(JSON.stringify(content)).digest('base64url').slice(0, 22);
-    return { sequence: this.emitSequence, digest };
-  }
-
-  /**
-   * Waits until the owner's output rate has room for `bytes` (limits.outputBytesPerSecond). It
-   * runs in the write queue, so the adapter's later writes wait behind it; the turn's abort (a
-   * cancel, the deadline, a shutdown) ends the wait at once.
-   */
-  private async paceOutput(bytes: number): Promise<void> {
-    if (this.takeOutput === undefined) return;
-    for (;;) {
-      this.signal.throwIfAborted();
-      const waitMs = await this.takeOutput(bytes);
-      if (waitMs <= 0) return;
-      await sleep(waitMs, undefined, { signal: this.signal });
-    }
-  }
-
-  /** Appends one event; false when an earlier run of this turn had already appended it. */
-  private async append(
-    artifacts: Artifact[] | undefined,
-    status: TaskStatus | undefined,
-    event: StreamResponse,
-    place: { sequence: number; digest: string },
-    artifactChunk?: { artifactId: string; append: boolean },
-    pendingArtifact?: PendingArtifactChunk,
-  ): Promise<boolean> {
-    const startedAt = timeNow();
-    const result = await this.store.appendEvents({
-      taskId: this.taskId,
-      ownerKey: this.lease.ownerKey,
-      contextId: this.contextId,
-      generation: this.lease.generation,
-      artifacts,
-      status,
-      events: [event],
-      emit: { scope: this.emitScope, sequence: place.sequence, digest: place.digest, pastPrefix: this.pastPrefix },
-      ...(this.outputLimits === undefined ? {} : { outputLimits: this.outputLimits }),
-      ...(artifactChunk === undefined ? {} : { artifactChunk }),
-      ...(pendingArtifact === undefined ? {} : { pendingArtifact }),
-      now: new Date(),
-    });
-    if (startedAt !== 0) addEventsTime(this.taskId, timeNow() - startedAt);
-    if (result.kind === 'repeated') {
-      this.repeatedEvents += 1;
-      if (this.repeatedEvents === 1) {
-        this.logger.info('this run repeats events an earlier run of the turn stored; they are not stored again', {
-          taskId: this.taskId,
-          turn: this.turn,
-          attempt: this.attempt,
-          emitScope: this.emitScope,
-          firstRepeated: place.sequence,
-        });
-      }
-      return false;
-    }
-    this.pastPrefix = true;
-    return true;
+    return this.queue.enqueue(write);
   }
 }

@@ -94,7 +94,7 @@ export class ScheduleStore {
   }
 
   /**
-   * Decides what fires now (schedFire-3.lua); returns firings to start, and how many this
+   * Decides what fires now (the schedFire script); returns firings to start, and how many this
    * decision skipped as planned sooner than `minIntervalMs` after the previous firing.
    */
   async decide(

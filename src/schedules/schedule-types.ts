@@ -1,9 +1,7 @@
 // A schedule: a message sent to an agent later (once, `at`) or repeatedly (`cron`, in a time
 // zone), each firing a new task owned by the schedule's owner. Gateway extension (A2A 1.0 has no
-// schedule method), declared on the card as SCHEDULES_EXTENSION_URI.
+// schedule method), declared on the card by src/extensions/schedules.ts.
 import type { JsonObject, Part } from '../protocol/types.ts';
-
-export const SCHEDULES_EXTENSION_URI = 'urn:a2a-gateway:ext:schedules:v1';
 
 export const LATENESS_POLICIES = ['skip', 'run-once', 'catch-up'] as const;
 export type LatenessPolicy = (typeof LATENESS_POLICIES)[number];
@@ -17,7 +15,7 @@ export interface ScheduleDefinition {
   /** Repeating: a cron expression (5 fields, or 6 with seconds). */
   cron?: string;
   timeZone: string;
-  /** What happens to firings missed while nothing ran (see schedFire-3.lua). */
+  /** What happens to firings missed while nothing ran (decided by the schedFire script). */
   lateness: { policy: LatenessPolicy; catchUpMax: number };
   /** Metadata of each firing's task. */
   metadata?: JsonObject;

@@ -1,87 +1,35 @@
 // What the gateway does to tasks for a request: create one, take a message, read, cancel, replay events.
 import { isCluster } from '../redis/connection.ts';
-import type { JsonObject, Message, Task, TaskState, TaskStatus } from '../protocol/types.ts';
+import type { JsonObject, Message, Task, TaskStatus } from '../protocol/types.ts';
 import type { InputPolicy } from '../config/schema.ts';
 import { creationEvent, inflateAll } from './creation-event.ts';
 import type { TrimmedEvents } from './replay-bound.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { ownerKeyOf, type Owner } from './owner.ts';
 import type { TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
-import { taskReadOf, type TaskRead } from './task-read.ts';
+import type { TaskRead } from './task-read.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
-import { str } from './script-reply.ts';
+import {
+  acceptMessageScript,
+  cancelTaskScript,
+  claimTaskScript,
+  claimTurnScript,
+  createTaskScript,
+  quotaRefundScript,
+  readTaskScript,
+  type TurnClaim,
+} from './gateway-scripts.ts';
+import { acceptResultOf, type AcceptResult, type CancelResult, type CreateResult, type QuotaCharge } from './gateway-results.ts';
 import { StoreRole } from './store-role.ts';
 import { taskField, taskItemField } from './task-hash.ts';
-
-export type CreateResult =
-  /** `active`: the owner's tasks queued or running now, this one included (its turn's queue priority). */
-  /** `quotaChecksDue`: the owner's quota checks that are due (a sweep may release expired tasks' charges). */
-  /** `enqueued`: `queueFirstTurn` went out with the task's script (see createTask). */
-  | { kind: 'created'; task: Task; eventId: string; active: number; quotaChecksDue: number; enqueued: boolean }
-  | { kind: 'duplicate'; taskId: string }
-  | { kind: 'too-many-active'; active: number }
-  | OverQuota;
-
-/** The owner's storage quota would be passed; nothing changed. */
-export interface OverQuota {
-  kind: 'over-quota';
-  quota: 'bytes' | 'tasks';
-  /** What the owner has stored now (bytes or tasks). */
-  stored: number;
-  /** When the earliest of the owner's charged tasks is next looked at for expiry (ms), if any. */
-  nextCheckAtMs: number | undefined;
-}
-
-/** What a stored message charges to its owner's storage quota (see docs/hardening.md). */
-export interface QuotaCharge {
-  bytes: number;
-  /** 0 = no quota. */
-  maxBytes: number;
-  /** 0 = no quota (createTask only). */
-  maxTasks: number;
-  /** When to first look whether the task still exists (ms). */
-  checkAtMs: number;
-}
-
-const overQuotaOf = (reply: (string | number | null)[]): OverQuota => ({
-  kind: 'over-quota',
-  quota: reply[1] === 'tasks' ? 'tasks' : 'bytes',
-  stored: Number(reply[2]),
-  nextCheckAtMs: reply[3] === '' || reply[3] === null || reply[3] === undefined ? undefined : Number(reply[3]),
-});
-
-export type AcceptResult =
-  | { kind: 'not-found' }
-  /** The messageId was taken before with other content; nothing changed. */
-  | { kind: 'conflict' }
-  | { kind: 'context-mismatch' }
-  | { kind: 'duplicate'; turn: number }
-  | { kind: 'terminal'; state: TaskState }
-  | { kind: 'resumed'; turn: number; active: number }
-  | { kind: 'queued'; turn: number }
-  | { kind: 'too-many-active'; active: number }
-  | { kind: 'forwarded'; childId: string }
-  /** As many messages as allowed already wait for the running turn; nothing changed. */
-  | { kind: 'inbox-full'; waiting: number }
-  /** Input policy reject: a turn is queued or running; nothing changed. */
-  | { kind: 'busy'; state: TaskState }
-  /** Input policy interrupt, the turn had not started: the message joined its input. */
-  | { kind: 'joined'; turn: number }
-  /** Input policy interrupt: the running turn was asked to stop; the message is the next turn's input. */
-  | { kind: 'interrupting'; turn: number }
-  | OverQuota;
-
-export type CancelResult =
-  | { kind: 'not-found' }
-  | { kind: 'not-cancelable'; state: TaskState }
-  | { kind: 'canceled' }
-  | { kind: 'requested' };
 
 /** acceptMessage replies that changed nothing (so nothing to note in the recent-tasks index, and a charge to give back). */
 const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'BUSY', 'INBOX_FULL', 'REFUSED', 'CONTEXT_MISMATCH', 'TERMINAL', 'DUPLICATE']);
 /** acceptMessage replies after which the task has a new status (its owner's indexes move forward). */
 const ACCEPT_ANNOUNCED = new Set(['RESUMED', 'FORWARDED']);
+
+export type { AcceptResult, CancelResult, CreateResult, OverQuota, QuotaCharge } from './gateway-results.ts';
 
 const RESUMING_STATES = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
 
@@ -108,9 +56,9 @@ export class GatewayOperations extends StoreRole {
   }
 
   /** Runs an owner's claim; refused at the active-task cap, it re-checks the owner's active tasks once and runs again. */
-  private async claim(ownerKey: string, nowMs: number, run: () => Promise<(string | number | null)[]>): Promise<(string | number | null)[]> {
+  private async claim<C extends { outcome: string }>(ownerKey: string, nowMs: number, run: () => Promise<C>): Promise<C> {
     const reply = await run();
-    if (reply[0] !== 'TOO_MANY_ACTIVE') return reply;
+    if (reply.outcome !== 'TOO_MANY_ACTIVE') return reply;
     await this.dropStaleActive(ownerKey, nowMs);
     return run();
   }
@@ -118,6 +66,11 @@ export class GatewayOperations extends StoreRole {
   /** Where a task's cancel requests are published: one channel on a single Redis, the task's own on a Cluster. */
   private cancelChannelOf(taskId: string): string {
     return isCluster(this.redis) ? this.keys.taskCancelChannel(taskId) : this.keys.cancelChannel();
+  }
+
+  /** An owner's keys that its claims (claimTask, claimTurn, quotaRefund) take. */
+  private ownerSlotKeys(ownerKey: string): { ownerActiveTasks: string; ownerQuota: string; ownerQuotaChecks: string } {
+    return { ownerActiveTasks: this.keys.ownerActiveTasks(ownerKey), ownerQuota: this.keys.ownerQuota(ownerKey), ownerQuotaChecks: this.keys.ownerQuotaChecks(ownerKey) };
   }
 
   async createTask(input: {
@@ -167,24 +120,31 @@ export class GatewayOperations extends StoreRole {
     const turnRecord: TurnRecord = { turn: 1, inputMessageIds: [message.messageId], acceptedAtMs: now.getTime() };
     // Step 1, the owner's slot: the message's idempotency key, an active slot, the quota, the index.
     const claimed = await this.claim(ownerKey, now.getTime(), () =>
-      this.run(
-        'claimTask',
-        [
-          input.idempotencyKey ?? this.keys.idempotency(ownerKey, message.messageId),
-          this.keys.ownerActiveTasks(ownerKey),
-          this.keys.ownerQuota(ownerKey),
-          this.keys.ownerQuotaChecks(ownerKey),
-          this.keys.ownerTasks(ownerKey),
-          this.keys.ownerContextTasks(ownerKey, contextId),
-        ],
-        [taskId, now.getTime(), input.idempotencyTtlSeconds, input.maxActiveTasks, input.quota?.bytes ?? 0, input.quota?.maxBytes ?? 0, input.quota?.maxTasks ?? 0, input.quota?.checkAtMs ?? 0],
+      this.call(
+        claimTaskScript,
+        {
+          idempotency: input.idempotencyKey ?? this.keys.idempotency(ownerKey, message.messageId),
+          ...this.ownerSlotKeys(ownerKey),
+          ownerTasks: this.keys.ownerTasks(ownerKey),
+          ownerContextTasks: this.keys.ownerContextTasks(ownerKey, contextId),
+        },
+        {
+          taskId,
+          nowMs: now.getTime(),
+          idempotencyTtlSeconds: input.idempotencyTtlSeconds,
+          maxActiveTasks: input.maxActiveTasks,
+          chargeBytes: input.quota?.bytes,
+          maxBytes: input.quota?.maxBytes,
+          maxTasks: input.quota?.maxTasks,
+          checkAtMs: input.quota?.checkAtMs,
+        },
       ),
     );
-    if (claimed[0] === 'OVER_QUOTA') return overQuotaOf(claimed);
-    if (claimed[0] === 'TOO_MANY_ACTIVE') return { kind: 'too-many-active', active: Number(claimed[1]) };
+    if (claimed.outcome === 'OVER_QUOTA') return claimed.overQuota;
+    if (claimed.outcome === 'TOO_MANY_ACTIVE') return { kind: 'too-many-active', active: claimed.active };
     // Claimed before: the message's task. A process that died between the steps left the claim
     // without its task; this re-send completes it, under the claimed id.
-    const id = claimed[0] === 'CLAIMED_BEFORE' ? str(claimed[1]) : taskId;
+    const id = claimed.outcome === 'CLAIMED_BEFORE' ? claimed.taskId : taskId;
     const k = this.keys.task(id);
     const stored = id === taskId || message.taskId === undefined ? message : { ...message, taskId: id };
     const status: TaskStatus = { state: 'TASK_STATE_SUBMITTED', timestamp: now.toISOString() };
@@ -193,49 +153,43 @@ export class GatewayOperations extends StoreRole {
     // Step 2, the task's slot: idempotent on the task id.
     const messageJson = stored === message && input.messageJson !== undefined ? input.messageJson : JSON.stringify(stored);
     const event = creationEvent(task, messageJson);
-    const pending = this.run(
-      'createTask',
-      [k.task, k.history, k.events, k.messageIds, k.turns, k.pushCursors],
-      [
-        id,
-        ownerKey,
-        owner.tenant,
-        contextId,
-        JSON.stringify(status),
-        messageJson,
-        message.messageId,
-        now.getTime(),
-        event.full,
-        JSON.stringify(turnRecord),
-        this.keys.eventChannel(id),
-        JSON.stringify(input.metadata),
-        JSON.stringify(input.versions),
-        input.links === undefined
-          ? ''
-          : JSON.stringify({ parentTaskId: input.links.parentTaskId, role: input.links.role, readOnly: input.links.readOnly ? '1' : '0' }),
-        JSON.stringify(input.callerScopes ?? []),
-        input.messageDigest ?? '',
-        JSON.stringify(input.callerExtensions ?? []),
-        event.stored,
-        input.answerHistoryLength === undefined ? '' : input.answerHistoryLength,
-      ],
-    );
-    const queued = claimed[0] !== 'CLAIMED_BEFORE' && !isCluster(this.redis) ? input.queueFirstTurn?.(Number(claimed[1])) : undefined;
+    const pending = this.call(createTaskScript, k, {
+      taskId: id,
+      ownerKey,
+      tenant: owner.tenant,
+      contextId,
+      status,
+      messageJson,
+      messageId: message.messageId,
+      nowMs: now.getTime(),
+      publishedEvent: event.full,
+      turnRecord,
+      eventChannel: this.keys.eventChannel(id),
+      metadata: input.metadata,
+      versions: input.versions,
+      links: input.links === undefined ? undefined : { parentTaskId: input.links.parentTaskId, role: input.links.role, readOnly: input.links.readOnly ? '1' : '0' },
+      callerScopes: input.callerScopes,
+      messageDigest: input.messageDigest,
+      callerExtensions: input.callerExtensions,
+      storedEvent: event.stored,
+      answerHistoryLength: input.answerHistoryLength,
+    });
+    const queued = claimed.outcome === 'CLAIMED' && !isCluster(this.redis) ? input.queueFirstTurn?.(claimed.active) : undefined;
     // Awaited below; a failed script must not leave it unhandled meanwhile.
     queued?.catch(() => undefined);
     const reply = await pending;
     // A re-send may follow a process that died before its note was written.
     this.recentTasks.note(id, now.getTime());
-    if (claimed[0] === 'CLAIMED_BEFORE') {
+    if (claimed.outcome === 'CLAIMED_BEFORE') {
       // Created now, the claim that held this id had no task: indexed under this context. For
       // the caller it is the message's task as for any re-send (it enqueues a turn not yet run).
-      if (reply[0] === 'CREATED') this.ownerIndex.note(ownerKey, id, contextId, now.getTime());
+      if (reply.outcome === 'CREATED') this.ownerIndex.note(ownerKey, id, contextId, now.getTime());
       return { kind: 'duplicate', taskId: id };
     }
     // An existing task's first turn has the same job id: a job queued alongside is the same job.
     await queued;
-    if (reply[0] === 'EXISTS') return { kind: 'duplicate', taskId: id };
-    return { kind: 'created', task, eventId: str(reply[1]), active: Number(claimed[1]), quotaChecksDue: Number(claimed[2] ?? 0), enqueued: queued !== undefined };
+    if (reply.outcome === 'EXISTS') return { kind: 'duplicate', taskId: id };
+    return { kind: 'created', task, eventId: reply.eventId, active: claimed.active, quotaChecksDue: claimed.quotaChecksDue, enqueued: queued !== undefined };
   }
 
   async acceptMessage(input: {
@@ -272,90 +226,67 @@ export class GatewayOperations extends StoreRole {
     if (input.contextId !== undefined && input.contextId !== contextId) return { kind: 'context-mismatch' };
     const resumes = typeof state === 'string' && RESUMING_STATES.has(state) && awaiting === null;
     const charge = input.quota?.bytes ?? 0;
-    const claimTurn = (maxActiveTasks: number, resuming: boolean, bytes: number): Promise<(string | number | null)[]> =>
-      this.run(
-        'claimTurn',
-        [this.keys.ownerActiveTasks(ownerKey), this.keys.ownerQuota(ownerKey), this.keys.ownerQuotaChecks(ownerKey)],
-        [taskId, now.getTime(), maxActiveTasks, resuming ? '1' : '', bytes, input.quota?.maxBytes ?? 0, input.quota?.checkAtMs ?? 0],
-      );
+    const claimTurn = (maxActiveTasks: number, resuming: boolean, bytes: number): Promise<TurnClaim> =>
+      this.call(claimTurnScript, this.ownerSlotKeys(ownerKey), {
+        taskId,
+        nowMs: now.getTime(),
+        maxActiveTasks,
+        resumes: resuming,
+        chargeBytes: bytes,
+        maxBytes: input.quota?.maxBytes,
+        checkAtMs: input.quota?.checkAtMs,
+      });
     // Step 1, the owner's slot: an active slot for a resume, the quota for the message's bytes.
     const claimed = resumes || charge > 0 ? await this.claim(ownerKey, now.getTime(), () => claimTurn(input.maxActiveTasks, resumes, charge)) : undefined;
-    const refused = claimed !== undefined && claimed[0] !== 'CLAIMED';
+    const refusal = claimed?.outcome === 'CLAIMED' ? undefined : claimed;
+    const taken = claimed?.outcome === 'CLAIMED' ? claimed : undefined;
     // Step 2, the task's slot. A refused claim still runs the checks that come first (a re-sent
     // message is a duplicate even at the quota), and changes nothing.
-    const reply = await this.run(
-      'acceptMessage',
-      [k.task, k.history, k.inbox, k.messageIds, k.events, k.turns, k.assignments, k.questions, k.pushCursors],
-      [
-        ownerKey,
-        input.contextId ?? '',
-        JSON.stringify(message),
-        message.messageId,
-        now.getTime(),
-        now.toISOString(),
-        this.keys.eventChannel(taskId),
-        taskId,
-        refused ? '1' : '',
-        input.inputPolicy,
-        this.cancelChannelOf(taskId),
-        JSON.stringify(input.callerScopes ?? []),
-        input.maxQueuedMessages ?? 0,
-        input.messageDigest ?? '',
-        JSON.stringify(input.callerExtensions ?? []),
-        input.trace === undefined ? '' : JSON.stringify(input.trace),
-      ],
-    );
-    const outcome = str(reply[0]);
-    if (refused && outcome === 'REFUSED') {
-      return claimed[0] === 'OVER_QUOTA' ? overQuotaOf(claimed) : { kind: 'too-many-active', active: Number(claimed[1]) };
+    const reply = await this.call(acceptMessageScript, k, {
+      ownerKey,
+      contextId: input.contextId,
+      message,
+      messageId: message.messageId,
+      nowMs: now.getTime(),
+      nowIso: now.toISOString(),
+      eventChannel: this.keys.eventChannel(taskId),
+      taskId,
+      ownerRefused: refusal !== undefined,
+      inputPolicy: input.inputPolicy,
+      cancelChannel: this.cancelChannelOf(taskId),
+      callerScopes: input.callerScopes,
+      maxQueuedMessages: input.maxQueuedMessages,
+      messageDigest: input.messageDigest,
+      callerExtensions: input.callerExtensions,
+      trace: input.trace,
+    });
+    const { outcome } = reply;
+    if (refusal !== undefined && outcome === 'REFUSED') {
+      return refusal.outcome === 'OVER_QUOTA' ? refusal.overQuota : { kind: 'too-many-active', active: refusal.active };
     }
     // Nothing taken: the claim's charge goes back (a crash here leaves it to the quota sweep).
-    if (claimed !== undefined && !refused && charge > 0 && ACCEPT_REFUSALS.has(outcome)) {
-      await this.run('quotaRefund', [this.keys.ownerQuota(ownerKey), this.keys.ownerQuotaChecks(ownerKey)], [taskId, charge]);
+    if (taken !== undefined && charge > 0 && ACCEPT_REFUSALS.has(outcome)) {
+      await this.call(quotaRefundScript, this.ownerSlotKeys(ownerKey), { taskId, bytes: charge });
     }
     // An active entry this claim added for a message the task then refused goes again.
-    if (claimed !== undefined && !refused && Number(claimed[2]) === 1 && ACCEPT_REFUSALS.has(outcome)) {
+    if (taken?.added === true && ACCEPT_REFUSALS.has(outcome)) {
       await this.ownerIndex.dropActive(ownerKey, [{ taskId, maxScore: now.getTime() }]);
     }
-    let active = claimed !== undefined && !refused ? Number(claimed[1]) : 0;
+    let active = taken?.active ?? 0;
     // Resumed without a claim (it waited for input only after the read): its active entry follows now.
-    if (outcome === 'RESUMED' && (claimed === undefined || !resumes)) active = Number((await claimTurn(0, true, 0))[1]);
+    if (outcome === 'RESUMED' && (claimed === undefined || !resumes)) {
+      // No cap and no charge: this claim is never refused.
+      const resumed = await claimTurn(0, true, 0);
+      active = resumed.outcome === 'CLAIMED' ? resumed.active : 0;
+    }
     if (!ACCEPT_REFUSALS.has(outcome)) this.recentTasks.note(taskId, now.getTime());
     if (ACCEPT_ANNOUNCED.has(outcome)) this.ownerIndex.note(ownerKey, taskId, contextId, now.getTime());
-    switch (reply[0]) {
-      case 'NOT_FOUND':
-      case 'REFUSED':
-        return { kind: 'not-found' };
-      case 'CONFLICT':
-        return { kind: 'conflict' };
-      case 'BUSY':
-        return { kind: 'busy', state: str(reply[1]) as TaskState };
-      case 'INBOX_FULL':
-        return { kind: 'inbox-full', waiting: Number(reply[1]) };
-      case 'JOINED':
-        return { kind: 'joined', turn: Number(reply[1]) };
-      case 'INTERRUPTING':
-        return { kind: 'interrupting', turn: Number(reply[1]) };
-      case 'FORWARDED':
-        return { kind: 'forwarded', childId: str(reply[1]) };
-      case 'CONTEXT_MISMATCH':
-        return { kind: 'context-mismatch' };
-      case 'DUPLICATE':
-        return { kind: 'duplicate', turn: Number(reply[1]) };
-      case 'TERMINAL':
-        return { kind: 'terminal', state: str(reply[1]) as TaskState };
-      case 'RESUMED':
-        return { kind: 'resumed', turn: Number(reply[1]), active };
-      default:
-        return { kind: 'queued', turn: Number(reply[1]) };
-    }
+    return acceptResultOf(reply, active);
   }
 
   /** The task as its owner may see it, or undefined when missing or not theirs. */
   async readTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
-    const k = this.keys.task(taskId);
-    const reply = await this.run('readTask', [k.task, k.history, k.events, k.artifactChunks], [ownerKeyOf(owner), historyLength ?? -1]);
-    return taskReadOf(reply);
+    return this.call(readTaskScript, this.keys.task(taskId), { ownerKey: ownerKeyOf(owner), historyLength: historyLength ?? -1 });
   }
 
   /**
@@ -374,22 +305,27 @@ export class GatewayOperations extends StoreRole {
     const k = this.keys.task(taskId);
     const contextId = await this.ownContextId(k.task, ownerKey);
     if (contextId === undefined) return { kind: 'not-found' };
-    const reply = await this.run(
-      'cancelTask',
-      [k.task, k.events, k.lease, k.inbox, k.history, k.turns, k.messageIds, k.steps, k.emitted, k.artifactChunks, k.pushCursors],
-      [ownerKey, now.getTime(), now.toISOString(), this.keys.eventChannel(taskId), this.cancelChannelOf(taskId), taskId, this.retentionSeconds, requestedBy ?? ''],
-    );
-    if (reply[0] === 'CANCELED' || reply[0] === 'REQUESTED') this.recentTasks.note(taskId, now.getTime());
-    if (reply[0] === 'CANCELED') {
+    const reply = await this.call(cancelTaskScript, k, {
+      ownerKey,
+      nowMs: now.getTime(),
+      nowIso: now.toISOString(),
+      eventChannel: this.keys.eventChannel(taskId),
+      cancelChannel: this.cancelChannelOf(taskId),
+      taskId,
+      retentionSeconds: this.retentionSeconds,
+      requestedBy,
+    });
+    if (reply.outcome === 'CANCELED' || reply.outcome === 'REQUESTED') this.recentTasks.note(taskId, now.getTime());
+    if (reply.outcome === 'CANCELED') {
       // Step 3, written at once: the owner's next task may take the slot this one freed.
       this.ownerIndex.note(ownerKey, taskId, contextId, now.getTime(), now.getTime());
       await this.ownerIndex.flushOwner(ownerKey);
     }
-    switch (reply[0]) {
+    switch (reply.outcome) {
       case 'NOT_FOUND':
         return { kind: 'not-found' };
       case 'NOT_CANCELABLE':
-        return { kind: 'not-cancelable', state: str(reply[1]) as TaskState };
+        return { kind: 'not-cancelable', state: reply.state };
       case 'CANCELED':
         return { kind: 'canceled' };
       default:

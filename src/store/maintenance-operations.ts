@@ -1,6 +1,7 @@
 // What the reconciler and shutdown do to the store: drop stale active entries, release locks, flush index hints.
 import type { TaskState } from '../protocol/types.ts';
-import { str } from './script-reply.ts';
+import { scanKeys } from '../redis/cross-slot.ts';
+import { reconcileEntryScript, releaseLockScript } from './maintenance-scripts.ts';
 import { StoreRole } from './store-role.ts';
 
 /** What the reconciler should do about one entry of an owner's active set. */
@@ -44,13 +45,13 @@ export class MaintenanceOperations extends StoreRole {
    * `score` (the one the reconciler read): a task resumed between the two keeps its entry.
    */
   async reconcileActiveEntry(ownerKey: string, taskId: string, score: number, now: Date, quietForMs: number, parkedQuietForMs: number): Promise<ActiveEntry> {
-    const k = this.keys.task(taskId);
-    const reply = await this.run('reconcileEntry', [k.task, k.lease], [now.getTime(), quietForMs, parkedQuietForMs]);
-    switch (reply[0]) {
+    const verdict = await this.call(reconcileEntryScript, this.keys.task(taskId), { nowMs: now.getTime(), quietForMs, parkedQuietForMs });
+    switch (verdict.outcome) {
       case 'GONE':
       case 'CLOSED': {
-        const state = reply[0] === 'GONE' ? undefined : (str(reply[1]) as TaskState);
-        if (!isStaleActive(state, Number(reply[2] ?? 0), score, now.getTime())) return { kind: 'recent' };
+        const closed = verdict.outcome === 'CLOSED' ? verdict : undefined;
+        const state = closed?.state;
+        if (!isStaleActive(state, closed?.updatedAtMs ?? 0, score, now.getTime())) return { kind: 'recent' };
         await this.ownerIndex.dropActive(ownerKey, [{ taskId, maxScore: score }]);
         return { kind: 'removed', state };
       }
@@ -61,15 +62,49 @@ export class MaintenanceOperations extends StoreRole {
       case 'RECENT':
         return { kind: 'recent' };
       case 'WAKE':
-        return { kind: 'wake', turn: Number(reply[1]), ownerKey: str(reply[2]), contextId: str(reply[3]) };
-      default:
-        return { kind: 'candidate', turn: Number(reply[1]), ownerKey: str(reply[2]), contextId: str(reply[3]), parentTaskId: str(reply[4]) || undefined };
+        return { kind: 'wake', turn: verdict.turn, ownerKey: verdict.ownerKey, contextId: verdict.contextId };
+      case 'CANDIDATE':
+        return { kind: 'candidate', turn: verdict.turn, ownerKey: verdict.ownerKey, contextId: verdict.contextId, parentTaskId: verdict.parentTaskId };
     }
+  }
+
+  /** Takes the reconciler's sweep lock for `token` unless another process holds it. */
+  async takeReconcilerLock(token: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.reconcilerLock(), token, 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  /** Releases the reconciler's sweep lock while `token` still holds it. */
+  releaseReconcilerLock(token: string): Promise<boolean> {
+    return this.releaseLock(this.keys.reconcilerLock(), token);
+  }
+
+  /**
+   * The owners whose active sets exist, a SCAN batch at a time. Owners' active sets live in
+   * their owners' slots: on a Cluster, on every master.
+   */
+  async *ownersWithActiveSets(count: number): AsyncGenerator<string[]> {
+    for await (const keys of scanKeys(this.redis, this.keys.ownerActivePattern(), count)) {
+      const owners = keys.map((key) => this.keys.ownerOfActiveSet(key)).filter((ownerKey) => ownerKey !== undefined);
+      if (owners.length > 0) yield owners;
+    }
+  }
+
+  /** An owner's active-set entries (task id, when it became active in ms), a ZSCAN page at a time. */
+  async *activeEntries(ownerKey: string, count: number): AsyncGenerator<{ taskId: string; score: number }[]> {
+    const key = this.keys.ownerActiveTasks(ownerKey);
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.redis.zscan(key, cursor, 'COUNT', count);
+      cursor = next;
+      // ZSCAN replies member, score, member, score, ...
+      const entries: { taskId: string; score: number }[] = [];
+      for (let i = 0; i < flat.length; i += 2) entries.push({ taskId: flat[i] as string, score: Number(flat[i + 1]) });
+      yield entries;
+    } while (cursor !== '0');
   }
 
   /** Releases a lock taken with SET NX PX only while `token` still holds it. */
   async releaseLock(key: string, token: string): Promise<boolean> {
-    const reply = await this.run('releaseLock', [key], [token]);
-    return reply[0] === 'RELEASED';
+    return this.call(releaseLockScript, { lock: key }, { token });
   }
 }

@@ -8,6 +8,8 @@
 import type { RedisClient } from '../redis/connection.ts';
 import type { RedisKeys } from './keys.ts';
 import type { ScriptRunner } from './scripts.ts';
+import { callScript } from './script-call.ts';
+import { ownerIndexScript, type ActiveDrop, type OwnerIndexEntry } from './maintenance-scripts.ts';
 
 interface OwnerNote {
   contextId: string;
@@ -119,8 +121,8 @@ export class OwnerIndex {
   async dropActive(ownerKey: string, entries: readonly { taskId: string; maxScore: number }[]): Promise<number> {
     if (entries.length === 0) return 0;
     const run = this.ready ?? ([...this.connections.values()][0] as ScriptRunner);
-    const reply = await run('ownerIndex', [this.keys.ownerTasks(ownerKey), this.keys.ownerActiveTasks(ownerKey)], [0, ...entries.flatMap((entry) => [entry.taskId, entry.maxScore])]);
-    return Number(reply[1]);
+    const reply = await callScript(run, ownerIndexScript, { ...this.ownerKeys(ownerKey), contextTasks: [] }, { entries: [], drops: entries });
+    return reply.dropped;
   }
 
   private write(batch: Map<string, Map<string, OwnerNote>>): Promise<void> {
@@ -134,7 +136,7 @@ export class OwnerIndex {
       await Promise.all(
         [...batch].map(async ([ownerKey, notes]) => {
           try {
-            await run(...this.callOf(ownerKey, notes));
+            await this.writeNotes(run, ownerKey, notes);
           } catch {
             // Redis is away: keep the notes for the next flush rather than lose them.
             this.keep(new Map([[ownerKey, notes]]));
@@ -149,23 +151,28 @@ export class OwnerIndex {
     for (const [ownerKey, notes] of batch) for (const [taskId, note] of notes) this.note(ownerKey, taskId, note.contextId, note.atMs, note.leftActiveAtMs);
   }
 
-  private callOf(ownerKey: string, notes: Map<string, OwnerNote>): Parameters<ScriptRunner> {
-    const keys = [this.keys.ownerTasks(ownerKey), this.keys.ownerActiveTasks(ownerKey)];
+  private ownerKeys(ownerKey: string): { ownerTasks: string; ownerActiveTasks: string } {
+    return { ownerTasks: this.keys.ownerTasks(ownerKey), ownerActiveTasks: this.keys.ownerActiveTasks(ownerKey) };
+  }
+
+  /** One ownerIndex call for an owner's notes: each context index once, after the two named keys. */
+  private async writeNotes(run: ScriptRunner, ownerKey: string, notes: Map<string, OwnerNote>): Promise<void> {
+    const contextTasks: string[] = [];
     const contextAt = new Map<string, number>();
-    const indexed: (string | number)[] = [];
-    const drops: (string | number)[] = [];
+    const entries: OwnerIndexEntry[] = [];
+    const drops: ActiveDrop[] = [];
     for (const [taskId, note] of notes) {
       if (note.atMs > 0) {
         let at = contextAt.get(note.contextId);
         if (at === undefined) {
-          keys.push(this.keys.ownerContextTasks(ownerKey, note.contextId));
-          at = keys.length;
+          contextTasks.push(this.keys.ownerContextTasks(ownerKey, note.contextId));
+          at = ownerIndexScript.keys.length + contextTasks.length;
           contextAt.set(note.contextId, at);
         }
-        indexed.push(taskId, note.atMs, at);
+        entries.push({ taskId, atMs: note.atMs, contextKey: at });
       }
-      if (note.leftActiveAtMs !== undefined) drops.push(taskId, note.leftActiveAtMs);
+      if (note.leftActiveAtMs !== undefined) drops.push({ taskId, maxScore: note.leftActiveAtMs });
     }
-    return ['ownerIndex', keys, [indexed.length / 3, ...indexed, ...drops]];
+    await callScript(run, ownerIndexScript, { ...this.ownerKeys(ownerKey), contextTasks }, { entries, drops });
   }
 }

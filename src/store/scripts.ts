@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { isCluster, type RedisClient } from '../redis/connection.ts';
 import { newId } from '../ids.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound } from './replay-bound.ts';
-import { assertOneSlot, SLOT_CHECK_ENV } from './key-slot.ts';
+import { assertOneSlot, SLOT_CHECK_ENV } from './script-slots.ts';
 
 const LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), 'lua');
 
@@ -54,7 +54,7 @@ export type ScriptName =
   | 'schedFire'
   | 'schedFiringDone';
 
-type ScriptReply = (string | number | null)[];
+export type ScriptReply = (string | number | null)[];
 export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<ScriptReply>;
 
 interface ScriptSource {

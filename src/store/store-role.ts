@@ -6,6 +6,7 @@ import type { ReplayBound } from './replay-bound.ts';
 import type { RecentTaskIndex } from './recent-tasks.ts';
 import type { ScriptRunner } from './scripts.ts';
 import type { OwnerIndex } from './owner-index.ts';
+import { callScript, type ScriptArgs, type ScriptDefinition, type ScriptEncoders, type ScriptKeys } from './script-call.ts';
 
 /** The parts of a task store, made once (TaskStore) and shared by its roles. */
 export interface StoreParts {
@@ -39,5 +40,14 @@ export abstract class StoreRole {
     this.retentionSeconds = parts.retentionSeconds;
     this.replay = parts.replay;
     this.run = parts.run;
+  }
+
+  /** Runs a script with its keys and arguments by name (script-call.ts); its reply decoded. */
+  protected call<K extends string, E extends ScriptEncoders, R, V extends string = never>(
+    definition: ScriptDefinition<K, E, R, V>,
+    keys: ScriptKeys<K, V>,
+    args: ScriptArgs<E>,
+  ): Promise<R> {
+    return callScript(this.run, definition, keys, args);
   }
 }

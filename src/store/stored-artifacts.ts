@@ -1,7 +1,7 @@
 // A task's artifacts as the store keeps them while a turn streams: the task hash's `artifacts`
 // field is a compacted snapshot, and the artifact chunks stored since sit in a list beside it
 // (TaskKeys.artifactChunks). Re-writing the whole snapshot for every chunk would cost traffic
-// quadratic in what the turn produces; the turn's worker compacts only now and then (turn-context.ts)
+// quadratic in what the turn produces; the turn's worker compacts only now and then (turn-output.ts)
 // and at the turn's end (finishTurn). Every reader merges the two here, with one definition.
 import type { Artifact, JsonObject, Part } from '../protocol/types.ts';
 

@@ -1,78 +1,31 @@
 // What a worker holding a task's lease does: take the lease, append events, journal steps,
 // charge the budget, finish or hand back the turn. Every write is fenced by the lease generation.
-import type { Artifact, JsonObject, JsonValue, Message, StreamResponse, TaskState, TaskStatus } from '../protocol/types.ts';
+import type { Artifact, JsonObject, JsonValue, Message, StreamResponse, TaskStatus } from '../protocol/types.ts';
 import { DIRECT_REPLY_EVENT_METADATA } from '../tasks/direct-reply.ts';
 import { cancelStages } from '../telemetry/metrics.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
-import type { StepRecord, TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
-import { str } from './script-reply.ts';
+import type { StepRecord, TurnRecord } from './task-records.ts';
+import type { LeaseResult } from './lease-reply.ts';
 import { StoreRole } from './store-role.ts';
 import { taskField, taskItemField } from './task-hash.ts';
-import { parseStoredArtifacts, type PendingArtifactChunk } from './stored-artifacts.ts';
+import type { PendingArtifactChunk } from './stored-artifacts.ts';
+import {
+  acknowledgeCancelScript,
+  acquireLeaseScript,
+  appendEventsScript,
+  chargeBudgetScript,
+  finishTurnScript,
+  handBackTurnScript,
+  releaseLeaseScript,
+  renewLeaseScript,
+  startStepScript,
+  writeAdapterStateScript,
+  writeStepScript,
+  writeTurnRecordScript,
+} from './turn-scripts.ts';
 import { DEFAULT_OUTPUT_LIMITS, isOutputLimitName, OutputLimitError, outputBoundArgs, type OutputLimits } from '../limits/output-limits.ts';
 
-export type LeaseResult =
-  | { kind: 'gone' }
-  | { kind: 'closed'; state: TaskState }
-  | { kind: 'held'; holder: string }
-  /** Past maxTurnAttempts: the lease is taken (to fail the turn) but nothing big was read. */
-  | {
-      kind: 'exhausted';
-      generation: number;
-      turn: number;
-      attempts: number;
-      contextId: string;
-      lostWorkers: LostWorker[];
-      turnRecord: TurnRecord | undefined;
-      /** Set on a sub-agent's task: its coordinator learns the turn failed. */
-      links: Omit<TaskLinks, 'readOnly'> | undefined;
-    }
-  | {
-      kind: 'acquired';
-      generation: number;
-      turn: number;
-      attempts: number;
-      cancelRequestedAtMs: number | undefined;
-      status: TaskStatus;
-      /** The snapshot with the pending chunks merged (src/store/stored-artifacts.ts). */
-      artifacts: Artifact[];
-      /** How big the stored snapshot and pending chunks are, for the turn's next compaction. */
-      artifactBytes: { snapshot: number; pending: number };
-      metadata: JsonObject;
-      contextId: string;
-      turnInputStart: number;
-      turnRecord: TurnRecord | undefined;
-      versions: TaskVersions | undefined;
-      /** When this turn must end (fixed at its first start), if it has a deadline. */
-      deadlineAtMs: number | undefined;
-      /** Units the turn spent so far, whichever workers spent them. */
-      budgetSpent: number;
-      /** Times the turn was handed back at a worker's shutdown. */
-      handBacks: number;
-      /** Set on a sub-agent's task: its role, its coordinator, and whether it may only read. */
-      links: TaskLinks | undefined;
-      /** How often this turn was woken after parking for its assignments (a lost worker's replacement keeps its run's count). */
-      resumption: number;
-      /** The turn was parked for its assignments at least once: this run continues it. */
-      resumed: boolean;
-      /** A new message asked this turn to stop (input policy interrupt): it ends at once, the next turn takes over. */
-      interrupted: boolean;
-      /** The scopes the credentials of the task's latest input granted. */
-      callerScopes: string[];
-      /** The extensions the request of the task's latest input activated. */
-      callerExtensions: string[];
-      history: Message[];
-    };
-
-/** A worker that stopped renewing a turn's lease (killed, hung, cut off) before the turn ended. */
-export interface LostWorker {
-  workerId: string;
-  turn: number;
-  /** The attempt it was running. */
-  attempt: number;
-  /** When the next attempt took over. */
-  atMs: number;
-}
+export type { LeaseResult, LostWorker } from './lease-reply.ts';
 
 export type FinishResult =
   | { kind: 'stale' }
@@ -113,84 +66,28 @@ export class TurnOperations extends StoreRole {
     maxTurnAttempts?: number;
     now: Date;
   }): Promise<LeaseResult> {
-    const k = this.keys.task(input.taskId);
-    const reply = await this.run(
-      'acquireLease',
-      [
-        k.task,
-        k.lease,
-        k.history,
-        k.events,
-        k.turns,
-        k.artifactChunks,
-        k.pushCursors,
-      ],
-      [input.workerId, input.leaseTtlMs, input.now.getTime(), input.now.toISOString(), this.keys.eventChannel(input.taskId), input.turnDeadlineMs ?? 0, input.maxTurnAttempts ?? 0],
-    );
-    switch (reply[0]) {
-      case 'EXHAUSTED': {
-        const [, generation, turn, attempts, contextId, lostWorkers, turnRecord, role, parentTaskId] = reply.map(str);
-        return {
-          kind: 'exhausted',
-          generation: Number(generation),
-          turn: Number(turn),
-          attempts: Number(attempts),
-          contextId: contextId as string,
-          lostWorkers: JSON.parse(lostWorkers || '[]') as LostWorker[],
-          turnRecord: turnRecord ? (JSON.parse(turnRecord) as TurnRecord) : undefined,
-          links: parentTaskId ? { parentTaskId, role: role as string } : undefined,
-        };
-      }
-      case 'GONE':
-        return { kind: 'gone' };
-      case 'CLOSED':
-        return { kind: 'closed', state: str(reply[1]) as TaskState };
-      case 'HELD':
-        return { kind: 'held', holder: str(reply[1]) };
-      default: {
-        this.recentTasks.note(input.taskId, input.now.getTime());
-        const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, callerScopes, callerExtensions, ...history] =
-          reply.map(str);
-        const parsedStatus = JSON.parse(status as string) as TaskStatus;
-        const stored = parseStoredArtifacts(artifacts);
-        // The turn started here (its WORKING status carries this call's time): the owner's indexes follow.
-        if (parsedStatus.state === 'TASK_STATE_WORKING' && parsedStatus.timestamp === input.now.toISOString()) {
-          this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime());
-        }
-        return {
-          kind: 'acquired',
-          generation: Number(generation),
-          turn: Number(turn),
-          attempts: Number(attempts),
-          cancelRequestedAtMs: cancelRequested ? Number(cancelRequested) : undefined,
-          status: parsedStatus,
-          artifacts: stored.artifacts,
-          artifactBytes: { snapshot: stored.snapshotBytes, pending: stored.pendingBytes },
-          metadata: JSON.parse(metadata || '{}') as JsonObject,
-          contextId: contextId as string,
-          turnInputStart: Number(start),
-          turnRecord: turnRecord ? (JSON.parse(turnRecord) as TurnRecord) : undefined,
-          versions: versions ? (JSON.parse(versions) as TaskVersions) : undefined,
-          deadlineAtMs: deadline ? Number(deadline) : undefined,
-          budgetSpent: Number(budgetSpent || 0),
-          handBacks: Number(handBacks || 0),
-          links: parentTaskId ? { parentTaskId, role: role as string, readOnly: readOnly === '1' } : undefined,
-          resumption: Number(resumption || 0),
-          interrupted: interrupted === '1',
-          callerScopes: JSON.parse(callerScopes || '[]') as string[],
-          callerExtensions: JSON.parse(callerExtensions || '[]') as string[],
-          resumed: Number(resumption || 0) > 0,
-          history: history.map((m) => JSON.parse(m) as Message),
-        };
-      }
+    const result = await this.call(acquireLeaseScript, this.keys.task(input.taskId), {
+      workerId: input.workerId,
+      leaseTtlMs: input.leaseTtlMs,
+      nowMs: input.now.getTime(),
+      nowIso: input.now.toISOString(),
+      eventChannel: this.keys.eventChannel(input.taskId),
+      turnDeadlineMs: input.turnDeadlineMs,
+      maxTurnAttempts: input.maxTurnAttempts,
+    });
+    if (result.kind !== 'acquired') return result;
+    this.recentTasks.note(input.taskId, input.now.getTime());
+    // The turn started here (its WORKING status carries this call's time): the owner's indexes follow.
+    if (result.status.state === 'TASK_STATE_WORKING' && result.status.timestamp === input.now.toISOString()) {
+      this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime());
     }
+    return result;
   }
 
   /** Gives the lease up (at shutdown) so the next worker need not wait for it to lapse. */
   async releaseLease(taskId: string, workerId: string, generation: number): Promise<void> {
-    const k = this.keys.task(taskId);
     // A refusal needs no answer: the lease is someone else's, and stays theirs.
-    await this.run('releaseLease', [k.task, k.lease], [generation, workerId]);
+    await this.call(releaseLeaseScript, this.keys.task(taskId), { generation, workerId });
   }
 
   /**
@@ -199,20 +96,18 @@ export class TurnOperations extends StoreRole {
    * generation holds the task (nothing changed).
    */
   async handBackTurn(taskId: string, workerId: string, generation: number, record: TurnRecord): Promise<boolean> {
-    const k = this.keys.task(taskId);
-    const reply = await this.run('handBackTurn', [k.task, k.lease, k.turns], [generation, workerId, JSON.stringify(record)]);
-    return reply[0] === 'HANDED_BACK';
+    return (await this.call(handBackTurnScript, this.keys.task(taskId), { generation, workerId, record })) === 'HANDED_BACK';
   }
 
   /** Adds a charge to the running turn's budget total; returns the new total. Fenced. */
   async chargeBudget(taskId: string, generation: number, units: number): Promise<number> {
-    const reply = await this.run('chargeBudget', [this.keys.task(taskId).task], [generation, units]);
-    if (reply[0] === 'STALE') throw new StaleLeaseError(taskId);
-    return Number(reply[1]);
+    const reply = await this.call(chargeBudgetScript, this.keys.task(taskId), { generation, units });
+    if (reply.outcome === 'STALE') throw new StaleLeaseError(taskId);
+    return reply.total;
   }
 
   async renewLease(taskId: string, workerId: string, leaseTtlMs: number): Promise<void> {
-    await this.run('renewLease', [this.keys.task(taskId).lease], [workerId, leaseTtlMs]);
+    await this.call(renewLeaseScript, this.keys.task(taskId), { workerId, leaseTtlMs });
   }
 
   /**
@@ -238,40 +133,34 @@ export class TurnOperations extends StoreRole {
     artifactChunk?: { artifactId: string; append: boolean };
     now: Date;
   }): Promise<{ kind: 'appended'; eventId: string } | { kind: 'repeated' }> {
-    const k = this.keys.task(input.taskId);
     const { emit } = input;
-    const reply = await this.run(
-      'appendEvents',
-      [k.task, k.events, k.emitted, k.artifactChunks, k.pushCursors],
-      [
-        input.generation,
-        this.keys.eventChannel(input.taskId),
-        input.now.getTime(),
-        input.taskId,
-        input.artifacts === undefined ? '' : JSON.stringify(input.artifacts),
-        input.pendingArtifact === undefined ? '' : JSON.stringify(input.pendingArtifact),
-        input.status === undefined ? '' : JSON.stringify(input.status),
-        input.status?.state ?? '',
-        emit?.scope ?? '',
-        emit?.sequence ?? 0,
-        emit?.digest ?? '',
-        emit?.pastPrefix === true ? '1' : '0',
-        ...input.events.map((e) => JSON.stringify(e)),
-        ...outputBoundArgs(input.outputLimits ?? DEFAULT_OUTPUT_LIMITS, input.artifactChunk),
-      ],
-    );
-    if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
-    if (reply[0] === 'REPEATED') return { kind: 'repeated' };
-    if (reply[0] === 'LIMIT') {
-      const limit = str(reply[1]);
-      if (!isOutputLimitName(limit)) throw new Error(`appendEvents refused the event with an unknown limit ${limit}`);
-      throw new OutputLimitError(limit, Number(reply[2]), Number(reply[3]), input.taskId);
+    const reply = await this.call(appendEventsScript, this.keys.task(input.taskId), {
+      generation: input.generation,
+      eventChannel: this.keys.eventChannel(input.taskId),
+      nowMs: input.now.getTime(),
+      taskId: input.taskId,
+      artifacts: input.artifacts,
+      pendingArtifact: input.pendingArtifact,
+      status: input.status,
+      state: input.status?.state,
+      emitScope: emit?.scope,
+      emitSequence: emit?.sequence,
+      emitDigest: emit?.digest,
+      pastPrefix: emit?.pastPrefix,
+      events: input.events,
+      outputBounds: outputBoundArgs(input.outputLimits ?? DEFAULT_OUTPUT_LIMITS, input.artifactChunk),
+    });
+    if (reply.outcome === 'STALE') throw new StaleLeaseError(input.taskId);
+    if (reply.outcome === 'REPEATED') return { kind: 'repeated' };
+    if (reply.outcome === 'LIMIT') {
+      if (!isOutputLimitName(reply.limit)) throw new Error(`appendEvents refused the event with an unknown limit ${reply.limit}`);
+      throw new OutputLimitError(reply.limit, reply.bound, reply.bytes, input.taskId);
     }
     if (input.status !== undefined) {
       this.recentTasks.note(input.taskId, input.now.getTime());
       this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime());
     }
-    return { kind: 'appended', eventId: str(reply[1]) };
+    return { kind: 'appended', eventId: reply.eventId };
   }
 
   async finishTurn(input: {
@@ -305,41 +194,36 @@ export class TurnOperations extends StoreRole {
     const directEvent: StreamResponse = {
       statusUpdate: { ...finalEvent.statusUpdate, metadata: { ...input.eventMetadata, ...DIRECT_REPLY_EVENT_METADATA } },
     };
-    const reply = await this.run(
-      'finishTurn',
-      [k.task, k.events, k.history, k.inbox, k.lease, k.turns, k.messageIds, k.steps, k.emitted, k.artifactChunks, k.pushCursors],
-      [
-        input.generation,
-        this.keys.eventChannel(input.taskId),
-        input.now.getTime(),
-        input.now.toISOString(),
-        input.taskId,
-        input.status.state,
-        JSON.stringify(input.status),
-        input.agentMessage === undefined ? '' : JSON.stringify(input.agentMessage),
-        JSON.stringify(input.turnRecord),
-        input.artifacts === undefined ? '' : JSON.stringify(input.artifacts),
-        JSON.stringify(finalEvent),
-        this.retentionSeconds,
-        input.outcome === undefined ? '' : JSON.stringify(input.outcome),
-        input.turnRecord.usage === undefined ? '' : `${input.turnRecord.usage.inputTokens} ${input.turnRecord.usage.outputTokens}`,
-        input.interrupted === true ? '1' : '',
-        input.directReply === undefined ? '' : JSON.stringify(input.directReply),
-        input.directReply === undefined ? '' : JSON.stringify(directEvent),
-      ],
-    );
-    if (reply[0] === 'STALE') return { kind: 'stale' };
+    const reply = await this.call(finishTurnScript, k, {
+      generation: input.generation,
+      eventChannel: this.keys.eventChannel(input.taskId),
+      nowMs: input.now.getTime(),
+      nowIso: input.now.toISOString(),
+      taskId: input.taskId,
+      state: input.status.state,
+      status: input.status,
+      agentMessage: input.agentMessage,
+      turnRecord: input.turnRecord,
+      artifacts: input.artifacts,
+      finalEvent,
+      retentionSeconds: this.retentionSeconds,
+      outcome: input.outcome,
+      tokens: input.turnRecord.usage === undefined ? undefined : `${input.turnRecord.usage.inputTokens} ${input.turnRecord.usage.outputTokens}`,
+      interrupted: input.interrupted,
+      directReply: input.directReply,
+      directEvent: input.directReply === undefined ? undefined : directEvent,
+    });
+    if (reply.outcome === 'STALE') return { kind: 'stale' };
     this.recentTasks.note(input.taskId, input.now.getTime());
     // Step 3: the owner's indexes move forward; with no turn following, the task leaves the active set.
-    this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime(), reply[0] === 'DONE' ? input.now.getTime() : undefined);
-    if (reply[0] === 'DONE') return { kind: 'done', eventId: str(reply[1]), directReply: reply[2] === 'DIRECT' };
-    const [, turn, start, trace, ...messages] = reply.map(str);
+    this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime(), reply.outcome === 'DONE' ? input.now.getTime() : undefined);
+    if (reply.outcome === 'DONE') return { kind: 'done', eventId: reply.eventId, directReply: reply.directReply };
     return {
       kind: 'next',
-      turn: Number(turn),
-      turnInputStart: Number(start),
-      input: messages.map((m) => JSON.parse(m) as Message),
-      ...(trace === '' || trace === undefined ? {} : { trace: JSON.parse(trace) as Record<string, string> }),
+      turn: reply.turn,
+      turnInputStart: reply.turnInputStart,
+      input: reply.messages.map((m) => JSON.parse(m) as Message),
+      ...(reply.trace === '' ? {} : { trace: JSON.parse(reply.trace) as Record<string, string> }),
     };
   }
 
@@ -357,8 +241,8 @@ export class TurnOperations extends StoreRole {
       statusUpdate: { taskId: input.taskId, contextId: input.contextId, status: input.status, metadata: { cancellation: stage } },
     };
     const field = input.interruptedTurn === undefined ? taskField.cancelAcknowledgedAtMs : taskItemField('interruptAcknowledged', input.interruptedTurn);
-    const reply = await this.run('acknowledgeCancel', [k.task, k.events, k.pushCursors], [input.generation, this.keys.eventChannel(input.taskId), input.now.getTime(), JSON.stringify(event), field]);
-    if (reply[0] === 'STALE') throw new StaleLeaseError(input.taskId);
+    const reply = await this.call(acknowledgeCancelScript, k, { generation: input.generation, eventChannel: this.keys.eventChannel(input.taskId), nowMs: input.now.getTime(), event, field });
+    if (reply === 'STALE') throw new StaleLeaseError(input.taskId);
     if (input.interruptedTurn === undefined) cancelStages.inc({ stage: 'acknowledged' });
   }
 
@@ -367,17 +251,15 @@ export class TurnOperations extends StoreRole {
    * that record when it has (see startStep-2.lua). Fenced.
    */
   async startStep(taskId: string, generation: number, field: string, started: StepRecord): Promise<StepRecord | undefined> {
-    const k = this.keys.task(taskId);
-    const reply = await this.run('startStep', [k.task, k.steps], [generation, field, JSON.stringify(started)]);
-    if (reply[0] === 'STALE') throw new StaleLeaseError(taskId);
-    return reply[0] === 'EXISTS' ? (JSON.parse(str(reply[1])) as StepRecord) : undefined;
+    const reply = await this.call(startStepScript, this.keys.task(taskId), { generation, field, started });
+    if (reply.outcome === 'STALE') throw new StaleLeaseError(taskId);
+    return reply.outcome === 'EXISTS' ? reply.record : undefined;
   }
 
   /** Rewrites a journalled step (result, failure, external reference). Fenced. */
   async writeStep(taskId: string, generation: number, field: string, record: StepRecord): Promise<void> {
-    const k = this.keys.task(taskId);
-    const reply = await this.run('writeStep', [k.task, k.steps], [generation, field, JSON.stringify(record)]);
-    if (reply[0] === 'STALE') throw new StaleLeaseError(taskId);
+    const reply = await this.call(writeStepScript, this.keys.task(taskId), { generation, field, record });
+    if (reply === 'STALE') throw new StaleLeaseError(taskId);
   }
 
   /** The whole step journal of a task, by "<turn>:<name>". */
@@ -397,15 +279,14 @@ export class TurnOperations extends StoreRole {
    * lease generation.
    */
   async writeAdapterState(taskId: string, generation: number, key: string, value: JsonValue): Promise<void> {
-    const reply = await this.run('writeAdapterState', [this.keys.task(taskId).task], [generation, taskItemField('adapterState', key), JSON.stringify(value)]);
-    if (reply[0] === 'STALE') throw new StaleLeaseError(taskId);
+    const reply = await this.call(writeAdapterStateScript, this.keys.task(taskId), { generation, field: taskItemField('adapterState', key), value });
+    if (reply === 'STALE') throw new StaleLeaseError(taskId);
   }
 
   /** Record the turn's progress (attempt, steps) without an event; fenced like every write. */
   async writeTurnRecord(taskId: string, generation: number, record: TurnRecord): Promise<void> {
-    const k = this.keys.task(taskId);
-    const reply = await this.run('writeTurnRecord', [k.task, k.turns], [generation, record.turn, JSON.stringify(record)]);
-    if (reply[0] === 'STALE') throw new StaleLeaseError(taskId);
+    const reply = await this.call(writeTurnRecordScript, this.keys.task(taskId), { generation, turn: record.turn, record });
+    if (reply === 'STALE') throw new StaleLeaseError(taskId);
   }
 
   async readTurnRecords(taskId: string): Promise<TurnRecord[]> {

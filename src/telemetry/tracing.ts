@@ -83,9 +83,9 @@ export function tracesUrlOf(endpoint: string): string {
  * Starts the SDK once per process: spans batched to the OTLP endpoint, W3C trace context
  * (traceparent, tracestate) and baggage as the propagators. No context manager: the gateway
  * passes each trace context explicitly (spans.ts, TraceContext), because the AsyncLocalStorage
- * one makes every promise of a Node 20 process pay for tracking the active context (it cost 30%
- * of blocking throughput). Only BullMQ's telemetry hook (queueSpans) needs an active context, so
- * only then is the AsyncLocalStorage manager registered, at that cost (docs/observability.md).
+ * one makes every promise of a Node 20 process pay for tracking the active context. Only BullMQ's
+ * telemetry hook (queueSpans) needs an active context, so only then is the AsyncLocalStorage
+ * manager registered, at that cost (docs/observability.md, Cost).
  */
 export function startTracing(settings: TracingSettings): TracingHandle {
   if (settings.otlpEndpoint === undefined && settings.exporter === undefined) return OFF;

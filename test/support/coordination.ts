@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { JsonObject, Message, StreamResponse, Task, TaskState } from '../../src/protocol/types.ts';
 import { TaskStore, type TurnRecord } from '../../src/store/task-store.ts';
-import type { AssignmentView } from '../../src/tasks/service.ts';
+import type { AssignmentView } from '../../src/tasks/assignment-views.ts';
 import { rpc, waitFor, type TestGateway } from './harness.ts';
 
 export type { AssignmentView };

@@ -1,7 +1,7 @@
-// The descriptions of the settings are the JSDoc comments on the keys of src/config/schema.ts:
-// that is where developers write them (and where a merge of two new keys is two independent
-// lines), so the reference reads them with the TypeScript compiler instead of asking for a
-// second copy in zod's .describe().
+// The descriptions of the settings are the JSDoc comments on the keys of src/config/schema.ts and
+// of its sections (src/config/schema/): that is where developers write them (and where a merge of
+// two new keys is two independent lines), so the reference reads them with the TypeScript
+// compiler instead of asking for a second copy in zod's .describe().
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 
@@ -15,8 +15,8 @@ export interface ObjectLiteralDocs {
 
 const OBJECT_FACTORIES = new Set(['object', 'strictObject', 'looseObject']);
 
-export function readSchemaDocs(schemaFile: string): ObjectLiteralDocs[] {
-  const source = ts.createSourceFile(schemaFile, readFileSync(schemaFile, 'utf8'), ts.ScriptTarget.ES2022, true);
+/** The comments of every object literal of the schema files; a key naming a constant of another of them finds its comment too. */
+export function readSchemaDocs(schemaFiles: readonly string[]): ObjectLiteralDocs[] {
   const constantDocs = new Map<string, string>();
   const literals: ts.ObjectLiteralExpression[] = [];
   const visit = (node: ts.Node): void => {
@@ -32,7 +32,7 @@ export function readSchemaDocs(schemaFile: string): ObjectLiteralDocs[] {
     }
     ts.forEachChild(node, visit);
   };
-  visit(source);
+  for (const schemaFile of schemaFiles) visit(ts.createSourceFile(schemaFile, readFileSync(schemaFile, 'utf8'), ts.ScriptTarget.ES2022, true));
   return literals.map((literal) => {
     const keys: string[] = [];
     const descriptions = new Map<string, string>();

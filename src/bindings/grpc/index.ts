@@ -19,7 +19,7 @@ import { openStream, runUnary, type OperationDeps, type RequestContext } from '.
 import type { OperationRegistry } from '../../operations/registry.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { LimitExceededError } from '../../limits/limit-refusal.ts';
-import type { TaskService } from '../../tasks/service.ts';
+import type { GatewayHandler } from '../../tasks/gateway-handler.ts';
 import { observeGrpcCall } from '../../telemetry/grpc-call-observer.ts';
 import type { TraceContext } from '../../telemetry/spans.ts';
 import { toA2AError } from '../errors.ts';
@@ -27,7 +27,7 @@ import { authenticateCaller, type AuthenticationStep } from '../http/authenticat
 import { describeJsonBound, JsonComplexityScanner, jsonBoundReason } from '../http/json-complexity.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { streamTaskEvents } from '../task-stream.ts';
-import { negotiateVersion, PROTOCOL_VERSION, wrongVersionFor } from '../version.ts';
+import { negotiateVersion, PROTOCOL_VERSION, wrongVersionFor } from '../../protocol/version.ts';
 import { endpointOf, UnknownAgentError, type GrpcAgents } from './agent-choice.ts';
 import { startAccessLine, taskIdOf, type CallNotes } from './call-log.ts';
 import { callHeaders, peerAddressOf, type CallHeaders } from './call-metadata.ts';
@@ -38,7 +38,7 @@ import { grpcStatus, grpcStatusOf } from './status.ts';
 /** The agents (root and by name, ./agent-choice.ts) and what every call's steps use. */
 export interface GrpcBindingOptions extends GrpcAgents {
   registry: OperationRegistry;
-  service: TaskService;
+  service: GatewayHandler;
   rateLimiter: RateLimiter;
   /** Per-owner byte rates of request bodies, shared with the HTTP bindings. */
   byteRates?: ByteRates;

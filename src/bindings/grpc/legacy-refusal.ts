@@ -5,7 +5,7 @@
 import { LegacyA2AService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
 import type { MethodDefinition, ServiceDefinition, UntypedHandleCall, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { A2AError } from '../../protocol/errors.ts';
-import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION } from '../version.ts';
+import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION } from '../../protocol/version.ts';
 import { GRPC_SERVICE_NAME } from './messages.ts';
 import { grpcStatusOf } from './status.ts';
 

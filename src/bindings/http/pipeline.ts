@@ -15,7 +15,7 @@
 // the version after reading the envelope instead, so that its error can name the request id.
 import type { Principal } from '../../auth/principal.ts';
 import type { JsonLimits } from '../../config/schema.ts';
-import { negotiateVersion, type ProtocolVersion } from '../version.ts';
+import { negotiateVersion, type ProtocolVersion } from '../../protocol/version.ts';
 import type { AuthenticationStep } from './authenticate.ts';
 import { checkContentType, type BodyContentRule } from './content-type.ts';
 import type { Exchange } from './exchange.ts';

@@ -16,7 +16,7 @@ import { exchangeContext } from '../http/extensions.ts';
 import { LEGACY_TRANSLATIONS, legacyStreamFrame, type LegacyTranslation } from '../../compat/v0_3/index.ts';
 import { EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER } from '../../extensions/activation.ts';
 import type { Operation } from '../../operations/definition.ts';
-import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, wrongVersionFor, type ProtocolVersion } from '../version.ts';
+import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, wrongVersionFor, type ProtocolVersion } from '../../protocol/version.ts';
 import { versionOf, type AdmittedRequest, type RequestEdge } from '../http/pipeline.ts';
 import { noteRequest, noteResult } from '../http/request-notes.ts';
 import { withJsonNames } from '../../protocol/protojson.ts';

@@ -15,12 +15,13 @@ import type { AdmittedRequest, RequestEdge } from '../http/pipeline.ts';
 import { noteRequest, noteResult } from '../http/request-notes.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
-import { LEGACY_REST_ROUTER, REST_BASE_PATH, REST_ROUTER, type RestRouter, type RouteMatch } from './routes.ts';
+import { REST_BASE_PATH } from '../../protocol/endpoints.ts';
+import { LEGACY_REST_ROUTER, REST_ROUTER, type RestRouter, type RouteMatch } from './routes.ts';
 import { LEGACY_TRANSLATIONS, legacyRestErrorBody, legacyStreamFrame } from '../../compat/v0_3/index.ts';
 import { LEGACY_EXTENSIONS_HEADER } from '../../extensions/activation.ts';
 import type { RequestContext } from '../../operations/dispatch.ts';
 import { withJsonNames } from '../../protocol/protojson.ts';
-import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, servedVersionOf, wrongVersionFor } from '../version.ts';
+import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, servedVersionOf, wrongVersionFor } from '../../protocol/version.ts';
 
 export interface RestBindingOptions extends OperationDeps {
   /** The per-request steps before the operation (size, type, credentials, body bounds). */

@@ -1,13 +1,9 @@
 // The HTTP+JSON binding's routes (spec 5.3, 11.3), read from the operation registry: the 1.0
 // routes, each with and without the optional `/{tenant}` prefix, and the 0.3 routes (`/v1/…`,
 // no tenant). One table serves the router, the OpenAPI agreement test and the docs.
-import type { HttpMethod, Operation } from '../../operations/definition.ts';
+import type { Operation } from '../../operations/definition.ts';
 import { OPERATIONS, type OperationRoute } from '../../operations/registry.ts';
-
-/** Where the HTTP+JSON binding is mounted; the agent card advertises `<publicUrl><base>`. */
-export const REST_BASE_PATH = '/a2a/rest';
-/** Where the JSON-RPC endpoint listens. */
-export const JSONRPC_PATH = '/a2a/jsonrpc';
+import type { HttpMethod } from '../../protocol/operations/spec.ts';
 
 /** A route as the docs and tests name it. */
 export interface RestRoute {

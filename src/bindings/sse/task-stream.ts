@@ -4,7 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import type { TaskFeed } from '../../events/task-feed.ts';
 import { LimitExceededError } from '../../limits/limit-refusal.ts';
-import type { TaskService } from '../../tasks/service.ts';
+import type { GatewayHandler } from '../../tasks/gateway-handler.ts';
 import type { StreamPlan } from '../../operations/stream-plan.ts';
 import { timeToFirstEvent } from '../../telemetry/metrics.ts';
 import { notesOf } from '../http/request-notes.ts';
@@ -12,7 +12,7 @@ import { streamTaskEvents } from '../task-stream.ts';
 import type { SseStreams } from './sse-writer.ts';
 
 export interface TaskStreamOptions {
-  service: TaskService;
+  service: GatewayHandler;
   response: ServerResponse;
   streams: SseStreams;
   /** Where the stream starts and what ends it (from the operation's open()). */
@@ -51,7 +51,7 @@ export function pipeTaskStream(options: TaskStreamOptions): void {
     // Live only, nothing to resume: no ids. The first frame says the watch is on, so a client
     // reads what it shows after it and misses nothing in between.
     sse.send(options.frame(JSON.stringify({ watchStarted: { at: new Date().toISOString() } })));
-    const stop = options.service.hub.listenToEveryTask(
+    const stop = options.service.operator.watchEveryTask(
       (event) => sse.send(options.frame(event.json)),
       () => sse.end(),
       (error) => {

@@ -4,7 +4,7 @@
 // and plain requirement maps) on JSON-RPC and the well-known URL, or the 0.3 proto's ProtoJSON
 // on HTTP+JSON (GET /v1/card). The well-known card also embeds the 1.0 `supportedInterfaces`,
 // so a 1.0 client that omits A2A-Version still finds its interfaces.
-import { LEGACY_PROTOCOL_VERSION } from '../../bindings/version.ts';
+import { LEGACY_PROTOCOL_VERSION } from '../../protocol/version.ts';
 import type { AgentCard, JsonObject } from '../../protocol/types.ts';
 import type { LegacyObject } from './json-form.ts';
 

@@ -1,6 +1,6 @@
 // Spec 3.6: the A2A-Version service parameter (a header, or a query parameter) selects the
 // protocol version; a missing one means 0.3. Patch numbers are ignored ("1.0.2" is 1.0).
-import { A2AError } from '../protocol/errors.ts';
+import { A2AError } from './errors.ts';
 
 export const PROTOCOL_VERSION = '1.0';
 export const LEGACY_PROTOCOL_VERSION = '0.3';

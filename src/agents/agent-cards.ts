@@ -5,12 +5,12 @@
 // agent's cardRefreshSeconds; until the new cards are built (or when the downstream cannot be
 // reached) the previous ones are served, so a card request never waits on a remote agent except
 // for the very first build.
-import type { AdapterDescription } from '../adapters/types.ts';
-import type { Agent } from '../src/agents/agents.ts';
-import type { Logger } from '../src/logging/logger.ts';
-import { legacyCardOf } from '../src/compat/v0_3/card.ts';
-import type { AgentCard } from '../src/protocol/types.ts';
-import { buildAgentCard, serveAgentCard, type CardInput, type ServedCard } from './card.ts';
+import type { AdapterDescription } from '../../adapters/types.ts';
+import { buildAgentCard, serveAgentCard, type CardInput, type ServedCard } from '../../agent-card/card.ts';
+import { legacyCardOf } from '../compat/v0_3/card.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { AgentCard } from '../protocol/types.ts';
+import type { Agent } from './agents.ts';
 
 export interface AgentCardPair {
   card: ServedCard;

@@ -1,0 +1,202 @@
+// What a turn's run stores as its output: status updates and artifact chunks, each appended to
+// the task's events fenced by the lease generation, paced by the owner's output rate, and
+// recognized when a re-run of the turn repeats what an earlier run stored. The task's artifacts
+// are kept here as the store has them, so the turn can compact them and the adapter can read
+// them (ctx.artifacts).
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ArtifactChunk } from '../../adapters/types.ts';
+import type { OutputLimits } from '../limits/output-limits.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { Artifact, JsonObject, Part, StreamResponse, TaskStatus } from '../protocol/types.ts';
+import { applyArtifactChunk, type PendingArtifactChunk } from '../store/stored-artifacts.ts';
+import type { TaskStore } from '../store/task-store.ts';
+import { addEventsTime, timeNow } from '../telemetry/stage-marks.ts';
+import { ArtifactCompaction } from './artifact-compaction.ts';
+import type { TurnWriteQueue } from './turn-write-queue.ts';
+
+/** An event's place in its run and a digest of what it says. */
+interface Place {
+  sequence: number;
+  digest: string;
+}
+
+export interface TurnOutputInit {
+  store: TaskStore;
+  queue: TurnWriteQueue;
+  taskId: string;
+  contextId: string;
+  ownerKey: string;
+  generation: number;
+  turn: number;
+  attempt: number;
+  /** "<turn>.<resumption>": the run this output belongs to (see TurnContextInit.emitScope). */
+  emitScope: string;
+  /** The task's artifacts as stored; updated as chunks are stored. */
+  artifacts: Artifact[];
+  artifactBytes: { snapshot: number; pending: number } | undefined;
+  outputLimits: OutputLimits | undefined;
+  takeOutput: ((bytes: number) => Promise<number>) | undefined;
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+export class TurnOutput {
+  readonly artifacts: Artifact[];
+  /** When a chunk goes with the whole snapshot instead of beside it. */
+  private readonly compaction: ArtifactCompaction;
+  /** Events of this run an earlier run had stored already (not stored again). */
+  private repeatedEvents = 0;
+  /**
+   * Parts this run put in each artifact it started with a replacing chunk (a re-run's own view),
+   * kept only while the run may still be repeating an earlier one: past that nothing reads them.
+   */
+  private readonly ownArtifactParts = new Map<string, Part[]>();
+  /** Events this run has emitted so far (each one's place in the run). */
+  private emitSequence = 0;
+  /** This run appended an event: it is past the part that repeats an earlier run. */
+  private pastPrefix = false;
+
+  constructor(private readonly init: TurnOutputInit) {
+    this.artifacts = init.artifacts;
+    this.compaction = new ArtifactCompaction(init.artifactBytes?.snapshot ?? 2, init.artifactBytes?.pending ?? 0);
+  }
+
+  emitStatus(status: TaskStatus, text: string, metadata: JsonObject | undefined): Promise<void> {
+    const { taskId, contextId } = this.init;
+    const event: StreamResponse = { statusUpdate: { taskId, contextId, status } };
+    const place = this.nextPlace({ status: text, metadata: metadata ?? null });
+    return this.init.queue.enqueue(async () => {
+      await this.paceOutput(JSON.stringify(event).length);
+      await this.append(undefined, status, event, place);
+    });
+  }
+
+  emitArtifact(chunk: ArtifactChunk): Promise<void> {
+    const place = this.nextPlace({ artifact: chunk as unknown as JsonObject });
+    return this.init.queue.enqueue(async () => {
+      const sent = this.asSent(chunk);
+      const index = this.artifacts.findIndex((a) => a.artifactId === sent.artifactId);
+      const before = index >= 0 ? this.artifacts[index] : undefined;
+      const merged = applyArtifactChunk(this.artifacts, sent);
+      const artifact: Artifact = { ...merged, parts: sent.parts };
+      const event: StreamResponse = {
+        artifactUpdate: { taskId: this.init.taskId, contextId: this.init.contextId, artifact, append: sent.append === true, lastChunk: sent.lastChunk === true },
+      };
+      // Stored beside the task's artifacts snapshot; now and then the whole snapshot instead (see ArtifactCompaction).
+      const pending: PendingArtifactChunk = { append: sent.append === true, artifact };
+      const pendingBytes = JSON.stringify(pending).length;
+      const compact = this.compaction.compactsWith(pendingBytes);
+      let stored: boolean;
+      try {
+        await this.paceOutput(pendingBytes);
+        stored = await this.append(compact ? this.artifacts : undefined, undefined, event, place, { artifactId: sent.artifactId, append: sent.append === true }, compact ? undefined : pending);
+      } catch (error) {
+        // Not stored (an output bound, a stale lease): the artifacts the turn ends with must not hold it.
+        this.undoArtifact(index, before, chunk.artifactId);
+        throw error;
+      }
+      if (!stored) {
+        // An earlier run of this turn stored this chunk already: the stored artifacts (which
+        // this run started from) include it, so it must not be applied a second time.
+        this.undoArtifact(index, before, chunk.artifactId);
+      } else {
+        this.compaction.stored(pendingBytes, compact);
+      }
+    });
+  }
+
+  /**
+   * The chunk as it is stored. A re-run still repeating its earlier run may diverge at this
+   * chunk. Appended as it is, it would extend what the earlier run stored after the shared part
+   * (a spliced reply); sent whole instead, it replaces the artifact with exactly what this run
+   * built. Repeats are still recognized: the digest is of the chunk the adapter emitted.
+   */
+  private asSent(chunk: ArtifactChunk): ArtifactChunk {
+    if (this.pastPrefix) {
+      this.ownArtifactParts.clear();
+      return chunk;
+    }
+    // What this run itself has put in the artifact, when it started it with a replacing chunk.
+    const own = chunk.append === true ? this.ownArtifactParts.get(chunk.artifactId) : [];
+    const ownParts = own === undefined ? undefined : [...own, ...chunk.parts];
+    if (ownParts === undefined) this.ownArtifactParts.delete(chunk.artifactId);
+    else this.ownArtifactParts.set(chunk.artifactId, ownParts);
+    return this.repeatedEvents > 0 && chunk.append === true && ownParts !== undefined ? { ...chunk, append: false, parts: ownParts } : chunk;
+  }
+
+  private undoArtifact(index: number, before: Artifact | undefined, artifactId: string): void {
+    if (before !== undefined) this.artifacts[index] = before;
+    else this.artifacts.splice(this.artifacts.findIndex((a) => a.artifactId === artifactId), 1);
+  }
+
+  /**
+   * The place of the adapter's next event in this run, taken when the adapter makes the call
+   * (so it follows call order even when the adapter does not await), with a digest of what the
+   * event says: a re-run that says the same at the same place appends nothing.
+   */
+  private nextPlace(content: JsonObject): Place {
+    this.emitSequence += 1;
+    const digest = createHash('sha256').update(JSON.stringify(content)).digest('base64url').slice(0, 22);
+    return { sequence: this.emitSequence, digest };
+  }
+
+  /**
+   * Waits until the owner's output rate has room for `bytes` (limits.outputBytesPerSecond). It
+   * runs in the write queue, so the adapter's later writes wait behind it; the turn's abort (a
+   * cancel, the deadline, a shutdown) ends the wait at once.
+   */
+  private async paceOutput(bytes: number): Promise<void> {
+    const { takeOutput, signal } = this.init;
+    if (takeOutput === undefined) return;
+    for (;;) {
+      signal.throwIfAborted();
+      const waitMs = await takeOutput(bytes);
+      if (waitMs <= 0) return;
+      await sleep(waitMs, undefined, { signal });
+    }
+  }
+
+  /** Appends one event; false when an earlier run of this turn had already appended it. */
+  private async append(
+    artifacts: Artifact[] | undefined,
+    status: TaskStatus | undefined,
+    event: StreamResponse,
+    place: Place,
+    artifactChunk?: { artifactId: string; append: boolean },
+    pendingArtifact?: PendingArtifactChunk,
+  ): Promise<boolean> {
+    const { init } = this;
+    const startedAt = timeNow();
+    const result = await init.store.appendEvents({
+      taskId: init.taskId,
+      ownerKey: init.ownerKey,
+      contextId: init.contextId,
+      generation: init.generation,
+      artifacts,
+      status,
+      events: [event],
+      emit: { scope: init.emitScope, sequence: place.sequence, digest: place.digest, pastPrefix: this.pastPrefix },
+      ...(init.outputLimits === undefined ? {} : { outputLimits: init.outputLimits }),
+      ...(artifactChunk === undefined ? {} : { artifactChunk }),
+      ...(pendingArtifact === undefined ? {} : { pendingArtifact }),
+      now: new Date(),
+    });
+    if (startedAt !== 0) addEventsTime(init.taskId, timeNow() - startedAt);
+    if (result.kind === 'repeated') {
+      this.repeatedEvents += 1;
+      if (this.repeatedEvents === 1) {
+        init.logger.info('this run repeats events an earlier run of the turn stored; they are not stored again', {
+          taskId: init.taskId,
+          turn: init.turn,
+          attempt: init.attempt,
+          emitScope: init.emitScope,
+          firstRepeated: place.sequence,
+        });
+      }
+      return false;
+    }
+    this.pastPrefix = true;
+    return true;
+  }
+}

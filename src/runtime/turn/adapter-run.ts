@@ -1,0 +1,163 @@
+// One run of a turn's adapter: its context (fenced by the lease), its deadline, its span, and the
+// end the run decides: an outcome, a failure, a cancel, an interrupt or a park for assignments.
+import type { Adapter, CallerIdentity, TurnOutcome } from '../../../adapters/types.ts';
+import { TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../../adapters/abort-reasons.ts';
+import type { AgentLimits } from '../../agents/agent-settings.ts';
+import type { ByteRates } from '../../limits/byte-rates.ts';
+import { isOutputLimitError } from '../../limits/output-limits.ts';
+import type { Logger } from '../../logging/logger.ts';
+import type { JsonValue, Message } from '../../protocol/types.ts';
+import { isRedisCommandTooLargeError } from '../../redis/connection.ts';
+import { ownerFromKey, type TurnRecord } from '../../store/task-store.ts';
+import { asDirectReply } from '../../tasks/direct-reply.ts';
+import { A2A, GEN_AI, inSpan } from '../../telemetry/spans.ts';
+import { AdapterContractError, checkOutcome } from '../adapter-contract.ts';
+import { budgetReason } from '../turn-budget.ts';
+import { TurnContext, type TurnLease } from '../turn-context.ts';
+import { deadlineReason, watchDeadline } from './deadline.ts';
+import { offerDelegation } from './delegation.ts';
+import { handBack, type AcquiredLease } from './lease.ts';
+import type { TurnRunnerSetup } from './options.ts';
+import type { RunningTurn } from './running-turns.ts';
+import { failedWith, finalStatus, INTERRUPTED_TEXT, OUTCOME_STATES, type AdapterRun } from './status.ts';
+
+/** Who a task's turn runs for, as its adapter sees it (ctx.caller). */
+function callerOf(ownerKey: string, scopes: readonly string[]): CallerIdentity {
+  const { agent, tenant, subject } = ownerFromKey(ownerKey);
+  return { agent, tenant, principal: subject, scopes };
+}
+
+/** The pacing of the owner's output (limits.outputBytesPerSecond); undefined when it is off. */
+function takeOutputOf(byteRates: ByteRates, ownerKey: string): ((bytes: number) => Promise<number>) | undefined {
+  if (byteRates.limits.outputBytesPerSecond <= 0) return undefined;
+  return (bytes) => byteRates.takeOutput(ownerKey, bytes);
+}
+
+export interface AdapterTurn {
+  adapter: Adapter;
+  limits: AgentLimits;
+  fence: TurnLease;
+  lease: AcquiredLease;
+  input: Message[];
+  record: TurnRecord;
+  turn: RunningTurn;
+  logger: Logger;
+}
+
+export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fence, lease, input, record, turn, logger }: AdapterTurn): Promise<AdapterRun> {
+  const { options } = runner;
+  const { controller } = turn;
+  const first = input[0];
+  const skill = first?.metadata?.skill;
+  const context = new TurnContext({
+    store: options.store,
+    lease: fence,
+    turn: lease.turn,
+    attempt: lease.attempts,
+    input,
+    history: lease.history.slice(0, lease.turnInputStart),
+    artifacts: lease.artifacts,
+    artifactBytes: lease.artifactBytes,
+    requestedSkill: typeof skill === 'string' ? skill : undefined,
+    signal: controller.signal,
+    turnRecord: record,
+    adapterName: adapter.name,
+    emitScope: `${lease.turn}.${lease.resumption}`,
+    logger,
+    caller: callerOf(fence.ownerKey, lease.callerScopes),
+    extensions: lease.callerExtensions,
+    outputLimits: { maxArtifactBytes: limits.maxArtifactBytes, maxTurnOutputBytes: limits.maxTurnOutputBytes, maxTaskOutputBytes: limits.maxTaskOutputBytes },
+    ...(options.byteRates === undefined ? {} : { takeOutput: takeOutputOf(options.byteRates, fence.ownerKey) }),
+    readContextHistory: (maxTasks) => options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
+  });
+  const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
+  const budget = context.useBudget(budgetLimit, lease.budgetSpent);
+  offerDelegation(runner, context, fence, lease);
+  // Stage 2 of a cancellation goes through the context's write queue, so it is stored after
+  // whatever the adapter emitted before and before the final status.
+  turn.acknowledge = (interruptedTurn) => void context.acknowledgeCancel(interruptedTurn).catch(() => undefined);
+  if (controller.signal.aborted && controller.signal.reason !== WORKER_SHUTDOWN) turn.acknowledge(controller.signal.reason === TURN_INTERRUPTED ? lease.turn : undefined);
+  // The lease script already recorded who runs which attempt; the record is written with
+  // the outcome (and by recordStep), so starting a turn costs no extra round trip.
+  record.startedAtMs = Date.now();
+  let result: TurnOutcome | undefined;
+  let failure: Error | undefined;
+  const deadline = watchDeadline(controller, lease.deadlineAtMs);
+  try {
+    const agentName = ownerFromKey(fence.ownerKey).agent;
+    // GenAI convention: the adapter's run is an invoke_agent span of the agent it runs for.
+    const running = inSpan(
+      `invoke_agent ${agentName}`,
+      {
+        attributes: {
+          [GEN_AI.operationName]: 'invoke_agent',
+          [GEN_AI.agentName]: agentName,
+          [GEN_AI.conversationId]: fence.contextId,
+          [A2A.adapter]: `${adapter.name}@${adapter.version}`,
+          [A2A.taskId]: fence.taskId,
+        },
+        parent: fence.trace,
+      },
+      (_span, own) => {
+        context.useTrace(own);
+        return adapter.run(context);
+      },
+    );
+    result = await Promise.race([running, deadline.abandoned]);
+  } catch (error) {
+    failure = error instanceof Error || error instanceof DOMException ? (error as Error) : new Error(String(error as JsonValue));
+  } finally {
+    deadline.stop();
+  }
+  if (failure !== undefined && controller.signal.reason === TURN_DEADLINE) {
+    turn.acknowledge = undefined;
+    await context.settle().catch(() => undefined);
+    return failedWith(fence, deadlineReason(lease.turn, limits));
+  }
+  // From here on the turn is deciding its end: a cancel seen now is not acknowledged (it would
+  // land after the final status); the finish script records whether it came too late.
+  turn.acknowledge = undefined;
+  // Everything the adapter emitted (and an acknowledgement already queued) is stored before
+  // the final status is. A write refused for what it would store (an output bound, a command
+  // past redisMaxCommandBytes) ends the turn here, whatever the adapter did with the error:
+  // running it again would be refused again.
+  const refused = await context.settle().then(
+    () => undefined,
+    (error: unknown) => {
+      if (isOutputLimitError(error) || isRedisCommandTooLargeError(error)) return error;
+      throw error;
+    },
+  );
+  if (refused !== undefined && !controller.signal.aborted) {
+    logger.warn('turn failed: it tried to store more than a limit allows', { taskId: fence.taskId, turn: lease.turn, reason: refused.message });
+    return failedWith(fence, refused.message);
+  }
+  // Parked by ctx.delegate (even if the adapter caught it): the turn waits for its assignments.
+  if (context.parkedAs !== undefined && !controller.signal.aborted) return { parked: context.parkedAs };
+  // Decided whatever the adapter did with the error: the spending is recorded and final.
+  if (budget.exceeded !== undefined && budgetLimit !== undefined) return failedWith(fence, budgetReason(lease.turn, budget.spent(), budgetLimit, budget.exceeded));
+  if (failure !== undefined) {
+    if (controller.signal.reason === WORKER_SHUTDOWN) await handBack(runner, fence, record);
+    if (controller.signal.reason === TURN_INTERRUPTED) return { ...finalStatus(fence, 'TASK_STATE_CANCELED', INTERRUPTED_TEXT), interrupted: true };
+    if (controller.signal.aborted) return finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled while running.');
+  }
+  // A broken contract fails the turn once, whatever the adapter did with the error it got:
+  // retrying would break it again, and a task must never be left without a valid state.
+  let outcome: TurnOutcome | undefined;
+  try {
+    if (context.contractViolation !== undefined) throw context.contractViolation;
+    if (failure === undefined) outcome = checkOutcome(result, adapter.name, { directMessages: adapter.directMessages === true });
+  } catch (error) {
+    if (!(error instanceof AdapterContractError)) throw error;
+    // The turn-failed line below carries the violation as its cause.
+    logger.debug('adapter broke its contract; the turn fails', { taskId: fence.taskId, turn: lease.turn, adapter: `${adapter.name}@${adapter.version}`, reason: error.message });
+    return failedWith(fence, error.message);
+  }
+  if (outcome === undefined) return failedWith(fence, `The ${adapter.name} adapter failed: ${(failure as Error).message}`);
+  const final = finalStatus(fence, OUTCOME_STATES[outcome.state], outcome.message);
+  if (outcome.state === 'message' && final.message !== undefined && lease.links === undefined && lease.turn === 1) {
+    // A sub-agent's and a later turn's client holds the task already: for them it just completes.
+    return { ...final, directReply: asDirectReply(final.message) };
+  }
+  return outcome.state === 'completed' && outcome.verification !== undefined ? { ...final, verification: outcome.verification } : final;
+}

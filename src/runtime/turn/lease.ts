@@ -1,0 +1,47 @@
+// The task's lease on the worker side: taken before a turn runs (the store's acquireLease script
+// checks and fences it), renewed while the turn runs, given back at shutdown.
+import type { AgentLimits } from '../../agents/agent-settings.ts';
+import { StaleLeaseError, type LeaseResult, type TurnRecord } from '../../store/task-store.ts';
+import type { TurnJobData } from '../../../queues/turns.ts';
+import type { TurnLease } from '../turn-context.ts';
+import { TurnHandedBackError } from './errors.ts';
+import type { TurnRunnerSetup } from './options.ts';
+
+/** A lease taken: the turn, its attempt and everything its adapter reads. */
+export type AcquiredLease = Extract<LeaseResult, { kind: 'acquired' }>;
+/** No lease: the turn's attempts are used up by workers lost while running it. */
+export type ExhaustedLease = Extract<LeaseResult, { kind: 'exhausted' }>;
+
+/** Takes the lease of the job's task for this worker, the open turn's deadline and attempts counted. */
+export function acquireTurnLease(runner: TurnRunnerSetup, data: TurnJobData, limits: AgentLimits): Promise<LeaseResult> {
+  return runner.options.store.acquireLease({
+    taskId: data.taskId,
+    ownerKey: data.ownerKey,
+    contextId: data.contextId,
+    workerId: runner.workerId,
+    leaseTtlMs: runner.options.leaseTtlMs,
+    turnDeadlineMs: limits.turnDeadlineMs,
+    maxTurnAttempts: runner.options.maxTurnAttempts,
+    now: new Date(),
+  });
+}
+
+/** Renews the lease every third of its time-to-live until the returned function is called. */
+export function keepLeaseRenewed(runner: TurnRunnerSetup, taskId: string): () => void {
+  const { store, leaseTtlMs } = runner.options;
+  const renew = setInterval(() => {
+    store.renewLease(taskId, runner.workerId, leaseTtlMs).catch(() => undefined);
+  }, Math.max(50, Math.floor(leaseTtlMs / 3)));
+  renew.unref();
+  return () => clearInterval(renew);
+}
+
+/**
+ * Gives the turn back to the queue at shutdown. The attempt is undone in the same script
+ * that releases the lease (fenced), so hand-backs never use up maxTurnAttempts.
+ */
+export async function handBack(runner: TurnRunnerSetup, fence: TurnLease, record: TurnRecord): Promise<never> {
+  const handedBack: TurnRecord = { ...record, attempts: Math.max(0, (record.attempts ?? 1) - 1), handBacks: (record.handBacks ?? 0) + 1 };
+  if (!(await runner.options.store.handBackTurn(fence.taskId, runner.workerId, fence.generation, handedBack))) throw new StaleLeaseError(fence.taskId);
+  throw new TurnHandedBackError(fence.taskId);
+}

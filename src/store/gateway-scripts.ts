@@ -1,0 +1,194 @@
+// The scripts the gateway's operations call (gateway-operations.ts), described for callScript:
+// keys and arguments by name in their Lua's order (src/store/lua/<name>-<keys>.lua), replies decoded.
+import type { InputPolicy } from '../config/schema.ts';
+import type { JsonObject, Message, TaskState, TaskStatus } from '../protocol/types.ts';
+import { arg, defineScript } from './script-call.ts';
+import type { ScriptReply } from './scripts.ts';
+import { str } from './script-reply.ts';
+import type { TaskVersions, TurnRecord } from './task-records.ts';
+import { taskReadOf } from './task-read.ts';
+
+/** The owner's storage quota would be passed; nothing changed. */
+export interface OverQuota {
+  kind: 'over-quota';
+  quota: 'bytes' | 'tasks';
+  /** What the owner has stored now (bytes or tasks). */
+  stored: number;
+  /** When the earliest of the owner's charged tasks is next looked at for expiry (ms), if any. */
+  nextCheckAtMs: number | undefined;
+}
+
+const overQuotaOf = (reply: ScriptReply): OverQuota => ({
+  kind: 'over-quota',
+  quota: reply[1] === 'tasks' ? 'tasks' : 'bytes',
+  stored: Number(reply[2]),
+  nextCheckAtMs: reply[3] === '' || reply[3] === null || reply[3] === undefined ? undefined : Number(reply[3]),
+});
+
+/** What a claim in the owner's slot refuses: the active-task cap or the storage quota. */
+export type OwnerRefusal = { outcome: 'TOO_MANY_ACTIVE'; active: number } | { outcome: 'OVER_QUOTA'; overQuota: OverQuota };
+
+const ownerRefusalOf = (reply: ScriptReply): OwnerRefusal | undefined =>
+  reply[0] === 'TOO_MANY_ACTIVE' ? { outcome: 'TOO_MANY_ACTIVE', active: Number(reply[1]) } : reply[0] === 'OVER_QUOTA' ? { outcome: 'OVER_QUOTA', overQuota: overQuotaOf(reply) } : undefined;
+
+export type TaskClaim =
+  /** `active`: the owner's tasks queued or running now, this one included; `quotaChecksDue`: its quota checks that are due. */
+  | { outcome: 'CLAIMED'; active: number; quotaChecksDue: number }
+  /** The message's key was claimed before, for this task. */
+  | { outcome: 'CLAIMED_BEFORE'; taskId: string }
+  | OwnerRefusal;
+
+export const claimTaskScript = defineScript({
+  name: 'claimTask',
+  keys: ['idempotency', 'ownerActiveTasks', 'ownerQuota', 'ownerQuotaChecks', 'ownerTasks', 'ownerContextTasks'],
+  args: {
+    taskId: arg.text,
+    nowMs: arg.int,
+    idempotencyTtlSeconds: arg.int,
+    maxActiveTasks: arg.int,
+    chargeBytes: arg.intOrZero,
+    maxBytes: arg.intOrZero,
+    maxTasks: arg.intOrZero,
+    checkAtMs: arg.intOrZero,
+  },
+  reply: (reply): TaskClaim =>
+    ownerRefusalOf(reply) ??
+    (reply[0] === 'CLAIMED_BEFORE' ? { outcome: 'CLAIMED_BEFORE', taskId: str(reply[1]) } : { outcome: 'CLAIMED', active: Number(reply[1]), quotaChecksDue: Number(reply[2] ?? 0) }),
+});
+
+/** A sub-agent's links as the task hash keeps them. */
+export interface StoredLinks {
+  parentTaskId: string;
+  role: string;
+  readOnly: '1' | '0';
+}
+
+export const createTaskScript = defineScript({
+  name: 'createTask',
+  keys: ['task', 'history', 'events', 'messageIds', 'turns', 'pushCursors'],
+  args: {
+    taskId: arg.text,
+    ownerKey: arg.text,
+    tenant: arg.text,
+    contextId: arg.text,
+    status: arg.json<TaskStatus>(),
+    messageJson: arg.text,
+    messageId: arg.text,
+    nowMs: arg.int,
+    publishedEvent: arg.text,
+    turnRecord: arg.json<TurnRecord>(),
+    eventChannel: arg.text,
+    metadata: arg.json<JsonObject>(),
+    versions: arg.json<TaskVersions>(),
+    links: arg.optionalJson<StoredLinks>(),
+    callerScopes: arg.jsonList,
+    messageDigest: arg.optionalText,
+    callerExtensions: arg.jsonList,
+    storedEvent: arg.text,
+    answerHistoryLength: (value: number | undefined) => (value === undefined ? '' : value),
+  },
+  reply: (reply): { outcome: 'CREATED'; eventId: string } | { outcome: 'EXISTS' } =>
+    reply[0] === 'EXISTS' ? { outcome: 'EXISTS' } : { outcome: 'CREATED', eventId: str(reply[1]) },
+});
+
+export type TurnClaim =
+  /** `active`: the owner's tasks queued or running now; `added`: this claim added the task to them. */
+  { outcome: 'CLAIMED'; active: number; added: boolean } | OwnerRefusal;
+
+export const claimTurnScript = defineScript({
+  name: 'claimTurn',
+  keys: ['ownerActiveTasks', 'ownerQuota', 'ownerQuotaChecks'],
+  args: { taskId: arg.text, nowMs: arg.int, maxActiveTasks: arg.int, resumes: arg.flag, chargeBytes: arg.int, maxBytes: arg.intOrZero, checkAtMs: arg.intOrZero },
+  reply: (reply): TurnClaim => ownerRefusalOf(reply) ?? { outcome: 'CLAIMED', active: Number(reply[1]), added: Number(reply[2]) === 1 },
+});
+
+export type AcceptOutcome =
+  | { outcome: 'NOT_FOUND' | 'REFUSED' | 'CONFLICT' | 'CONTEXT_MISMATCH' }
+  | { outcome: 'BUSY' | 'TERMINAL'; state: TaskState }
+  | { outcome: 'INBOX_FULL'; waiting: number }
+  | { outcome: 'JOINED' | 'INTERRUPTING' | 'DUPLICATE' | 'RESUMED' | 'QUEUED'; turn: number }
+  | { outcome: 'FORWARDED'; childId: string };
+
+const decodeAccept = (reply: ScriptReply): AcceptOutcome => {
+  switch (reply[0]) {
+    case 'NOT_FOUND':
+    case 'REFUSED':
+    case 'CONFLICT':
+    case 'CONTEXT_MISMATCH':
+      return { outcome: reply[0] };
+    case 'BUSY':
+    case 'TERMINAL':
+      return { outcome: reply[0], state: str(reply[1]) as TaskState };
+    case 'INBOX_FULL':
+      return { outcome: 'INBOX_FULL', waiting: Number(reply[1]) };
+    case 'FORWARDED':
+      return { outcome: 'FORWARDED', childId: str(reply[1]) };
+    case 'JOINED':
+    case 'INTERRUPTING':
+    case 'DUPLICATE':
+    case 'RESUMED':
+      return { outcome: reply[0], turn: Number(reply[1]) };
+    default:
+      return { outcome: 'QUEUED', turn: Number(reply[1]) };
+  }
+};
+
+export const acceptMessageScript = defineScript({
+  name: 'acceptMessage',
+  keys: ['task', 'history', 'inbox', 'messageIds', 'events', 'turns', 'assignments', 'questions', 'pushCursors'],
+  args: {
+    ownerKey: arg.text,
+    contextId: arg.optionalText,
+    message: arg.json<Message>(),
+    messageId: arg.text,
+    nowMs: arg.int,
+    nowIso: arg.text,
+    eventChannel: arg.text,
+    taskId: arg.text,
+    ownerRefused: arg.flag,
+    inputPolicy: (value: InputPolicy) => value,
+    cancelChannel: arg.text,
+    callerScopes: arg.jsonList,
+    maxQueuedMessages: arg.intOrZero,
+    messageDigest: arg.optionalText,
+    callerExtensions: arg.jsonList,
+    trace: arg.optionalJson<Record<string, string>>(),
+  },
+  reply: decodeAccept,
+});
+
+export const quotaRefundScript = defineScript({
+  name: 'quotaRefund',
+  keys: ['ownerQuota', 'ownerQuotaChecks'],
+  args: { taskId: arg.text, bytes: arg.int },
+  reply: (): void => undefined,
+});
+
+export const readTaskScript = defineScript({
+  name: 'readTask',
+  keys: ['task', 'history', 'events', 'artifactChunks'],
+  /** historyLength: -1 = all. */
+  args: { ownerKey: arg.text, historyLength: arg.int },
+  reply: taskReadOf,
+});
+
+export type CancelOutcome = { outcome: 'NOT_FOUND' | 'CANCELED' | 'REQUESTED' } | { outcome: 'NOT_CANCELABLE'; state: TaskState };
+
+export const cancelTaskScript = defineScript({
+  name: 'cancelTask',
+  keys: ['task', 'events', 'lease', 'inbox', 'history', 'turns', 'messageIds', 'steps', 'emitted', 'artifactChunks', 'pushCursors'],
+  args: {
+    ownerKey: arg.text,
+    nowMs: arg.int,
+    nowIso: arg.text,
+    eventChannel: arg.text,
+    cancelChannel: arg.text,
+    taskId: arg.text,
+    retentionSeconds: arg.int,
+    requestedBy: arg.optionalText,
+  },
+  reply: (reply): CancelOutcome => {
+    if (reply[0] === 'NOT_CANCELABLE') return { outcome: 'NOT_CANCELABLE', state: str(reply[1]) as TaskState };
+    return { outcome: reply[0] === 'NOT_FOUND' || reply[0] === 'CANCELED' ? reply[0] : 'REQUESTED' };
+  },
+});

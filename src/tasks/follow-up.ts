@@ -1,0 +1,125 @@
+// A message with taskId: the task's next input. It resumes the task (a new turn is queued),
+// waits for the running turn, is refused, or, on a coordinator asking for one of its
+// assignments, is forwarded to that child.
+import { traceCarrier } from '../telemetry/spans.ts';
+import { LimitExceededError } from '../limits/limit-refusal.ts';
+import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
+import { A2AError, invalidParams, taskNotFound } from '../protocol/errors.ts';
+import type { Message, SendMessageRequest } from '../protocol/types.ts';
+import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
+import { messageDigestOf } from './message-digest.ts';
+import {
+  agentOf,
+  chargeStoredBytes,
+  messageIdReused,
+  preparePushConfig,
+  tooManyActive,
+  type IntakeDeps,
+  type SenderContext,
+  type Submission,
+} from './intake-steps.ts';
+
+export async function submitFollowUp(deps: IntakeDeps, owner: Owner, request: SendMessageRequest, taskId: string, sender: SenderContext, digest: string): Promise<Submission> {
+  const { message } = request;
+  const { store, quota } = deps;
+  const { settings } = agentOf(deps.agents, owner);
+  const { maxActiveTasks } = settings.limits;
+  const pushConfig = await preparePushConfig(deps.push, request, taskId);
+  const pushCursor = pushConfig === undefined ? undefined : await deps.push?.cursorBefore(taskId);
+  const stored: Message = { ...message, taskId };
+  const storedBytes = (await chargeStoredBytes(deps.byteRates, owner, stored, STORED_COPIES.followUp))?.bytes;
+  const accept = (): ReturnType<TaskStore['acceptMessage']> =>
+    store.acceptMessage({
+      taskId,
+      owner,
+      contextId: message.contextId,
+      message: stored,
+      maxActiveTasks,
+      inputPolicy: settings.inputPolicy,
+      callerScopes: sender.grants,
+      callerExtensions: sender.extensions,
+      messageDigest: digest,
+      maxQueuedMessages: settings.limits.maxQueuedMessages,
+      trace: traceCarrier(sender.trace),
+      quota: quota?.chargeFor(stored, STORED_COPIES.followUp, Date.now(), storedBytes),
+      now: new Date(),
+    });
+  let result = await accept();
+  if (result.kind === 'over-quota' && quota !== undefined && (await quota.sweep(ownerKeyOf(owner))).tasks > 0) result = await accept();
+  switch (result.kind) {
+    case 'not-found':
+      throw taskNotFound(taskId);
+    case 'over-quota':
+      throw (quota as StorageQuota).refusal(result);
+    case 'conflict':
+      throw messageIdReused(message.messageId, taskId);
+    case 'inbox-full':
+      throw new LimitExceededError(
+        'limits.maxQueuedMessages',
+        'RESOURCE_EXHAUSTED',
+        `${result.waiting} messages already wait for the running turn of task ${taskId}, the limit is ${settings.limits.maxQueuedMessages} (limits.maxQueuedMessages); nothing was stored. Send it again once the turn has answered.`,
+        { retryAfterSeconds: 1, metadata: { taskId, reason: 'INBOX_FULL', limit: String(settings.limits.maxQueuedMessages) } },
+      );
+    case 'busy':
+      throw new A2AError(
+        'UNSUPPORTED_OPERATION',
+        `Task ${taskId} is ${result.state}: a turn is queued or running, and agent "${owner.agent}" refuses messages until it ends (inputPolicy reject); nothing was stored. Send the message again once the task is waiting for input or has answered.`,
+        { metadata: { taskId, state: result.state, reason: 'TASK_BUSY', inputPolicy: 'reject' } },
+      );
+    case 'too-many-active':
+      throw tooManyActive(result.active, maxActiveTasks);
+    case 'context-mismatch':
+      throw invalidParams([{ field: 'message.contextId', description: `does not match the contextId of task ${taskId}; omit it or send the task's own` }]);
+    case 'terminal':
+      throw new A2AError(
+        'UNSUPPORTED_OPERATION',
+        `Task ${taskId} is ${result.state}, a terminal state: it accepts no further messages. Send the message without taskId to start a new task.`,
+        { metadata: { taskId, state: result.state } },
+      );
+    case 'forwarded':
+      await forwardToAssignment(deps, owner, taskId, result.childId, message, sender);
+      break;
+    default:
+      break;
+  }
+  // Every event from this message's acceptance on (its announcement and the turn it starts included).
+  if (pushConfig !== undefined) await deps.push?.attach(owner, pushConfig, pushCursor ?? 'now');
+  const read = await store.readTask(taskId, owner, undefined);
+  if (read === undefined) throw taskNotFound(taskId);
+  if (result.kind === 'resumed' || (result.kind === 'duplicate' && read.task.status.state === 'TASK_STATE_SUBMITTED')) {
+    await deps.turns.enqueue(owner, taskId, read.task.contextId, result.turn, sender.trace, result.kind === 'resumed' ? result.active : 1);
+  }
+  return {
+    taskId,
+    contextId: read.task.contextId,
+    afterId: read.lastEventId,
+    snapshot: { task: read.task, eventId: read.lastEventId },
+  };
+}
+
+/**
+ * The coordinator was asking on behalf of one of its assignments: the answer goes to that
+ * child as its next turn, and the coordinator asks its next waiting question, if any.
+ */
+async function forwardToAssignment(deps: IntakeDeps, owner: Owner, coordinatorId: string, childId: string, message: Message, sender: SenderContext): Promise<void> {
+  const forwarded: Message = { ...message, taskId: childId, referenceTaskIds: [coordinatorId] };
+  delete forwarded.contextId;
+  // An answer the coordinator asked for on the child's behalf always queues: the child is waiting for it.
+  const accepted = await deps.store.acceptMessage({
+    taskId: childId,
+    owner,
+    contextId: undefined,
+    message: forwarded,
+    maxActiveTasks: 0,
+    inputPolicy: 'enqueue',
+    callerScopes: sender.grants,
+    callerExtensions: sender.extensions,
+    messageDigest: messageDigestOf(forwarded),
+    now: new Date(),
+  });
+  if (accepted.kind === 'resumed') {
+    const child = await deps.store.readTask(childId, owner, 0);
+    if (child !== undefined) await deps.turns.enqueue(owner, childId, child.task.contextId, accepted.turn, sender.trace);
+  }
+  await deps.delegator.surfaceQuestion(coordinatorId);
+}

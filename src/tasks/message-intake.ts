@@ -1,0 +1,68 @@
+// Storing a sent message, the step SendMessage and SendStreamingMessage share: the bound on the
+// agent's queue, one owner's large messages one at a time, a new task or the next input of an
+// existing one, then (redisWaitReplicas) the replicas' confirmation of the writes.
+import { newId } from '../ids.ts';
+import { A2AError } from '../protocol/errors.ts';
+import type { SendMessageRequest } from '../protocol/types.ts';
+import { ReplicaAckError, type ReplicaAck } from '../redis/replica-ack.ts';
+import { ownerKeyOf, type Owner } from '../store/task-store.ts';
+import { submitFollowUp } from './follow-up.ts';
+import type { IntakeDeps, SenderContext, Submission } from './intake-steps.ts';
+import { LargeMessageGate, yieldToOthers } from './large-messages.ts';
+import { messageDigestOf } from './message-digest.ts';
+import { storeNewTask } from './new-task.ts';
+
+export interface MessageIntakeDeps extends IntakeDeps {
+  /** Replicas confirm a submitted message's writes before it is answered; undefined = no WAIT. */
+  replicaAck: ReplicaAck | undefined;
+}
+
+export class MessageIntake {
+  /** One owner's large messages are stored one at a time here (see large-messages.ts). */
+  private readonly largeMessages = new LargeMessageGate();
+
+  constructor(private readonly deps: MessageIntakeDeps) {}
+
+  /**
+   * Stores the message (a new task, or the next input of an existing one), enqueues its turn and,
+   * with redisWaitReplicas, has replicas confirm the task's and the owner's writes before the
+   * message counts as accepted. A re-sent message is confirmed again: its first send may have
+   * failed exactly there. `answerHistoryLength`: the caller waits for a new task's turn to end,
+   * reading this much history (createTask's).
+   */
+  async submit(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string = newId(), answerHistoryLength?: number): Promise<Submission> {
+    const turn = await this.largeMessages.enter(ownerKeyOf(owner), request.message);
+    try {
+      const submission = await this.store(owner, request, sender, taskId, answerHistoryLength, turn.large);
+      await this.confirmReplicated(owner, submission.taskId);
+      return submission;
+    } finally {
+      turn.leave();
+    }
+  }
+
+  private async store(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string, answerHistoryLength: number | undefined, large: boolean): Promise<Submission> {
+    const { message } = request;
+    await this.deps.turns.checkDepth(owner.agent);
+    const digest = messageDigestOf(message);
+    if (large) await yieldToOthers();
+    if (message.taskId !== undefined) return submitFollowUp(this.deps, owner, request, message.taskId, sender, digest);
+    return storeNewTask(this.deps, { owner, request, sender, taskId, digest, answerHistoryLength, large });
+  }
+
+  private async confirmReplicated(owner: Owner, taskId: string): Promise<void> {
+    const ack = this.deps.replicaAck;
+    if (ack === undefined || !ack.enabled) return;
+    const { keys } = this.deps.store;
+    try {
+      await ack.confirm([keys.task(taskId).task, keys.ownerActiveTasks(ownerKeyOf(owner))]);
+    } catch (error) {
+      if (!(error instanceof ReplicaAckError)) throw error;
+      throw new A2AError(
+        'UNAVAILABLE',
+        `Task ${taskId} took the message, but ${error.message} Send the same message (same messageId) again after the Retry-After delay: it is not stored twice and starts no second turn.`,
+        { retryAfterSeconds: 1, metadata: { taskId, reason: 'REPLICAS_UNCONFIRMED', acknowledged: String(error.acknowledged), required: String(error.required) }, cause: error },
+      );
+    }
+  }
+}

@@ -1,0 +1,92 @@
+// A message without taskId: a new task is stored and its first turn queued, or, for a message
+// sent before, the task it made is answered again without a second turn.
+import { newId } from '../ids.ts';
+import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
+import { taskNotFound } from '../protocol/errors.ts';
+import type { Message, SendMessageRequest } from '../protocol/types.ts';
+import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
+import { tasksCreated } from '../telemetry/metrics.ts';
+import { markStage } from '../telemetry/stage-marks.ts';
+import { yieldToOthers } from './large-messages.ts';
+import {
+  agentOf,
+  chargeStoredBytes,
+  messageIdReused,
+  preparePushConfig,
+  tooManyActive,
+  type IntakeDeps,
+  type SenderContext,
+  type Submission,
+} from './intake-steps.ts';
+
+export interface NewTaskInput {
+  owner: Owner;
+  request: SendMessageRequest;
+  sender: SenderContext;
+  taskId: string;
+  digest: string;
+  /** The caller waits for the turn to end, reading this much history (createTask's answerHistoryLength). */
+  answerHistoryLength: number | undefined;
+  /** A large message: the event loop is yielded between the costly steps. */
+  large: boolean;
+}
+
+export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promise<Submission> {
+  const { owner, request, sender, taskId, digest, answerHistoryLength, large } = input;
+  const { message } = request;
+  const agent = agentOf(deps.agents, owner);
+  const contextId = message.contextId ?? newId();
+  const pushConfig = await preparePushConfig(deps.push, request, taskId);
+  const stored: Message = { ...message, taskId, contextId };
+  const charged = await chargeStoredBytes(deps.byteRates, owner, stored, STORED_COPIES.newTask);
+  const storedBytes = charged?.bytes;
+  if (large) await yieldToOthers();
+  const { quota, store } = deps;
+  const create = (): ReturnType<TaskStore['createTask']> =>
+    store.createTask({
+      taskId,
+      owner,
+      contextId,
+      message: stored,
+      metadata: request.metadata ?? {},
+      idempotencyTtlSeconds: deps.idempotencyTtlSeconds,
+      versions: agent.versionsFor(),
+      maxActiveTasks: agent.settings.limits.maxActiveTasks,
+      callerScopes: sender.grants,
+      callerExtensions: sender.extensions,
+      messageDigest: digest,
+      answerHistoryLength,
+      quota: quota?.chargeFor(stored, STORED_COPIES.newTask, Date.now(), storedBytes),
+      ...(charged === undefined ? {} : { messageJson: charged.json }),
+      // A push config is attached between storing and queueing (it must see every event).
+      ...(pushConfig === undefined ? { queueFirstTurn: deps.turns.firstTurnOf(owner, taskId, contextId, sender.trace) } : {}),
+      now: new Date(),
+    });
+  let created = await create();
+  // Past the quota: release what expired tasks still hold (a bounded sweep), then try once more.
+  if (created.kind === 'over-quota' && quota !== undefined && (await quota.sweep(ownerKeyOf(owner))).tasks > 0) created = await create();
+  if (created.kind === 'over-quota') throw (quota as StorageQuota).refusal(created);
+  if (created.kind === 'created' && created.quotaChecksDue > 0) quota?.sweepSoon(ownerKeyOf(owner));
+  if (created.kind === 'too-many-active') throw tooManyActive(created.active, agent.settings.limits.maxActiveTasks);
+  if (created.kind === 'duplicate') {
+    const taken = await store.messageDigest(created.taskId, message.messageId);
+    // A task from before digests were kept has none: taken as the same message.
+    if (taken !== undefined && taken !== digest) throw messageIdReused(message.messageId, created.taskId);
+    // The same message again: same task, no second turn. Re-enqueueing the first turn is a
+    // no-op unless the first attempt stored the task but died before its job was added.
+    const read = await store.readTask(created.taskId, owner, 0);
+    if (read === undefined) throw taskNotFound(created.taskId);
+    if (pushConfig !== undefined) await deps.push?.attach(owner, { ...pushConfig, taskId: created.taskId }, 'begin');
+    if (read.task.status.state === 'TASK_STATE_SUBMITTED') {
+      await deps.turns.enqueue(owner, created.taskId, read.task.contextId, 1, sender.trace);
+    }
+    return { taskId: created.taskId, contextId: read.task.contextId, afterId: '', snapshot: undefined };
+  }
+  tasksCreated.inc({ agent: agent.name });
+  markStage(taskId, 'accepted');
+  // Stored before the task id is returned and before its turn can run: the config gets every event.
+  if (pushConfig !== undefined) await deps.push?.attach(owner, pushConfig, 'begin');
+  if (!created.enqueued) await deps.turns.enqueue(owner, taskId, contextId, 1, sender.trace, created.active);
+  markStage(taskId, 'enqueued');
+  return { taskId, contextId, afterId: '', snapshot: undefined };
+}

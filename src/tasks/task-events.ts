@@ -1,0 +1,98 @@
+// A task's events as the use cases and the faces consume them: followed from a point (streams),
+// watched until a turn ends (blocking SendMessage, CancelTask), or every task's live (operators).
+// The one holder of the event hub among the use cases.
+import { A2AError } from '../protocol/errors.ts';
+import type { TaskState } from '../protocol/types.ts';
+import type { EventHub, LiveEvent } from '../events/hub.ts';
+import { openTaskFeed, type TaskFeed } from '../events/task-feed.ts';
+import type { TaskStore } from '../store/task-store.ts';
+import { taskReadOfAnswer, type TaskRead } from '../store/task-read.ts';
+import type { TaskFollower } from './a2a-handler.ts';
+
+/** A wait for the end of a turn: resolves with the task when the event that ended it carried it. */
+export interface TurnWatch {
+  done: Promise<TaskRead | undefined>;
+  cancel(): void;
+}
+
+export class TaskEvents {
+  constructor(
+    private readonly hub: EventHub,
+    private readonly store: TaskStore,
+  ) {}
+
+  follow(follower: TaskFollower): TaskFeed {
+    return openTaskFeed({ hub: this.hub, store: this.store, ...follower });
+  }
+
+  /** False where no one subscription hears every task (Redis Cluster, sharded pub/sub). */
+  get watchesEveryTask(): boolean {
+    return this.hub.watchesEveryTask;
+  }
+
+  /** Every task's events, live only; returns the function that stops listening. */
+  watchEveryTask(onEvent: (event: LiveEvent) => void, onGap: () => void, onLost: (error: Error) => void): () => void {
+    return this.hub.listenToEveryTask(onEvent, onGap, onLost);
+  }
+
+  /** Resolves at the first status event after `afterId` whose state satisfies `done`, or at the timeout. */
+  waitForTurnEnd(taskId: string, afterId: string, timeoutMs: number, done: (state: TaskState) => boolean): Promise<void> {
+    return this.watchTurnEnd(taskId, afterId, timeoutMs, done, false).done.then(() => undefined);
+  }
+
+  /**
+   * Like waitForTurnEnd, and resolves with the task when the event that ended the wait carried
+   * it (LiveEvent.answer). `liveOnly`: the task has published nothing yet (see openTaskFeed).
+   */
+  watchTurnEnd(taskId: string, afterId: string, timeoutMs: number, done: (state: TaskState) => boolean, liveOnly: boolean): TurnWatch {
+    let finish: (error?: Error, answer?: TaskRead) => void = () => undefined;
+    const promise = new Promise<TaskRead | undefined>((resolve, reject) => {
+      finish = (error?: Error, answer?: TaskRead): void => {
+        clearTimeout(timer);
+        feed.close();
+        if (error === undefined) resolve(answer);
+        else reject(error);
+      };
+    });
+    // A watch canceled after it failed (its submit failed too) is never awaited: not an unhandled rejection.
+    promise.catch(() => undefined);
+    const timer = setTimeout(() => finish(), timeoutMs);
+    const feed = openTaskFeed({
+      hub: this.hub,
+      store: this.store,
+      taskId,
+      afterId,
+      liveOnly,
+      onEvent: (event: LiveEvent) => {
+        if (event.state !== undefined && done(event.state)) finish(undefined, answerOf(event));
+      },
+      // More events came than the buffer keeps while this watch caught up: the turn may have
+      // ended among them, so the watch ends and its caller reads the task as it is.
+      onBehindBuffer: async () => {
+        finish();
+        return undefined;
+      },
+      // Redis has been unreachable past the outage grace period (or a read failed): fail the
+      // waiting call with a retryable error rather than block until blockingTimeoutMs.
+      onError: (error) =>
+        finish(
+          new A2AError(
+            'UNAVAILABLE',
+            `Lost the event stream of task ${taskId} while waiting for it: ${(error.cause instanceof Error ? error.cause : error).message} The task is stored and goes on. Retry after the Retry-After delay: GetTask ${taskId}, or send the same message again (same messageId), which does not start a second task.`,
+            { retryAfterSeconds: 1, metadata: { taskId }, cause: error },
+          ),
+        ),
+    });
+    return { done: promise, cancel: () => finish() };
+  }
+}
+
+/** The task an event carried to the waiting call; undefined (the caller reads it) when none or unreadable. */
+function answerOf(event: LiveEvent): TaskRead | undefined {
+  if (event.answer === undefined) return undefined;
+  try {
+    return taskReadOfAnswer(event.answer);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,69 @@
+// The typed script boundary (src/store/script-call.ts) against the Lua it calls: every
+// definition names as many keys as its script file takes (plus the push cursors of a script that
+// bounds the replay buffer) and as many arguments as its Lua reads, and packScriptCall lays named
+// values out in the Lua's order with their encodings.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import * as gatewayScripts from '../src/store/gateway-scripts.ts';
+import * as maintenanceScripts from '../src/store/maintenance-scripts.ts';
+import * as turnScripts from '../src/store/turn-scripts.ts';
+import { packScriptCall } from '../src/store/script-call.ts';
+import { ROOT } from './support/harness.ts';
+
+const LUA_DIR = join(ROOT, 'src', 'store', 'lua');
+interface DescribedScript {
+  name: string;
+  keys: readonly string[];
+  moreKeys?: string;
+  args: object;
+}
+const exported: unknown[] = [...Object.values(gatewayScripts), ...Object.values(turnScripts), ...Object.values(maintenanceScripts)];
+const definitions = exported.filter((value): value is DescribedScript => typeof value === 'object' && value !== null && 'name' in value && 'args' in value);
+/** Scripts whose arguments include a list the Lua reads to its end. */
+const VARIADIC_ARGS = new Set(['appendEvents', 'ownerIndex']);
+
+describe('script definitions', () => {
+  it('cover the store roles’ scripts, one definition each', () => {
+    const names = definitions.map((definition) => definition.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names.length).toBe(22);
+  });
+
+  it.each(definitions.map((definition) => [definition.name, definition] as const))('%s names the keys and arguments its Lua takes', (name, definition) => {
+    const file = readdirSync(LUA_DIR).find((entry) => entry.startsWith(`${name}-`) && entry.endsWith('.lua')) as string;
+    const lua = readFileSync(join(LUA_DIR, file), 'utf8');
+    const keyCount = /-(\d+|var)\.lua$/.exec(file)?.[1] as string;
+    if (keyCount === 'var') {
+      expect(definition.moreKeys).toBeDefined();
+    } else {
+      const bounds = /@bounds-events KEYS\[\d+\]/.test(lua) ? 1 : 0;
+      expect(definition.keys.length).toBe(Number(keyCount) + bounds);
+      if (bounds === 1) expect(definition.keys.at(-1)).toBe('pushCursors');
+    }
+    if (VARIADIC_ARGS.has(name)) return;
+    const read = [...lua.matchAll(/ARGV\[(\d+)\]/g)].map((match) => Number(match[1]));
+    expect(Object.keys(definition.args).length).toBe(Math.max(0, ...read));
+  });
+});
+
+describe('packScriptCall', () => {
+  it('lays named values out in the Lua order, with their encodings and defaults', () => {
+    const packed = packScriptCall(
+      turnScripts.appendEventsScript,
+      { task: 't', events: 'e', emitted: 'd', artifactChunks: 'a', pushCursors: 'p' },
+      { generation: 3, eventChannel: 'ch', nowMs: 10, taskId: 'id', events: [{ message: { messageId: 'm', role: 'ROLE_AGENT', parts: [] } }], outputBounds: ['', '0', 1, 2, 3] },
+    );
+    expect(packed.keys).toEqual(['t', 'e', 'd', 'a', 'p']);
+    expect(packed.argv).toEqual([3, 'ch', 10, 'id', '', '', '', '', '', 0, '', '0', '{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[]}}', '', '0', 1, 2, 3]);
+  });
+
+  it('appends a variadic script’s further keys after the named ones', () => {
+    const packed = packScriptCall(
+      maintenanceScripts.ownerIndexScript,
+      { ownerTasks: 'o', ownerActiveTasks: 'a', contextTasks: ['c1', 'c2'] },
+      { entries: [{ taskId: 't1', atMs: 5, contextKey: 4 }], drops: [{ taskId: 't2', maxScore: 6 }] },
+    );
+    expect(packed).toEqual({ keys: ['o', 'a', 'c1', 'c2'], argv: [1, 't1', 5, 4, 't2', 6] });
+  });
+});
