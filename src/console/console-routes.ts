@@ -6,7 +6,7 @@
 // URL or a cookie, so a cross-site request carries no credential (no CSRF) and nothing lands
 // in a log. A strict Content-Security-Policy allows only these scripts.
 import { readFileSync } from 'node:fs';
-import type { Hono } from 'hono';
+import type { Env, Hono } from 'hono';
 import { renderListPage, renderTaskPage } from './pages.ts';
 
 export const CONSOLE_PATH = '/console';
@@ -37,7 +37,7 @@ function html(body: string): Response {
   return new Response(body, { status: 200, headers: { ...CONSOLE_SECURITY_HEADERS, 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' } });
 }
 
-export function registerConsoleRoutes(app: Hono): void {
+export function registerConsoleRoutes<E extends Env>(app: Hono<E>): void {
   // Relative, so it also holds behind a proxy that serves the gateway below a path.
   app.get(CONSOLE_PATH, (c) => c.redirect('console/', 301));
   app.get(`${CONSOLE_PATH}/`, () => html(renderListPage()));

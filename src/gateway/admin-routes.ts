@@ -4,73 +4,62 @@
 // listener hands Hono the request's canonical path (request-path.ts), which is also the one
 // every other decision is taken on. Credentials are judged like the bindings' (header count,
 // then JWT or a signed request from the headers); a caller without them gets 401, one without
-// the scopes the surface needs 403 naming them (admin-access.ts says which).
+// the scopes the surface needs 403 naming them (admin-access.ts says which), both answered by
+// the gateway's error handler.
 import type { Queue } from 'bullmq';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
-import type { HttpBindings } from '@hono/node-server';
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { anonymousPrincipal } from '../auth/principal.ts';
-import { toA2AError } from '../bindings/errors.ts';
-import { ClientGoneError, createExchange, type ExchangeOptions } from '../bindings/http/exchange.ts';
-import { admitRequest, type RequestEdge } from '../bindings/http/pipeline.ts';
+import type { RequestEdge } from '../bindings/http/pipeline.ts';
 import { noteRequest } from '../bindings/http/request-notes.ts';
 import { checkDeclaredLength } from '../bindings/http/request-body.ts';
-import { restErrorBody } from '../bindings/rest/index.ts';
-import type { Logger } from '../logging/logger.ts';
 import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { metricsRegistry } from '../telemetry/metrics.ts';
 import { authorizeAdminSurface, type AdminSurface } from './admin-access.ts';
+import { admit, ADMISSION_STEPS } from './admission.ts';
+import type { GatewayEnv } from './gateway-env.ts';
+import { runSteps, type Step } from './steps.ts';
 
 export const METRICS_PATH = '/metrics';
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
-
-type AdminEnv = { Bindings: HttpBindings };
 
 export interface AdminRouteOptions {
   /** The queues the dashboard shows. */
   queues: readonly Queue[];
   /** Header count, credentials and the default body limit, as the bindings judge them. */
   edge: RequestEdge;
-  exchangeOptions: ExchangeOptions;
-  logger: Logger;
 }
 
 /**
- * Admits the request and checks the surface's scopes, or answers the refusal itself (lingering
- * for a body still arriving, like the bindings). A body the dashboard will read must declare
- * its length, within the default body limit: the dashboard reads it whole.
+ * The admission steps the bindings take (credentials from the headers, no body read), then the
+ * surface's scopes; a refusal goes to the gateway's error handler (error-response.ts). A body
+ * the dashboard will read must declare its length, within the default body limit: the
+ * dashboard reads it whole.
  */
-function guard(surface: AdminSurface, options: AdminRouteOptions): MiddlewareHandler<AdminEnv> {
-  return async (c, next) => {
-    const exchange = createExchange(c.env.incoming, c.env.outgoing, options.exchangeOptions);
-    try {
-      const admitted = await admitRequest(exchange, options.edge, { content: 'json-if-body', readsBody: false, checkVersion: false });
-      authorizeAdminSurface(admitted.principal ?? anonymousPrincipal(undefined), surface, exchange.method, `${exchange.method} ${exchange.path}`);
-      if (exchange.hasBody) {
-        if (exchange.header('content-length') === undefined) {
-          throw new LimitExceededError('maxBodyBytes', 'INVALID_REQUEST', `${surface} requests with a body must declare its length (Content-Length), at most ${options.edge.maxBodyBytes} bytes (maxBodyBytes).`, {
-            httpStatus: 411,
-            metadata: { reason: 'LENGTH_REQUIRED', maxBytes: String(options.edge.maxBodyBytes) },
-          });
-        }
-        checkDeclaredLength(exchange.request, options.edge.maxBodyBytes);
-      }
-    } catch (error) {
-      if (error instanceof ClientGoneError) return RESPONSE_ALREADY_SENT;
-      const a2a = toA2AError(error);
-      if (a2a.kind === 'INTERNAL') options.logger.error('admin route failed', { path: exchange.path, error: String((error as Error).stack ?? error) });
-      noteRequest(exchange.response, { operation: surface, errorCode: a2a.mapping.jsonRpcCode, errorReason: a2a.metadata.reason ?? a2a.kind });
-      exchange.sendJson(a2a.httpStatus ?? a2a.mapping.httpStatus, restErrorBody(a2a), a2a.httpHeaders());
-      return RESPONSE_ALREADY_SENT;
-    }
-    noteRequest(exchange.response, { operation: surface });
-    await next();
+function guard(surface: AdminSurface, options: AdminRouteOptions): MiddlewareHandler<GatewayEnv> {
+  const start: Step = (c) => {
+    noteRequest(c.get('exchange').response, { operation: surface });
+    admit(c, { edge: options.edge, content: 'json-if-body', readsBody: false, checkVersion: false });
     return undefined;
   };
+  const scopes: Step = (c) => {
+    const exchange = c.get('exchange');
+    authorizeAdminSurface(c.get('admitted').principal ?? anonymousPrincipal(undefined), surface, exchange.method, `${exchange.method} ${exchange.path}`);
+    if (exchange.hasBody) {
+      if (exchange.header('content-length') === undefined) {
+        throw new LimitExceededError('maxBodyBytes', 'INVALID_REQUEST', `${surface} requests with a body must declare its length (Content-Length), at most ${options.edge.maxBodyBytes} bytes (maxBodyBytes).`, {
+          httpStatus: 411,
+          metadata: { reason: 'LENGTH_REQUIRED', maxBytes: String(options.edge.maxBodyBytes) },
+        });
+      }
+      checkDeclaredLength(exchange.request, options.edge.maxBodyBytes);
+    }
+    return undefined;
+  };
+  return runSteps(start, ...ADMISSION_STEPS, scopes);
 }
 
 /** Bull Board's routes below QUEUE_DASHBOARD_PATH, showing `queues` (its retry and clean actions are safe: turns are fenced by their lease, and the reconciler re-queues an open task whose job was removed). */
@@ -86,14 +75,14 @@ function queueDashboard(queues: readonly Queue[]): Hono {
 }
 
 /** Mounts /metrics and the queue dashboard on `app`, each behind its guard. */
-export function registerAdminRoutes(app: Hono, options: AdminRouteOptions): void {
-  const admin = new Hono<AdminEnv>();
+export function registerAdminRoutes(app: Hono<GatewayEnv>, options: AdminRouteOptions): void {
+  const admin = new Hono<GatewayEnv>();
   admin.get(METRICS_PATH, guard('metrics', options), async () => {
     const text = await metricsRegistry.metrics();
     return new Response(text, { status: 200, headers: { 'Content-Type': metricsRegistry.contentType, 'Cache-Control': 'no-store' } });
   });
   // The guard is the dashboard's first middleware: every route of it, at any depth, runs it first.
-  const dashboard = new Hono<AdminEnv>();
+  const dashboard = new Hono<GatewayEnv>();
   dashboard.use('*', guard('queue dashboard', options));
   dashboard.route('/', queueDashboard(options.queues));
   admin.route(QUEUE_DASHBOARD_PATH, dashboard);

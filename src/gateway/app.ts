@@ -1,36 +1,46 @@
 // The gateway's HTTP surface: every agent's URL space (its card and its two A2A bindings, at
-// /agents/<name>/…, and the default agent's at the root), the agent list, keys and health.
-import type { RequestFieldPolicy } from '../protocol/unknown-fields.ts';
+// /agents/<name>/…, and the default agent's at the root), the agent list, keys, health, the
+// admin routes and the console, all one Hono app whose middleware is every request's pipeline,
+// in the order declared in createGatewayApp, with one error handler (error-response.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
-import { Hono } from 'hono';
-import type { RedisClient } from '../redis/connection.ts';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { Hono, type MiddlewareHandler } from 'hono';
+import type { Queue } from 'bullmq';
 import type { JWK } from 'jose';
+import type { RequestFieldPolicy } from '../protocol/unknown-fields.ts';
+import type { RedisClient } from '../redis/connection.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import type { ByteRates } from '../limits/byte-rates.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { StreamSlots } from '../limits/stream-slots.ts';
-import { registerJwksRoute } from './well-known-keys.ts';
-import { createExchange, type Exchange, type ExchangeOptions } from '../bindings/http/exchange.ts';
-import { A2AError } from '../protocol/errors.ts';
-import { checkHeaderCount } from '../bindings/http/header-count.ts';
-import type { RequestEdge } from '../bindings/http/pipeline.ts';
-import { checkReadiness, type ReadinessProbe } from './readiness.ts';
-import type { Queue } from 'bullmq';
-import { registerAdminRoutes } from './admin-routes.ts';
-import { canonicalTarget, targetOf } from './request-path.ts';
-import { observeRequest } from '../telemetry/request-observer.ts';
-import { handleJsonRpc } from '../bindings/jsonrpc/index.ts';
-import { handleRest, restErrorBody } from '../bindings/rest/index.ts';
-import { JSONRPC_PATH, REST_BASE_PATH } from '../protocol/endpoints.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { SseStreams } from '../bindings/sse/sse-writer.ts';
 import type { TaskService } from '../tasks/service.ts';
-import { serveCard } from './card-route.ts';
-import { logAccess } from './access-log.ts';
-import { applyCors } from './cors.ts';
-import { handleAgentList } from './agent-list.ts';
+import { A2AError } from '../protocol/errors.ts';
+import { shaped } from '../bindings/errors.ts';
+import { createExchange, type Exchange, type ExchangeOptions } from '../bindings/http/exchange.ts';
+import { checkHeaderCount } from '../bindings/http/header-count.ts';
+import type { Admission, RequestEdge } from '../bindings/http/pipeline.ts';
+import { checkJsonRpcMethod, handleJsonRpc, JSONRPC_ADMISSION, type JsonRpcBindingOptions } from '../bindings/jsonrpc/index.ts';
+import { handleRest, matchRestRoute, restAdmission, type RestRoute } from '../bindings/rest/index.ts';
+import { declaredBodyCharge } from '../operations/dispatch.ts';
+import { JSONRPC_PATH, REST_BASE_PATH } from '../protocol/endpoints.ts';
+import { observeRequest } from '../telemetry/request-observer.ts';
 import { registerConsoleRoutes } from '../console/console-routes.ts';
+import { logAccess } from './access-log.ts';
+import { registerAdminRoutes } from './admin-routes.ts';
+import { admit, ADMISSION_STEPS } from './admission.ts';
+import { checkAgentListMethod, handleAgentList } from './agent-list.ts';
+import { serveCard } from './card-route.ts';
+import { applyCors } from './cors.ts';
+import { answerError } from './error-response.ts';
+import type { GatewayEnv } from './gateway-env.ts';
+import { runSteps, type Step } from './steps.ts';
+import { checkReadiness, type ReadinessProbe } from './readiness.ts';
+import { canonicalTarget, targetOf } from './request-path.ts';
+import { agentOf, AGENTS_PATH, CARD_PATH, surfaceOf } from './surface.ts';
+import { registerJwksRoute } from './well-known-keys.ts';
 
 export interface GatewayAppOptions {
   service: TaskService;
@@ -70,39 +80,18 @@ export interface GatewayAppOptions {
 
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
-const AGENTS_PATH = '/agents';
-const CARD_PATH = '/.well-known/agent-card.json';
 
-/** The agent a request is for, for the access log. */
-function agentNameOf(path: string, options: GatewayAppOptions): string | undefined {
-  const route = routeOf(path, options);
-  return route === undefined || 'unknownAgent' in route ? undefined : route.endpoint.agent.name;
+/** One agent's binding options and what its routes ask of admission, built once. */
+interface AgentBinding {
+  options: JsonRpcBindingOptions;
+  jsonRpc: Admission;
+  rest: (route: RestRoute) => Admission;
 }
 
-/** Which agent a path belongs to and what it asks of it; undefined when it is no agent's. */
-function routeOf(path: string, options: GatewayAppOptions): { endpoint: AgentEndpoint; rest: string } | { unknownAgent: string } | undefined {
-  if (!path.startsWith(`${AGENTS_PATH}/`)) return { endpoint: options.root, rest: path };
-  const end = path.indexOf('/', AGENTS_PATH.length + 1);
-  const segment = path.slice(AGENTS_PATH.length + 1, end < 0 ? undefined : end);
-  let name: string;
-  try {
-    name = decodeURIComponent(segment);
-  } catch {
-    return { unknownAgent: segment };
-  }
-  const endpoint = options.endpoints.get(name);
-  if (endpoint === undefined) return { unknownAgent: name };
-  return { endpoint, rest: end < 0 ? '' : path.slice(end) };
-}
+/** Why a request's target was refused (request-path.ts), and the target as it came, for the access log. */
+const refusedTargets = new WeakMap<IncomingMessage, { reason: string; raw: string }>();
 
-/** 400 for a target with no single safe reading (request-path.ts), before anything routes it. */
-function refuseTarget(exchange: Exchange, reason: string): void {
-  const error = new A2AError('INVALID_REQUEST', `The request target has no single safe reading: it contains ${reason}. Send the plain path (for example /a2a/rest/tasks), percent-encoding only what must be.`, {
-    metadata: { reason: 'REQUEST_TARGET_AMBIGUOUS' },
-  });
-  exchange.sendJson(400, restErrorBody(error), error.httpHeaders());
-}
-
+/** The agent surfaces' 404: written as it is, like any answer (not a refusal: no linger). */
 function notFound(response: ServerResponse, message: string): void {
   const body = JSON.stringify({ error: { code: 404, status: 'NOT_FOUND', message, details: [] } });
   response.writeHead(404, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
@@ -110,11 +99,162 @@ function notFound(response: ServerResponse, message: string): void {
 }
 
 /**
- * The gateway's request listener: the A2A bindings, cards and the agent list run directly on
- * Node's request and response (src/bindings/http/exchange.ts says why); Hono serves the rest.
+ * The gateway's Hono app. Its middleware, in this order, is every request's pipeline:
+ *
+ *   surface (which agent and binding the canonical path is for; the exchange over Node's
+ *   request and response) → access log → target refusal (400) → unknown agent (404)
+ *   → CORS (the bindings, /agents; a preflight ends here) → request observation and tracing
+ *   (the bindings) → the route's own refusals (404, 405) and what it asks of admission
+ *   → header count (431) → admission (admission.ts: declared size 413, content type 415,
+ *   credentials 401, version, byte rate 429, the body within its limits, a signed body's
+ *   digest) → the handler (a binding, a card, /agents; the root routes below, whose admin
+ *   routes run the same admission steps behind their guard).
+ *
+ * The steps up to the handler run as one middleware (steps.ts): a step with nothing to wait
+ * for costs no promise on the hot path. Every failure, at any step, reaches app.onError
+ * (error-response.ts), which answers in the shape of the binding the request was for.
  */
-export function createGatewayListener(options: GatewayAppOptions): RequestListener {
-  const app = new Hono();
+export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
+  const app = new Hono<GatewayEnv>();
+  const exchangeOptions: ExchangeOptions = { drainBytes: options.refusedBodyDrainBytes };
+
+  const surface: Step = (c) => {
+    const { incoming, outgoing } = c.env;
+    c.set('exchange', createExchange(incoming, outgoing, exchangeOptions));
+    c.set('surface', refusedTargets.has(incoming) ? { kind: 'root', endpoint: options.root } : surfaceOf(c.get('exchange').path, options));
+    return undefined;
+  };
+  const accessLog: Step = (c) => {
+    if (!options.accessLog) return undefined;
+    const { incoming, outgoing } = c.env;
+    const refused = refusedTargets.get(incoming);
+    if (refused !== undefined) logAccess(incoming, outgoing, refused.raw.slice(0, 200), undefined, options.logger);
+    else {
+      const { path } = c.get('exchange');
+      logAccess(incoming, outgoing, path, agentOf(c.get('surface'), path, options), options.logger);
+    }
+    return undefined;
+  };
+  const targetRefusal: Step = (c) => {
+    const refused = refusedTargets.get(c.env.incoming);
+    if (refused !== undefined) {
+      throw new A2AError('INVALID_REQUEST', `The request target has no single safe reading: it contains ${refused.reason}. Send the plain path (for example /a2a/rest/tasks), percent-encoding only what must be.`, {
+        metadata: { reason: 'REQUEST_TARGET_AMBIGUOUS' },
+      });
+    }
+    return undefined;
+  };
+  const unknownAgent: Step = (c) => {
+    const target = c.get('surface');
+    if (target.kind !== 'unknown-agent') return undefined;
+    notFound(c.env.outgoing, `There is no agent "${target.name}" here. GET ${AGENTS_PATH} lists the agents you may use.`);
+    return RESPONSE_ALREADY_SENT;
+  };
+  // Browser-based A2A clients (inspectors, dashboards) call the bindings and /agents cross-origin.
+  const cors: Step = (c) => {
+    const kind = c.get('surface').kind;
+    const methods = kind === 'jsonrpc' ? 'POST' : kind === 'http+json' ? 'GET, POST, DELETE' : kind === 'agent-list' ? 'GET' : undefined;
+    if (methods !== undefined && applyCors(c.env.incoming, c.env.outgoing, options.corsOrigins, methods)) return RESPONSE_ALREADY_SENT;
+    return undefined;
+  };
+  const observe: Step = (c) => {
+    const target = c.get('surface');
+    if (target.kind === 'jsonrpc' || target.kind === 'http+json') {
+      const path = `${target.endpoint.basePath}${target.kind === 'jsonrpc' ? JSONRPC_PATH : REST_BASE_PATH}`;
+      observeRequest(c.env.incoming, c.env.outgoing, target.kind, target.endpoint.agent.name, path);
+    }
+    return undefined;
+  };
+
+  // Built once per agent: each has its own body limit, the rest of the edge is shared.
+  const perAgent = new Map<AgentEndpoint, AgentBinding>();
+  const bindingOf = (endpoint: AgentEndpoint): AgentBinding => {
+    let built = perAgent.get(endpoint);
+    if (built === undefined) {
+      const edge = { ...options.edge, maxBodyBytes: endpoint.agent.settings.limits.maxBodyBytes };
+      const bindingOptions: JsonRpcBindingOptions = {
+        service: options.service,
+        endpoint,
+        rateLimiter: options.rateLimiter,
+        ...(options.byteRates === undefined ? {} : { byteRates: options.byteRates }),
+        ...(options.streamSlots === undefined ? {} : { streamSlots: options.streamSlots }),
+        ...(options.requestFields === undefined ? {} : { requestFields: options.requestFields }),
+        edge,
+        streams: options.streams,
+        logger: options.logger,
+      };
+      const chargeDeclaredBody = declaredBodyCharge(bindingOptions);
+      built = { options: bindingOptions, jsonRpc: { ...JSONRPC_ADMISSION, edge, chargeDeclaredBody }, rest: (route) => ({ ...restAdmission(route), edge, chargeDeclaredBody }) };
+      perAgent.set(endpoint, built);
+    }
+    return built;
+  };
+  /** The route's own refusals (404, 405) before anything is admitted, and what it asks of admission. */
+  const route: Step = (c) => {
+    const target = c.get('surface');
+    const exchange = c.get('exchange');
+    switch (target.kind) {
+      case 'jsonrpc':
+        checkJsonRpcMethod(exchange);
+        admit(c, bindingOf(target.endpoint).jsonRpc);
+        break;
+      case 'http+json': {
+        const matched = matchRestRoute(exchange, target.endpoint.basePath);
+        c.set('restRoute', matched);
+        c.set('errorShape', { binding: 'http+json', legacy: matched.legacy });
+        admit(c, bindingOf(target.endpoint).rest(matched));
+        break;
+      }
+      case 'agent-list':
+        checkAgentListMethod(exchange);
+        admit(c, { edge: options.edge, content: 'json-if-body', readsBody: false, checkVersion: false });
+        break;
+      default:
+    }
+    return undefined;
+  };
+  const headerCount: Step = (c) => {
+    try {
+      checkHeaderCount(c.env.incoming, options.edge.maxHeaderCount);
+    } catch (error) {
+      // The A2A calls refuse it in their own shape; every other surface in the plain one.
+      if (c.get('admission') !== undefined) throw error;
+      throw shaped(error, { binding: 'plain' });
+    }
+    // The server leaves Expect: 100-continue to the handlers: an A2A call answers it when it reads the body.
+    if (c.get('admission') === undefined && c.env.incoming.headers.expect?.toLowerCase() === '100-continue') c.env.outgoing.writeContinue();
+    return undefined;
+  };
+  /** The handler of every surface but the root routes, which Hono's router serves below. */
+  const agentSurfaces: MiddlewareHandler<GatewayEnv> = async (c, next) => {
+    const target = c.get('surface');
+    const exchange: Exchange = c.get('exchange');
+    switch (target.kind) {
+      case 'jsonrpc':
+        await handleJsonRpc(exchange, c.get('admitted'), bindingOf(target.endpoint).options);
+        break;
+      case 'http+json':
+        await handleRest(exchange, c.get('restRoute'), c.get('admitted'), bindingOf(target.endpoint).options);
+        break;
+      case 'card':
+        await serveCard(c.env.incoming, c.env.outgoing, target.endpoint);
+        break;
+      case 'agent-list':
+        await handleAgentList(exchange, c.get('admitted').principal, options);
+        break;
+      case 'agent-path': {
+        const { basePath, agent } = target.endpoint;
+        notFound(c.env.outgoing, `Nothing at ${exchange.method} ${exchange.path}. Agent "${agent.name}" serves ${basePath}${CARD_PATH}, ${basePath}${JSONRPC_PATH} and ${basePath}${REST_BASE_PATH}/….`);
+        break;
+      }
+      default:
+        return next();
+    }
+    return RESPONSE_ALREADY_SENT;
+  };
+
+  app.use(runSteps(surface, accessLog, targetRefusal, unknownAgent, cors, observe, route, headerCount, ...ADMISSION_STEPS), agentSurfaces);
+
   registerJwksRoute(app, () => options.publishedKeys);
   if (options.console === true) registerConsoleRoutes(app);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
@@ -122,102 +262,43 @@ export function createGatewayListener(options: GatewayAppOptions): RequestListen
     const readiness = await checkReadiness({ ...options.readiness, redis: options.redis, logger: options.logger });
     return readiness.ready ? c.json({ status: 'ok' }) : c.json({ status: 'unavailable', reason: readiness.reason }, 503, { 'Retry-After': '1' });
   });
-  const exchangeOptions: ExchangeOptions = { drainBytes: options.refusedBodyDrainBytes };
-  registerAdminRoutes(app, { queues: options.dashboardQueues, edge: options.edge, exchangeOptions, logger: options.logger });
+  registerAdminRoutes(app, { queues: options.dashboardQueues, edge: options.edge });
   app.notFound((c) =>
     c.json(
       {
         error: {
           code: 404,
           status: 'NOT_FOUND',
-          message: `Nothing at ${c.req.method} ${new URL(c.req.url).pathname}. The agent card is at ${CARD_PATH}; the agents are listed at ${AGENTS_PATH}.`,
+          message: `Nothing at ${c.req.method} ${c.get('exchange').path}. The agent card is at ${CARD_PATH}; the agents are listed at ${AGENTS_PATH}.`,
           details: [],
         },
       },
       404,
     ),
   );
-  const honoListener = getRequestListener(app.fetch);
-  const fail = (response: ServerResponse, error: unknown): void => {
-    options.logger.error('request handler failed', { error: String((error as Error).stack ?? error) });
-    if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
-    response.end();
-  };
-  // Built once per agent: each has its own body limit, the rest of the edge is shared.
-  const bindingOptions = new Map<AgentEndpoint, Parameters<typeof handleJsonRpc>[1]>();
-  const bindingOptionsFor = (endpoint: AgentEndpoint): Parameters<typeof handleJsonRpc>[1] => {
-    let built = bindingOptions.get(endpoint);
-    if (built === undefined) {
-      built = {
-        service: options.service,
-        endpoint,
-        rateLimiter: options.rateLimiter,
-        ...(options.byteRates === undefined ? {} : { byteRates: options.byteRates }),
-        ...(options.streamSlots === undefined ? {} : { streamSlots: options.streamSlots }),
-        ...(options.requestFields === undefined ? {} : { requestFields: options.requestFields }),
-        edge: { ...options.edge, maxBodyBytes: endpoint.agent.settings.limits.maxBodyBytes },
-        streams: options.streams,
-        logger: options.logger,
-      };
-      bindingOptions.set(endpoint, built);
-    }
-    return built;
-  };
-  return (request, response) => {
-    // From here on the request's URL is its canonical target: the bindings, the agent routing,
-    // Hono and the admin routes' guards all read this one path.
-    const canonical = canonicalTarget(request.url ?? '/', request.headers.host);
-    if ('refused' in canonical) {
-      if (options.accessLog) logAccess(request, response, (request.url ?? '').slice(0, 200), undefined, options.logger);
-      refuseTarget(createExchange(request, response, exchangeOptions), canonical.refused);
-      return;
-    }
-    request.url = targetOf(canonical);
-    const { path } = canonical;
-    if (options.accessLog) logAccess(request, response, path, agentNameOf(path, options), options.logger);
-    if (path === AGENTS_PATH || path === `${AGENTS_PATH}/`) {
-      if (applyCors(request, response, options.corsOrigins, 'GET')) return;
-      handleAgentList(createExchange(request, response, exchangeOptions), options).catch((error: unknown) => fail(response, error));
-      return;
-    }
-    const route = routeOf(path, options);
-    if (route !== undefined && 'unknownAgent' in route) {
-      notFound(response, `There is no agent "${route.unknownAgent}" here. GET ${AGENTS_PATH} lists the agents you may use.`);
-      return;
-    }
-    const { endpoint, rest } = route as { endpoint: AgentEndpoint; rest: string };
-    const isJsonRpc = rest === JSONRPC_PATH || rest === `${JSONRPC_PATH}/`;
-    const isRest = rest === REST_BASE_PATH || rest.startsWith(`${REST_BASE_PATH}/`);
-    if (!isJsonRpc && !isRest) {
-      // The bindings refuse these in their own error shapes (pipeline.ts); cards, health and the rest here.
-      try {
-        checkHeaderCount(request, options.edge.maxHeaderCount);
-      } catch (error) {
-        const message = (error as Error).message;
-        createExchange(request, response, exchangeOptions).sendJson(431, { error: { code: 431, status: 'INVALID_ARGUMENT', message, details: [] } });
-        return;
-      }
-      // The server leaves Expect: 100-continue to the handlers; the bindings answer it after their header checks.
-      if (request.headers.expect?.toLowerCase() === '100-continue') response.writeContinue();
-    }
-    if (rest === CARD_PATH) {
-      serveCard(request, response, endpoint).catch((error: unknown) => fail(response, error));
-      return;
-    }
-    if (isJsonRpc || isRest) {
-      // Browser-based A2A clients (inspectors, dashboards) call the bindings cross-origin.
-      if (applyCors(request, response, options.corsOrigins, isJsonRpc ? 'POST' : 'GET, POST, DELETE')) return;
-      const handle = isJsonRpc ? handleJsonRpc : handleRest;
-      observeRequest(request, response, isJsonRpc ? 'jsonrpc' : 'http+json', endpoint.agent.name, `${endpoint.basePath}${isJsonRpc ? JSONRPC_PATH : REST_BASE_PATH}`);
-      handle(createExchange(request, response, exchangeOptions), bindingOptionsFor(endpoint)).catch((error: unknown) => fail(response, error));
-      return;
-    }
-    if (endpoint !== options.root) {
-      notFound(response, `Nothing at ${request.method ?? 'GET'} ${path}. Agent "${endpoint.agent.name}" serves ${endpoint.basePath}${CARD_PATH}, ${endpoint.basePath}${JSONRPC_PATH} and ${endpoint.basePath}${REST_BASE_PATH}/….`);
-      return;
-    }
-    void honoListener(request, response);
-  };
+  app.onError((error, c) => {
+    answerError(error, c.get('surface'), c.get('errorShape'), c.get('exchange'), options.logger);
+    return RESPONSE_ALREADY_SENT;
+  });
+  return app;
 }
 
-
+/**
+ * The gateway's request listener. A request's URL becomes its canonical target before Hono
+ * routes it, so the router, the bindings and the admin routes' guards all read one path; a
+ * target without one is recorded here and refused by the app's pipeline.
+ */
+export function createGatewayListener(options: GatewayAppOptions): RequestListener {
+  const app = createGatewayApp(options);
+  // The bindings read and drain request bodies themselves (exchange.ts): no cleanup of Hono's own.
+  const listener = getRequestListener(app.fetch, { autoCleanupIncoming: false, hostname: 'localhost' });
+  return (request, response) => {
+    const raw = request.url ?? '/';
+    const canonical = canonicalTarget(raw, request.headers.host);
+    if ('refused' in canonical) {
+      refusedTargets.set(request, { reason: canonical.refused, raw });
+      request.url = '/';
+    } else request.url = targetOf(canonical);
+    void listener(request, response);
+  };
+}

@@ -1,6 +1,6 @@
 // GET /.well-known/jwks.json: the public keys verifiers need for what this gateway signs
 // (the agent card's `jku` points here).
-import type { Hono } from 'hono';
+import type { Env, Hono } from 'hono';
 import type { JWK } from 'jose';
 import { publicJwkOf } from '../auth/keys/key-file.ts';
 
@@ -12,7 +12,7 @@ export function jwksResponseBody(keys: JWK[]): { keys: JWK[] } {
 }
 
 /** `getKeys` is called per request, so a rotated key shows up without re-registering. */
-export function registerJwksRoute(app: Hono, getKeys: () => JWK[]): void {
+export function registerJwksRoute<E extends Env>(app: Hono<E>, getKeys: () => JWK[]): void {
   app.get(JWKS_PATH, (c) =>
     c.body(JSON.stringify(jwksResponseBody(getKeys())), 200, {
       'Content-Type': 'application/json',

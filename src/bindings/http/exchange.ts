@@ -1,7 +1,8 @@
 // One HTTP request/response as the A2A bindings see it, directly over Node's http objects.
 // The bindings are the gateway's hot path (every call, every open stream): going through a
 // web Request/Response per call cost ~13% of a busy gateway's CPU and most of an idle SSE
-// subscriber's memory, so they skip that layer; Hono serves the card, health and the rest.
+// subscriber's memory, so they skip that layer: they run as Hono middleware (gateway/app.ts)
+// but read and write Node's objects and hand Hono a response that says it was already sent.
 //
 // The body is read only when a binding asks for it, after the request's headers were judged
 // (see pipeline.ts). A refusal sent while the body is still arriving lingers: the answer is

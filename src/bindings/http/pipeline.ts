@@ -1,5 +1,6 @@
 // The steps every A2A request takes before its operation runs, in this order, for both
-// bindings. Everything up to the credentials is judged from the headers alone, so a request
+// bindings, the agent list and the admin routes; gateway/admission.ts runs them as Hono
+// middleware. Everything up to the credentials is judged from the headers alone, so a request
 // that is too large, of the wrong type or version, or without valid credentials is refused
 // before a byte of its body is buffered or parsed (DESIGN.md, "inputs are bounded before they
 // cost anything"); the body is then read within its size and JSON bounds.
@@ -9,16 +10,15 @@
 //   → the owner's byte rate, from the declared size (429) → body: size (413) and JSON
 //   structure (400) as it arrives → a signed body's digest
 //
-// Routing (404, 405) comes first in each binding; what follows (parsing, the JSON-RPC
+// Routing (404, 405) comes first (gateway/app.ts); what follows (parsing, the JSON-RPC
 // envelope, params, scope, rate limit) is the binding's and the operation's. JSON-RPC checks
 // the version after reading the envelope instead, so that its error can name the request id.
 import type { Principal } from '../../auth/principal.ts';
 import type { JsonLimits } from '../../config/schema.ts';
 import { negotiateVersion, type ProtocolVersion } from '../../protocol/version.ts';
-import { authenticateHead, type AuthenticationStep } from './authenticate.ts';
+import type { AuthenticationStep } from './authenticate.ts';
 import { checkContentType, type BodyContentRule } from './content-type.ts';
 import type { Exchange } from './exchange.ts';
-import { checkHeaderCount } from './header-count.ts';
 import { noteRequest } from './request-notes.ts';
 import { checkDeclaredLength } from './request-body.ts';
 
@@ -28,7 +28,9 @@ export interface RequestEdge extends AuthenticationStep {
   jsonLimits: JsonLimits;
 }
 
-export interface AdmitOptions {
+/** What a route asks of the admission steps (gateway/admission.ts), set once its route is known. */
+export interface Admission {
+  edge: RequestEdge;
   content: BodyContentRule;
   /** False for routes that take no body (GET, DELETE): one sent anyway is discarded unread. */
   readsBody: boolean;
@@ -38,9 +40,10 @@ export interface AdmitOptions {
    * Charges a declared body to its sender's byte rate before a byte of it is read (the caller
    * known from the headers; limits.ingressBytesPerSecond). True when it charged; a refusal throws.
    */
-  chargeDeclaredBody?: (principal: Principal, declaredBytes: number) => Promise<boolean>;
+  chargeDeclaredBody?: ((principal: Principal, declaredBytes: number) => Promise<boolean>) | undefined;
 }
 
+/** What the admission steps found out about a request, for its handler. */
 export interface AdmittedRequest {
   /** Undefined when authentication is off. */
   principal: Principal | undefined;
@@ -52,26 +55,20 @@ export interface AdmittedRequest {
   bodyCharged: boolean;
 }
 
-export async function admitRequest(exchange: Exchange, edge: RequestEdge, options: AdmitOptions): Promise<AdmittedRequest> {
-  checkHeaderCount(exchange.request, edge.maxHeaderCount);
-  if (options.readsBody) {
-    checkDeclaredLength(exchange.request, edge.maxBodyBytes);
-    checkContentType(exchange, options.content);
-  }
-  const caller = await authenticateHead(exchange, edge);
-  const version = options.checkVersion ? versionOf(exchange) : undefined;
-  const known = caller.fromHeaders?.principal;
-  const declared = declaredLength(exchange);
-  const bodyCharged =
-    options.readsBody && known !== undefined && declared > 0 && options.chargeDeclaredBody !== undefined ? await options.chargeDeclaredBody(known, declared) : false;
-  const body = options.readsBody ? await exchange.readBody({ maxBytes: edge.maxBodyBytes, json: edge.jsonLimits }) : '';
-  const principal = await caller.complete(body);
+/** The steps judged from the headers before credentials: declared size (413), then content type (415), when the route reads a body. */
+export function checkBodyHead(exchange: Exchange, admission: Admission): void {
+  if (!admission.readsBody) return;
+  checkDeclaredLength(exchange.request, admission.edge.maxBodyBytes);
+  checkContentType(exchange, admission.content);
+}
+
+/** Notes who called, for the access log and the request's span. */
+export function noteCaller(exchange: Exchange, principal: Principal | undefined): void {
   if (principal !== undefined) noteRequest(exchange.response, { principal: principal.subject, tenant: principal.tenant });
-  return { principal, version, body, bodyCharged };
 }
 
 /** The body's size as its Content-Length declares it (0 when none is declared: a chunked body is charged once read). */
-function declaredLength(exchange: Exchange): number {
+export function declaredLength(exchange: Pick<Exchange, 'header'>): number {
   const length = Number(exchange.header('content-length') ?? '');
   return Number.isSafeInteger(length) && length > 0 ? length : 0;
 }

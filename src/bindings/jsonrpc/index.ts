@@ -5,19 +5,19 @@
 import { A2AError } from '../../protocol/errors.ts';
 import { LimitExceededError } from '../../limits/limit-refusal.ts';
 import type { Logger } from '../../logging/logger.ts';
-import { declaredBodyCharge, openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
+import { openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
 import { OPERATIONS } from '../../operations/registry.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
-import { toA2AError } from '../errors.ts';
-import { ClientGoneError, type Exchange } from '../http/exchange.ts';
+import { shaped, toA2AError } from '../errors.ts';
+import type { Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { exchangeContext } from '../http/extensions.ts';
 import { LEGACY_TRANSLATIONS, legacyStreamFrame, type LegacyTranslation } from '../../compat/v0_3/index.ts';
 import { EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER } from '../../extensions/activation.ts';
 import type { Operation } from '../../operations/definition.ts';
 import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, wrongVersionFor, type ProtocolVersion } from '../../protocol/version.ts';
-import { admitRequest, versionOf, type RequestEdge } from '../http/pipeline.ts';
+import { versionOf, type AdmittedRequest, type RequestEdge } from '../http/pipeline.ts';
 import { noteRequest, noteResult } from '../http/request-notes.ts';
 import { withJsonNames } from '../../protocol/protojson.ts';
 
@@ -40,13 +40,6 @@ const JSONRPC_MESSAGES: Partial<Record<A2AError['kind'], string>> = {
 export function jsonRpcErrorBody(id: JsonRpcId, error: A2AError): Record<string, unknown> {
   const message = JSONRPC_MESSAGES[error.kind] === undefined ? error.message : `${JSONRPC_MESSAGES[error.kind]}: ${error.message}`;
   return { jsonrpc: '2.0', id, error: { code: error.mapping.jsonRpcCode, message, data: error.details() } };
-}
-
-function respondError(exchange: Exchange, id: JsonRpcId, error: A2AError): void {
-  noteRequest(exchange.response, { errorCode: error.mapping.jsonRpcCode, errorReason: error.metadata.reason ?? error.kind });
-  // JSON-RPC errors travel in a 200 response; only transport-level refusals keep their HTTP status.
-  const status = error.httpStatus ?? (error.mapping.transport ? error.mapping.httpStatus : 200);
-  exchange.sendJson(status, jsonRpcErrorBody(id, error), error.httpHeaders());
 }
 
 /**
@@ -109,20 +102,21 @@ function resolveMethod(method: string, version: ProtocolVersion, requested: Para
   });
 }
 
-/** Handles one request to the JSON-RPC endpoint. */
-export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingOptions): Promise<void> {
+/** The endpoint's one method: anything but POST is 405 (answered with id null). */
+export function checkJsonRpcMethod(exchange: Exchange): void {
+  if (exchange.method === 'POST') return;
+  exchange.response.setHeader('Allow', 'POST');
+  throw new A2AError('INVALID_REQUEST', 'the JSON-RPC endpoint only accepts POST', { httpStatus: 405 });
+}
+
+/** What the admission steps take for a JSON-RPC request: every one has a JSON body; the version is checked once the id is known. */
+export const JSONRPC_ADMISSION = { content: 'json-required', readsBody: true, checkVersion: false } as const;
+
+/** Handles one request to the JSON-RPC endpoint, admitted by the gateway's pipeline (gateway/app.ts). */
+export async function handleJsonRpc(exchange: Exchange, admitted: AdmittedRequest, options: JsonRpcBindingOptions): Promise<void> {
   let id: JsonRpcId = null;
   try {
-    if (exchange.method !== 'POST') {
-      exchange.response.setHeader('Allow', 'POST');
-      throw new A2AError('INVALID_REQUEST', 'the JSON-RPC endpoint only accepts POST', { httpStatus: 405 });
-    }
-    const { principal, body: text, bodyCharged } = await admitRequest(exchange, options.edge, {
-      content: 'json-required',
-      readsBody: true,
-      checkVersion: false,
-      chargeDeclaredBody: declaredBodyCharge(options),
-    });
+    const { principal, body: text, bodyCharged } = admitted;
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -168,14 +162,8 @@ export async function handleJsonRpc(exchange: Exchange, options: JsonRpcBindingO
       frameError: (error) => ({ data: JSON.stringify(jsonRpcErrorBody(requestId, toA2AError(error))) }),
     });
   } catch (error) {
-    if (error instanceof ClientGoneError) {
-      // Nobody is left to answer; not the gateway's failure.
-      options.logger.debug('JSON-RPC client went away before its request arrived', { path: exchange.path });
-      return;
-    }
-    const a2a = toA2AError(error);
-    if (a2a.kind === 'INTERNAL') options.logger.error('JSON-RPC request failed', { error: String((error as Error).stack ?? error) });
-    respondError(exchange, id, a2a);
+    // The gateway's error handler answers it (gateway/error-response.ts), with this request's id.
+    throw shaped(error, { binding: 'jsonrpc', requestId: id });
   }
 }
 

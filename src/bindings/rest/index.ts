@@ -4,14 +4,14 @@
 // declared in src/operations and run by its dispatcher.
 import type { Logger } from '../../logging/logger.ts';
 import type { Operation } from '../../operations/definition.ts';
-import { declaredBodyCharge, openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
+import { openStream, runUnary, type OperationDeps } from '../../operations/dispatch.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { jsonNameOf } from '../../protocol/protojson.ts';
-import { toA2AError } from '../errors.ts';
-import { ClientGoneError, type Exchange } from '../http/exchange.ts';
+import { shaped, toA2AError } from '../errors.ts';
+import type { Exchange } from '../http/exchange.ts';
 import { lastEventIdOf } from '../http/last-event-id.ts';
 import { exchangeContext } from '../http/extensions.ts';
-import { admitRequest, type RequestEdge } from '../http/pipeline.ts';
+import type { AdmittedRequest, RequestEdge } from '../http/pipeline.ts';
 import { noteRequest, noteResult } from '../http/request-notes.ts';
 import type { SseStreams } from '../sse/sse-writer.ts';
 import { pipeTaskStream } from '../sse/task-stream.ts';
@@ -36,11 +36,6 @@ export function restErrorBody(error: A2AError): Record<string, unknown> {
   // An unknown path is NOT_FOUND on the HTTP binding, whatever gRPC would call an unknown method.
   const statusName = status === 404 ? 'NOT_FOUND' : status === 405 ? 'UNIMPLEMENTED' : error.mapping.grpcStatus;
   return { error: { code: status, status: statusName, message: error.message, details: error.details() } };
-}
-
-function respondError(exchange: Exchange, error: A2AError): void {
-  noteRequest(exchange.response, { errorCode: error.mapping.jsonRpcCode, errorReason: error.metadata.reason ?? error.kind });
-  exchange.sendJson(error.httpStatus ?? error.mapping.httpStatus, restErrorBody(error), error.httpHeaders());
 }
 
 const NUMBER_QUERY = new Set(['historyLength', 'pageSize']);
@@ -180,11 +175,24 @@ function routeOf(exchange: Exchange, path: string, legacyRequested: boolean): { 
   return { match: REST_ROUTER.match(exchange.method, path), router: REST_ROUTER, legacy: false };
 }
 
-/** Handles one request below the endpoint's REST base (`<agent base>/a2a/rest`). */
-export async function handleRest(exchange: Exchange, options: RestBindingOptions): Promise<void> {
+/** The operation a request below the REST base names, and whether it is served in 0.3. */
+export interface RestRoute {
+  match: RouteMatch;
+  legacy: boolean;
+}
+
+/** What the admission steps take for a route: a JSON body where the route reads one, and the version. */
+export const restAdmission = (route: RestRoute): { content: 'json-if-body'; readsBody: boolean; checkVersion: true } => ({
+  content: 'json-if-body',
+  readsBody: readsBody(route.match),
+  checkVersion: true,
+});
+
+/** Matches a request below the endpoint's REST base (`<agent base>/a2a/rest`): 404 and 405 in the shape of the version asked for. */
+export function matchRestRoute(exchange: Exchange, basePath: string): RestRoute {
   let legacy = servedVersionOf(exchange.header('a2a-version'), exchange.query.get('A2A-Version') ?? undefined) === LEGACY_PROTOCOL_VERSION;
   try {
-    const base = `${options.endpoint.basePath}${REST_BASE_PATH}`;
+    const base = `${basePath}${REST_BASE_PATH}`;
     const path = exchange.path.slice(base.length) || '/';
     let route: ReturnType<typeof routeOf>;
     try {
@@ -203,12 +211,18 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
       exchange.response.setHeader('Allow', router.allowedMethods(path).join(', '));
       throw new A2AError('METHOD_NOT_FOUND', `${exchange.method} is not allowed on ${base}${path}`, { httpStatus: 405 });
     }
-    const { principal, version, body: bodyText, bodyCharged } = await admitRequest(exchange, options.edge, {
-      content: 'json-if-body',
-      readsBody: readsBody(match),
-      checkVersion: true,
-      chargeDeclaredBody: declaredBodyCharge(options),
-    });
+    return { match, legacy };
+  } catch (error) {
+    throw shaped(error, { binding: 'http+json', legacy });
+  }
+}
+
+/** Handles one request below the endpoint's REST base, its route matched and the request admitted by the gateway's pipeline (gateway/app.ts). */
+export async function handleRest(exchange: Exchange, route: RestRoute, admitted: AdmittedRequest, options: RestBindingOptions): Promise<void> {
+  const { match, legacy } = route;
+  try {
+    const base = `${options.endpoint.basePath}${REST_BASE_PATH}`;
+    const { principal, version, body: bodyText, bodyCharged } = admitted;
     const body = { bytes: Buffer.byteLength(bodyText), charged: bodyCharged };
     if (legacy) {
       await serveLegacy(exchange, match, bodyText, principal, options, body.charged);
@@ -221,15 +235,7 @@ export async function handleRest(exchange: Exchange, options: RestBindingOptions
     noteRequest(exchange.response, { operation: match.operation.name, taskId: taskIdOf(params) });
     await serve(exchange, match.operation, params, principal, options, body);
   } catch (error) {
-    if (error instanceof ClientGoneError) {
-      // Nobody is left to answer; not the gateway's failure.
-      options.logger.debug('HTTP+JSON client went away before its request arrived', { path: exchange.path });
-      return;
-    }
-    const a2a = toA2AError(error);
-    if (a2a.kind === 'INTERNAL') options.logger.error('HTTP+JSON request failed', { error: String((error as Error).stack ?? error) });
-    if (legacy) noteRequest(exchange.response, { errorCode: a2a.mapping.jsonRpcCode, errorReason: a2a.metadata.reason ?? a2a.kind });
-    if (legacy) exchange.sendJson(a2a.httpStatus ?? a2a.mapping.httpStatus, legacyRestErrorBody(a2a), a2a.httpHeaders());
-    else respondError(exchange, a2a);
+    // The gateway's error handler answers it (gateway/error-response.ts), in the version's shape.
+    throw shaped(error, { binding: 'http+json', legacy });
   }
 }
