@@ -27,6 +27,7 @@ import type { TurnRunnerOptions, TurnRunnerSetup } from './turn/options.ts';
 import { RunningTurns, type RunningTurn } from './turn/running-turns.ts';
 import { checkBeforeStart } from './turn/start-checks.ts';
 import type { AdapterRun } from './turn/status.ts';
+import { OneRunPerKey } from './one-run-per-key.ts';
 
 export { LeaseHeldError, TurnDeferredError, TurnHandedBackError } from './turn/errors.ts';
 export type { TurnRunnerOptions } from './turn/options.ts';
@@ -37,8 +38,8 @@ export class TurnRunner {
   private readonly setup: TurnRunnerSetup;
   /** The turns running in this process, and the cancels, interrupts and shutdown that stop them. */
   private readonly running: RunningTurns;
-  /** The last run of each task in this process: a second job of the same task waits for it. */
-  private readonly runs = new Map<string, Promise<void>>();
+  /** A second job of a task this process still runs waits for that run. */
+  private readonly runs = new OneRunPerKey();
 
   constructor(private readonly options: TurnRunnerOptions) {
     this.setup = { options, workerId: this.workerId };
@@ -74,17 +75,7 @@ export class TurnRunner {
     // process (same worker id, so the lease would not stop it): one run per task at a time.
     const { taskId } = job.data;
     markStage(taskId, 'picked');
-    const earlier = this.runs.get(taskId);
-    const run = (async () => {
-      if (earlier !== undefined) await earlier.catch(() => undefined);
-      await this.processAlone(job);
-    })();
-    this.runs.set(taskId, run);
-    try {
-      await run;
-    } finally {
-      if (this.runs.get(taskId) === run) this.runs.delete(taskId);
-    }
+    await this.runs.run(taskId, () => this.processAlone(job));
   }
 
   private async processAlone(job: Job<TurnJobData>): Promise<void> {

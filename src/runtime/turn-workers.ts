@@ -10,6 +10,7 @@ import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import { TurnDeferredError, type TurnRunner } from './turn-runner.ts';
+import { OneRunPerKey } from './one-run-per-key.ts';
 
 export interface TurnWorkersSetup {
   /** The agents whose turns this process runs. */
@@ -66,23 +67,12 @@ export async function startTurnWorkers(lifecycle: Lifecycle, config: GatewayConf
  * or continues it if the first run stopped short.
  */
 function turnJobProcessor(runner: TurnRunner, logger: Logger): (job: Job<TurnJobData>, token?: string) => Promise<void> {
-  const runningJobs = new Map<string, Promise<void>>();
-  const processOnce = async (job: Job<TurnJobData>): Promise<void> => {
+  const runningJobs = new OneRunPerKey();
+  const processOnce = (job: Job<TurnJobData>): Promise<void> => {
     const jobId = job.id ?? '';
-    const earlier = runningJobs.get(jobId);
-    const run = (async () => {
-      if (earlier !== undefined) {
-        logger.warn('turn job delivered again while this worker still runs it (its lock lapsed, e.g. during a Redis outage); waiting for that run', { jobId });
-        await earlier.catch(() => undefined);
-      }
-      await runner.process(job);
-    })();
-    runningJobs.set(jobId, run);
-    try {
-      await run;
-    } finally {
-      if (runningJobs.get(jobId) === run) runningJobs.delete(jobId);
-    }
+    return runningJobs.run(jobId, () => runner.process(job), () =>
+      logger.warn('turn job delivered again while this worker still runs it (its lock lapsed, e.g. during a Redis outage); waiting for that run', { jobId }),
+    );
   };
   return async (job, token) => {
     try {
