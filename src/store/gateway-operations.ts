@@ -7,7 +7,7 @@ import type { TrimmedEvents } from './replay-bound.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { ownerKeyOf, type Owner } from './owner.ts';
 import type { TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
-import type { TaskRead } from './task-read.ts';
+import type { LargeTask, TaskRead } from './task-read.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import {
@@ -286,7 +286,19 @@ export class GatewayOperations extends StoreRole {
 
   /** The task as its owner may see it, or undefined when missing or not theirs. */
   async readTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
-    return this.call(readTaskScript, this.keys.task(taskId), { ownerKey: ownerKeyOf(owner), historyLength: historyLength ?? -1 });
+    const read = await this.call(readTaskScript, this.keys.task(taskId), { ownerKey: ownerKeyOf(owner), historyLength: historyLength ?? -1 });
+    // Without a bound the script always builds the task.
+    if (read !== undefined && 'large' in read) throw new Error(`readTask answered LARGE without a bound (task ${taskId})`);
+    return read;
+  }
+
+  /**
+   * readTask for a reader who pays for the answer after the read up to `payAfterBytes` of
+   * artifacts (> 0): a task whose stored artifacts weigh more is not assembled in Redis, and
+   * answers LargeTask for the reader to pay for first (one round trip, as readTask, either way).
+   */
+  async readTaskWithin(taskId: string, owner: Owner, historyLength: number | undefined, payAfterBytes: number): Promise<TaskRead | LargeTask | undefined> {
+    return this.call(readTaskScript, this.keys.task(taskId), { ownerKey: ownerKeyOf(owner), historyLength: historyLength ?? -1, payAfterBytes });
   }
 
   /**

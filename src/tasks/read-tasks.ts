@@ -25,10 +25,29 @@ export class TaskReads {
     this.listing = new TaskListing(store, listBounds ?? DEFAULT_LIST_BOUNDS);
   }
 
-  /** The task's read is charged to the caller before it is returned: polling huge tasks costs rate, as a ListTasks page does. */
+  /**
+   * The task's read is charged to the caller before it is returned: polling huge tasks costs
+   * rate, as a ListTasks page does. A task whose artifacts weigh more than the caller's whole
+   * bucket pays is not even built until the caller has paid for it (429 when its rate cannot
+   * now): a reader polling a task that grows to tens of MB costs Redis what its rate buys, not
+   * one whole-task assembly per poll. Small tasks take the one round trip they always took.
+   */
   async getTask(caller: Caller, request: GetTaskRequest): Promise<Task> {
-    const read = await this.store.readTask(request.id, caller.owner, request.historyLength);
+    const payAfterBytes = caller.largeAnswers?.payAfterBytes ?? 0;
+    let read =
+      payAfterBytes > 0
+        ? await this.store.readTaskWithin(request.id, caller.owner, request.historyLength, payAfterBytes)
+        : await this.store.readTask(request.id, caller.owner, request.historyLength);
     if (read === undefined) throw taskNotFound(request.id);
+    if ('large' in read) {
+      const paid = read.artifactBytes;
+      await caller.largeAnswers?.pay(paid);
+      read = await this.store.readTask(request.id, caller.owner, request.historyLength);
+      if (read === undefined) throw taskNotFound(request.id);
+      // Paid for its artifacts: what else it holds (history, status) is charged after, as usual.
+      await caller.chargeAnswerBytes(Math.max(0, read.bytes - paid));
+      return read.task;
+    }
     await caller.chargeAnswerBytes(read.bytes);
     return read.task;
   }

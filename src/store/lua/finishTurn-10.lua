@@ -46,6 +46,7 @@ redis.call('DEL', KEYS[9])
 if ARGV[10] ~= '' then
   redis.call('HSET', KEYS[1], 'artifacts', ARGV[10])
   redis.call('DEL', KEYS[10])
+  redis.call('HDEL', KEYS[1], 'artifactChunkBytes')
 end
 if ARGV[14] ~= '' then
   local inputTokens, outputTokens = string.match(ARGV[14], '^(%d+) (%d+)$')
