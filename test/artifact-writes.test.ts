@@ -222,6 +222,10 @@ describe('what a read weighs before it is built', () => {
     expect(await store.readTaskWithin(taskId, owner, 0, 1_000)).toEqual({ large: true, artifactBytes: snapshotBytes + pending });
     // Under the bound: the same read as without one.
     expect(await store.readTaskWithin(taskId, owner, 0, 10 * 1024 * 1024)).toEqual(await store.readTask(taskId, owner, 0));
+    // The plain-command read of a LARGE task answers exactly what the script builds, with and without history.
+    expect(await store.readLargeTask(taskId, owner, 0)).toEqual(await store.readTask(taskId, owner, 0));
+    expect(await store.readLargeTask(taskId, owner, undefined)).toEqual(await store.readTask(taskId, owner, undefined));
+    expect(await store.readLargeTask(taskId, { ...owner, subject: 'someone-else' }, 0)).toBeUndefined();
     // Another owner's task says nothing of its weight.
     expect(await store.readTaskWithin(taskId, { ...owner, subject: 'someone-else' }, 0, 1_000)).toBeUndefined();
     // A compaction (a chunk past the pending bytes' threshold) takes the chunks, and their count, with it.
@@ -235,6 +239,7 @@ describe('what a read weighs before it is built', () => {
     const finalBytes = await redis.hstrlen(keys.task, 'artifacts');
     expect(finalBytes).toBeGreaterThan(8 * 4096 + 64 * 1024);
     expect(await store.readTaskWithin(taskId, owner, 0, 1_000)).toEqual({ large: true, artifactBytes: finalBytes });
+    expect(await store.readLargeTask(taskId, owner, -1)).toEqual(await store.readTask(taskId, owner, -1));
   });
 });
 

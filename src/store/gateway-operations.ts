@@ -7,7 +7,8 @@ import type { TrimmedEvents } from './replay-bound.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { ownerKeyOf, type Owner } from './owner.ts';
 import type { TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
-import type { LargeTask, TaskRead } from './task-read.ts';
+import { taskReadOf, type LargeTask, type TaskRead } from './task-read.ts';
+import { storedArtifactsField } from './stored-artifacts.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import {
@@ -22,7 +23,7 @@ import {
 } from './gateway-scripts.ts';
 import { acceptResultOf, type AcceptResult, type CancelResult, type CreateResult, type QuotaCharge } from './gateway-results.ts';
 import { StoreRole } from './store-role.ts';
-import { taskField, taskItemField } from './task-hash.ts';
+import { READ_TASK_FIELDS, taskField, taskItemField } from './task-hash.ts';
 
 /** acceptMessage replies that changed nothing (so nothing to note in the recent-tasks index, and a charge to give back). */
 const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'BUSY', 'INBOX_FULL', 'REFUSED', 'CONTEXT_MISMATCH', 'TERMINAL', 'DUPLICATE']);
@@ -289,6 +290,28 @@ export class GatewayOperations extends StoreRole {
     const read = await this.call(readTaskScript, this.keys.task(taskId), { ownerKey: ownerKeyOf(owner), historyLength: historyLength ?? -1 });
     // Without a bound the script always builds the task.
     if (read !== undefined && 'large' in read) throw new Error(`readTask answered LARGE without a bound (task ${taskId})`);
+    return read;
+  }
+
+  /**
+   * readTask's answer built from plain reads in one transaction (atomic as the script, and the
+   * same reply for taskReadOf), for a task readTaskWithin answered LARGE: Redis copies each value
+   * once into the reply instead of into Lua and back, so a large task costs it about a copy of
+   * its bytes. The owner is checked on what comes back.
+   */
+  async readLargeTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
+    const k = this.keys.task(taskId);
+    const length = historyLength ?? -1;
+    const transaction = this.redis.multi().hmget(k.task, ...READ_TASK_FIELDS).xrevrange(k.events, '+', '-', 'COUNT', 1).lrange(k.artifactChunks, 0, -1);
+    if (length !== 0) transaction.lrange(k.history, length > 0 ? -length : 0, -1);
+    const results = (await transaction.exec()) ?? [];
+    for (const [error] of results) if (error) throw error;
+    const [fields, last, chunks, history] = results.map(([, value]) => value) as [(string | null)[], [string, string[]][], string[], string[] | undefined];
+    if (fields[0] !== ownerKeyOf(owner)) return undefined;
+    const [, id, contextId, status, snapshot, metadata, ...rest] = fields.map((value) => value ?? '');
+    const trimmedCount = rest.pop() || '0';
+    const reply = [id ?? '', contextId ?? '', status ?? '', storedArtifactsField(snapshot || '[]', chunks), metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, ...(history ?? [])];
+    const read = taskReadOf(reply);
     return read;
   }
 

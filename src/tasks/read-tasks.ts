@@ -9,6 +9,8 @@ import type { Caller } from './a2a-handler.ts';
 import { decodePageToken, encodePageToken } from './page-token.ts';
 
 const DEFAULT_PAGE_SIZE = 50;
+/** Artifacts above this many bytes are read with plain commands, not assembled by the read script. */
+const LARGE_TASK_BYTES = 1024 * 1024;
 /** The defaults of limits.maxListPageBytes and limits.maxListScannedEntries. */
 const DEFAULT_LIST_BOUNDS: ListBounds = { maxPageBytes: 1024 * 1024, maxScannedEntries: 250 };
 
@@ -27,29 +29,29 @@ export class TaskReads {
 
   /**
    * The task's read is charged to the caller before it is returned: polling huge tasks costs
-   * rate, as a ListTasks page does. A task whose artifacts weigh more than the caller's whole
-   * bucket pays is not even built until the caller has paid for it (429 when its rate cannot
-   * now): a reader polling a task that grows to tens of MB costs Redis what its rate buys, not
-   * one whole-task assembly per poll. Small tasks take the one round trip they always took.
+   * rate, as a ListTasks page does. A task whose artifacts weigh more than LARGE_TASK_BYTES is
+   * not built by the read script: it is read with plain commands (a copy of its bytes, not Lua
+   * building a string of them), and when it weighs more than the caller's whole bucket pays
+   * after the read, only once the caller has paid for it (429 while its rate cannot): a reader
+   * polling a task that grows to tens of MB costs Redis what its rate buys, not a whole-task
+   * assembly per poll. Small tasks take the one round trip they always took.
    */
   async getTask(caller: Caller, request: GetTaskRequest): Promise<Task> {
     const payAfterBytes = caller.largeAnswers?.payAfterBytes ?? 0;
-    let read =
-      payAfterBytes > 0
-        ? await this.store.readTaskWithin(request.id, caller.owner, request.historyLength, payAfterBytes)
-        : await this.store.readTask(request.id, caller.owner, request.historyLength);
+    const bound = payAfterBytes > 0 ? Math.min(payAfterBytes, LARGE_TASK_BYTES) : LARGE_TASK_BYTES;
+    const read = await this.store.readTaskWithin(request.id, caller.owner, request.historyLength, bound);
     if (read === undefined) throw taskNotFound(request.id);
-    if ('large' in read) {
-      const paid = read.artifactBytes;
-      await caller.largeAnswers?.pay(paid);
-      read = await this.store.readTask(request.id, caller.owner, request.historyLength);
-      if (read === undefined) throw taskNotFound(request.id);
-      // Paid for its artifacts: what else it holds (history, status) is charged after, as usual.
-      await caller.chargeAnswerBytes(Math.max(0, read.bytes - paid));
+    if (!('large' in read)) {
+      await caller.chargeAnswerBytes(read.bytes);
       return read.task;
     }
-    await caller.chargeAnswerBytes(read.bytes);
-    return read.task;
+    const prepaid = payAfterBytes > 0 && read.artifactBytes > payAfterBytes ? read.artifactBytes : 0;
+    if (prepaid > 0) await caller.largeAnswers?.pay(prepaid);
+    const large = await this.store.readLargeTask(request.id, caller.owner, request.historyLength);
+    if (large === undefined) throw taskNotFound(request.id);
+    // What was not paid first (all of it, or what it holds besides its artifacts) is charged after.
+    await caller.chargeAnswerBytes(Math.max(0, large.bytes - prepaid));
+    return large.task;
   }
 
   /** The page's bytes are charged to the caller before it is returned. */
