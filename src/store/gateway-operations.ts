@@ -7,7 +7,7 @@ import type { TrimmedEvents } from './replay-bound.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { ownerKeyOf, type Owner } from './owner.ts';
 import type { TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
-import { taskReadOf, type LargeTask, type TaskRead } from './task-read.ts';
+import { LARGE_TASK_BYTES, taskReadOf, type LargeTask, type TaskRead } from './task-read.ts';
 import { storedArtifactsField } from './stored-artifacts.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
@@ -285,12 +285,13 @@ export class GatewayOperations extends StoreRole {
     return acceptResultOf(reply, active);
   }
 
-  /** The task as its owner may see it, or undefined when missing or not theirs. */
+  /**
+   * The task as its owner may see it, or undefined when missing or not theirs. A task of more
+   * than LARGE_TASK_BYTES of artifacts is read by readLargeTask (one round trip more).
+   */
   async readTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
-    const read = await this.call(readTaskScript, this.keys.task(taskId), { ownerKey: ownerKeyOf(owner), historyLength: historyLength ?? -1 });
-    // Without a bound the script always builds the task.
-    if (read !== undefined && 'large' in read) throw new Error(`readTask answered LARGE without a bound (task ${taskId})`);
-    return read;
+    const read = await this.readTaskWithin(taskId, owner, historyLength, LARGE_TASK_BYTES);
+    return read !== undefined && 'large' in read ? this.readLargeTask(taskId, owner, historyLength) : read;
   }
 
   /**

@@ -67,6 +67,12 @@ export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefi
   return read;
 }
 
+/**
+ * Artifacts above this many bytes are not assembled by the readTask script: a reader gets the
+ * task with plain commands (readLargeTask), which Redis answers with a copy of the stored bytes.
+ */
+export const LARGE_TASK_BYTES = 1024 * 1024;
+
 /** A task whose stored artifacts weigh more than the reader pays for after a read: readTask did not assemble it. */
 export interface LargeTask {
   large: true;

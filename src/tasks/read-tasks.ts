@@ -4,13 +4,12 @@ import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { taskNotFound } from '../protocol/errors.ts';
 import type { GetTaskRequest, ListTasksRequest, ListTasksResponse, Task } from '../protocol/types.ts';
 import { TaskListing, type ListBounds } from '../store/task-listing.ts';
+import { LARGE_TASK_BYTES } from '../store/task-read.ts';
 import { ownerKeyOf, type TaskStore } from '../store/task-store.ts';
 import type { Caller } from './a2a-handler.ts';
 import { decodePageToken, encodePageToken } from './page-token.ts';
 
 const DEFAULT_PAGE_SIZE = 50;
-/** Artifacts above this many bytes are read with plain commands, not assembled by the read script. */
-const LARGE_TASK_BYTES = 1024 * 1024;
 /** The defaults of limits.maxListPageBytes and limits.maxListScannedEntries. */
 const DEFAULT_LIST_BOUNDS: ListBounds = { maxPageBytes: 1024 * 1024, maxScannedEntries: 250 };
 
