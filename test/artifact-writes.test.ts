@@ -207,6 +207,42 @@ describe('reads while chunks are pending', () => {
   });
 });
 
+describe('what a read weighs before it is built', () => {
+  it('the task hash keeps the pending chunks\' bytes; a reader bound below the artifacts gets LARGE, not the task; compaction and finish clear the count', async () => {
+    const { taskId, contextId } = await newTask();
+    const acquired = await lease(taskId, contextId, 'w1');
+    const ctx = contextOf(taskId, contextId, acquired);
+    for (let i = 0; i < 8; i += 1) await ctx.emitArtifact({ artifactId: 'report', parts: [{ text: text(i, 4096) }], append: i > 0 });
+    const keys = store.keys.task(taskId);
+    const chunks = await redis.lrange(keys.artifactChunks, 0, -1);
+    expect(chunks).toHaveLength(8);
+    const pending = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+    expect(Number(await redis.hget(keys.task, 'artifactChunkBytes'))).toBe(pending);
+    const snapshotBytes = await redis.hstrlen(keys.task, 'artifacts');
+    expect(await store.readTaskWithin(taskId, owner, 0, 1_000)).toEqual({ large: true, artifactBytes: snapshotBytes + pending });
+    // Under the bound: the same read as without one.
+    expect(await store.readTaskWithin(taskId, owner, 0, 10 * 1024 * 1024)).toEqual(await store.readTask(taskId, owner, 0));
+    // The plain-command read of a LARGE task answers exactly what the script builds, with and without history.
+    expect(await store.readLargeTask(taskId, owner, 0)).toEqual(await store.readTask(taskId, owner, 0));
+    expect(await store.readLargeTask(taskId, owner, undefined)).toEqual(await store.readTask(taskId, owner, undefined));
+    expect(await store.readLargeTask(taskId, { ...owner, subject: 'someone-else' }, 0)).toBeUndefined();
+    // Another owner's task says nothing of its weight.
+    expect(await store.readTaskWithin(taskId, { ...owner, subject: 'someone-else' }, 0, 1_000)).toBeUndefined();
+    // A compaction (a chunk past the pending bytes' threshold) takes the chunks, and their count, with it.
+    await ctx.emitArtifact({ artifactId: 'report', parts: [{ text: text(8, 64 * 1024) }], append: true });
+    expect(await pendingChunks(taskId)).toBe(0);
+    expect(await redis.hget(keys.task, 'artifactChunkBytes')).toBeNull();
+    await ctx.emitArtifact({ artifactId: 'report', parts: [{ text: text(9, 1024) }], append: true });
+    expect(Number(await redis.hget(keys.task, 'artifactChunkBytes'))).toBeGreaterThan(1024);
+    await finish(taskId, contextId, acquired.generation, acquired.artifacts);
+    expect(await redis.hget(keys.task, 'artifactChunkBytes')).toBeNull();
+    const finalBytes = await redis.hstrlen(keys.task, 'artifacts');
+    expect(finalBytes).toBeGreaterThan(8 * 4096 + 64 * 1024);
+    expect(await store.readTaskWithin(taskId, owner, 0, 1_000)).toEqual({ large: true, artifactBytes: finalBytes });
+    expect(await store.readLargeTask(taskId, owner, -1)).toEqual(await store.readTask(taskId, owner, -1));
+  });
+});
+
 describe('runs of one turn', () => {
   it('a re-run after a lost worker repeats the stored prefix and ends with the artifacts of one run', async () => {
     const emit = async (ctx: TurnContext, from: number, to: number) => {

@@ -96,6 +96,42 @@ describe('byte-weighted request rate', () => {
     }
   });
 
+  it('a GetTask of a task whose artifacts cost more than the whole bucket is paid first: refused 429 without building it until the bucket is full, then it costs its whole size', async () => {
+    const other = await startTestGateway({
+      name: 'byte-rate-large',
+      inProcessWorker: false,
+      config: { limits: { requestsPerSecond: 0.5, burst: 20, requestBytesPerToken: 10_000, ingressBytesPerSecond: 0, maxActiveTasks: 0, unauthenticatedPerSecond: 0 } },
+    });
+    try {
+      const sent = await rpc(other.jsonRpcUrl, 'SendMessage', { message: textMessage('echo small'), configuration: { returnImmediately: true } });
+      const id = (sent.body.result as { task: { id: string } }).task.id;
+      const small = await rpc(other.jsonRpcUrl, 'GetTask', { id, historyLength: 0 });
+      expect(small.status).toBe(200);
+      // Artifacts of about 300 kB: 30 tokens, more than the bucket's 20 hold.
+      const taskKey = `${other.prefix}:{${id}}:task`;
+      const artifacts = JSON.stringify([{ artifactId: 'big', parts: [{ text: 'b'.repeat(300_000) }] }]);
+      await other.redis.hset(taskKey, 'artifacts', artifacts);
+      const [bucket] = await other.redis.keys(`${other.prefix}:{o:*}:rate`);
+      const tokens = async (): Promise<number> => Number(await other.redis.hget(bucket as string, 'tokens'));
+      // Two requests taken: the bucket is not full, so the large answer is refused, not read.
+      const refused = await rpc(other.jsonRpcUrl, 'GetTask', { id, historyLength: 0 });
+      expect(refused.status).toBe(429);
+      const error = JSON.stringify(refused.body.error);
+      expect(error).toContain('RATE_LIMITED');
+      expect(error).toContain('limits.requestBytesPerToken');
+      expect(await tokens()).toBeGreaterThan(15);
+      // A full bucket pays for it: the answer comes whole, and the bucket is left its cost below.
+      await other.redis.del(bucket as string);
+      const paid = await rpc(other.jsonRpcUrl, 'GetTask', { id, historyLength: 0 });
+      expect(paid.status).toBe(200);
+      expect(JSON.stringify((paid.body.result as { artifacts?: unknown }).artifacts)).toBe(artifacts);
+      expect(await tokens()).toBeLessThan(-10);
+      expect((await rpc(other.jsonRpcUrl, 'GetTask', { id, historyLength: 0 })).status).toBe(429);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('a body costs 1 token plus one per requestBytesPerToken bytes, at most the burst; 0 turns the weighting off', async () => {
     const redis = new Redis(REDIS_URL);
     try {

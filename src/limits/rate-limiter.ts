@@ -44,6 +44,37 @@ export class RateLimiter {
     await this.run('takeToken', [this.keys.rateBucket(ownerKeyOf(owner))], [limit.requestsPerSecond, limit.burst, cost, '1']);
   }
 
+  /**
+   * The most answer bytes chargeAnswer takes after the read (0 = no bound, the rate is off): a
+   * larger answer would cost more than the owner's whole bucket, so it is paid first (payAnswer).
+   */
+  answerPayAfterBytes(limit: RateLimit): number {
+    if (limit.requestsPerSecond <= 0 || this.requestBytesPerToken <= 0) return 0;
+    return limit.burst * this.requestBytesPerToken;
+  }
+
+  /**
+   * Pays for an answer before it is built, in full (one token per requestBytesPerToken, not
+   * capped at the burst): taken when the owner's bucket holds the cost, or is full (but for the
+   * request's own token) when the cost is more than it can hold, which leaves the bucket that
+   * much below zero; else throws
+   * RESOURCE_EXHAUSTED with a retry hint, and the answer is not built.
+   */
+  async payAnswer(owner: Owner, limit: RateLimit, answerBytes: number): Promise<void> {
+    if (limit.requestsPerSecond <= 0 || this.requestBytesPerToken <= 0) return;
+    const cost = Math.ceil(answerBytes / this.requestBytesPerToken);
+    if (cost <= 0) return;
+    const [taken, waitMs] = await this.run('takeToken', [this.keys.rateBucket(ownerKeyOf(owner))], [limit.requestsPerSecond, limit.burst, cost, '2']);
+    if (Number(taken) === 1) return;
+    const retryAfterSeconds = Math.max(1, Math.ceil(Number(waitMs) / 1000));
+    throw new LimitExceededError(
+      'limits.requestsPerSecond',
+      'RESOURCE_EXHAUSTED',
+      `This answer is too large for the rate of agent "${owner.agent}" now: about ${answerBytes} bytes cost ${cost} tokens (limits.requestBytesPerToken), and the limit is ${limit.requestsPerSecond} per second with bursts of ${limit.burst} (limits.requestsPerSecond, limits.burst, or the agent's limits); it was not read. Retry after ${retryAfterSeconds} s.`,
+      { retryAfterSeconds, metadata: { reason: 'RATE_LIMITED' } },
+    );
+  }
+
   /** Takes a request's tokens from the owner's bucket, or throws RESOURCE_EXHAUSTED with a retry hint. */
   async take(owner: Owner, limit: RateLimit, requestBytes = 0): Promise<void> {
     if (limit.requestsPerSecond <= 0) return;

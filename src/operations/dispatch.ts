@@ -88,6 +88,10 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
     extensions,
     trace: context.trace,
     chargeAnswerBytes: (bytes) => deps.rateLimiter.chargeAnswer(owner, agent.settings.limits, bytes),
+    largeAnswers: {
+      payAfterBytes: deps.rateLimiter.answerPayAfterBytes(agent.settings.limits),
+      pay: (bytes) => deps.rateLimiter.payAnswer(owner, agent.settings.limits, bytes),
+    },
   };
   context.announceExtensions?.(extensions);
   return { request, call };

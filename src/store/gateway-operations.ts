@@ -7,7 +7,8 @@ import type { TrimmedEvents } from './replay-bound.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { ownerKeyOf, type Owner } from './owner.ts';
 import type { TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
-import type { TaskRead } from './task-read.ts';
+import { LARGE_TASK_BYTES, taskReadOf, type LargeTask, type TaskRead } from './task-read.ts';
+import { storedArtifactsField } from './stored-artifacts.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import {
@@ -22,7 +23,7 @@ import {
 } from './gateway-scripts.ts';
 import { acceptResultOf, type AcceptResult, type CancelResult, type CreateResult, type QuotaCharge } from './gateway-results.ts';
 import { StoreRole } from './store-role.ts';
-import { taskField, taskItemField } from './task-hash.ts';
+import { READ_TASK_FIELDS, taskField, taskItemField } from './task-hash.ts';
 
 /** acceptMessage replies that changed nothing (so nothing to note in the recent-tasks index, and a charge to give back). */
 const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'BUSY', 'INBOX_FULL', 'REFUSED', 'CONTEXT_MISMATCH', 'TERMINAL', 'DUPLICATE']);
@@ -284,9 +285,44 @@ export class GatewayOperations extends StoreRole {
     return acceptResultOf(reply, active);
   }
 
-  /** The task as its owner may see it, or undefined when missing or not theirs. */
+  /**
+   * The task as its owner may see it, or undefined when missing or not theirs. A task of more
+   * than LARGE_TASK_BYTES of artifacts is read by readLargeTask (one round trip more).
+   */
   async readTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
-    return this.call(readTaskScript, this.keys.task(taskId), { ownerKey: ownerKeyOf(owner), historyLength: historyLength ?? -1 });
+    const read = await this.readTaskWithin(taskId, owner, historyLength, LARGE_TASK_BYTES);
+    return read !== undefined && 'large' in read ? this.readLargeTask(taskId, owner, historyLength) : read;
+  }
+
+  /**
+   * readTask's answer built from plain reads in one transaction (atomic as the script, and the
+   * same reply for taskReadOf), for a task readTaskWithin answered LARGE: Redis copies each value
+   * once into the reply instead of into Lua and back, so a large task costs it about a copy of
+   * its bytes. The owner is checked on what comes back.
+   */
+  async readLargeTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
+    const k = this.keys.task(taskId);
+    const length = historyLength ?? -1;
+    const transaction = this.redis.multi().hmget(k.task, ...READ_TASK_FIELDS).xrevrange(k.events, '+', '-', 'COUNT', 1).lrange(k.artifactChunks, 0, -1);
+    if (length !== 0) transaction.lrange(k.history, length > 0 ? -length : 0, -1);
+    const results = (await transaction.exec()) ?? [];
+    for (const [error] of results) if (error) throw error;
+    const [fields, last, chunks, history] = results.map(([, value]) => value) as [(string | null)[], [string, string[]][], string[], string[] | undefined];
+    if (fields[0] !== ownerKeyOf(owner)) return undefined;
+    const [, id, contextId, status, snapshot, metadata, ...rest] = fields.map((value) => value ?? '');
+    const trimmedCount = rest.pop() || '0';
+    const reply = [id ?? '', contextId ?? '', status ?? '', storedArtifactsField(snapshot || '[]', chunks), metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, ...(history ?? [])];
+    const read = taskReadOf(reply);
+    return read;
+  }
+
+  /**
+   * readTask for a reader who pays for the answer after the read up to `payAfterBytes` of
+   * artifacts (> 0): a task whose stored artifacts weigh more is not assembled in Redis, and
+   * answers LargeTask for the reader to pay for first (one round trip, as readTask, either way).
+   */
+  async readTaskWithin(taskId: string, owner: Owner, historyLength: number | undefined, payAfterBytes: number): Promise<TaskRead | LargeTask | undefined> {
+    return this.call(readTaskScript, this.keys.task(taskId), { ownerKey: ownerKeyOf(owner), historyLength: historyLength ?? -1, payAfterBytes });
   }
 
   /**

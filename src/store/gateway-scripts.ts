@@ -6,7 +6,7 @@ import { arg, defineScript } from './script-call.ts';
 import type { ScriptReply } from './scripts.ts';
 import { str } from './script-reply.ts';
 import type { TaskVersions, TurnRecord } from './task-records.ts';
-import { taskReadOf } from './task-read.ts';
+import { boundedTaskReadOf } from './task-read.ts';
 
 /** The owner's storage quota would be passed; nothing changed. */
 export interface OverQuota {
@@ -167,9 +167,9 @@ export const quotaRefundScript = defineScript({
 export const readTaskScript = defineScript({
   name: 'readTask',
   keys: ['task', 'history', 'events', 'artifactChunks'],
-  /** historyLength: -1 = all. */
-  args: { ownerKey: arg.text, historyLength: arg.int },
-  reply: taskReadOf,
+  /** historyLength: -1 = all. payAfterBytes: a task whose artifacts weigh more answers LargeTask, not built (absent = no bound). */
+  args: { ownerKey: arg.text, historyLength: arg.int, payAfterBytes: arg.intOrZero },
+  reply: boundedTaskReadOf,
 });
 
 export type CancelOutcome = { outcome: 'NOT_FOUND' | 'CANCELED' | 'REQUESTED' } | { outcome: 'NOT_CANCELABLE'; state: TaskState };

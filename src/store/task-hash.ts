@@ -24,6 +24,7 @@ export const TASK_HASH_FIELDS = {
   state: { type: 'string', holds: "the status's TaskState, kept apart so scripts need not parse status" },
   status: { type: 'json', holds: 'the TaskStatus' },
   artifacts: { type: 'json', holds: 'the Artifact[] of the task as last compacted; the chunks stored since are in the list TaskKeys.artifactChunks' },
+  artifactChunkBytes: { type: 'number', holds: "bytes of the chunks in TaskKeys.artifactChunks (cleared with them): with the snapshot's length, what readTask weighs the artifacts by before assembling them" },
   metadata: { type: 'json', holds: 'the metadata the task was created with (JsonObject)' },
   updatedAtMs: { type: 'ms', holds: 'when the task last changed' },
   finishedAtMs: { type: 'ms', holds: 'when the task reached a terminal state' },

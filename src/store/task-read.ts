@@ -67,6 +67,25 @@ export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefi
   return read;
 }
 
+/**
+ * Artifacts above this many bytes are not assembled by the readTask script: a reader gets the
+ * task with plain commands (readLargeTask), which Redis answers with a copy of the stored bytes.
+ */
+export const LARGE_TASK_BYTES = 1024 * 1024;
+
+/** A task whose stored artifacts weigh more than the reader pays for after a read: readTask did not assemble it. */
+export interface LargeTask {
+  large: true;
+  /** What its artifacts weigh as stored (the snapshot's length and the pending chunks'). */
+  artifactBytes: number;
+}
+
+/** readTask-4.lua's reply with a bound on what the reader pays after the read (its ARGV[3]). */
+export function boundedTaskReadOf(reply: (string | number | null)[]): TaskRead | LargeTask | undefined {
+  if (reply.length === 2 && str(reply[0]) === 'LARGE') return { large: true, artifactBytes: Number(reply[1]) };
+  return taskReadOf(reply);
+}
+
 /** The task a final event carried to the SendMessage waiting for it (LiveEvent.answer: readTask-4.lua's reply as JSON). */
 export function taskReadOfAnswer(json: string): TaskRead | undefined {
   return taskReadOf(JSON.parse(json) as string[]);

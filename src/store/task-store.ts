@@ -71,6 +71,8 @@ export class TaskStore {
   createTask(...a: Parameters<Gateway['createTask']>): ReturnType<Gateway['createTask']> { return this.gateway.createTask(...a); }
   acceptMessage(...a: Parameters<Gateway['acceptMessage']>): ReturnType<Gateway['acceptMessage']> { return this.gateway.acceptMessage(...a); }
   readTask(...a: Parameters<Gateway['readTask']>): ReturnType<Gateway['readTask']> { return this.gateway.readTask(...a); }
+  readLargeTask(...a: Parameters<Gateway['readLargeTask']>): ReturnType<Gateway['readLargeTask']> { return this.gateway.readLargeTask(...a); }
+  readTaskWithin(...a: Parameters<Gateway['readTaskWithin']>): ReturnType<Gateway['readTaskWithin']> { return this.gateway.readTaskWithin(...a); }
   cancelTask(...a: Parameters<Gateway['cancelTask']>): ReturnType<Gateway['cancelTask']> { return this.gateway.cancelTask(...a); }
   readEventsAfter(...a: Parameters<Gateway['readEventsAfter']>): ReturnType<Gateway['readEventsAfter']> { return this.gateway.readEventsAfter(...a); }
   readEvents(...a: Parameters<Gateway['readEvents']>): ReturnType<Gateway['readEvents']> { return this.gateway.readEvents(...a); }

@@ -46,6 +46,11 @@ export interface Caller {
   lastEventId: string | undefined;
   /** Charges a large answer's bytes to the caller's rate (limits.requestBytesPerToken): its next requests wait. */
   chargeAnswerBytes: (bytes: number) => Promise<void>;
+  /**
+   * Answers weighing more than `payAfterBytes` are paid before they are built (`pay` throws 429
+   * when the caller's rate cannot pay now). Absent, or 0, when the caller's rate is off.
+   */
+  largeAnswers?: { payAfterBytes: number; pay: (bytes: number) => Promise<void> };
 }
 
 export type CreatePushConfigRequest = TaskPushNotificationConfig & { taskId: string; tenant?: string };

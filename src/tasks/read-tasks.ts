@@ -4,6 +4,7 @@ import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { taskNotFound } from '../protocol/errors.ts';
 import type { GetTaskRequest, ListTasksRequest, ListTasksResponse, Task } from '../protocol/types.ts';
 import { TaskListing, type ListBounds } from '../store/task-listing.ts';
+import { LARGE_TASK_BYTES } from '../store/task-read.ts';
 import { ownerKeyOf, type TaskStore } from '../store/task-store.ts';
 import type { Caller } from './a2a-handler.ts';
 import { decodePageToken, encodePageToken } from './page-token.ts';
@@ -25,12 +26,31 @@ export class TaskReads {
     this.listing = new TaskListing(store, listBounds ?? DEFAULT_LIST_BOUNDS);
   }
 
-  /** The task's read is charged to the caller before it is returned: polling huge tasks costs rate, as a ListTasks page does. */
+  /**
+   * The task's read is charged to the caller before it is returned: polling huge tasks costs
+   * rate, as a ListTasks page does. A task whose artifacts weigh more than LARGE_TASK_BYTES is
+   * not built by the read script: it is read with plain commands (a copy of its bytes, not Lua
+   * building a string of them), and when it weighs more than the caller's whole bucket pays
+   * after the read, only once the caller has paid for it (429 while its rate cannot): a reader
+   * polling a task that grows to tens of MB costs Redis what its rate buys, not a whole-task
+   * assembly per poll. Small tasks take the one round trip they always took.
+   */
   async getTask(caller: Caller, request: GetTaskRequest): Promise<Task> {
-    const read = await this.store.readTask(request.id, caller.owner, request.historyLength);
+    const payAfterBytes = caller.largeAnswers?.payAfterBytes ?? 0;
+    const bound = payAfterBytes > 0 ? Math.min(payAfterBytes, LARGE_TASK_BYTES) : LARGE_TASK_BYTES;
+    const read = await this.store.readTaskWithin(request.id, caller.owner, request.historyLength, bound);
     if (read === undefined) throw taskNotFound(request.id);
-    await caller.chargeAnswerBytes(read.bytes);
-    return read.task;
+    if (!('large' in read)) {
+      await caller.chargeAnswerBytes(read.bytes);
+      return read.task;
+    }
+    const prepaid = payAfterBytes > 0 && read.artifactBytes > payAfterBytes ? read.artifactBytes : 0;
+    if (prepaid > 0) await caller.largeAnswers?.pay(prepaid);
+    const large = await this.store.readLargeTask(request.id, caller.owner, request.historyLength);
+    if (large === undefined) throw taskNotFound(request.id);
+    // What was not paid first (all of it, or what it holds besides its artifacts) is charged after.
+    await caller.chargeAnswerBytes(Math.max(0, large.bytes - prepaid));
+    return large.task;
   }
 
   /** The page's bytes are charged to the caller before it is returned. */

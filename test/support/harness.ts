@@ -163,7 +163,7 @@ export async function progressFreeFingerprint(gw: Pick<TestGateway, 'redis'>, ke
     const fields = Object.entries(await gw.redis.hgetall(key)).filter(
       ([field]) =>
         // What a running turn changes as it emits (its state, artifacts and their byte counts).
-        !['status', 'state', 'updatedAtMs', 'artifacts', 'outputTurn', 'turnOutputBytes', 'taskOutputBytes', 'eventsBytes'].includes(field) &&
+        !['status', 'state', 'updatedAtMs', 'artifacts', 'outputTurn', 'turnOutputBytes', 'taskOutputBytes', 'eventsBytes', 'artifactChunkBytes'].includes(field) &&
         !field.startsWith('artifactBytes:') &&
         !field.startsWith('__call:') &&
         !field.startsWith('__reply:'),

@@ -11,7 +11,8 @@
   KEYS[4] pending artifact chunks (list of {"append", "artifact"} JSON, oldest first)
   ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] taskId
   ARGV[5] the whole artifacts JSON, a compaction ('' = unchanged): it replaces the snapshot and the pending chunks go
-  ARGV[6] one pending artifact chunk JSON ('' = none): pushed to KEYS[4], the snapshot is not touched
+  ARGV[6] one pending artifact chunk JSON ('' = none): pushed to KEYS[4] (its length added to the task hash's
+    'artifactChunkBytes', which a compaction clears: what readTask weighs a task by), the snapshot is not touched
     (re-writing the whole snapshot per chunk would cost traffic quadratic in the turn's output;
     the worker compacts geometrically, src/runtime/artifact-compaction.ts, and readers merge, src/store/stored-artifacts.ts)
   ARGV[7] status JSON ('' = unchanged)   ARGV[8] state ('' = unchanged)
@@ -57,8 +58,12 @@ if refused then return refused end
 if ARGV[5] ~= '' then
   redis.call('HSET', KEYS[1], 'artifacts', ARGV[5])
   redis.call('DEL', KEYS[4])
+  redis.call('HDEL', KEYS[1], 'artifactChunkBytes')
 end
-if ARGV[6] ~= '' then redis.call('RPUSH', KEYS[4], ARGV[6]) end
+if ARGV[6] ~= '' then
+  redis.call('RPUSH', KEYS[4], ARGV[6])
+  redis.call('HINCRBY', KEYS[1], 'artifactChunkBytes', #ARGV[6])
+end
 if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[1], 'status', ARGV[7], 'state', ARGV[8], 'updatedAtMs', ARGV[3])
 end

@@ -46,6 +46,7 @@ redis.call('DEL', KEYS[9])
 if ARGV[10] ~= '' then
   redis.call('HSET', KEYS[1], 'artifacts', ARGV[10])
   redis.call('DEL', KEYS[10])
+  redis.call('HDEL', KEYS[1], 'artifactChunkBytes')
 end
 if ARGV[14] ~= '' then
   local inputTokens, outputTokens = string.match(ARGV[14], '^(%d+) (%d+)$')
@@ -112,6 +113,9 @@ local waiting = redis.call('HGET', KEYS[1], 'answerHistory')
 local answer = nil
 if waiting then
   redis.call('HDEL', KEYS[1], 'answerHistory')
+end
+-- Artifacts already past the bound are weighed, not built and encoded only to be dropped.
+if waiting and redis.call('HSTRLEN', KEYS[1], 'artifacts') + tonumber(redis.call('HGET', KEYS[1], 'artifactChunkBytes') or '0') <= 65536 then
   answer = function(eventId)
     local snapshot = cjson.encode(__taskSnapshot(KEYS[1], KEYS[3], KEYS[2], KEYS[10], nil, tonumber(waiting), eventId))
     if #snapshot <= 65536 then return snapshot end

@@ -7,6 +7,11 @@
   ARGV[3] tokens the request costs (1 to capacity; absent = 1)
   ARGV[4] '1': a charge after the fact (a large answer): always taken, the bucket may go down to
     -capacity, so the principal's next requests wait until it refills
+  ARGV[4] '2': an answer paid before it is built (a task too large to charge after the read): taken
+    when the bucket holds the cost, or, when the cost is more than it can hold, is full but for the
+    token the request asking for the answer took; the whole
+    cost is taken (not capped), so the bucket may go below zero by as much as the answer costs more
+    than the bucket holds, and the principal's reads take their bytes' worth of time
   Returns {1, 0} when the tokens were taken, {0, ms until they are available} otherwise.
 ]]
 local time = redis.call('TIME')
@@ -17,18 +22,31 @@ local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'atMs')
 local tokens = tonumber(bucket[1]) or capacity
 local at = tonumber(bucket[2]) or now
 tokens = math.min(capacity, tokens + math.max(0, now - at) * rate / 1000)
-local cost = math.min(capacity, tonumber(ARGV[3] or '1') or 1)
+local cost = tonumber(ARGV[3] or '1') or 1
 local taken, waitMs = 0, 0
-if ARGV[4] == '1' then
+if ARGV[4] == '2' then
+  local needed = math.min(cost, capacity - 1)
+  if tokens >= needed then
+    tokens = tokens - cost
+    taken = 1
+  else
+    waitMs = math.ceil((needed - tokens) * 1000 / rate)
+  end
+elseif ARGV[4] == '1' then
+  cost = math.min(capacity, cost)
   tokens = math.max(-capacity, tokens - cost)
   taken = 1
-elseif tokens >= cost then
-  tokens = tokens - cost
-  taken = 1
 else
-  waitMs = math.ceil((cost - tokens) * 1000 / rate)
+  cost = math.min(capacity, cost)
+  if tokens >= cost then
+    tokens = tokens - cost
+    taken = 1
+  else
+    waitMs = math.ceil((cost - tokens) * 1000 / rate)
+  end
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'atMs', now)
--- A bucket that would be full again carries no information: let it go.
-redis.call('PEXPIRE', KEYS[1], math.ceil(capacity * 1000 / rate) + 1000)
+-- A bucket that would be full again carries no information: let it go (once it is, not before:
+-- one below zero keeps its debt).
+redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) * 1000 / rate) + 1000)
 return {taken, waitMs}
