@@ -46,10 +46,10 @@ afterAll(async () => {
   await redis.quit();
 });
 
-type Acquired = Extract<Awaited<ReturnType<TaskStore['acquireLease']>>, { kind: 'acquired' }>;
+type Acquired = Extract<Awaited<ReturnType<TaskStore['turns']['acquireLease']>>, { kind: 'acquired' }>;
 
 async function lease(taskId: string, contextId: string, workerId: string): Promise<Acquired> {
-  const acquired = await store.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
+  const acquired = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
   if (acquired.kind !== 'acquired') throw new Error(`no lease: ${JSON.stringify(acquired)}`);
   return acquired;
 }
@@ -85,7 +85,7 @@ function contextOf(taskId: string, contextId: string, acquired: Acquired, signal
 const text = (i: number, bytes: number): string => `${String(i).padStart(6, '0')}:${'x'.repeat(Math.max(0, bytes - 7))}`;
 
 async function finish(taskId: string, contextId: string, generation: number, artifacts: Artifact[] | undefined, state: TaskStatus['state'] = 'TASK_STATE_COMPLETED') {
-  return store.finishTurn({
+  return store.turns.finishTurn({
     taskId,
     ownerKey,
     contextId,
@@ -99,7 +99,7 @@ async function finish(taskId: string, contextId: string, generation: number, art
 }
 
 const read = async (taskId: string) => {
-  const task = await store.readTask(taskId, owner, 0);
+  const task = await store.gateway.readTask(taskId, owner, 0);
   if (task === undefined) throw new Error('task missing');
   return task;
 };
@@ -267,7 +267,7 @@ describe('runs of one turn', () => {
     const ctx = contextOf(taskId, contextId, acquired);
     for (let i = 0; i < 12; i += 1) await ctx.emitArtifact({ artifactId: 'report', parts: [{ text: text(i, 4 * 1024) }], append: i > 0 });
     expect(await pendingChunks(taskId)).toBeGreaterThan(0);
-    expect((await store.cancelTask(taskId, owner, new Date())).kind).toBe('requested');
+    expect((await store.gateway.cancelTask(taskId, owner, new Date())).kind).toBe('requested');
     await finish(taskId, contextId, acquired.generation, acquired.artifacts, 'TASK_STATE_CANCELED');
     const task = (await read(taskId)).task;
     expect(task.status.state).toBe('TASK_STATE_CANCELED');
@@ -348,7 +348,7 @@ describe('the replay byte bound under large events', () => {
     const taskId = `aw-${randomBytes(6).toString('hex')}`;
     const contextId = `ctx-${taskId}`;
     await createStoredTask(narrow, { taskId, contextId, owner });
-    const acquired = await narrow.acquireLease({ taskId, ownerKey, contextId, workerId: 'w1', leaseTtlMs: 60_000, now: new Date() });
+    const acquired = await narrow.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w1', leaseTtlMs: 60_000, now: new Date() });
     if (acquired.kind !== 'acquired') throw new Error(acquired.kind);
     const eventsKey = narrow.keys.task(taskId).events;
     // Events read by the byte cut: XRANGE <start> + COUNT n on the task's stream (the only

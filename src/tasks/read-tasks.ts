@@ -27,7 +27,7 @@ export class TaskReads {
 
   /** The task's read is charged to the caller before it is returned: polling huge tasks costs rate, as a ListTasks page does. */
   async getTask(caller: Caller, request: GetTaskRequest): Promise<Task> {
-    const read = await this.store.readTask(request.id, caller.owner, request.historyLength);
+    const read = await this.store.gateway.readTask(request.id, caller.owner, request.historyLength);
     if (read === undefined) throw taskNotFound(request.id);
     await caller.chargeAnswerBytes(read.bytes);
     return read.task;
