@@ -348,7 +348,7 @@ async function main(): Promise<void> {
           Array.from({ length: Math.min(50, count - done) }, async () => {
             const taskId = newId();
             const contextId = newId();
-            await seedStore.createTask({
+            await seedStore.gateway.createTask({
               taskId,
               owner,
               contextId,

@@ -21,7 +21,7 @@ export interface TurnJobData {
   /**
    * The W3C trace context (traceparent, tracestate) of whatever opened the turn, while tracing is
    * on: the worker's turn span continues that trace. A follow-up turn the same job goes on to
-   * continues the trace of the request that sent its message instead (TaskStore.finishTurn).
+   * continues the trace of the request that sent its message instead (TurnOperations.finishTurn).
    */
   trace?: Record<string, string>;
 }

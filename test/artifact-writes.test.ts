@@ -46,10 +46,10 @@ afterAll(async () => {
   await redis.quit();
 });
 
-type Acquired = Extract<Awaited<ReturnType<TaskStore['acquireLease']>>, { kind: 'acquired' }>;
+type Acquired = Extract<Awaited<ReturnType<TaskStore['turns']['acquireLease']>>, { kind: 'acquired' }>;
 
 async function lease(taskId: string, contextId: string, workerId: string): Promise<Acquired> {
-  const acquired = await store.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
+  const acquired = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
   if (acquired.kind !== 'acquired') throw new Error(`no lease: ${JSON.stringify(acquired)}`);
   return acquired;
 }
@@ -85,7 +85,7 @@ function contextOf(taskId: string, contextId: string, acquired: Acquired, signal
 const text = (i: number, bytes: number): string => `${String(i).padStart(6, '0')}:${'x'.repeat(Math.max(0, bytes - 7))}`;
 
 async function finish(taskId: string, contextId: string, generation: number, artifacts: Artifact[] | undefined, state: TaskStatus['state'] = 'TASK_STATE_COMPLETED') {
-  return store.finishTurn({
+  return store.turns.finishTurn({
     taskId,
     ownerKey,
     contextId,
@@ -99,7 +99,7 @@ async function finish(taskId: string, contextId: string, generation: number, art
 }
 
 const read = async (taskId: string) => {
-  const task = await store.readTask(taskId, owner, 0);
+  const task = await store.gateway.readTask(taskId, owner, 0);
   if (task === undefined) throw new Error('task missing');
   return task;
 };
@@ -219,15 +219,15 @@ describe('what a read weighs before it is built', () => {
     const pending = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
     expect(Number(await redis.hget(keys.task, 'artifactChunkBytes'))).toBe(pending);
     const snapshotBytes = await redis.hstrlen(keys.task, 'artifacts');
-    expect(await store.readTaskWithin(taskId, owner, 0, 1_000)).toEqual({ large: true, artifactBytes: snapshotBytes + pending });
+    expect(await store.gateway.readTaskWithin(taskId, owner, 0, 1_000)).toEqual({ large: true, artifactBytes: snapshotBytes + pending });
     // Under the bound: the same read as without one.
-    expect(await store.readTaskWithin(taskId, owner, 0, 10 * 1024 * 1024)).toEqual(await store.readTask(taskId, owner, 0));
+    expect(await store.gateway.readTaskWithin(taskId, owner, 0, 10 * 1024 * 1024)).toEqual(await store.gateway.readTask(taskId, owner, 0));
     // The plain-command read of a LARGE task answers exactly what the script builds, with and without history.
-    expect(await store.readLargeTask(taskId, owner, 0)).toEqual(await store.readTask(taskId, owner, 0));
-    expect(await store.readLargeTask(taskId, owner, undefined)).toEqual(await store.readTask(taskId, owner, undefined));
-    expect(await store.readLargeTask(taskId, { ...owner, subject: 'someone-else' }, 0)).toBeUndefined();
+    expect(await store.gateway.readLargeTask(taskId, owner, 0)).toEqual(await store.gateway.readTask(taskId, owner, 0));
+    expect(await store.gateway.readLargeTask(taskId, owner, undefined)).toEqual(await store.gateway.readTask(taskId, owner, undefined));
+    expect(await store.gateway.readLargeTask(taskId, { ...owner, subject: 'someone-else' }, 0)).toBeUndefined();
     // Another owner's task says nothing of its weight.
-    expect(await store.readTaskWithin(taskId, { ...owner, subject: 'someone-else' }, 0, 1_000)).toBeUndefined();
+    expect(await store.gateway.readTaskWithin(taskId, { ...owner, subject: 'someone-else' }, 0, 1_000)).toBeUndefined();
     // A compaction (a chunk past the pending bytes' threshold) takes the chunks, and their count, with it.
     await ctx.emitArtifact({ artifactId: 'report', parts: [{ text: text(8, 64 * 1024) }], append: true });
     expect(await pendingChunks(taskId)).toBe(0);
@@ -238,8 +238,8 @@ describe('what a read weighs before it is built', () => {
     expect(await redis.hget(keys.task, 'artifactChunkBytes')).toBeNull();
     const finalBytes = await redis.hstrlen(keys.task, 'artifacts');
     expect(finalBytes).toBeGreaterThan(8 * 4096 + 64 * 1024);
-    expect(await store.readTaskWithin(taskId, owner, 0, 1_000)).toEqual({ large: true, artifactBytes: finalBytes });
-    expect(await store.readLargeTask(taskId, owner, -1)).toEqual(await store.readTask(taskId, owner, -1));
+    expect(await store.gateway.readTaskWithin(taskId, owner, 0, 1_000)).toEqual({ large: true, artifactBytes: finalBytes });
+    expect(await store.gateway.readLargeTask(taskId, owner, -1)).toEqual(await store.gateway.readTask(taskId, owner, -1));
   });
 });
 
@@ -303,7 +303,7 @@ describe('runs of one turn', () => {
     const ctx = contextOf(taskId, contextId, acquired);
     for (let i = 0; i < 12; i += 1) await ctx.emitArtifact({ artifactId: 'report', parts: [{ text: text(i, 4 * 1024) }], append: i > 0 });
     expect(await pendingChunks(taskId)).toBeGreaterThan(0);
-    expect((await store.cancelTask(taskId, owner, new Date())).kind).toBe('requested');
+    expect((await store.gateway.cancelTask(taskId, owner, new Date())).kind).toBe('requested');
     await finish(taskId, contextId, acquired.generation, acquired.artifacts, 'TASK_STATE_CANCELED');
     const task = (await read(taskId)).task;
     expect(task.status.state).toBe('TASK_STATE_CANCELED');
@@ -384,7 +384,7 @@ describe('the replay byte bound under large events', () => {
     const taskId = `aw-${randomBytes(6).toString('hex')}`;
     const contextId = `ctx-${taskId}`;
     await createStoredTask(narrow, { taskId, contextId, owner });
-    const acquired = await narrow.acquireLease({ taskId, ownerKey, contextId, workerId: 'w1', leaseTtlMs: 60_000, now: new Date() });
+    const acquired = await narrow.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w1', leaseTtlMs: 60_000, now: new Date() });
     if (acquired.kind !== 'acquired') throw new Error(acquired.kind);
     const eventsKey = narrow.keys.task(taskId).events;
     // Events read by the byte cut: XRANGE <start> + COUNT n on the task's stream (the only

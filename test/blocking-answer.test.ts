@@ -18,8 +18,8 @@ const reads: string[] = [];
 beforeAll(async () => {
   gw = await startTestGateway({ name: 'blocking-answer', adapterOptions: { stepMs: 40 } });
   const store = gw.gateway.store;
-  const readTask = store.readTask.bind(store);
-  store.readTask = (taskId: string, ...rest): Promise<TaskRead | undefined> => {
+  const readTask = store.gateway.readTask.bind(store.gateway);
+  store.gateway.readTask = (taskId: string, ...rest): Promise<TaskRead | undefined> => {
     reads.push(taskId);
     return readTask(taskId, ...rest);
   };

@@ -81,10 +81,10 @@ describe('cancellation stages', () => {
     const taskId = 'race-task';
     const contextId = 'race-ctx';
     await createStoredTask(store, { taskId, contextId, owner, text: 'echo', messageId: 'race-m' });
-    const lease = await store.acquireLease({ taskId, ownerKey: ownerKeyOf(owner), contextId, workerId: 'w-race', leaseTtlMs: 60_000, now: new Date() });
+    const lease = await store.turns.acquireLease({ taskId, ownerKey: ownerKeyOf(owner), contextId, workerId: 'w-race', leaseTtlMs: 60_000, now: new Date() });
     if (lease.kind !== 'acquired') throw new Error(lease.kind);
-    expect((await store.cancelTask(taskId, owner, new Date())).kind).toBe('requested');
-    await store.finishTurn({
+    expect((await store.gateway.cancelTask(taskId, owner, new Date())).kind).toBe('requested');
+    await store.turns.finishTurn({
       taskId,
       ownerKey: ownerKeyOf(owner),
       contextId,

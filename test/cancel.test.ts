@@ -255,14 +255,14 @@ describe('cancellation', () => {
       const store = new TaskStore(lone.redis, lone.prefix);
       const sent = await rpc(lone.jsonRpcUrl, 'SendMessage', { message: textMessage('echo too late'), configuration: { returnImmediately: true } });
       const task = (sent.body.result as { task: Task }).task;
-      const ownerKey = (await store.taskOwnerKey(task.id)) as string;
-      const lease = await store.acquireLease({ taskId: task.id, ownerKey, contextId: task.contextId, workerId: 'test-worker', leaseTtlMs: 60_000, now: new Date() });
+      const ownerKey = (await store.gateway.taskOwnerKey(task.id)) as string;
+      const lease = await store.turns.acquireLease({ taskId: task.id, ownerKey, contextId: task.contextId, workerId: 'test-worker', leaseTtlMs: 60_000, now: new Date() });
       expect(lease.kind).toBe('acquired');
       if (lease.kind !== 'acquired') return;
 
       const pending = rpc(lone.jsonRpcUrl, 'CancelTask', { id: task.id });
       await waitFor(async () => (await lone.redis.hget(store.keys.task(task.id).task, 'cancelRequestedAtMs')) ?? undefined, 10_000, 'the cancel request');
-      const finished = await store.finishTurn({
+      const finished = await store.turns.finishTurn({
         taskId: task.id,
         ownerKey,
         contextId: task.contextId,

@@ -32,11 +32,11 @@ describe('a coordinator replaced by a newer lease', () => {
   it('can neither record assignments nor park the turn, and changes nothing', async () => {
     const { taskId, contextId } = await createStoredTask(store, { taskId: 'coordinator-1', contextId: 'ctx-fence', owner });
     const lease = { taskId, ownerKey: ownerKeyOf(owner), contextId, workerId: 'old', leaseTtlMs: 60_000, now: new Date() };
-    const old = await store.acquireLease(lease);
+    const old = await store.turns.acquireLease(lease);
     if (old.kind !== 'acquired') throw new Error(old.kind);
     // The old worker's lease lapses and another worker takes the turn over.
     await redis.del(store.keys.task(taskId).lease);
-    const current = await store.acquireLease({ ...lease, workerId: 'new' });
+    const current = await store.turns.acquireLease({ ...lease, workerId: 'new' });
     if (current.kind !== 'acquired') throw new Error(current.kind);
 
     const before = await snapshotKeys(redis, prefix);

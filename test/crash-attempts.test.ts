@@ -48,7 +48,7 @@ describe('acquireLease past maxTurnAttempts', () => {
     const taskId = `crash-${randomBytes(6).toString('hex')}`;
     const contextId = `ctx-${taskId}`;
     await createStoredTask(store, { taskId, contextId, owner });
-    const take = (workerId: string) => store.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: 60_000, maxTurnAttempts: 2, now: new Date() });
+    const take = (workerId: string) => store.turns.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: 60_000, maxTurnAttempts: 2, now: new Date() });
     const lapse = () => redis.del(`${prefix}:{${taskId}}:lease`);
 
     expect((await take('w1')).kind).toBe('acquired');
@@ -73,11 +73,11 @@ describe('acquireLease past maxTurnAttempts', () => {
     const taskId = `crash-${randomBytes(6).toString('hex')}`;
     const contextId = `ctx-${taskId}`;
     await createStoredTask(store, { taskId, contextId, owner });
-    const first = await store.acquireLease({ taskId, ownerKey, contextId, workerId: 'w1', leaseTtlMs: 60_000, maxTurnAttempts: 5, now: new Date() });
+    const first = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w1', leaseTtlMs: 60_000, maxTurnAttempts: 5, now: new Date() });
     if (first.kind !== 'acquired') throw new Error('no lease');
-    await store.handBackTurn(taskId, 'w1', first.generation, { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now() });
-    await store.acquireLease({ taskId, ownerKey, contextId, workerId: 'w2', leaseTtlMs: 60_000, maxTurnAttempts: 5, now: new Date() });
-    await store.acquireLease({ taskId, ownerKey, contextId, workerId: 'w2', leaseTtlMs: 60_000, maxTurnAttempts: 5, now: new Date() });
+    await store.turns.handBackTurn(taskId, 'w1', first.generation, { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now() });
+    await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w2', leaseTtlMs: 60_000, maxTurnAttempts: 5, now: new Date() });
+    await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w2', leaseTtlMs: 60_000, maxTurnAttempts: 5, now: new Date() });
     expect(await redis.hget(`${prefix}:{${taskId}}:task`, 'lostWorkers')).toBeNull();
   });
 });

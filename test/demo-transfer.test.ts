@@ -75,7 +75,7 @@ describe('demo transfer skill', () => {
     expect(ledger(task.id)).toEqual([1, 2, 3, 4].map((i) => `${task.id}:1:charge-${i}`));
     expect(report(task).text.split('\n')).toEqual([1, 2, 3, 4].map((i) => `charge-${i}: charged`));
     expect(report(task).data).toMatchObject({ charges: 4, charged: 4, replayed: 0, reconciledCharged: 0, recharged: 0, attempt: 1 });
-    const steps = await new TaskStore(withWorker.redis, withWorker.prefix).readSteps(task.id);
+    const steps = await new TaskStore(withWorker.redis, withWorker.prefix).turns.readSteps(task.id);
     expect(Object.keys(steps).sort()).toEqual(['1:charge-1', '1:charge-2', '1:charge-3', '1:charge-4']);
     for (const step of Object.values(steps)) expect(step).toMatchObject({ state: 'done', reference: `ledger:${step.idempotencyKey}` });
   });
@@ -104,7 +104,7 @@ describe('demo transfer skill', () => {
     expect(text).toContain(`charge-2: unknown, reconciled as charged (ledger:${id}:1:charge-2)`);
     expect(text).toContain('charge-4: charged');
     expect(data).toMatchObject({ charges: 4, replayed: 1, reconciledCharged: 1, recharged: 0, attempt: 2 });
-    const journal = await new TaskStore(noWorker.redis, noWorker.prefix).readSteps(id);
+    const journal = await new TaskStore(noWorker.redis, noWorker.prefix).turns.readSteps(id);
     expect(journal['1:charge-2']).toMatchObject({ state: 'unknown', attempt: 1, surfacedToAttempt: 2 } satisfies Partial<StepRecord>);
     second.kill('SIGKILL');
     await second.exited;
@@ -123,7 +123,7 @@ describe('demo transfer skill', () => {
     expect(ledger(id)).toEqual([`${id}:1:charge-1`, `${id}:1:charge-2-again`, `${id}:1:charge-3`]);
     expect(report(task).text).toContain('charge-2: unknown, not in the ledger; charged as charge-2-again');
     expect(report(task).data).toMatchObject({ charges: 3, charged: 2, recharged: 1 });
-    const journal = await store.readSteps(id);
+    const journal = await store.turns.readSteps(id);
     expect(journal['1:charge-2']?.state).toBe('unknown');
     expect(journal['1:charge-2-again']?.state).toBe('done');
   });

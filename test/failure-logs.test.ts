@@ -252,10 +252,10 @@ describe('a turn whose worker was lost', () => {
     // A worker takes the turn and dies: its lease lapses without a result.
     const store = new TaskStore(gw.redis, gw.prefix);
     const ownerKey = (await gw.redis.hget(store.keys.task(task.id).task, 'owner')) as string;
-    const lost = await store.acquireLease({ taskId: task.id, ownerKey, contextId: task.contextId, workerId: 'lost-worker', leaseTtlMs: 300, now: new Date() });
+    const lost = await store.turns.acquireLease({ taskId: task.id, ownerKey, contextId: task.contextId, workerId: 'lost-worker', leaseTtlMs: 300, now: new Date() });
     if (lost.kind !== 'acquired') throw new Error(`expected the lease, got ${lost.kind}`);
     // What a worker writes as it runs (with its first step): who runs the attempt.
-    await store.writeTurnRecord(task.id, lost.generation, { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), attempts: 1, workerId: 'lost-worker', adapter: 'demo@1.0.0' });
+    await store.turns.writeTurnRecord(task.id, lost.generation, { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), attempts: 1, workerId: 'lost-worker', adapter: 'demo@1.0.0' });
     const { reader } = await openSse(gw.jsonRpcUrl, {
       method: 'POST',
       headers: STREAM_HEADERS,

@@ -50,7 +50,7 @@ async function replacedLease(): Promise<Lease> {
   const contextId = `ctx-${taskId}`;
   await createStoredTask(store, { taskId, contextId, owner });
   const acquire = async (workerId: string) => {
-    const lease = await store.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
+    const lease = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
     if (lease.kind !== 'acquired') throw new Error(`no lease: ${JSON.stringify(lease)}`);
     return lease.generation;
   };
@@ -83,14 +83,14 @@ const FENCED_WRITES: FencedWrite[] = [
     name: 'appendEvents',
     write: (l, generation) => {
       const status = working();
-      return store.appendEvents({ taskId: l.taskId, ownerKey, contextId: l.contextId, generation, artifacts: undefined, status, events: [{ statusUpdate: { taskId: l.taskId, contextId: l.contextId, status } }], now: new Date() });
+      return store.turns.appendEvents({ taskId: l.taskId, ownerKey, contextId: l.contextId, generation, artifacts: undefined, status, events: [{ statusUpdate: { taskId: l.taskId, contextId: l.contextId, status } }], now: new Date() });
     },
     refused: throwsStale,
   },
   {
     name: 'finishTurn',
     write: (l, generation) =>
-      store.finishTurn({
+      store.turns.finishTurn({
         taskId: l.taskId,
         ownerKey,
         contextId: l.contextId,
@@ -105,17 +105,17 @@ const FENCED_WRITES: FencedWrite[] = [
   },
   {
     name: 'acknowledgeCancel',
-    write: (l, generation) => store.acknowledgeCancel({ taskId: l.taskId, contextId: l.contextId, generation, status: working(), now: new Date() }),
+    write: (l, generation) => store.turns.acknowledgeCancel({ taskId: l.taskId, contextId: l.contextId, generation, status: working(), now: new Date() }),
     refused: throwsStale,
   },
-  { name: 'chargeBudget', write: (l, generation) => store.chargeBudget(l.taskId, generation, 3), refused: throwsStale },
+  { name: 'chargeBudget', write: (l, generation) => store.turns.chargeBudget(l.taskId, generation, 3), refused: throwsStale },
   {
     name: 'handBackTurn',
-    write: (l, generation) => store.handBackTurn(l.taskId, l.workerId, generation, { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), handBacks: 1 }),
+    write: (l, generation) => store.turns.handBackTurn(l.taskId, l.workerId, generation, { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), handBacks: 1 }),
     refused: answers(false),
   },
-  { name: 'startStep', write: (l, generation) => store.startStep(l.taskId, generation, '1:charge', step(l, generation)), refused: throwsStale },
-  { name: 'writeStep', write: (l, generation) => store.writeStep(l.taskId, generation, '1:charge', { ...step(l, generation), state: 'done', value: 1 }), refused: throwsStale },
+  { name: 'startStep', write: (l, generation) => store.turns.startStep(l.taskId, generation, '1:charge', step(l, generation)), refused: throwsStale },
+  { name: 'writeStep', write: (l, generation) => store.turns.writeStep(l.taskId, generation, '1:charge', { ...step(l, generation), state: 'done', value: 1 }), refused: throwsStale },
   {
     name: 'registerAssignments',
     write: (l, generation) =>
@@ -125,11 +125,11 @@ const FENCED_WRITES: FencedWrite[] = [
     refused: answers(false),
   },
   { name: 'suspendTurn', write: (l, generation) => assignments.suspend(l.taskId, l.contextId, generation, 'waiting', `q-${randomBytes(4).toString('hex')}`), refused: answers(false) },
-  { name: 'writeTurnRecord', write: (l, generation) => store.writeTurnRecord(l.taskId, generation, { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), attempts: 9 }), refused: throwsStale },
-  { name: 'writeAdapterState', write: (l, generation) => store.writeAdapterState(l.taskId, generation, 'k', { v: 1 }), refused: throwsStale },
+  { name: 'writeTurnRecord', write: (l, generation) => store.turns.writeTurnRecord(l.taskId, generation, { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), attempts: 9 }), refused: throwsStale },
+  { name: 'writeAdapterState', write: (l, generation) => store.turns.writeAdapterState(l.taskId, generation, 'k', { v: 1 }), refused: throwsStale },
   {
     name: 'releaseLease',
-    write: (l, generation) => store.releaseLease(l.taskId, l.workerId, generation),
+    write: (l, generation) => store.turns.releaseLease(l.taskId, l.workerId, generation),
     refused: answers(undefined),
   },
 ];

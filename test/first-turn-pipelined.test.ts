@@ -1,4 +1,4 @@
-// A new task's first job add rides in the same write as its create script (TaskStore.createTask,
+// A new task's first job add rides in the same write as its create script (GatewayOperations.createTask,
 // queueFirstTurn): one round trip less on the busiest path. Persist before announce must still
 // hold: Redis runs what follows the script only after it, so the job can never exist before its
 // task. Checked with a stand-in for the job add that asks Redis, on the store's connection,
@@ -24,8 +24,8 @@ afterAll(async () => {
   await redis.quit();
 });
 
-function create(taskId: string, messageId: string, queueFirstTurn: (active: number) => Promise<void>): ReturnType<TaskStore['createTask']> {
-  return store.createTask({ ...storedTaskInput({ taskId, contextId: 'ctx', owner, messageId, text: 'echo pipelined' }), queueFirstTurn });
+function create(taskId: string, messageId: string, queueFirstTurn: (active: number) => Promise<void>): ReturnType<TaskStore['gateway']['createTask']> {
+  return store.gateway.createTask({ ...storedTaskInput({ taskId, contextId: 'ctx', owner, messageId, text: 'echo pipelined' }), queueFirstTurn });
 }
 
 it('queues the first turn behind the create script, in its write, and the task is stored when the queueing command runs', async () => {

@@ -27,7 +27,7 @@ async function newTask(): Promise<{ taskId: string; contextId: string }> {
 }
 
 function acquire(taskId: string, contextId: string, workerId: string) {
-  return store.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: LEASE_TTL_MS, now: new Date() });
+  return store.turns.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: LEASE_TTL_MS, now: new Date() });
 }
 
 async function acquired(taskId: string, contextId: string, workerId: string) {
@@ -81,9 +81,9 @@ describe('lease fencing (store level, real Redis)', () => {
 
     // A makes progress while it holds the lease: this must work, or the rejections below prove nothing.
     const early = progressEvent(taskId, contextId, 'A step 1');
-    await store.appendEvents({ taskId, ownerKey, contextId, generation: a.generation, artifacts: undefined, status: early.status, events: [early.event], now: new Date() });
+    await store.turns.appendEvents({ taskId, ownerKey, contextId, generation: a.generation, artifacts: undefined, status: early.status, events: [early.event], now: new Date() });
     const recordA: TurnRecord = { ...(a.turnRecord as TurnRecord), attempts: a.attempts, workerId: 'worker-A', startedAtMs: Date.now(), steps: [{ name: 'step-1', atMs: Date.now(), attempt: 1 }] };
-    await store.writeTurnRecord(taskId, a.generation, recordA);
+    await store.turns.writeTurnRecord(taskId, a.generation, recordA);
 
     // A's lease lapses (a paused or dead worker), and B takes over.
     await redis.del(k.lease);
@@ -101,12 +101,12 @@ describe('lease fencing (store level, real Redis)', () => {
     // A, unaware, tries every kind of write with its old generation.
     const late = progressEvent(taskId, contextId, 'A late progress');
     await expect(
-      store.appendEvents({ taskId, ownerKey, contextId, generation: a.generation, artifacts: [{ artifactId: 'report', name: 'report', parts: [{ text: 'from A' }] }], status: late.status, events: [late.event], now: new Date() }),
+      store.turns.appendEvents({ taskId, ownerKey, contextId, generation: a.generation, artifacts: [{ artifactId: 'report', name: 'report', parts: [{ text: 'from A' }] }], status: late.status, events: [late.event], now: new Date() }),
     ).rejects.toBeInstanceOf(StaleLeaseError);
     await expect(
-      store.writeTurnRecord(taskId, a.generation, { ...recordA, steps: [...(recordA.steps ?? []), { name: 'step-2', atMs: Date.now(), attempt: 1 }] }),
+      store.turns.writeTurnRecord(taskId, a.generation, { ...recordA, steps: [...(recordA.steps ?? []), { name: 'step-2', atMs: Date.now(), attempt: 1 }] }),
     ).rejects.toBeInstanceOf(StaleLeaseError);
-    const finishedByA = await store.finishTurn({
+    const finishedByA = await store.turns.finishTurn({
       taskId,
       ownerKey,
       contextId,
@@ -119,7 +119,7 @@ describe('lease fencing (store level, real Redis)', () => {
     });
     expect(finishedByA).toEqual({ kind: 'stale' });
     // A cannot revive or steal the lease by renewing it either.
-    await store.renewLease(taskId, 'worker-A', LEASE_TTL_MS);
+    await store.turns.renewLease(taskId, 'worker-A', LEASE_TTL_MS);
 
     const afterA = await taskState(taskId);
     expect(afterA).toEqual(before);
@@ -129,11 +129,11 @@ describe('lease fencing (store level, real Redis)', () => {
 
     // B's writes with the current generation go through.
     const progressB = progressEvent(taskId, contextId, 'B step 1');
-    const appended = await store.appendEvents({ taskId, ownerKey, contextId, generation: b.generation, artifacts: undefined, status: progressB.status, events: [progressB.event], now: new Date() });
+    const appended = await store.turns.appendEvents({ taskId, ownerKey, contextId, generation: b.generation, artifacts: undefined, status: progressB.status, events: [progressB.event], now: new Date() });
     expect(appended.kind === 'appended' && appended.eventId).toMatch(/^\d+-\d+$/);
     const recordB: TurnRecord = { ...(b.turnRecord as TurnRecord), attempts: b.attempts, workerId: 'worker-B' };
-    await store.writeTurnRecord(taskId, b.generation, recordB);
-    const finishedByB = await store.finishTurn({
+    await store.turns.writeTurnRecord(taskId, b.generation, recordB);
+    const finishedByB = await store.turns.finishTurn({
       taskId,
       ownerKey,
       contextId,
@@ -174,7 +174,7 @@ describe('lease fencing (store level, real Redis)', () => {
     expect(await taskState(taskId)).toEqual(before);
     expect(await redis.hget(k.task, 'leaseGeneration')).toBe(String(a.generation));
     const progress = progressEvent(taskId, contextId, 'A still holds it');
-    await store.appendEvents({ taskId, ownerKey, contextId, generation: a.generation, artifacts: undefined, status: progress.status, events: [progress.event], now: new Date() });
+    await store.turns.appendEvents({ taskId, ownerKey, contextId, generation: a.generation, artifacts: undefined, status: progress.status, events: [progress.event], now: new Date() });
     expect(await redis.xlen(k.events)).toBe(before.events.length + 1);
   });
 
@@ -191,7 +191,7 @@ describe('lease fencing (store level, real Redis)', () => {
     }
     for (let i = 1; i < generations.length; i++) expect(generations[i]).toBeGreaterThan(generations[i - 1] as number);
     // Only the first acquisition started the turn: one WORKING event, not one per attempt.
-    const events = await store.readEvents(taskId, '');
+    const events = await store.gateway.readEvents(taskId, '');
     const working = events.filter((e) => 'statusUpdate' in e.event && e.event.statusUpdate.status.state === 'TASK_STATE_WORKING');
     expect(working).toHaveLength(1);
   });
@@ -199,7 +199,7 @@ describe('lease fencing (store level, real Redis)', () => {
   it('will not lease a canceled task, and a queued cancel fences out a lease taken before it', async () => {
     // A task canceled while queued cannot be leased afterwards.
     const queued = await newTask();
-    expect((await store.cancelTask(queued.taskId, owner, new Date())).kind).toBe('canceled');
+    expect((await store.gateway.cancelTask(queued.taskId, owner, new Date())).kind).toBe('canceled');
     const eventsBefore = await redis.xlen(store.keys.task(queued.taskId).events);
     const lease = await acquire(queued.taskId, queued.contextId, 'worker-late');
     expect(lease).toEqual({ kind: 'closed', state: 'TASK_STATE_CANCELED' });
@@ -213,11 +213,11 @@ describe('lease fencing (store level, real Redis)', () => {
     const a = await acquired(lapsed.taskId, lapsed.contextId, 'worker-A');
     await redis.del(k.lease);
     // The task is WORKING, so cancel is only requested; it is the next holder that must see it.
-    expect((await store.cancelTask(lapsed.taskId, owner, new Date())).kind).toBe('requested');
+    expect((await store.gateway.cancelTask(lapsed.taskId, owner, new Date())).kind).toBe('requested');
     const b = await acquired(lapsed.taskId, lapsed.contextId, 'worker-B');
     expect(b.cancelRequestedAtMs).toBeTypeOf('number');
     const before = await taskState(lapsed.taskId);
-    const finishedByA = await store.finishTurn({
+    const finishedByA = await store.turns.finishTurn({
       taskId: lapsed.taskId,
       ownerKey,
       contextId: lapsed.contextId,

@@ -111,7 +111,7 @@ describe('ListTasks pages', () => {
     const owner = newOwner();
     const ids = await seed(owner, 30);
     // The two oldest are canceled; the 28 newer ones are SUBMITTED.
-    for (const id of ids.slice(0, 2)) expect((await store.cancelTask(id, owner, new Date())).kind).toBe('canceled');
+    for (const id of ids.slice(0, 2)) expect((await store.gateway.cancelTask(id, owner, new Date())).kind).toBe('canceled');
     const index = store.keys.ownerTasks(ownerKeyOf(owner));
     for (const [i, id] of ids.entries()) await redis.zadd(index, 1_700_000_000_000 + i * 10, id);
     const bounded = new TaskListing(store, { maxPageBytes: 1 << 20, maxScannedEntries: 10 });
@@ -163,8 +163,8 @@ describe('ListTasks pages', () => {
   it('a listed task is what GetTask reads: status, metadata (the gateway’s cancellation record), history', async () => {
     const owner = newOwner();
     const [id] = await seed(owner, 1);
-    expect((await store.cancelTask(id as string, owner, new Date())).kind).toBe('canceled');
-    const read = await store.readTask(id as string, owner, -1);
+    expect((await store.gateway.cancelTask(id as string, owner, new Date())).kind).toBe('canceled');
+    const read = await store.gateway.readTask(id as string, owner, -1);
     const page = await new TaskListing(store, roomy).list(query(owner, { historyLength: -1, includeArtifacts: true }));
     const expected = { ...read?.task, artifacts: read?.task.artifacts ?? [] };
     expect(page.tasks).toEqual([expected]);

@@ -76,9 +76,9 @@ describe('the message stored once', () => {
 
     // Readers: the store's event reads (SSE and gRPC replay, SDK resubscribes use them).
     const store = new TaskStore(redis, gw.prefix);
-    const read = await store.readEvents(taskId, '');
+    const read = await store.gateway.readEvents(taskId, '');
     expect(read.map((e) => ({ id: e.id, json: e.json }))).toEqual(liveEvents);
-    const after = await store.readEventsAfter(taskId, '', 100);
+    const after = await store.gateway.readEventsAfter(taskId, '', 100);
     expect(after.events.map((e) => e.json)).toEqual(liveEvents.map((e) => e.json));
 
     // SSE replay over the wire: SubscribeToTask from before the first event.

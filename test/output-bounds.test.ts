@@ -44,7 +44,7 @@ async function runningTask(workerId = 'w1'): Promise<Running> {
 }
 
 async function lease(taskId: string, contextId: string, workerId: string): Promise<number> {
-  const acquired = await store.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
+  const acquired = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
   if (acquired.kind !== 'acquired') throw new Error(`no lease: ${JSON.stringify(acquired)}`);
   return acquired.generation;
 }
@@ -57,7 +57,7 @@ function chunk(task: Running, artifactId: string, bytes: number, append: boolean
   const artifact: Artifact = { artifactId, parts };
   const event: StreamResponse = { artifactUpdate: { taskId: task.taskId, contextId: task.contextId, artifact, append, lastChunk: false } };
   sequence += 1;
-  return store.appendEvents({
+  return store.turns.appendEvents({
     taskId: task.taskId,
     ownerKey,
     contextId: task.contextId,
@@ -75,7 +75,7 @@ function chunk(task: Running, artifactId: string, bytes: number, append: boolean
 function status(task: Running, bytes: number) {
   const value: TaskStatus = { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString(), message: { messageId: `m${sequence}`, role: 'ROLE_AGENT', parts: [{ text: 'y'.repeat(bytes) }] } };
   sequence += 1;
-  return store.appendEvents({
+  return store.turns.appendEvents({
     taskId: task.taskId,
     ownerKey,
     contextId: task.contextId,

@@ -42,14 +42,14 @@ async function runningTask(
   const taskId = id('task');
   const contextId = id('ctx');
   await createStoredTask(store, { taskId, contextId, owner });
-  const lease = await store.acquireLease({ taskId, ownerKey, contextId, workerId: 'w', leaseTtlMs: 60_000, now: new Date() });
+  const lease = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w', leaseTtlMs: 60_000, now: new Date() });
   if (lease.kind !== 'acquired') throw new Error(`no lease: ${JSON.stringify(lease)}`);
   const appended = (await redis.xrange(store.keys.task(taskId).events, '-', '+')).map(([entryId]) => entryId);
   const append = async (n: number, generation = lease.generation): Promise<void> => {
     for (let i = 0; i < n; i++) {
       const status: TaskStatus = { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString(), message: { messageId: id('a'), role: 'ROLE_AGENT', parts: [{ text: `step ${i}` }] } };
       const event: StreamResponse = { statusUpdate: { taskId, contextId, status } };
-      const result = await store.appendEvents({ taskId, ownerKey, contextId, generation, artifacts: undefined, status, events: [event], now: new Date() });
+      const result = await store.turns.appendEvents({ taskId, ownerKey, contextId, generation, artifacts: undefined, status, events: [event], now: new Date() });
       if (result.kind === 'appended') appended.push(result.eventId);
     }
   };
@@ -100,7 +100,7 @@ describe('the replay bound (store level, own Redis)', () => {
     const hashBefore = await redis.hgetall(k.task);
     const status: TaskStatus = { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() };
     await expect(
-      narrow.appendEvents({ taskId: task.taskId, ownerKey, contextId: task.contextId, generation: task.generation - 1, artifacts: undefined, status, events: [{ statusUpdate: { taskId: task.taskId, contextId: task.contextId, status } }], now: new Date() }),
+      narrow.turns.appendEvents({ taskId: task.taskId, ownerKey, contextId: task.contextId, generation: task.generation - 1, artifacts: undefined, status, events: [{ statusUpdate: { taskId: task.taskId, contextId: task.contextId, status } }], now: new Date() }),
     ).rejects.toBeInstanceOf(StaleLeaseError);
     expect(await redis.xrange(k.events, '-', '+')).toEqual(eventsBefore);
     expect(await redis.hgetall(k.task)).toEqual(hashBefore);
@@ -180,7 +180,7 @@ describe('the replay bound (store level, own Redis)', () => {
 /** One fenced append with `store`'s bound on a task made by another store; the buffer's ids after it. */
 async function runningTaskAppend(store: TaskStore, task: { taskId: string; contextId: string; generation: number }): Promise<string[]> {
   const status: TaskStatus = { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() };
-  await store.appendEvents({ taskId: task.taskId, ownerKey, contextId: task.contextId, generation: task.generation, artifacts: undefined, status, events: [{ statusUpdate: { taskId: task.taskId, contextId: task.contextId, status } }], now: new Date() });
+  await store.turns.appendEvents({ taskId: task.taskId, ownerKey, contextId: task.contextId, generation: task.generation, artifacts: undefined, status, events: [{ statusUpdate: { taskId: task.taskId, contextId: task.contextId, status } }], now: new Date() });
   return ids(store, task.taskId);
 }
 

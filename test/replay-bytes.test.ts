@@ -38,14 +38,14 @@ async function runningTask(store: TaskStore): Promise<{ taskId: string; appended
   const taskId = id('task');
   const contextId = id('ctx');
   await createStoredTask(store, { taskId, contextId, owner });
-  const lease = await store.acquireLease({ taskId, ownerKey, contextId, workerId: 'w', leaseTtlMs: 60_000, now: new Date() });
+  const lease = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w', leaseTtlMs: 60_000, now: new Date() });
   if (lease.kind !== 'acquired') throw new Error(`no lease: ${JSON.stringify(lease)}`);
   const appended = (await redis.xrange(store.keys.task(taskId).events, '-', '+')).map(([entryId]) => entryId);
   const append = async (n: number, size: number): Promise<void> => {
     for (let i = 0; i < n; i++) {
       const status: TaskStatus = { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString(), message: { messageId: id('m'), role: 'ROLE_AGENT', parts: [{ text: 'b'.repeat(size) }] } };
       const event: StreamResponse = { statusUpdate: { taskId, contextId, status } };
-      const result = await store.appendEvents({ taskId, ownerKey, contextId, generation: lease.generation, artifacts: undefined, status, events: [event], now: new Date() });
+      const result = await store.turns.appendEvents({ taskId, ownerKey, contextId, generation: lease.generation, artifacts: undefined, status, events: [event], now: new Date() });
       if (result.kind === 'appended') appended.push(result.eventId);
     }
   };

@@ -35,7 +35,7 @@ async function leasedTask(): Promise<{ taskId: string; contextId: string; genera
   const taskId = `task-${counter}`;
   const contextId = `ctx-${counter}`;
   await createStoredTask(store, { taskId, contextId, owner });
-  const lease = await store.acquireLease({ taskId, ownerKey, contextId, workerId: 'w', leaseTtlMs: 60_000, now: new Date() });
+  const lease = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w', leaseTtlMs: 60_000, now: new Date() });
   if (lease.kind !== 'acquired') throw new Error(`lease: ${lease.kind}`);
   return { taskId, contextId, generation: lease.generation };
 }
@@ -62,7 +62,7 @@ describe('a write re-sent after a lost reply is applied once', () => {
     const before = await redis.xlen(store.keys.task(taskId).events);
     const restore = sendTwice('appendEvents');
     try {
-      const appended = await store.appendEvents({ taskId, ownerKey, contextId, generation, artifacts: undefined, status: undefined, events: [progress(taskId, contextId, 'once')], now: new Date() });
+      const appended = await store.turns.appendEvents({ taskId, ownerKey, contextId, generation, artifacts: undefined, status: undefined, events: [progress(taskId, contextId, 'once')], now: new Date() });
       const events = await redis.xrange(store.keys.task(taskId).events, '-', '+');
       expect(events.length - before).toBe(1);
       expect(appended.kind === 'appended' && appended.eventId).toBe(events.at(-1)?.[0]);
@@ -70,7 +70,7 @@ describe('a write re-sent after a lost reply is applied once', () => {
       restore();
     }
     // Two real calls (two call ids) are two writes: the guard is per call, not per content.
-    await store.appendEvents({ taskId, ownerKey, contextId, generation, artifacts: undefined, status: undefined, events: [progress(taskId, contextId, 'once')], now: new Date() });
+    await store.turns.appendEvents({ taskId, ownerKey, contextId, generation, artifacts: undefined, status: undefined, events: [progress(taskId, contextId, 'once')], now: new Date() });
     expect((await redis.xlen(store.keys.task(taskId).events)) - before).toBe(2);
   });
 
@@ -78,8 +78,8 @@ describe('a write re-sent after a lost reply is applied once', () => {
     const { taskId, generation } = await leasedTask();
     const restore = sendTwice('chargeBudget');
     try {
-      expect(await store.chargeBudget(taskId, generation, 3)).toBe(3);
-      expect(await store.chargeBudget(taskId, generation, 2)).toBe(5);
+      expect(await store.turns.chargeBudget(taskId, generation, 3)).toBe(3);
+      expect(await store.turns.chargeBudget(taskId, generation, 2)).toBe(5);
     } finally {
       restore();
     }
@@ -91,7 +91,7 @@ describe('a write re-sent after a lost reply is applied once', () => {
     const record: StepRecord = { name: 'charge', turn: 1, idempotencyKey: `${taskId}:1:charge`, state: 'started', attempt: 1, startedAtMs: Date.now() };
     const restore = sendTwice('startStep');
     try {
-      expect(await store.startStep(taskId, generation, '1:charge', record)).toBeUndefined();
+      expect(await store.turns.startStep(taskId, generation, '1:charge', record)).toBeUndefined();
     } finally {
       restore();
     }
@@ -102,7 +102,7 @@ describe('a write re-sent after a lost reply is applied once', () => {
     const before = await redis.xlen(store.keys.task(taskId).events);
     const restore = sendTwice('finishTurn');
     try {
-      const finished = await store.finishTurn({
+      const finished = await store.turns.finishTurn({
         taskId,
         ownerKey,
         contextId,

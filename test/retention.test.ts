@@ -22,9 +22,9 @@ async function newTask(): Promise<{ taskId: string; contextId: string }> {
 }
 
 async function finish(taskId: string, contextId: string, state: 'TASK_STATE_COMPLETED' | 'TASK_STATE_INPUT_REQUIRED'): Promise<void> {
-  const lease = await store.acquireLease({ taskId, ownerKey: ownerKeyOf(owner), contextId, workerId: 'w', leaseTtlMs: 60_000, now: new Date() });
+  const lease = await store.turns.acquireLease({ taskId, ownerKey: ownerKeyOf(owner), contextId, workerId: 'w', leaseTtlMs: 60_000, now: new Date() });
   if (lease.kind !== 'acquired') throw new Error(`lease: ${lease.kind}`);
-  const finished = await store.finishTurn({
+  const finished = await store.turns.finishTurn({
     taskId,
     ownerKey: ownerKeyOf(owner),
     contextId,
@@ -56,7 +56,7 @@ describe('retention', () => {
     const waiting = await newTask();
     await finish(waiting.taskId, waiting.contextId, 'TASK_STATE_INPUT_REQUIRED');
     const canceled = await newTask();
-    expect((await store.cancelTask(canceled.taskId, owner, new Date())).kind).toBe('canceled');
+    expect((await store.gateway.cancelTask(canceled.taskId, owner, new Date())).kind).toBe('canceled');
 
     const k = store.keys.task(done.taskId);
     for (const key of [k.task, k.events, k.history, k.turns, k.messageIds]) {
@@ -70,8 +70,8 @@ describe('retention', () => {
     // The canceled task was finished last, so it expires last: wait for both.
     const c = store.keys.task(canceled.taskId);
     await waitFor(async () => (await redis.exists(k.task, k.events, c.task, c.events)) === 0 || undefined, 10_000, 'expiry');
-    expect(await store.readTask(done.taskId, owner, undefined)).toBeUndefined();
-    expect(await store.readTask(waiting.taskId, owner, undefined)).toBeDefined();
+    expect(await store.gateway.readTask(done.taskId, owner, undefined)).toBeUndefined();
+    expect(await store.gateway.readTask(waiting.taskId, owner, undefined)).toBeDefined();
 
     const page = await new TaskListing(store, { maxPageBytes: 1 << 20, maxScannedEntries: 100 }).list({ owner, contextId: undefined, state: undefined, pageSize: 10, cursor: undefined, statusTimestampAfterMs: undefined, historyLength: 0, includeArtifacts: false });
     expect(page.tasks.map((t) => t.id)).toEqual([waiting.taskId]);

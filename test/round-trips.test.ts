@@ -14,7 +14,7 @@ import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
 
 /**
  * Round trips today, about 9.3 (issue 12 asks for 6): the commands below, less one, since a
- * new task's job add goes out in the same write as its create script (TaskStore.createTask).
+ * new task's job add goes out in the same write as its create script (GatewayOperations.createTask).
  * The fractions are the queue's admission read (about one per 200 ms) and, on a busy machine,
  * shares of the owner-index, recent-tasks and tenant-share batches: hence one of slack.
  */

@@ -5,8 +5,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import * as assignmentScripts from '../src/store/assignment-scripts.ts';
 import * as gatewayScripts from '../src/store/gateway-scripts.ts';
+import * as limitScripts from '../src/store/limit-scripts.ts';
 import * as maintenanceScripts from '../src/store/maintenance-scripts.ts';
+import * as pushScripts from '../src/store/push-scripts.ts';
+import * as scheduleScripts from '../src/store/schedule-scripts.ts';
 import * as turnScripts from '../src/store/turn-scripts.ts';
 import { packScriptCall } from '../src/store/script-call.ts';
 import { ROOT } from './support/harness.ts';
@@ -18,16 +22,17 @@ interface DescribedScript {
   moreKeys?: string;
   args: object;
 }
-const exported: unknown[] = [...Object.values(gatewayScripts), ...Object.values(turnScripts), ...Object.values(maintenanceScripts)];
+const exported: unknown[] = [gatewayScripts, turnScripts, maintenanceScripts, limitScripts, scheduleScripts, pushScripts, assignmentScripts].flatMap((module) => Object.values(module));
 const definitions = exported.filter((value): value is DescribedScript => typeof value === 'object' && value !== null && 'name' in value && 'args' in value);
 /** Scripts whose arguments include a list the Lua reads to its end. */
-const VARIADIC_ARGS = new Set(['appendEvents', 'ownerIndex']);
+const VARIADIC_ARGS = new Set(['appendEvents', 'ownerIndex', 'registerAssignments']);
 
 describe('script definitions', () => {
-  it('cover the store roles’ scripts, one definition each', () => {
+  it('cover every script, one definition each', () => {
     const names = definitions.map((definition) => definition.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names.length).toBe(22);
+    const files = readdirSync(LUA_DIR).flatMap((entry) => /^([A-Za-z]+)-(\d+|var)\.lua$/.exec(entry)?.[1] ?? []);
+    expect([...names].sort()).toEqual(files.sort());
   });
 
   it.each(definitions.map((definition) => [definition.name, definition] as const))('%s names the keys and arguments its Lua takes', (name, definition) => {
@@ -56,6 +61,21 @@ describe('packScriptCall', () => {
     );
     expect(packed.keys).toEqual(['t', 'e', 'd', 'a', 'p']);
     expect(packed.argv).toEqual([3, 'ch', 10, 'id', '', '', '', '', '', 0, '', '0', '{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[]}}', '', '0', 1, 2, 3]);
+  });
+
+  it('leaves out an optional argument the Lua defaults (a token bucket’s cost)', () => {
+    expect(packScriptCall(limitScripts.takeTokenScript, { bucket: 'b' }, { perSecond: 2, burst: 5 }).argv).toEqual([2, 5]);
+    expect(packScriptCall(limitScripts.takeTokenScript, { bucket: 'b' }, { perSecond: 2, burst: 5, cost: 3, mode: 'afterTheFact' }).argv).toEqual([2, 5, 3, '1']);
+    expect(packScriptCall(limitScripts.takeTokenScript, { bucket: 'b' }, { perSecond: 2, burst: 5, cost: 3, mode: 'payFirst' }).argv).toEqual([2, 5, 3, '2']);
+  });
+
+  it('lays a variadic argument list out after the fixed ones', () => {
+    const packed = packScriptCall(
+      assignmentScripts.registerAssignmentsScript,
+      { task: 't', assignments: 'a', pendingAssignments: 'p', delegations: 'd', slots: 's' },
+      { generation: 2, delegation: 'x', settings: { name: 'x' }, records: [{ taskId: 'c1' }, { taskId: 'c2' }] },
+    );
+    expect(packed).toEqual({ keys: ['t', 'a', 'p', 'd', 's'], argv: [2, 'x', '{"name":"x"}', '{"taskId":"c1"}', '{"taskId":"c2"}'] });
   });
 
   it('appends a variadic script’s further keys after the named ones', () => {

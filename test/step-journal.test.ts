@@ -55,7 +55,7 @@ async function journalTask(name: string) {
   await createStoredTask(store, { taskId, contextId, owner, text: 'x', messageId: `${name}-m`, adapter: 'ledger@1.0.0' });
   const lease = async (workerId: string) => {
     await gw.redis.del(store.keys.task(taskId).lease); // the previous worker is gone
-    const acquired = await store.acquireLease({ taskId, ownerKey: ownerKeyOf(owner), contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
+    const acquired = await store.turns.acquireLease({ taskId, ownerKey: ownerKeyOf(owner), contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
     if (acquired.kind !== 'acquired') throw new Error(acquired.kind);
     return acquired;
   };
@@ -95,7 +95,7 @@ describe('the step journal through the adapter context', () => {
       await recordReference('refund-42');
       return new Promise<never>(() => undefined);
     });
-    await waitFor(async () => ((await store.readSteps(taskId))['1:refund']?.reference === 'refund-42' ? true : undefined), 5_000, 'the reference');
+    await waitFor(async () => ((await store.turns.readSteps(taskId))['1:refund']?.reference === 'refund-42' ? true : undefined), 5_000, 'the reference');
     void lost;
 
     const second = contextFor((await lease('w2')).generation, 2);
@@ -109,12 +109,12 @@ describe('the step journal through the adapter context', () => {
     });
     expect(unknown).toMatchObject({ status: 'unknown', idempotencyKey: `${taskId}:1:refund`, reference: 'refund-42' });
     expect(runs).toBe(1);
-    const journal = await store.readSteps(taskId);
+    const journal = await store.turns.readSteps(taskId);
     expect(journal['1:refund']).toMatchObject({ state: 'unknown', attempt: 1, surfacedToAttempt: 2 } satisfies Partial<StepRecord>);
 
     // The replaced worker cannot journal anything any more.
     await expect(first.step('late', async () => 1)).rejects.toBeInstanceOf(StaleLeaseError);
-    expect((await store.readSteps(taskId))['1:late']).toBeUndefined();
+    expect((await store.turns.readSteps(taskId))['1:late']).toBeUndefined();
   });
 });
 
@@ -133,10 +133,10 @@ describe('a step cut off by the turn\'s abort', () => {
       void recordReference;
       return new Promise<never>((_, reject) => shutdown.signal.addEventListener('abort', () => reject(shutdown.signal.reason as Error)));
     });
-    await waitFor(async () => ((await store.readSteps(taskId))['1:send']?.state === 'started' ? true : undefined), 5_000, 'the send step journalled');
+    await waitFor(async () => ((await store.turns.readSteps(taskId))['1:send']?.state === 'started' ? true : undefined), 5_000, 'the send step journalled');
     shutdown.abort(new DOMException('The worker is shutting down', 'AbortError'));
     await expect(inFlight).rejects.toThrow('shutting down');
-    expect((await store.readSteps(taskId))['1:send']).toMatchObject({ state: 'started', attempt: 1 } satisfies Partial<StepRecord>);
+    expect((await store.turns.readSteps(taskId))['1:send']).toMatchObject({ state: 'started', attempt: 1 } satisfies Partial<StepRecord>);
 
     // Attempt 2 (the worker that takes the turn over): the cut-off step is unknown, the refused one runs again.
     const second = contextFor((await lease('w2')).generation, 2);
@@ -160,7 +160,7 @@ describe('a worker killed mid-step', () => {
     // Kill inside the crash window of step 3: its charge is in the ledger and its reference
     // journalled, its result is not (the step pauses after recording the reference).
     const journal = new TaskStore(gw.redis, gw.prefix);
-    await waitFor(async () => ((await journal.readSteps(taskId))['1:charge-3']?.reference !== undefined ? true : undefined), 30_000, 'the third charge');
+    await waitFor(async () => ((await journal.turns.readSteps(taskId))['1:charge-3']?.reference !== undefined ? true : undefined), 30_000, 'the third charge');
     expect(ledgerLines().some((line) => line.endsWith(':charge-3'))).toBe(true);
     first.kill('SIGKILL');
     await first.exited;

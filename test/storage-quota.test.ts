@@ -109,7 +109,7 @@ describe('StorageQuota accounting', () => {
   const create = async (taskId: string, text: string) => {
     const input = storedTaskInput({ taskId, contextId: 'ctx', owner, text });
     const { message } = input;
-    const created = await store.createTask({ ...input, quota: quota.chargeFor(message, STORED_COPIES.newTask, Date.now()) });
+    const created = await store.gateway.createTask({ ...input, quota: quota.chargeFor(message, STORED_COPIES.newTask, Date.now()) });
     expect(created.kind).toBe('created');
     // Kept in the history and, being small, in the creation event too (src/store/creation-event.ts).
     return Buffer.byteLength(JSON.stringify(message)) * 2;
@@ -122,7 +122,7 @@ describe('StorageQuota accounting', () => {
     // Not due yet: a sweep now changes nothing.
     expect(await quota.sweep(ownerKey)).toEqual({ bytes: 0, tasks: 0 });
 
-    expect((await store.cancelTask('q-done', owner, new Date())).kind).toBe('canceled');
+    expect((await store.gateway.cancelTask('q-done', owner, new Date())).kind).toBe('canceled');
     await waitFor(async () => ((await redis.exists(store.keys.task('q-done').task)) === 0 ? true : undefined), 10_000, 'expiry');
     // Both checks due (a minute after their charge): the expired task is released, the open one kept and looked at later.
     const later = Date.now() + 61_000;

@@ -1,5 +1,5 @@
 // Redis memory of one open task's replay buffer over a long task (gateway only, no server: the
-// bound lives in the store's scripts, so this drives TaskStore.appendEvents directly, the path
+// bound lives in the store's scripts, so this drives TurnOperations.appendEvents directly, the path
 // an adapter's events take). Two tasks get the same `events` progress updates (about 250 bytes
 // each, like the demo's `long` skill): one under the replay bound, one with it off. At each
 // checkpoint it reads MEMORY USAGE (SAMPLES 0: every entry counted) of the task's events stream
@@ -41,7 +41,7 @@ async function runOne(redis: Redis, prefix: string, bound: ReplayBound, events: 
   const taskId = `bench-${randomBytes(6).toString('hex')}`;
   const contextId = `ctx-${taskId}`;
   const ownerKey = ownerKeyOf(owner);
-  await store.createTask({
+  await store.gateway.createTask({
     taskId,
     owner,
     contextId,
@@ -52,7 +52,7 @@ async function runOne(redis: Redis, prefix: string, bound: ReplayBound, events: 
     maxActiveTasks: 0,
     now: new Date(),
   });
-  const lease = await store.acquireLease({ taskId, ownerKey, contextId, workerId: 'bench', leaseTtlMs: 600_000, now: new Date() });
+  const lease = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'bench', leaseTtlMs: 600_000, now: new Date() });
   if (lease.kind !== 'acquired') throw new Error(`replay-memory: no lease on ${taskId}: ${lease.kind}`);
   const k = store.keys.task(taskId);
   const samples: ReplayMemorySample[] = [];
@@ -82,7 +82,7 @@ async function runOne(redis: Redis, prefix: string, bound: ReplayBound, events: 
       Array.from({ length: IN_FLIGHT }, async () => {
         while (next < checkpoint) {
           const { status, event } = progress(next++);
-          await store.appendEvents({ taskId, ownerKey, contextId, generation: lease.generation, artifacts: undefined, status, events: [event], now: new Date() });
+          await store.turns.appendEvents({ taskId, ownerKey, contextId, generation: lease.generation, artifacts: undefined, status, events: [event], now: new Date() });
         }
       }),
     );

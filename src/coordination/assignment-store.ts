@@ -5,7 +5,15 @@ import type { RedisClient } from '../redis/connection.ts';
 import type { StreamResponse, TaskStatus } from '../protocol/types.ts';
 import type { RedisKeys } from '../store/keys.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound } from '../store/replay-bound.ts';
-import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
+import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
+import {
+  grantSlotsScript,
+  registerAssignmentsScript,
+  settleAssignmentScript,
+  surfaceQuestionScript,
+  suspendTurnScript,
+  type SettleReply,
+} from '../store/assignment-scripts.ts';
 
 export type AssignmentState = 'queued' | 'running' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected';
 export type SettledState = 'completed' | 'failed' | 'canceled' | 'rejected';
@@ -44,62 +52,31 @@ export interface DelegationSettings {
   reviewer?: { role: string; instructions?: string };
 }
 
-export type SettleResult = { kind: 'unknown' | 'already' | 'question' | 'settled' } | { kind: 'wake'; wakeSeq: number; turn: number };
-
-const str = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
+export type SettleResult = SettleReply;
 
 export class AssignmentStore {
-  private readonly run: ScriptRunner;
+  private readonly call: ScriptCaller;
 
   constructor(
     private readonly redis: RedisClient,
     readonly keys: RedisKeys,
     replay: ReplayBound = DEFAULT_REPLAY_BOUND,
   ) {
-    this.run = defineScripts(redis, replay);
-  }
-
-  private coordinatorKeys(coordinatorId: string): string[] {
-    const k = this.keys.task(coordinatorId);
-    return [k.task, k.assignments, k.pendingAssignments, k.delegations, k.slots];
+    this.call = scriptCaller(redis, replay);
   }
 
   /** Records a delegation and its (already created) children; false when the lease was lost. */
   async register(coordinatorId: string, generation: number, settings: DelegationSettings, records: AssignmentRecord[]): Promise<boolean> {
-    const reply = await this.run('registerAssignments', this.coordinatorKeys(coordinatorId), [
-      generation,
-      settings.name,
-      JSON.stringify(settings),
-      ...records.map((r) => JSON.stringify(r)),
-    ]);
-    return reply[0] !== 'STALE';
+    return this.call(registerAssignmentsScript, this.keys.task(coordinatorId), { generation, delegation: settings.name, settings, records });
   }
 
   /** Gives free slots to waiting assignments (FIFO); returns the children whose turns must be enqueued. */
   async grant(coordinatorId: string): Promise<string[]> {
-    const reply = await this.run('grantSlots', this.coordinatorKeys(coordinatorId), [Date.now()]);
-    return reply.map(str);
+    return this.call(grantSlotsScript, this.keys.task(coordinatorId), { nowMs: Date.now() });
   }
 
   async settle(coordinatorId: string, childId: string, outcome: SettledState | 'input-required', text: string): Promise<SettleResult> {
-    const k = this.keys.task(coordinatorId);
-    const reply = await this.run(
-      'settleAssignment',
-      [k.task, k.assignments, k.pendingAssignments, k.delegations, k.slots, k.questions],
-      [childId, outcome, text, Date.now()],
-    );
-    switch (reply[0]) {
-      case 'WAKE':
-        return { kind: 'wake', wakeSeq: Number(reply[1]), turn: Number(reply[2]) };
-      case 'QUESTION':
-        return { kind: 'question' };
-      case 'SETTLED':
-        return { kind: 'settled' };
-      case 'ALREADY':
-        return { kind: 'already' };
-      default:
-        return { kind: 'unknown' };
-    }
+    return this.call(settleAssignmentScript, this.keys.task(coordinatorId), { childId, outcome, text, nowMs: Date.now() });
   }
 
   /** Parks the coordinator's turn (lease released, attempt not counted); false when the lease was lost. */
@@ -111,24 +88,13 @@ export class AssignmentStore {
       message: { messageId, role: 'ROLE_AGENT', parts: [{ text }], taskId: coordinatorId, contextId },
     };
     const event: StreamResponse = { statusUpdate: { taskId: coordinatorId, contextId, status } };
-    const reply = await this.run(
-      'suspendTurn',
-      [k.task, k.lease, k.events, k.pushCursors],
-      [generation, JSON.stringify(status), JSON.stringify(event), Date.now(), this.keys.eventChannel(coordinatorId)],
-    );
-    return reply[0] === 'SUSPENDED';
+    return this.call(suspendTurnScript, k, { generation, status, event, nowMs: Date.now(), eventChannel: this.keys.eventChannel(coordinatorId) });
   }
 
   /** Puts the oldest waiting child question to the coordinator's caller, if the coordinator can ask now. */
   async surfaceQuestion(coordinatorId: string, messageId: string): Promise<string | undefined> {
-    const k = this.keys.task(coordinatorId);
     const now = new Date();
-    const reply = await this.run(
-      'surfaceQuestion',
-      [k.task, k.history, k.events, k.assignments, k.questions, k.pushCursors],
-      [now.getTime(), now.toISOString(), this.keys.eventChannel(coordinatorId), messageId],
-    );
-    return reply[0] === 'ASKED' ? str(reply[1]) : undefined;
+    return this.call(surfaceQuestionScript, this.keys.task(coordinatorId), { nowMs: now.getTime(), nowIso: now.toISOString(), eventChannel: this.keys.eventChannel(coordinatorId), messageId });
   }
 
   /** A finished coordinator's records go when its task does (retention). */

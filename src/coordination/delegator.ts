@@ -141,7 +141,7 @@ export class Delegator {
   private async cancelOpen(coordinatorId: string, owner: Owner, records: readonly AssignmentRecord[], reason: string): Promise<void> {
     for (const record of records) {
       if (SETTLED_STATES.has(record.state)) continue;
-      const result = await this.options.store.cancelTask(record.taskId, owner, new Date());
+      const result = await this.options.store.gateway.cancelTask(record.taskId, owner, new Date());
       // A running child is stopped by its worker, which settles it; one that never ran is settled here.
       if (result.kind === 'canceled') await this.options.assignments.settle(coordinatorId, record.taskId, 'canceled', reason);
     }
@@ -203,7 +203,7 @@ export class Delegator {
       };
       const link = { parentTaskId: turn.taskId, assignment: { delegation: settings.name, index, role: assignment.role, kind } };
       const metadata: JsonObject = { ...(assignment.metadata ?? {}), [GATEWAY_METADATA_KEY]: link };
-      const created = await this.options.store.createTask({
+      const created = await this.options.store.gateway.createTask({
         taskId: childId,
         owner,
         contextId: turn.contextId,
@@ -224,7 +224,7 @@ export class Delegator {
         );
       }
       // Adopted only with the server's own link to this coordinator (defence in depth: the id is the server's to begin with).
-      if (created.kind === 'duplicate' && (await this.options.store.parentOf(childId)) !== turn.taskId) {
+      if (created.kind === 'duplicate' && (await this.options.store.gateway.parentOf(childId)) !== turn.taskId) {
         throw new Error(`Task ${childId} exists but is not an assignment of coordinator ${turn.taskId}; it is not adopted.`);
       }
       records.push({ taskId: childId, delegation: settings.name, index, role: assignment.role, kind, state: 'queued', queuedAtMs: Date.now() });
@@ -243,7 +243,7 @@ export class Delegator {
     let repaired = false;
     for (const record of records) {
       if (SETTLED_STATES.has(record.state) || record.state === 'queued') continue;
-      const child = await this.options.store.readTask(record.taskId, owner, 0);
+      const child = await this.options.store.gateway.readTask(record.taskId, owner, 0);
       const state = child === undefined ? 'canceled' : assignmentStateOf(child.task.status.state);
       if (state === 'running') {
         if (child?.task.status.state === 'TASK_STATE_SUBMITTED') await this.enqueueChild(record.taskId, turn.ownerKey, turn.contextId, turn.trace);
@@ -262,7 +262,7 @@ export class Delegator {
     const assignments: AssignmentEvidence[] = [];
     for (const record of records) {
       if (!SETTLED_STATES.has(record.state)) continue;
-      const child = await this.options.store.readTask(record.taskId, owner, 0);
+      const child = await this.options.store.gateway.readTask(record.taskId, owner, 0);
       const evidence: AssignmentEvidence = {
         index: record.index,
         role: record.role,

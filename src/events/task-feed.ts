@@ -68,7 +68,7 @@ export function openTaskFeed(options: {
     try {
       // Read in pages so a long buffer does not arrive as one huge reply.
       for (;;) {
-        const { events: page, trimmed } = await store.readEventsAfter(taskId, lastDelivered, 500);
+        const { events: page, trimmed } = await store.gateway.readEventsAfter(taskId, lastDelivered, 500);
         if (lastDelivered !== '' && isBeforeBuffer(lastDelivered, trimmed)) {
           const continueAfter = options.onBehindBuffer === undefined ? undefined : await options.onBehindBuffer(lastDelivered);
           if (continueAfter === undefined) {

@@ -53,12 +53,12 @@ export async function buildTaskService(lifecycle: Lifecycle, setup: TaskServiceS
   const { commands, subscriber, queue: queueConnection } = setup.redis;
   const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay), recentTaskIndexOf(config));
   // The operators' index gets what this process noted last (a hint: lost, the next write restores it).
-  lifecycle.register({ name: 'task store indexes', stop: () => store.flushIndexesWithin(1_000) });
+  lifecycle.register({ name: 'task store indexes', stop: () => store.maintenance.flushIndexesWithin(1_000) });
   const hub = new EventHub(subscriber, store.keys, { outageGraceMs: config.redisOutageGraceMs });
   await lifecycle.start({ name: 'event hub', start: () => hub.start() });
   // The queues re-emit their connection's errors, which the connection's handler already logs;
   // without a listener BullMQ would print each one to stderr while Redis is down.
-  // On the store's connection: a new task's job add then rides in the same write as its create script (TaskStore.createTask).
+  // On the store's connection: a new task's job add then rides in the same write as its create script (GatewayOperations.createTask).
   const queues = new TurnQueues(commands, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
   lifecycle.register({ name: 'turn queues', stop: () => queues.close() });
   const scheduleQueue = config.schedules.enabled ? createScheduleQueue(queueConnection, config.keyPrefix) : undefined;

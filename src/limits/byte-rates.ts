@@ -9,7 +9,8 @@
 // output allowance as fast as it can waits for it instead of loading Redis for everyone.
 import type { RedisClient } from '../redis/connection.ts';
 import type { RedisKeys } from '../store/keys.ts';
-import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
+import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
+import { takeTokenScript } from '../store/limit-scripts.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 
@@ -32,14 +33,14 @@ type ByteRateKind = 'ingress' | 'stored';
 export type ByteBucketKind = ByteRateKind | 'output';
 
 export class ByteRates {
-  private readonly run: ScriptRunner;
+  private readonly call: ScriptCaller;
 
   constructor(
     redis: RedisClient,
     private readonly keys: RedisKeys,
     readonly limits: ByteRateLimits,
   ) {
-    this.run = defineScripts(redis);
+    this.call = scriptCaller(redis);
   }
 
   /** True when request bodies are charged here (and so not to the request rate, limits.requestBytesPerToken). */
@@ -66,16 +67,16 @@ export class ByteRates {
   async takeOutput(ownerKey: string, bytes: number): Promise<number> {
     const { outputBytesPerSecond: perSecond, outputBurstBytes: burst } = this.limits;
     if (perSecond <= 0 || bytes <= 0) return 0;
-    const [taken, waitMs] = await this.run('takeToken', [this.keys.byteBucket(ownerKey, 'output')], [perSecond, burst, bytes]);
-    return Number(taken) === 1 ? 0 : Math.max(1, Number(waitMs));
+    const take = await this.call(takeTokenScript, { bucket: this.keys.byteBucket(ownerKey, 'output') }, { perSecond, burst, cost: bytes });
+    return take.taken ? 0 : Math.max(1, take.waitMs);
   }
 
   private async take(kind: ByteRateKind, owner: Owner, bytes: number, perSecond: number, burst: number): Promise<void> {
     if (perSecond <= 0 || bytes <= 0) return;
     // A body larger than the burst costs the whole bucket (the script caps it): it passes when the bucket is full.
-    const [taken, waitMs] = await this.run('takeToken', [this.keys.byteBucket(ownerKeyOf(owner), kind)], [perSecond, burst, bytes]);
-    if (Number(taken) === 1) return;
-    throw refusal(kind, owner, bytes, perSecond, burst, Math.max(1, Math.ceil(Number(waitMs) / 1000)));
+    const take = await this.call(takeTokenScript, { bucket: this.keys.byteBucket(ownerKeyOf(owner), kind) }, { perSecond, burst, cost: bytes });
+    if (take.taken) return;
+    throw refusal(kind, owner, bytes, perSecond, burst, Math.max(1, Math.ceil(take.waitMs / 1000)));
   }
 }
 

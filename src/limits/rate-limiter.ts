@@ -3,7 +3,8 @@
 import type { RedisClient } from '../redis/connection.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 import type { RedisKeys } from '../store/keys.ts';
-import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
+import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
+import { takeTokenScript } from '../store/limit-scripts.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 
 export interface RateLimit {
@@ -13,7 +14,7 @@ export interface RateLimit {
 }
 
 export class RateLimiter {
-  private readonly run: ScriptRunner;
+  private readonly call: ScriptCaller;
 
   /**
    * @param requestBytesPerToken a request costs one token more per this many body bytes (0 =
@@ -24,7 +25,7 @@ export class RateLimiter {
     private readonly keys: RedisKeys,
     private readonly requestBytesPerToken = 0,
   ) {
-    this.run = defineScripts(redis);
+    this.call = scriptCaller(redis);
   }
 
   /** Tokens a request with a body of `requestBytes` costs: 1, and 1 more per requestBytesPerToken, at most the burst. */
@@ -41,7 +42,7 @@ export class RateLimiter {
     if (limit.requestsPerSecond <= 0 || this.requestBytesPerToken <= 0) return;
     const cost = Math.min(limit.burst, Math.floor(answerBytes / this.requestBytesPerToken));
     if (cost <= 0) return;
-    await this.run('takeToken', [this.keys.rateBucket(ownerKeyOf(owner))], [limit.requestsPerSecond, limit.burst, cost, '1']);
+    await this.call(takeTokenScript, { bucket: this.keys.rateBucket(ownerKeyOf(owner)) }, { perSecond: limit.requestsPerSecond, burst: limit.burst, cost, mode: 'afterTheFact' });
   }
 
   /**
@@ -64,9 +65,9 @@ export class RateLimiter {
     if (limit.requestsPerSecond <= 0 || this.requestBytesPerToken <= 0) return;
     const cost = Math.ceil(answerBytes / this.requestBytesPerToken);
     if (cost <= 0) return;
-    const [taken, waitMs] = await this.run('takeToken', [this.keys.rateBucket(ownerKeyOf(owner))], [limit.requestsPerSecond, limit.burst, cost, '2']);
-    if (Number(taken) === 1) return;
-    const retryAfterSeconds = Math.max(1, Math.ceil(Number(waitMs) / 1000));
+    const take = await this.call(takeTokenScript, { bucket: this.keys.rateBucket(ownerKeyOf(owner)) }, { perSecond: limit.requestsPerSecond, burst: limit.burst, cost, mode: 'payFirst' });
+    if (take.taken) return;
+    const retryAfterSeconds = Math.max(1, Math.ceil(take.waitMs / 1000));
     throw new LimitExceededError(
       'limits.requestsPerSecond',
       'RESOURCE_EXHAUSTED',
@@ -78,11 +79,10 @@ export class RateLimiter {
   /** Takes a request's tokens from the owner's bucket, or throws RESOURCE_EXHAUSTED with a retry hint. */
   async take(owner: Owner, limit: RateLimit, requestBytes = 0): Promise<void> {
     if (limit.requestsPerSecond <= 0) return;
-    const key = this.keys.rateBucket(ownerKeyOf(owner));
     const cost = this.costOf(requestBytes, limit);
-    const [taken, waitMs] = await this.run('takeToken', [key], [limit.requestsPerSecond, limit.burst, cost]);
-    if (Number(taken) === 1) return;
-    const retryAfterSeconds = Math.max(1, Math.ceil(Number(waitMs) / 1000));
+    const take = await this.call(takeTokenScript, { bucket: this.keys.rateBucket(ownerKeyOf(owner)) }, { perSecond: limit.requestsPerSecond, burst: limit.burst, cost });
+    if (take.taken) return;
+    const retryAfterSeconds = Math.max(1, Math.ceil(take.waitMs / 1000));
     throw new LimitExceededError(
       'limits.requestsPerSecond',
       'RESOURCE_EXHAUSTED',

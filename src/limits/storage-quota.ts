@@ -9,7 +9,8 @@ import type { RedisClient } from '../redis/connection.ts';
 import type { Message } from '../protocol/types.ts';
 import { storedOnce } from '../store/creation-event.ts';
 import type { RedisKeys } from '../store/keys.ts';
-import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
+import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
+import { quotaReleaseScript } from '../store/limit-scripts.ts';
 import type { OverQuota, QuotaCharge } from '../store/task-store.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
@@ -42,7 +43,7 @@ const SWEEP_BATCH = 100;
 const MAX_RETRY_HINT_SECONDS = 3600;
 
 export class StorageQuota {
-  private readonly run: ScriptRunner;
+  private readonly call: ScriptCaller;
   private readonly sweeping = new Set<string>();
 
   constructor(
@@ -50,7 +51,7 @@ export class StorageQuota {
     private readonly keys: RedisKeys,
     readonly limits: StorageLimits,
   ) {
-    this.run = defineScripts(redis);
+    this.call = scriptCaller(redis);
   }
 
   get enabled(): boolean {
@@ -92,8 +93,7 @@ export class StorageQuota {
       else if (ttlMs >= 0) later[taskId] = nowMs + ttlMs + 1_000;
       else later[taskId] = nowMs + OPEN_RECHECK_MS; // open (no TTL), or the read failed: look again later
     }
-    const [bytes, tasks] = await this.run('quotaRelease', [this.keys.ownerQuota(ownerKey), checks], [JSON.stringify(gone), JSON.stringify(later)]);
-    return { bytes: Number(bytes), tasks: Number(tasks) };
+    return this.call(quotaReleaseScript, { ownerQuota: this.keys.ownerQuota(ownerKey), ownerQuotaChecks: checks }, { gone, later });
   }
 
   /** A sweep that nobody waits for, one per owner at a time (after a charge found due checks). */

@@ -8,7 +8,8 @@ import type { RedisClient } from '../redis/connection.ts';
 import { A2AError } from '../protocol/errors.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 import type { RedisKeys } from '../store/keys.ts';
-import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
+import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
+import { takeTokenScript, type TokenTake } from '../store/limit-scripts.ts';
 
 export interface UnauthenticatedLimit {
   /** Failed authentications per second and address; 0 turns the limit off. */
@@ -20,7 +21,7 @@ export interface UnauthenticatedLimit {
 const MAX_REMEMBERED_ADDRESSES = 10_000;
 
 export class UnauthenticatedLimiter {
-  private readonly run: ScriptRunner;
+  private readonly call: ScriptCaller;
   /** Address → epoch ms until which its failures are answered 429 locally. */
   private readonly blockedUntil = new Map<string, number>();
 
@@ -30,7 +31,7 @@ export class UnauthenticatedLimiter {
     private readonly limit: UnauthenticatedLimit,
     private readonly now: () => number = Date.now,
   ) {
-    this.run = defineScripts(redis);
+    this.call = scriptCaller(redis);
   }
 
   get enabled(): boolean {
@@ -49,15 +50,15 @@ export class UnauthenticatedLimiter {
       if (until > now) return this.tooMany(until - now);
       this.blockedUntil.delete(address);
     }
-    let reply: (string | number | null)[];
+    let take: TokenTake;
     try {
-      reply = await this.run('takeToken', [this.keys.unauthenticatedBucket(address)], [this.limit.unauthenticatedPerSecond, this.limit.unauthenticatedBurst]);
+      take = await this.call(takeTokenScript, { bucket: this.keys.unauthenticatedBucket(address) }, { perSecond: this.limit.unauthenticatedPerSecond, burst: this.limit.unauthenticatedBurst });
     } catch {
       // The request is refused either way; an unreachable Redis must not turn a 401 into a 503.
       return refusal;
     }
-    if (Number(reply[0]) === 1) return refusal;
-    const waitMs = Math.max(1, Number(reply[1]));
+    if (take.taken) return refusal;
+    const waitMs = Math.max(1, take.waitMs);
     if (this.blockedUntil.size >= MAX_REMEMBERED_ADDRESSES) {
       const oldest = this.blockedUntil.keys().next().value;
       if (oldest !== undefined) this.blockedUntil.delete(oldest);

@@ -190,7 +190,7 @@ export class OperatorTasks {
 
   /** The task's owner, or TASK_NOT_FOUND when it is gone or outside the operator's tenant. */
   async ownerOf(operator: Principal | undefined, taskId: string): Promise<Owner> {
-    const ownerKey = await this.service.store.taskOwnerKey(taskId);
+    const ownerKey = await this.service.store.gateway.taskOwnerKey(taskId);
     if (ownerKey === undefined) throw taskNotFound(taskId);
     const owner = ownerFromKey(ownerKey);
     const tenant = operatorTenants(operator);
@@ -201,7 +201,7 @@ export class OperatorTasks {
   async inspect(operator: Principal | undefined, taskId: string): Promise<OperatorTaskView> {
     const owner = await this.ownerOf(operator, taskId);
     const [read, inspection, timeline, subAgents, deadLetters] = await Promise.all([
-      this.service.store.readTask(taskId, owner, HISTORY_SHOWN),
+      this.service.store.gateway.readTask(taskId, owner, HISTORY_SHOWN),
       inspectTask(this.redis, this.prefix, taskId),
       readTimeline(this.redis, this.prefix, taskId, TIMELINE_EVENTS),
       readSubAgentTree(this.redis, this.prefix, taskId, TREE_LIMITS),

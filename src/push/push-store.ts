@@ -5,29 +5,34 @@
 import type { RedisClient } from '../redis/connection.ts';
 import { inflateAll } from '../store/creation-event.ts';
 import { parseStoredArtifacts } from '../store/stored-artifacts.ts';
-import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
+import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
+import {
+  pushBreakerScript,
+  pushDeadLetterScript,
+  pushDeleteConfigScript,
+  pushDeliveryStateScript,
+  pushNextScript,
+  pushReadConfigsScript,
+  pushRemoveDeadLetterScript,
+  pushSaveConfigScript,
+  pushSettleScript,
+  type NextResult,
+  type PendingDelivery,
+  type BreakerAction,
+  type SaveReply,
+} from '../store/push-scripts.ts';
 import { PushKeys, PUSH_SHARDS } from './push-keys.ts';
 import type { StoredPushConfig } from './push-config.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 
-export type SaveResult = { kind: 'not-found' } | { kind: 'too-many'; count: number } | { kind: 'saved'; created: boolean };
+export type SaveResult = SaveReply;
+export type { NextResult, PendingDelivery };
 
 /**
  * Where a new config's delivery cursor starts: every event of the task ('begin'), the events
  * after its newest one ('now'), or the events after a given event id (read earlier by newestEventId).
  */
 export type CursorStart = 'begin' | 'now' | { afterEventId: string };
-
-/** A delivery the outbox step reported: just started, or already in flight. */
-export interface PendingDelivery {
-  kind: 'new' | 'inflight';
-  configId: string;
-  eventId: string;
-  /** The StreamResponse JSON as stored ('' when it is no longer in the buffer). */
-  eventJson: string;
-}
-
-export type NextResult = { kind: 'gone' } | { kind: 'ok'; ownerKey: string; drained: boolean; deliveries: PendingDelivery[] };
 
 export interface DeliveryState {
   config: StoredPushConfig | undefined;
@@ -57,27 +62,22 @@ export interface DeadLetter {
   event: unknown;
 }
 
-const str = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
-
 export class PushStore {
   readonly keys: PushKeys;
-  private readonly run: ScriptRunner;
+  private readonly call: ScriptCaller;
 
   constructor(
     readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = new PushKeys(prefix);
-    this.run = defineScripts(redis);
+    this.call = scriptCaller(redis);
   }
 
   async saveConfig(ownerKey: string, config: StoredPushConfig, maxConfigs: number, cursorStart: CursorStart): Promise<SaveResult> {
     const k = this.keys.task(config.taskId);
     const start = typeof cursorStart === 'string' ? cursorStart : cursorStart.afterEventId;
-    const reply = await this.run('pushSaveConfig', [k.task, k.configs, k.cursors, k.events], [ownerKey, config.id, JSON.stringify(config), maxConfigs, start]);
-    if (reply[0] === 'NOT_FOUND') return { kind: 'not-found' };
-    if (reply[0] === 'TOO_MANY') return { kind: 'too-many', count: Number(reply[1]) };
-    return { kind: 'saved', created: reply[1] === '1' };
+    return this.call(pushSaveConfigScript, k, { ownerKey, configId: config.id, config, maxConfigs, cursorStart: start });
   }
 
   /** The id of the task's newest event ('0-0' when it has none): a cursor start that misses nothing appended after this read. */
@@ -89,39 +89,34 @@ export class PushStore {
   /** The task's configs (one when configId is given); undefined when the task is not the owner's. */
   async readConfigs(ownerKey: string, taskId: string, configId = ''): Promise<StoredPushConfig[] | undefined> {
     const k = this.keys.task(taskId);
-    const reply = await this.run('pushReadConfigs', [k.task, k.configs], [ownerKey, configId]);
-    if (reply[0] === 'NOT_FOUND') return undefined;
-    return reply
-      .slice(1)
-      .map((json) => JSON.parse(str(json)) as StoredPushConfig)
+    const configs = await this.call(pushReadConfigsScript, k, { ownerKey, configId });
+    if (configs === undefined) return undefined;
+    return configs
+      .map((json) => JSON.parse(json) as StoredPushConfig)
       .sort((a, b) => a.createdAtMs - b.createdAtMs || a.id.localeCompare(b.id));
   }
 
   /** False when the task is not the owner's; deleting an unknown config succeeds (idempotent). */
   async deleteConfig(ownerKey: string, taskId: string, configId: string): Promise<boolean> {
     const k = this.keys.task(taskId);
-    const reply = await this.run('pushDeleteConfig', [k.task, k.configs, k.cursors], [ownerKey, configId]);
-    return reply[0] !== 'NOT_FOUND';
+    return this.call(pushDeleteConfigScript, k, { ownerKey, configId });
   }
 
   /** The outbox step of one task (the pushNext script). */
   async next(taskId: string, start: boolean): Promise<NextResult> {
     const k = this.keys.task(taskId);
-    const reply = await this.run('pushNext', [k.task, k.configs, k.cursors, k.events, k.artifactChunks], [start ? '1' : '0']);
-    if (reply[0] === 'GONE') return { kind: 'gone' };
-    const deliveries: PendingDelivery[] = [];
-    for (let i = 3; i + 3 < reply.length; i += 4) {
-      deliveries.push({ kind: str(reply[i]) as PendingDelivery['kind'], configId: str(reply[i + 1]), eventId: str(reply[i + 2]), eventJson: str(reply[i + 3]) });
-    }
-    const inflated = await inflateAll(this.redis, this.keys.task(taskId).history, deliveries.map((d) => d.eventJson));
+    const result = await this.call(pushNextScript, k, { startDeliveries: start });
+    if (result.kind === 'gone') return result;
+    const { deliveries } = result;
+    const inflated = await inflateAll(this.redis, k.history, deliveries.map((d) => d.eventJson));
     deliveries.forEach((delivery, i) => (delivery.eventJson = withMergedArtifacts(inflated[i] ?? delivery.eventJson)));
-    return { kind: 'ok', drained: reply[1] === '1', ownerKey: str(reply[2]), deliveries };
+    return result;
   }
 
   async deliveryState(taskId: string, configId: string): Promise<DeliveryState> {
     const k = this.keys.task(taskId);
-    const [config, settled, inflight] = (await this.run('pushDeliveryState', [k.configs, k.cursors], [configId])).map(str);
-    return { config: config ? (JSON.parse(config) as StoredPushConfig) : undefined, settledEventId: settled ?? '', inflightEventId: inflight ?? '' };
+    const { configJson, settledEventId, inflightEventId } = await this.call(pushDeliveryStateScript, k, { configId });
+    return { config: configJson ? (JSON.parse(configJson) as StoredPushConfig) : undefined, settledEventId, inflightEventId };
   }
 
   /**
@@ -136,10 +131,10 @@ export class PushStore {
     disabled?: StoredPushConfig['disabled'],
   ): Promise<PendingDelivery | undefined> {
     const k = this.keys.task(taskId);
-    const reply = await this.run('pushSettle', [k.configs, k.cursors, k.events], [configId, eventId, outcome, JSON.stringify(disabled ?? null)]);
-    if (reply[0] !== 'SETTLED' || reply[1] === undefined) return undefined;
-    const [eventJson = ''] = await inflateAll(this.redis, this.keys.task(taskId).history, [str(reply[2])]);
-    return { kind: 'new', configId, eventId: str(reply[1]), eventJson };
+    const next = await this.call(pushSettleScript, k, { configId, eventId, outcome, disabled: disabled ?? null });
+    if (next === undefined) return undefined;
+    const [eventJson = ''] = await inflateAll(this.redis, k.history, [next.eventJson]);
+    return { kind: 'new', configId, eventId: next.eventId, eventJson };
   }
 
   /** Indexes a task in its shard's outbox (a hint; the sweeper re-checks the task). */
@@ -168,12 +163,16 @@ export class PushStore {
 
   async recordDeadLetter(letter: DeadLetter, maxPerShard: number): Promise<void> {
     const shard = this.keys.shardOf(letter.taskId);
-    await this.run('pushDeadLetter', [this.keys.deadLetters(shard), this.keys.deadLetterIndex(shard)], [letter.id, JSON.stringify(letter), Date.parse(letter.deadAt), maxPerShard]);
+    await this.call(pushDeadLetterScript, this.deadLetterKeys(shard), { id: letter.id, letter, deadAtMs: Date.parse(letter.deadAt), maxPerShard });
   }
 
   async removeDeadLetter(taskId: string, id: string): Promise<void> {
     const shard = this.keys.shardOf(taskId);
-    await this.run('pushRemoveDeadLetter', [this.keys.deadLetters(shard), this.keys.deadLetterIndex(shard)], [id]);
+    await this.call(pushRemoveDeadLetterScript, this.deadLetterKeys(shard), { id });
+  }
+
+  private deadLetterKeys(shard: number): { deadLetters: string; deadLetterIndex: string } {
+    return { deadLetters: this.keys.deadLetters(shard), deadLetterIndex: this.keys.deadLetterIndex(shard) };
   }
 
   async readDeadLetter(id: string): Promise<DeadLetter | undefined> {
@@ -199,14 +198,9 @@ export class PushStore {
   }
 
   /** The breaker of one receiver (the pushBreaker script). */
-  async breaker(origin: string, action: 'admit' | 'success' | 'failure', settings: { threshold: number; cooldownMs: number; probeMs: number }): Promise<{ allow: boolean; untilMs: number | undefined; failures: number }> {
-    const reply = await this.run(
-      'pushBreaker',
-      [this.keys.breaker(origin)],
-      [action, Date.now(), settings.threshold, settings.cooldownMs, settings.probeMs, Math.max(settings.cooldownMs * 4, 3_600_000)],
-    );
-    if (reply[0] === 'ALLOW') return { allow: true, untilMs: undefined, failures: Number(reply[1] ?? 0) };
-    return { allow: reply[0] === 'CLOSED', untilMs: reply[1] === undefined || reply[1] === null ? undefined : Number(reply[1]), failures: 0 };
+  async breaker(origin: string, action: BreakerAction, settings: { threshold: number; cooldownMs: number; probeMs: number }): Promise<{ allow: boolean; untilMs: number | undefined; failures: number }> {
+    const { threshold, cooldownMs, probeMs } = settings;
+    return this.call(pushBreakerScript, { breaker: this.keys.breaker(origin) }, { action, nowMs: Date.now(), threshold, cooldownMs, probeMs, keepMs: Math.max(cooldownMs * 4, 3_600_000) });
   }
 }
 

@@ -109,7 +109,7 @@ export class Reconciler {
     for await (const entries of store.maintenance.activeEntries(ownerKey, SCAN_COUNT)) {
       for (const { taskId, score } of entries) {
         const parkedQuietForMs = this.options.parkedQuietForMs ?? this.options.quietForMs * 10;
-        const entry = await store.reconcileActiveEntry(ownerKey, taskId, score, new Date(), this.options.quietForMs, parkedQuietForMs);
+        const entry = await store.maintenance.reconcileActiveEntry(ownerKey, taskId, score, new Date(), this.options.quietForMs, parkedQuietForMs);
         if (entry.kind === 'removed') report.pruned.push({ taskId, ownerKey, state: entry.state });
         if (entry.kind === 'wake') {
           await this.options.queues.forOwner(entry.ownerKey).add('turn', { taskId, turn: entry.turn, ownerKey: entry.ownerKey, contextId: entry.contextId }, { jobId: `${turnJobId(taskId, entry.turn)}-w-r${Date.now()}` });

@@ -233,7 +233,7 @@ export class TurnContext implements AdapterContext {
     return new PersistedTurnBudget(
       limit,
       spentBefore,
-      (units) => this.enqueueValue(() => this.store.chargeBudget(this.taskId, this.lease.generation, units)),
+      (units) => this.enqueueValue(() => this.store.turns.chargeBudget(this.taskId, this.lease.generation, units)),
       (total) => {
         this.turnRecord.budgetSpent = total;
       },
@@ -270,7 +270,7 @@ export class TurnContext implements AdapterContext {
       const step: NonNullable<TurnRecord['steps']>[number] = { name, atMs: Date.now(), attempt: this.attempt };
       if (detail !== undefined) step.detail = detail;
       (this.turnRecord.steps ??= []).push(step);
-      await this.store.writeTurnRecord(this.taskId, this.lease.generation, this.turnRecord);
+      await this.store.turns.writeTurnRecord(this.taskId, this.lease.generation, this.turnRecord);
     });
   }
 
@@ -280,7 +280,7 @@ export class TurnContext implements AdapterContext {
     total.inputTokens += usage.inputTokens;
     total.outputTokens += usage.outputTokens;
     if (usage.model !== undefined) total.model = usage.model;
-    await this.enqueue(() => this.store.writeTurnRecord(this.taskId, this.lease.generation, this.turnRecord));
+    await this.enqueue(() => this.store.turns.writeTurnRecord(this.taskId, this.lease.generation, this.turnRecord));
   }
 
   readonly adapterState: AdapterState = {
@@ -288,7 +288,7 @@ export class TurnContext implements AdapterContext {
       this.contract(() => checkStateKey(key, this.adapterName));
       // After this run's own writes, so a value set a moment ago reads back.
       await this.queue.drained();
-      return (await this.store.readAdapterState(this.taskId, key)) as T | undefined;
+      return (await this.store.turns.readAdapterState(this.taskId, key)) as T | undefined;
     },
     set: (key: string, value: JsonValue): Promise<void> => {
       try {
@@ -296,7 +296,7 @@ export class TurnContext implements AdapterContext {
       } catch (error) {
         return Promise.reject(error as Error);
       }
-      return this.enqueue(() => this.store.writeAdapterState(this.taskId, this.lease.generation, key, value));
+      return this.enqueue(() => this.store.turns.writeAdapterState(this.taskId, this.lease.generation, key, value));
     },
   };
 
@@ -324,7 +324,7 @@ export class TurnContext implements AdapterContext {
   /** Stage 2 of a cancellation (or of an interrupt of `interruptedTurn`), ordered after everything the adapter emitted so far. */
   acknowledgeCancel(interruptedTurn?: number): Promise<void> {
     return this.enqueue(() =>
-      this.store.acknowledgeCancel({
+      this.store.turns.acknowledgeCancel({
         taskId: this.taskId,
         contextId: this.contextId,
         generation: this.lease.generation,

@@ -168,7 +168,7 @@ export class TurnOutput {
   ): Promise<boolean> {
     const { init } = this;
     const startedAt = timeNow();
-    const result = await init.store.appendEvents({
+    const result = await init.store.turns.appendEvents({
       taskId: init.taskId,
       ownerKey: init.ownerKey,
       contextId: init.contextId,

@@ -29,13 +29,13 @@ export async function runJournalledStep<T extends JsonValue>(journal: StepJourna
     attempt: journal.attempt,
     startedAtMs: Date.now(),
   };
-  const journalled = await queue.enqueueValue(() => store.startStep(taskId, generation, field, record));
+  const journalled = await queue.enqueueValue(() => store.turns.startStep(taskId, generation, field, record));
   if (journalled !== undefined && journalled.state === 'done') return { status: 'done', value: journalled.value as T, replayed: true };
   if (journalled !== undefined && (journalled.state === 'started' || journalled.state === 'unknown')) {
     if (journalled.state === 'started') {
       // Journal that the unknown was handed over, so operators see it was not forgotten.
       const surfaced: StepRecord = { ...journalled, state: 'unknown', surfacedToAttempt: journal.attempt };
-      await queue.enqueue(() => store.writeStep(taskId, generation, field, surfaced));
+      await queue.enqueue(() => store.turns.writeStep(taskId, generation, field, surfaced));
     }
     return {
       status: 'unknown',
@@ -46,13 +46,13 @@ export async function runJournalledStep<T extends JsonValue>(journal: StepJourna
   }
   if (journalled !== undefined) {
     // A failed step is known not to have succeeded: this attempt runs it again.
-    await queue.enqueue(() => store.writeStep(taskId, generation, field, record));
+    await queue.enqueue(() => store.turns.writeStep(taskId, generation, field, record));
   }
   const handle: StepHandle = {
     idempotencyKey: record.idempotencyKey,
     recordReference: (reference) => {
       record.reference = reference;
-      return queue.enqueue(() => store.writeStep(taskId, generation, field, { ...record }));
+      return queue.enqueue(() => store.turns.writeStep(taskId, generation, field, { ...record }));
     },
   };
   let value: T;
@@ -65,10 +65,10 @@ export async function runJournalledStep<T extends JsonValue>(journal: StepJourna
     // as unknown to reconcile, exactly as after a crash, instead of running it again.
     if (journal.signal.aborted) throw error;
     const failed: StepRecord = { ...record, state: 'failed', finishedAtMs: Date.now(), error: (error as Error).message ?? String(error) };
-    await queue.enqueue(() => store.writeStep(taskId, generation, field, failed));
+    await queue.enqueue(() => store.turns.writeStep(taskId, generation, field, failed));
     throw error;
   }
   const done: StepRecord = { ...record, state: 'done', finishedAtMs: Date.now(), value };
-  await queue.enqueue(() => store.writeStep(taskId, generation, field, done));
+  await queue.enqueue(() => store.turns.writeStep(taskId, generation, field, done));
   return { status: 'done', value, replayed: false };
 }

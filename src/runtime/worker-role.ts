@@ -77,7 +77,7 @@ export async function buildWorkerRole(lifecycle: Lifecycle, config: GatewayConfi
   const turnQueues = new TurnQueues(commands, config.keyPrefix, (error: Error) => logger.debug('turn queue error', { error: error.message }));
   const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay), recentTaskIndexOf(config));
   // The operators' index gets what this process noted last (a hint: lost, the next write restores it).
-  lifecycle.register({ name: 'task store indexes', stop: () => store.flushIndexesWithin(1_000) });
+  lifecycle.register({ name: 'task store indexes', stop: () => store.maintenance.flushIndexesWithin(1_000) });
   const assignments = new AssignmentStore(commands, store.keys, store.replay);
   const delegator = Delegator.forAgents(config, agents, { store, assignments, queues: turnQueues });
   // Turns running at once per owner and per tenant, across every worker (limits.maxRunningTurnsPer…).

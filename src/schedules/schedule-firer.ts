@@ -141,7 +141,7 @@ export class ScheduleFirer {
       taskId: firing.taskId,
       contextId,
     };
-    const created = await tasks.createTask({
+    const created = await tasks.gateway.createTask({
       taskId: firing.taskId,
       owner,
       contextId,
@@ -162,7 +162,7 @@ export class ScheduleFirer {
       return;
     }
     const taskId = created.kind === 'duplicate' ? created.taskId : firing.taskId;
-    const read = await tasks.readTask(taskId, owner, 0);
+    const read = await tasks.gateway.readTask(taskId, owner, 0);
     // A task that ran already (its firing was started before a crash) needs no second turn.
     if (read !== undefined && read.task.status.state === 'TASK_STATE_SUBMITTED') {
       // Queued with its owner's count of active tasks as priority, like any new task (fairness between owners).

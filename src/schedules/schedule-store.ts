@@ -1,7 +1,8 @@
 // Schedules in Redis: the owner's claim (owner slot) first, then the schedule's record and
 // firings (schedule slot), each step one single-slot script (docs/redis-slots.md).
 import type { RedisClient } from '../redis/connection.ts';
-import { defineScripts, type ScriptRunner } from '../store/scripts.ts';
+import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
+import { schedClaimScript, schedCreateScript, schedFireScript, schedFiringDoneScript, schedSetStateScript, type DueFiring, type FireDecision } from '../store/schedule-scripts.ts';
 import { allSchedulesKey, ownerSchedulesKey, scheduleKeys } from './schedule-keys.ts';
 import type { FiringRecord, ScheduleDefinition, ScheduleRecord, ScheduleState } from './schedule-types.ts';
 
@@ -10,26 +11,21 @@ export const FIRINGS_KEPT = 200;
 
 const str = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
 
-export interface DueFiring {
-  firingId: string;
-  scheduledFor: number;
-  taskId: string;
-}
+export type { DueFiring };
 
 export class ScheduleStore {
-  private readonly run: ScriptRunner;
+  private readonly call: ScriptCaller;
 
   constructor(
     readonly redis: RedisClient,
     readonly prefix: string,
   ) {
-    this.run = defineScripts(redis);
+    this.call = scriptCaller(redis);
   }
 
   /** Claims a place in the owner's index; false when the owner is at its limit. */
   async claim(ownerKey: string, scheduleId: string, maxPerOwner: number): Promise<{ claimed: true } | { claimed: false; count: number }> {
-    const reply = await this.run('schedClaim', [ownerSchedulesKey(this.prefix, ownerKey)], [scheduleId, Date.now(), maxPerOwner]);
-    return reply[0] === 'CLAIMED' ? { claimed: true } : { claimed: false, count: Number(reply[1]) };
+    return this.call(schedClaimScript, { ownerSchedules: ownerSchedulesKey(this.prefix, ownerKey) }, { scheduleId, nowMs: Date.now(), maxPerOwner });
   }
 
   async unclaim(ownerKey: string, scheduleId: string): Promise<void> {
@@ -55,7 +51,7 @@ export class ScheduleStore {
 
   async create(scheduleId: string, ownerKey: string, definition: ScheduleDefinition, nowMs: number): Promise<void> {
     const handledUntil = definition.at === undefined ? nowMs : Math.min(nowMs, definition.at - 1);
-    await this.run('schedCreate', [scheduleKeys(this.prefix, scheduleId).schedule], [scheduleId, ownerKey, JSON.stringify(definition), nowMs, handledUntil]);
+    await this.call(schedCreateScript, { schedule: scheduleKeys(this.prefix, scheduleId).schedule }, { scheduleId, ownerKey, definition, nowMs, handledUntilMs: handledUntil });
   }
 
   /** The schedule, when it exists and is the owner's (any owner when ownerKey is undefined). */
@@ -87,10 +83,7 @@ export class ScheduleStore {
   }
 
   async setState(scheduleId: string, ownerKey: string, action: 'pause' | 'resume' | 'delete'): Promise<{ before: string; after: string } | undefined> {
-    const k = scheduleKeys(this.prefix, scheduleId);
-    const reply = await this.run('schedSetState', [k.schedule, k.firings, k.firingIndex], [ownerKey, action, Date.now()]);
-    if (reply[0] !== 'OK') return undefined;
-    return { before: str(reply[1]), after: str(reply[2]) };
+    return this.call(schedSetStateScript, scheduleKeys(this.prefix, scheduleId), { ownerKey, action, nowMs: Date.now() });
   }
 
   /**
@@ -100,21 +93,12 @@ export class ScheduleStore {
   async decide(
     scheduleId: string,
     input: { nowMs: number; lateAfterMs: number; candidates: number[]; taskIds: string[]; omitted: number; retentionMs: number; minIntervalMs: number },
-  ): Promise<{ inactive: string } | { due: DueFiring[]; completed: boolean; tooSoon: number }> {
-    const k = scheduleKeys(this.prefix, scheduleId);
-    const reply = await this.run(
-      'schedFire',
-      [k.schedule, k.firings, k.firingIndex],
-      [input.nowMs, input.lateAfterMs, JSON.stringify(input.candidates), JSON.stringify(input.taskIds), input.omitted, FIRINGS_KEPT, input.retentionMs, input.minIntervalMs],
-    );
-    if (reply[0] === 'INACTIVE') return { inactive: str(reply[1]) };
-    const due: DueFiring[] = [];
-    for (let i = 3; i + 2 < reply.length; i += 3) due.push({ firingId: str(reply[i]), scheduledFor: Number(reply[i + 1]), taskId: str(reply[i + 2]) });
-    return { due, completed: reply[1] === '1', tooSoon: Number(reply[2] ?? 0) };
+  ): Promise<FireDecision> {
+    const { nowMs, lateAfterMs, candidates, taskIds, omitted, retentionMs, minIntervalMs } = input;
+    return this.call(schedFireScript, scheduleKeys(this.prefix, scheduleId), { nowMs, lateAfterMs, candidates, taskIds, omitted, firingsKept: FIRINGS_KEPT, retentionMs, minIntervalMs });
   }
 
   async firingDone(scheduleId: string, firingId: string, outcome: 'started' | 'failed', taskId: string, reason = ''): Promise<void> {
-    const k = scheduleKeys(this.prefix, scheduleId);
-    await this.run('schedFiringDone', [k.schedule, k.firings], [firingId, outcome, taskId, reason, Date.now()]);
+    await this.call(schedFiringDoneScript, scheduleKeys(this.prefix, scheduleId), { firingId, outcome, taskId, reason, nowMs: Date.now() });
   }
 }

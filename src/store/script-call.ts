@@ -2,7 +2,9 @@
 // by name, in the order its Lua reads them, how each argument is encoded, how its reply is
 // decoded) and called with named values. packScriptCall is the one place that turns those
 // names into KEYS and ARGV.
-import type { ScriptName, ScriptReply, ScriptRunner } from './scripts.ts';
+import type { RedisClient } from '../redis/connection.ts';
+import type { ReplayBound } from './replay-bound.ts';
+import { defineScripts, type ScriptName, type ScriptReply, type ScriptRunner } from './scripts.ts';
 
 export type ArgValue = string | number;
 
@@ -63,6 +65,19 @@ export async function callScript<K extends string, E extends ScriptEncoders, R, 
 ): Promise<R> {
   const packed = packScriptCall(definition, keys, args);
   return definition.reply(await run(definition.name, packed.keys, packed.argv));
+}
+
+/** Runs described scripts on one connection: the way code outside the store calls a script. */
+export type ScriptCaller = <K extends string, E extends ScriptEncoders, R, V extends string = never>(
+  definition: ScriptDefinition<K, E, R, V>,
+  keys: ScriptKeys<K, V>,
+  args: ScriptArgs<E>,
+) => Promise<R>;
+
+/** Registers the scripts on `redis` (scripts.ts) and calls them by definition; `replay` bounds the scripts that append events. */
+export function scriptCaller(redis: RedisClient, replay?: ReplayBound): ScriptCaller {
+  const run = defineScripts(redis, replay);
+  return (definition, keys, args) => callScript(run, definition, keys, args);
 }
 
 /** Encodings of the arguments, named for what the Lua expects. */

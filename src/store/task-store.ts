@@ -2,8 +2,8 @@
 // multi-key write is one Lua script (src/store/lua), so a task's state, its replay buffer and
 // its live announcement never disagree. Its operations live by role (docs/task-store.md):
 // gateway-operations.ts (what a request does), turn-operations.ts (what a lease holder does,
-// fenced) and maintenance-operations.ts (reconciler, shutdown); this facade makes their shared
-// parts once and offers every operation under the one name callers use.
+// fenced) and maintenance-operations.ts (reconciler, shutdown); this class makes their shared
+// parts once, and callers use the roles: store.gateway, store.turns, store.maintenance.
 import type { RedisClient } from '../redis/connection.ts';
 import { RedisKeys } from './keys.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound } from './replay-bound.ts';
@@ -25,10 +25,6 @@ export { isStaleActive, type ActiveEntry } from './maintenance-operations.ts';
 export { GatewayOperations, TurnOperations, MaintenanceOperations };
 
 export const DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600;
-
-type Gateway = GatewayOperations;
-type Turns = TurnOperations;
-type Maintenance = MaintenanceOperations;
 
 export class TaskStore {
   readonly keys: RedisKeys;
@@ -66,40 +62,4 @@ export class TaskStore {
     this.turns = new TurnOperations(parts);
     this.maintenance = new MaintenanceOperations(parts);
   }
-
-  // ---- gateway operations ----
-  createTask(...a: Parameters<Gateway['createTask']>): ReturnType<Gateway['createTask']> { return this.gateway.createTask(...a); }
-  acceptMessage(...a: Parameters<Gateway['acceptMessage']>): ReturnType<Gateway['acceptMessage']> { return this.gateway.acceptMessage(...a); }
-  readTask(...a: Parameters<Gateway['readTask']>): ReturnType<Gateway['readTask']> { return this.gateway.readTask(...a); }
-  readLargeTask(...a: Parameters<Gateway['readLargeTask']>): ReturnType<Gateway['readLargeTask']> { return this.gateway.readLargeTask(...a); }
-  readTaskWithin(...a: Parameters<Gateway['readTaskWithin']>): ReturnType<Gateway['readTaskWithin']> { return this.gateway.readTaskWithin(...a); }
-  cancelTask(...a: Parameters<Gateway['cancelTask']>): ReturnType<Gateway['cancelTask']> { return this.gateway.cancelTask(...a); }
-  readEventsAfter(...a: Parameters<Gateway['readEventsAfter']>): ReturnType<Gateway['readEventsAfter']> { return this.gateway.readEventsAfter(...a); }
-  readEvents(...a: Parameters<Gateway['readEvents']>): ReturnType<Gateway['readEvents']> { return this.gateway.readEvents(...a); }
-  messageDigest(...a: Parameters<Gateway['messageDigest']>): ReturnType<Gateway['messageDigest']> { return this.gateway.messageDigest(...a); }
-  parentOf(...a: Parameters<Gateway['parentOf']>): ReturnType<Gateway['parentOf']> { return this.gateway.parentOf(...a); }
-  taskOwnerKey(...a: Parameters<Gateway['taskOwnerKey']>): ReturnType<Gateway['taskOwnerKey']> { return this.gateway.taskOwnerKey(...a); }
-
-  // ---- turn operations (fenced) ----
-  acquireLease(...a: Parameters<Turns['acquireLease']>): ReturnType<Turns['acquireLease']> { return this.turns.acquireLease(...a); }
-  renewLease(...a: Parameters<Turns['renewLease']>): ReturnType<Turns['renewLease']> { return this.turns.renewLease(...a); }
-  releaseLease(...a: Parameters<Turns['releaseLease']>): ReturnType<Turns['releaseLease']> { return this.turns.releaseLease(...a); }
-  handBackTurn(...a: Parameters<Turns['handBackTurn']>): ReturnType<Turns['handBackTurn']> { return this.turns.handBackTurn(...a); }
-  chargeBudget(...a: Parameters<Turns['chargeBudget']>): ReturnType<Turns['chargeBudget']> { return this.turns.chargeBudget(...a); }
-  appendEvents(...a: Parameters<Turns['appendEvents']>): ReturnType<Turns['appendEvents']> { return this.turns.appendEvents(...a); }
-  finishTurn(...a: Parameters<Turns['finishTurn']>): ReturnType<Turns['finishTurn']> { return this.turns.finishTurn(...a); }
-  acknowledgeCancel(...a: Parameters<Turns['acknowledgeCancel']>): ReturnType<Turns['acknowledgeCancel']> { return this.turns.acknowledgeCancel(...a); }
-  startStep(...a: Parameters<Turns['startStep']>): ReturnType<Turns['startStep']> { return this.turns.startStep(...a); }
-  writeStep(...a: Parameters<Turns['writeStep']>): ReturnType<Turns['writeStep']> { return this.turns.writeStep(...a); }
-  readSteps(...a: Parameters<Turns['readSteps']>): ReturnType<Turns['readSteps']> { return this.turns.readSteps(...a); }
-  readAdapterState(...a: Parameters<Turns['readAdapterState']>): ReturnType<Turns['readAdapterState']> { return this.turns.readAdapterState(...a); }
-  writeAdapterState(...a: Parameters<Turns['writeAdapterState']>): ReturnType<Turns['writeAdapterState']> { return this.turns.writeAdapterState(...a); }
-  writeTurnRecord(...a: Parameters<Turns['writeTurnRecord']>): ReturnType<Turns['writeTurnRecord']> { return this.turns.writeTurnRecord(...a); }
-  readTurnRecords(...a: Parameters<Turns['readTurnRecords']>): ReturnType<Turns['readTurnRecords']> { return this.turns.readTurnRecords(...a); }
-  readContextHistory(...a: Parameters<Turns['readContextHistory']>): ReturnType<Turns['readContextHistory']> { return this.turns.readContextHistory(...a); }
-
-  // ---- maintenance ----
-  reconcileActiveEntry(...a: Parameters<Maintenance['reconcileActiveEntry']>): ReturnType<Maintenance['reconcileActiveEntry']> { return this.maintenance.reconcileActiveEntry(...a); }
-  releaseLock(...a: Parameters<Maintenance['releaseLock']>): ReturnType<Maintenance['releaseLock']> { return this.maintenance.releaseLock(...a); }
-  flushIndexesWithin(...a: Parameters<Maintenance['flushIndexesWithin']>): ReturnType<Maintenance['flushIndexesWithin']> { return this.maintenance.flushIndexesWithin(...a); }
 }

@@ -26,9 +26,9 @@ export interface AssignmentView {
 const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
 
 export async function listAssignments(store: TaskStore, assignments: AssignmentStore, owner: Owner, taskId: string): Promise<{ taskId: string; assignments: AssignmentView[] }> {
-  if ((await store.readTask(taskId, owner, 0)) === undefined) throw taskNotFound(taskId);
+  if ((await store.gateway.readTask(taskId, owner, 0)) === undefined) throw taskNotFound(taskId);
   const records = await assignments.readAssignments(taskId);
-  const children = await Promise.all(records.map((r) => store.readTask(r.taskId, owner, 0)));
+  const children = await Promise.all(records.map((r) => store.gateway.readTask(r.taskId, owner, 0)));
   const views = records.map((record, i): AssignmentView => {
     const view: AssignmentView = {
       taskId: record.taskId,

@@ -19,7 +19,7 @@ export interface CancelDeps {
 /** `requestedBy`: an operator canceling the owner's task (recorded on it); undefined for the owner. */
 export async function cancelTask(deps: CancelDeps, owner: Owner, request: CancelTaskRequest, requestedBy?: string): Promise<Task> {
   const { store } = deps;
-  const result = await store.cancelTask(request.id, owner, new Date(), requestedBy);
+  const result = await store.gateway.cancelTask(request.id, owner, new Date(), requestedBy);
   if (result.kind === 'not-found') throw taskNotFound(request.id);
   // A queued task is canceled here at once (requested and stopped); a running one's worker does the rest.
   if (result.kind === 'canceled' || result.kind === 'requested') cancelStages.inc({ stage: 'requested' });
@@ -31,7 +31,7 @@ export async function cancelTask(deps: CancelDeps, owner: Owner, request: Cancel
     });
   }
   if (result.kind === 'requested') {
-    const read = await store.readTask(request.id, owner, 0);
+    const read = await store.gateway.readTask(request.id, owner, 0);
     if (read !== undefined && !isTerminal(read.task.status.state)) {
       await deps.events.waitForTurnEnd(request.id, read.lastEventId, deps.cancelWaitMs, isTerminal);
     }
@@ -57,9 +57,9 @@ async function propagateCancel(deps: CancelDeps, owner: Owner, taskId: string, k
   const { store, delegator } = deps;
   await delegator.cancelAssignments(taskId, owner);
   if (kind !== 'canceled') return;
-  const read = await store.readTask(taskId, owner, 0);
+  const read = await store.gateway.readTask(taskId, owner, 0);
   // The server's own link, never the task's metadata (which a caller could have written).
-  const coordinator = read === undefined ? undefined : await store.parentOf(taskId);
+  const coordinator = read === undefined ? undefined : await store.gateway.parentOf(taskId);
   if (read === undefined || coordinator === undefined) return;
   await delegator.childTurnEnded(
     { taskId, coordinatorId: coordinator, ownerKey: ownerKeyOf(owner), contextId: read.task.contextId },
@@ -69,7 +69,7 @@ async function propagateCancel(deps: CancelDeps, owner: Owner, taskId: string, k
 }
 
 async function readOwnTask(store: TaskStore, taskId: string, owner: Owner): Promise<Task> {
-  const read = await store.readTask(taskId, owner, undefined);
+  const read = await store.gateway.readTask(taskId, owner, undefined);
   if (read === undefined) throw taskNotFound(taskId);
   return read.task;
 }

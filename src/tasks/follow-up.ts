@@ -28,8 +28,8 @@ export async function submitFollowUp(deps: IntakeDeps, owner: Owner, request: Se
   const pushCursor = pushConfig === undefined ? undefined : await deps.push?.cursorBefore(taskId);
   const stored: Message = { ...message, taskId };
   const storedBytes = (await chargeStoredBytes(deps.byteRates, owner, stored, STORED_COPIES.followUp))?.bytes;
-  const accept = (): ReturnType<TaskStore['acceptMessage']> =>
-    store.acceptMessage({
+  const accept = (): ReturnType<TaskStore['gateway']['acceptMessage']> =>
+    store.gateway.acceptMessage({
       taskId,
       owner,
       contextId: message.contextId,
@@ -84,7 +84,7 @@ export async function submitFollowUp(deps: IntakeDeps, owner: Owner, request: Se
   }
   // Every event from this message's acceptance on (its announcement and the turn it starts included).
   if (pushConfig !== undefined) await deps.push?.attach(owner, pushConfig, pushCursor ?? 'now');
-  const read = await store.readTask(taskId, owner, undefined);
+  const read = await store.gateway.readTask(taskId, owner, undefined);
   if (read === undefined) throw taskNotFound(taskId);
   if (result.kind === 'resumed' || (result.kind === 'duplicate' && read.task.status.state === 'TASK_STATE_SUBMITTED')) {
     await deps.turns.enqueue(owner, taskId, read.task.contextId, result.turn, sender.trace, result.kind === 'resumed' ? result.active : 1);
@@ -105,7 +105,7 @@ async function forwardToAssignment(deps: IntakeDeps, owner: Owner, coordinatorId
   const forwarded: Message = { ...message, taskId: childId, referenceTaskIds: [coordinatorId] };
   delete forwarded.contextId;
   // An answer the coordinator asked for on the child's behalf always queues: the child is waiting for it.
-  const accepted = await deps.store.acceptMessage({
+  const accepted = await deps.store.gateway.acceptMessage({
     taskId: childId,
     owner,
     contextId: undefined,
@@ -118,7 +118,7 @@ async function forwardToAssignment(deps: IntakeDeps, owner: Owner, coordinatorId
     now: new Date(),
   });
   if (accepted.kind === 'resumed') {
-    const child = await deps.store.readTask(childId, owner, 0);
+    const child = await deps.store.gateway.readTask(childId, owner, 0);
     if (child !== undefined) await deps.turns.enqueue(owner, childId, child.task.contextId, accepted.turn, sender.trace);
   }
   await deps.delegator.surfaceQuestion(coordinatorId);

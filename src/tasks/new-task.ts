@@ -42,8 +42,8 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
   const storedBytes = charged?.bytes;
   if (large) await yieldToOthers();
   const { quota, store } = deps;
-  const create = (): ReturnType<TaskStore['createTask']> =>
-    store.createTask({
+  const create = (): ReturnType<TaskStore['gateway']['createTask']> =>
+    store.gateway.createTask({
       taskId,
       owner,
       contextId,
@@ -69,12 +69,12 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
   if (created.kind === 'created' && created.quotaChecksDue > 0) quota?.sweepSoon(ownerKeyOf(owner));
   if (created.kind === 'too-many-active') throw tooManyActive(created.active, agent.settings.limits.maxActiveTasks);
   if (created.kind === 'duplicate') {
-    const taken = await store.messageDigest(created.taskId, message.messageId);
+    const taken = await store.gateway.messageDigest(created.taskId, message.messageId);
     // A task from before digests were kept has none: taken as the same message.
     if (taken !== undefined && taken !== digest) throw messageIdReused(message.messageId, created.taskId);
     // The same message again: same task, no second turn. Re-enqueueing the first turn is a
     // no-op unless the first attempt stored the task but died before its job was added.
-    const read = await store.readTask(created.taskId, owner, 0);
+    const read = await store.gateway.readTask(created.taskId, owner, 0);
     if (read === undefined) throw taskNotFound(created.taskId);
     if (pushConfig !== undefined) await deps.push?.attach(owner, { ...pushConfig, taskId: created.taskId }, 'begin');
     if (read.task.status.state === 'TASK_STATE_SUBMITTED') {

@@ -38,7 +38,7 @@ export class TaskReads {
   async getTask(caller: Caller, request: GetTaskRequest): Promise<Task> {
     const payAfterBytes = caller.largeAnswers?.payAfterBytes ?? 0;
     const bound = payAfterBytes > 0 ? Math.min(payAfterBytes, LARGE_TASK_BYTES) : LARGE_TASK_BYTES;
-    const read = await this.store.readTaskWithin(request.id, caller.owner, request.historyLength, bound);
+    const read = await this.store.gateway.readTaskWithin(request.id, caller.owner, request.historyLength, bound);
     if (read === undefined) throw taskNotFound(request.id);
     if (!('large' in read)) {
       await caller.chargeAnswerBytes(read.bytes);
@@ -46,7 +46,7 @@ export class TaskReads {
     }
     const prepaid = payAfterBytes > 0 && read.artifactBytes > payAfterBytes ? read.artifactBytes : 0;
     if (prepaid > 0) await caller.largeAnswers?.pay(prepaid);
-    const large = await this.store.readLargeTask(request.id, caller.owner, request.historyLength);
+    const large = await this.store.gateway.readLargeTask(request.id, caller.owner, request.historyLength);
     if (large === undefined) throw taskNotFound(request.id);
     // What was not paid first (all of it, or what it holds besides its artifacts) is charged after.
     await caller.chargeAnswerBytes(Math.max(0, large.bytes - prepaid));

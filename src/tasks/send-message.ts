@@ -78,7 +78,7 @@ export class SendMessages {
         await events.waitForTurnEnd(submission.taskId, submission.afterId, blockingTimeoutMs, turnOver);
       }
     }
-    const read = answer ?? (await this.deps.store.readTask(submission.taskId, owner, historyLength));
+    const read = answer ?? (await this.deps.store.gateway.readTask(submission.taskId, owner, historyLength));
     if (read === undefined) throw taskNotFound(submission.taskId);
     markStage(submission.taskId, 'responded');
     // The agent answered with a Message (spec 3.1.1): that is the answer, to this call and to every re-send.

@@ -26,7 +26,7 @@ export interface SubscriptionStart {
  * note naming what was skipped (`skipNote`), then the events after the snapshot.
  */
 export async function subscriptionStart(store: TaskStore, owner: Owner, request: SubscribeToTaskRequest, lastEventId: string | undefined): Promise<SubscriptionStart> {
-  const read = await store.readTask(request.id, owner, undefined);
+  const read = await store.gateway.readTask(request.id, owner, undefined);
   if (read === undefined) throw taskNotFound(request.id);
   const terminal = isTerminal(read.task.status.state);
   const snapshot = { task: read.task, eventId: read.lastEventId };
@@ -76,7 +76,7 @@ export async function subscribeToTask(store: TaskStore, owner: Owner, request: S
  * from and the note naming what was skipped, as a resume from before the buffer gets them.
  */
 export async function snapshotAfterSkip(store: TaskStore, owner: Owner, taskId: string, lastEventId: string): Promise<{ snapshot: { task: Task; eventId: string }; skipNote: StreamResponse }> {
-  const read = await store.readTask(taskId, owner, undefined);
+  const read = await store.gateway.readTask(taskId, owner, undefined);
   if (read === undefined) throw taskNotFound(taskId);
   return { snapshot: { task: read.task, eventId: read.lastEventId }, skipNote: replaySkipNote(read.task, read.lastEventId, lastEventId, read.trimmed) };
 }

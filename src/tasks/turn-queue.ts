@@ -1,6 +1,6 @@
 // The agents' turn queues as the use cases see them: a bound on what may wait, and the one way
 // a stored message's turn is queued. Also the port the store is handed to queue a new task's
-// first turn in the same write as its creation (TaskStore.createTask, queueFirstTurn).
+// first turn in the same write as its creation (GatewayOperations.createTask, queueFirstTurn).
 import type { TraceContext } from '../telemetry/spans.ts';
 import { enqueueTurn, type TurnQueues } from '../../queues/turns.ts';
 import { A2AError } from '../protocol/errors.ts';

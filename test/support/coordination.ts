@@ -78,7 +78,7 @@ export async function storedEvents(gw: TestGateway, taskId: string): Promise<Str
 }
 
 export function turnRecords(gw: TestGateway, taskId: string): Promise<TurnRecord[]> {
-  return new TaskStore(gw.redis, gw.prefix, 3600).readTurnRecords(taskId);
+  return new TaskStore(gw.redis, gw.prefix, 3600).turns.readTurnRecords(taskId);
 }
 
 /**

@@ -306,8 +306,8 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
 }
 
 /** Creates a task straight in the store (for store-level tests), with one user message. */
-/** What a test's TaskStore.createTask call stores: a one-part user message and test versions, with no caps. */
-export function storedTaskInput(input: { taskId: string; contextId: string; owner: Owner; text?: string; messageId?: string; adapter?: string }): Parameters<TaskStore['createTask']>[0] {
+/** What a test's GatewayOperations.createTask call stores: a one-part user message and test versions, with no caps. */
+export function storedTaskInput(input: { taskId: string; contextId: string; owner: Owner; text?: string; messageId?: string; adapter?: string }): Parameters<TaskStore['gateway']['createTask']>[0] {
   const { taskId, contextId } = input;
   return {
     taskId,
@@ -327,7 +327,7 @@ export async function createStoredTask(
   input: { taskId: string; contextId: string; owner: Owner; text?: string; messageId?: string; adapter?: string },
 ): Promise<{ taskId: string; contextId: string }> {
   const { taskId, contextId } = input;
-  const created = await store.createTask(storedTaskInput(input));
+  const created = await store.gateway.createTask(storedTaskInput(input));
   expect(created.kind).toBe('created');
   return { taskId, contextId };
 }

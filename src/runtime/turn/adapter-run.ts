@@ -68,7 +68,7 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
     extensions: lease.callerExtensions,
     outputLimits: { maxArtifactBytes: limits.maxArtifactBytes, maxTurnOutputBytes: limits.maxTurnOutputBytes, maxTaskOutputBytes: limits.maxTaskOutputBytes },
     ...(options.byteRates === undefined ? {} : { takeOutput: takeOutputOf(options.byteRates, fence.ownerKey) }),
-    readContextHistory: (maxTasks) => options.store.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
+    readContextHistory: (maxTasks) => options.store.turns.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
   });
   const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
   const budget = context.useBudget(budgetLimit, lease.budgetSpent);

@@ -38,7 +38,7 @@ export async function announceResumption(runner: TurnRunnerSetup, fence: TurnLea
   const text = `The worker running this turn was lost; another worker resumes it now (attempt ${attempt} of ${maxTurnAttempts}, maxTurnAttempts).`;
   const status: TaskStatus = { state: 'TASK_STATE_WORKING', message: agentMessage(fence, text), timestamp: new Date().toISOString() };
   const metadata: JsonObject = { [GATEWAY_METADATA_KEY]: { workerLost: { turn, attempt, maxTurnAttempts } } };
-  await runner.options.store.appendEvents({
+  await runner.options.store.turns.appendEvents({
     taskId: fence.taskId,
     ownerKey: fence.ownerKey,
     contextId: fence.contextId,
@@ -73,7 +73,7 @@ export async function failExhausted(runner: TurnRunnerSetup, data: TurnJobData, 
     reason,
   };
   logFailure(logger, 'turn-failed', { cause: reason, taskId: data.taskId, contextId: lease.contextId, agent: agentName, owner: data.ownerKey, turn: lease.turn, attempts: lease.attempts - 1, lostWorkers: lost });
-  const finished = await runner.options.store.finishTurn({
+  const finished = await runner.options.store.turns.finishTurn({
     taskId: data.taskId,
     ownerKey: data.ownerKey,
     contextId: lease.contextId,

@@ -61,7 +61,7 @@ export async function finishTurn(runner: TurnRunnerSetup, ending: EndingTurn): P
   record.outcome = outcome.status.state;
   if (outcome.reason !== undefined) record.reason = outcome.reason;
   if (outcome.interrupted === true) record.reason = 'interrupted by a new message (inputPolicy interrupt)';
-  const finished = await store.finishTurn({
+  const finished = await store.turns.finishTurn({
     taskId: data.taskId,
     ownerKey: data.ownerKey,
     contextId: lease.contextId,

@@ -14,7 +14,7 @@ export type ExhaustedLease = Extract<LeaseResult, { kind: 'exhausted' }>;
 
 /** Takes the lease of the job's task for this worker, the open turn's deadline and attempts counted. */
 export function acquireTurnLease(runner: TurnRunnerSetup, data: TurnJobData, limits: AgentLimits): Promise<LeaseResult> {
-  return runner.options.store.acquireLease({
+  return runner.options.store.turns.acquireLease({
     taskId: data.taskId,
     ownerKey: data.ownerKey,
     contextId: data.contextId,
@@ -30,7 +30,7 @@ export function acquireTurnLease(runner: TurnRunnerSetup, data: TurnJobData, lim
 export function keepLeaseRenewed(runner: TurnRunnerSetup, taskId: string): () => void {
   const { store, leaseTtlMs } = runner.options;
   const renew = setInterval(() => {
-    store.renewLease(taskId, runner.workerId, leaseTtlMs).catch(() => undefined);
+    store.turns.renewLease(taskId, runner.workerId, leaseTtlMs).catch(() => undefined);
   }, Math.max(50, Math.floor(leaseTtlMs / 3)));
   renew.unref();
   return () => clearInterval(renew);
@@ -42,6 +42,6 @@ export function keepLeaseRenewed(runner: TurnRunnerSetup, taskId: string): () =>
  */
 export async function handBack(runner: TurnRunnerSetup, fence: TurnLease, record: TurnRecord): Promise<never> {
   const handedBack: TurnRecord = { ...record, attempts: Math.max(0, (record.attempts ?? 1) - 1), handBacks: (record.handBacks ?? 0) + 1 };
-  if (!(await runner.options.store.handBackTurn(fence.taskId, runner.workerId, fence.generation, handedBack))) throw new StaleLeaseError(fence.taskId);
+  if (!(await runner.options.store.turns.handBackTurn(fence.taskId, runner.workerId, fence.generation, handedBack))) throw new StaleLeaseError(fence.taskId);
   throw new TurnHandedBackError(fence.taskId);
 }

@@ -35,11 +35,11 @@ export async function checkBeforeStart(runner: TurnRunnerSetup, starting: Starti
   if (interrupted) {
     // A new message asked this turn to stop before its adapter ran here (or while a lost
     // worker ran it): the next turn takes over with everything queued.
-    await store.acknowledgeCancel({ taskId: fence.taskId, contextId: lease.contextId, generation: lease.generation, status: lease.status, interruptedTurn: lease.turn, now: new Date() });
+    await store.turns.acknowledgeCancel({ taskId: fence.taskId, contextId: lease.contextId, generation: lease.generation, status: lease.status, interruptedTurn: lease.turn, now: new Date() });
     return { ...finalStatus(fence, 'TASK_STATE_CANCELED', INTERRUPTED_TEXT), interrupted: true };
   }
   if (lease.cancelRequestedAtMs !== undefined || controller.signal.aborted) {
-    await store.acknowledgeCancel({ taskId: fence.taskId, contextId: lease.contextId, generation: lease.generation, status: lease.status, now: new Date() });
+    await store.turns.acknowledgeCancel({ taskId: fence.taskId, contextId: lease.contextId, generation: lease.generation, status: lease.status, now: new Date() });
     return finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled before the turn started.');
   }
   if (lease.versions !== undefined && !isCompatibleAdapter(lease.versions.adapter, adapterVersion)) {

@@ -1,0 +1,36 @@
+// The scripts of the limits (src/limits: request, byte and unauthenticated rates, storage quota),
+// described for callScript: keys and arguments by name in their Lua's order, replies decoded.
+import { arg, defineScript, type ArgValue } from './script-call.ts';
+
+/** A token bucket's answer: taken, or the ms until the tokens would be there. */
+export type TokenTake = { taken: true } | { taken: false; waitMs: number };
+
+export const takeTokenScript = defineScript({
+  name: 'takeToken',
+  keys: ['bucket'],
+  args: {
+    perSecond: arg.int,
+    burst: arg.int,
+    /** Tokens taken (1 when left out). */
+    cost: (value: number | undefined): ArgValue | readonly ArgValue[] => (value === undefined ? [] : value),
+    /**
+     * How the cost is taken when the bucket cannot hold it: 'afterTheFact', always taken (the
+     * bucket may go below zero); 'payFirst', an answer paid before it is built, taken once the
+     * bucket is full and left that much below zero. Left out: refused until the tokens are there.
+     */
+    mode: (value: 'afterTheFact' | 'payFirst' | undefined): ArgValue | readonly ArgValue[] => (value === 'afterTheFact' ? '1' : value === 'payFirst' ? '2' : []),
+  },
+  reply: (reply): TokenTake => (Number(reply[0]) === 1 ? { taken: true } : { taken: false, waitMs: Number(reply[1]) }),
+});
+
+export const quotaReleaseScript = defineScript({
+  name: 'quotaRelease',
+  keys: ['ownerQuota', 'ownerQuotaChecks'],
+  args: {
+    /** Tasks that are gone: their charges are released. */
+    gone: arg.json<readonly string[]>(),
+    /** Task id → when to look again (ms), for tasks still there. */
+    later: arg.json<Readonly<Record<string, number>>>(),
+  },
+  reply: (reply): { bytes: number; tasks: number } => ({ bytes: Number(reply[0]), tasks: Number(reply[1]) }),
+});
