@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { Queue } from 'bullmq';
 import type { JWK } from 'jose';
 import type { RequestFieldPolicy } from '../protocol/unknown-fields.ts';
@@ -107,7 +107,7 @@ function notFound(response: ServerResponse, message: string): void {
  *   (the bindings) → the route's own refusals (404, 405) and what it asks of admission
  *   → header count (431) → admission (admission.ts: declared size 413, content type 415,
  *   credentials 401, version, byte rate 429, the body within its limits, a signed body's
- *   digest) → the handler (a binding, a card, /agents; the root routes below, whose admin
+ *   digest) → the handler (a binding, a card, /agents; the root routes, an app of their own whose admin
  *   routes run the same admission steps behind their guard).
  *
  * The steps up to the handler run as one middleware (steps.ts): a step with nothing to wait
@@ -225,8 +225,8 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     if (c.get('admission') === undefined && c.env.incoming.headers.expect?.toLowerCase() === '100-continue') c.env.outgoing.writeContinue();
     return undefined;
   };
-  /** The handler of every surface but the root routes, which Hono's router serves below. */
-  const agentSurfaces: MiddlewareHandler<GatewayEnv> = async (c, next) => {
+  /** The handler of every surface; the root routes are an app of their own (rootRoutes below). */
+  const agentSurfaces: MiddlewareHandler<GatewayEnv> = async (c) => {
     const target = c.get('surface');
     const exchange: Exchange = c.get('exchange');
     switch (target.kind) {
@@ -248,22 +248,36 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
         break;
       }
       default:
-        return next();
+        rootCalls.set(c.env.incoming, c);
+        return rootRoutes.fetch(c.req.raw, c.env);
     }
     return RESPONSE_ALREADY_SENT;
   };
 
   app.use(runSteps(surface, accessLog, targetRefusal, unknownAgent, cors, observe, route, headerCount, ...ADMISSION_STEPS), agentSurfaces);
 
-  registerJwksRoute(app, () => options.publishedKeys);
-  if (options.console === true) registerConsoleRoutes(app);
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/readyz', async (c) => {
+  // The root routes are an app of their own: the dashboard's routes need Hono's general router,
+  // and on the main app they would cost every A2A call its slower match. A root request reaches
+  // them with what the pipeline decided (its exchange and surface).
+  const rootCalls = new WeakMap<IncomingMessage, Context<GatewayEnv>>();
+  const rootRoutes = new Hono<GatewayEnv>();
+  rootRoutes.use(async (c, next) => {
+    const pipeline = rootCalls.get(c.env.incoming);
+    if (pipeline !== undefined) {
+      c.set('exchange', pipeline.get('exchange'));
+      c.set('surface', pipeline.get('surface'));
+    }
+    await next();
+  });
+  registerJwksRoute(rootRoutes, () => options.publishedKeys);
+  if (options.console === true) registerConsoleRoutes(rootRoutes);
+  rootRoutes.get('/healthz', (c) => c.json({ status: 'ok' }));
+  rootRoutes.get('/readyz', async (c) => {
     const readiness = await checkReadiness({ ...options.readiness, redis: options.redis, logger: options.logger });
     return readiness.ready ? c.json({ status: 'ok' }) : c.json({ status: 'unavailable', reason: readiness.reason }, 503, { 'Retry-After': '1' });
   });
-  registerAdminRoutes(app, { queues: options.dashboardQueues, edge: options.edge });
-  app.notFound((c) =>
+  registerAdminRoutes(rootRoutes, { queues: options.dashboardQueues, edge: options.edge });
+  rootRoutes.notFound((c) =>
     c.json(
       {
         error: {
@@ -276,10 +290,12 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
       404,
     ),
   );
-  app.onError((error, c) => {
+  const onError = (error: Error, c: Context<GatewayEnv>): Response => {
     answerError(error, c.get('surface'), c.get('errorShape'), c.get('exchange'), options.logger);
     return RESPONSE_ALREADY_SENT;
-  });
+  };
+  rootRoutes.onError(onError);
+  app.onError(onError);
   return app;
 }
 
