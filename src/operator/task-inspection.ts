@@ -9,8 +9,7 @@ import type { LostWorker, StepRecord, TaskVersions, TurnRecord } from '../store/
 import { RedisKeys } from '../store/keys.ts';
 import { readTaskState } from '../store/operator-reads.ts';
 import { ownerFromKey } from '../store/task-store.ts';
-import { PushKeys } from '../push/push-keys.ts';
-import type { StoredPushConfig } from '../push/push-config.ts';
+import { readTaskPushState } from '../push/push-store.ts';
 
 /** One push config of the task and how far its deliveries got. */
 export interface PushDeliveryInspection {
@@ -81,12 +80,10 @@ export interface TaskInspection {
 const iso = (ms: string | undefined): string | undefined => (ms === undefined || ms === '' ? undefined : new Date(Number(ms)).toISOString());
 
 export async function inspectTask(redis: RedisClient, prefix: string, taskId: string): Promise<TaskInspection | undefined> {
-  const pushKeys = new PushKeys(prefix).task(taskId);
-  const [stored, assignments, pushConfigs, pushCursors] = await Promise.all([
+  const [stored, assignments, push] = await Promise.all([
     readTaskState(redis, prefix, taskId),
     new AssignmentStore(redis, new RedisKeys(prefix)).readAssignments(taskId),
-    redis.hgetall(pushKeys.configs),
-    redis.hgetall(pushKeys.cursors),
+    readTaskPushState(redis, prefix, taskId),
   ]);
   if (stored === undefined) return undefined;
   const { hash, lease, events } = stored;
@@ -112,17 +109,14 @@ export async function inspectTask(redis: RedisClient, prefix: string, taskId: st
       outcome: hash.cancelOutcome || undefined,
     },
     outcome: hash.outcome ? (JSON.parse(hash.outcome) as TaskInspection['outcome']) : undefined,
-    pushDeliveries: Object.entries(pushConfigs)
-      .map(([configId, json]) => {
-        const config = JSON.parse(json) as StoredPushConfig;
-        return {
-          configId,
-          url: config.url,
-          disabled: config.disabled !== undefined && config.disabled !== null,
-          settledEventId: pushCursors[`d:${configId}`] ?? '',
-          inflightEventId: pushCursors[`i:${configId}`] ?? '',
-        };
-      })
+    pushDeliveries: Object.entries(push.configs)
+      .map(([configId, config]) => ({
+        configId,
+        url: config.url,
+        disabled: config.disabled !== undefined && config.disabled !== null,
+        settledEventId: push.cursors[`d:${configId}`] ?? '',
+        inflightEventId: push.cursors[`i:${configId}`] ?? '',
+      }))
       .sort((a, b) => a.configId.localeCompare(b.configId)),
     versions: hash.versions ? (JSON.parse(hash.versions) as TaskVersions) : undefined,
     lease: { holder, expiresInMs: lease.ttlMs > 0 ? lease.ttlMs : undefined, generation: Number(hash.leaseGeneration ?? 0) },

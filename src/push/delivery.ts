@@ -18,7 +18,6 @@ import type { WebhookSender } from './webhook-sender.ts';
 import { isHmacSecret, type WebhookSigner } from './webhook-signature.ts';
 import { pushDeadLetters, pushDeliveries } from '../telemetry/metrics.ts';
 import { A2A, activeContext, inSpan, markError, SpanKind, traceHeaders } from '../telemetry/spans.ts';
-import { taskField } from '../store/task-hash.ts';
 import { ownerFromKey } from '../store/owner.ts';
 
 /** Header carrying a config's `token` (the name the official SDKs use). */
@@ -213,6 +212,6 @@ export class PushDelivery {
   }
 
   private async ownerKeyOf(taskId: string): Promise<string> {
-    return (await this.options.store.redis.hget(this.options.store.keys.task(taskId).task, taskField.owner)) ?? '';
+    return this.options.store.taskOwnerKey(taskId);
   }
 }

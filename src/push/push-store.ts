@@ -23,10 +23,18 @@ import {
 } from '../store/push-scripts.ts';
 import { PushKeys, PUSH_SHARDS } from './push-keys.ts';
 import type { StoredPushConfig } from './push-config.ts';
+import { taskField } from '../store/task-hash.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 
 export type SaveResult = SaveReply;
 export type { NextResult, PendingDelivery };
+
+/** A task's push configs by id and its delivery cursors (`d:<id>` settled, `i:<id>` in flight), for the operators' inspection. */
+export async function readTaskPushState(redis: RedisClient, prefix: string, taskId: string): Promise<{ configs: Record<string, StoredPushConfig>; cursors: Record<string, string> }> {
+  const keys = new PushKeys(prefix).task(taskId);
+  const [configs, cursors] = await Promise.all([redis.hgetall(keys.configs), redis.hgetall(keys.cursors)]);
+  return { configs: Object.fromEntries(Object.entries(configs).map(([id, json]) => [id, JSON.parse(json) as StoredPushConfig])), cursors };
+}
 
 /**
  * Where a new config's delivery cursor starts: every event of the task ('begin'), the events
@@ -87,6 +95,11 @@ export class PushStore {
   }
 
   /** The task's configs (one when configId is given); undefined when the task is not the owner's. */
+  /** The owner key of the task a delivery is for ('' when the task is gone), for its log lines. */
+  async taskOwnerKey(taskId: string): Promise<string> {
+    return (await this.redis.hget(this.keys.task(taskId).task, taskField.owner)) ?? '';
+  }
+
   async readConfigs(ownerKey: string, taskId: string, configId = ''): Promise<StoredPushConfig[] | undefined> {
     const k = this.keys.task(taskId);
     const configs = await this.call(pushReadConfigsScript, k, { ownerKey, configId });
