@@ -24,25 +24,19 @@ local at = tonumber(bucket[2]) or now
 tokens = math.min(capacity, tokens + math.max(0, now - at) * rate / 1000)
 local cost = tonumber(ARGV[3] or '1') or 1
 local taken, waitMs = 0, 0
-if ARGV[4] == '2' then
-  local needed = math.min(cost, capacity - 1)
+if ARGV[4] == '1' then
+  tokens = math.max(-capacity, tokens - math.min(capacity, cost))
+  taken = 1
+else
+  -- What must be in the bucket, and what is taken: the cost capped at the burst, or for an
+  -- answer paid first ('2') the whole cost once the bucket is full but for the request's token.
+  local needed, charge = math.min(capacity, cost), math.min(capacity, cost)
+  if ARGV[4] == '2' then needed, charge = math.min(cost, capacity - 1), cost end
   if tokens >= needed then
-    tokens = tokens - cost
+    tokens = tokens - charge
     taken = 1
   else
     waitMs = math.ceil((needed - tokens) * 1000 / rate)
-  end
-elseif ARGV[4] == '1' then
-  cost = math.min(capacity, cost)
-  tokens = math.max(-capacity, tokens - cost)
-  taken = 1
-else
-  cost = math.min(capacity, cost)
-  if tokens >= cost then
-    tokens = tokens - cost
-    taken = 1
-  else
-    waitMs = math.ceil((cost - tokens) * 1000 / rate)
   end
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'atMs', now)
