@@ -13,7 +13,8 @@ import { TaskListing } from '../src/store/task-listing.ts';
 import { TurnContext } from '../src/runtime/turn-context.ts';
 import { scriptCaller } from '../src/store/script-call.ts';
 import { switchArtifactSegmentsScript, writeArtifactSegmentScript } from '../src/store/turn-scripts.ts';
-import { SEGMENT_BYTES, segmentsOf } from '../src/store/artifact-segments.ts';
+import { parseStoredArtifacts } from '../src/store/stored-artifacts.ts';
+import { readArtifactsField, readLiveSegments, SEGMENT_BYTES, segmentsOf } from '../src/store/artifact-segments.ts';
 import { createStoredTask, deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';
 
 const owner: Owner = { agent: 'default', tenant: '', subject: 'artifact-segments' };
@@ -249,6 +250,12 @@ describe('a compaction stopped between its steps', () => {
     await emit(rerun, 0, 80, 16 * 1024);
     const next = await liveGeneration(taskId);
     expect(Number(next)).toBeGreaterThan(Number(started.draft));
+    // A reader whose transaction saw the old generation finds its segments gone, and reads again.
+    const oldLive = [generation, '1'];
+    expect(await readLiveSegments(redis, keys, oldLive)).toBeUndefined();
+    const current = await readLiveSegments(redis, keys, [next, await redis.hget(keys.task, 'artifactsSegments')]);
+    expect(Array.isArray(JSON.parse(current ?? 'null'))).toBe(true);
+    expect(parseStoredArtifacts(await readArtifactsField(redis, keys)).artifacts).toEqual(rerun.artifacts);
     expect((await segmentFields(taskId)).filter((field) => field.startsWith(`artseg:${started.draft}:`))).toEqual([]);
     expect((await read(taskId)).task.artifacts).toEqual(rerun.artifacts);
     expect(await listed()).toEqual(rerun.artifacts);

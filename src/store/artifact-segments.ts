@@ -106,33 +106,38 @@ export function liveSegmentFields(live: readonly (string | null)[]): string[] {
   return Array.from({ length: Number(count ?? 0) }, (_, index) => segmentField(generation, index));
 }
 
-/** True when two reads of LIVE_SEGMENTS_FIELDS name the same generation. */
-export const sameGeneration = (a: readonly (string | null)[], b: readonly (string | null)[]): boolean => a[0] === b[0] && a[1] === b[1];
+/**
+ * The snapshot's JSON from the segments of a generation a transaction found live, one plain read
+ * of at most SEGMENT_BYTES each (a transaction of them all would copy the whole snapshot in one
+ * step that every other caller waits behind). A generation's segments never change while it
+ * lives, and its switch to the next one deletes them: undefined when one is gone (the reader
+ * reads again), else exactly the snapshot the transaction saw.
+ */
+export async function readLiveSegments(redis: RedisClient, keys: TaskKeys, live: readonly (string | null)[]): Promise<string | undefined> {
+  const pieces: string[] = [];
+  for (const field of liveSegmentFields(live)) {
+    const segment = await redis.hget(keys.task, field);
+    if (segment === null) return undefined;
+    pieces.push(segment);
+  }
+  return pieces.length === 0 ? '[]' : pieces.join('');
+}
 
-/** A switch can come between a reader's look at the live generation and its transaction: this many looks, then it gives up. */
+/** A compaction can switch generations between a reader's transaction and its read of the segments: this many tries, then it gives up. */
 export const LIVE_READ_ATTEMPTS = 5;
 
 /**
- * The stored artifacts field (stored-artifacts.ts) of one task with plain commands: the live
- * snapshot, whole or in segments, and the pending chunks, in one transaction. The generation is
- * looked up first and checked in the transaction; a switch in between makes it look again.
+ * The stored artifacts field (stored-artifacts.ts) of one task with plain commands: the snapshot
+ * field, the live generation and the pending chunks in one transaction, then the generation's
+ * segments one read each.
  */
 export async function readArtifactsField(redis: RedisClient, keys: TaskKeys): Promise<string> {
   for (let attempt = 1; ; attempt += 1) {
-    const live = await redis.hmget(keys.task, ...LIVE_SEGMENTS_FIELDS);
-    const fields = liveSegmentFields(live);
-    const transaction = redis.multi().hmget(keys.task, taskField.artifacts, ...LIVE_SEGMENTS_FIELDS).lrange(keys.artifactChunks, 0, -1);
-    if (fields.length > 0) transaction.hmget(keys.task, ...fields);
-    const results = (await transaction.exec()) ?? [];
+    const results = (await redis.multi().hmget(keys.task, taskField.artifacts, ...LIVE_SEGMENTS_FIELDS).lrange(keys.artifactChunks, 0, -1).exec()) ?? [];
     for (const [error] of results) if (error) throw error;
-    const [[snapshot, ...seen], chunks, segments] = results.map(([, value]) => value) as [(string | null)[], string[], (string | null)[] | undefined];
-    if (sameGeneration(live, seen)) return storedArtifactsField(snapshot ?? joinSegments(segments), chunks);
+    const [[snapshot, ...live], chunks] = results.map(([, value]) => value) as [(string | null)[], string[]];
+    const stored = snapshot ?? (await readLiveSegments(redis, keys, live));
+    if (stored !== undefined) return storedArtifactsField(stored, chunks);
     if (attempt >= LIVE_READ_ATTEMPTS) throw new Error(`the artifacts of ${keys.task} changed generation ${LIVE_READ_ATTEMPTS} times while read; read the task again`);
   }
-}
-
-/** The live snapshot's JSON from its segments as HMGET read them ('[]' when there are none). */
-export function joinSegments(segments: readonly (string | null)[] | undefined): string {
-  if (segments === undefined || segments.length === 0) return '[]';
-  return segments.map((segment) => segment ?? '').join('');
 }

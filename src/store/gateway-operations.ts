@@ -9,7 +9,7 @@ import { ownerKeyOf, type Owner } from './owner.ts';
 import type { TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
 import { LARGE_TASK_BYTES, taskReadOf, type LargeTask, type TaskRead } from './task-read.ts';
 import { storedArtifactsField } from './stored-artifacts.ts';
-import { joinSegments, LIVE_READ_ATTEMPTS, LIVE_SEGMENTS_FIELDS, liveSegmentFields, sameGeneration } from './artifact-segments.ts';
+import { LIVE_READ_ATTEMPTS, LIVE_SEGMENTS_FIELDS, readLiveSegments } from './artifact-segments.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import {
@@ -299,42 +299,33 @@ export class GatewayOperations extends StoreRole {
    * readTask's answer built from plain reads in one transaction (atomic as the script, and the
    * same reply for taskReadOf), for a task readTaskWithin answered LARGE: Redis copies each value
    * once into the reply instead of into Lua and back, so a large task costs it about a copy of
-   * its bytes. The owner is checked on what comes back.
+   * its bytes. A snapshot kept in segments is read after the transaction, one segment per read,
+   * so no single command copies it whole (the generation the transaction saw, or read again).
+   * The owner is checked on what comes back.
    */
   async readLargeTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
     const k = this.keys.task(taskId);
     const length = historyLength ?? -1;
     for (let attempt = 1; ; attempt += 1) {
-      // A snapshot in segments: its live generation first, checked again in the transaction
-      // (a compaction's switch in between means another look, artifact-segments.ts).
-      const live = await this.redis.hmget(k.task, ...LIVE_SEGMENTS_FIELDS);
-      const segmentFields = liveSegmentFields(live);
       const transaction = this.redis
         .multi()
         .hmget(k.task, ...READ_TASK_FIELDS)
         .xrevrange(k.events, '+', '-', 'COUNT', 1)
         .lrange(k.artifactChunks, 0, -1)
-        .hmget(k.task, ...LIVE_SEGMENTS_FIELDS)
-        .hmget(k.task, ...(segmentFields.length > 0 ? segmentFields : [taskField.id]));
+        .hmget(k.task, ...LIVE_SEGMENTS_FIELDS);
       if (length !== 0) transaction.lrange(k.history, length > 0 ? -length : 0, -1);
       const results = (await transaction.exec()) ?? [];
       for (const [error] of results) if (error) throw error;
-      const [fields, last, chunks, seen, segments, history] = results.map(([, value]) => value) as [
-        (string | null)[],
-        [string, string[]][],
-        string[],
-        (string | null)[],
-        (string | null)[],
-        string[] | undefined,
-      ];
+      const [fields, last, chunks, live, history] = results.map(([, value]) => value) as [(string | null)[], [string, string[]][], string[], (string | null)[], string[] | undefined];
       if (fields[0] !== ownerKeyOf(owner)) return undefined;
-      if (!sameGeneration(live, seen)) {
+      const [, id, contextId, status, snapshot, metadata, ...rest] = fields.map((value) => value ?? '');
+      // A snapshot in segments is read after the transaction, a segment per read (artifact-segments.ts).
+      const stored = snapshot || (await readLiveSegments(this.redis, k, live));
+      if (stored === undefined) {
         if (attempt < LIVE_READ_ATTEMPTS) continue;
         throw new Error(`task ${taskId}'s artifacts changed generation ${LIVE_READ_ATTEMPTS} times while read; read it again`);
       }
-      const [, id, contextId, status, snapshot, metadata, ...rest] = fields.map((value) => value ?? '');
       const trimmedCount = rest.pop() || '0';
-      const stored = snapshot || (segmentFields.length > 0 ? joinSegments(segments) : '[]');
       const reply = [id ?? '', contextId ?? '', status ?? '', storedArtifactsField(stored, chunks), metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, ...(history ?? [])];
       return taskReadOf(reply);
     }
