@@ -123,6 +123,23 @@ export async function readLiveSegments(redis: RedisClient, keys: TaskKeys, live:
   return pieces.length === 0 ? '[]' : pieces.join('');
 }
 
+/**
+ * The first `count` pending chunks of a task whose snapshot a transaction found in segments of
+ * `generation`, read a bounded run at a time after it: while the generation lives, the list only
+ * grows at its end (a compaction that drops chunks switches generations, or drops the segments),
+ * so they are the chunks the transaction saw. undefined when the generation changed meanwhile.
+ */
+export async function readChunksAfter(redis: RedisClient, keys: TaskKeys, generation: string, count: number, chunkBytes: number): Promise<string[] | undefined> {
+  const chunks: string[] = [];
+  const perRead = Math.max(1, Math.floor(SEGMENT_BYTES / Math.max(1, chunkBytes / Math.max(1, count))));
+  while (chunks.length < count) {
+    const read = await redis.lrange(keys.artifactChunks, chunks.length, Math.min(count, chunks.length + perRead) - 1);
+    if (read.length === 0) return undefined;
+    chunks.push(...read);
+  }
+  return (await redis.hget(keys.task, taskField.artifactsGen)) === generation ? chunks : undefined;
+}
+
 /** A compaction can switch generations between a reader's transaction and its read of the segments: this many tries, then it gives up. */
 export const LIVE_READ_ATTEMPTS = 5;
 

@@ -9,7 +9,7 @@ import { ownerKeyOf, type Owner } from './owner.ts';
 import type { TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
 import { LARGE_TASK_BYTES, taskReadOf, type LargeTask, type TaskRead } from './task-read.ts';
 import { storedArtifactsField } from './stored-artifacts.ts';
-import { LIVE_READ_ATTEMPTS, LIVE_SEGMENTS_FIELDS, readLiveSegments } from './artifact-segments.ts';
+import { LIVE_READ_ATTEMPTS, LIVE_SEGMENTS_FIELDS, readChunksAfter, readLiveSegments } from './artifact-segments.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import {
@@ -307,21 +307,30 @@ export class GatewayOperations extends StoreRole {
     const k = this.keys.task(taskId);
     const length = historyLength ?? -1;
     for (let attempt = 1; ; attempt += 1) {
-      const transaction = this.redis
-        .multi()
-        .hmget(k.task, ...READ_TASK_FIELDS)
-        .xrevrange(k.events, '+', '-', 'COUNT', 1)
-        .lrange(k.artifactChunks, 0, -1)
-        .hmget(k.task, ...LIVE_SEGMENTS_FIELDS);
+      // A snapshot in segments: its pending chunks (up to its own size) are read after the
+      // transaction too, a bounded run at a time (artifact-segments.ts); else with it.
+      const segmented = (await this.redis.hget(k.task, taskField.artifactsGen)) !== null;
+      const transaction = this.redis.multi().hmget(k.task, ...READ_TASK_FIELDS).xrevrange(k.events, '+', '-', 'COUNT', 1);
+      if (segmented) transaction.llen(k.artifactChunks);
+      else transaction.lrange(k.artifactChunks, 0, -1);
+      transaction.hmget(k.task, ...LIVE_SEGMENTS_FIELDS, taskField.artifactChunkBytes);
       if (length !== 0) transaction.lrange(k.history, length > 0 ? -length : 0, -1);
       const results = (await transaction.exec()) ?? [];
       for (const [error] of results) if (error) throw error;
-      const [fields, last, chunks, live, history] = results.map(([, value]) => value) as [(string | null)[], [string, string[]][], string[], (string | null)[], string[] | undefined];
+      const [fields, last, listed, [generation, segments, chunkBytes], history] = results.map(([, value]) => value) as [
+        (string | null)[],
+        [string, string[]][],
+        string[] | number,
+        (string | null)[],
+        string[] | undefined,
+      ];
       if (fields[0] !== ownerKeyOf(owner)) return undefined;
       const [, id, contextId, status, snapshot, metadata, ...rest] = fields.map((value) => value ?? '');
-      // A snapshot in segments is read after the transaction, a segment per read (artifact-segments.ts).
-      const stored = snapshot || (await readLiveSegments(this.redis, k, live));
-      if (stored === undefined) {
+      // A snapshot in segments is read after the transaction, a segment per read.
+      const stored = snapshot || (await readLiveSegments(this.redis, k, [generation ?? null, segments ?? null]));
+      const chunks =
+        typeof listed !== 'number' ? listed : generation === null || generation === undefined ? undefined : await readChunksAfter(this.redis, k, generation, listed, Number(chunkBytes ?? 0));
+      if (stored === undefined || chunks === undefined) {
         if (attempt < LIVE_READ_ATTEMPTS) continue;
         throw new Error(`task ${taskId}'s artifacts changed generation ${LIVE_READ_ATTEMPTS} times while read; read it again`);
       }
