@@ -7,9 +7,8 @@ import type { TrimmedEvents } from './replay-bound.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { ownerKeyOf, type Owner } from './owner.ts';
 import type { TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
-import { LARGE_TASK_BYTES, taskReadOf, type LargeTask, type TaskRead } from './task-read.ts';
-import { storedArtifactsField } from './stored-artifacts.ts';
-import { LIVE_READ_ATTEMPTS, LIVE_SEGMENTS_FIELDS, readChunksAfter, readLiveSegments } from './artifact-segments.ts';
+import { LARGE_TASK_BYTES, type LargeTask, type TaskRead } from './task-read.ts';
+import { readLargeTask } from './task-large-read.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import {
@@ -24,7 +23,7 @@ import {
 } from './gateway-scripts.ts';
 import { acceptResultOf, type AcceptResult, type CancelResult, type CreateResult, type QuotaCharge } from './gateway-results.ts';
 import { StoreRole } from './store-role.ts';
-import { READ_TASK_FIELDS, taskField, taskItemField } from './task-hash.ts';
+import { taskField, taskItemField } from './task-hash.ts';
 
 /** acceptMessage replies that changed nothing (so nothing to note in the recent-tasks index, and a charge to give back). */
 const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'BUSY', 'INBOX_FULL', 'REFUSED', 'CONTEXT_MISMATCH', 'TERMINAL', 'DUPLICATE']);
@@ -295,49 +294,9 @@ export class GatewayOperations extends StoreRole {
     return read !== undefined && 'large' in read ? this.readLargeTask(taskId, owner, historyLength) : read;
   }
 
-  /**
-   * readTask's answer built from plain reads in one transaction (atomic as the script, and the
-   * same reply for taskReadOf), for a task readTaskWithin answered LARGE: Redis copies each value
-   * once into the reply instead of into Lua and back, so a large task costs it about a copy of
-   * its bytes. A snapshot kept in segments is read after the transaction, one segment per read,
-   * so no single command copies it whole (the generation the transaction saw, or read again).
-   * The owner is checked on what comes back.
-   */
+  /** readTask's answer with plain commands, for a task readTaskWithin answered LARGE (task-large-read.ts). */
   async readLargeTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
-    const k = this.keys.task(taskId);
-    const length = historyLength ?? -1;
-    for (let attempt = 1; ; attempt += 1) {
-      // A snapshot in segments: its pending chunks (up to its own size) are read after the
-      // transaction too, a bounded run at a time (artifact-segments.ts); else with it.
-      const segmented = (await this.redis.hget(k.task, taskField.artifactsGen)) !== null;
-      const transaction = this.redis.multi().hmget(k.task, ...READ_TASK_FIELDS).xrevrange(k.events, '+', '-', 'COUNT', 1);
-      if (segmented) transaction.llen(k.artifactChunks);
-      else transaction.lrange(k.artifactChunks, 0, -1);
-      transaction.hmget(k.task, ...LIVE_SEGMENTS_FIELDS, taskField.artifactChunkBytes);
-      if (length !== 0) transaction.lrange(k.history, length > 0 ? -length : 0, -1);
-      const results = (await transaction.exec()) ?? [];
-      for (const [error] of results) if (error) throw error;
-      const [fields, last, listed, [generation, segments, chunkBytes], history] = results.map(([, value]) => value) as [
-        (string | null)[],
-        [string, string[]][],
-        string[] | number,
-        (string | null)[],
-        string[] | undefined,
-      ];
-      if (fields[0] !== ownerKeyOf(owner)) return undefined;
-      const [, id, contextId, status, snapshot, metadata, ...rest] = fields.map((value) => value ?? '');
-      // A snapshot in segments is read after the transaction, a segment per read.
-      const stored = snapshot || (await readLiveSegments(this.redis, k, [generation ?? null, segments ?? null]));
-      const chunks =
-        typeof listed !== 'number' ? listed : generation === null || generation === undefined ? undefined : await readChunksAfter(this.redis, k, generation, listed, Number(chunkBytes ?? 0));
-      if (stored === undefined || chunks === undefined) {
-        if (attempt < LIVE_READ_ATTEMPTS) continue;
-        throw new Error(`task ${taskId}'s artifacts changed generation ${LIVE_READ_ATTEMPTS} times while read; read it again`);
-      }
-      const trimmedCount = rest.pop() || '0';
-      const reply = [id ?? '', contextId ?? '', status ?? '', storedArtifactsField(stored, chunks), metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, ...(history ?? [])];
-      return taskReadOf(reply);
-    }
+    return readLargeTask(this.redis, this.keys.task(taskId), taskId, ownerKeyOf(owner), historyLength);
   }
 
   /**
