@@ -36,7 +36,7 @@ interface MiniApp {
 }
 const express = createRequire(import.meta.url)('express') as () => MiniApp;
 
-const FAST = { retryInitialDelayMs: 50, retryMaxDelayMs: 300, pollInitialDelayMs: 50, pollMaxDelayMs: 300, maxRetries: 1 };
+const FAST = { retryInitialDelayMs: 50, retryMaxDelayMs: 300, pollInitialDelayMs: 50, pollMaxDelayMs: 300 };
 const SUBJECT = 'user:test:alice';
 
 interface Recorder {
