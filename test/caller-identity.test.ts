@@ -5,6 +5,7 @@
 // allowed origins that must never get the token.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { TaskState } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { CallerTokenSigner } from '../src/auth/caller-identity.ts';
 import { CALLER_IDENTITY_KEY_FILE } from '../src/auth/caller-identity-key.ts';
 import { readPrivateJwk } from '../src/auth/keys/key-file.ts';
@@ -341,5 +343,11 @@ describe('configuration', () => {
     const config = configSchema.parse({ agents: { a: { adapter: 'demo' } } });
     expect(config.agents?.a?.callerIdentity).toEqual({ enabled: false, header: 'X-A2A-Caller', lifetimeSeconds: 60 });
     expect(() => configSchema.parse({ agents: { a: { callerIdentity: { enabled: true, header: 'Authorization' } } } })).toThrow(/header the adapter or the platform sets/);
+  });
+
+  it("the example's gateway.yaml is a valid configuration that turns it on", () => {
+    const example = configSchema.parse(parseYaml(readFileSync(join(ROOT, 'examples/caller-identity/gateway.yaml'), 'utf8')));
+    expect(example.agents?.echo?.callerIdentity).toEqual({ enabled: true, header: 'X-A2A-Caller', lifetimeSeconds: 60 });
+    expect(example.publicUrl).toBe('http://127.0.0.1:8080');
   });
 });
