@@ -66,7 +66,7 @@ export interface CallerIdentity {
   readonly scopes: readonly string[];
   /**
    * On a sub-agent's task: the coordinator tasks whose turns delegated it, nearest first (its
-   * coordinator, that one's coordinator, …). Empty or absent for a task a caller sent.
+   * coordinator, that one's coordinator, …). Absent for a task a caller sent.
    */
   readonly delegatedBy?: readonly string[];
 }

@@ -17,7 +17,7 @@ import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/serve
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { CallerTokenSigner } from '../src/auth/caller-identity.ts';
-import { CALLER_IDENTITY_KEY_FILE } from '../src/auth/caller-identity-key.ts';
+import { CALLER_IDENTITY_KEY_FILE, loadCallerTokenSigner } from '../src/auth/caller-identity-key.ts';
 import { readPrivateJwk } from '../src/auth/keys/key-file.ts';
 import { configSchema } from '../src/config/schema.ts';
 import { whenChildReady } from './support/child-ready.ts';
@@ -343,6 +343,13 @@ describe('configuration', () => {
     const config = configSchema.parse({ agents: { a: { adapter: 'demo' } } });
     expect(config.agents?.a?.callerIdentity).toEqual({ enabled: false, header: 'X-A2A-Caller', lifetimeSeconds: 60 });
     expect(() => configSchema.parse({ agents: { a: { callerIdentity: { enabled: true, header: 'Authorization' } } } })).toThrow(/header the adapter or the platform sets/);
+  });
+
+  it('a worker or gateway with a backend that gets tokens needs publicUrl (the issuer)', async () => {
+    const config = configSchema.parse({ dataDir: join(ROOT, 'no-such-dir-caller-identity'), agents: { a: { adapter: 'demo' } }, delegation: { roles: { r: { callerIdentity: { enabled: true } } } } });
+    await expect(loadCallerTokenSigner(config, ROOT)).rejects.toThrow(/callerIdentity is on for role "r", but publicUrl \(A2A_PUBLIC_URL\) is not set/);
+    // Nobody gets tokens: no signer, no key file.
+    expect(await loadCallerTokenSigner(configSchema.parse({ agents: { a: { adapter: 'demo' } } }), ROOT)).toBeUndefined();
   });
 
   it("the example's gateway.yaml is a valid configuration that turns it on", () => {

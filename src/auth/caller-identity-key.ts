@@ -40,13 +40,13 @@ export async function loadCallerIdentityKey(config: GatewayConfig, baseDir: stri
  * gateway, and a backend finds the keys under it.
  */
 export async function loadCallerTokenSigner(config: GatewayConfig, baseDir: string): Promise<CallerTokenSigner | undefined> {
-  const key = await loadCallerIdentityKey(config, baseDir);
-  if (key === undefined) return undefined;
+  const users = callerIdentityUsers(config);
+  if (users.length === 0) return undefined;
   if (config.publicUrl === undefined) {
     throw new Error(
-      `callerIdentity is on for ${callerIdentityUsers(config).join(', ')}, but publicUrl (A2A_PUBLIC_URL) is not set: ` +
+      `callerIdentity is on for ${users.join(', ')}, but publicUrl (A2A_PUBLIC_URL) is not set: ` +
         'the caller token names the gateway by it (iss), and backends fetch its keys from <publicUrl>/.well-known/jwks.json. Set publicUrl on every gateway and worker.',
     );
   }
-  return CallerTokenSigner.create(key, config.publicUrl);
+  return CallerTokenSigner.create((await loadCallerIdentityKey(config, baseDir)) as JWK, config.publicUrl);
 }

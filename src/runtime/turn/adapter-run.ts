@@ -25,7 +25,7 @@ import { failedWith, finalStatus, INTERRUPTED_TEXT, OUTCOME_STATES, type Adapter
 /** Who a task's turn runs for, as its adapter sees it (ctx.caller). */
 function callerOf(ownerKey: string, scopes: readonly string[], delegatedBy: readonly string[]): CallerIdentity {
   const { agent, tenant, subject } = ownerFromKey(ownerKey);
-  return { agent, tenant, principal: subject, scopes, delegatedBy };
+  return { agent, tenant, principal: subject, scopes, ...(delegatedBy.length === 0 ? {} : { delegatedBy }) };
 }
 
 /** The pacing of the owner's output (limits.outputBytesPerSecond); undefined when it is off. */
