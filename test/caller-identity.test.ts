@@ -16,10 +16,13 @@ import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecuto
 import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { pinCallerHeader } from '../adapters/caller-header-fetch.ts';
+import { createOpenAIAdapter } from '../adapters/openai/index.ts';
+import { createRemoteA2aAdapter } from '../adapters/remote-a2a/index.ts';
 import { CallerTokenSigner } from '../src/auth/caller-identity.ts';
 import { CALLER_IDENTITY_KEY_FILE, loadCallerTokenSigner } from '../src/auth/caller-identity-key.ts';
 import { readPrivateJwk } from '../src/auth/keys/key-file.ts';
-import { configSchema } from '../src/config/schema.ts';
+import { configSchema, DEFAULT_BACKEND_LIMITS } from '../src/config/schema.ts';
 import { whenChildReady } from './support/child-ready.ts';
 import { freePort } from './support/downstream-agent.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from './support/fake-openai-server.ts';
@@ -356,5 +359,46 @@ describe('configuration', () => {
     const example = configSchema.parse(parseYaml(readFileSync(join(ROOT, 'examples/caller-identity/gateway.yaml'), 'utf8')));
     expect(example.agents?.echo?.callerIdentity).toEqual({ enabled: true, header: 'X-A2A-Caller', lifetimeSeconds: 60 });
     expect(example.publicUrl).toBe('http://127.0.0.1:8080');
+  });
+});
+
+describe('keeping the header on its origin (adapters/caller-header-fetch.ts)', () => {
+  it('follows a same-origin redirect with it, drops it (and Authorization) past another origin, and a 303 turns a POST into a GET', async () => {
+    const seen: { at: string; method: string; headers: IncomingHttpHeaders }[] = [];
+    const listen = async (name: string, answer: (path: string, res: import('node:http').ServerResponse) => void): Promise<{ url: string; server: Server }> => {
+      const server = createServer((req, res) => {
+        seen.push({ at: `${name}${req.url ?? ''}`, method: req.method ?? '', headers: req.headers });
+        req.resume();
+        answer(req.url ?? '/', res);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+    };
+    const other = await listen('other', (_path, res) => res.writeHead(200).end('ok'));
+    const home = await listen('home', (path, res) => {
+      if (path === '/start') res.writeHead(307, { location: '/again' }).end();
+      else if (path === '/again') res.writeHead(303, { location: `${other.url}/end` }).end();
+      else res.writeHead(404).end();
+    });
+    try {
+      const pinned = pinCallerHeader(fetch, 'X-A2A-Caller', home.url);
+      const response = await pinned(`${home.url}/start`, { method: 'POST', body: '{}', headers: { 'x-a2a-caller': 'token', authorization: 'Bearer key', 'content-type': 'application/json' } });
+      expect(await response.text()).toBe('ok');
+      expect(seen.map((s) => `${s.method} ${s.at}`)).toEqual(['POST home/start', 'POST home/again', 'GET other/end']);
+      expect(seen.map((s) => s.headers['x-a2a-caller'])).toEqual(['token', 'token', undefined]);
+      expect(seen[2]?.headers.authorization).toBeUndefined();
+      // A call without the header is the plain fetch's.
+      expect((await pinned(`${other.url}/plain`)).status).toBe(200);
+    } finally {
+      home.server.close();
+      other.server.close();
+    }
+  });
+
+  it('refuses to send it over plain http to anything but a loopback address', () => {
+    const tokens = { header: 'X-A2A-Caller', token: async () => 't' };
+    expect(() => createRemoteA2aAdapter({ url: 'http://agent.example.com' }, ROOT, { backendLimits: DEFAULT_BACKEND_LIMITS, callerIdentity: tokens })).toThrow(/plain http: the caller token would travel in the clear/);
+    expect(() => createOpenAIAdapter({ baseURL: 'http://models.example.com/v1', model: 'm' }, { backendLimits: DEFAULT_BACKEND_LIMITS, callerIdentity: tokens })).toThrow(/plain http: the caller token would travel in the clear/);
+    expect(() => createRemoteA2aAdapter({ url: 'https://agent.example.com' }, ROOT, { backendLimits: DEFAULT_BACKEND_LIMITS, callerIdentity: tokens })).not.toThrow();
   });
 });
