@@ -6,6 +6,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -21,7 +23,8 @@ import { createOpenAIAdapter } from '../adapters/openai/index.ts';
 import { createRemoteA2aAdapter } from '../adapters/remote-a2a/index.ts';
 import { CallerTokenSigner } from '../src/auth/caller-identity.ts';
 import { CALLER_IDENTITY_KEY_FILE, loadCallerTokenSigner } from '../src/auth/caller-identity-key.ts';
-import { readPrivateJwk } from '../src/auth/keys/key-file.ts';
+import { loadGatewayKeys } from '../src/auth/keys/gateway-keys.ts';
+import { loadOrCreatePrivateJwk, readPrivateJwk } from '../src/auth/keys/key-file.ts';
 import { configSchema, DEFAULT_BACKEND_LIMITS } from '../src/config/schema.ts';
 import { whenChildReady } from './support/child-ready.ts';
 import { freePort } from './support/downstream-agent.ts';
@@ -353,6 +356,22 @@ describe('configuration', () => {
     await expect(loadCallerTokenSigner(config, ROOT)).rejects.toThrow(/callerIdentity is on for role "r", but publicUrl \(A2A_PUBLIC_URL\) is not set/);
     // Nobody gets tokens: no signer, no key file.
     expect(await loadCallerTokenSigner(configSchema.parse({ agents: { a: { adapter: 'demo' } } }), ROOT)).toBeUndefined();
+  });
+
+  it('publishes callerIdentityPublishedKeyFiles beside the signing key (a rotation), and nothing when no backend gets tokens', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'caller-identity-keys-'));
+    try {
+      const next = await loadOrCreatePrivateJwk(join(dir, 'next.json'), { alg: 'ES256', use: 'sig' });
+      const settings = { dataDir: dir, cardSigning: false, publicUrl: 'https://gw.example', callerIdentityPublishedKeyFiles: ['next.json'] };
+      const on = await loadGatewayKeys(configSchema.parse({ ...settings, agents: { a: { callerIdentity: { enabled: true } } } }), dir);
+      const current = await readPrivateJwk(join(dir, CALLER_IDENTITY_KEY_FILE));
+      expect(on.publishedKeys.map((k) => k.kid)).toEqual([current.kid, next.kid]);
+      expect(on.publishedKeys.every((k) => k.d === undefined)).toBe(true);
+      const off = await loadGatewayKeys(configSchema.parse({ ...settings, agents: { a: { adapter: 'demo' } } }), dir);
+      expect(off.publishedKeys).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("the example's gateway.yaml is a valid configuration that turns it on", () => {

@@ -58,6 +58,14 @@ export async function loadGatewayKeys(config: GatewayConfig, baseDir: string): P
   // Backends verify the caller tokens workers sign with this key (src/auth/caller-identity.ts).
   const callerKey = await loadCallerIdentityKey(config, baseDir);
   const callerKeys = callerKey === undefined ? [] : [publicJwkOf(callerKey)];
+  for (const file of callerKey === undefined ? [] : config.callerIdentityPublishedKeyFiles) {
+    try {
+      const key = await readPublicJwk(resolve(baseDir, file));
+      if (!callerKeys.some((k) => k.kid === key.kid)) callerKeys.push(key);
+    } catch (error) {
+      throw new Error(`callerIdentityPublishedKeyFiles: ${(error as Error).message}`);
+    }
+  }
   const published = [...current, ...previous.filter((key) => !current.some((c) => c.kid === key.kid))];
   return { cardSigningKey, devIssuer, publishedKeys: [...published, ...callerKeys.filter((key) => !published.some((p) => p.kid === key.kid))] };
 }
