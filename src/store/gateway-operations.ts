@@ -84,13 +84,11 @@ export class GatewayOperations extends StoreRole {
     versions: TaskVersions;
     /** Most tasks the owner may have queued or running (0 = no cap). */
     maxActiveTasks: number;
-    /** A sub-agent's task: how it hangs off its coordinator. */
-    links?: TaskLinks;
     /**
-     * Where "this message created that task" is remembered; default: the owner's idempotency
-     * key for the message id. Sub-agents' tasks use a key of their own, out of every caller's reach.
+     * A sub-agent's task: how it hangs off its coordinator. Its creation is remembered under a
+     * key of its own (keys.childCreated), out of every caller's reach, not the message id's.
      */
-    idempotencyKey?: string;
+    links?: TaskLinks;
     /** What the caller's credentials granted (ctx.caller.scopes of the task's turns). */
     callerScopes?: readonly string[];
     /** The extensions the request activated (ctx.extensions of the task's turns). */
@@ -124,7 +122,7 @@ export class GatewayOperations extends StoreRole {
       this.call(
         claimTaskScript,
         {
-          idempotency: input.idempotencyKey ?? this.keys.idempotency(ownerKey, message.messageId),
+          idempotency: input.links === undefined ? this.keys.idempotency(ownerKey, message.messageId) : this.keys.childCreated(ownerKey, taskId),
           ...this.ownerSlotKeys(ownerKey),
           ownerTasks: this.keys.ownerTasks(ownerKey),
           ownerContextTasks: this.keys.ownerContextTasks(ownerKey, contextId),
