@@ -54,7 +54,10 @@ export type ScriptName =
   | 'schedFire'
   | 'schedFiringDone'
   | 'streamSlotTake'
-  | 'streamSlotRenew';
+  | 'streamSlotRenew'
+  | 'runningSlotTake'
+  | 'runningSlotRenew'
+  | 'tenantBusyOwners';
 
 export type ScriptReply = (string | number | null)[];
 export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<ScriptReply>;
