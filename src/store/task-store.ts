@@ -31,6 +31,8 @@ export class TaskStore {
   readonly keys: RedisKeys;
   /** The tasks' pub/sub channels, for the code outside the store that subscribes to them. */
   readonly channels: TaskChannels;
+  /** The key prefix, for the store functions that take one (operator-reads.ts). */
+  readonly prefix: string;
   /** Every task by when it last changed, for operators; noted after each write that changes a task's state. */
   readonly recentTasks: RecentTaskIndex;
   /** The owner's indexes and active set, written after each task's own write (step 3, docs/redis-slots.md). */
@@ -56,6 +58,7 @@ export class TaskStore {
     recentTaskIndex: Partial<RecentTaskIndexOptions> = {},
   ) {
     this.keys = new RedisKeys(prefix);
+    this.prefix = prefix;
     this.channels = this.keys;
     const run = defineScripts(redis, replay);
     const indexOptions = { ...DEFAULT_RECENT_TASK_INDEX, retentionMs: retentionSeconds * 1000, ...recentTaskIndex };
