@@ -45,7 +45,7 @@ export async function fetchBounded(url: string, bounds: FetchBounds, options: { 
       throw new IssuerFetchError(`${url} answered HTTP ${response.status}${where}, not 200`);
     }
     const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-    if (declared > bounds.maxBytes) throw new IssuerFetchError(`${url} sent ${declared} bytes, more than ${bounds.maxBytes} (auth.issuerFetchMaxBytes)`);
+    if (declared > bounds.maxBytes) throw new IssuerFetchError(`${url} declares ${declared} bytes, more than ${bounds.maxBytes} bytes (auth.issuerFetchMaxBytes)`);
     return { body: await readWithin(response, bounds.maxBytes, url), headers: response.headers };
   } catch (error) {
     // The rest of the body is not wanted: cut the connection rather than read it.
