@@ -125,6 +125,6 @@ export const authSchema = z.strictObject({
   discoveryRefreshSeconds: z.coerce.number().int().min(10).max(86_400).default(3600),
   /** The longest one fetch of an issuer's discovery document or JWKS may take, body included. */
   issuerFetchTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(5000),
-  /** The most bytes one discovery document or JWKS may have; a larger answer is refused unread. */
+  /** The most bytes one discovery document or JWKS may have; a larger answer is refused (unread when it declares its length, else cut off at the bound). */
   issuerFetchMaxBytes: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(256 * 1024),
 });
