@@ -122,6 +122,9 @@ export class IssuerDiscovery {
   }
 
   private async discover(): Promise<string> {
+    // The configuration schema holds this already; an issuer set given at run time is held to it too.
+    const refused = issuerUrlProblem(this.issuer.issuer);
+    if (refused !== undefined) throw new IssuerFetchError(`issuer ${this.issuer.id} cannot be discovered: ${refused}`);
     const raw = await fetchJsonObject(this.url, this.options.bounds, this.options.fetch);
     const parsed = discoveryDocument.safeParse(raw);
     if (!parsed.success) throw new IssuerFetchError(`${this.url} is not an OpenID Connect discovery document: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
