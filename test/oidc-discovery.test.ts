@@ -133,6 +133,20 @@ describe('an issuer configured by its URL alone', () => {
     expect((await verifier.verify(await idp.token({ sub: 'bob', aud: AUDIENCE }))).subject).toBe('user:corp:bob');
   });
 
+  it('follows a jwks_uri that a later discovery names', async () => {
+    const idp = await provider();
+    const { lines, destination } = captureLogLines();
+    const verifier = verifierOf(issuersOf([discovered('corp', idp)]), { logger: createLogger('info', 'test', destination), discoveryRefreshSeconds: 0.1 });
+    await verifier.verify(await idp.token({ sub: 'alice', aud: AUDIENCE }));
+    // A key added now is not in the set fetched before; within the cooldown only the moved JWKS, fetched anew, has it.
+    await idp.rotate('key-2');
+    idp.discovery = { kind: 'moved-jwks' };
+    await waitFor(() => (statusOf(verifier, 'corp').jwks?.jwksUri === `${idp.issuer}/jwks-moved` ? true : undefined), 10_000, 'the moved jwks_uri');
+    expect((await verifier.verify(await idp.token({ sub: 'bob', aud: AUDIENCE }, 'key-2'))).subject).toBe('user:corp:bob');
+    expect(idp.hits.movedJwks).toBeGreaterThan(0);
+    expect(lines.filter((line) => line.msg === 'issuer names a new jwks_uri')).toHaveLength(1);
+  });
+
   for (const declared of [true, false]) {
     it(`with a discovery document past issuerFetchMaxBytes (${declared ? 'declared' : 'chunked'}) is refused at the bound`, async () => {
       const idp = await provider();

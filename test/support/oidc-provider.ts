@@ -10,6 +10,8 @@ import { exportJWK, SignJWT, type JWK } from 'jose';
 export type DiscoveryMode =
   | { kind: 'ok' }
   | { kind: 'down' }
+  /** A document naming the same keys at another URL (/jwks-moved). */
+  | { kind: 'moved-jwks' }
   /** A document naming another issuer than this provider's URL. */
   | { kind: 'other-issuer'; issuer: string }
   /** A document of `bytes` bytes; `declared`: with a Content-Length (else chunked). */
@@ -32,7 +34,7 @@ export interface TestOidcProvider {
   /** What /jwks answers: the keys, a 503, or the keys padded past `bytes`. */
   jwks: { kind: 'ok' } | { kind: 'down' } | { kind: 'oversized'; bytes: number };
   /** Requests seen, by path. */
-  readonly hits: { discovery: number; jwks: number };
+  readonly hits: { discovery: number; jwks: number; movedJwks: number };
   /** Publishes a new signing key (and keeps the previous ones unless `retire`). */
   rotate(kid: string, options?: { retire?: boolean }): Promise<void>;
   /** A token signed with `kid` (default: the newest key). */
@@ -53,12 +55,13 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
   /** Published keys; every key ever made stays in `made` so a test can sign with a retired one. */
   let keys: SigningKey[] = [];
   const made = new Map<string, SigningKey>();
-  const hits = { discovery: 0, jwks: 0 };
+  const hits = { discovery: 0, jwks: 0, movedJwks: 0 };
   const timers = new Set<NodeJS.Timeout>();
   const server: Server = createServer((request, response) => {
     const path = request.url ?? '/';
-    if (path === '/jwks') {
-      hits.jwks += 1;
+    if (path === '/jwks' || path === '/jwks-moved') {
+      if (path === '/jwks') hits.jwks += 1;
+      else hits.movedJwks += 1;
       const mode = provider.jwks;
       if (mode.kind === 'down') response.writeHead(503).end();
       else json(response, { keys: keys.map((key) => key.jwk), ...(mode.kind === 'oversized' ? { padding: 'x'.repeat(mode.bytes) } : {}) });
@@ -77,6 +80,9 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
         return;
       case 'down':
         response.writeHead(503).end();
+        return;
+      case 'moved-jwks':
+        json(response, { ...document, jwks_uri: `${provider.issuer}/jwks-moved` });
         return;
       case 'other-issuer':
         json(response, { ...document, issuer: mode.issuer });
