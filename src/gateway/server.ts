@@ -24,7 +24,7 @@ import type { TaskStore } from '../store/task-store.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { createGatewayListener } from './app.ts';
 import { createGatewayAuthenticator } from './gateway-auth.ts';
-import { buildEndpoints } from './gateway-cards.ts';
+import { buildEndpoints, cardSecurityOf } from './gateway-cards.ts';
 import { registerGatewayMetrics } from './gateway-metrics.ts';
 import { openGatewayRedis } from './gateway-redis.ts';
 import { openGrpcPort } from './grpc-port.ts';
@@ -112,12 +112,13 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const grpcStreams = new GrpcStreams(config.sseMaxBufferedBytes);
   const grpcListener = await openGrpcPort(lifecycle, config, { agents, streams: grpcStreams, tls: grpcTls });
   const grpcAddress = grpcListener === undefined ? undefined : (config.grpcPublicAddress ?? `${new URL(publicUrl).hostname}:${grpcListener.port}`);
-  const authenticator = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger);
+  const { authenticator, jwt } = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger);
+  if (jwt !== undefined) lifecycle.register({ name: 'issuer discovery', stop: () => jwt.close() });
   const { root, endpoints, rootCard } = await buildEndpoints({
     agents,
     publicUrl,
     grpcAddress,
-    security: authenticator.enabled ? { signedRequests: authenticator.acceptsSignatures } : undefined,
+    security: authenticator.enabled ? cardSecurityOf(authenticator.acceptsSignatures, jwt) : undefined,
     keys,
     pushNotifications: pushQueue !== undefined,
     schedules: scheduleQueue !== undefined,
@@ -167,6 +168,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
       corsOrigins: config.corsOrigins,
       accessLog: config.accessLog,
       readiness,
+      ...(jwt === undefined ? {} : { issuerStatus: () => jwt.issuerStatus() }),
       dashboardQueues,
       console: config.console.enabled,
     }),
