@@ -92,11 +92,11 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);
   const dashboardQueues = [...agents.list().map((agent) => queues.of(agent.name)), ...(pushQueue === undefined ? [] : [pushQueue]), ...(scheduleQueue === undefined ? [] : [scheduleQueue])];
   registerGatewayMetrics(lifecycle, { commands, streams, dashboardQueues });
-  const rateLimiter = new RateLimiter(commands, tasks.store.keys, config.limits.requestBytesPerToken);
+  const rateLimiter = new RateLimiter(commands, config.keyPrefix, config.limits.requestBytesPerToken);
   // One count of open streams across the gateways, whichever binding serves them; its slots go back once the streams ended.
-  const streamSlots = new StreamSlots(commands, tasks.store.keys, config.limits);
+  const streamSlots = new StreamSlots(commands, config.keyPrefix, config.limits);
   lifecycle.register({ name: 'stream slots', stop: () => streamSlots.close() });
-  const unauthenticated = new UnauthenticatedLimiter(commands, tasks.store.keys, config.limits);
+  const unauthenticated = new UnauthenticatedLimiter(commands, config.keyPrefix, config.limits);
 
   const readiness = { queue: queues.of(agents.defaultName), draining: () => lifecycle.draining };
   const checkReady = (): Promise<Readiness> => checkReadiness({ redis: commands, ...readiness, logger });
