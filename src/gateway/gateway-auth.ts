@@ -9,8 +9,16 @@ import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { RedisClient } from '../redis/connection.ts';
 
-export function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger): Authenticator {
-  const authenticator = authenticatorOf(config, devIssuer, redis, baseDir, logger);
+/** How callers are authenticated, and the JWT verifier behind it (undefined when authentication is off). */
+export interface GatewayAuthentication {
+  authenticator: Authenticator;
+  /** Its trusted issuers can be replaced at run time (replaceIssuers); their state is /readyz's admin detail; close() stops their discovery. */
+  jwt: JwtVerifier | undefined;
+}
+
+export function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger): GatewayAuthentication {
+  const authentication = authenticationOf(config, devIssuer, redis, baseDir, logger);
+  const { authenticator } = authentication;
   if (!authenticator.enabled) {
     logger.warn('authentication is OFF (auth.enabled=false): every caller is anonymous and the agent card declares no security');
   } else if (devIssuer !== undefined) {
@@ -18,18 +26,21 @@ export function createGatewayAuthenticator(config: GatewayConfig, devIssuer: Dev
       `NO TOKEN ISSUER CONFIGURED: accepting tokens of the local DEVELOPMENT issuer, whose key is in ${devIssuer.keyFile}; anyone who can read that file can mint tokens. For local use only: configure auth.issuers before exposing this gateway (it refuses to start like this when NODE_ENV=production or production=true).`,
     );
   }
-  return authenticator;
+  return authentication;
 }
 
-function authenticatorOf(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger): Authenticator {
+function authenticationOf(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger): GatewayAuthentication {
   const { auth } = config;
-  if (!auth.enabled) return AUTHENTICATION_OFF;
+  if (!auth.enabled) return { authenticator: AUTHENTICATION_OFF, jwt: undefined };
   const issuers = devIssuer === undefined ? auth.issuers : [devIssuer.issuerConfig()];
   const jwt = new JwtVerifier({
     issuers,
     clockToleranceSeconds: auth.clockToleranceSeconds,
     jwksCacheSeconds: auth.jwksCacheSeconds,
     verifiedTokenCacheEntries: auth.verifiedTokenCacheEntries,
+    discoveryRefreshSeconds: auth.discoveryRefreshSeconds,
+    issuerFetchTimeoutMs: auth.issuerFetchTimeoutMs,
+    issuerFetchMaxBytes: auth.issuerFetchMaxBytes,
     baseDir,
     logger,
   });
@@ -43,5 +54,5 @@ function authenticatorOf(config: GatewayConfig, devIssuer: DevIssuer | undefined
           maxAgeSeconds: auth.signatureMaxAgeSeconds,
           clockToleranceSeconds: auth.clockToleranceSeconds,
         });
-  return createAuthenticator(jwt, signatures);
+  return { authenticator: createAuthenticator(jwt, signatures), jwt };
 }

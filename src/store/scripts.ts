@@ -52,7 +52,12 @@ export type ScriptName =
   | 'schedCreate'
   | 'schedSetState'
   | 'schedFire'
-  | 'schedFiringDone';
+  | 'schedFiringDone'
+  | 'streamSlotTake'
+  | 'streamSlotRenew'
+  | 'runningSlotTake'
+  | 'runningSlotRenew'
+  | 'tenantBusyOwners';
 
 export type ScriptReply = (string | number | null)[];
 export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<ScriptReply>;

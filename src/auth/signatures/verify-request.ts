@@ -16,7 +16,7 @@ import type { PartnerConfig } from '../../config/schema.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { AUTH_REALM } from '../jwt/challenge.ts';
 import { operationScopes, partnerSubject, type Principal } from '../principal.ts';
-import { NonceStore } from './nonce-store.ts';
+import { NonceStore } from '../../store/signatures/nonce-store.ts';
 import {
   algorithmOfKey,
   digestOf,
