@@ -4,7 +4,9 @@
 import { loadAdapter } from '../../adapters/module-loader.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
-import { RoleAdapters } from './role-adapters.ts';
+import { environmentOf, RoleAdapters } from './role-adapters.ts';
+import { callerTokensFor } from '../auth/caller-identity.ts';
+import { loadCallerTokenSigner } from '../auth/caller-identity-key.ts';
 import type { TaskVersions } from '../store/task-store.ts';
 import type { ExtensionDeclaration } from '../extensions/definition.ts';
 import { extensionsOf } from '../extensions/agent-extensions.ts';
@@ -36,12 +38,14 @@ export class Agents {
   /** Loads every configured agent's adapter; the error names the agent whose adapter failed. */
   static async load(config: GatewayConfig, baseDir: string): Promise<Agents> {
     const resolved = resolveAgents(config);
-    const shared = await RoleAdapters.loadShared(config, baseDir);
+    // Workers sign with it; the gateway only needs it to exist (it publishes the public half).
+    const signer = await loadCallerTokenSigner(config, baseDir);
+    const shared = await RoleAdapters.loadShared(config, baseDir, signer);
     const agents: Agent[] = [];
     for (const settings of resolved.agents) {
       let adapter: Adapter;
       try {
-        adapter = await loadAdapter(settings.adapter, settings.adapterOptions, baseDir, { backendLimits: settings.backendLimits });
+        adapter = await loadAdapter(settings.adapter, settings.adapterOptions, baseDir, environmentOf(settings.backendLimits, callerTokensFor(settings.callerIdentity, signer)));
       } catch (error) {
         const which = resolved.agents.length === 1 && config.agents === undefined ? '' : ` of agent "${settings.name}"`;
         throw new Error(`could not load adapter "${settings.adapter}"${which}: ${(error as Error).message}`, { cause: error });

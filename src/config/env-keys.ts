@@ -116,6 +116,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_SCHEDULES_MAX_PER_OWNER: 'schedules.maxPerOwner',
   A2A_SCHEDULES_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',
   A2A_CARD_SIGNING_KEY_FILE: 'cardSigningKeyFile',
+  A2A_CALLER_IDENTITY_KEY_FILE: 'callerIdentityKeyFile',
   A2A_SHUTDOWN_DRAIN_MS: 'shutdownDrainMs',
   // The OpenTelemetry variables first, so the A2A_ ones win when both are set.
   OTEL_EXPORTER_OTLP_ENDPOINT: 'telemetry.otlpEndpoint',

@@ -246,6 +246,10 @@ export const configSchema = z.object({
   cardSigning: booleanish.default(true),
   /** Private JWK file (ES256 or EdDSA) of the card signing key; default: generated in dataDir. Give every gateway the same file. */
   cardSigningKeyFile: z.string().min(1).optional(),
+  /** Private JWK file (ES256 or EdDSA) of the key that signs caller identity tokens to backends (an agent's callerIdentity); default: generated in dataDir. Give every gateway and worker the same file. */
+  callerIdentityKeyFile: z.string().min(1).optional(),
+  /** JWK files (private or public) published on /.well-known/jwks.json beside the caller identity key without signing: the next key before a rotation, the old one after it (docs/operations.md). */
+  callerIdentityPublishedKeyFiles: z.array(z.string().min(1)).default([]),
   /**
    * JWK files (private or public) of keys that signed cards before a rotation: published on
    * /.well-known/jwks.json beside the current key until removed (the rotation's overlap window).
