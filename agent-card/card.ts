@@ -19,7 +19,7 @@ export interface CardInput {
   /** Skills and modes: the adapter's, the configured ones, or what the downstream agent says. */
   fields: AdapterDescription;
   /** What the gateway enforces; undefined when authentication is off (the card then declares none). */
-  security: { signedRequests: boolean } | undefined;
+  security: { signedRequests: boolean; apiKeys?: boolean } | undefined;
   /** The extended card (GetExtendedAgentCard) rather than the public one. */
   extended?: boolean;
   /** The extensions the agent declares (spec 4.6): the gateway's and its adapter's. */
@@ -35,6 +35,7 @@ export interface CardInput {
 
 export const BEARER_SCHEME = 'bearer';
 export const SIGNATURE_SCHEME = 'partnerSignature';
+export const API_KEY_SCHEME = 'apiKey';
 
 const listed = (names: readonly string[]): string =>
   names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1) as string}`;
@@ -61,7 +62,7 @@ function declarationOf(extension: ExtensionDeclaration): ExtensionDeclaration {
 }
 
 /** securitySchemes and securityRequirements describing exactly what the bindings enforce. */
-function securityOf(signedRequests: boolean, notes: string | undefined): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
+function securityOf(signedRequests: boolean, apiKeys: boolean, notes: string | undefined): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
   const securitySchemes: Record<string, JsonObject> = {
     [BEARER_SCHEME]: {
       httpAuthSecurityScheme: {
@@ -86,6 +87,16 @@ function securityOf(signedRequests: boolean, notes: string | undefined): Pick<Ag
       },
     };
     securityRequirements.push({ schemes: { [SIGNATURE_SCHEME]: { list: [] } } });
+  }
+  if (apiKeys) {
+    securitySchemes[API_KEY_SCHEME] = {
+      apiKeySecurityScheme: {
+        location: 'header',
+        name: 'X-API-Key',
+        description: 'Instead of a token: an API key an admin created through the admin API (/admin/v1/api-keys). Its scopes, tenant and expiry are those it was created with.',
+      },
+    };
+    securityRequirements.push({ schemes: { [API_KEY_SCHEME]: { list: [] } } });
   }
   if (notes !== undefined) {
     for (const scheme of Object.values(securitySchemes)) {
@@ -130,7 +141,7 @@ export function buildAgentCard(input: CardInput): AgentCard {
       extendedAgentCard: security !== undefined,
       ...(input.extensions === undefined || input.extensions.length === 0 ? {} : { extensions: input.extensions.map(declarationOf) }),
     },
-    ...(security === undefined ? {} : securityOf(security.signedRequests, input.securityNotes)),
+    ...(security === undefined ? {} : securityOf(security.signedRequests, security.apiKeys === true, input.securityNotes)),
     ...(input.provider === undefined ? {} : { provider: input.provider }),
     ...(input.documentationUrl === undefined ? {} : { documentationUrl: input.documentationUrl }),
     ...(input.iconUrl === undefined ? {} : { iconUrl: input.iconUrl }),

@@ -8,9 +8,17 @@ import { RequestSignatureVerifier } from '../auth/signatures/verify-request.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { RedisClient } from '../redis/connection.ts';
+import { ApiKeyVerifier } from '../control/api-keys.ts';
+import type { ControlView } from '../control/control-view.ts';
+import { connectLiveCredentials } from '../control/live-credentials.ts';
 
-export function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger): Authenticator {
-  const authenticator = authenticatorOf(config, devIssuer, redis, baseDir, logger);
+/**
+ * With the control plane's `view`, partners and issuers written through the admin API count as
+ * configured ones (src/control/live-credentials.ts) and API keys are taken; signed requests are
+ * then always checked, since a partner may be registered at any time.
+ */
+export function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger, view?: ControlView): Authenticator {
+  const authenticator = authenticatorOf(config, devIssuer, redis, baseDir, logger, view);
   if (!authenticator.enabled) {
     logger.warn('authentication is OFF (auth.enabled=false): every caller is anonymous and the agent card declares no security');
   } else if (devIssuer !== undefined) {
@@ -21,7 +29,7 @@ export function createGatewayAuthenticator(config: GatewayConfig, devIssuer: Dev
   return authenticator;
 }
 
-function authenticatorOf(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger): Authenticator {
+function authenticatorOf(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger, view: ControlView | undefined): Authenticator {
   const { auth } = config;
   if (!auth.enabled) return AUTHENTICATION_OFF;
   const issuers = devIssuer === undefined ? auth.issuers : [devIssuer.issuerConfig()];
@@ -34,7 +42,7 @@ function authenticatorOf(config: GatewayConfig, devIssuer: DevIssuer | undefined
     logger,
   });
   const signatures =
-    auth.partners.length === 0
+    auth.partners.length === 0 && view === undefined
       ? undefined
       : new RequestSignatureVerifier({
           partners: auth.partners,
@@ -43,5 +51,7 @@ function authenticatorOf(config: GatewayConfig, devIssuer: DevIssuer | undefined
           maxAgeSeconds: auth.signatureMaxAgeSeconds,
           clockToleranceSeconds: auth.clockToleranceSeconds,
         });
-  return createAuthenticator(jwt, signatures);
+  if (view === undefined || signatures === undefined) return createAuthenticator(jwt, signatures);
+  connectLiveCredentials({ view, configPartners: auth.partners, configIssuers: issuers, signatures, jwt, logger });
+  return createAuthenticator(jwt, signatures, new ApiKeyVerifier(view));
 }

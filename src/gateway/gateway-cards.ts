@@ -25,7 +25,7 @@ export interface CardSetup {
   /** host:port the cards declare for gRPC, when it is on. */
   grpcAddress: string | undefined;
   /** What the cards declare of authentication (undefined: none). */
-  security: { signedRequests: boolean } | undefined;
+  security: { signedRequests: boolean; apiKeys?: boolean } | undefined;
   keys: GatewayKeys;
   pushNotifications: boolean;
   schedules: boolean;

@@ -57,15 +57,34 @@ export function invalidToken(reason: string, message: string): A2AError {
 
 export class JwtVerifier {
   private readonly issuers = new Map<string, TrustedIssuer>();
-  private readonly verified: VerifiedTokens;
+  private verified: VerifiedTokens;
+  private readonly failures: KeyFetchFailures;
 
   constructor(private readonly options: JwtVerifierOptions) {
     this.verified = new VerifiedTokens(options.verifiedTokenCacheEntries ?? 0, options.jwksCacheSeconds * 1000);
     const failures = new KeyFetchFailures(options.logger);
+    this.failures = failures;
     for (const config of options.issuers) {
       if (this.issuers.has(config.issuer)) throw new Error(`Two configured issuers have the same "issuer" ${config.issuer}; merge them.`);
       this.issuers.set(config.issuer, { config, keys: keySetOf(config, options, failures) });
     }
+  }
+
+  /**
+   * Trusts exactly `issuers` from now on (the control plane's live set: src/control/). An issuer
+   * whose settings did not change keeps its fetched keys; the verified tokens are forgotten, so a
+   * token of an issuer just removed is refused from the next request on.
+   */
+  replaceIssuers(issuers: readonly IssuerConfig[]): void {
+    const next = new Map<string, TrustedIssuer>();
+    for (const config of issuers) {
+      if (next.has(config.issuer)) throw new Error(`Two issuers have the same "issuer" ${config.issuer}; merge them.`);
+      const kept = this.issuers.get(config.issuer);
+      next.set(config.issuer, kept !== undefined && JSON.stringify(kept.config) === JSON.stringify(config) ? kept : { config, keys: keySetOf(config, this.options, this.failures) });
+    }
+    this.issuers.clear();
+    for (const [issuer, trusted] of next) this.issuers.set(issuer, trusted);
+    this.verified = new VerifiedTokens(this.options.verifiedTokenCacheEntries ?? 0, this.options.jwksCacheSeconds * 1000);
   }
 
   /** Verifies a compact JWT and returns its principal; throws UNAUTHENTICATED naming what failed. */

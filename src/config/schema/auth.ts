@@ -9,7 +9,7 @@ const jwk = z.looseObject({ kty: z.string().min(1) });
 export const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
 
 /** A trusted token issuer. Exactly one of jwksUri, jwks and jwksFile names its keys. */
-const issuerSchema = z
+export const issuerSchema = z
   .strictObject({
     /** Short name: part of every owner id this issuer's tokens create (so equal subjects of two issuers never share tasks). */
     id: shortName,
@@ -41,7 +41,7 @@ const issuerSchema = z
 export type IssuerConfig = z.infer<typeof issuerSchema>;
 
 /** A partner that signs its requests (RFC 9421) instead of sending a token. */
-const partnerSchema = z.strictObject({
+export const partnerSchema = z.strictObject({
   /** The partner becomes principal `partner:<id>`. */
   id: shortName,
   /** Its public keys by `keyid`; several allow rotation. Ed25519 (OKP) or ECDSA P-256 (EC) JWKs. */
