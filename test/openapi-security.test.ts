@@ -438,7 +438,7 @@ describe('refusals of an authenticating gateway are served as documented', () =>
     const cardAnswer = await send(`${gw.url}/.well-known/agent-card.json`, 'GET');
     expectAsDocumented('/.well-known/agent-card.json', 'GET', cardAnswer);
     const card = JSON.parse(cardAnswer.text) as Json;
-    expect(Object.keys(card.securitySchemes as Json).sort()).toEqual(['bearer', 'partnerSignature']);
+    expect(Object.keys(card.securitySchemes as Json).sort()).toEqual(['apiKey', 'bearer', 'partnerSignature']);
     expect(card.signatures).toHaveLength(1);
     const header = decodeProtectedHeader({ protected: card.signatures[0].protected, signature: card.signatures[0].signature } as never);
     expect(header).toMatchObject({ alg: keys[0]?.alg, kid: keys[0]?.kid, jku: `${gw.url}/.well-known/jwks.json` });
