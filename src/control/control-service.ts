@@ -31,6 +31,9 @@ export interface PageRequest {
 /** Audit entries a tenant admin's audit page looks through at most, so a page costs a bounded read. */
 const AUDIT_SCAN_LIMIT = 2_000;
 
+/** A tenant admin changes only its tenant's resources: the write script checks it too. */
+const reachOf = (caller: AdminCaller): { reach?: string } => (caller.platform ? {} : { reach: caller.principal.tenant });
+
 export function bodyOf(resource: ControlResource): ResourceBody {
   const { keyHash: _digest, ...spec } = resource.spec as unknown as Record<string, unknown>;
   return { ...spec, name: resource.name, version: resource.version, source: 'store', tenant: resource.tenant, updatedAt: resource.updatedAt, updatedBy: resource.updatedBy };
@@ -85,8 +88,10 @@ export class ControlService {
       resource: JSON.stringify(stored),
       actor: caller.actor,
       nowMs: this.now(),
+      ...reachOf(caller),
     });
     if (!outcome.ok) {
+      if ('missing' in outcome) throw notFound(kind, name);
       if ('full' in outcome) throw storeFull(outcome.full);
       throw staleVersion(kind, name, 'stale' in outcome ? outcome.stale : 0);
     }
@@ -110,7 +115,7 @@ export class ControlService {
       }
       throw notFound(kind, name);
     }
-    const outcome = await this.plane.store.write({ kind, name, tenant: existing.tenant, expected, actor: caller.actor, nowMs: this.now() });
+    const outcome = await this.plane.store.write({ kind, name, tenant: existing.tenant, expected, actor: caller.actor, nowMs: this.now(), ...reachOf(caller) });
     if (!outcome.ok) {
       if ('missing' in outcome) throw notFound(kind, name);
       throw staleVersion(kind, name, 'stale' in outcome ? outcome.stale : 0);

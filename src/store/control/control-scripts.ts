@@ -35,6 +35,8 @@ export const controlWriteScript = defineScript({
     nowMs: arg.int,
     auditKept: arg.int,
     maxResources: arg.int,
+    /** The only tenant whose existing resource may be changed; undefined: any. */
+    reach: (tenant: string | undefined) => tenant ?? '*',
   },
   reply: (reply): WriteOutcome => {
     if (reply[0] === 'OK') return { ok: true, version: Number(reply[1]), seq: Number(reply[2]), action: str(reply[3]) as WriteAction };

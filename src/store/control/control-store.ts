@@ -16,6 +16,8 @@ export interface ControlWrite {
   resource?: string;
   actor: string;
   nowMs: number;
+  /** The only tenant whose existing resource this write may change (a tenant admin's); undefined: any. */
+  reach?: string;
 }
 
 /** One audit entry: who changed what, to which version, when. */
@@ -73,6 +75,7 @@ export class ControlStore {
         nowMs: change.nowMs,
         auditKept: this.limits.auditKept,
         maxResources: this.limits.maxResources,
+        reach: change.reach,
       },
     );
     if (outcome.ok) await this.redis.publish(this.keys.changes, String(outcome.seq)).catch(() => undefined);

@@ -15,13 +15,18 @@
   ARGV[3] 'put' | 'delete'   ARGV[4] the resource JSON ('' for a delete)
   ARGV[5] actor   ARGV[6] kind   ARGV[7] name   ARGV[8] tenant   ARGV[9] now (ms)
   ARGV[10] audit entries kept (about)   ARGV[11] most resources of all kinds
+  ARGV[12] the only tenant whose resource the writer may change ('*' any): another tenant's
+           existing resource is answered as missing, checked here so no race lets it through
   Returns {'OK', version, seq, action} | {'STALE', current version (0 when absent)} | {'MISSING'} | {'FULL', count}
 ]]
 local field = ARGV[1]
 local exists = redis.call('HEXISTS', KEYS[2], field) == 1
 local last = tonumber(redis.call('HGET', KEYS[1], field) or '0')
 local current = 0
-if exists then current = last end
+if exists then
+  current = last
+  if ARGV[12] ~= '*' and cjson.decode(redis.call('HGET', KEYS[2], field)).tenant ~= ARGV[12] then return {'MISSING'} end
+end
 local expected = ARGV[2]
 if expected == '*' then
   if not exists then return {'STALE', 0} end
