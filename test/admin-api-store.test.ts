@@ -1,18 +1,17 @@
 // The control plane's store scripts on their own: a write's version check, the tenant guard a
 // tenant admin's writes carry, the bound on resources, and the audit entry of each change, each
 // refusal leaving Redis as it was.
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { controlKeys } from '../src/store/control/control-keys.ts';
 import { ControlStore, type ControlWrite } from '../src/store/control/control-store.ts';
-import { deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
+import { deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';
 
 /** The versions hash without the write script's call memo (`__call:`/`__reply:`, which lets a re-sent call answer without running twice). */
 const withoutCallMemo = (hash: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(hash).filter(([field]) => !field.startsWith('__')));
 
 describe('control store scripts', () => {
   const prefix = uniquePrefix('control-store');
-  const redis = new Redis(REDIS_URL);
+  const redis = openTestRedis();
   const store = new ControlStore(redis, prefix, { auditKept: 100, maxResources: 2 });
   const keys = controlKeys(prefix);
   const state = async (): Promise<unknown> => [await redis.hgetall(keys.resources), withoutCallMemo(await redis.hgetall(keys.versions)), await redis.get(keys.sequence), await redis.xlen(keys.audit)];

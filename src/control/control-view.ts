@@ -82,7 +82,12 @@ export class ControlView {
 
   /** Resolves once the view has every change up to `seq` (a write's own, before its answer). */
   async catchUp(seq: number): Promise<void> {
-    for (let attempt = 0; attempt < 5 && this.loadedSeq < seq; attempt++) await this.refresh();
+    try {
+      for (let attempt = 0; attempt < 5 && this.loadedSeq < seq; attempt++) await this.refresh();
+    } catch (error) {
+      // The write is durable already; the next poll brings it in. Its answer must not say it failed.
+      this.logger.warn('control plane reload after a write failed; the next poll retries', { error: (error as Error).message });
+    }
   }
 
   private async poll(): Promise<void> {
