@@ -14,6 +14,7 @@ describe('control store scripts', () => {
   const redis = openTestRedis();
   const store = new ControlStore(redis, prefix, { auditKept: 100, maxResources: 2 });
   const keys = controlKeys(prefix);
+  let first = 0;
   const state = async (): Promise<unknown> => [await redis.hgetall(keys.resources), withoutCallMemo(await redis.hgetall(keys.versions)), await redis.get(keys.sequence), await redis.xlen(keys.audit)];
   const put = (name: string, tenant: string, extra: Partial<ControlWrite> = {}): ReturnType<ControlStore['write']> =>
     store.write({ kind: 'partners', name, tenant, expected: { any: true }, resource: JSON.stringify({ kind: 'partners', name, tenant, spec: {}, updatedAt: '', updatedBy: 't' }), actor: 't', nowMs: 1_000, ...extra });
@@ -24,8 +25,12 @@ describe('control store scripts', () => {
   });
 
   it('versions each change and refuses a stale expectation, changing nothing', async () => {
-    expect(await put('a', 'acme')).toEqual({ ok: true, version: 1, seq: 1, action: 'create' });
-    expect(await put('a', 'acme', { expected: { version: 1 } })).toEqual({ ok: true, version: 2, seq: 2, action: 'replace' });
+    const created = await put('a', 'acme');
+    expect(created).toMatchObject({ ok: true, version: 1, action: 'create' });
+    // A new sequence starts from the first write's time, never from 0 (a view from before a data loss cannot match it).
+    first = (created as { seq: number }).seq;
+    expect(first).toBeGreaterThanOrEqual(1_000 * 1_000);
+    expect(await put('a', 'acme', { expected: { version: 1 } })).toEqual({ ok: true, version: 2, seq: first + 1, action: 'replace' });
     const before = await state();
     expect(await put('a', 'acme', { expected: { version: 1 } })).toEqual({ ok: false, stale: 2 });
     expect(await put('a', 'acme', { expected: { absent: true } })).toEqual({ ok: false, stale: 2 });
@@ -48,7 +53,7 @@ describe('control store scripts', () => {
     expect(await put('c', '')).toEqual({ ok: false, full: 2 });
     expect(await state()).toEqual(before);
     const all = await store.readAll();
-    expect(all.seq).toBe(4);
+    expect(all.seq).toBe(first + 3);
     expect(all.resources.map((resource) => [resource.field, resource.version]).sort()).toEqual([
       ['partners/a', 3],
       ['partners/b', 1],
@@ -58,14 +63,14 @@ describe('control store scripts', () => {
   it('records every change in the audit, newest first', async () => {
     const page = await store.auditPage({ count: 10, keep: () => true, scanLimit: 100 });
     expect(page.entries.map((entry) => [entry.action, entry.name, entry.tenant, entry.version, entry.seq])).toEqual([
-      ['create', 'b', '', 1, 4],
-      ['replace', 'a', 'acme', 3, 3],
-      ['replace', 'a', 'acme', 2, 2],
-      ['create', 'a', 'acme', 1, 1],
+      ['create', 'b', '', 1, first + 3],
+      ['replace', 'a', 'acme', 3, first + 2],
+      ['replace', 'a', 'acme', 2, first + 1],
+      ['create', 'a', 'acme', 1, first],
     ]);
     expect(page.next).toBeUndefined();
-    const first = await store.auditPage({ count: 2, keep: () => true, scanLimit: 100 });
-    const second = await store.auditPage({ before: first.next as string, count: 2, keep: () => true, scanLimit: 100 });
-    expect([...first.entries, ...second.entries].map((entry) => entry.seq)).toEqual([4, 3, 2, 1]);
+    const firstPage = await store.auditPage({ count: 2, keep: () => true, scanLimit: 100 });
+    const second = await store.auditPage({ before: firstPage.next as string, count: 2, keep: () => true, scanLimit: 100 });
+    expect([...firstPage.entries, ...second.entries].map((entry) => entry.seq)).toEqual([first + 3, first + 2, first + 1, first]);
   });
 });

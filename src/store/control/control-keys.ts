@@ -8,7 +8,7 @@ export interface ControlKeys {
   versions: string;
   /** HASH "<kind>/<name>" → the resource JSON (kind, name, tenant, spec, updatedAt, updatedBy). */
   resources: string;
-  /** STRING: the change sequence, one more per change of any resource. */
+  /** STRING: the change sequence, one more per change of any resource (a new one starts at the first write's time in µs). */
   sequence: string;
   /** STREAM of audit entries (actor, action, kind, name, tenant, version, seq, at), oldest first. */
   audit: string;

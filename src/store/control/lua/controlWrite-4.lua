@@ -50,6 +50,9 @@ else
 end
 local version = last + 1
 redis.call('HSET', KEYS[1], field, version)
+-- A new sequence (first write, or Redis lost its data) starts from the time, not from 0: a
+-- process whose view is at some number from before can never mistake a new history for its own.
+if redis.call('EXISTS', KEYS[3]) == 0 then redis.call('SET', KEYS[3], string.format('%d', tonumber(ARGV[9]) * 1000)) end
 local seq = redis.call('INCR', KEYS[3])
 redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[10], '*',
   'actor', ARGV[5], 'action', action, 'kind', ARGV[6], 'name', ARGV[7], 'tenant', ARGV[8],
