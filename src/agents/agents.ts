@@ -8,6 +8,7 @@ import { RoleAdapters } from './role-adapters.ts';
 import type { TaskVersions } from '../store/task-store.ts';
 import type { ExtensionDeclaration } from '../extensions/definition.ts';
 import { extensionsOf } from '../extensions/agent-extensions.ts';
+import { deliveryGuaranteesDeclaration } from '../extensions/delivery-guarantees.ts';
 import { GATEWAY_VERSION } from '../version.ts';
 import { resolveAgents, type AgentSettings } from './agent-settings.ts';
 
@@ -45,7 +46,7 @@ export class Agents {
         const which = resolved.agents.length === 1 && config.agents === undefined ? '' : ` of agent "${settings.name}"`;
         throw new Error(`could not load adapter "${settings.adapter}"${which}: ${(error as Error).message}`, { cause: error });
       }
-      agents.push(Agents.agentOf(settings, adapter, RoleAdapters.forAgent(adapter, shared)));
+      agents.push(Agents.agentOf(settings, adapter, RoleAdapters.forAgent(adapter, shared), config));
     }
     return new Agents(agents, resolved.defaultAgent);
   }
@@ -53,16 +54,16 @@ export class Agents {
   /** One agent around an adapter already loaded (tests and tools). */
   static single(config: GatewayConfig, adapter: Adapter): Agents {
     const settings = resolveAgents({ ...config, agents: undefined, defaultAgent: undefined }).agents[0] as AgentSettings;
-    return new Agents([Agents.agentOf(settings, adapter, RoleAdapters.single(adapter))], settings.name);
+    return new Agents([Agents.agentOf(settings, adapter, RoleAdapters.single(adapter), config)], settings.name);
   }
 
-  private static agentOf(settings: AgentSettings, adapter: Adapter, roles: RoleAdapters): Agent {
+  private static agentOf(settings: AgentSettings, adapter: Adapter, roles: RoleAdapters, config: GatewayConfig): Agent {
     return {
       name: settings.name,
       settings,
       adapter,
       roles,
-      extensions: extensionsOf(adapter),
+      extensions: extensionsOf(adapter, [deliveryGuaranteesDeclaration(config)]),
       versionsFor: (role) => ({ gateway: GATEWAY_VERSION, adapter: roles.versionOf(role), card: settings.card.version }),
     };
   }

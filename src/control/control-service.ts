@@ -4,7 +4,7 @@
 // one script that checks the expected version and appends the audit entry (src/store/control/),
 // and is answered once this process's view holds it, so a read after it sees it. A write that
 // is refused (bad field, stale version, clash, another tenant's) changes nothing anywhere.
-import type { ExpectedVersion } from '../store/control/control-scripts.ts';
+import type { ExpectedVersion } from '../store/control/control-store.ts';
 import type { AuditEntry } from '../store/control/control-store.ts';
 import { newId } from '../ids.ts';
 import { mayReach, requireGrantable, requireKindAccess, type AdminCaller } from './admin-caller.ts';

@@ -17,7 +17,7 @@ import { invalidBody, invalidField } from '../control/admin-errors.ts';
 import type { ControlService, ResourceBody } from '../control/control-service.ts';
 import { isResourceKind, nameSchemaOf, RESOURCE_KINDS, type ResourceKind } from '../control/resource-kinds.ts';
 import { A2AError } from '../protocol/errors.ts';
-import type { ExpectedVersion } from '../store/control/control-scripts.ts';
+import type { ExpectedVersion } from '../store/control/control-store.ts';
 import { admit, ADMISSION_STEPS } from './admission.ts';
 import type { GatewayEnv } from './gateway-env.ts';
 import { runSteps, type Step } from './steps.ts';

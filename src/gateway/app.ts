@@ -39,7 +39,9 @@ import { applyCors } from './cors.ts';
 import { answerError } from './error-response.ts';
 import type { GatewayEnv } from './gateway-env.ts';
 import { runSteps, type Step } from './steps.ts';
-import { checkReadiness, type ReadinessProbe } from './readiness.ts';
+import type { ReadinessProbe } from './readiness.ts';
+import { registerReadinessRoute } from './readiness-route.ts';
+import type { IssuerStatus } from '../auth/jwt/jwt-verifier.ts';
 import { canonicalTarget, targetOf } from './request-path.ts';
 import { agentOf, AGENTS_PATH, CARD_PATH, surfaceOf } from './surface.ts';
 import { registerJwksRoute } from './well-known-keys.ts';
@@ -74,6 +76,8 @@ export interface GatewayAppOptions {
   accessLog: boolean;
   /** What /readyz checks besides Redis (the turn queue, the shutdown drain). */
   readiness: Omit<ReadinessProbe, 'redis' | 'logger'>;
+  /** The trusted issuers' state, which /readyz adds for a platform operator (readiness-route.ts). */
+  issuerStatus?: () => readonly IssuerStatus[];
   /** The queues the dashboard at /admin/queues shows. */
   dashboardQueues: readonly Queue[];
   /** Serve the operator console at /console/ (console.enabled). */
@@ -276,9 +280,10 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   registerJwksRoute(rootRoutes, () => options.publishedKeys);
   if (options.console === true) registerConsoleRoutes(rootRoutes);
   rootRoutes.get('/healthz', (c) => c.json({ status: 'ok' }));
-  rootRoutes.get('/readyz', async (c) => {
-    const readiness = await checkReadiness({ ...options.readiness, redis: options.redis, logger: options.logger });
-    return readiness.ready ? c.json({ status: 'ok' }) : c.json({ status: 'unavailable', reason: readiness.reason }, 503, { 'Retry-After': '1' });
+  registerReadinessRoute(rootRoutes, {
+    probe: { ...options.readiness, redis: options.redis, logger: options.logger },
+    edge: options.edge,
+    issuers: options.issuerStatus ?? (() => []),
   });
   registerAdminRoutes(rootRoutes, { queues: options.dashboardQueues, edge: options.edge });
   if (options.control !== undefined) registerAdminV1Routes(rootRoutes, { service: options.control, edge: options.edge });

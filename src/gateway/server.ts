@@ -24,7 +24,7 @@ import type { TaskStore } from '../store/task-store.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { createGatewayListener } from './app.ts';
 import { createGatewayAuthenticator } from './gateway-auth.ts';
-import { buildEndpoints } from './gateway-cards.ts';
+import { buildEndpoints, cardSecurityOf } from './gateway-cards.ts';
 import { registerGatewayMetrics } from './gateway-metrics.ts';
 import { openGatewayRedis } from './gateway-redis.ts';
 import { openGrpcPort } from './grpc-port.ts';
@@ -97,11 +97,11 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);
   const dashboardQueues = [...agents.list().map((agent) => queues.of(agent.name)), ...(pushQueue === undefined ? [] : [pushQueue]), ...(scheduleQueue === undefined ? [] : [scheduleQueue])];
   registerGatewayMetrics(lifecycle, { commands, streams, dashboardQueues });
-  const rateLimiter = new RateLimiter(commands, tasks.store.keys, config.limits.requestBytesPerToken);
+  const rateLimiter = new RateLimiter(commands, config.keyPrefix, config.limits.requestBytesPerToken);
   // One count of open streams across the gateways, whichever binding serves them; its slots go back once the streams ended.
-  const streamSlots = new StreamSlots(commands, tasks.store.keys, config.limits);
+  const streamSlots = new StreamSlots(commands, config.keyPrefix, config.limits);
   lifecycle.register({ name: 'stream slots', stop: () => streamSlots.close() });
-  const unauthenticated = new UnauthenticatedLimiter(commands, tasks.store.keys, config.limits);
+  const unauthenticated = new UnauthenticatedLimiter(commands, config.keyPrefix, config.limits);
 
   const readiness = { queue: queues.of(agents.defaultName), draining: () => lifecycle.draining };
   const checkReady = (): Promise<Readiness> => checkReadiness({ redis: commands, ...readiness, logger });
@@ -117,12 +117,13 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const grpcStreams = new GrpcStreams(config.sseMaxBufferedBytes);
   const grpcListener = await openGrpcPort(lifecycle, config, { agents, streams: grpcStreams, tls: grpcTls });
   const grpcAddress = grpcListener === undefined ? undefined : (config.grpcPublicAddress ?? `${new URL(publicUrl).hostname}:${grpcListener.port}`);
-  const authenticator = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger, control.view);
+  const { authenticator, jwt } = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger, control.view);
+  if (jwt !== undefined) lifecycle.register({ name: 'issuer discovery', stop: () => jwt.close() });
   const { root, endpoints, rootCard } = await buildEndpoints({
     agents,
     publicUrl,
     grpcAddress,
-    security: authenticator.enabled ? { signedRequests: authenticator.acceptsSignatures, apiKeys: authenticator.acceptsApiKeys === true } : undefined,
+    security: authenticator.enabled ? cardSecurityOf(authenticator.acceptsSignatures, jwt, authenticator.acceptsApiKeys === true) : undefined,
     keys,
     pushNotifications: pushQueue !== undefined,
     schedules: scheduleQueue !== undefined,
@@ -172,6 +173,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
       corsOrigins: config.corsOrigins,
       accessLog: config.accessLog,
       readiness,
+      ...(jwt === undefined ? {} : { issuerStatus: () => jwt.issuerStatus() }),
       dashboardQueues,
       console: config.console.enabled,
       control: new ControlService(control, { partners: config.auth.partners, issuers: config.auth.issuers }),

@@ -55,6 +55,11 @@ export type ScriptName =
   | 'schedSetState'
   | 'schedFire'
   | 'schedFiringDone'
+  | 'streamSlotTake'
+  | 'streamSlotRenew'
+  | 'runningSlotTake'
+  | 'runningSlotRenew'
+  | 'tenantBusyOwners'
   | 'controlWrite'
   | 'controlRead';
 

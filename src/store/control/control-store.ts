@@ -6,6 +6,8 @@ import { scriptCaller, type ScriptCaller } from '../script-call.ts';
 import { controlKeys, resourceField, type ControlKeys } from './control-keys.ts';
 import { controlReadScript, controlWriteScript, type ExpectedVersion, type StoredResourceText, type WriteOutcome } from './control-scripts.ts';
 
+export type { ExpectedVersion, WriteOutcome } from './control-scripts.ts';
+
 export interface ControlWrite {
   kind: string;
   name: string;
