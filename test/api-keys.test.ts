@@ -104,8 +104,8 @@ describe('API keys through a gateway', () => {
     };
     expect(card.securitySchemes.apiKey?.apiKeySecurityScheme).toMatchObject({ name: 'X-API-Key', location: 'header' });
     expect(card.securityRequirements).toContainEqual({ schemes: { apiKey: { list: [] } } });
-    // The 0.3 form, for clients that ask for no version.
-    const legacy = (await (await fetch(`${gw.url}/.well-known/agent-card.json`)).json()) as { securitySchemes: Record<string, unknown> };
+    // The 0.3 form, for clients that name that version.
+    const legacy = (await (await fetch(`${gw.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '0.3' } })).json()) as { securitySchemes: Record<string, unknown> };
     expect(legacy.securitySchemes.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
   });
 });
