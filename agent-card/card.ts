@@ -16,6 +16,8 @@ export interface CardSecurity {
   signedRequests: boolean;
   /** Issuers configured by their URL alone: each an OpenID Connect scheme, so a client knows where to get a token. */
   openIdConnect?: readonly { id: string; issuer: string; audience: string | readonly string[]; openIdConnectUrl: string }[];
+  /** API keys in X-API-Key (the control plane's: docs/admin-api.md). */
+  apiKeys?: boolean;
 }
 
 export interface CardInput {
@@ -45,6 +47,7 @@ export const BEARER_SCHEME = 'bearer';
 export const SIGNATURE_SCHEME = 'partnerSignature';
 /** The scheme name of an issuer discovered by OpenID Connect: `oidc-<issuer id>`. */
 export const openIdConnectSchemeName = (issuerId: string): string => `oidc-${issuerId}`;
+export const API_KEY_SCHEME = 'apiKey';
 
 const listed = (names: readonly string[]): string =>
   names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1) as string}`;
@@ -111,6 +114,16 @@ function securityOf(security: CardSecurity, notes: string | undefined): Pick<Age
       },
     };
     securityRequirements.push({ schemes: { [SIGNATURE_SCHEME]: { list: [] } } });
+  }
+  if (security.apiKeys === true) {
+    securitySchemes[API_KEY_SCHEME] = {
+      apiKeySecurityScheme: {
+        location: 'header',
+        name: 'X-API-Key',
+        description: 'Instead of a token: an API key an admin created through the admin API (/admin/v1/api-keys). Its scopes, tenant and expiry are those it was created with.',
+      },
+    };
+    securityRequirements.push({ schemes: { [API_KEY_SCHEME]: { list: [] } } });
   }
   if (notes !== undefined) {
     for (const scheme of Object.values(securitySchemes)) {

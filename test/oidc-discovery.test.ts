@@ -299,9 +299,10 @@ describe('a gateway trusting discovered issuers', () => {
     expect(card.securitySchemes['oidc-corp']?.openIdConnectSecurityScheme?.openIdConnectUrl).toBe(good.discoveryUrl);
     expect(card.securitySchemes['oidc-partner-idp']?.openIdConnectSecurityScheme?.openIdConnectUrl).toBe(broken.discoveryUrl);
     expect(card.securitySchemes['oidc-corp']?.openIdConnectSecurityScheme?.description).toContain(AUDIENCE);
-    // The issuer with a configured JWKS keeps the plain bearer scheme only.
-    expect(Object.keys(card.securitySchemes).sort()).toEqual(['bearer', 'oidc-corp', 'oidc-partner-idp']);
-    expect(card.securityRequirements.map((requirement) => Object.keys(requirement.schemes)[0])).toEqual(['bearer', 'oidc-corp', 'oidc-partner-idp']);
+    // The issuer with a configured JWKS keeps the plain bearer scheme only; partner signatures and
+    // API keys are declared too, since the admin API may register them at any time (docs/admin-api.md).
+    expect(Object.keys(card.securitySchemes).sort()).toEqual(['apiKey', 'bearer', 'oidc-corp', 'oidc-partner-idp', 'partnerSignature']);
+    expect(card.securityRequirements.map((requirement) => Object.keys(requirement.schemes)[0])).toEqual(['bearer', 'oidc-corp', 'oidc-partner-idp', 'partnerSignature', 'apiKey']);
   });
 
   it('shows a platform operator on /readyz which issuer fails and why; nobody else', async () => {

@@ -65,7 +65,8 @@ interface DocumentedOperation {
   operation: Json;
 }
 
-const OPERATIONS: DocumentedOperation[] = Object.entries(DOC.paths as Json).flatMap(([path, item]) =>
+// The admin API (/admin/v1) needs a running control plane with resources to act on: test/admin-api*.test.ts serve it.
+const OPERATIONS: DocumentedOperation[] = Object.entries(DOC.paths as Json).filter(([path]) => !path.startsWith('/admin/v1/')).flatMap(([path, item]) =>
   HTTP_METHODS.filter((method) => (item as Json)[method] !== undefined).map((method) => ({
     method: method.toUpperCase(),
     path,

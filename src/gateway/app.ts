@@ -30,6 +30,8 @@ import { observeRequest } from '../telemetry/request-observer.ts';
 import { registerConsoleRoutes } from '../console/console-routes.ts';
 import { logAccess } from './access-log.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
+import { registerAdminV1Routes } from './admin-v1-routes.ts';
+import type { ControlService } from '../control/control-service.ts';
 import { admit, ADMISSION_STEPS } from './admission.ts';
 import { checkAgentListMethod, handleAgentList } from './agent-list.ts';
 import { serveCard } from './card-route.ts';
@@ -80,6 +82,8 @@ export interface GatewayAppOptions {
   dashboardQueues: readonly Queue[];
   /** Serve the operator console at /console/ (console.enabled). */
   console?: boolean;
+  /** The control plane's admin API at /admin/v1 (docs/admin-api.md). */
+  control?: ControlService;
 }
 
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -282,6 +286,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     issuers: options.issuerStatus ?? (() => []),
   });
   registerAdminRoutes(rootRoutes, { queues: options.dashboardQueues, edge: options.edge });
+  if (options.control !== undefined) registerAdminV1Routes(rootRoutes, { service: options.control, edge: options.edge });
   rootRoutes.notFound((c) =>
     c.json(
       {

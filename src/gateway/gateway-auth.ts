@@ -8,6 +8,9 @@ import { RequestSignatureVerifier } from '../auth/signatures/verify-request.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { RedisClient } from '../redis/connection.ts';
+import { ApiKeyVerifier } from '../control/api-keys.ts';
+import type { ControlView } from '../control/control-view.ts';
+import { connectLiveCredentials } from '../control/live-credentials.ts';
 
 /** How callers are authenticated, and the JWT verifier behind it (undefined when authentication is off). */
 export interface GatewayAuthentication {
@@ -16,8 +19,13 @@ export interface GatewayAuthentication {
   jwt: JwtVerifier | undefined;
 }
 
-export function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger): GatewayAuthentication {
-  const authentication = authenticationOf(config, devIssuer, redis, baseDir, logger);
+/**
+ * With the control plane's `view`, partners and issuers written through the admin API count as
+ * configured ones (src/control/live-credentials.ts) and API keys are taken; signed requests are
+ * then always checked, since a partner may be registered at any time.
+ */
+export function createGatewayAuthenticator(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger, view?: ControlView): GatewayAuthentication {
+  const authentication = authenticationOf(config, devIssuer, redis, baseDir, logger, view);
   const { authenticator } = authentication;
   if (!authenticator.enabled) {
     logger.warn('authentication is OFF (auth.enabled=false): every caller is anonymous and the agent card declares no security');
@@ -29,7 +37,7 @@ export function createGatewayAuthenticator(config: GatewayConfig, devIssuer: Dev
   return authentication;
 }
 
-function authenticationOf(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger): GatewayAuthentication {
+function authenticationOf(config: GatewayConfig, devIssuer: DevIssuer | undefined, redis: RedisClient, baseDir: string, logger: Logger, view: ControlView | undefined): GatewayAuthentication {
   const { auth } = config;
   if (!auth.enabled) return { authenticator: AUTHENTICATION_OFF, jwt: undefined };
   const issuers = devIssuer === undefined ? auth.issuers : [devIssuer.issuerConfig()];
@@ -45,7 +53,7 @@ function authenticationOf(config: GatewayConfig, devIssuer: DevIssuer | undefine
     logger,
   });
   const signatures =
-    auth.partners.length === 0
+    auth.partners.length === 0 && view === undefined
       ? undefined
       : new RequestSignatureVerifier({
           partners: auth.partners,
@@ -54,5 +62,7 @@ function authenticationOf(config: GatewayConfig, devIssuer: DevIssuer | undefine
           maxAgeSeconds: auth.signatureMaxAgeSeconds,
           clockToleranceSeconds: auth.clockToleranceSeconds,
         });
-  return { authenticator: createAuthenticator(jwt, signatures), jwt };
+  if (view === undefined || signatures === undefined) return { authenticator: createAuthenticator(jwt, signatures), jwt };
+  connectLiveCredentials({ view, configPartners: auth.partners, configIssuers: issuers, signatures, jwt, logger });
+  return { authenticator: createAuthenticator(jwt, signatures, new ApiKeyVerifier(view)), jwt };
 }

@@ -38,9 +38,10 @@ export interface CardSetup {
  * registered, and an OpenID Connect scheme for each issuer configured by its URL alone. The
  * issuers are read when a card is built, so a card built after they changed declares the new set.
  */
-export function cardSecurityOf(signedRequests: boolean, jwt: JwtVerifier | undefined): CardSecurity {
+export function cardSecurityOf(signedRequests: boolean, jwt: JwtVerifier | undefined, apiKeys = false): CardSecurity {
   return {
     signedRequests,
+    apiKeys,
     get openIdConnect() {
       return jwt?.openIdConnectIssuers() ?? [];
     },

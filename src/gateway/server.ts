@@ -32,6 +32,8 @@ import { listenHttp } from './http-server.ts';
 import { checkReadiness, type Readiness } from './readiness.ts';
 import { loadGatewaySecrets } from './startup-checks.ts';
 import { buildTaskService } from './task-service-setup.ts';
+import { startControlPlane, type ControlPlane } from '../control/control-plane.ts';
+import { ControlService } from '../control/control-service.ts';
 
 /** A gateway role running inside a lifecycle, which stops it. */
 export interface GatewayRole {
@@ -65,6 +67,8 @@ export interface GatewayRoleOptions {
   baseDir?: string;
   /** How webhook receivers' host names are resolved when a config is registered (tests inject one). */
   pushResolver?: PushResolver;
+  /** The process's control plane (src/app/process.ts starts one for all its roles); none: the role starts its own. */
+  control?: ControlPlane;
 }
 
 /** Starts the gateway role in a lifecycle of its own. */
@@ -85,6 +89,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const baseDir = options.baseDir ?? process.cwd();
   // Keys first: a bad key file is a configuration error, reported before anything connects.
   const { proxyTrust, keys, pushSigningKeys, grpcTls } = await loadGatewaySecrets(config, baseDir);
+  const control = options.control ?? (await startControlPlane(lifecycle, config, logger));
   const redis = openGatewayRedis(lifecycle, config, logger);
   const { commands } = redis;
   const tasks = await buildTaskService(lifecycle, { config, agents, redis, logger, pushResolver: options.pushResolver });
@@ -112,13 +117,13 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const grpcStreams = new GrpcStreams(config.sseMaxBufferedBytes);
   const grpcListener = await openGrpcPort(lifecycle, config, { agents, streams: grpcStreams, tls: grpcTls });
   const grpcAddress = grpcListener === undefined ? undefined : (config.grpcPublicAddress ?? `${new URL(publicUrl).hostname}:${grpcListener.port}`);
-  const { authenticator, jwt } = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger);
+  const { authenticator, jwt } = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger, control.view);
   if (jwt !== undefined) lifecycle.register({ name: 'issuer discovery', stop: () => jwt.close() });
   const { root, endpoints, rootCard } = await buildEndpoints({
     agents,
     publicUrl,
     grpcAddress,
-    security: authenticator.enabled ? cardSecurityOf(authenticator.acceptsSignatures, jwt) : undefined,
+    security: authenticator.enabled ? cardSecurityOf(authenticator.acceptsSignatures, jwt, authenticator.acceptsApiKeys === true) : undefined,
     keys,
     pushNotifications: pushQueue !== undefined,
     schedules: scheduleQueue !== undefined,
@@ -171,6 +176,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
       ...(jwt === undefined ? {} : { issuerStatus: () => jwt.issuerStatus() }),
       dashboardQueues,
       console: config.console.enabled,
+      control: new ControlService(control, { partners: config.auth.partners, issuers: config.auth.issuers }),
     }),
   );
 

@@ -82,7 +82,7 @@ export const issuerSchema = z
 export type IssuerConfig = z.infer<typeof issuerSchema>;
 
 /** A partner that signs its requests (RFC 9421) instead of sending a token. */
-const partnerSchema = z.strictObject({
+export const partnerSchema = z.strictObject({
   /** The partner becomes principal `partner:<id>`. */
   id: shortName,
   /** Its public keys by `keyid`; several allow rotation. Ed25519 (OKP) or ECDSA P-256 (EC) JWKs. */
