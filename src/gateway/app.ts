@@ -28,6 +28,7 @@ import { declaredBodyCharge } from '../operations/dispatch.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../protocol/endpoints.ts';
 import { observeRequest } from '../telemetry/request-observer.ts';
 import { registerConsoleRoutes } from '../console/console-routes.ts';
+import { registerMcpRoutes, type McpFaceSettings } from '../mcp/mcp-routes.ts';
 import { logAccess } from './access-log.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
 import { admit, ADMISSION_STEPS } from './admission.ts';
@@ -76,6 +77,8 @@ export interface GatewayAppOptions {
   dashboardQueues: readonly Queue[];
   /** Serve the operator console at /console/ (console.enabled). */
   console?: boolean;
+  /** The MCP face at /mcp (docs/mcp.md), when mcp.enabled. */
+  mcp?: McpFaceSettings;
 }
 
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -277,6 +280,10 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     return readiness.ready ? c.json({ status: 'ok' }) : c.json({ status: 'unavailable', reason: readiness.reason }, 503, { 'Retry-After': '1' });
   });
   registerAdminRoutes(rootRoutes, { queues: options.dashboardQueues, edge: options.edge });
+  if (options.mcp?.settings.enabled === true) {
+    const { endpoints, edge, publicUrl, corsOrigins, logger } = options;
+    registerMcpRoutes(rootRoutes, { ...options.mcp, endpoints, depsOf: (endpoint) => bindingOf(endpoint).options, edge, publicUrl, corsOrigins, logger });
+  }
   rootRoutes.notFound((c) =>
     c.json(
       {

@@ -1,0 +1,173 @@
+// The MCP face, end to end with the official MCP client SDK: each agent the caller may use is a
+// tool; a tool call is an A2A task (the same task the A2A bindings read); progress arrives as
+// MCP progress notifications; a call made as an MCP task outlives its connection; /mcp is an
+// OAuth protected resource whose 401 names its metadata.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { rpc, startTestGateway, type TestGateway } from './support/harness.ts';
+import { createTestIssuer, TEST_ISSUER, type TestIssuer } from './support/identity.ts';
+
+let gw: TestGateway;
+let issuer: TestIssuer;
+let token: string;
+let secretToken: string;
+
+const AGENTS = {
+  demo: { adapter: 'demo', adapterOptions: { stepMs: 20 }, card: { name: 'Demo', description: 'The demo agent.' } },
+  secret: { adapter: 'demo', adapterOptions: { stepMs: 20 }, card: { name: 'Secret' }, scopes: ['agent:secret'] },
+};
+
+beforeAll(async () => {
+  issuer = await createTestIssuer();
+  gw = await startTestGateway({ name: 'mcp', config: { agents: AGENTS, auth: { enabled: true, issuers: [issuer.config] } } });
+  token = await issuer.token({ sub: 'mcp-user' });
+  secretToken = await issuer.token({ sub: 'mcp-user', scope: 'a2a:read a2a:write agent:secret' });
+});
+
+afterAll(async () => {
+  await gw?.close();
+});
+
+async function connect(t = token): Promise<Client> {
+  const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${t}` } } }));
+  return client;
+}
+
+const textOf = (result: CallToolResult): string =>
+  result.content
+    .map((block) => (block.type === 'text' ? block.text : ''))
+    .join('');
+
+describe('tools', () => {
+  it('lists the agents the caller may use, each with its card and skills, and not the others', async () => {
+    const client = await connect();
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(['demo']);
+      const [demo] = tools;
+      expect(demo?.title).toBe('Demo');
+      expect(demo?.description).toContain('The demo agent.');
+      expect(demo?.description).toContain('(echo)');
+      expect(demo?.inputSchema.required).toEqual(['message']);
+      expect(demo?.execution?.taskSupport).toBe('optional');
+    } finally {
+      await client.close();
+    }
+    const widened = await connect(secretToken);
+    try {
+      expect((await widened.listTools()).tools.map((tool) => tool.name)).toEqual(['demo', 'secret']);
+    } finally {
+      await widened.close();
+    }
+  });
+
+  it('answers a tool call with the agent\'s answer, from an A2A task the A2A bindings read too', async () => {
+    const client = await connect();
+    try {
+      const result = (await client.callTool({ name: 'demo', arguments: { message: 'hello from mcp' } })) as CallToolResult;
+      expect(result.isError).toBe(false);
+      expect(textOf(result)).toBe('hello from mcp');
+      const { taskId, state } = result.structuredContent as { taskId: string; state: string };
+      expect(state).toBe('TASK_STATE_COMPLETED');
+      const read = await rpc(`${gw.url}/agents/demo/a2a/jsonrpc`, 'GetTask', { id: taskId }, { Authorization: `Bearer ${token}` });
+      expect((read.body.result as { status: { state: string } }).status.state).toBe('TASK_STATE_COMPLETED');
+      // Owner scoping: the same subject's task, not another's.
+      const other = await issuer.token({ sub: 'someone-else' });
+      const refused = await rpc(`${gw.url}/agents/demo/a2a/jsonrpc`, 'GetTask', { id: taskId }, { Authorization: `Bearer ${other}` });
+      expect((refused.body.error as { code: number }).code).toBe(-32001);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a call to an agent the caller may not use, and bad arguments', async () => {
+    const client = await connect();
+    try {
+      await expect(client.callTool({ name: 'secret', arguments: { message: 'let me in' } })).rejects.toThrow(/agent:secret/);
+      await expect(client.callTool({ name: 'demo', arguments: { text: 'wrong field' } })).rejects.toThrow(/message/);
+      await expect(client.callTool({ name: 'nobody', arguments: { message: 'hi' } })).rejects.toThrow(/no tool/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('sends the task\'s progress as MCP progress notifications when the client asks for them', async () => {
+    const client = await connect();
+    try {
+      const lines: string[] = [];
+      const result = await client.callTool({ name: 'demo', arguments: { message: 'stream one two three four' } }, CallToolResultSchema, {
+        onprogress: (progress) => lines.push(progress.message ?? ''),
+      });
+      expect(textOf(result as CallToolResult)).toBe('one two three four');
+      const chunks = lines.filter((line) => line.startsWith('artifact '));
+      expect(chunks.length).toBeGreaterThanOrEqual(4);
+      expect(chunks.join(' ')).toContain('three');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('carries a conversation on: a task that asks for input is answered by calling again with its taskId', async () => {
+    const client = await connect();
+    try {
+      const asked = (await client.callTool({ name: 'demo', arguments: { message: 'dialogue' } })) as CallToolResult;
+      const { taskId, state } = asked.structuredContent as { taskId: string; state: string };
+      expect(state).toBe('TASK_STATE_INPUT_REQUIRED');
+      expect(textOf(asked)).toContain('What is your name?');
+      const answered = (await client.callTool({ name: 'demo', arguments: { message: 'Ada', taskId } })) as CallToolResult;
+      expect((answered.structuredContent as { state: string }).state).toBe('TASK_STATE_COMPLETED');
+      expect(textOf(answered)).toContain('Ada');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('authorization', () => {
+  it('answers 401 without a token, naming the protected resource metadata, which names the issuers', async () => {
+    const response = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(401);
+    const challenge = response.headers.get('www-authenticate') ?? '';
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
+    expect(challenge).toMatch(/^Bearer /);
+    expect(metadataUrl).toBe(`${gw.url}/.well-known/oauth-protected-resource/mcp`);
+    const body = (await response.json()) as { jsonrpc: string; error: { code: number } };
+    expect(body.jsonrpc).toBe('2.0');
+    const metadata = (await (await fetch(metadataUrl as string)).json()) as { resource: string; authorization_servers: string[]; scopes_supported: string[] };
+    expect(metadata.resource).toBe(`${gw.url}/mcp`);
+    expect(metadata.authorization_servers).toEqual([TEST_ISSUER]);
+    expect(metadata.scopes_supported).toEqual(expect.arrayContaining(['a2a:read', 'a2a:write', 'agent:secret']));
+    expect((await fetch(`${gw.url}/.well-known/oauth-protected-resource`)).status).toBe(200);
+  });
+
+  it('refuses a bad token with 401 and the SDK client cannot connect without one', async () => {
+    const response = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: 'Bearer not-a-token' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toContain('resource_metadata=');
+    const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+    await expect(client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`)))).rejects.toThrow();
+  });
+
+  it('answers only POST (stateless), and bounds the body like the bindings do', async () => {
+    const get = await fetch(`${gw.url}/mcp`, { headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    const huge = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'demo', arguments: { message: 'x'.repeat(gw.config.maxBodyBytes) } } }),
+    });
+    expect(huge.status).toBe(413);
+  });
+});
