@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { rpc, startTestGateway, type TestGateway } from './support/harness.ts';
+import { rpc, startTestGateway, waitFor, type TestGateway } from './support/harness.ts';
 import { createTestIssuer, TEST_ISSUER, type TestIssuer } from './support/identity.ts';
 
 let gw: TestGateway;
@@ -169,5 +169,40 @@ describe('authorization', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'demo', arguments: { message: 'x'.repeat(gw.config.maxBodyBytes) } } }),
     });
     expect(huge.status).toBe(413);
+  });
+});
+
+describe('bounds', () => {
+  let bounded: TestGateway;
+  beforeAll(async () => {
+    bounded = await startTestGateway({ name: 'mcp-bounds', config: { mcp: { maxWaitMs: 300, maxToolsPerPage: 1 }, agents: { one: { adapter: 'demo', adapterOptions: { stepMs: 20 } }, two: { adapter: 'demo' } } } });
+  });
+  afterAll(async () => {
+    await bounded?.close();
+  });
+
+  it('stops waiting after mcp.maxWaitMs, names the MCP task, and tasks/result fetches the rest; tools/list pages by mcp.maxToolsPerPage', async () => {
+    const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${bounded.url}/mcp`)));
+    try {
+      const early = (await client.callTool({ name: 'one', arguments: { message: 'long 40' } })) as CallToolResult;
+      const { mcpTaskId, state } = early.structuredContent as { mcpTaskId: string; state: string };
+      expect(state).toBe('TASK_STATE_WORKING');
+      expect(textOf(early)).toContain('still TASK_STATE_WORKING');
+      // tasks/result waits no longer either: a result is what a task settled with.
+      await expect(client.experimental.tasks.getTaskResult(mcpTaskId, CallToolResultSchema)).rejects.toThrow(/still TASK_STATE_WORKING/);
+      await waitFor(async () => ((await client.experimental.tasks.getTask(mcpTaskId)).status === 'completed' ? true : undefined), 20_000, 'the task to complete');
+      const rest = await client.experimental.tasks.getTaskResult(mcpTaskId, CallToolResultSchema);
+      expect((rest.structuredContent as { state: string }).state).toBe('TASK_STATE_COMPLETED');
+
+      const first = await client.listTools();
+      expect(first.tools.map((tool) => tool.name)).toEqual(['one']);
+      const second = await client.listTools({ cursor: first.nextCursor as string });
+      expect(second.tools.map((tool) => tool.name)).toEqual(['two']);
+      expect(second.nextCursor).toBeUndefined();
+      await expect(client.listTools({ cursor: 'forged' })).rejects.toThrow(/cursor/);
+    } finally {
+      await client.close();
+    }
   });
 });

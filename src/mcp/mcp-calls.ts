@@ -12,7 +12,7 @@ import type { McpConfig } from '../config/schema.ts';
 import type { StreamOperation, UnaryOperation } from '../operations/definition.ts';
 import { openStream, runUnary, type OperationDeps, type RequestContext } from '../operations/dispatch.ts';
 import { OPERATIONS } from '../operations/registry.ts';
-import type { ListTasksResponse, Message, SendMessageResponse, StreamResponse, Task } from '../protocol/types.ts';
+import type { ListTasksResponse, Message, SendMessageResponse, StreamResponse, Task, TaskState } from '../protocol/types.ts';
 import type { ToolArguments } from './agent-tools.ts';
 import { followUntilSettled } from './follow-task.ts';
 import { decodeCursor, encodeCursor, parseMcpTaskId } from './task-ids.ts';
@@ -122,7 +122,13 @@ export async function getMcpTaskResult(context: McpCallContext, mcpTaskId: strin
   const task = await readTask(context, endpoint, taskId);
   if (hasSettled(task.status.state)) return toolResultOfTask(agent, task);
   const plan = await openStream(SUBSCRIBE_TO_TASK, { id: taskId }, readContext(context), context.depsOf(endpoint));
-  return settle(context, endpoint, plan, signal, progress);
+  const result = await settle(context, endpoint, plan, signal, progress);
+  const state = (result.structuredContent as { state?: TaskState } | undefined)?.state;
+  // A task's result is what it settled with: one still running is not, so the wait is refused instead.
+  if (state !== undefined && !hasSettled(state)) {
+    throw new McpError(ErrorCode.RequestTimeout, `Task ${mcpTaskId} is still ${state} after ${context.settings.maxWaitMs} ms (mcp.maxWaitMs); it goes on. Call tasks/result again, or poll tasks/get until it is completed.`);
+  }
+  return result;
 }
 
 /** tasks/cancel: CancelTask on the A2A task. */

@@ -14,8 +14,9 @@ export const mcpSchema = z.strictObject({
   /** Most tasks one tasks/list page holds. */
   maxTasksPerPage: z.coerce.number().int().min(1).max(100).default(50),
   /**
-   * Longest a plain tools/call, or a tasks/result, waits for its task to finish; then it answers
-   * with where the task stands (the task goes on: fetch its result later as an MCP task).
+   * Longest a plain tools/call, or a tasks/result, waits for its task to settle. Past it the task
+   * goes on: tools/call answers with where it stands and its MCP task id, tasks/result with a
+   * request timeout (-32001) to call again.
    */
   maxWaitMs: positiveMs.default(300_000),
   /** How often a client polling an MCP task with tasks/get is asked to look (its pollInterval). */
