@@ -34,7 +34,7 @@ function toMcpError(error: unknown, logger: Logger): McpError {
   if (error instanceof McpError) return error;
   const a2a = toA2AError(error);
   if (a2a.kind === 'INTERNAL') logger.error('MCP request failed', { error: String((error as Error).stack ?? error) });
-  return new McpError(a2a.mapping.jsonRpcCode, a2a.message, { details: a2a.details() });
+  return new McpError(a2a.mapping.jsonRpcCode, a2a.message, a2a.details());
 }
 
 /** One line of progress per event: what the agent says, or which artifact grew by what. */
