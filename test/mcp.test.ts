@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createLogger } from '../src/logging/logger.ts';
 import { rpc, startTestGateway, waitFor, type TestGateway } from './support/harness.ts';
+import { captureLogLines } from './support/log-capture.ts';
 import { createTestIssuer, TEST_ISSUER, type TestIssuer } from './support/identity.ts';
 
 let gw: TestGateway;
@@ -174,8 +176,9 @@ describe('authorization', () => {
 
 describe('bounds', () => {
   let bounded: TestGateway;
+  const log = captureLogLines();
   beforeAll(async () => {
-    bounded = await startTestGateway({ name: 'mcp-bounds', config: { mcp: { maxWaitMs: 300, maxToolsPerPage: 1 }, agents: { one: { adapter: 'demo', adapterOptions: { stepMs: 20 } }, two: { adapter: 'demo' } } } });
+    bounded = await startTestGateway({ name: 'mcp-bounds', logger: createLogger('info', 'a2a-gateway', log.destination), config: { mcp: { maxWaitMs: 300, maxToolsPerPage: 1 }, agents: { one: { adapter: 'demo', adapterOptions: { stepMs: 20 } }, two: { adapter: 'demo' } } } });
   });
   afterAll(async () => {
     await bounded?.close();
@@ -189,6 +192,9 @@ describe('bounds', () => {
       const { mcpTaskId, state } = early.structuredContent as { mcpTaskId: string; state: string };
       expect(state).toBe('TASK_STATE_WORKING');
       expect(textOf(early)).toContain('still TASK_STATE_WORKING');
+      // The access log names the MCP method and the A2A task it was about.
+      const taskId = (early.structuredContent as { taskId: string }).taskId;
+      await waitFor(() => (log.lines.some((line) => line.msg === 'request' && line.path === '/mcp' && line.operation === 'mcp tools/call' && line.taskId === taskId) ? true : undefined), 5_000, 'the access log line');
       // tasks/result waits no longer either: a result is what a task settled with.
       await expect(client.experimental.tasks.getTaskResult(mcpTaskId, CallToolResultSchema)).rejects.toThrow(/still TASK_STATE_WORKING/);
       await waitFor(async () => ((await client.experimental.tasks.getTask(mcpTaskId)).status === 'completed' ? true : undefined), 20_000, 'the task to complete');

@@ -48,6 +48,8 @@ export interface McpCallContext {
   depsOf: (endpoint: AgentEndpoint) => OperationDeps;
   settings: McpConfig;
   timing: McpTaskTiming;
+  /** Tells the access log which A2A task the request was about. */
+  noteTask: (taskId: string) => void;
 }
 
 /** Progress as the tool call's events arrive, for a client that gave a progressToken. */
@@ -62,6 +64,7 @@ function endpointOf(context: McpCallContext, agent: string): AgentEndpoint {
 const readContext = (context: McpCallContext): RequestContext => ({ principal: context.principal });
 
 async function readTask(context: McpCallContext, endpoint: AgentEndpoint, taskId: string): Promise<Task> {
+  context.noteTask(taskId);
   return (await runUnary(GET_TASK, { id: taskId, historyLength: 0 }, readContext(context), context.depsOf(endpoint))) as Task;
 }
 
@@ -96,6 +99,7 @@ async function settle(context: McpCallContext, endpoint: AgentEndpoint, plan: Aw
 export async function callTool(context: McpCallContext, agent: string, args: ToolArguments, signal: AbortSignal, progress: ProgressReport | undefined): Promise<CallToolResult> {
   const endpoint = endpointOf(context, agent);
   const plan = await openStream(SEND_STREAMING_MESSAGE, { message: messageOf(args) }, sendContext(context), context.depsOf(endpoint));
+  context.noteTask(plan.taskId);
   return settle(context, endpoint, plan, signal, progress);
 }
 
@@ -106,6 +110,7 @@ export async function callToolAsTask(context: McpCallContext, agent: string, arg
   if (!('task' in answer)) {
     throw new McpError(ErrorCode.InvalidRequest, `Agent "${agent}" answered with a message and no task, so there is no MCP task to follow; call the tool without params.task.`);
   }
+  context.noteTask(answer.task.id);
   return { task: mcpTaskOf(agent, answer.task, context.timing) };
 }
 
@@ -135,6 +140,7 @@ export async function getMcpTaskResult(context: McpCallContext, mcpTaskId: strin
 export async function cancelMcpTask(context: McpCallContext, mcpTaskId: string): Promise<McpTask> {
   const { agent, taskId } = parseMcpTaskId(mcpTaskId);
   const endpoint = endpointOf(context, agent);
+  context.noteTask(taskId);
   const task = (await runUnary(CANCEL_TASK, { id: taskId }, readContext(context), context.depsOf(endpoint))) as Task;
   return mcpTaskOf(agent, task, context.timing);
 }

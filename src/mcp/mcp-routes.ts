@@ -92,6 +92,10 @@ export function registerMcpRoutes(app: Hono<GatewayEnv>, options: McpRouteOption
     } catch {
       throw shaped(new A2AError('PARSE_ERROR', 'The body is not valid JSON.'), JSONRPC_SHAPE);
     }
+    const response = c.env.outgoing;
+    // The access log names the MCP method (and below, the A2A task): the audit trail of the face.
+    const method = (body as { method?: unknown } | null)?.method;
+    noteRequest(response, { operation: typeof method === 'string' ? `mcp ${method.slice(0, 64)}` : 'mcp' });
     const context: McpCallContext = {
       principal: admitted.principal,
       requestBytes: Buffer.byteLength(admitted.body),
@@ -100,11 +104,12 @@ export function registerMcpRoutes(app: Hono<GatewayEnv>, options: McpRouteOption
       depsOf: options.depsOf,
       settings: options.settings,
       timing: { ttlMs: options.taskTtlMs, pollIntervalMs: options.settings.pollIntervalMs },
+      noteTask: (taskId) => noteRequest(response, { taskId: taskId.slice(0, 256) }),
     };
     const server = createMcpServer(context, options.logger);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, keepAliveMs: options.heartbeatMs });
     // The client gone, the request's handlers stop (their follow of the task ends; the task goes on).
-    c.env.outgoing.once('close', () => void server.close());
+    response.once('close', () => void server.close());
     await server.connect(transport);
     return transport.handleRequest(c.req.raw, { parsedBody: body });
   });
