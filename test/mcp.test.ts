@@ -94,6 +94,14 @@ describe('tools', () => {
     } finally {
       await client.close();
     }
+    // A reader may list the tools and read tasks, but not send: the operation's own scope.
+    const reader = await connect(await issuer.token({ sub: 'mcp-user', scope: 'a2a:read' }));
+    try {
+      expect((await reader.listTools()).tools.map((tool) => tool.name)).toEqual(['demo']);
+      await expect(reader.callTool({ name: 'demo', arguments: { message: 'hi' } })).rejects.toThrow(/a2a:write/);
+    } finally {
+      await reader.close();
+    }
   });
 
   it('sends the task\'s progress as MCP progress notifications when the client asks for them', async () => {

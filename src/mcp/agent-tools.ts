@@ -84,8 +84,10 @@ export async function listAgentTools(
   const from = decodeCursor(cursor)?.agent;
   const usable = [...endpoints.values()].filter((endpoint) => mayUseAgent(principal, endpoint.agent.settings.scopes));
   const start = from === undefined ? 0 : usable.findIndex((endpoint) => endpoint.agent.settings.name === from);
-  const page = usable.slice(Math.max(start, 0), Math.max(start, 0) + pageSize);
-  const next = usable[Math.max(start, 0) + pageSize];
+  // An agent the caller no longer may use (or one gone since): the listing ends there rather than starting over.
+  if (start < 0) return { tools: [] };
+  const page = usable.slice(start, start + pageSize);
+  const next = usable[start + pageSize];
   const tools = await Promise.all(page.map(toolOf));
   return next === undefined ? { tools } : { tools, nextCursor: encodeCursor({ agent: next.agent.settings.name }) };
 }

@@ -12,6 +12,7 @@ import type { McpConfig } from '../config/schema.ts';
 import type { StreamOperation, UnaryOperation } from '../operations/definition.ts';
 import { openStream, runUnary, type OperationDeps, type RequestContext } from '../operations/dispatch.ts';
 import { OPERATIONS } from '../operations/registry.ts';
+import type { StreamPlan } from '../operations/stream-plan.ts';
 import type { ListTasksResponse, Message, SendMessageResponse, StreamResponse, Task, TaskState } from '../protocol/types.ts';
 import type { ToolArguments } from './agent-tools.ts';
 import { followUntilSettled } from './follow-task.ts';
@@ -84,7 +85,7 @@ function sendContext(context: McpCallContext): RequestContext {
 }
 
 /** Waits for the task a stream plan follows, then answers with its result (or where it stands, past mcp.maxWaitMs). */
-async function settle(context: McpCallContext, endpoint: AgentEndpoint, plan: Awaited<ReturnType<typeof openStream>>, signal: AbortSignal, progress: ProgressReport | undefined): Promise<CallToolResult> {
+async function settle(context: McpCallContext, endpoint: AgentEndpoint, plan: StreamPlan, signal: AbortSignal, progress: ProgressReport | undefined): Promise<CallToolResult> {
   const deps = context.depsOf(endpoint);
   const outcome = await followUntilSettled(deps.service, plan, { waitMs: context.settings.maxWaitMs, signal, ...(progress === undefined ? {} : { onEvent: progress }) });
   if (outcome.message !== undefined) return toolResultOfMessage(outcome.message);
@@ -157,7 +158,8 @@ export async function listMcpTasks(context: McpCallContext, cursor: string | und
   if (index < 0) return { tasks: [] };
   const tasks: McpTask[] = [];
   let page = position?.page;
-  while (index < usable.length && tasks.length < context.settings.maxTasksPerPage) {
+  // Each ListTasks call moves on by a page or an agent; the cap only guards against a store that would not.
+  for (let calls = 0; index < usable.length && tasks.length < context.settings.maxTasksPerPage && calls < usable.length + context.settings.maxTasksPerPage; calls++) {
     const endpoint = usable[index] as AgentEndpoint;
     const agent = endpoint.agent.settings.name;
     const request = { pageSize: context.settings.maxTasksPerPage - tasks.length, historyLength: 0, ...(page === undefined ? {} : { pageToken: page }) };
