@@ -50,7 +50,7 @@ async function startAsTask(client: Client, message: string): Promise<string> {
 describe('a tool call as an MCP task', () => {
   it('is fetched by a new client after the first one disconnected', async () => {
     const first = await connect();
-    const taskId = await startAsTask(first, 'long 15');
+    const taskId = await startAsTask(first, 'long 30');
     // The first client starts waiting for the result, then goes away in the middle of the wait.
     const leaving = new AbortController();
     const abandoned = first.experimental.tasks.getTaskResult(taskId, CallToolResultSchema, { signal: leaving.signal });
@@ -65,9 +65,12 @@ describe('a tool call as an MCP task', () => {
       expect(task.taskId).toBe(taskId);
       expect(['working', 'completed']).toContain(task.status);
       expect((await second.experimental.tasks.listTasks()).tasks.map((listed) => listed.taskId)).toContain(taskId);
-      const result = await second.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+      // Waiting on the result, the new client gets the task's progress.
+      const lines: string[] = [];
+      const result = await second.experimental.tasks.getTaskResult(taskId, CallToolResultSchema, { onprogress: (progress) => lines.push(progress.message ?? '') });
       expect(result.isError).toBe(false);
-      expect(textOf(result)).toMatch(/^Completed 15 steps/);
+      expect(textOf(result)).toMatch(/^Completed 30 steps/);
+      expect(lines.some((line) => /^TASK_STATE_WORKING: progress \d+\/30$/.test(line))).toBe(true);
       expect((await second.experimental.tasks.getTask(taskId)).status).toBe('completed');
     } finally {
       await second.close();
