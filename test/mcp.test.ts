@@ -220,3 +220,16 @@ describe('bounds', () => {
     }
   });
 });
+
+describe('mcp.enabled=false', () => {
+  it('serves neither /mcp nor its resource metadata', async () => {
+    const off = await startTestGateway({ name: 'mcp-off', config: { mcp: { enabled: false } } });
+    try {
+      const post = await fetch(`${off.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+      expect(post.status).toBe(404);
+      expect((await fetch(`${off.url}/.well-known/oauth-protected-resource/mcp`)).status).toBe(404);
+    } finally {
+      await off.close();
+    }
+  });
+});
