@@ -186,7 +186,7 @@ describe('bounds', () => {
   let bounded: TestGateway;
   const log = captureLogLines();
   beforeAll(async () => {
-    bounded = await startTestGateway({ name: 'mcp-bounds', logger: createLogger('info', 'a2a-gateway', log.destination), config: { mcp: { maxWaitMs: 300, maxToolsPerPage: 1 }, agents: { one: { adapter: 'demo', adapterOptions: { stepMs: 20 } }, two: { adapter: 'demo' } } } });
+    bounded = await startTestGateway({ name: 'mcp-bounds', logger: createLogger('info', 'a2a-gateway', log.destination), config: { corsOrigins: ['https://console.example'], mcp: { maxWaitMs: 300, maxToolsPerPage: 1 }, agents: { one: { adapter: 'demo', adapterOptions: { stepMs: 20 } }, two: { adapter: 'demo' } } } });
   });
   afterAll(async () => {
     await bounded?.close();
@@ -218,6 +218,19 @@ describe('bounds', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('refuses a foreign Origin (DNS rebinding) and answers a body that is not JSON with a JSON-RPC error', async () => {
+    const post = (headers: Record<string, string>, body: string) =>
+      fetch(`${bounded.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }, body });
+    const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const foreign = await post({ Origin: 'https://evil.example' }, ping);
+    expect(foreign.status).toBe(403);
+    expect(((await foreign.json()) as { error: { message: string } }).error.message).toContain('corsOrigins');
+    expect((await post({ Origin: 'https://console.example' }, ping)).status).toBe(200);
+    const broken = await post({}, '{"jsonrpc":');
+    expect(broken.status).toBe(200);
+    expect(((await broken.json()) as { jsonrpc: string; error: { code: number } }).error.code).toBe(-32700);
   });
 });
 
