@@ -246,3 +246,67 @@ describe('mcp.enabled=false', () => {
     }
   });
 });
+
+describe('limits', () => {
+  let limited: TestGateway;
+  beforeAll(async () => {
+    limited = await startTestGateway({
+      name: 'mcp-limits',
+      config: {
+        limits: {
+          requestsPerSecond: 0,
+          maxActiveTasks: 0,
+          unauthenticatedPerSecond: 0,
+          maxStreamsPerOwner: 1,
+          maxConcurrentListsPerOwner: 0,
+          ingressBytesPerSecond: 0,
+          storedBytesPerSecond: 0,
+          outputBytesPerSecond: 0,
+          maxRunningTurnsPerOwner: 0,
+          maxRunningTurnsPerTenant: 0,
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it('holds one of the owner\'s stream slots while a call waits, and gives it back when the client leaves', async () => {
+    const connectTo = async (): Promise<Client> => {
+      const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${limited.url}/mcp`)));
+      return client;
+    };
+    const first = await connectTo();
+    const second = await connectTo();
+    try {
+      let progressed = false;
+      const waiting = first.callTool({ name: 'default', arguments: { message: 'long 500' } }, CallToolResultSchema, {
+        onprogress: () => {
+          progressed = true;
+        },
+      });
+      waiting.catch(() => undefined);
+      await waitFor(() => (progressed ? true : undefined), 20_000, 'the first call to make progress');
+      await expect(second.callTool({ name: 'default', arguments: { message: 'hello' } })).rejects.toThrow(/maxStreamsPerOwner/);
+      // The client leaves (its connections close): the wait ends and frees the slot; the task goes on.
+      await first.close();
+      const answered = await waitFor(
+        async () => {
+          try {
+            return (await second.callTool({ name: 'default', arguments: { message: 'hello again' } })) as CallToolResult;
+          } catch {
+            return undefined;
+          }
+        },
+        5_000,
+        'the slot to come back',
+      );
+      expect(textOf(answered)).toBe('hello again');
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+});
