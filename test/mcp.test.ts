@@ -112,6 +112,9 @@ describe('tools', () => {
         onprogress: (progress) => lines.push(progress.message ?? ''),
       });
       expect(textOf(result as CallToolResult)).toBe('one two three four');
+      // The first line names the MCP task, for a client whose call would be cut off.
+      const { mcpTaskId } = (result as CallToolResult).structuredContent as { mcpTaskId: string };
+      expect(lines[0]).toMatch(new RegExp(`^TASK_STATE_[A-Z_]+ \\(MCP task ${mcpTaskId}\\)$`));
       const chunks = lines.filter((line) => line.startsWith('artifact '));
       expect(chunks.length).toBeGreaterThanOrEqual(4);
       expect(chunks.join(' ')).toContain('three');

@@ -25,6 +25,7 @@ import type { StreamResponse } from '../protocol/types.ts';
 import { GATEWAY_VERSION } from '../version.ts';
 import { listAgentTools, parseToolArguments } from './agent-tools.ts';
 import { callTool, callToolAsTask, cancelMcpTask, getMcpTask, getMcpTaskResult, listMcpTasks, type McpCallContext, type ProgressReport } from './mcp-calls.ts';
+import { mcpTaskIdOf, parseMcpTaskId } from './task-ids.ts';
 import { textOf } from './task-results.ts';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -37,8 +38,12 @@ function toMcpError(error: unknown, logger: Logger): McpError {
   return new McpError(a2a.mapping.jsonRpcCode, a2a.message, a2a.details());
 }
 
-/** One line of progress per event: what the agent says, or which artifact grew by what. */
-function progressLine(event: StreamResponse): string | undefined {
+/**
+ * One line of progress per event: what the agent says, or which artifact grew by what. The
+ * task's first event names its MCP task, so a client whose call is cut off (a gateway shutting
+ * down) can still fetch the result with tasks/result.
+ */
+function progressLine(event: StreamResponse, agent: string): string | undefined {
   if ('statusUpdate' in event) {
     const said = textOf(event.statusUpdate.status.message);
     return said === '' ? event.statusUpdate.status.state : `${event.statusUpdate.status.state}: ${said}`;
@@ -47,17 +52,17 @@ function progressLine(event: StreamResponse): string | undefined {
     const { artifact } = event.artifactUpdate;
     return `artifact ${artifact.name ?? artifact.artifactId}: ${textOf({ messageId: '', role: 'ROLE_AGENT', parts: artifact.parts })}`;
   }
-  if ('task' in event) return event.task.status.state;
+  if ('task' in event) return `${event.task.status.state} (MCP task ${mcpTaskIdOf(agent, event.task.id)})`;
   return undefined;
 }
 
 /** Progress notifications for a request that carried a progressToken; none otherwise. */
-function progressOf(extra: Extra): ProgressReport | undefined {
+function progressOf(extra: Extra, agent: string): ProgressReport | undefined {
   const progressToken = extra._meta?.progressToken;
   if (progressToken === undefined) return undefined;
   let progress = 0;
   return (event) => {
-    const line = progressLine(event);
+    const line = progressLine(event, agent);
     if (line === undefined) return;
     progress += 1;
     extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message: line.slice(0, 2000) } }).catch(() => {
@@ -97,14 +102,14 @@ export function createMcpServer(context: McpCallContext, logger: Logger): Server
     guarded(async (request, extra) => {
       const args = parseToolArguments(request.params.arguments);
       if (request.params.task !== undefined) return callToolAsTask(context, request.params.name, args);
-      return callTool(context, request.params.name, args, extra.signal, progressOf(extra));
+      return callTool(context, request.params.name, args, extra.signal, progressOf(extra, request.params.name));
     }),
   );
   server.setRequestHandler(GetTaskRequestSchema, guarded((request) => getMcpTask(context, request.params.taskId)));
   server.setRequestHandler(
     GetTaskPayloadRequestSchema,
     guarded(async (request, extra) => {
-      const result = await getMcpTaskResult(context, request.params.taskId, extra.signal, progressOf(extra));
+      const result = await getMcpTaskResult(context, request.params.taskId, extra.signal, progressOf(extra, parseMcpTaskId(request.params.taskId).agent));
       return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId: request.params.taskId } } };
     }),
   );
