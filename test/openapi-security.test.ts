@@ -203,10 +203,10 @@ describe('openapi.yaml documents the security it enforces', () => {
   it('leaves exactly the public routes open (security: [])', () => {
     const open = RAW_OPERATIONS.filter(({ operation }) => Array.isArray(operation.security) && operation.security.length === 0).map(({ path }) => path);
     expect(open.sort()).toEqual([...PUBLIC_PATHS].sort());
-    // Outside the bindings only the agent list (any authenticated caller) and /metrics (a2a:admin) ask for credentials.
+    // Outside the bindings only the agent list (any authenticated caller), the MCP face and /metrics (a2a:admin) ask for credentials.
     // The admin API (/admin/v1) needs a2a:admin, like the agent list needs credentials (test/admin-api.test.ts).
     const notA2A = RAW_OPERATIONS.filter(({ path }) => !isA2A(path) && !path.startsWith('/admin/v1/')).map(({ path }) => path);
-    expect(notA2A.sort(), 'every route outside the bindings but the agent list and /metrics is public').toEqual([...PUBLIC_PATHS, '/agents', '/metrics'].sort());
+    expect(notA2A.sort(), 'every route outside the bindings but the agent list, /mcp and /metrics is public').toEqual([...PUBLIC_PATHS, '/agents', '/mcp', '/metrics'].sort());
   });
 
   it('documents 401, 403 and 429 with the binding-specific shared responses on every A2A operation', () => {

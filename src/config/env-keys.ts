@@ -102,6 +102,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_DELEGATION_MAX_PARALLEL: 'delegation.maxParallel',
   A2A_CONSOLE_ENABLED: 'console.enabled',
   A2A_CONSOLE_RECENT_TASKS_MAX: 'console.recentTasksMax',
+  A2A_MCP_ENABLED: 'mcp.enabled',
   A2A_CARD_SIGNING: 'cardSigning',
   A2A_PUSH_ENABLED: 'push.enabled',
   A2A_PUSH_ALLOWED_HOSTS: 'push.allowedHosts',

@@ -28,6 +28,7 @@ import { declaredBodyCharge } from '../operations/dispatch.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../protocol/endpoints.ts';
 import { observeRequest } from '../telemetry/request-observer.ts';
 import { registerConsoleRoutes } from '../console/console-routes.ts';
+import { registerMcpRoutes, type McpFaceSettings } from '../mcp/mcp-routes.ts';
 import { logAccess } from './access-log.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
 import { registerAdminV1Routes } from './admin-v1-routes.ts';
@@ -84,6 +85,8 @@ export interface GatewayAppOptions {
   console?: boolean;
   /** The control plane's admin API at /admin/v1 (docs/admin-api.md). */
   control?: ControlService;
+  /** The MCP face at /mcp (docs/mcp.md), when mcp.enabled. */
+  mcp?: McpFaceSettings;
 }
 
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -287,6 +290,10 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   });
   registerAdminRoutes(rootRoutes, { queues: options.dashboardQueues, edge: options.edge });
   if (options.control !== undefined) registerAdminV1Routes(rootRoutes, { service: options.control, edge: options.edge });
+  if (options.mcp?.settings.enabled === true) {
+    const { endpoints, edge, publicUrl, corsOrigins, logger } = options;
+    registerMcpRoutes(rootRoutes, { ...options.mcp, endpoints, depsOf: (endpoint) => bindingOf(endpoint).options, edge, publicUrl, corsOrigins, logger });
+  }
   rootRoutes.notFound((c) =>
     c.json(
       {

@@ -23,6 +23,7 @@ import type { PushResolver } from '../push/receiver-policy.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { createGatewayListener } from './app.ts';
+import { mcpFaceSettingsOf } from '../mcp/face-settings.ts';
 import { createGatewayAuthenticator } from './gateway-auth.ts';
 import { buildEndpoints, cardSecurityOf } from './gateway-cards.ts';
 import { registerGatewayMetrics } from './gateway-metrics.ts';
@@ -177,6 +178,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
       dashboardQueues,
       console: config.console.enabled,
       control: new ControlService(control, { partners: config.auth.partners, issuers: config.auth.issuers }),
+      mcp: mcpFaceSettingsOf(config, keys.devIssuer),
     }),
   );
 
