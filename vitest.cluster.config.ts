@@ -19,6 +19,8 @@ export const CLUSTER_SUITES = [
   'test/output-bounds.test.ts',
   'test/crash-attempts.test.ts',
   'test/artifact-writes.test.ts',
+  'test/admin-api.test.ts',
+  'test/admin-api-store.test.ts',
 ];
 
 // Not mergeConfig: it would append these files to the base config's include, not replace it.

@@ -64,6 +64,11 @@ export interface CallerIdentity {
   readonly principal: string;
   /** Every scope the credentials granted (a2a:… and the deployment's own). */
   readonly scopes: readonly string[];
+  /**
+   * On a sub-agent's task: the coordinator tasks whose turns delegated it, nearest first (its
+   * coordinator, that one's coordinator, …). Absent for a task a caller sent.
+   */
+  readonly delegatedBy?: readonly string[];
 }
 
 export type { Logger } from '../src/logging/logger.ts';
@@ -289,10 +294,28 @@ export interface BackendLimits {
   readonly streamIdleTimeoutMs: number;
 }
 
+/**
+ * The gateway's signed statement of who a backend call is for (setting `callerIdentity` of the
+ * agent or role): a short-lived JWT naming the caller, the gateway and the delegating
+ * coordinators, for the adapter to send in `header` on its calls to the backend's configured
+ * origin, and nowhere else (docs/security.md).
+ */
+export interface CallerTokens {
+  /** The request header the token goes in (default X-A2A-Caller). */
+  readonly header: string;
+  /**
+   * A freshly signed token for this turn's caller, its audience `origin` (the backend's
+   * configured origin, e.g. "https://agent.example.com"). It lives briefly: sign one per request.
+   */
+  token(ctx: AdapterContext, origin: string): Promise<string>;
+}
+
 /** What the gateway tells an adapter factory about where the adapter runs. */
 export interface AdapterEnvironment {
   /** The agent's bounds on what its backend may send; an adapter that calls out over HTTP reads through them. */
   readonly backendLimits: BackendLimits;
+  /** Present when the agent (or role) tells its backend who is calling: attach `header` to calls to the backend's origin. */
+  readonly callerIdentity?: CallerTokens;
 }
 
 /** A module named in configuration exports `createAdapter(options, environment)` (or a default of it). */

@@ -10,6 +10,16 @@ import { SCOPES } from '../src/protocol/scopes.ts';
 import type { AgentCard, JsonObject, SecurityRequirement } from '../src/protocol/types.ts';
 import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION } from '../src/protocol/version.ts';
 
+/** What the gateway enforces, as the card declares it. */
+export interface CardSecurity {
+  /** Registered partners may sign their requests (RFC 9421). */
+  signedRequests: boolean;
+  /** Issuers configured by their URL alone: each an OpenID Connect scheme, so a client knows where to get a token. */
+  openIdConnect?: readonly { id: string; issuer: string; audience: string | readonly string[]; openIdConnectUrl: string }[];
+  /** API keys in X-API-Key (the control plane's: docs/admin-api.md). */
+  apiKeys?: boolean;
+}
+
 export interface CardInput {
   /** Where the agent's URLs start: the public URL for the default agent, `<publicUrl>/agents/<name>` for each. */
   baseUrl: string;
@@ -19,7 +29,7 @@ export interface CardInput {
   /** Skills and modes: the adapter's, the configured ones, or what the downstream agent says. */
   fields: AdapterDescription;
   /** What the gateway enforces; undefined when authentication is off (the card then declares none). */
-  security: { signedRequests: boolean } | undefined;
+  security: CardSecurity | undefined;
   /** The extended card (GetExtendedAgentCard) rather than the public one. */
   extended?: boolean;
   /** The extensions the agent declares (spec 4.6): the gateway's and its adapter's. */
@@ -35,6 +45,9 @@ export interface CardInput {
 
 export const BEARER_SCHEME = 'bearer';
 export const SIGNATURE_SCHEME = 'partnerSignature';
+/** The scheme name of an issuer discovered by OpenID Connect: `oidc-<issuer id>`. */
+export const openIdConnectSchemeName = (issuerId: string): string => `oidc-${issuerId}`;
+export const API_KEY_SCHEME = 'apiKey';
 
 const listed = (names: readonly string[]): string =>
   names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1) as string}`;
@@ -61,7 +74,8 @@ function declarationOf(extension: ExtensionDeclaration): ExtensionDeclaration {
 }
 
 /** securitySchemes and securityRequirements describing exactly what the bindings enforce. */
-function securityOf(signedRequests: boolean, notes: string | undefined): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
+function securityOf(security: CardSecurity, notes: string | undefined): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
+  const { signedRequests } = security;
   const securitySchemes: Record<string, JsonObject> = {
     [BEARER_SCHEME]: {
       httpAuthSecurityScheme: {
@@ -72,6 +86,20 @@ function securityOf(signedRequests: boolean, notes: string | undefined): Pick<Ag
     },
   };
   const securityRequirements: SecurityRequirement[] = [{ schemes: { [BEARER_SCHEME]: { list: [] } } }];
+  // The same bearer token, told apart by where a client gets it: one alternative per provider.
+  for (const provider of security.openIdConnect ?? []) {
+    const name = openIdConnectSchemeName(provider.id);
+    const audiences = typeof provider.audience === 'string' ? [provider.audience] : [...provider.audience];
+    securitySchemes[name] = {
+      openIdConnectSecurityScheme: {
+        openIdConnectUrl: provider.openIdConnectUrl,
+        description:
+          `An access token (JWT) from the OpenID Connect provider ${provider.issuer}, issued for the audience ${listed(audiences.map((a) => JSON.stringify(a)))}, ` +
+          'sent as "Authorization: Bearer <token>". Scopes as for the bearer scheme.',
+      },
+    };
+    securityRequirements.push({ schemes: { [name]: { list: [] } } });
+  }
   if (signedRequests) {
     // No scheme in the spec's list describes RFC 9421 signatures; an API-key scheme in the
     // Signature header is the nearest, and its description says what is really checked.
@@ -86,6 +114,16 @@ function securityOf(signedRequests: boolean, notes: string | undefined): Pick<Ag
       },
     };
     securityRequirements.push({ schemes: { [SIGNATURE_SCHEME]: { list: [] } } });
+  }
+  if (security.apiKeys === true) {
+    securitySchemes[API_KEY_SCHEME] = {
+      apiKeySecurityScheme: {
+        location: 'header',
+        name: 'X-API-Key',
+        description: 'Instead of a token: an API key an admin created through the admin API (/admin/v1/api-keys). Its scopes, tenant and expiry are those it was created with.',
+      },
+    };
+    securityRequirements.push({ schemes: { [API_KEY_SCHEME]: { list: [] } } });
   }
   if (notes !== undefined) {
     for (const scheme of Object.values(securitySchemes)) {
@@ -130,7 +168,7 @@ export function buildAgentCard(input: CardInput): AgentCard {
       extendedAgentCard: security !== undefined,
       ...(input.extensions === undefined || input.extensions.length === 0 ? {} : { extensions: input.extensions.map(declarationOf) }),
     },
-    ...(security === undefined ? {} : securityOf(security.signedRequests, input.securityNotes)),
+    ...(security === undefined ? {} : securityOf(security, input.securityNotes)),
     ...(input.provider === undefined ? {} : { provider: input.provider }),
     ...(input.documentationUrl === undefined ? {} : { documentationUrl: input.documentationUrl }),
     ...(input.iconUrl === undefined ? {} : { iconUrl: input.iconUrl }),

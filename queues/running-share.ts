@@ -11,8 +11,8 @@
 // and sooner in practice: the worker that recovers the turn takes the same task's slot again,
 // which counts it once, and gives it back when the turn ends.
 import type { RedisClient } from '../src/redis/connection.ts';
-import { ownerFromKey } from '../src/store/owner.ts';
-import { tenantKeyOf } from './tenant-share.ts';
+import { ownerFromKey, tenantKeyOf } from '../src/store/owner.ts';
+import { FairShareStore, type RunningSet } from '../src/store/shares/fair-share-store.ts';
 
 export interface RunningCaps {
   /** Turns of one owner running at once across every worker (0 = no cap). */
@@ -37,101 +37,73 @@ export interface RunningShareFull {
   cap: number;
 }
 
-// One set: drop expired slots; a task already in it is renewed (and counted once); else it is
-// added unless `cap` run already. Redis' clock, so workers with skewed clocks agree on expiry.
-// Answers {taken (1/0), running, fresh (1/0)}.
-const TAKE_LUA = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl = tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  return {1, redis.call('ZCARD', KEYS[1]), 0}
-end
-local running = redis.call('ZCARD', KEYS[1])
-local cap = tonumber(ARGV[2])
-if cap > 0 and running >= cap then return {0, running, 0} end
-redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ttl)
-return {1, running + 1, 1}
-`;
+/** A running set this process holds slots in, and the turns it holds them for. */
+interface HeldSet {
+  set: RunningSet;
+  taskIds: Set<string>;
+}
 
-// One set: moves the given slots' expiry (ARGV[2..]) to now + ttl. A plain ZADD, not XX: a slot
-// that expired while Redis was out of reach (or that a duplicate delivery gave back) still runs.
-const RENEW_LUA = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl = tonumber(ARGV[1])
-for i = 2, #ARGV do redis.call('ZADD', KEYS[1], now + ttl, ARGV[i]) end
-redis.call('PEXPIRE', KEYS[1], ttl)
-return #ARGV - 1
-`;
-
-type TakeReply = [number, number, number];
+/** One set a turn counts in, with its cap and the name its held slots go by. */
+interface CountedSet {
+  name: string;
+  set: RunningSet;
+  cap: number;
+}
 
 export class RunningShare {
-  /** Slots this process holds: set key → task ids. */
-  private readonly held = new Map<string, Set<string>>();
+  /** Slots this process holds, by the set's name (`owner <ownerKey>`, `tenant <agent>/<tenant>`). */
+  private readonly held = new Map<string, HeldSet>();
   private renewer: NodeJS.Timeout | undefined;
+  private readonly store: FairShareStore;
 
   constructor(
-    private readonly redis: RedisClient,
-    private readonly prefix: string,
+    redis: RedisClient,
+    prefix: string,
     private readonly caps: RunningCaps,
-  ) {}
-
-  /** ZSET in the owner's slot: its running turns' task ids → expiry. */
-  ownerSet(ownerKey: string): string {
-    return `${this.prefix}:{o:${ownerKey}}:running`;
-  }
-
-  /** ZSET in the tenant's slot (one agent's tenant): its owners' running turns' task ids → expiry. */
-  tenantSet(ownerKey: string): string {
-    return `${this.prefix}:{t:${tenantKeyOf(ownerKey)}}:running`;
+  ) {
+    this.store = new FairShareStore(redis, prefix);
   }
 
   /** The sets a turn of `ownerKey` counts in, with their caps: none when authentication is off, no tenant set for the default tenant. */
-  private setsOf(ownerKey: string): { key: string; cap: number; scope: RunningShareFull['full'] }[] {
+  private setsOf(ownerKey: string): CountedSet[] {
     const { tenant, subject } = ownerFromKey(ownerKey);
     // Authentication off: every caller is the one anonymous owner, nobody to be fair between.
     if (subject === 'anonymous') return [];
-    const sets: { key: string; cap: number; scope: RunningShareFull['full'] }[] = [];
-    if (this.caps.maxRunningTurnsPerOwner > 0) sets.push({ key: this.ownerSet(ownerKey), cap: this.caps.maxRunningTurnsPerOwner, scope: 'owner' });
-    if (tenant !== '' && this.caps.maxRunningTurnsPerTenant > 0) sets.push({ key: this.tenantSet(ownerKey), cap: this.caps.maxRunningTurnsPerTenant, scope: 'tenant' });
+    const sets: CountedSet[] = [];
+    if (this.caps.maxRunningTurnsPerOwner > 0) sets.push({ name: `owner ${ownerKey}`, set: { scope: 'owner', ownerKey }, cap: this.caps.maxRunningTurnsPerOwner });
+    if (tenant !== '' && this.caps.maxRunningTurnsPerTenant > 0) sets.push({ name: `tenant ${tenantKeyOf(ownerKey)}`, set: { scope: 'tenant', ownerKey }, cap: this.caps.maxRunningTurnsPerTenant });
     return sets;
   }
 
   /** A running slot for the turn of `taskId`, or why it must wait. */
   async take(ownerKey: string, taskId: string): Promise<RunningSlot | RunningShareFull> {
     const sets = this.setsOf(ownerKey);
-    const taken: string[] = [];
+    const taken: CountedSet[] = [];
     let fresh = false;
-    for (const set of sets) {
-      let reply: TakeReply;
+    for (const counted of sets) {
+      let reply: { taken: boolean; running: number; fresh: boolean };
       try {
-        reply = (await this.redis.eval(TAKE_LUA, 1, set.key, taskId, set.cap, this.caps.slotTtlMs)) as TakeReply;
+        reply = await this.store.takeRunning(counted.set, taskId, counted.cap, this.caps.slotTtlMs);
       } catch (error) {
         await this.remove(taken, taskId);
         throw error;
       }
-      if (Number(reply[0]) !== 1) {
+      if (!reply.taken) {
         // What the owner's set took is given back before the turn waits (unless it was already this task's).
         await this.remove(fresh ? taken : [], taskId);
-        return { full: set.scope, running: Number(reply[1]), cap: set.cap };
+        return { full: counted.set.scope, running: reply.running, cap: counted.cap };
       }
-      if (Number(reply[2]) === 1) fresh = true;
-      taken.push(set.key);
+      if (reply.fresh) fresh = true;
+      taken.push(counted);
     }
-    for (const key of taken) this.hold(key, taskId);
+    for (const counted of taken) this.hold(counted, taskId);
     let released = false;
     return {
       fresh,
       release: () => {
         if (released) return;
         released = true;
-        for (const key of taken) this.unhold(key, taskId);
+        for (const counted of taken) this.unhold(counted.name, taskId);
         // A release that does not reach Redis leaves the slot to expire (slotTtlMs).
         this.remove(taken, taskId).catch(() => undefined);
       },
@@ -140,7 +112,7 @@ export class RunningShare {
 
   /** Renews every slot this process holds: one script per set. */
   async renew(): Promise<void> {
-    await Promise.all([...this.held].map(([key, ids]) => this.redis.eval(RENEW_LUA, 1, key, this.caps.slotTtlMs, ...ids)));
+    await Promise.all([...this.held.values()].map(({ set, taskIds }) => this.store.renewRunning(set, [...taskIds], this.caps.slotTtlMs)));
   }
 
   /** Stops renewing (at shutdown, once the turns have ended or been handed back). */
@@ -150,10 +122,10 @@ export class RunningShare {
     this.held.clear();
   }
 
-  private hold(key: string, taskId: string): void {
-    let ids = this.held.get(key);
-    if (ids === undefined) this.held.set(key, (ids = new Set()));
-    ids.add(taskId);
+  private hold(counted: CountedSet, taskId: string): void {
+    let held = this.held.get(counted.name);
+    if (held === undefined) this.held.set(counted.name, (held = { set: counted.set, taskIds: new Set() }));
+    held.taskIds.add(taskId);
     if (this.renewer === undefined) {
       // A renewal that fails (Redis out of reach) is retried at the next tick; the expiry covers two misses.
       this.renewer = setInterval(() => void this.renew().catch(() => undefined), Math.max(100, Math.floor(this.caps.slotTtlMs / 3)));
@@ -161,15 +133,15 @@ export class RunningShare {
     }
   }
 
-  private unhold(key: string, taskId: string): void {
-    const ids = this.held.get(key);
-    ids?.delete(taskId);
-    if (ids?.size === 0) this.held.delete(key);
+  private unhold(name: string, taskId: string): void {
+    const held = this.held.get(name);
+    held?.taskIds.delete(taskId);
+    if (held?.taskIds.size === 0) this.held.delete(name);
     if (this.held.size === 0) this.close();
   }
 
-  private async remove(keys: readonly string[], taskId: string): Promise<void> {
-    await Promise.all(keys.map((key) => this.redis.zrem(key, taskId)));
+  private async remove(sets: readonly CountedSet[], taskId: string): Promise<void> {
+    await Promise.all(sets.map((counted) => this.store.removeRunning(counted.set, taskId)));
   }
 }
 

@@ -6,37 +6,11 @@
 // share per round, split between its owners: an owner's n-th task in a tenant of k busy owners
 // is about the (n × k)-th of that tenant's turns when its turns are taken round by round.
 import type { RedisClient } from '../src/redis/connection.ts';
+import { tenantKeyOf } from '../src/store/owner.ts';
+import { FairShareStore } from '../src/store/shares/fair-share-store.ts';
 
 /** How long an owner counts as busy for its tenant after it last queued a turn. */
 export const TENANT_SHARE_WINDOW_MS = 300_000;
-
-// In the tenant's own slot: drop owners whose window has passed, (re)start this owner's, and
-// count. The time is Redis' own, so gateways with skewed clocks agree on who is still busy.
-const TENANT_SHARE_LUA = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return redis.call('ZCARD', KEYS[1])
-`;
-
-/** The tenant part of an owner key (`<agent>/<tenant>/<subject>`, each part URI-encoded). */
-export function tenantKeyOf(ownerKey: string): string {
-  const cut = ownerKey.lastIndexOf('/');
-  return cut < 0 ? ownerKey : ownerKey.slice(0, cut);
-}
-
-/** ZSET in the tenant's slot: owner key → ms until which it counts as busy (one agent's tenant, as turn queues are per agent). */
-export function tenantOwnersKey(prefix: string, ownerKey: string): string {
-  return `${prefix}:{t:${tenantKeyOf(ownerKey)}}:busyowners`;
-}
-
-/** Marks the owner busy in its tenant and answers how many of the tenant's owners are (this one included). */
-export async function tenantBusyOwners(connection: RedisClient, prefix: string, ownerKey: string, windowMs = TENANT_SHARE_WINDOW_MS): Promise<number> {
-  const count = await connection.eval(TENANT_SHARE_LUA, 1, tenantOwnersKey(prefix, ownerKey), ownerKey, windowMs);
-  return Math.max(1, Number(count));
-}
 
 /** How long this process trusts an owner's mark (well inside the window) and a tenant's count. */
 const MARK_REFRESH_MS = 30_000;
@@ -45,8 +19,9 @@ const COUNT_FRESH_MS = 1_000;
 const MEMO_LIMIT = 10_000;
 
 /**
- * tenantBusyOwners with a per-process memo, so a queued turn usually costs no Redis round trip:
- * an owner marked busy less than MARK_REFRESH_MS ago is still busy (its window is ten times
+ * How many of the owner's tenant's owners are busy, this one marked busy too (in the tenant's
+ * slot: FairShareStore.markBusy), with a per-process memo, so a queued turn usually costs no
+ * Redis round trip: an owner marked busy less than MARK_REFRESH_MS ago is still busy (its window is ten times
  * longer), and its tenant's count read less than COUNT_FRESH_MS ago is reused. An owner's first
  * turn, or its first after a while, always asks Redis, so a tenant whose crowd grows is seen as
  * growing at each new owner; the count a burst reuses is at most a second old.
@@ -54,19 +29,22 @@ const MEMO_LIMIT = 10_000;
 export class TenantShare {
   private readonly markedAt = new Map<string, number>();
   private readonly counted = new Map<string, { count: number; atMs: number }>();
+  private readonly store: FairShareStore;
 
   constructor(
-    private readonly connection: RedisClient,
-    private readonly prefix: string,
+    connection: RedisClient,
+    prefix: string,
     private readonly windowMs = TENANT_SHARE_WINDOW_MS,
-  ) {}
+  ) {
+    this.store = new FairShareStore(connection, prefix);
+  }
 
   async busyOwners(ownerKey: string, nowMs = Date.now()): Promise<number> {
     const tenant = tenantKeyOf(ownerKey);
     const marked = this.markedAt.get(ownerKey);
     const count = this.counted.get(tenant);
     if (marked !== undefined && nowMs - marked < MARK_REFRESH_MS && count !== undefined && nowMs - count.atMs < COUNT_FRESH_MS) return count.count;
-    const fresh = await tenantBusyOwners(this.connection, this.prefix, ownerKey, this.windowMs);
+    const fresh = Math.max(1, await this.store.markBusy(ownerKey, this.windowMs));
     if (this.markedAt.size >= MEMO_LIMIT) this.markedAt.clear();
     if (this.counted.size >= MEMO_LIMIT) this.counted.clear();
     this.markedAt.set(ownerKey, nowMs);

@@ -12,7 +12,7 @@ import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { TaskListing } from '../src/store/task-listing.ts';
 import { applyArtifactChunk, mergeArtifactChunks, parseStoredArtifacts, storedArtifactsField } from '../src/store/stored-artifacts.ts';
 import { TurnContext } from '../src/runtime/turn-context.ts';
-import { withMergedArtifacts } from '../src/push/push-store.ts';
+import { withMergedArtifacts } from '../src/store/push/push-store.ts';
 import { Redis } from 'ioredis';
 import { replayBoundOf } from '../src/store/replay-bound.ts';
 import { createStoredTask, deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';

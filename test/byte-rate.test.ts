@@ -137,12 +137,12 @@ describe('byte-weighted request rate', () => {
     try {
       const keys = new RedisKeys(uniquePrefix('byte-rate-unit'));
       const limit = { requestsPerSecond: 10, burst: 20 };
-      const weighted = new RateLimiter(redis, keys, 1_000);
+      const weighted = new RateLimiter(redis, keys.prefix, 1_000);
       expect(weighted.costOf(0, limit)).toBe(1);
       expect(weighted.costOf(999, limit)).toBe(1);
       expect(weighted.costOf(5_000, limit)).toBe(6);
       expect(weighted.costOf(1_000_000, limit)).toBe(20);
-      expect(new RateLimiter(redis, keys, 0).costOf(1_000_000, limit)).toBe(1);
+      expect(new RateLimiter(redis, keys.prefix, 0).costOf(1_000_000, limit)).toBe(1);
     } finally {
       await redis.quit();
     }

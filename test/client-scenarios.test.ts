@@ -120,8 +120,8 @@ const FLAVOURS: Flavour[] = [
 
 /**
  * A client as that kind of deployment builds it: a 1.0 client from the 1.0 card; a 0.3 client
- * from the card a request without A2A-Version gets (0.3-shaped), read without the 1.0
- * interfaces it also embeds, through the SDK's 0.3 compatibility transports.
+ * from the 0.3 card URL (?A2A-Version=0.3, 0.3-shaped), read without the 1.0 interfaces it
+ * also embeds, through the SDK's 0.3 compatibility transports.
  */
 async function clientFor(flavour: Flavour, agent: string): Promise<{ client: Client; recorded: ReturnType<typeof recordingFetch> }> {
   const recorded = recordingFetch();
@@ -135,7 +135,7 @@ async function clientFor(flavour: Flavour, agent: string): Promise<{ client: Cli
   const factory = new ClientFactory({ transports: [transport], cardResolver: new DefaultAgentCardResolver({ legacyCompat }) });
   const cardUrl = `${gw.url}/agents/${agent}/.well-known/agent-card.json`;
   if (flavour.version === '1.0') return { client: await factory.createFromUrl(cardUrl, ''), recorded };
-  const legacyCard = (await (await fetch(cardUrl)).json()) as Record<string, unknown>;
+  const legacyCard = (await (await fetch(`${cardUrl}?A2A-Version=0.3`)).json()) as Record<string, unknown>;
   expect(legacyCard.protocolVersion).toBe('0.3.0');
   delete legacyCard.supportedInterfaces;
   return { client: await factory.createFromAgentCard(legacyCard as unknown as AgentCard), recorded };

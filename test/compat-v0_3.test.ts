@@ -1,7 +1,7 @@
 // The 0.3 wire form with raw bodies, as 0.3 clients and samples send them: JSON-RPC with `kind`
 // discriminators, lower-case states and `final` flags; HTTP+JSON under /v1 in the 0.3 proto's
-// ProtoJSON (content, TASK_STATE_CANCELLED) with bare error bodies; the card in 0.3 shape for
-// requests without A2A-Version; and what stays a 1.0 matter (ListTasks, unknown versions).
+// ProtoJSON (content, TASK_STATE_CANCELLED) with bare error bodies; the card in 0.3 shape when asked
+// for by name (?A2A-Version=0.3); and what stays a 1.0 matter (ListTasks, unknown versions).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectUnchanged, startTestGateway, turnJobsSettled, waitFor, type TestGateway } from './support/harness.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
@@ -224,24 +224,31 @@ describe('HTTP+JSON, 0.3 bodies (/v1, the 0.3 proto ProtoJSON)', () => {
 });
 
 describe('cards', () => {
-  it('without A2A-Version the card is 0.3-shaped with its 0.3 interfaces, embedding the 1.0 ones; with 1.0 it is the 1.0 card, listing 0.3 beside 1.0', async () => {
-    const legacy = await fetch(`${gw.url}/.well-known/agent-card.json`);
-    const card = (await legacy.json()) as Json;
-    expect(legacy.headers.get('vary')).toContain('A2A-Version');
-    expect(card).toMatchObject({ protocolVersion: '0.3.0', url: gw.jsonRpcUrl, preferredTransport: 'JSONRPC', additionalInterfaces: [{ url: gw.restUrl, transport: 'HTTP+JSON' }] });
-    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
-    expect(card.supportedInterfaces).toHaveLength(4);
-    const modern = await fetch(`${gw.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } });
+  it('without A2A-Version the card is the 1.0 card (listing 0.3 beside 1.0); asked for 0.3 by header or query it is 0.3-shaped, embedding the 1.0 interfaces', async () => {
+    const modern = await fetch(`${gw.url}/.well-known/agent-card.json`);
     const modernCard = (await modern.json()) as Json;
+    expect(modern.headers.get('vary')).toContain('A2A-Version');
     expect(modernCard.url).toBeUndefined();
+    expect(modernCard.protocolVersion).toBeUndefined();
     expect(modernCard.supportedInterfaces.map((i: Json) => `${i.protocolBinding} ${i.protocolVersion}`)).toEqual(['JSONRPC 1.0', 'HTTP+JSON 1.0', 'JSONRPC 0.3', 'HTTP+JSON 0.3']);
-    expect(modern.headers.get('etag')).not.toBe(legacy.headers.get('etag'));
+    const named = await fetch(`${gw.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } });
+    expect(await named.json()).toEqual(modernCard);
+    for (const legacy of [
+      await fetch(`${gw.url}/.well-known/agent-card.json?A2A-Version=0.3`),
+      await fetch(`${gw.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '0.3' } }),
+    ]) {
+      const card = (await legacy.json()) as Json;
+      expect(card).toMatchObject({ protocolVersion: '0.3.0', url: gw.jsonRpcUrl, preferredTransport: 'JSONRPC', additionalInterfaces: [{ url: gw.restUrl, transport: 'HTTP+JSON' }] });
+      expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
+      expect(card.supportedInterfaces).toHaveLength(4);
+      expect(legacy.headers.get('etag')).not.toBe(modern.headers.get('etag'));
+    }
   });
 
   it('an agent of a several-agent gateway answers 0.3 in its own URL space', async () => {
     const several = await startTestGateway({ name: 'compat-agents', config: { agents: { one: { adapter: 'demo' }, two: { adapter: 'demo' } } } });
     try {
-      const card = (await (await fetch(`${several.url}/agents/two/.well-known/agent-card.json`)).json()) as Json;
+      const card = (await (await fetch(`${several.url}/agents/two/.well-known/agent-card.json?A2A-Version=0.3`)).json()) as Json;
       expect(card.url).toBe(`${several.url}/agents/two/a2a/jsonrpc`);
       const sent = await legacyRpc('message/send', { message: legacyMessage('echo two') }, {}, card.url as string);
       expect(sent.body.result.kind).toBe('task');
@@ -266,7 +273,7 @@ describe('cards', () => {
     });
 
     it('declares security the 0.3 way; the extended card is served by agent/getAuthenticatedExtendedCard and GET /v1/card', async () => {
-      const card = (await (await fetch(`${secured.url}/.well-known/agent-card.json`)).json()) as Json;
+      const card = (await (await fetch(`${secured.url}/.well-known/agent-card.json?A2A-Version=0.3`)).json()) as Json;
       expect(card.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
       expect(card.security).toEqual([{ bearer: [] }]);
       expect(card.supportsAuthenticatedExtendedCard).toBe(true);

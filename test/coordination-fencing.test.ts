@@ -3,7 +3,8 @@
 // turn that another worker now runs. Either refusal changes nothing.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AssignmentStore, type AssignmentRecord, type DelegationSettings } from '../src/coordination/assignment-store.ts';
+import type { AssignmentRecord, DelegationSettings } from '../src/coordination/assignment-records.ts';
+import { AssignmentStore } from '../src/store/assignments/assignment-store.ts';
 import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { createStoredTask, deletePrefix, REDIS_URL, snapshotKeys, uniquePrefix } from './support/harness.ts';
 
@@ -20,7 +21,7 @@ beforeAll(() => {
   redis = new Redis(REDIS_URL);
   prefix = uniquePrefix('coord-fence');
   store = new TaskStore(redis, prefix, 600);
-  assignments = new AssignmentStore(redis, store.keys);
+  assignments = new AssignmentStore(redis, store.keys.prefix);
 });
 
 afterAll(async () => {

@@ -99,7 +99,7 @@ describe('worker processes killed mid-turn, again and again', () => {
 
   const pidOf = (workerId: string): number => Number((/:(\d+):[^:]+$/.exec(workerId) as RegExpExecArray)[1]);
 
-  it('ends FAILED naming maxTurnAttempts and the lost workers, instead of looping', async () => {
+  it('ends FAILED naming maxTurnAttempts and the lost workers, instead of looping [guarantee:task.durable]', async () => {
     const sent = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 600'), configuration: { returnImmediately: true } });
     expect(sent.body.error).toBeUndefined();
     const taskId = (sent.body.result as { task: Task }).task.id;

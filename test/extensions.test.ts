@@ -2,6 +2,7 @@
 // A2A-Extensions activates the declared ones a request names (the response says which), a
 // required extension the client did not name refuses its messages with ExtensionSupportRequired
 // (nothing stored), calling an extension's method uses it, and the adapter sees what was active.
+import { DELIVERY_GUARANTEES_URI } from '../src/extensions/delivery-guarantees.ts';
 import { VERIFICATION_EXTENSION_URI } from '../src/extensions/verification.ts';
 import { randomBytes } from 'node:crypto';
 import { SendMessageRequest, type Message } from '@a2a-js/sdk';
@@ -50,8 +51,8 @@ async function cardOf(agent: string): Promise<{ capabilities: { extensions?: { u
 
 describe('the cards', () => {
   it("declare the gateway's extensions on every agent, and each agent's adapter extensions on its own card", async () => {
-    expect((await cardOf('demo')).capabilities.extensions?.map((e) => e.uri)).toEqual([ASSIGNMENTS_EXTENSION_URI, SCHEDULES_EXTENSION_URI, VERIFICATION_EXTENSION_URI]);
-    expect((await cardOf('geo')).capabilities.extensions?.map((e) => e.uri)).toEqual([ASSIGNMENTS_EXTENSION_URI, SCHEDULES_EXTENSION_URI, VERIFICATION_EXTENSION_URI, GEO]);
+    expect((await cardOf('demo')).capabilities.extensions?.map((e) => e.uri)).toEqual([ASSIGNMENTS_EXTENSION_URI, SCHEDULES_EXTENSION_URI, VERIFICATION_EXTENSION_URI, DELIVERY_GUARANTEES_URI]);
+    expect((await cardOf('geo')).capabilities.extensions?.map((e) => e.uri)).toEqual([ASSIGNMENTS_EXTENSION_URI, SCHEDULES_EXTENSION_URI, VERIFICATION_EXTENSION_URI, DELIVERY_GUARANTEES_URI, GEO]);
     const strict = (await cardOf('strict')).capabilities.extensions;
     expect(strict?.find((e) => e.uri === REQUIRED)).toMatchObject({ required: true, description: 'Terms every request accepts' });
     // Not required: left out, as the proto3 JSON form leaves a false boolean out (and so does the signed form).

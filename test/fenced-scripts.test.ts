@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AssignmentStore } from '../src/coordination/assignment-store.ts';
+import { AssignmentStore } from '../src/store/assignments/assignment-store.ts';
 import type { TaskStatus } from '../src/protocol/types.ts';
 import { ownerKeyOf, StaleLeaseError, TaskStore, type Owner, type StepRecord } from '../src/store/task-store.ts';
 import { scriptCaller } from '../src/store/script-call.ts';
@@ -31,7 +31,7 @@ beforeAll(() => {
   prefix = uniquePrefix('fence-table');
   redis = new Redis(REDIS_URL);
   store = new TaskStore(redis, prefix, 600);
-  assignments = new AssignmentStore(redis, store.keys, store.replay);
+  assignments = new AssignmentStore(redis, store.keys.prefix, store.replay);
 });
 
 afterAll(async () => {

@@ -79,7 +79,7 @@ async function expectSingleTurnTask(taskId: string, messageId: string, turns = 1
 }
 
 describe('idempotent SendMessage', () => {
-  it('a message sent twice in sequence makes one task and one turn', async () => {
+  it('a message sent twice in sequence makes one task and one turn [guarantee:send.idempotent]', async () => {
     const before = await taskCount();
     const message = textMessage('echo exactly once');
     const first = await sendMessage(message);
@@ -99,7 +99,7 @@ describe('idempotent SendMessage', () => {
     expect(await taskCount()).toBe(before + 1);
   });
 
-  it('five concurrent copies of a message make one task and one turn', async () => {
+  it('five concurrent copies of a message make one task and one turn [guarantee:send.idempotent]', async () => {
     const before = await taskCount();
     const message = textMessage('echo concurrently');
     const replies = await Promise.all(Array.from({ length: 5 }, () => sendMessage(message)));
@@ -175,7 +175,7 @@ describe('idempotent SendMessage', () => {
 });
 
 describe('persist before announce (invariant 1)', () => {
-  it('a returned task id is readable at once from another gateway, with its input message', async () => {
+  it('a returned task id is readable at once from another gateway, with its input message [guarantee:task.durable]', async () => {
     for (let i = 0; i < 20; i++) {
       const message = textMessage(i % 2 === 0 ? `echo persisted ${i}` : 'long 3');
       const sent = await sendMessage(message, true);

@@ -1,7 +1,9 @@
-// The cycle check (`npm run check:cycles`, which `npm run typecheck` and so CI run) really fails
-// on an import circle, one made of type imports alone included, and passes where there is none.
+// The import check (`npm run check:cycles`, which `npm run typecheck` and so CI run) really fails
+// on an import circle, one made of type imports alone included, and passes where there is none;
+// and it fails on a module outside the store importing a Redis key layout (keys-stay-in-store).
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -16,7 +18,7 @@ function checkCycles(folder: string): Promise<{ code: number; output: string }> 
   });
 }
 
-describe('the cycle check', () => {
+describe('the import check', () => {
   it('fails on a circle of type imports, naming the files of the circle', { timeout: 60_000 }, async () => {
     const { code, output } = await checkCycles('test/fixtures/import-cycle/circle');
     expect(code).not.toBe(0);
@@ -29,6 +31,31 @@ describe('the cycle check', () => {
     const { code, output } = await checkCycles('test/fixtures/import-cycle/line');
     expect(output).toContain('no dependency violations');
     expect(code).toBe(0);
+  });
+
+  it('fails on a module outside the store importing a key layout, naming the rule and the import', { timeout: 60_000 }, async () => {
+    const { code, output } = await checkCycles('test/fixtures/store-keys/outside');
+    expect(code).not.toBe(0);
+    expect(output).toContain('keys-stay-in-store');
+    expect(output).toContain('test/fixtures/store-keys/outside/push/outbox.ts → test/fixtures/store-keys/outside/store/keys.ts');
+  });
+
+  it('passes the same domain module going through a store object', { timeout: 60_000 }, async () => {
+    const { code, output } = await checkCycles('test/fixtures/store-keys/inside');
+    expect(output).toContain('no dependency violations');
+    expect(code).toBe(0);
+  });
+
+  it('keeps the product key layouts, the script loader, caller and definitions to src/store', () => {
+    const config = createRequire(import.meta.url)('../.dependency-cruiser.cjs') as { forbidden: { name: string; from: { pathNot: string }; to: { path: string } }[] };
+    const rule = config.forbidden.find((each) => each.name === 'keys-stay-in-store');
+    const guarded = new RegExp(rule?.to.path ?? '^$');
+    const exempt = new RegExp(rule?.from.pathNot ?? '^$');
+    const layouts = ['keys.ts', 'scripts.ts', 'script-call.ts', 'limit-scripts.ts', 'push-scripts.ts', 'push/push-keys.ts', 'schedules/schedule-keys.ts'];
+    for (const file of layouts) expect(guarded.test(`src/store/${file}`), file).toBe(true);
+    for (const file of ['task-store.ts', 'locks.ts', 'channels.ts', 'push/push-store.ts', 'limits/token-buckets.ts']) expect(guarded.test(`src/store/${file}`), file).toBe(false);
+    expect(exempt.test('src/store/push/push-store.ts')).toBe(true);
+    for (const importer of ['src/push/outbox.ts', 'src/gateway/readiness.ts', 'queues/turns.ts', 'adapters/echo/index.ts']) expect(exempt.test(importer), importer).toBe(false);
   });
 
   it('runs as part of the type check, over every product source folder', () => {

@@ -6,7 +6,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTimeline } from '../src/operator/task-timeline.ts';
-import { PushStore } from '../src/push/push-store.ts';
+import { PushKeys } from '../src/store/push/push-keys.ts';
+import { PushStore } from '../src/store/push/push-store.ts';
 import type { StreamResponse } from '../src/protocol/types.ts';
 import { creationEvent, inflate, INLINE_MESSAGE_BYTES, refersToHistory } from '../src/store/creation-event.ts';
 import { TaskStore } from '../src/store/task-store.ts';
@@ -97,7 +98,7 @@ describe('the message stored once', () => {
 
     // Push delivery: the outbox step's event JSON for a cursor before the creation event.
     const push = new PushStore(redis, gw.prefix);
-    await redis.hset(push.keys.task(taskId).configs, 'c1', JSON.stringify({ id: 'c1', taskId, url: 'https://receiver.test.example/hook' }));
+    await redis.hset(new PushKeys(gw.prefix).task(taskId).configs, 'c1', JSON.stringify({ id: 'c1', taskId, url: 'https://receiver.test.example/hook' }));
     const next = await push.next(taskId, true);
     expect(next.kind === 'ok' && next.deliveries[0]?.eventJson).toBe(liveEvents[0]?.json);
     const settled = await push.settle(taskId, 'c1', next.kind === 'ok' ? (next.deliveries[0]?.eventId ?? '') : '', 'delivered');

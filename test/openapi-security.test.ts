@@ -203,9 +203,10 @@ describe('openapi.yaml documents the security it enforces', () => {
   it('leaves exactly the public routes open (security: [])', () => {
     const open = RAW_OPERATIONS.filter(({ operation }) => Array.isArray(operation.security) && operation.security.length === 0).map(({ path }) => path);
     expect(open.sort()).toEqual([...PUBLIC_PATHS].sort());
-    // Outside the bindings only the agent list (any authenticated caller) and /metrics (a2a:admin) ask for credentials.
-    const notA2A = RAW_OPERATIONS.filter(({ path }) => !isA2A(path)).map(({ path }) => path);
-    expect(notA2A.sort(), 'every route outside the bindings but the agent list and /metrics is public').toEqual([...PUBLIC_PATHS, '/agents', '/metrics'].sort());
+    // Outside the bindings only the agent list (any authenticated caller), the MCP face and /metrics (a2a:admin) ask for credentials.
+    // The admin API (/admin/v1) needs a2a:admin, like the agent list needs credentials (test/admin-api.test.ts).
+    const notA2A = RAW_OPERATIONS.filter(({ path }) => !isA2A(path) && !path.startsWith('/admin/v1/')).map(({ path }) => path);
+    expect(notA2A.sort(), 'every route outside the bindings but the agent list, /mcp and /metrics is public').toEqual([...PUBLIC_PATHS, '/agents', '/mcp', '/metrics'].sort());
   });
 
   it('documents 401, 403 and 429 with the binding-specific shared responses on every A2A operation', () => {
@@ -438,7 +439,7 @@ describe('refusals of an authenticating gateway are served as documented', () =>
     const cardAnswer = await send(`${gw.url}/.well-known/agent-card.json`, 'GET');
     expectAsDocumented('/.well-known/agent-card.json', 'GET', cardAnswer);
     const card = JSON.parse(cardAnswer.text) as Json;
-    expect(Object.keys(card.securitySchemes as Json).sort()).toEqual(['bearer', 'partnerSignature']);
+    expect(Object.keys(card.securitySchemes as Json).sort()).toEqual(['apiKey', 'bearer', 'partnerSignature']);
     expect(card.signatures).toHaveLength(1);
     const header = decodeProtectedHeader({ protected: card.signatures[0].protected, signature: card.signatures[0].signature } as never);
     expect(header).toMatchObject({ alg: keys[0]?.alg, kid: keys[0]?.kid, jku: `${gw.url}/.well-known/jwks.json` });

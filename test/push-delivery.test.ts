@@ -60,7 +60,7 @@ describe.each(BINDINGS)('push notifications with the official client over $name'
     expect(jwks.keys.every((k) => k.d === undefined)).toBe(true);
   });
 
-  it('a streamed task with a config on SendStreamingMessage: the receiver gets every event, in order, signed, once each', async () => {
+  it('a streamed task with a config on SendStreamingMessage: the receiver gets every event, in order, signed, once each [guarantee:push.at-least-once]', async () => {
     const path = hookPath('stream');
     const request = SendMessageRequest.fromJSON({
       message: textMessage('stream the quick brown fox jumps'),

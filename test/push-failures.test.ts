@@ -60,7 +60,7 @@ async function deadLetters(taskId?: string, on: TestGateway = gw): Promise<{ id:
 }
 
 describe('push delivery through receiver failures', () => {
-  it('a receiver down for a while then up gets everything, in order, each event under one id', async () => {
+  it('a receiver down for a while then up gets everything, in order, each event under one id [guarantee:push.at-least-once]', async () => {
     const path = hookPath('down');
     await receiver.down();
     const taskId = await runTask('stream one two three four five', path);
@@ -149,7 +149,7 @@ describe('push delivery through receiver failures', () => {
     expect(receiver.deliveries.filter(toPath(path)).filter((d) => d.webhookId === letter?.id)).toHaveLength(1);
   });
 
-  it('retries end at the horizon with a dead letter; an operator replays it under the same id', async () => {
+  it('retries end at the horizon with a dead letter; an operator replays it under the same id [guarantee:push.at-least-once]', async () => {
     // A gateway of its own with a shorter horizon: every event of the task waits it out in turn.
     // 1.5 s still holds several retries (100–300 ms apart) where the test needs three; the
     // suite's 2.5 s must outlast the down receiver of the first test.

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agents } from '../src/agents/agents.ts';
 import { startGatewayRole, type GatewayHandle } from '../src/gateway/server.ts';
 import { createLogger } from '../src/logging/logger.ts';
-import { PushStore } from '../src/push/push-store.ts';
+import { PushKeys } from '../src/store/push/push-keys.ts';
+import { PushStore } from '../src/store/push/push-store.ts';
 import { startWorkerRole } from '../src/runtime/worker-role.ts';
 import { ROOT, rpc, spawnWorkerProcess, startTestGateway, textMessage, waitFor, type TestGateway, type WorkerProcess } from './support/harness.ts';
 import { startWebhookReceiver, type ReceivedDelivery, type WebhookReceiver } from './support/webhook-receiver.ts';
@@ -135,7 +136,7 @@ describe('push delivery across crashes', () => {
       await waitFor(() => new Set(receiver.accepted(path).map((d) => d.webhookId)).size >= stored.length || undefined, 20_000, 'every event delivered');
       expect(dedupedBodies(receiver.accepted(path))).toEqual(stored.map((e) => e.json));
       // Fully delivered and finished: its outbox entry goes.
-      const shard = new PushStore(gw.redis, gw.prefix).keys;
+      const shard = new PushKeys(gw.prefix);
       await waitFor(async () => ((await gw.redis.zscore(shard.outbox(shard.shardOf(taskId)), taskId)) === null ? true : undefined), 10_000, 'the outbox entry to go');
     } finally {
       await worker.close();

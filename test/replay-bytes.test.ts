@@ -134,7 +134,7 @@ describe('resuming from a buffer the byte bound trimmed', () => {
   const sdkState = (event: SdkStreamResponse): TaskState | undefined =>
     event.payload?.$case === 'statusUpdate' ? event.payload.value.status?.state : event.payload?.$case === 'task' ? event.payload.value.status?.state : undefined;
 
-  it('from before the buffer: the snapshot, the REPLAY_BUFFER_TRIMMED note, then live events; from inside: exactly the events after the id', async () => {
+  it('from before the buffer: the snapshot, the REPLAY_BUFFER_TRIMMED note, then live events; from inside: exactly the events after the id [guarantee:stream.replay]', async () => {
     const client = await new ClientFactory().createFromUrl(`${gw.url}/agents/burst/.well-known/agent-card.json`, '');
     const eventsKey = (taskId: string): string => `${gw.prefix}:{${taskId}}:events`;
     const first = await client.sendMessage(

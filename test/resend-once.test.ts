@@ -3,7 +3,8 @@
 // here every such call reaches Redis twice with the same arguments, exactly as a re-send does.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AssignmentStore, type AssignmentRecord, type DelegationSettings } from '../src/coordination/assignment-store.ts';
+import type { AssignmentRecord, DelegationSettings } from '../src/coordination/assignment-records.ts';
+import { AssignmentStore } from '../src/store/assignments/assignment-store.ts';
 import { ownerKeyOf, TaskStore, type Owner, type StepRecord } from '../src/store/task-store.ts';
 import { createStoredTask, deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
 
@@ -48,7 +49,7 @@ beforeAll(() => {
   redis = new Redis(REDIS_URL);
   prefix = uniquePrefix('resend');
   store = new TaskStore(redis, prefix, 600);
-  assignments = new AssignmentStore(redis, store.keys);
+  assignments = new AssignmentStore(redis, store.keys.prefix);
 });
 
 afterAll(async () => {

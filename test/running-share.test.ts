@@ -5,6 +5,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isShareFull, RunningShare, type RunningSlot } from '../queues/running-share.ts';
+import { ShareKeys } from '../src/store/shares/share-keys.ts';
 import { deletePrefix, REDIS_URL, rpc, startTestGateway, textMessage, uniquePrefix, waitFor, type TestGateway } from './support/harness.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
 
@@ -39,10 +40,10 @@ describe('running slots in Redis', () => {
       const bobs = slot(await share.take(bob, 't-b1'));
       // acme runs two (alice's and bob's): a third owner of acme waits, another tenant does not.
       expect(await share.take('default/acme/user%3At%3Adave', 't-d1')).toEqual({ full: 'tenant', running: 2, cap: 2 });
-      expect(await redis.zcard(share.ownerSet('default/acme/user%3At%3Adave'))).toBe(0);
+      expect(await redis.zcard(new ShareKeys(prefix).ownerRunning('default/acme/user%3At%3Adave'))).toBe(0);
       slot(await share.take(carol, 't-c1')).release();
       first.release();
-      await waitFor(async () => ((await redis.zcard(share.ownerSet(alice))) === 0 ? true : undefined), 5_000, "alice's slot to be given back");
+      await waitFor(async () => ((await redis.zcard(new ShareKeys(prefix).ownerRunning(alice))) === 0 ? true : undefined), 5_000, "alice's slot to be given back");
       slot(await share.take(alice, 't-a2')).release();
       bobs.release();
     } finally {
@@ -73,9 +74,9 @@ describe('running slots in Redis', () => {
       expect(isShareFull(await survivor.take(carol, 't-next'))).toBe(true);
       const recovered = slot(await survivor.take(carol, 't-lost'));
       expect(recovered.fresh).toBe(false);
-      expect(await redis.zcard(survivor.ownerSet(carol))).toBe(1);
+      expect(await redis.zcard(new ShareKeys(prefix).ownerRunning(carol))).toBe(1);
       recovered.release();
-      await waitFor(async () => ((await redis.zcard(survivor.ownerSet(carol))) === 0 ? true : undefined), 5_000, 'the recovered slot to be given back');
+      await waitFor(async () => ((await redis.zcard(new ShareKeys(prefix).ownerRunning(carol))) === 0 ? true : undefined), 5_000, 'the recovered slot to be given back');
       // Killed again, and this time nobody recovers the turn: the slot expires.
       const lost = new RunningShare(redis, prefix, { maxRunningTurnsPerOwner: 1, maxRunningTurnsPerTenant: 0, slotTtlMs: 600 });
       slot(await lost.take(carol, 't-gone'));

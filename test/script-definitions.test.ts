@@ -11,6 +11,7 @@ import * as limitScripts from '../src/store/limit-scripts.ts';
 import * as maintenanceScripts from '../src/store/maintenance-scripts.ts';
 import * as pushScripts from '../src/store/push-scripts.ts';
 import * as scheduleScripts from '../src/store/schedule-scripts.ts';
+import * as shareScripts from '../src/store/share-scripts.ts';
 import * as turnScripts from '../src/store/turn-scripts.ts';
 import { packScriptCall } from '../src/store/script-call.ts';
 import { ROOT } from './support/harness.ts';
@@ -22,10 +23,10 @@ interface DescribedScript {
   moreKeys?: string;
   args: object;
 }
-const exported: unknown[] = [gatewayScripts, turnScripts, maintenanceScripts, limitScripts, scheduleScripts, pushScripts, assignmentScripts].flatMap((module) => Object.values(module));
+const exported: unknown[] = [gatewayScripts, turnScripts, maintenanceScripts, limitScripts, scheduleScripts, pushScripts, assignmentScripts, shareScripts].flatMap((module) => Object.values(module));
 const definitions = exported.filter((value): value is DescribedScript => typeof value === 'object' && value !== null && 'name' in value && 'args' in value);
 /** Scripts whose arguments include a list the Lua reads to its end. */
-const VARIADIC_ARGS = new Set(['appendEvents', 'ownerIndex', 'registerAssignments']);
+const VARIADIC_ARGS = new Set(['appendEvents', 'ownerIndex', 'registerAssignments', 'streamSlotRenew', 'runningSlotRenew']);
 
 describe('script definitions', () => {
   it('cover every script, one definition each', () => {

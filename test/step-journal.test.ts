@@ -79,7 +79,7 @@ async function journalTask(name: string) {
 }
 
 describe('the step journal through the adapter context', () => {
-  it('runs a step once, replays its result, hands an unfinished one over as unknown, and is fenced', async () => {
+  it('runs a step once, replays its result, hands an unfinished one over as unknown, and is fenced [guarantee:turn.steps-once]', async () => {
     const { store, taskId, lease, contextFor } = await journalTask('journal');
 
     const first = contextFor((await lease('w1')).generation, 1);
@@ -152,7 +152,7 @@ describe('a step cut off by the turn\'s abort', () => {
 });
 
 describe('a worker killed mid-step', () => {
-  it('never charges twice: completed steps are replayed, the interrupted one reconciled, the rest run once', async () => {
+  it('never charges twice: completed steps are replayed, the interrupted one reconciled, the rest run once [guarantee:turn.steps-once]', async () => {
     const first = await spawnWorkerProcess(gw.prefix, adapterEnv(300));
     workers.push(first);
     const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('transfer 6'), configuration: { returnImmediately: true } });

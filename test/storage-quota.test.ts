@@ -98,7 +98,7 @@ describe('StorageQuota accounting', () => {
     redis = new Redis(REDIS_URL);
     prefix = uniquePrefix('quota');
     store = new TaskStore(redis, prefix, 1);
-    quota = new StorageQuota(redis, store.keys, { maxStoredBytes: 1_000_000, maxStoredTasks: 10 });
+    quota = new StorageQuota(redis, store.keys.prefix, { maxStoredBytes: 1_000_000, maxStoredTasks: 10 });
   });
 
   afterAll(async () => {

@@ -129,8 +129,8 @@ describe('StreamSlots (counted in Redis)', () => {
     const keys = new RedisKeys(uniquePrefix('stream-slots'));
     const caps = { maxStreamsPerOwner: 1, maxStreams: 2, streamSlotTtlMs: 1_000 };
     // Two instances stand for two gateways.
-    const one = new StreamSlots(redis, keys, caps);
-    const two = new StreamSlots(redis, keys, caps);
+    const one = new StreamSlots(redis, keys.prefix, caps);
+    const two = new StreamSlots(redis, keys.prefix, caps);
     try {
       const a = await one.take('a');
       await expect(two.take('a')).rejects.toThrow(/maxStreamsPerOwner/);
@@ -149,7 +149,7 @@ describe('StreamSlots (counted in Redis)', () => {
       b.release();
       await waitFor(async () => ((await redis.zcard(keys.openStreams())) === 0 ? true : undefined), 5_000, 'every release');
       // 0 means no cap, and nothing is written.
-      const unbounded = new StreamSlots(redis, keys, { maxStreamsPerOwner: 0, maxStreams: 0, streamSlotTtlMs: 1_000 });
+      const unbounded = new StreamSlots(redis, keys.prefix, { maxStreamsPerOwner: 0, maxStreams: 0, streamSlotTtlMs: 1_000 });
       for (let i = 0; i < 50; i++) await unbounded.take('a');
       expect(await redis.exists(keys.openStreams(), keys.ownerStreams('a'))).toBe(0);
     } finally {

@@ -213,7 +213,7 @@ describe('resume with Last-Event-ID (invariant 7)', () => {
     expect(fast.gateway.hub.listenerCount(taskId)).toBe(0);
   }
 
-  it('JSON-RPC: a dropped SubscribeToTask resumes with exactly the missed events, then live ones, then closes', async () => {
+  it('JSON-RPC: a dropped SubscribeToTask resumes with exactly the missed events, then live ones, then closes [guarantee:stream.replay]', async () => {
     await dropAndResume('jsonrpc', 'jsonrpc');
   }, 180_000);
 
@@ -360,7 +360,7 @@ describe('resume with Last-Event-ID (invariant 7)', () => {
 });
 
 describe('all streams of a task see the same sequence (invariant 7)', () => {
-  it('five subscribers of one task get identical ids and data', async () => {
+  it('five subscribers of one task get identical ids and data [guarantee:stream.replay]', async () => {
     const taskId = await startTask(fast, 'long 30');
     const streams = await Promise.all(Array.from({ length: 5 }, () => subscribe(fast, taskId)));
     await withTimeout(Promise.all(streams.map((s) => s.reader.done)), 90_000, 'all five streams to close');

@@ -142,7 +142,7 @@ describe('a re-sent messageId', () => {
     const taskOf = (answer: { body: Record<string, unknown> }): TaskView =>
       binding === 'rpc' ? (answer.body.result as { task: TaskView }).task : (answer.body as { task: TaskView }).task;
 
-    it(`${binding}: the same content is the same task; other text, parts or context is a conflict and stores nothing`, async () => {
+    it(`${binding}: the same content is the same task; other text, parts or context is a conflict and stores nothing [guarantee:send.idempotent]`, async () => {
       const message = textMessage('echo original');
       const first = taskOf(await send(message));
       const again = taskOf(await send({ ...message }));

@@ -73,7 +73,7 @@ const pidOf = (workerId: string): number => {
 };
 
 describe('worker recovery after SIGKILL', () => {
-  it('completes the turn on the surviving worker with attempts carried and an exact replay', async () => {
+  it('completes the turn on the surviving worker with attempts carried and an exact replay [guarantee:task.durable]', async () => {
     const sent = await rpc(gw.jsonRpcUrl, 'SendMessage', {
       message: textMessage('long 60'),
       configuration: { returnImmediately: true },

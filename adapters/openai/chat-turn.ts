@@ -3,7 +3,7 @@
 // turn's artifact, account for the tokens, and decide how the turn ends.
 import type OpenAI from 'openai';
 import type { JsonObject, JsonValue, Part } from '../../src/protocol/types.ts';
-import type { AdapterContext, TurnOutcome } from '../types.ts';
+import type { AdapterContext, CallerTokens, TurnOutcome } from '../types.ts';
 import type { ApiKeySource } from './api-key.ts';
 import { ASK_USER, ASK_USER_TOOL, questionOf } from './ask-user.ts';
 import { buildConversation, noticePart } from './chat-messages.ts';
@@ -22,6 +22,13 @@ export interface ChatTurnDeps {
   client: OpenAI;
   options: OpenAIAdapterOptions;
   keys: ApiKeySource;
+  /** The caller token for the model server (AdapterEnvironment.callerIdentity) and its audience, baseURL's origin. */
+  caller?: { tokens: CallerTokens; origin: string };
+}
+
+/** A fresh caller token per call (a retried call may come after the previous token expired). */
+async function callerHeaders(ctx: AdapterContext, deps: ChatTurnDeps): Promise<Record<string, string>> {
+  return deps.caller === undefined ? {} : { [deps.caller.tokens.header]: await deps.caller.tokens.token(ctx, deps.caller.origin) };
 }
 
 /** The artifact a turn's reply goes to: one per turn, so a later turn never replaces an earlier reply. */
@@ -103,7 +110,7 @@ export async function runChatTurn(ctx: AdapterContext, deps: ChatTurnDeps): Prom
       reply = await callModel(
         deps.client,
         request,
-        { stream: options.stream, streamUsage: options.streamUsage, streamIdleTimeoutMs: options.streamIdleTimeoutMs, signal: ctx.signal, headers: ctx.traceHeaders() },
+        { stream: options.stream, streamUsage: options.streamUsage, streamIdleTimeoutMs: options.streamIdleTimeoutMs, signal: ctx.signal, headers: { ...ctx.traceHeaders(), ...(await callerHeaders(ctx, deps)) } },
         writer,
       );
       break;

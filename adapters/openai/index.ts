@@ -6,6 +6,7 @@ import OpenAI from 'openai';
 import type { AgentSkill, JsonObject } from '../../src/protocol/types.ts';
 import type { Adapter, AdapterContext, AdapterEnvironment, TurnOutcome } from '../types.ts';
 import { boundedFetch, DEFAULT_ADAPTER_ENVIRONMENT } from '../bounded-response.ts';
+import { isLoopbackOrHttps, pinCallerHeader } from '../caller-header-fetch.ts';
 import { resolveApiKey } from './api-key.ts';
 import { runChatTurn } from './chat-turn.ts';
 import { parseOpenAIOptions, type OpenAIAdapterOptions } from './options.ts';
@@ -33,6 +34,12 @@ export function chatSkill(options: Pick<OpenAIAdapterOptions, 'model' | 'askUser
 export function createOpenAIAdapter(raw: JsonObject, environment: AdapterEnvironment = DEFAULT_ADAPTER_ENVIRONMENT): Adapter {
   const options = parseOpenAIOptions(raw);
   const keys = resolveApiKey(options);
+  // The caller token's audience: the model server's origin (baseURL's), and only there.
+  const caller = environment.callerIdentity === undefined ? undefined : { tokens: environment.callerIdentity, origin: new URL(options.baseURL).origin };
+  if (caller !== undefined && !isLoopbackOrHttps(new URL(options.baseURL))) {
+    throw new Error(`callerIdentity is on, but baseURL ${caller.origin} is plain http: the caller token would travel in the clear; use https (plain http is allowed to loopback addresses only)`);
+  }
+  const bounded = boundedFetch(environment.backendLimits);
   const client = new OpenAI({
     baseURL: options.baseURL,
     // The client insists on a credential; without a key its Authorization header is removed
@@ -47,7 +54,7 @@ export function createOpenAIAdapter(raw: JsonObject, environment: AdapterEnviron
     maxRetries: 0,
     timeout: options.requestTimeoutMs,
     // Every answer and stream of the model server is read within the agent's backendLimits.
-    fetch: boundedFetch(environment.backendLimits),
+    fetch: caller === undefined ? bounded : pinCallerHeader(bounded, caller.tokens.header, caller.origin),
     // The client's own log lines would go to the console, outside the gateway's logger.
     logLevel: 'off',
   });
@@ -62,7 +69,7 @@ export function createOpenAIAdapter(raw: JsonObject, environment: AdapterEnviron
       if (ctx.requestedSkill !== undefined && ctx.requestedSkill !== CHAT_SKILL_ID) {
         return { state: 'rejected', message: `unknown skill "${ctx.requestedSkill}"; this agent has one skill: ${CHAT_SKILL_ID}` };
       }
-      return runChatTurn(ctx, { client, options, keys });
+      return runChatTurn(ctx, { client, options, keys, ...(caller === undefined ? {} : { caller }) });
     },
   };
 }

@@ -7,7 +7,7 @@
 // interfaces on an origin the pin allows are used (origin-pin.ts); when that leaves none the
 // gateway speaks, the error names both origins.
 import { AgentCard, type AgentCard as SdkAgentCard } from '@a2a-js/sdk';
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type CallInterceptor, type Client } from '@a2a-js/sdk/client';
 import type { AgentCard as WireAgentCard } from '../../src/protocol/types.ts';
 import { OriginPin } from './origin-pin.ts';
 
@@ -30,6 +30,8 @@ export interface DownstreamAgentSettings {
   refreshMs: number;
   /** Where the card's interfaces may be (default: the url's origin only). */
   pin?: OriginPin;
+  /** Run on every SDK call (the caller token's, caller-token.ts). */
+  interceptors?: CallInterceptor[];
 }
 
 /** Splits the configured URL into what the SDK's card resolver takes. */
@@ -54,6 +56,7 @@ export class DownstreamAgent {
       // Order does not matter here: the card's interface order decides (createFromAgentCard).
       transports: [new JsonRpcTransportFactory({ fetchImpl: settings.fetch, legacyCompat }), new RestTransportFactory({ fetchImpl: settings.fetch, legacyCompat })],
       cardResolver: this.resolver,
+      ...(settings.interceptors === undefined ? {} : { clientConfig: { interceptors: settings.interceptors } }),
     });
   }
 

@@ -1,5 +1,6 @@
 // Canceling the downstream task when our turn is stopped for good.
 import { CancelTaskRequest, Task as SdkTask } from '@a2a-js/sdk';
+import type { ClientCallContext } from '@a2a-js/sdk/client';
 import { abortCauseOf } from '../abort-reasons.ts';
 import type { Task } from '../../src/protocol/types.ts';
 import type { AdapterContext } from '../types.ts';
@@ -17,7 +18,7 @@ const CANCEL_TIMEOUT_MS = 3_000;
  * A worker shutdown only hands the turn over, and the next worker re-attaches to the
  * downstream task, which must still be running then.
  */
-export async function stopDownstream(ctx: AdapterContext, downstream: DownstreamAgent, taskId: string | undefined, contextId: string | null): Promise<void> {
+export async function stopDownstream(ctx: AdapterContext, downstream: DownstreamAgent, taskId: string | undefined, contextId: string | null, callContext?: ClientCallContext): Promise<void> {
   const cause = abortCauseOf(ctx.signal);
   if (cause === 'shutdown' || cause === undefined) return;
   if (taskId === undefined) {
@@ -27,7 +28,7 @@ export async function stopDownstream(ctx: AdapterContext, downstream: Downstream
   let result: string;
   try {
     const { client } = await downstream.connection();
-    const task = await client.cancelTask(CancelTaskRequest.fromJSON({ id: taskId }), { signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS) });
+    const task = await client.cancelTask(CancelTaskRequest.fromJSON({ id: taskId }), { signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS), ...(callContext === undefined ? {} : { context: callContext }) });
     result = `downstream task is ${(SdkTask.toJSON(task) as Task).status.state}`;
   } catch (error) {
     result = `not canceled: ${describeDownstreamError(error)}`;

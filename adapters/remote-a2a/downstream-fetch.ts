@@ -48,6 +48,8 @@ export interface DownstreamFetchOptions {
   fetch?: typeof fetch;
   /** Where calls may go (default: anywhere; redirects stay on their call's origin either way). */
   pin?: OriginPin;
+  /** The caller token's header: sent only to the pinned origin (the token's audience), dropped on a hop anywhere else. */
+  callerHeader?: string;
 }
 
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
@@ -85,7 +87,7 @@ export function createDownstreamFetch(options: DownstreamFetchOptions): typeof f
 
 function createUntracedDownstreamFetch(options: DownstreamFetchOptions): typeof fetch {
   const base = options.fetch ?? fetch;
-  const { credentials, requestTimeoutMs, pin } = options;
+  const { credentials, requestTimeoutMs, pin, callerHeader } = options;
 
   /**
    * One call and the redirects that answer it, each hop with credentials applied afresh for its
@@ -103,6 +105,9 @@ function createUntracedDownstreamFetch(options: DownstreamFetchOptions): typeof 
       }
       const sent = new Headers(headers);
       if (hopBody === undefined) sent.delete('content-type');
+      // The caller token's audience is the configured origin: another origin the operator allows
+      // (a card's interface there) is a different backend, which must not be handed it.
+      if (callerHeader !== undefined && target.origin !== (pin?.pinned ?? new URL(url).origin)) sent.delete(callerHeader);
       await credentials?.apply({ method: hopMethod, url: target.href, headers: sent, body: hopBody ?? '' });
       const response = await base(target.href, { ...init, method: hopMethod, headers: sent, body: hopBody, signal, redirect: 'manual' });
       const location = response.headers.get('location');

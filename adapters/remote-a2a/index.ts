@@ -5,7 +5,8 @@
 import type { JsonObject } from '../../src/protocol/types.ts';
 import type { Adapter, AdapterContext, AdapterDescription, AdapterEnvironment, TurnOutcome } from '../types.ts';
 import { boundedFetch, DEFAULT_ADAPTER_ENVIRONMENT } from '../bounded-response.ts';
-import { createCredentials } from './credentials/index.ts';
+import { callerCallContext, callerTokenInterceptor } from './caller-token.ts';
+import { createCredentials, isLoopbackHttp } from './credentials/index.ts';
 import { describeDownstream } from './describe.ts';
 import { createDownstreamFetch } from './downstream-fetch.ts';
 import { DownstreamAgent } from './downstream-agent.ts';
@@ -31,11 +32,16 @@ export function createRemoteA2aAdapter(options: JsonObject, baseDir: string = pr
   const bounded = boundedFetch(environment.backendLimits);
   const credentials = createCredentials(parsed.credentials, { requestTimeoutMs: parsed.requestTimeoutMs, fetch: bounded });
   const pin = new OriginPin(parsed.url, parsed.allowedOrigins);
+  const caller = environment.callerIdentity;
+  if (caller !== undefined && new URL(parsed.url).protocol !== 'https:' && !isLoopbackHttp(new URL(parsed.url))) {
+    throw new Error(`callerIdentity is on, but url ${pin.pinned} is plain http: the caller token would travel in the clear; use https (plain http is allowed to loopback addresses only)`);
+  }
   const downstream = new DownstreamAgent({
     url: parsed.url,
-    fetch: createDownstreamFetch({ credentials, requestTimeoutMs: parsed.requestTimeoutMs, fetch: bounded, pin }),
+    fetch: createDownstreamFetch({ credentials, requestTimeoutMs: parsed.requestTimeoutMs, fetch: bounded, pin, ...(caller === undefined ? {} : { callerHeader: caller.header }) }),
     refreshMs: parsed.cardRefreshSeconds * 1000,
     pin,
+    ...(caller === undefined ? {} : { interceptors: [callerTokenInterceptor(caller.header)] }),
   });
   let described: { fetchedAtMs: number; description: AdapterDescription } | undefined;
   return {
@@ -52,7 +58,7 @@ export function createRemoteA2aAdapter(options: JsonObject, baseDir: string = pr
       return described.description;
     },
     run(ctx: AdapterContext): Promise<TurnOutcome> {
-      return new RemoteTurn(ctx, { downstream, options: parsed }).run();
+      return new RemoteTurn(ctx, { downstream, options: parsed, callContext: callerCallContext(ctx, caller, pin.pinned) }).run();
     },
   };
 }

@@ -2,6 +2,7 @@
 // message (by its messageId) before it is sent again, so a turn never starts a second
 // downstream task for one message.
 import { GetTaskRequest, ListTasksRequest, type Task as SdkTask } from '@a2a-js/sdk';
+import type { ClientCallContext } from '@a2a-js/sdk/client';
 import type { JsonObject, Message } from '../../src/protocol/types.ts';
 import type { AdapterContext } from '../types.ts';
 import type { DownstreamAgent } from './downstream-agent.ts';
@@ -18,7 +19,7 @@ export type Sent = { kind: 'task'; taskId: string; contextId: string | null } | 
 export interface LostSendDeps {
   ctx: AdapterContext;
   downstream: DownstreamAgent;
-  callOptions: { signal: AbortSignal; serviceParameters: Record<string, string> };
+  callOptions: { signal: AbortSignal; serviceParameters: Record<string, string>; context?: ClientCallContext };
   signal: AbortSignal;
   /** Retries a call while the downstream is unreachable (DownstreamReachability.retrying). */
   retrying: <T>(call: () => Promise<T>) => Promise<T>;

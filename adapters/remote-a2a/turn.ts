@@ -7,7 +7,7 @@
 // have arrived) it looks for the message among the downstream's tasks, and only sends again
 // (with the same messageId) when the downstream does not have it.
 import { GetTaskRequest, Message as SdkMessage, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task as SdkTask, type StreamResponse as SdkStreamResponse } from '@a2a-js/sdk';
-import type { Client } from '@a2a-js/sdk/client';
+import type { Client, ClientCallContext } from '@a2a-js/sdk/client';
 import type { AdapterContext, StepHandle, StepOutcome, TurnOutcome } from '../types.ts';
 import type { JsonObject, Message, Part, StreamResponse as WireEvent, Task, TaskStatus } from '../../src/protocol/types.ts';
 import type { DownstreamAgent, DownstreamConnection } from './downstream-agent.ts';
@@ -36,6 +36,8 @@ const TURN_ENDED = new DOMException('The turn ended', 'AbortError');
 export interface RemoteTurnDeps {
   downstream: DownstreamAgent;
   options: RemoteA2aOptions;
+  /** Carries the turn's caller token signer to the SDK calls (caller-token.ts); undefined when the backend gets none. */
+  callContext?: ClientCallContext | undefined;
 }
 
 export class RemoteTurn {
@@ -45,7 +47,7 @@ export class RemoteTurn {
   private readonly local = new AbortController();
   private readonly signal: AbortSignal;
   /** Every downstream call's options: the turn's signal, and its trace context as headers (the call's span continues it). */
-  private readonly callOptions: { signal: AbortSignal; serviceParameters: Record<string, string> };
+  private readonly callOptions: { signal: AbortSignal; serviceParameters: Record<string, string>; context?: ClientCallContext };
   private taskId: string | undefined;
   private contextId: string | null = null;
   /** A fresh send's open stream and the event that carried the task id. */
@@ -63,7 +65,7 @@ export class RemoteTurn {
     this.ctx = ctx;
     this.deps = deps;
     this.signal = AbortSignal.any([ctx.signal, this.local.signal]);
-    this.callOptions = { signal: this.signal, serviceParameters: ctx.traceHeaders() };
+    this.callOptions = { signal: this.signal, serviceParameters: ctx.traceHeaders(), ...(deps.callContext === undefined ? {} : { context: deps.callContext }) };
     this.mirror = new ArtifactMirror(ctx.artifacts);
     this.link = new DownstreamReachability(ctx, deps.options, this.signal, () => this.taskId);
     this.lostSends = new LostSendSearch({ ctx, downstream: deps.downstream, callOptions: this.callOptions, signal: this.signal, retrying: (call) => this.link.retrying(call) });
@@ -94,7 +96,7 @@ export class RemoteTurn {
       return ended.outcome;
     } catch (error) {
       if (ctx.signal.aborted) {
-        await stopDownstream(ctx, this.deps.downstream, this.taskId, this.contextId);
+        await stopDownstream(ctx, this.deps.downstream, this.taskId, this.contextId, this.deps.callContext);
         throw ctx.signal.reason as Error;
       }
       if (isRetryable(error)) throw error;

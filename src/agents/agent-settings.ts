@@ -1,6 +1,7 @@
 // The agents a configuration describes, with every default applied: the one place that knows
 // how the top-level settings (adapter, agentName, limits…) fill in what an agent leaves out,
 // and which agent answers at the root URLs.
+import { callerIdentitySchema, type CallerIdentitySettings } from '../config/schema/caller-identity.ts';
 import { AGENT_NAME_PATTERN, configSchema, type AgentConfig, type GatewayConfig, type InputPolicy } from '../config/schema.ts';
 import type { AgentSkill, JsonObject } from '../protocol/types.ts';
 import type { BackendLimits } from '../../adapters/types.ts';
@@ -50,6 +51,8 @@ export interface AgentSettings {
   limits: AgentLimits;
   /** What this agent's backend may make a worker read (its own backendLimits over the top-level ones). */
   backendLimits: BackendLimits;
+  /** Whether (and how) this agent's backend is told who is calling. */
+  callerIdentity: CallerIdentitySettings;
 }
 
 export interface ResolvedAgents {
@@ -122,6 +125,7 @@ export function resolveAgents(config: GatewayConfig): ResolvedAgents {
         maxTaskOutputBytes: limits.maxTaskOutputBytes ?? config.limits.maxTaskOutputBytes,
       },
       backendLimits: { ...config.backendLimits, ...definedOnly(entry.backendLimits ?? {}) },
+      callerIdentity: entry.callerIdentity ?? callerIdentitySchema.parse({}),
     } satisfies AgentSettings;
   });
   return { agents, defaultAgent };

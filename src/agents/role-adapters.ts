@@ -1,7 +1,8 @@
 // Which adapter runs a task: the agent's own for its top-level tasks, the role's for a
 // sub-agent's assignment. Every worker loads the same set, so any worker can run any task.
 import { loadAdapter } from '../../adapters/module-loader.ts';
-import type { Adapter, AdapterEnvironment } from '../../adapters/types.ts';
+import type { Adapter, AdapterEnvironment, BackendLimits, CallerTokens } from '../../adapters/types.ts';
+import { callerTokensFor, type CallerTokenSigner } from '../auth/caller-identity.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { JsonObject } from '../protocol/types.ts';
 
@@ -12,6 +13,11 @@ export interface SharedRoles {
   demo: Adapter;
 }
 
+/** An adapter's environment: its backend's bounds, and its caller tokens when its backend gets them. */
+export function environmentOf(backendLimits: BackendLimits, callerIdentity: CallerTokens | undefined): AdapterEnvironment {
+  return callerIdentity === undefined ? { backendLimits } : { backendLimits, callerIdentity };
+}
+
 export class RoleAdapters {
   private constructor(
     readonly main: Adapter,
@@ -20,12 +26,13 @@ export class RoleAdapters {
   ) {}
 
   /** Loads every configured role's adapter at start, so a bad module fails the start, not a turn. */
-  static async loadShared(config: GatewayConfig, baseDir: string): Promise<SharedRoles> {
+  static async loadShared(config: GatewayConfig, baseDir: string, signer?: CallerTokenSigner): Promise<SharedRoles> {
     // Roles serve every agent, so their backends are held to the gateway-wide bounds.
     const environment: AdapterEnvironment = { backendLimits: config.backendLimits };
     const roles = new Map<string, Adapter>();
     for (const [role, settings] of Object.entries(config.delegation.roles)) {
-      roles.set(role, await loadAdapter(settings.adapter, settings.adapterOptions as JsonObject, baseDir, environment));
+      const own = environmentOf(config.backendLimits, callerTokensFor(settings.callerIdentity, signer));
+      roles.set(role, await loadAdapter(settings.adapter, settings.adapterOptions as JsonObject, baseDir, own));
     }
     return { roles, demo: await loadAdapter('demo', {}, baseDir, environment) };
   }

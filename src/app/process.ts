@@ -12,6 +12,7 @@ import { buildWorkerRole, type WorkerRole } from '../runtime/worker-role.ts';
 import { startMetricsServer, type MetricsServerHandle } from '../telemetry/metrics-server.ts';
 import { startObservability } from '../telemetry/observability.ts';
 import { Lifecycle } from './lifecycle.ts';
+import { startControlPlane } from '../control/control-plane.ts';
 
 export interface ProcessSetup {
   config: GatewayConfig;
@@ -40,8 +41,11 @@ export async function composeProcess(setup: ProcessSetup): Promise<ComposedProce
   const parts = await lifecycle.build(async () => {
     const metricsUrl = await startTelemetry(lifecycle, config, roles);
     const health = !roles.gateway && roles.worker ? await startHealthPort(lifecycle, config) : undefined;
+    // One view of the control-plane resources for all the process's roles: the process is not
+    // ready before it holds them, and it outlives the roles at shutdown.
+    const control = await startControlPlane(lifecycle, config, logger);
     const worker = roles.worker ? await buildWorkerRole(lifecycle, config, agents, logger, { baseDir }) : undefined;
-    const gateway = roles.gateway ? await buildGatewayRole(lifecycle, config, agents, logger, { baseDir }) : undefined;
+    const gateway = roles.gateway ? await buildGatewayRole(lifecycle, config, agents, logger, { baseDir, control }) : undefined;
     return { gateway, worker, health, metricsUrl };
   });
   return { lifecycle, ...parts };

@@ -25,6 +25,8 @@ export interface Authenticator {
   authenticate(request: CallerRequest): Promise<Authentication>;
   /** The schemes accepted, for the card: bearer tokens always, signatures when partners exist. */
   readonly acceptsSignatures: boolean;
+  /** API keys in X-API-Key (the control plane's: src/control/api-keys.ts). */
+  readonly acceptsApiKeys?: boolean;
   readonly enabled: boolean;
 }
 
@@ -36,7 +38,12 @@ export const AUTHENTICATION_OFF: Authenticator = {
   authenticate: () => Promise.resolve(settled(undefined)),
 };
 
-export function createAuthenticator(jwt: JwtVerifier, signatures: RequestSignatureVerifier | undefined): Authenticator {
+/** Checks an API key; throws UNAUTHENTICATED for one it cannot accept. */
+export interface ApiKeyCheck {
+  verify(key: string): Principal;
+}
+
+export function createAuthenticator(jwt: JwtVerifier, signatures: RequestSignatureVerifier | undefined, apiKeys?: ApiKeyCheck): Authenticator {
   const challenges = [bearerChallenge()];
   if (signatures !== undefined) challenges.push(`Signature realm="${AUTH_REALM}"`);
   const missing = (): A2AError =>
@@ -50,8 +57,18 @@ export function createAuthenticator(jwt: JwtVerifier, signatures: RequestSignatu
   return {
     enabled: true,
     acceptsSignatures: signatures !== undefined,
+    acceptsApiKeys: apiKeys !== undefined,
     async authenticate(request) {
       const credentials = presentedCredentials(request);
+      if (credentials.kind === 'api-key') {
+        if (apiKeys === undefined) {
+          throw new A2AError('UNAUTHENTICATED', 'This gateway does not take API keys: send "Authorization: Bearer <token>".', {
+            metadata: { reason: 'API_KEYS_NOT_ACCEPTED' },
+            headers: { 'WWW-Authenticate': challenges.join(', ') },
+          });
+        }
+        return settled(apiKeys.verify(credentials.key));
+      }
       if (credentials.kind === 'signature') {
         if (signatures === undefined) {
           throw new A2AError('UNAUTHENTICATED', 'This gateway has no partners registered: signed requests are not accepted. Send a bearer token.', {

@@ -2,13 +2,13 @@ import { SCOPES, type Scope } from '../protocol/scopes.ts';
 import type { Owner } from '../store/task-store.ts';
 
 /** How the caller proved who it is. */
-export type AuthMethod = 'jwt' | 'signature' | 'none';
+export type AuthMethod = 'jwt' | 'signature' | 'api-key' | 'none';
 
 /** An authenticated caller: whose tasks it sees, in which tenant, and what it may do. */
 export interface Principal {
   /** The tenant the credentials belong to ("" = the default tenant). */
   tenant: string;
-  /** Owner id of the tasks it creates: `user:<issuer id>:<sub>`, `partner:<id>` or `anonymous`. */
+  /** Owner id of the tasks it creates: `user:<issuer id>:<sub>`, `partner:<id>`, `key:<owner>` (an API key's) or `anonymous`. */
   subject: string;
   /** The scopes that decide which operations it may call. */
   scopes: ReadonlySet<Scope>;

@@ -10,6 +10,7 @@ import { logFailure } from '../logging/operator-failures.ts';
 import { startupBanner } from './banner.ts';
 import { runHealthcheckCommand } from './healthcheck.ts';
 import { formatInspection, inspectTask } from './inspect.ts';
+import { runAdminCommand } from './admin.ts';
 import { generateKeys, KEYS_USAGE, parseKeysArguments } from './keys.ts';
 import { checkRedisReachable, openRedis } from '../redis/connection.ts';
 import { gracefulStop } from '../runtime/shutdown-policy.ts';
@@ -25,6 +26,8 @@ const USAGE = `Usage: a2a-gateway <command>
            exits 0 when this container's gateway (A2A_PORT) or worker (A2A_HEALTH_PORT) is ready, else 1
   keys generate [--dir <folder>] [--partner <id>] [--force]
            writes card-signing, webhook-signing and partner keys and prints the configuration using them
+  admin <api-keys|partners|issuers> list|get|put|delete, admin audit|export|apply
+           the control plane's admin API of a running gateway (a2a-gateway admin for details)
 
 Configuration comes from A2A_* environment variables and an optional A2A_CONFIG file (JSON or YAML); every setting: docs/configuration.md.`;
 
@@ -63,6 +66,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'tasks') {
     await runTasksCommand(argv.slice(1));
+    return;
+  }
+  if (command === 'admin') {
+    process.exitCode = await runAdminCommand(argv.slice(1));
     return;
   }
   if (command === 'healthcheck') {

@@ -102,6 +102,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_DELEGATION_MAX_PARALLEL: 'delegation.maxParallel',
   A2A_CONSOLE_ENABLED: 'console.enabled',
   A2A_CONSOLE_RECENT_TASKS_MAX: 'console.recentTasksMax',
+  A2A_MCP_ENABLED: 'mcp.enabled',
   A2A_CARD_SIGNING: 'cardSigning',
   A2A_PUSH_ENABLED: 'push.enabled',
   A2A_PUSH_ALLOWED_HOSTS: 'push.allowedHosts',
@@ -116,6 +117,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_SCHEDULES_MAX_PER_OWNER: 'schedules.maxPerOwner',
   A2A_SCHEDULES_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',
   A2A_CARD_SIGNING_KEY_FILE: 'cardSigningKeyFile',
+  A2A_CALLER_IDENTITY_KEY_FILE: 'callerIdentityKeyFile',
   A2A_SHUTDOWN_DRAIN_MS: 'shutdownDrainMs',
   // The OpenTelemetry variables first, so the A2A_ ones win when both are set.
   OTEL_EXPORTER_OTLP_ENDPOINT: 'telemetry.otlpEndpoint',

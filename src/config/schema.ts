@@ -7,6 +7,7 @@ import { backendLimitsSchema } from './schema/backend-limits.ts';
 import { consoleSchema } from './schema/console.ts';
 import { delegationSchema } from './schema/delegation.ts';
 import { limitsSchema } from './schema/limits.ts';
+import { mcpSchema } from './schema/mcp.ts';
 import { pushSchema } from './schema/push.ts';
 import { replaySchema } from './schema/replay.ts';
 import { jsonLimitsSchema, trustProxySchema } from './schema/requests.ts';
@@ -18,6 +19,7 @@ export { AGENT_NAME_PATTERN, INPUT_POLICIES, type AgentConfig, type InputPolicy 
 export { JWT_ALGORITHMS, type IssuerConfig, type PartnerConfig } from './schema/auth.ts';
 export { DEFAULT_BACKEND_LIMITS, type BackendLimitsConfig } from './schema/backend-limits.ts';
 export { type RoleConfig } from './schema/delegation.ts';
+export { type McpConfig } from './schema/mcp.ts';
 export { type JsonLimits, type TrustProxySetting } from './schema/requests.ts';
 export { isGrantableScope } from './schema/scopes.ts';
 export { ENV_KEYS } from './env-keys.ts';
@@ -242,10 +244,16 @@ export const configSchema = z.object({
   delegation: delegationSchema.default(delegationSchema.parse({})),
   /** The operator console and the operators' task index (docs/console.md). */
   console: consoleSchema.default(consoleSchema.parse({})),
+  /** The MCP face at /mcp: every agent a caller may use as a tool (docs/mcp.md). */
+  mcp: mcpSchema.default(mcpSchema.parse({})),
   /** Sign the agent card (spec 8.4) with the key in dataDir (or cardSigningKeyFile); its public key is at /.well-known/jwks.json. */
   cardSigning: booleanish.default(true),
   /** Private JWK file (ES256 or EdDSA) of the card signing key; default: generated in dataDir. Give every gateway the same file. */
   cardSigningKeyFile: z.string().min(1).optional(),
+  /** Private JWK file (ES256 or EdDSA) of the key that signs caller identity tokens to backends (an agent's callerIdentity); default: generated in dataDir. Give every gateway and worker the same file. */
+  callerIdentityKeyFile: z.string().min(1).optional(),
+  /** JWK files (private or public) published on /.well-known/jwks.json beside the caller identity key without signing: the next key before a rotation, the old one after it (docs/operations.md). */
+  callerIdentityPublishedKeyFiles: z.array(z.string().min(1)).default([]),
   /**
    * JWK files (private or public) of keys that signed cards before a rotation: published on
    * /.well-known/jwks.json beside the current key until removed (the rotation's overlap window).

@@ -9,15 +9,10 @@ import type { TraceContext } from '../telemetry/spans.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { derivedId, newId } from '../ids.ts';
-import { GATEWAY_METADATA_KEY, ownerFromKey, ownerKeyOf, StaleLeaseError, type Owner, type TaskStore, type TaskVersions } from '../store/task-store.ts';
+import { GATEWAY_METADATA_KEY, ownerFromKey, StaleLeaseError, type Owner, type TaskStore, type TaskVersions } from '../store/task-store.ts';
 import type { Artifact, JsonObject, Message, Part, TaskState } from '../protocol/types.ts';
-import {
-  SETTLED_STATES,
-  type AssignmentRecord,
-  type AssignmentStore,
-  type DelegationSettings,
-  type SettledState,
-} from './assignment-store.ts';
+import type { AssignmentStore } from '../store/assignments/assignment-store.ts';
+import { SETTLED_STATES, type AssignmentRecord, type DelegationSettings, type SettledState } from './assignment-records.ts';
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const MAX_ASSIGNMENTS = 1000;
@@ -214,7 +209,6 @@ export class Delegator {
         // Sub-agents' tasks count against their owner's active-task cap like any other.
         maxActiveTasks: this.options.maxActiveTasksFor(owner.agent),
         links: { parentTaskId: turn.taskId, role: assignment.role, readOnly: readOnly === true },
-        idempotencyKey: this.options.store.keys.childCreated(ownerKeyOf(owner), childId),
         callerScopes: turn.callerScopes ?? [],
         now: new Date(),
       });

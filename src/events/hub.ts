@@ -7,7 +7,7 @@
 import { isCluster, whenReady } from '../redis/connection.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { TaskState } from '../protocol/types.ts';
-import type { RedisKeys } from '../store/keys.ts';
+import type { TaskChannels } from '../store/channels.ts';
 
 export interface LiveEvent {
   /** Redis Stream id of the event: the SSE `id:` and the Last-Event-ID to resume from. */
@@ -93,7 +93,7 @@ export class EventHub {
    */
   constructor(
     private readonly subscriber: RedisClient,
-    private readonly keys: RedisKeys,
+    private readonly channels: TaskChannels,
     options: { outageGraceMs?: number } = {},
   ) {
     this.sharded = isCluster(subscriber);
@@ -134,10 +134,10 @@ export class EventHub {
   /** What a reconnect re-sends (ioredis does it too; the reply orders it before any buffer read). */
   private async subscribeAgain(): Promise<void> {
     if (!this.sharded) {
-      await this.subscriber.psubscribe(this.keys.eventChannelPattern());
+      await this.subscriber.psubscribe(this.channels.eventChannelPattern());
       return;
     }
-    await Promise.all([...this.subscriptions.keys()].map((taskId) => this.subscriber.ssubscribe(this.keys.eventChannel(taskId))));
+    await Promise.all([...this.subscriptions.keys()].map((taskId) => this.subscriber.ssubscribe(this.channels.eventChannel(taskId))));
   }
 
   private onDisconnected(): void {
@@ -172,7 +172,7 @@ export class EventHub {
   /** Subscribes once (sharded mode: connects; tasks are subscribed as they are watched); resolves when Redis confirmed it. */
   start(): Promise<void> {
     this.ready ??= whenReady(this.subscriber)
-      .then(() => (this.sharded ? undefined : this.subscriber.psubscribe(this.keys.eventChannelPattern())))
+      .then(() => (this.sharded ? undefined : this.subscriber.psubscribe(this.channels.eventChannelPattern())))
       .then(() => undefined);
     return this.ready;
   }
@@ -193,7 +193,7 @@ export class EventHub {
 
   private subscribeTask(taskId: string): Promise<void> {
     const subscribed = (this.ready ?? whenReady(this.subscriber))
-      .then(() => this.subscriber.ssubscribe(this.keys.eventChannel(taskId)))
+      .then(() => this.subscriber.ssubscribe(this.channels.eventChannel(taskId)))
       .then(
         () => undefined,
         (error: Error) => {
@@ -210,7 +210,7 @@ export class EventHub {
 
   private unsubscribeTask(taskId: string): void {
     if (!this.subscriptions.delete(taskId)) return;
-    this.subscriber.sunsubscribe(this.keys.eventChannel(taskId)).catch(() => undefined);
+    this.subscriber.sunsubscribe(this.channels.eventChannel(taskId)).catch(() => undefined);
   }
 
   /** Number of in-process listeners of one task (what the subscriber-leak test watches). */
@@ -263,7 +263,7 @@ export class EventHub {
   }
 
   private dispatch(channel: string, message: string): void {
-    const taskId = this.keys.taskOfEventChannel(channel);
+    const taskId = this.channels.taskOfEventChannel(channel);
     if (taskId === undefined) return;
     const set = this.listeners.get(taskId);
     // Most events are for tasks nobody here watches: skip the parse.

@@ -1,17 +1,19 @@
 // The extensions one agent declares on its card: this gateway's own (their methods work on
-// every agent) and those its adapter declares. Checked when the agent is loaded, so a bad
+// every agent), the statements of this deployment (delivery guarantees) and those its adapter
+// declares. Checked when the agent is loaded, so a bad
 // declaration stops the start instead of producing a card clients cannot use.
 import type { Adapter } from '../../adapters/types.ts';
 import type { ExtensionDeclaration } from './definition.ts';
 import { GATEWAY_EXTENSIONS } from './gateway-extensions.ts';
 
-export function extensionsOf(adapter: Adapter): ExtensionDeclaration[] {
+export function extensionsOf(adapter: Adapter, deployment: readonly ExtensionDeclaration[] = []): ExtensionDeclaration[] {
   const declared: ExtensionDeclaration[] = GATEWAY_EXTENSIONS.map(({ uri, description, required, params }) => ({
     uri,
     description,
     ...(required === undefined ? {} : { required }),
     ...(params === undefined ? {} : { params }),
   }));
+  declared.push(...deployment);
   for (const [index, extension] of (adapter.extensions ?? []).entries()) {
     const where = `adapter ${adapter.name}: extensions[${index}]`;
     if (extension === null || typeof extension !== 'object' || typeof extension.uri !== 'string' || !URL.canParse(extension.uri)) {

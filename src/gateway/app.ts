@@ -28,8 +28,11 @@ import { declaredBodyCharge } from '../operations/dispatch.ts';
 import { JSONRPC_PATH, REST_BASE_PATH } from '../protocol/endpoints.ts';
 import { observeRequest } from '../telemetry/request-observer.ts';
 import { registerConsoleRoutes } from '../console/console-routes.ts';
+import { registerMcpRoutes, type McpFaceSettings } from '../mcp/mcp-routes.ts';
 import { logAccess } from './access-log.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
+import { registerAdminV1Routes } from './admin-v1-routes.ts';
+import type { ControlService } from '../control/control-service.ts';
 import { admit, ADMISSION_STEPS } from './admission.ts';
 import { checkAgentListMethod, handleAgentList } from './agent-list.ts';
 import { serveCard } from './card-route.ts';
@@ -37,7 +40,9 @@ import { applyCors } from './cors.ts';
 import { answerError } from './error-response.ts';
 import type { GatewayEnv } from './gateway-env.ts';
 import { runSteps, type Step } from './steps.ts';
-import { checkReadiness, type ReadinessProbe } from './readiness.ts';
+import type { ReadinessProbe } from './readiness.ts';
+import { registerReadinessRoute } from './readiness-route.ts';
+import type { IssuerStatus } from '../auth/jwt/jwt-verifier.ts';
 import { canonicalTarget, targetOf } from './request-path.ts';
 import { agentOf, AGENTS_PATH, CARD_PATH, surfaceOf } from './surface.ts';
 import { registerJwksRoute } from './well-known-keys.ts';
@@ -72,10 +77,16 @@ export interface GatewayAppOptions {
   accessLog: boolean;
   /** What /readyz checks besides Redis (the turn queue, the shutdown drain). */
   readiness: Omit<ReadinessProbe, 'redis' | 'logger'>;
+  /** The trusted issuers' state, which /readyz adds for a platform operator (readiness-route.ts). */
+  issuerStatus?: () => readonly IssuerStatus[];
   /** The queues the dashboard at /admin/queues shows. */
   dashboardQueues: readonly Queue[];
   /** Serve the operator console at /console/ (console.enabled). */
   console?: boolean;
+  /** The control plane's admin API at /admin/v1 (docs/admin-api.md). */
+  control?: ControlService;
+  /** The MCP face at /mcp (docs/mcp.md), when mcp.enabled. */
+  mcp?: McpFaceSettings;
 }
 
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -272,11 +283,17 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   registerJwksRoute(rootRoutes, () => options.publishedKeys);
   if (options.console === true) registerConsoleRoutes(rootRoutes);
   rootRoutes.get('/healthz', (c) => c.json({ status: 'ok' }));
-  rootRoutes.get('/readyz', async (c) => {
-    const readiness = await checkReadiness({ ...options.readiness, redis: options.redis, logger: options.logger });
-    return readiness.ready ? c.json({ status: 'ok' }) : c.json({ status: 'unavailable', reason: readiness.reason }, 503, { 'Retry-After': '1' });
+  registerReadinessRoute(rootRoutes, {
+    probe: { ...options.readiness, redis: options.redis, logger: options.logger },
+    edge: options.edge,
+    issuers: options.issuerStatus ?? (() => []),
   });
   registerAdminRoutes(rootRoutes, { queues: options.dashboardQueues, edge: options.edge });
+  if (options.control !== undefined) registerAdminV1Routes(rootRoutes, { service: options.control, edge: options.edge });
+  if (options.mcp?.settings.enabled === true) {
+    const { endpoints, edge, publicUrl, corsOrigins, logger } = options;
+    registerMcpRoutes(rootRoutes, { ...options.mcp, endpoints, depsOf: (endpoint) => bindingOf(endpoint).options, edge, publicUrl, corsOrigins, logger });
+  }
   rootRoutes.notFound((c) =>
     c.json(
       {

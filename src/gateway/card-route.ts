@@ -1,15 +1,28 @@
 // GET <agent base>/.well-known/agent-card.json: public, cacheable (spec 8.6: Cache-Control,
-// ETag, Last-Modified, conditional requests), readable from any origin. A request without
-// A2A-Version 1.x gets the card in 0.3 shape (a 0.3 client's request), with the 1.0 interfaces
-// embedded; the two have their own ETags (Vary: A2A-Version).
+// ETag, Last-Modified, conditional requests), readable from any origin. The card is the 1.0 card
+// unless 0.3 is asked for by name (header or query parameter `A2A-Version: 0.3`): a card request
+// carries no protocol version of its own, and the 1.0 card schema admits no 0.3 fields, so a
+// card that served both could satisfy neither. The two have their own ETags (Vary: A2A-Version).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
-import { LEGACY_PROTOCOL_VERSION, requestedVersionOf } from '../protocol/version.ts';
+import { LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, requestedVersionOf } from '../protocol/version.ts';
 
 const headerOf = (request: IncomingMessage, name: string): string | undefined => {
   const value = request.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
 };
+
+/**
+ * The card shape asked for: 0.3 only when named. Spec 3.6 reads an empty A2A-Version as 0.3 for
+ * calls; the official 1.0 SDK and the TCK fetch the card without it and validate it against the
+ * 1.0 schema, so the default card is 1.0 and 0.3 clients are given `?A2A-Version=0.3`.
+ */
+function requestedCardVersion(request: IncomingMessage): string {
+  const header = headerOf(request, 'a2a-version');
+  const query = new URL(request.url ?? '/', 'http://card.invalid').searchParams.get('A2A-Version') ?? undefined;
+  if ((header ?? query ?? '').trim() === '') return PROTOCOL_VERSION;
+  return requestedVersionOf(header, query);
+}
 
 export async function serveCard(request: IncomingMessage, response: ServerResponse, endpoint: AgentEndpoint): Promise<void> {
   if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -17,8 +30,7 @@ export async function serveCard(request: IncomingMessage, response: ServerRespon
     response.end(JSON.stringify({ error: { code: 405, status: 'UNIMPLEMENTED', message: 'The agent card is read with GET.', details: [] } }));
     return;
   }
-  // Spec 3.6: without A2A-Version a client speaks 0.3, and reads the card in 0.3 shape.
-  const version = requestedVersionOf(headerOf(request, 'a2a-version'), undefined);
+  const version = requestedCardVersion(request);
   let card;
   try {
     const cards = await endpoint.cards.cards();

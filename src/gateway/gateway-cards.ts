@@ -1,10 +1,11 @@
 // Every agent's endpoint and cards, built once the ports are bound: the cards name the bound
 // port when port 0 asked for any free one, and the gRPC port when it is on.
 import { AgentCards } from '../agents/agent-cards.ts';
-import { serveAgentCard, type ServedCard } from '../../agent-card/card.ts';
+import { serveAgentCard, type CardSecurity, type ServedCard } from '../../agent-card/card.ts';
 import { signAgentCard } from '../../agent-card/sign.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
 import type { Agents } from '../agents/agents.ts';
+import type { JwtVerifier } from '../auth/jwt/jwt-verifier.ts';
 import type { GatewayKeys } from '../auth/keys/gateway-keys.ts';
 import { agentTenantOf } from '../bindings/grpc/call-metadata.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -24,12 +25,27 @@ export interface CardSetup {
   publicUrl: string;
   /** host:port the cards declare for gRPC, when it is on. */
   grpcAddress: string | undefined;
-  /** What the cards declare of authentication (undefined: none). */
-  security: { signedRequests: boolean } | undefined;
+  /** What the cards declare of authentication (undefined: none); read again each time a card is built. */
+  security: CardSecurity | undefined;
   keys: GatewayKeys;
   pushNotifications: boolean;
   schedules: boolean;
   logger: Logger;
+}
+
+/**
+ * What the cards declare of authentication: bearer tokens, partner signatures when partners are
+ * registered, and an OpenID Connect scheme for each issuer configured by its URL alone. The
+ * issuers are read when a card is built, so a card built after they changed declares the new set.
+ */
+export function cardSecurityOf(signedRequests: boolean, jwt: JwtVerifier | undefined, apiKeys = false): CardSecurity {
+  return {
+    signedRequests,
+    apiKeys,
+    get openIdConnect() {
+      return jwt?.openIdConnectIssuers() ?? [];
+    },
+  };
 }
 
 export async function buildEndpoints(setup: CardSetup): Promise<GatewayEndpoints> {

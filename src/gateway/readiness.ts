@@ -8,7 +8,7 @@
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '../redis/connection.ts';
 import type { Logger } from '../logging/logger.ts';
-import { loadMissingScripts } from '../store/scripts.ts';
+import { prepareStore } from '../store/store-ready.ts';
 
 /** Longest /readyz waits for Redis to answer. */
 export const READINESS_TIMEOUT_MS = 750;
@@ -37,8 +37,7 @@ export async function checkReadiness(probe: ReadinessProbe): Promise<Readiness> 
     timer = setTimeout(() => resolve('timeout'), timeoutMs);
   });
   const checks = async (): Promise<'ok'> => {
-    await probe.redis.ping();
-    await loadMissingScripts(probe.redis);
+    await prepareStore(probe.redis);
     await probe.queue?.getJobCounts('waiting');
     return 'ok';
   };

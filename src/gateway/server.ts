@@ -23,8 +23,9 @@ import type { PushResolver } from '../push/receiver-policy.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { createGatewayListener } from './app.ts';
+import { mcpFaceSettingsOf } from '../mcp/face-settings.ts';
 import { createGatewayAuthenticator } from './gateway-auth.ts';
-import { buildEndpoints } from './gateway-cards.ts';
+import { buildEndpoints, cardSecurityOf } from './gateway-cards.ts';
 import { registerGatewayMetrics } from './gateway-metrics.ts';
 import { openGatewayRedis } from './gateway-redis.ts';
 import { openGrpcPort } from './grpc-port.ts';
@@ -32,6 +33,8 @@ import { listenHttp } from './http-server.ts';
 import { checkReadiness, type Readiness } from './readiness.ts';
 import { loadGatewaySecrets } from './startup-checks.ts';
 import { buildTaskService } from './task-service-setup.ts';
+import { startControlPlane, type ControlPlane } from '../control/control-plane.ts';
+import { ControlService } from '../control/control-service.ts';
 
 /** A gateway role running inside a lifecycle, which stops it. */
 export interface GatewayRole {
@@ -65,6 +68,8 @@ export interface GatewayRoleOptions {
   baseDir?: string;
   /** How webhook receivers' host names are resolved when a config is registered (tests inject one). */
   pushResolver?: PushResolver;
+  /** The process's control plane (src/app/process.ts starts one for all its roles); none: the role starts its own. */
+  control?: ControlPlane;
 }
 
 /** Starts the gateway role in a lifecycle of its own. */
@@ -85,6 +90,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const baseDir = options.baseDir ?? process.cwd();
   // Keys first: a bad key file is a configuration error, reported before anything connects.
   const { proxyTrust, keys, pushSigningKeys, grpcTls } = await loadGatewaySecrets(config, baseDir);
+  const control = options.control ?? (await startControlPlane(lifecycle, config, logger));
   const redis = openGatewayRedis(lifecycle, config, logger);
   const { commands } = redis;
   const tasks = await buildTaskService(lifecycle, { config, agents, redis, logger, pushResolver: options.pushResolver });
@@ -92,11 +98,11 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);
   const dashboardQueues = [...agents.list().map((agent) => queues.of(agent.name)), ...(pushQueue === undefined ? [] : [pushQueue]), ...(scheduleQueue === undefined ? [] : [scheduleQueue])];
   registerGatewayMetrics(lifecycle, { commands, streams, dashboardQueues });
-  const rateLimiter = new RateLimiter(commands, tasks.store.keys, config.limits.requestBytesPerToken);
+  const rateLimiter = new RateLimiter(commands, config.keyPrefix, config.limits.requestBytesPerToken);
   // One count of open streams across the gateways, whichever binding serves them; its slots go back once the streams ended.
-  const streamSlots = new StreamSlots(commands, tasks.store.keys, config.limits);
+  const streamSlots = new StreamSlots(commands, config.keyPrefix, config.limits);
   lifecycle.register({ name: 'stream slots', stop: () => streamSlots.close() });
-  const unauthenticated = new UnauthenticatedLimiter(commands, tasks.store.keys, config.limits);
+  const unauthenticated = new UnauthenticatedLimiter(commands, config.keyPrefix, config.limits);
 
   const readiness = { queue: queues.of(agents.defaultName), draining: () => lifecycle.draining };
   const checkReady = (): Promise<Readiness> => checkReadiness({ redis: commands, ...readiness, logger });
@@ -112,12 +118,13 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const grpcStreams = new GrpcStreams(config.sseMaxBufferedBytes);
   const grpcListener = await openGrpcPort(lifecycle, config, { agents, streams: grpcStreams, tls: grpcTls });
   const grpcAddress = grpcListener === undefined ? undefined : (config.grpcPublicAddress ?? `${new URL(publicUrl).hostname}:${grpcListener.port}`);
-  const authenticator = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger);
+  const { authenticator, jwt } = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger, control.view);
+  if (jwt !== undefined) lifecycle.register({ name: 'issuer discovery', stop: () => jwt.close() });
   const { root, endpoints, rootCard } = await buildEndpoints({
     agents,
     publicUrl,
     grpcAddress,
-    security: authenticator.enabled ? { signedRequests: authenticator.acceptsSignatures } : undefined,
+    security: authenticator.enabled ? cardSecurityOf(authenticator.acceptsSignatures, jwt, authenticator.acceptsApiKeys === true) : undefined,
     keys,
     pushNotifications: pushQueue !== undefined,
     schedules: scheduleQueue !== undefined,
@@ -167,8 +174,11 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
       corsOrigins: config.corsOrigins,
       accessLog: config.accessLog,
       readiness,
+      ...(jwt === undefined ? {} : { issuerStatus: () => jwt.issuerStatus() }),
       dashboardQueues,
       console: config.console.enabled,
+      control: new ControlService(control, { partners: config.auth.partners, issuers: config.auth.issuers }),
+      mcp: mcpFaceSettingsOf(config, keys.devIssuer),
     }),
   );
 

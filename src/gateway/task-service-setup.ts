@@ -7,7 +7,7 @@ import { TurnQueues } from '../../queues/turns.ts';
 import type { Lifecycle } from '../app/lifecycle.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { GatewayConfig } from '../config/schema.ts';
-import { AssignmentStore } from '../coordination/assignment-store.ts';
+import { AssignmentStore } from '../store/assignments/assignment-store.ts';
 import { Delegator } from '../coordination/delegator.ts';
 import { EventHub } from '../events/hub.ts';
 import { ByteRates } from '../limits/byte-rates.ts';
@@ -15,11 +15,12 @@ import { StorageQuota } from '../limits/storage-quota.ts';
 import type { Logger } from '../logging/logger.ts';
 import { PushDeadLetters } from '../push/dead-letters.ts';
 import { PushConfigs } from '../push/push-configs.ts';
-import { PushStore } from '../push/push-store.ts';
+import { PushStore } from '../store/push/push-store.ts';
 import { ReceiverPolicy, type PushResolver } from '../push/receiver-policy.ts';
 import { ReplicaAck, replicaAckOf } from '../redis/replica-ack.ts';
+import { TaskWriteAck } from '../store/task-write-ack.ts';
 import { ScheduleService } from '../schedules/schedule-service.ts';
-import { ScheduleStore } from '../schedules/schedule-store.ts';
+import { ScheduleStore } from '../store/schedules/schedule-store.ts';
 import { recentTaskIndexOf } from '../store/recent-tasks.ts';
 import { replayBoundOf } from '../store/replay-bound.ts';
 import { TaskStore } from '../store/task-store.ts';
@@ -54,7 +55,7 @@ export async function buildTaskService(lifecycle: Lifecycle, setup: TaskServiceS
   const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay), recentTaskIndexOf(config));
   // The operators' index gets what this process noted last (a hint: lost, the next write restores it).
   lifecycle.register({ name: 'task store indexes', stop: () => store.maintenance.flushIndexesWithin(1_000) });
-  const hub = new EventHub(subscriber, store.keys, { outageGraceMs: config.redisOutageGraceMs });
+  const hub = new EventHub(subscriber, store.channels, { outageGraceMs: config.redisOutageGraceMs });
   await lifecycle.start({ name: 'event hub', start: () => hub.start() });
   // The queues re-emit their connection's errors, which the connection's handler already logs;
   // without a listener BullMQ would print each one to stderr while Redis is down.
@@ -80,10 +81,10 @@ export async function buildTaskService(lifecycle: Lifecycle, setup: TaskServiceS
           policy: new ReceiverPolicy({ allowedHosts: config.push.allowedHosts, maxUrlLength: config.push.maxUrlLength, resolve: setup.pushResolver }),
           maxConfigsPerTask: config.push.maxConfigsPerTask,
           // Workers start the new config's deliveries at once; their sweeper would find it anyway.
-          onIndexed: (taskId) => void commands.publish(pushStore.keys.attachedChannel(), taskId).catch(() => undefined),
+          onIndexed: (taskId) => void pushStore.announceAttached(taskId).catch(() => undefined),
         });
-  const assignments = new AssignmentStore(commands, store.keys, store.replay);
-  const byteRates = new ByteRates(commands, store.keys, config.limits);
+  const assignments = new AssignmentStore(commands, config.keyPrefix, store.replay);
+  const byteRates = new ByteRates(commands, config.keyPrefix, config.limits);
   const service = new TaskService({
     push,
     schedules: scheduleQueue === undefined ? undefined : new ScheduleService(new ScheduleStore(commands, config.keyPrefix), scheduleQueue, config.schedules),
@@ -104,9 +105,9 @@ export async function buildTaskService(lifecycle: Lifecycle, setup: TaskServiceS
       maxScannedEntries: config.limits.maxListScannedEntries,
       maxConcurrentPerOwner: config.limits.maxConcurrentListsPerOwner,
     },
-    quota: new StorageQuota(commands, store.keys, config.limits),
+    quota: new StorageQuota(commands, config.keyPrefix, config.limits),
     byteRates,
-    replicaAck: new ReplicaAck(commands, replicaAckOf(config)),
+    replicaAck: new TaskWriteAck(new ReplicaAck(commands, replicaAckOf(config)), config.keyPrefix),
   });
   return { service, store, hub, queues, pushQueue, scheduleQueue, byteRates };
 }

@@ -8,9 +8,7 @@
 // bucket paces what the owner's turns store (limits.outputBytesPerSecond): a backend filling its
 // output allowance as fast as it can waits for it instead of loading Redis for everyone.
 import type { RedisClient } from '../redis/connection.ts';
-import type { RedisKeys } from '../store/keys.ts';
-import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
-import { takeTokenScript } from '../store/limit-scripts.ts';
+import { TokenBuckets } from '../store/limits/token-buckets.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 
@@ -33,14 +31,14 @@ type ByteRateKind = 'ingress' | 'stored';
 export type ByteBucketKind = ByteRateKind | 'output';
 
 export class ByteRates {
-  private readonly call: ScriptCaller;
+  private readonly buckets: TokenBuckets;
 
   constructor(
     redis: RedisClient,
-    private readonly keys: RedisKeys,
+    prefix: string,
     readonly limits: ByteRateLimits,
   ) {
-    this.call = scriptCaller(redis);
+    this.buckets = new TokenBuckets(redis, prefix);
   }
 
   /** True when request bodies are charged here (and so not to the request rate, limits.requestBytesPerToken). */
@@ -67,14 +65,14 @@ export class ByteRates {
   async takeOutput(ownerKey: string, bytes: number): Promise<number> {
     const { outputBytesPerSecond: perSecond, outputBurstBytes: burst } = this.limits;
     if (perSecond <= 0 || bytes <= 0) return 0;
-    const take = await this.call(takeTokenScript, { bucket: this.keys.byteBucket(ownerKey, 'output') }, { perSecond, burst, cost: bytes });
+    const take = await this.buckets.take({ bytes: ownerKey, kind: 'output' }, { perSecond, burst, cost: bytes });
     return take.taken ? 0 : Math.max(1, take.waitMs);
   }
 
   private async take(kind: ByteRateKind, owner: Owner, bytes: number, perSecond: number, burst: number): Promise<void> {
     if (perSecond <= 0 || bytes <= 0) return;
     // A body larger than the burst costs the whole bucket (the script caps it): it passes when the bucket is full.
-    const take = await this.call(takeTokenScript, { bucket: this.keys.byteBucket(ownerKeyOf(owner), kind) }, { perSecond, burst, cost: bytes });
+    const take = await this.buckets.take({ bytes: ownerKeyOf(owner), kind }, { perSecond, burst, cost: bytes });
     if (take.taken) return;
     throw refusal(kind, owner, bytes, perSecond, burst, Math.max(1, Math.ceil(take.waitMs / 1000)));
   }

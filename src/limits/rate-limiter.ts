@@ -2,9 +2,7 @@
 // Redis, shared by every gateway instance (the store's takeToken script).
 import type { RedisClient } from '../redis/connection.ts';
 import { LimitExceededError } from './limit-refusal.ts';
-import type { RedisKeys } from '../store/keys.ts';
-import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
-import { takeTokenScript } from '../store/limit-scripts.ts';
+import { TokenBuckets } from '../store/limits/token-buckets.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 
 export interface RateLimit {
@@ -14,7 +12,7 @@ export interface RateLimit {
 }
 
 export class RateLimiter {
-  private readonly call: ScriptCaller;
+  private readonly buckets: TokenBuckets;
 
   /**
    * @param requestBytesPerToken a request costs one token more per this many body bytes (0 =
@@ -22,10 +20,10 @@ export class RateLimiter {
    */
   constructor(
     redis: RedisClient,
-    private readonly keys: RedisKeys,
+    prefix: string,
     private readonly requestBytesPerToken = 0,
   ) {
-    this.call = scriptCaller(redis);
+    this.buckets = new TokenBuckets(redis, prefix);
   }
 
   /** Tokens a request with a body of `requestBytes` costs: 1, and 1 more per requestBytesPerToken, at most the burst. */
@@ -42,7 +40,7 @@ export class RateLimiter {
     if (limit.requestsPerSecond <= 0 || this.requestBytesPerToken <= 0) return;
     const cost = Math.min(limit.burst, Math.floor(answerBytes / this.requestBytesPerToken));
     if (cost <= 0) return;
-    await this.call(takeTokenScript, { bucket: this.keys.rateBucket(ownerKeyOf(owner)) }, { perSecond: limit.requestsPerSecond, burst: limit.burst, cost, mode: 'afterTheFact' });
+    await this.buckets.take({ rate: ownerKeyOf(owner) }, { perSecond: limit.requestsPerSecond, burst: limit.burst, cost, mode: 'afterTheFact' });
   }
 
   /**
@@ -65,7 +63,7 @@ export class RateLimiter {
     if (limit.requestsPerSecond <= 0 || this.requestBytesPerToken <= 0) return;
     const cost = Math.ceil(answerBytes / this.requestBytesPerToken);
     if (cost <= 0) return;
-    const take = await this.call(takeTokenScript, { bucket: this.keys.rateBucket(ownerKeyOf(owner)) }, { perSecond: limit.requestsPerSecond, burst: limit.burst, cost, mode: 'payFirst' });
+    const take = await this.buckets.take({ rate: ownerKeyOf(owner) }, { perSecond: limit.requestsPerSecond, burst: limit.burst, cost, mode: 'payFirst' });
     if (take.taken) return;
     const retryAfterSeconds = Math.max(1, Math.ceil(take.waitMs / 1000));
     throw new LimitExceededError(
@@ -80,7 +78,7 @@ export class RateLimiter {
   async take(owner: Owner, limit: RateLimit, requestBytes = 0): Promise<void> {
     if (limit.requestsPerSecond <= 0) return;
     const cost = this.costOf(requestBytes, limit);
-    const take = await this.call(takeTokenScript, { bucket: this.keys.rateBucket(ownerKeyOf(owner)) }, { perSecond: limit.requestsPerSecond, burst: limit.burst, cost });
+    const take = await this.buckets.take({ rate: ownerKeyOf(owner) }, { perSecond: limit.requestsPerSecond, burst: limit.burst, cost });
     if (take.taken) return;
     const retryAfterSeconds = Math.max(1, Math.ceil(take.waitMs / 1000));
     throw new LimitExceededError(

@@ -8,12 +8,9 @@
 import type { RedisClient } from '../redis/connection.ts';
 import type { Message } from '../protocol/types.ts';
 import { storedOnce } from '../store/creation-event.ts';
-import type { RedisKeys } from '../store/keys.ts';
-import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
-import { quotaReleaseScript } from '../store/limit-scripts.ts';
+import { QuotaStore } from '../store/limits/quota-store.ts';
 import type { OverQuota, QuotaCharge } from '../store/task-store.ts';
 import { LimitExceededError } from './limit-refusal.ts';
-import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 
 export interface StorageLimits {
   /** 0 = no quota. */
@@ -43,15 +40,15 @@ const SWEEP_BATCH = 100;
 const MAX_RETRY_HINT_SECONDS = 3600;
 
 export class StorageQuota {
-  private readonly call: ScriptCaller;
+  private readonly store: QuotaStore;
   private readonly sweeping = new Set<string>();
 
   constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: RedisKeys,
+    redis: RedisClient,
+    prefix: string,
     readonly limits: StorageLimits,
   ) {
-    this.call = scriptCaller(redis);
+    this.store = new QuotaStore(redis, prefix);
   }
 
   get enabled(): boolean {
@@ -79,12 +76,9 @@ export class StorageQuota {
    * Returns the bytes and tasks released.
    */
   async sweep(ownerKey: string, nowMs = Date.now()): Promise<{ bytes: number; tasks: number }> {
-    const checks = this.keys.ownerQuotaChecks(ownerKey);
-    const due = await this.redis.zrangebyscore(checks, '-inf', nowMs, 'LIMIT', 0, SWEEP_BATCH);
+    const due = await this.store.dueChecks(ownerKey, nowMs, SWEEP_BATCH);
     if (due.length === 0) return { bytes: 0, tasks: 0 };
-    const taskKeys = due.map((taskId) => this.keys.task(taskId).task);
-    const replies = await pipelineAcrossSlots(this.redis, taskKeys, (pipeline, i) => pipeline.pttl(taskKeys[i] as string));
-    const ttls = replies.map(([reply]) => (reply !== undefined && reply[0] === null ? Number(reply[1]) : Number.NaN));
+    const ttls = await this.store.taskTtls(due);
     const gone: string[] = [];
     const later: Record<string, number> = {};
     for (const [i, taskId] of due.entries()) {
@@ -93,7 +87,7 @@ export class StorageQuota {
       else if (ttlMs >= 0) later[taskId] = nowMs + ttlMs + 1_000;
       else later[taskId] = nowMs + OPEN_RECHECK_MS; // open (no TTL), or the read failed: look again later
     }
-    return this.call(quotaReleaseScript, { ownerQuota: this.keys.ownerQuota(ownerKey), ownerQuotaChecks: checks }, { gone, later });
+    return this.store.release(ownerKey, gone, later);
   }
 
   /** A sweep that nobody waits for, one per owner at a time (after a charge found due checks). */
@@ -106,9 +100,8 @@ export class StorageQuota {
   }
 
   /** What the owner has stored now: bytes and tasks as charged. */
-  async usage(ownerKey: string): Promise<{ bytes: number; tasks: number }> {
-    const [bytes, tasks] = await this.redis.hmget(this.keys.ownerQuota(ownerKey), 'bytes', 'tasks');
-    return { bytes: Number(bytes ?? 0), tasks: Number(tasks ?? 0) };
+  usage(ownerKey: string): Promise<{ bytes: number; tasks: number }> {
+    return this.store.usage(ownerKey);
   }
 
   /** The refusal of a message that would pass the owner's quota (429, with when a charge may next be released). */

@@ -7,7 +7,7 @@
 // third of the expiry, however many streams it holds.
 import type { RedisClient } from '../redis/connection.ts';
 import { newId } from '../ids.ts';
-import type { RedisKeys } from '../store/keys.ts';
+import { StreamSlotSets } from '../store/limits/stream-slot-sets.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 
 export interface StreamCaps {
@@ -24,55 +24,21 @@ export interface StreamSlot {
   release(): void;
 }
 
-// One set (one slot): drops expired slots, then takes one unless the set holds `cap` already
-// (0 = no cap). Redis' clock, so gateways with skewed clocks agree on what has expired.
-// Answers {1, open} when taken, {0, open} when full.
-const TAKE_LUA = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl = tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local open = redis.call('ZCARD', KEYS[1])
-local cap = tonumber(ARGV[2])
-if cap > 0 and open >= cap then return {0, open} end
-redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ttl)
-return {1, open + 1}
-`;
-
-// One set: moves the expiry of the given streams (ARGV[2..]) to now + ttl. A plain ZADD, not
-// XX: a stream whose slot expired while Redis was out of reach is still open, and is counted again.
-const RENEW_LUA = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl = tonumber(ARGV[1])
-local args = {}
-for i = 2, #ARGV do
-  args[#args + 1] = now + ttl
-  args[#args + 1] = ARGV[i]
-  if #args >= 1000 or i == #ARGV then
-    redis.call('ZADD', KEYS[1], unpack(args))
-    args = {}
-  end
-end
-redis.call('PEXPIRE', KEYS[1], ttl)
-return #ARGV - 1
-`;
-
-type TakeReply = [number, number];
-
 export class StreamSlots {
   /** This process's open streams: stream id → owner key. */
   private readonly held = new Map<string, string>();
   private readonly process = newId();
   private seq = 0;
   private renewer: NodeJS.Timeout | undefined;
+  private readonly sets: StreamSlotSets;
 
   constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: RedisKeys,
+    redis: RedisClient,
+    prefix: string,
     private readonly caps: StreamCaps,
-  ) {}
+  ) {
+    this.sets = new StreamSlotSets(redis, prefix);
+  }
 
   /** Streams this process holds a slot for. */
   get heldHere(): number {
@@ -87,24 +53,23 @@ export class StreamSlots {
     const { maxStreamsPerOwner, maxStreams, streamSlotTtlMs } = this.caps;
     if (maxStreamsPerOwner <= 0 && maxStreams <= 0) return { release: () => undefined };
     const streamId = `${this.process}:${(this.seq += 1)}`;
-    const sets = this.setsOf(ownerKey);
     // Sent in the same tick, so auto-pipelining writes them together on a single Redis; on a
     // Cluster the two sets live in different slots (one explicit pipeline may not hold both) and
     // each goes out at once on its node's connection, neither waiting for the other.
     const calls: Promise<unknown>[] = [];
-    if (maxStreams > 0) calls.push(this.redis.eval(TAKE_LUA, 1, sets.all, streamId, maxStreams, streamSlotTtlMs));
-    if (maxStreamsPerOwner > 0) calls.push(this.redis.eval(TAKE_LUA, 1, sets.owner, streamId, maxStreamsPerOwner, streamSlotTtlMs));
+    if (maxStreams > 0) calls.push(this.sets.take('all', streamId, maxStreams, streamSlotTtlMs));
+    if (maxStreamsPerOwner > 0) calls.push(this.sets.take({ owner: ownerKey }, streamId, maxStreamsPerOwner, streamSlotTtlMs));
     const replies = await settle(calls);
     const failed = replies.find(([error]) => error !== null);
-    const taken = replies.map(([, reply]) => reply as TakeReply | null);
+    const taken = replies.map(([, reply]) => reply as { taken: boolean; open: number } | null);
     const all = maxStreams > 0 ? taken[0] : undefined;
     const mine = maxStreamsPerOwner > 0 ? taken[maxStreams > 0 ? 1 : 0] : undefined;
-    if (failed !== undefined || all?.[0] === 0 || mine?.[0] === 0) {
+    if (failed !== undefined || all?.taken === false || mine?.taken === false) {
       // Whatever one set took while the other refused is given back before the refusal.
       await this.remove(ownerKey, streamId).catch(() => undefined);
       if (failed !== undefined) throw failed[0] as Error;
-      if (all?.[0] === 0) throw gatewaysFull(all[1], maxStreams);
-      throw ownerFull(mine?.[1] ?? 0, maxStreamsPerOwner);
+      if (all?.taken === false) throw gatewaysFull(all.open, maxStreams);
+      throw ownerFull(mine?.open ?? 0, maxStreamsPerOwner);
     }
     this.held.set(streamId, ownerKey);
     this.startRenewing();
@@ -132,9 +97,9 @@ export class StreamSlots {
     }
     const { maxStreamsPerOwner, maxStreams, streamSlotTtlMs } = this.caps;
     const calls: Promise<unknown>[] = [];
-    if (maxStreams > 0) calls.push(this.redis.eval(RENEW_LUA, 1, this.keys.openStreams(), streamSlotTtlMs, ...this.held.keys()));
+    if (maxStreams > 0) calls.push(this.sets.renew('all', [...this.held.keys()], streamSlotTtlMs));
     if (maxStreamsPerOwner > 0) {
-      for (const [ownerKey, ids] of byOwner) calls.push(this.redis.eval(RENEW_LUA, 1, this.keys.ownerStreams(ownerKey), streamSlotTtlMs, ...ids));
+      for (const [ownerKey, ids] of byOwner) calls.push(this.sets.renew({ owner: ownerKey }, ids, streamSlotTtlMs));
     }
     await Promise.all(calls);
   }
@@ -148,15 +113,10 @@ export class StreamSlots {
     await Promise.all(held.map(([streamId, ownerKey]) => this.remove(ownerKey, streamId))).catch(() => undefined);
   }
 
-  private setsOf(ownerKey: string): { all: string; owner: string } {
-    return { all: this.keys.openStreams(), owner: this.keys.ownerStreams(ownerKey) };
-  }
-
   private async remove(ownerKey: string, streamId: string): Promise<void> {
-    const sets = this.setsOf(ownerKey);
-    const calls: Promise<number>[] = [];
-    if (this.caps.maxStreams > 0) calls.push(this.redis.zrem(sets.all, streamId));
-    if (this.caps.maxStreamsPerOwner > 0) calls.push(this.redis.zrem(sets.owner, streamId));
+    const calls: Promise<void>[] = [];
+    if (this.caps.maxStreams > 0) calls.push(this.sets.remove('all', streamId));
+    if (this.caps.maxStreamsPerOwner > 0) calls.push(this.sets.remove({ owner: ownerKey }, streamId));
     await Promise.all(calls);
   }
 

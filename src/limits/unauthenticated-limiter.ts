@@ -7,9 +7,7 @@
 import type { RedisClient } from '../redis/connection.ts';
 import { A2AError } from '../protocol/errors.ts';
 import { LimitExceededError } from './limit-refusal.ts';
-import type { RedisKeys } from '../store/keys.ts';
-import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
-import { takeTokenScript, type TokenTake } from '../store/limit-scripts.ts';
+import { TokenBuckets, type TokenTake } from '../store/limits/token-buckets.ts';
 
 export interface UnauthenticatedLimit {
   /** Failed authentications per second and address; 0 turns the limit off. */
@@ -21,17 +19,17 @@ export interface UnauthenticatedLimit {
 const MAX_REMEMBERED_ADDRESSES = 10_000;
 
 export class UnauthenticatedLimiter {
-  private readonly call: ScriptCaller;
+  private readonly buckets: TokenBuckets;
   /** Address → epoch ms until which its failures are answered 429 locally. */
   private readonly blockedUntil = new Map<string, number>();
 
   constructor(
     redis: RedisClient,
-    private readonly keys: RedisKeys,
+    prefix: string,
     private readonly limit: UnauthenticatedLimit,
     private readonly now: () => number = Date.now,
   ) {
-    this.call = scriptCaller(redis);
+    this.buckets = new TokenBuckets(redis, prefix);
   }
 
   get enabled(): boolean {
@@ -52,7 +50,7 @@ export class UnauthenticatedLimiter {
     }
     let take: TokenTake;
     try {
-      take = await this.call(takeTokenScript, { bucket: this.keys.unauthenticatedBucket(address) }, { perSecond: this.limit.unauthenticatedPerSecond, burst: this.limit.unauthenticatedBurst });
+      take = await this.buckets.take({ unauthenticated: address }, { perSecond: this.limit.unauthenticatedPerSecond, burst: this.limit.unauthenticatedBurst });
     } catch {
       // The request is refused either way; an unreachable Redis must not turn a 401 into a 503.
       return refusal;

@@ -13,6 +13,8 @@ export const FAILURE_CLASSES = {
   'worker-lost': { level: 'warn', message: 'turn retried after worker loss' },
   /** An issuer's JWKS could not be fetched: its tokens are refused with 503 until it can. */
   'jwks-fetch-failed': { level: 'warn', message: 'issuer keys could not be fetched' },
+  /** An issuer configured by its URL alone could not be discovered: its tokens are verified with the keys it had, or refused (401) if it never had any. */
+  'issuer-discovery-failed': { level: 'warn', message: 'issuer discovery failed' },
   /** A webhook delivery will not be tried again: it is kept as a dead letter. */
   'push-dead-lettered': { level: 'warn', message: 'push delivery dead-lettered' },
   /** A schedule's planned firing did not run (missed, too soon, or refused). */

@@ -115,7 +115,7 @@ export class OperatorTasks {
   }
 
   private get prefix(): string {
-    return this.service.store.keys.prefix;
+    return this.service.store.prefix;
   }
 
   /**

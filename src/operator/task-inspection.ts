@@ -4,12 +4,12 @@
 // history and replay buffer it keeps. `a2a-gateway tasks inspect` prints it; the operator
 // console's task page shows it (InspectTask, src/operations/operator-operations.ts).
 import type { RedisClient } from '../redis/connection.ts';
-import { AssignmentStore, type AssignmentRecord } from '../coordination/assignment-store.ts';
+import type { AssignmentRecord } from '../coordination/assignment-records.ts';
+import { AssignmentStore } from '../store/assignments/assignment-store.ts';
 import type { LostWorker, StepRecord, TaskVersions, TurnRecord } from '../store/task-store.ts';
-import { RedisKeys } from '../store/keys.ts';
 import { readTaskState } from '../store/operator-reads.ts';
 import { ownerFromKey } from '../store/task-store.ts';
-import { readTaskPushState } from '../push/push-store.ts';
+import { readTaskPushState } from '../store/push/push-store.ts';
 
 /** One push config of the task and how far its deliveries got. */
 export interface PushDeliveryInspection {
@@ -82,7 +82,7 @@ const iso = (ms: string | undefined): string | undefined => (ms === undefined ||
 export async function inspectTask(redis: RedisClient, prefix: string, taskId: string): Promise<TaskInspection | undefined> {
   const [stored, assignments, push] = await Promise.all([
     readTaskState(redis, prefix, taskId),
-    new AssignmentStore(redis, new RedisKeys(prefix)).readAssignments(taskId),
+    new AssignmentStore(redis, prefix).readAssignments(taskId),
     readTaskPushState(redis, prefix, taskId),
   ]);
   if (stored === undefined) return undefined;

@@ -2,9 +2,9 @@
 // (statuses, artifacts, cancel stages, messages) and the tree of sub-agent tasks below it.
 // Bounded reads only: a page of events, a fixed depth and number of tree nodes.
 import type { RedisClient } from '../redis/connection.ts';
-import { AssignmentStore, type AssignmentRecord } from '../coordination/assignment-store.ts';
+import type { AssignmentRecord } from '../coordination/assignment-records.ts';
+import { AssignmentStore } from '../store/assignments/assignment-store.ts';
 import type { StreamResponse } from '../protocol/types.ts';
-import { RedisKeys } from '../store/keys.ts';
 import { countAssignments, readNewestEvents, readTaskStates } from '../store/operator-reads.ts';
 
 /** One event of the replay buffer, with its id (the SSE id) and when it was stored. */
@@ -42,7 +42,7 @@ export async function readSubAgentTree(
   taskId: string,
   limits: { maxDepth: number; maxNodes: number },
 ): Promise<{ children: SubAgentNode[]; truncated: boolean }> {
-  const assignmentStore = new AssignmentStore(redis, new RedisKeys(prefix));
+  const assignmentStore = new AssignmentStore(redis, prefix);
   const root: SubAgentNode[] = [];
   let level: { parentId: string; into: SubAgentNode[] }[] = [{ parentId: taskId, into: root }];
   let nodes = 0;

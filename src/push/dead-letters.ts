@@ -7,7 +7,7 @@ import type { Queue } from 'bullmq';
 import type { PushJobData } from '../../queues/push.ts';
 import { A2AError } from '../protocol/errors.ts';
 import { ownerFromKey } from '../store/task-store.ts';
-import type { DeadLetter, PushStore } from './push-store.ts';
+import type { DeadLetter, PushStore } from '../store/push/push-store.ts';
 
 export interface DeadLetterView extends Omit<DeadLetter, 'ownerKey'> {
   owner: { agent: string; tenant: string; subject: string };

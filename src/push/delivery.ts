@@ -12,7 +12,7 @@ import { logFailure, originOf } from '../logging/operator-failures.ts';
 import { GATEWAY_VERSION } from '../version.ts';
 import type { PushOutbox } from './outbox.ts';
 import type { StoredPushConfig } from './push-config.ts';
-import type { DeadLetter, PushStore } from './push-store.ts';
+import type { DeadLetter, PushStore } from '../store/push/push-store.ts';
 import { backoffDelayMs, RetryDeliveryError, type RetrySettings } from './retry-policy.ts';
 import type { WebhookSender } from './webhook-sender.ts';
 import { isHmacSecret, type WebhookSigner } from './webhook-signature.ts';

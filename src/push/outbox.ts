@@ -9,7 +9,7 @@ import type { Queue } from 'bullmq';
 import { deliveryIdOf, type PushJobData } from '../../queues/push.ts';
 import type { Logger } from '../logging/logger.ts';
 import { newId } from '../ids.ts';
-import type { PendingDelivery, PushStore } from './push-store.ts';
+import type { PendingDelivery, PushStore } from '../store/push/push-store.ts';
 
 /** An index entry of a task with no configs is kept this long (its config may still be on its way). */
 const UNCONFIGURED_GRACE_MS = 60_000;
@@ -124,9 +124,8 @@ export class PushOutbox {
     const shards = counts.flatMap((count, shard) => (count > 0 ? [shard] : []));
     for (const shard of shards) {
       if (this.closed) break;
-      const lock = this.store.keys.sweepLock(shard);
-      const taken = await this.store.redis.set(lock, this.sweeperId, 'PX', Math.max(5_000, this.sweepIntervalMs * 5), 'NX');
-      if (taken === null) continue;
+      const lock = this.store.sweepLock(shard, this.sweeperId);
+      if (!(await lock.tryLock(Math.max(5_000, this.sweepIntervalMs * 5)))) continue;
       try {
         for (let offset = 0; offset < SWEEP_MAX_PER_SHARD && !this.closed; offset += SWEEP_PAGE) {
           const page = await this.store.outboxPage(shard, offset, SWEEP_PAGE);
@@ -139,7 +138,7 @@ export class PushOutbox {
         }
       } finally {
         // Released only if still ours (a slow sweep may have lost it to another worker).
-        if ((await this.store.redis.get(lock)) === this.sweeperId) await this.store.redis.del(lock);
+        await lock.release();
       }
     }
     return shards.length > 0;

@@ -9,7 +9,7 @@ import { LimitExceededError } from '../limits/limit-refusal.ts';
 import type { TaskPushNotificationConfig } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import { configView, isMasked, SECRET_MASK, type StoredPushConfig } from './push-config.ts';
-import type { CursorStart, PushStore } from './push-store.ts';
+import type { CursorStart, PushStore } from '../store/push/push-store.ts';
 import { BlockedReceiverError, type ReceiverPolicy } from './receiver-policy.ts';
 
 export interface PushConfigsOptions {

@@ -7,10 +7,10 @@ import type { GatewayConfig } from '../config/schema.ts';
 import type { Lifecycle } from '../app/lifecycle.ts';
 import type { Logger } from '../logging/logger.ts';
 import { isCluster, openRedis, whenReady } from '../redis/connection.ts';
-import { RedisKeys } from '../store/keys.ts';
+import { taskChannels } from '../store/channels.ts';
 import { PushDelivery } from './delivery.ts';
 import { PushOutbox } from './outbox.ts';
-import { PushStore } from './push-store.ts';
+import { PushStore } from '../store/push/push-store.ts';
 import { ReceiverPolicy, type PushResolver } from './receiver-policy.ts';
 import { loadPushSigningKeys, previousKeysSignUntil } from './signing-key.ts';
 import { WebhookSender } from './webhook-sender.ts';
@@ -46,7 +46,8 @@ export async function startPushRole(lifecycle: Lifecycle, config: GatewayConfig,
       await commands.quit().catch(() => undefined);
     },
   });
-  const previousUntilMs = await previousKeysSignUntil(commands, config.keyPrefix, signingKeys, settings.signingKeyOverlapSeconds);
+  const store = new PushStore(commands, config.keyPrefix);
+  const previousUntilMs = await previousKeysSignUntil(store, signingKeys, settings.signingKeyOverlapSeconds);
   if (previousUntilMs > Date.now()) {
     logger.info('webhook signing key rotation: the previous keys sign beside the current one until the overlap ends', {
       until: new Date(previousUntilMs).toISOString(),
@@ -56,7 +57,6 @@ export async function startPushRole(lifecycle: Lifecycle, config: GatewayConfig,
   const signer = new WebhookSigner(signingKeys.current, { keys: signingKeys.previous, untilMs: previousUntilMs });
   const sender = new WebhookSender(new ReceiverPolicy({ allowedHosts: settings.allowedHosts, maxUrlLength: settings.maxUrlLength, resolve: options.resolve }), settings.timeoutMs);
   lifecycle.register({ name: 'webhook sender', stop: () => sender.close() });
-  const store = new PushStore(commands, config.keyPrefix);
   const queue = createPushQueue(commands, config.keyPrefix);
   queue.on('error', (error: Error) => logger.debug('push queue error', { error: error.message }));
   lifecycle.register({ name: 'push queue', stop: () => queue.close().catch(() => undefined) });
@@ -85,8 +85,8 @@ export async function startPushRole(lifecycle: Lifecycle, config: GatewayConfig,
   worker.on('error', (error) => logger.warn('push worker error', { error: error.message }));
   lifecycle.register({ name: 'push worker', stop: () => worker.close() });
 
-  const taskKeys = new RedisKeys(config.keyPrefix);
-  const attached = store.keys.attachedChannel();
+  const taskKeys = taskChannels(config.keyPrefix);
+  const attached = store.attachedChannel();
   // A message is "<event id>\n<StreamResponse JSON>"; only a task's creation event is a `task` snapshot.
   subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => {
     const taskId = taskKeys.taskOfEventChannel(channel);

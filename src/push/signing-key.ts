@@ -7,8 +7,7 @@ import { join, resolve } from 'node:path';
 import type { JWK } from 'jose';
 import type { GatewayConfig } from '../config/schema.ts';
 import { loadOrCreatePrivateJwk, readPrivateJwk, signingAlgorithmOf } from '../auth/keys/key-file.ts';
-import type { RedisClient } from '../redis/connection.ts';
-import { PushKeys } from './push-keys.ts';
+import type { PushStore } from '../store/push/push-store.ts';
 
 export const PUSH_SIGNING_KEY_FILE = 'push-signing-key.json';
 
@@ -51,10 +50,8 @@ export async function loadPushSigningKeys(config: GatewayConfig, baseDir: string
  * the moment the current key first signed, which the first process to sign with it records in
  * Redis for all (a restart does not reopen the overlap).
  */
-export async function previousKeysSignUntil(redis: RedisClient, prefix: string, keys: PushSigningKeys, overlapSeconds: number, nowMs: number = Date.now()): Promise<number> {
+export async function previousKeysSignUntil(store: Pick<PushStore, 'signingKeyFirstUsedAt'>, keys: PushSigningKeys, overlapSeconds: number, nowMs: number = Date.now()): Promise<number> {
   if (keys.previous.length === 0 || overlapSeconds === 0) return 0;
-  const key = new PushKeys(prefix).signingKeySince(keys.current.kid ?? '');
-  await redis.set(key, String(nowMs), 'NX');
-  const since = Number((await redis.get(key)) ?? nowMs);
+  const since = await store.signingKeyFirstUsedAt(keys.current.kid ?? '', nowMs);
   return since + overlapSeconds * 1000;
 }

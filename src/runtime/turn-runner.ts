@@ -43,7 +43,7 @@ export class TurnRunner {
 
   constructor(private readonly options: TurnRunnerOptions) {
     this.setup = { options, workerId: this.workerId };
-    this.running = new RunningTurns(options.store.keys);
+    this.running = new RunningTurns(options.store.channels);
   }
 
   /** Subscribes to cancel requests and interrupts, so whichever worker process runs the turn sees them. */

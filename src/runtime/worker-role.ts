@@ -11,7 +11,7 @@ import { TaskStore } from '../store/task-store.ts';
 import { ByteRates } from '../limits/byte-rates.ts';
 import { recentTaskIndexOf } from '../store/recent-tasks.ts';
 import { Reconciler } from './reconciler.ts';
-import { AssignmentStore } from '../coordination/assignment-store.ts';
+import { AssignmentStore } from '../store/assignments/assignment-store.ts';
 import { Delegator } from '../coordination/delegator.ts';
 import { TurnRunner } from './turn-runner.ts';
 import { startTurnWorkers } from './turn-workers.ts';
@@ -23,6 +23,7 @@ import { activeTurns, startProcessMetrics } from '../telemetry/metrics.ts';
 import { probeRedisRoundTrips } from '../telemetry/redis-probe.ts';
 import { checkReadiness, type Readiness } from '../gateway/readiness.ts';
 import { ReplicaAck, replicaAckOf } from '../redis/replica-ack.ts';
+import { TaskWriteAck } from '../store/task-write-ack.ts';
 
 /** A worker role running inside a lifecycle, which stops it. */
 export interface WorkerRole {
@@ -78,7 +79,7 @@ export async function buildWorkerRole(lifecycle: Lifecycle, config: GatewayConfi
   const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay), recentTaskIndexOf(config));
   // The operators' index gets what this process noted last (a hint: lost, the next write restores it).
   lifecycle.register({ name: 'task store indexes', stop: () => store.maintenance.flushIndexesWithin(1_000) });
-  const assignments = new AssignmentStore(commands, store.keys, store.replay);
+  const assignments = new AssignmentStore(commands, config.keyPrefix, store.replay);
   const delegator = Delegator.forAgents(config, agents, { store, assignments, queues: turnQueues });
   // Turns running at once per owner and per tenant, across every worker (limits.maxRunningTurnsPer…).
   const runningShare = new RunningShare(commands, config.keyPrefix, { ...config.limits, slotTtlMs: config.lockDurationMs });
@@ -94,9 +95,9 @@ export async function buildWorkerRole(lifecycle: Lifecycle, config: GatewayConfi
     // Below BullMQ's lock, so by the time a stalled job is handed to another worker the
     // dead worker's lease has lapsed and the new one can take it.
     leaseTtlMs: Math.max(100, Math.floor(config.lockDurationMs * 0.8)),
-    replicaAck: new ReplicaAck(commands, replicaAckOf(config)),
+    replicaAck: new TaskWriteAck(new ReplicaAck(commands, replicaAckOf(config)), config.keyPrefix),
     // Agent output paced per owner (limits.outputBytesPerSecond), so a backend flooding its allowance waits for it.
-    byteRates: new ByteRates(commands, store.keys, config.limits),
+    byteRates: new ByteRates(commands, config.keyPrefix, config.limits),
   });
   registerWorkerMetrics(lifecycle, runner, commands);
   await whenReady(cancelSubscriber);

@@ -12,7 +12,7 @@ import { newId } from '../ids.ts';
 import type { Logger } from '../logging/logger.ts';
 import { logFailure } from '../logging/operator-failures.ts';
 import { GATEWAY_METADATA_KEY, ownerFromKey, type TaskStore } from '../store/task-store.ts';
-import type { DueFiring, ScheduleStore } from './schedule-store.ts';
+import type { DueFiring, ScheduleStore } from '../store/schedules/schedule-store.ts';
 import { timesBetween } from './schedule-timing.ts';
 import type { ScheduleRecord } from './schedule-types.ts';
 

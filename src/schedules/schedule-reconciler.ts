@@ -9,8 +9,7 @@ import { addOneTimeJob, oneTimeJobId, upsertCronJob, type ScheduleJobData } from
 import { newId } from '../ids.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { ScheduleFirer } from './schedule-firer.ts';
-import { scheduleReconcilerLockKey } from './schedule-keys.ts';
-import type { ScheduleStore } from './schedule-store.ts';
+import type { ScheduleStore } from '../store/schedules/schedule-store.ts';
 
 /** A schedule being created is given this long before an index entry without a record is dropped. */
 const CREATION_GRACE_MS = 60_000;
@@ -31,8 +30,8 @@ export class ScheduleReconciler {
   /** One pass over every schedule; false when another worker holds the lock. */
   async reconcileOnce(): Promise<boolean> {
     const { store, logger } = this.options;
-    const lock = scheduleReconcilerLockKey(store.prefix);
-    if ((await store.redis.set(lock, this.token, 'PX', Math.max(10_000, this.options.intervalMs), 'NX')) === null) return false;
+    const lock = store.reconcilerLock(this.token);
+    if (!(await lock.tryLock(Math.max(10_000, this.options.intervalMs)))) return false;
     try {
       for (let offset = 0; !this.closed; offset += PAGE) {
         const page = await store.allPage(offset, PAGE);
@@ -40,7 +39,7 @@ export class ScheduleReconciler {
         if (page.length < PAGE) break;
       }
     } finally {
-      if ((await store.redis.get(lock)) === this.token) await store.redis.del(lock);
+      await lock.release();
     }
     return true;
   }

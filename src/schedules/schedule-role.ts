@@ -12,7 +12,7 @@ import { TaskStore } from '../store/task-store.ts';
 import { recentTaskIndexOf } from '../store/recent-tasks.ts';
 import { ScheduleFirer } from './schedule-firer.ts';
 import { ScheduleReconciler } from './schedule-reconciler.ts';
-import { ScheduleStore } from './schedule-store.ts';
+import { ScheduleStore } from '../store/schedules/schedule-store.ts';
 
 export interface ScheduleRole {
   /** Re-creates lost jobs and starts stuck firings (reconcileOnce() on demand). */

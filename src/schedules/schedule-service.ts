@@ -8,7 +8,7 @@ import { newId } from '../ids.ts';
 import { A2AError, invalidParams } from '../protocol/errors.ts';
 import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
-import type { ScheduleStore } from './schedule-store.ts';
+import type { ScheduleStore } from '../store/schedules/schedule-store.ts';
 import { firingsCloserThan } from './cron-spacing.ts';
 import { cronProblem, nextTimes, timeZoneProblem } from './schedule-timing.ts';
 import type { ScheduleDefinition, ScheduleRecord, ScheduleView } from './schedule-types.ts';

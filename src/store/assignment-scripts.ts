@@ -1,4 +1,4 @@
-// The scripts of a coordinator's assignments (src/coordination/assignment-store.ts), described
+// The scripts of a coordinator's assignments (src/store/assignments/assignment-store.ts), described
 // for callScript: keys and arguments by name in their Lua's order, replies decoded. All keys are
 // the coordinator task's (one slot).
 import { arg, defineScript } from './script-call.ts';

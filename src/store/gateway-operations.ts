@@ -1,12 +1,12 @@
 // What the gateway does to tasks for a request: create one, take a message, read, cancel, replay events.
 import { isCluster } from '../redis/connection.ts';
-import type { JsonObject, Message, Task, TaskStatus } from '../protocol/types.ts';
+import type { Message, Task, TaskStatus } from '../protocol/types.ts';
 import type { InputPolicy } from '../config/schema.ts';
 import { creationEvent, inflateAll } from './creation-event.ts';
 import type { TrimmedEvents } from './replay-bound.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { ownerKeyOf, type Owner } from './owner.ts';
-import type { TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
+import type { TurnRecord } from './task-records.ts';
 import { LARGE_TASK_BYTES, type LargeTask, type TaskRead } from './task-read.ts';
 import { readLargeTask } from './task-large-read.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
@@ -21,7 +21,7 @@ import {
   readTaskScript,
   type TurnClaim,
 } from './gateway-scripts.ts';
-import { acceptResultOf, type AcceptResult, type CancelResult, type CreateResult, type QuotaCharge } from './gateway-results.ts';
+import { acceptResultOf, type AcceptResult, type CancelResult, type CreateResult, type CreateTaskInput, type QuotaCharge } from './gateway-results.ts';
 import { StoreRole } from './store-role.ts';
 import { taskField, taskItemField } from './task-hash.ts';
 
@@ -30,7 +30,7 @@ const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'BUSY', 'INBOX_FULL', 
 /** acceptMessage replies after which the task has a new status (its owner's indexes move forward). */
 const ACCEPT_ANNOUNCED = new Set(['RESUMED', 'FORWARDED']);
 
-export type { AcceptResult, CancelResult, CreateResult, OverQuota, QuotaCharge } from './gateway-results.ts';
+export type { AcceptResult, CancelResult, CreateResult, CreateTaskInput, OverQuota, QuotaCharge } from './gateway-results.ts';
 
 const RESUMING_STATES = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
 
@@ -74,48 +74,7 @@ export class GatewayOperations extends StoreRole {
     return { ownerActiveTasks: this.keys.ownerActiveTasks(ownerKey), ownerQuota: this.keys.ownerQuota(ownerKey), ownerQuotaChecks: this.keys.ownerQuotaChecks(ownerKey) };
   }
 
-  async createTask(input: {
-    taskId: string;
-    owner: Owner;
-    contextId: string;
-    message: Message;
-    metadata: JsonObject;
-    idempotencyTtlSeconds: number;
-    versions: TaskVersions;
-    /** Most tasks the owner may have queued or running (0 = no cap). */
-    maxActiveTasks: number;
-    /** A sub-agent's task: how it hangs off its coordinator. */
-    links?: TaskLinks;
-    /**
-     * Where "this message created that task" is remembered; default: the owner's idempotency
-     * key for the message id. Sub-agents' tasks use a key of their own, out of every caller's reach.
-     */
-    idempotencyKey?: string;
-    /** What the caller's credentials granted (ctx.caller.scopes of the task's turns). */
-    callerScopes?: readonly string[];
-    /** The extensions the request activated (ctx.extensions of the task's turns). */
-    callerExtensions?: readonly string[];
-    /** Digest of the message as sent (messageDigestOf): a re-send with other content is a conflict. */
-    messageDigest?: string;
-    /** What the task's storage charges to the owner's quota (none: not charged). */
-    quota?: QuotaCharge;
-    /**
-     * Queues the task's first turn, given the owner's active tasks; its commands must go out on
-     * this store's connection. On a single Redis it is called right behind the task's script, so
-     * auto-pipelining sends both in one write (one round trip) and Redis runs them in that order:
-     * the task is stored before its job exists. On a Cluster the two may go to different nodes,
-     * so there it is left to the caller, after the task is stored.
-     */
-    queueFirstTurn?: (active: number) => Promise<void>;
-    /**
-     * The caller waits for the task's turn to end, reading this much history (-1 = all): the
-     * turn's final event then carries the task (LiveEvent.answer), so the wait ends without a read.
-     */
-    answerHistoryLength?: number;
-    /** `message` as JSON, when the caller serialised it already (a large message is then not serialised twice). */
-    messageJson?: string;
-    now: Date;
-  }): Promise<CreateResult> {
+  async createTask(input: CreateTaskInput): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
     const ownerKey = ownerKeyOf(owner);
     const turnRecord: TurnRecord = { turn: 1, inputMessageIds: [message.messageId], acceptedAtMs: now.getTime() };
@@ -124,7 +83,7 @@ export class GatewayOperations extends StoreRole {
       this.call(
         claimTaskScript,
         {
-          idempotency: input.idempotencyKey ?? this.keys.idempotency(ownerKey, message.messageId),
+          idempotency: input.links === undefined ? this.keys.idempotency(ownerKey, message.messageId) : this.keys.childCreated(ownerKey, taskId),
           ...this.ownerSlotKeys(ownerKey),
           ownerTasks: this.keys.ownerTasks(ownerKey),
           ownerContextTasks: this.keys.ownerContextTasks(ownerKey, contextId),

@@ -1,6 +1,8 @@
-// What the gateway's task operations answer (gateway-operations.ts).
-import type { Task, TaskState } from '../protocol/types.ts';
+// What the gateway's task operations take and answer (gateway-operations.ts).
+import type { JsonObject, Message, Task, TaskState } from '../protocol/types.ts';
 import type { AcceptOutcome, OverQuota } from './gateway-scripts.ts';
+import type { Owner } from './owner.ts';
+import type { TaskLinks, TaskVersions } from './task-records.ts';
 
 export type { OverQuota };
 
@@ -80,4 +82,46 @@ export function acceptResultOf(reply: AcceptOutcome, active: number): AcceptResu
     case 'QUEUED':
       return { kind: 'queued', turn: reply.turn };
   }
+}
+
+/** What createTask stores: the task, its first message, and how it is claimed in the owner's slot. */
+export interface CreateTaskInput {
+  taskId: string;
+  owner: Owner;
+  contextId: string;
+  message: Message;
+  metadata: JsonObject;
+  idempotencyTtlSeconds: number;
+  versions: TaskVersions;
+  /** Most tasks the owner may have queued or running (0 = no cap). */
+  maxActiveTasks: number;
+  /**
+   * A sub-agent's task: how it hangs off its coordinator. Its creation is remembered under a
+   * key of its own (keys.childCreated), out of every caller's reach, not the message id's.
+   */
+  links?: TaskLinks;
+  /** What the caller's credentials granted (ctx.caller.scopes of the task's turns). */
+  callerScopes?: readonly string[];
+  /** The extensions the request activated (ctx.extensions of the task's turns). */
+  callerExtensions?: readonly string[];
+  /** Digest of the message as sent (messageDigestOf): a re-send with other content is a conflict. */
+  messageDigest?: string;
+  /** What the task's storage charges to the owner's quota (none: not charged). */
+  quota?: QuotaCharge;
+  /**
+   * Queues the task's first turn, given the owner's active tasks; its commands must go out on
+   * this store's connection. On a single Redis it is called right behind the task's script, so
+   * auto-pipelining sends both in one write (one round trip) and Redis runs them in that order:
+   * the task is stored before its job exists. On a Cluster the two may go to different nodes,
+   * so there it is left to the caller, after the task is stored.
+   */
+  queueFirstTurn?: (active: number) => Promise<void>;
+  /**
+   * The caller waits for the task's turn to end, reading this much history (-1 = all): the
+   * turn's final event then carries the task (LiveEvent.answer), so the wait ends without a read.
+   */
+  answerHistoryLength?: number;
+  /** `message` as JSON, when the caller serialised it already (a large message is then not serialised twice). */
+  messageJson?: string;
+  now: Date;
 }

@@ -39,7 +39,7 @@ export interface TaskKeys {
   delegations: string;
   /** Coordinator only. LIST of child task ids whose questions wait to be surfaced on the coordinator. */
   questions: string;
-  /** HASH of push delivery cursors (see src/push/push-keys.ts): the replay bound keeps what they still need. */
+  /** HASH of push delivery cursors (see src/store/push/push-keys.ts): the replay bound keeps what they still need. */
   pushCursors: string;
 }
 

@@ -1,4 +1,4 @@
-// The scripts of the limits (src/limits: request, byte and unauthenticated rates, storage quota),
+// The scripts of the limits (src/limits: request, byte and unauthenticated rates, storage quota, open streams),
 // described for callScript: keys and arguments by name in their Lua's order, replies decoded.
 import { arg, defineScript, type ArgValue } from './script-call.ts';
 
@@ -33,4 +33,19 @@ export const quotaReleaseScript = defineScript({
     later: arg.json<Readonly<Record<string, number>>>(),
   },
   reply: (reply): { bytes: number; tasks: number } => ({ bytes: Number(reply[0]), tasks: Number(reply[1]) }),
+});
+
+export const streamSlotTakeScript = defineScript({
+  name: 'streamSlotTake',
+  keys: ['openStreams'],
+  args: { streamId: arg.text, cap: arg.int, ttlMs: arg.int },
+  /** Whether the slot was taken, and the streams the set holds open (with it, when taken). */
+  reply: (reply): { taken: boolean; open: number } => ({ taken: Number(reply[0]) === 1, open: Number(reply[1]) }),
+});
+
+export const streamSlotRenewScript = defineScript({
+  name: 'streamSlotRenew',
+  keys: ['openStreams'],
+  args: { ttlMs: arg.int, streamIds: arg.each },
+  reply: (reply): number => Number(reply[0]),
 });

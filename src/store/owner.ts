@@ -22,3 +22,9 @@ export function ownerFromKey(ownerKey: string): Owner {
   const [agent = '', tenant = '', subject = ''] = ownerKey.split('/');
   return { agent: decodeURIComponent(agent), tenant: decodeURIComponent(tenant), subject: decodeURIComponent(subject) };
 }
+
+/** The tenant part of an owner key (`<agent>/<tenant>`, each part URI-encoded): one agent's tenant, whose turns share a fair share. */
+export function tenantKeyOf(ownerKey: string): string {
+  const cut = ownerKey.lastIndexOf('/');
+  return cut < 0 ? ownerKey : ownerKey.slice(0, cut);
+}

@@ -1,4 +1,4 @@
-// The scripts of push delivery (src/push/push-store.ts), described for callScript: keys and
+// The scripts of push delivery (src/store/push/push-store.ts), described for callScript: keys and
 // arguments by name in their Lua's order, replies decoded. Each touches one slot: the task's
 // (configs, cursors, the outbox step), the push shard's (dead letters) or the receiver's (breaker).
 import { arg, defineScript } from './script-call.ts';

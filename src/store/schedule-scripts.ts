@@ -1,4 +1,4 @@
-// The scripts of schedules (src/schedules/schedule-store.ts), described for callScript: keys and
+// The scripts of schedules (src/store/schedules/schedule-store.ts), described for callScript: keys and
 // arguments by name in their Lua's order, replies decoded. Each touches one slot: the owner's
 // (schedClaim) or the schedule's (the others).
 import { arg, defineScript } from './script-call.ts';

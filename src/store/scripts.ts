@@ -8,6 +8,8 @@ import { DEFAULT_REPLAY_BOUND, type ReplayBound } from './replay-bound.ts';
 import { assertOneSlot, SLOT_CHECK_ENV } from './script-slots.ts';
 
 const LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), 'lua');
+/** The control plane's scripts (src/store/control/), read like the task scripts. */
+const CONTROL_LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), 'control', 'lua');
 
 export type ScriptName =
   | 'claimTask'
@@ -53,6 +55,13 @@ export type ScriptName =
   | 'schedSetState'
   | 'schedFire'
   | 'schedFiringDone'
+  | 'streamSlotTake'
+  | 'streamSlotRenew'
+  | 'runningSlotTake'
+  | 'runningSlotRenew'
+  | 'tenantBusyOwners'
+  | 'controlWrite'
+  | 'controlRead'
   | 'writeArtifactSegment'
   | 'switchArtifactSegments';
 
@@ -186,10 +195,11 @@ function scriptSources(mode: 'plain' | 'sharded' = 'plain'): Map<string, ScriptS
   const cached = cachedSources.get(mode);
   if (cached !== undefined) return cached;
   const sources = new Map<string, ScriptSource>();
-  for (const file of readdirSync(LUA_DIR)) {
+  const files = [LUA_DIR, CONTROL_LUA_DIR].flatMap((dir) => readdirSync(dir).map((file) => ({ dir, file })));
+  for (const { dir, file } of files) {
     const match = /^([A-Za-z]+)-(\d+|var)\.lua$/.exec(file);
     if (match === null) continue;
-    const read = withIncludes(readFileSync(join(LUA_DIR, file), 'utf8'));
+    const read = withIncludes(readFileSync(join(dir, file), 'utf8'));
     const lua = mode === 'sharded' ? shardedPublish(read) : read;
     const wrap = wrapperOf(lua);
     const name = match[1] as string;

@@ -5,6 +5,7 @@
 // fenced) and maintenance-operations.ts (reconciler, shutdown); this class makes their shared
 // parts once, and callers use the roles: store.gateway, store.turns, store.maintenance.
 import type { RedisClient } from '../redis/connection.ts';
+import type { TaskChannels } from './channels.ts';
 import { RedisKeys } from './keys.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound } from './replay-bound.ts';
 import { RecentTaskIndex, DEFAULT_RECENT_TASK_INDEX, type RecentTaskIndexOptions } from './recent-tasks.ts';
@@ -28,6 +29,10 @@ export const DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600;
 
 export class TaskStore {
   readonly keys: RedisKeys;
+  /** The tasks' pub/sub channels, for the code outside the store that subscribes to them. */
+  readonly channels: TaskChannels;
+  /** The key prefix, for the store functions that take one (operator-reads.ts). */
+  readonly prefix: string;
   /** Every task by when it last changed, for operators; noted after each write that changes a task's state. */
   readonly recentTasks: RecentTaskIndex;
   /** The owner's indexes and active set, written after each task's own write (step 3, docs/redis-slots.md). */
@@ -53,6 +58,8 @@ export class TaskStore {
     recentTaskIndex: Partial<RecentTaskIndexOptions> = {},
   ) {
     this.keys = new RedisKeys(prefix);
+    this.prefix = prefix;
+    this.channels = this.keys;
     const run = defineScripts(redis, replay);
     const indexOptions = { ...DEFAULT_RECENT_TASK_INDEX, retentionMs: retentionSeconds * 1000, ...recentTaskIndex };
     this.recentTasks = RecentTaskIndex.shared(redis, this.keys.recentTasks(), indexOptions);

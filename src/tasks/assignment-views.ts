@@ -1,6 +1,7 @@
 // ListTaskAssignments (assignments extension): a coordinator's assignments, in the order they
 // were made, with each child's current state.
-import type { AssignmentRecord, AssignmentStore } from '../coordination/assignment-store.ts';
+import type { AssignmentRecord } from '../coordination/assignment-records.ts';
+import type { AssignmentStore } from '../store/assignments/assignment-store.ts';
 import { taskNotFound } from '../protocol/errors.ts';
 import type { TaskState } from '../protocol/types.ts';
 import type { Owner, TaskStore } from '../store/task-store.ts';

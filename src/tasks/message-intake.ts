@@ -4,7 +4,8 @@
 import { newId } from '../ids.ts';
 import { A2AError } from '../protocol/errors.ts';
 import type { SendMessageRequest } from '../protocol/types.ts';
-import { ReplicaAckError, type ReplicaAck } from '../redis/replica-ack.ts';
+import { ReplicaAckError } from '../redis/replica-ack.ts';
+import type { TaskWriteAck } from '../store/task-write-ack.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import { submitFollowUp } from './follow-up.ts';
 import type { IntakeDeps, SenderContext, Submission } from './intake-steps.ts';
@@ -14,7 +15,7 @@ import { storeNewTask } from './new-task.ts';
 
 export interface MessageIntakeDeps extends IntakeDeps {
   /** Replicas confirm a submitted message's writes before it is answered; undefined = no WAIT. */
-  replicaAck: ReplicaAck | undefined;
+  replicaAck: TaskWriteAck | undefined;
 }
 
 export class MessageIntake {
@@ -53,9 +54,8 @@ export class MessageIntake {
   private async confirmReplicated(owner: Owner, taskId: string): Promise<void> {
     const ack = this.deps.replicaAck;
     if (ack === undefined || !ack.enabled) return;
-    const { keys } = this.deps.store;
     try {
-      await ack.confirm([keys.task(taskId).task, keys.ownerActiveTasks(ownerKeyOf(owner))]);
+      await ack.messageAccepted(taskId, ownerKeyOf(owner));
     } catch (error) {
       if (!(error instanceof ReplicaAckError)) throw error;
       throw new A2AError(

@@ -2,7 +2,7 @@
 // put together from their use cases, each built once here with the dependencies it needs.
 // Nothing here decides anything itself; it only chooses which use case answers.
 import type { Agents } from '../agents/agents.ts';
-import type { AssignmentStore } from '../coordination/assignment-store.ts';
+import type { AssignmentStore } from '../store/assignments/assignment-store.ts';
 import type { Delegator } from '../coordination/delegator.ts';
 import type { EventHub } from '../events/hub.ts';
 import type { TaskFeed } from '../events/task-feed.ts';
@@ -23,7 +23,7 @@ import type {
 } from '../protocol/types.ts';
 import type { PushDeadLetters } from '../push/dead-letters.ts';
 import type { PushConfigs } from '../push/push-configs.ts';
-import type { ReplicaAck } from '../redis/replica-ack.ts';
+import type { TaskWriteAck } from '../store/task-write-ack.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import type { ListBounds } from '../store/task-listing.ts';
 import type { Owner, TaskStore } from '../store/task-store.ts';
@@ -70,7 +70,7 @@ export interface TaskServiceOptions {
   /** Per-owner byte rate of stored messages (limits.storedBytesPerSecond); undefined = none. */
   byteRates?: ByteRates;
   /** redisWaitReplicas: replicas confirm a submitted message's writes before it is answered; undefined = no WAIT. */
-  replicaAck?: ReplicaAck;
+  replicaAck?: TaskWriteAck;
 }
 
 export class TaskService implements GatewayHandler {

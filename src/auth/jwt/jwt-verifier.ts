@@ -1,19 +1,7 @@
 // Bearer JWTs from configured issuers (jose). Each token is checked against exactly the issuer
 // its `iss` names: that issuer's keys, audience and algorithm allow-list, so a key or an
 // algorithm trusted for one issuer never validates another's tokens.
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  decodeJwt,
-  decodeProtectedHeader,
-  errors,
-  jwtVerify,
-  type JSONWebKeySet,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-} from 'jose';
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { IssuerConfig } from '../../config/schema.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { operationScopes, userSubject, type Principal } from '../principal.ts';
@@ -21,6 +9,12 @@ import { bearerChallenge } from './challenge.ts';
 import { VerifiedTokens } from './verified-tokens.ts';
 import { KeyFetchFailures } from './key-fetch-failures.ts';
 import type { Logger } from '../../logging/logger.ts';
+import type { FetchFunction } from './bounded-fetch.ts';
+import { IssuerKeysUnavailable, IssuerNotDiscovered } from './issuer-errors.ts';
+import { discoveryUrlOf } from './issuer-discovery.ts';
+import { isDiscovered, issuerKeysOf, type IssuerKeyContext, type IssuerKeys, type IssuerStatus } from './issuer-keys.ts';
+
+export type { IssuerStatus } from './issuer-keys.ts';
 
 export interface JwtVerifierOptions {
   issuers: IssuerConfig[];
@@ -30,13 +24,35 @@ export interface JwtVerifierOptions {
   baseDir: string;
   /** Verified tokens kept so a re-sent token skips the signature check (0 = verify every time). */
   verifiedTokenCacheEntries?: number;
-  /** Where a failed JWKS fetch is reported (rate-limited per issuer); none: not reported. */
+  /** Where a failed JWKS fetch or discovery is reported (once per state change or interval); none: not reported. */
   logger?: Logger;
+  /** How often an issuer configured by its URL alone is discovered again (auth.discoveryRefreshSeconds; default an hour). */
+  discoveryRefreshSeconds?: number;
+  /** Bounds of one discovery or JWKS fetch (auth.issuerFetchTimeoutMs, auth.issuerFetchMaxBytes). */
+  issuerFetchTimeoutMs?: number;
+  issuerFetchMaxBytes?: number;
+  /** An unknown `kid` refetches an issuer's JWKS at most this often (default 30 s, jose's). */
+  jwksCooldownMs?: number;
+  /** The first pause after a failed discovery or JWKS fetch, doubling while failures go on (default 1 s). */
+  issuerRetryMinMs?: number;
+  /** The fetch used for issuer endpoints (tests); the global one by default. */
+  fetch?: FetchFunction;
 }
 
+/** An issuer in use: its configuration, the same configuration's canonical form, and its keys. */
 interface TrustedIssuer {
   config: IssuerConfig;
-  keys: JWTVerifyGetKey;
+  fingerprint: string;
+  keys: IssuerKeys;
+}
+
+/** An issuer configured by its URL alone, as the agent card declares it (an OpenID Connect security scheme). */
+export interface OpenIdConnectIssuer {
+  id: string;
+  issuer: string;
+  audience: IssuerConfig['audience'];
+  /** Its discovery document (the scheme's openIdConnectUrl). */
+  openIdConnectUrl: string;
 }
 
 /**
@@ -55,17 +71,91 @@ export function invalidToken(reason: string, message: string): A2AError {
   });
 }
 
+/**
+ * Verifies bearer JWTs of a set of trusted issuers. The set can be replaced while the gateway
+ * runs (replaceIssuers): what an unchanged issuer holds (fetched keys, discovery) is kept.
+ * close() stops the background discoveries.
+ */
 export class JwtVerifier {
-  private readonly issuers = new Map<string, TrustedIssuer>();
+  private issuers = new Map<string, TrustedIssuer>();
   private readonly verified: VerifiedTokens;
+  private readonly keyContext: IssuerKeyContext;
 
   constructor(private readonly options: JwtVerifierOptions) {
     this.verified = new VerifiedTokens(options.verifiedTokenCacheEntries ?? 0, options.jwksCacheSeconds * 1000);
-    const failures = new KeyFetchFailures(options.logger);
-    for (const config of options.issuers) {
-      if (this.issuers.has(config.issuer)) throw new Error(`Two configured issuers have the same "issuer" ${config.issuer}; merge them.`);
-      this.issuers.set(config.issuer, { config, keys: keySetOf(config, options, failures) });
+    const cooldownMs = options.jwksCooldownMs ?? 30_000;
+    this.keyContext = {
+      baseDir: options.baseDir,
+      jwksCacheMs: options.jwksCacheSeconds * 1000,
+      jwksCooldownMs: cooldownMs,
+      retryMinMs: options.issuerRetryMinMs ?? 1000,
+      retryMaxMs: Math.max(cooldownMs, options.issuerRetryMinMs ?? 1000),
+      discoveryRefreshMs: (options.discoveryRefreshSeconds ?? 3600) * 1000,
+      bounds: { timeoutMs: options.issuerFetchTimeoutMs ?? 5000, maxBytes: options.issuerFetchMaxBytes ?? 256 * 1024 },
+      failures: new KeyFetchFailures(options.logger),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    };
+    this.replaceIssuers(options.issuers);
+  }
+
+  /**
+   * Makes `issuers` the trusted set, all or nothing: a set that cannot be used (two issuers with
+   * the same `issuer` or `id`, an unreadable jwksFile) throws and changes nothing. An issuer
+   * whose configuration is unchanged keeps its keys and discovery; a new or changed one starts
+   * afresh (its discovery at once); a removed or changed one is stopped, and no token verified
+   * under the old set is taken from the cache again.
+   */
+  replaceIssuers(issuers: readonly IssuerConfig[]): void {
+    const next = new Map<string, TrustedIssuer>();
+    const ids = new Set<string>();
+    const built: IssuerKeys[] = [];
+    try {
+      for (const config of issuers) {
+        if (next.has(config.issuer)) throw new Error(`Two issuers have the same "issuer" ${config.issuer}; merge them.`);
+        if (ids.has(config.id)) throw new Error(`Two issuers have the same id "${config.id}"; an id names the owners of one issuer's tokens, so give each its own.`);
+        ids.add(config.id);
+        const fingerprint = canonicalJson(config);
+        const current = this.issuers.get(config.issuer);
+        if (current?.fingerprint === fingerprint) {
+          next.set(config.issuer, current);
+          continue;
+        }
+        const keys = issuerKeysOf(config, this.keyContext);
+        built.push(keys);
+        next.set(config.issuer, { config, fingerprint, keys });
+      }
+    } catch (error) {
+      for (const keys of built) keys.close();
+      throw error;
     }
+    const dropped = [...this.issuers.values()].filter((trusted) => next.get(trusted.config.issuer) !== trusted);
+    this.issuers = next;
+    for (const trusted of dropped) trusted.keys.close();
+    if (dropped.length > 0) this.verified.clear();
+    for (const keys of built) keys.start();
+  }
+
+  /** The trusted issuers' configurations, in the order given. */
+  currentIssuers(): IssuerConfig[] {
+    return [...this.issuers.values()].map((trusted) => trusted.config);
+  }
+
+  /** Each issuer's state (discovery, JWKS fetch), for /readyz's admin detail. */
+  issuerStatus(): IssuerStatus[] {
+    return [...this.issuers.values()].map((trusted) => trusted.keys.status());
+  }
+
+  /** The issuers configured by their URL alone, which the agent card declares as OpenID Connect schemes. */
+  openIdConnectIssuers(): OpenIdConnectIssuer[] {
+    return this.currentIssuers()
+      .filter(isDiscovered)
+      .map((config) => ({ id: config.id, issuer: config.issuer, audience: config.audience, openIdConnectUrl: discoveryUrlOf(config.issuer) }));
+  }
+
+  /** Stops every issuer's background work (discovery schedules). */
+  close(): void {
+    for (const trusted of this.issuers.values()) trusted.keys.close();
   }
 
   /** Verifies a compact JWT and returns its principal; throws UNAUTHENTICATED naming what failed. */
@@ -98,7 +188,7 @@ export class JwtVerifier {
     const { config } = trusted;
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, trusted.keys, {
+      ({ payload } = await jwtVerify(token, trusted.keys.getKey, {
         issuer: config.issuer,
         audience: config.audience,
         algorithms: config.algorithms,
@@ -128,49 +218,24 @@ function grantsOf(payload: JWTPayload): Set<string> {
   return new Set(listed.filter((s) => s !== ''));
 }
 
-function keySetOf(config: IssuerConfig, options: JwtVerifierOptions, failures: KeyFetchFailures): JWTVerifyGetKey {
-  if (config.jwksUri !== undefined) {
-    const jwksUri = config.jwksUri;
-    // jose refetches on an unknown kid (after a 30 s cooldown) and once the cache is stale,
-    // which is how rotation reaches us.
-    const remote = createRemoteJWKSet(new URL(config.jwksUri), { cacheMaxAge: options.jwksCacheSeconds * 1000, timeoutDuration: 5000 });
-    return async (header, token) => {
-      let key: Awaited<ReturnType<typeof remote>>;
-      try {
-        key = await remote(header, token);
-      } catch (error) {
-        // Choosing among the keys can fail on the token (no such kid); anything else is the
-        // issuer's endpoint failing, which says nothing about the token.
-        if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys || error instanceof errors.JOSENotSupported) throw error;
-        failures.failed({ id: config.id, issuer: config.issuer, jwksUri }, error);
-        throw new IssuerKeysUnavailable(config.id, error);
-      }
-      failures.recovered(config.id);
-      return key;
-    };
-  }
-  if (config.jwks !== undefined) return createLocalJWKSet(config.jwks as JSONWebKeySet);
-  const path = resolve(options.baseDir, config.jwksFile as string);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new Error(`Issuer ${config.id}: jwksFile ${path} cannot be read as JSON (${(error as Error).message}).`);
-  }
-  return createLocalJWKSet(parsed as JSONWebKeySet);
-}
-
-/** The issuer's keys could not be fetched: a retryable outage, not a bad token. */
-class IssuerKeysUnavailable extends Error {
-  constructor(issuerId: string, cause: unknown) {
-    super(`The keys of issuer ${issuerId} cannot be fetched: ${(cause as Error).message}`, { cause });
-    this.name = 'IssuerKeysUnavailable';
-  }
+/** JSON with object members in sorted order: equal configurations give equal text whatever order they were written in. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
 }
 
 function translateJoseError(error: unknown): A2AError {
   if (error instanceof IssuerKeysUnavailable) {
     return new A2AError('UNAVAILABLE', "The token issuer's keys cannot be fetched right now; retry shortly.", { retryAfterSeconds: 5, cause: error });
+  }
+  if (error instanceof IssuerNotDiscovered) {
+    return invalidToken(
+      'ISSUER_NOT_DISCOVERED',
+      "The token's issuer is trusted, but the gateway has not been able to discover its keys (OpenID Connect discovery); the operator sees why on /readyz. Retry later.",
+    );
   }
   if (error instanceof errors.JWTExpired) return invalidToken('TOKEN_EXPIRED', 'The token has expired: get a new one.');
   if (error instanceof errors.JWTClaimValidationFailed) {

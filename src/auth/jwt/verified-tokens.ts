@@ -44,6 +44,11 @@ export class VerifiedTokens {
     return { ...entry.principal };
   }
 
+  /** Forgets every token (the trusted issuers changed: what one verified may no longer hold). */
+  clear(): void {
+    this.entries.clear();
+  }
+
   /** Keeps a token that passed verification until `validUntilMs` (exp plus tolerance), at most maxAgeMs. */
   remember(token: string, principal: Principal, validUntilMs: number): void {
     if (this.maxEntries <= 0) return;

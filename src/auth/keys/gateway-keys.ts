@@ -2,6 +2,7 @@
 import { join, resolve } from 'node:path';
 import type { JWK } from 'jose';
 import type { GatewayConfig } from '../../config/schema.ts';
+import { loadCallerIdentityKey } from '../caller-identity-key.ts';
 import { loadDevIssuer, type DevIssuer } from '../dev-issuer.ts';
 import { loadOrCreatePrivateJwk, publicJwkOf, readPrivateJwk, readPublicJwk } from './key-file.ts';
 
@@ -12,7 +13,7 @@ export interface GatewayKeys {
   cardSigningKey: JWK | undefined;
   /** Present when authentication is on and no issuer is configured. */
   devIssuer: DevIssuer | undefined;
-  /** Public keys for /.well-known/jwks.json: the card signing key's. */
+  /** Public keys for /.well-known/jwks.json: the card signing key's, and the caller identity key's when a backend gets caller tokens. */
   publishedKeys: JWK[];
 }
 
@@ -54,5 +55,17 @@ export async function loadGatewayKeys(config: GatewayConfig, baseDir: string): P
   // The development issuer's key is not published: its tokens are only for this deployment,
   // which reads the key from dataDir.
   const current = cardSigningKey === undefined ? [] : [publicJwkOf(cardSigningKey)];
-  return { cardSigningKey, devIssuer, publishedKeys: [...current, ...previous.filter((key) => !current.some((c) => c.kid === key.kid))] };
+  // Backends verify the caller tokens workers sign with this key (src/auth/caller-identity.ts).
+  const callerKey = await loadCallerIdentityKey(config, baseDir);
+  const callerKeys = callerKey === undefined ? [] : [publicJwkOf(callerKey)];
+  for (const file of callerKey === undefined ? [] : config.callerIdentityPublishedKeyFiles) {
+    try {
+      const key = await readPublicJwk(resolve(baseDir, file));
+      if (!callerKeys.some((k) => k.kid === key.kid)) callerKeys.push(key);
+    } catch (error) {
+      throw new Error(`callerIdentityPublishedKeyFiles: ${(error as Error).message}`);
+    }
+  }
+  const published = [...current, ...previous.filter((key) => !current.some((c) => c.kid === key.kid))];
+  return { cardSigningKey, devIssuer, publishedKeys: [...published, ...callerKeys.filter((key) => !published.some((p) => p.kid === key.kid))] };
 }

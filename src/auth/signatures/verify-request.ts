@@ -16,7 +16,7 @@ import type { PartnerConfig } from '../../config/schema.ts';
 import { A2AError } from '../../protocol/errors.ts';
 import { AUTH_REALM } from '../jwt/challenge.ts';
 import { operationScopes, partnerSubject, type Principal } from '../principal.ts';
-import { NonceStore } from './nonce-store.ts';
+import { NonceStore } from '../../store/signatures/nonce-store.ts';
 import {
   algorithmOfKey,
   digestOf,
@@ -106,23 +106,19 @@ interface SelectedSignature {
 }
 
 export class RequestSignatureVerifier {
-  private readonly keys = new Map<string, PartnerKey>();
+  private keys: Map<string, PartnerKey>;
   private readonly nonces: NonceStore;
   private readonly now: () => number;
 
   constructor(private readonly options: RequestSignatureVerifierOptions) {
-    for (const partner of options.partners) {
-      for (const { keyId, publicKey } of partner.keys) {
-        const owner = this.keys.get(keyId);
-        if (owner !== undefined) {
-          // A keyid must name one partner, or a signature could be attributed to either.
-          throw new Error(`Partners ${owner.partner.id} and ${partner.id} both configure keyId "${keyId}"; key ids must be unique across partners.`);
-        }
-        this.keys.set(keyId, { partner, keyId, ...importPartnerKey(partner.id, keyId, publicKey) });
-      }
-    }
+    this.keys = partnerKeysOf(options.partners);
     this.nonces = new NonceStore(options.redis, options.keyPrefix);
     this.now = options.now ?? Date.now;
+  }
+
+  /** Accepts exactly the keys of `partners` from now on (the control plane's live set: src/control/); throws, changing nothing, when they conflict. */
+  replacePartners(partners: readonly PartnerConfig[]): void {
+    this.keys = partnerKeysOf(partners);
   }
 
   /** True when the request carries a Signature or Signature-Input header (so it is a signed request, not a bearer one). */
@@ -272,7 +268,23 @@ export class RequestSignatureVerifier {
   }
 }
 
-function importPartnerKey(partnerId: string, keyId: string, jwk: PartnerConfig['keys'][number]['publicKey']): { publicKey: KeyObject; alg: SignatureAlgorithm } {
+function partnerKeysOf(partners: readonly PartnerConfig[]): Map<string, PartnerKey> {
+  const keys = new Map<string, PartnerKey>();
+  for (const partner of partners) {
+    for (const { keyId, publicKey } of partner.keys) {
+      const owner = keys.get(keyId);
+      if (owner !== undefined) {
+        // A keyid must name one partner, or a signature could be attributed to either.
+        throw new Error(`Partners ${owner.partner.id} and ${partner.id} both configure keyId "${keyId}"; key ids must be unique across partners.`);
+      }
+      keys.set(keyId, { partner, keyId, ...importPartnerKey(partner.id, keyId, publicKey) });
+    }
+  }
+  return keys;
+}
+
+/** A partner's public JWK as a key and the algorithm it signs with; throws saying what is wrong with it. */
+export function importPartnerKey(partnerId: string, keyId: string, jwk: PartnerConfig['keys'][number]['publicKey']): { publicKey: KeyObject; alg: SignatureAlgorithm } {
   if ('d' in jwk) throw new Error(`Partner ${partnerId} key "${keyId}" is a private key; configure only the public part (drop "d").`);
   let publicKey: KeyObject;
   try {

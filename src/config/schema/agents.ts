@@ -1,6 +1,7 @@
 // One agent behind the gateway: adapter, card fields, per-agent limits, input policy, scopes.
 import { z } from 'zod';
 import { backendLimitsSchema } from './backend-limits.ts';
+import { callerIdentitySchema } from './caller-identity.ts';
 import { scope } from './scopes.ts';
 
 /** An A2A skill as a card declares it (spec 4.4.5), for agents whose skills are configured. */
@@ -100,6 +101,8 @@ export const agentSchema = z.strictObject({
   limits: agentLimitsSchema.default({}),
   /** What this agent's backend may make a worker read; each bound not set is the top-level backendLimits one. */
   backendLimits: backendLimitsSchema.partial().default({}),
+  /** Tell this agent's backend who is calling: a short-lived JWT the gateway signs, on every call to the backend's configured origin (docs/security.md). */
+  callerIdentity: callerIdentitySchema.default(callerIdentitySchema.parse({})),
 });
 export type AgentConfig = z.infer<typeof agentSchema>;
 export const AGENT_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;

@@ -1,5 +1,6 @@
 // Sub-agent coordination settings: roles and how many assignments run at once.
 import { z } from 'zod';
+import { callerIdentitySchema } from './caller-identity.ts';
 
 /** A sub-agent role: which adapter runs its assignments, and how many of one coordinator's run at once. */
 const roleSchema = z.strictObject({
@@ -9,6 +10,8 @@ const roleSchema = z.strictObject({
   adapterOptions: z.record(z.string(), z.json()).default({}),
   /** At most this many of one coordinator's assignments of this role run at once (default: only the coordinator's limit). */
   maxParallel: z.coerce.number().int().min(1).max(64).optional(),
+  /** Tell this role's backend who is calling (and which coordinators delegated), like an agent's callerIdentity. */
+  callerIdentity: callerIdentitySchema.default(callerIdentitySchema.parse({})),
 });
 export type RoleConfig = z.infer<typeof roleSchema>;
 

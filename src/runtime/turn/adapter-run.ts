@@ -2,6 +2,7 @@
 // end the run decides: an outcome, a failure, a cancel, an interrupt or a park for assignments.
 import type { Adapter, CallerIdentity, TurnOutcome } from '../../../adapters/types.ts';
 import { TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../../adapters/abort-reasons.ts';
+import { delegationChain } from '../../auth/caller-identity.ts';
 import type { AgentLimits } from '../../agents/agent-settings.ts';
 import type { ByteRates } from '../../limits/byte-rates.ts';
 import { isOutputLimitError } from '../../limits/output-limits.ts';
@@ -22,9 +23,9 @@ import type { RunningTurn } from './running-turns.ts';
 import { failedWith, finalStatus, INTERRUPTED_TEXT, OUTCOME_STATES, type AdapterRun } from './status.ts';
 
 /** Who a task's turn runs for, as its adapter sees it (ctx.caller). */
-function callerOf(ownerKey: string, scopes: readonly string[]): CallerIdentity {
+function callerOf(ownerKey: string, scopes: readonly string[], delegatedBy: readonly string[]): CallerIdentity {
   const { agent, tenant, subject } = ownerFromKey(ownerKey);
-  return { agent, tenant, principal: subject, scopes };
+  return { agent, tenant, principal: subject, scopes, ...(delegatedBy.length === 0 ? {} : { delegatedBy }) };
 }
 
 /** The pacing of the owner's output (limits.outputBytesPerSecond); undefined when it is off. */
@@ -49,6 +50,8 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
   const { controller } = turn;
   const first = input[0];
   const skill = first?.metadata?.skill;
+  // A sub-agent's coordinators (the caller identity a backend is told names them as actors).
+  const delegatedBy = lease.links === undefined ? [] : await delegationChain(lease.links.parentTaskId, (id) => options.store.gateway.parentOf(id));
   const context = new TurnContext({
     store: options.store,
     lease: fence,
@@ -64,7 +67,7 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
     adapterName: adapter.name,
     emitScope: `${lease.turn}.${lease.resumption}`,
     logger,
-    caller: callerOf(fence.ownerKey, lease.callerScopes),
+    caller: callerOf(fence.ownerKey, lease.callerScopes, delegatedBy),
     extensions: lease.callerExtensions,
     outputLimits: { maxArtifactBytes: limits.maxArtifactBytes, maxTurnOutputBytes: limits.maxTurnOutputBytes, maxTaskOutputBytes: limits.maxTaskOutputBytes },
     ...(options.byteRates === undefined ? {} : { takeOutput: takeOutputOf(options.byteRates, fence.ownerKey) }),

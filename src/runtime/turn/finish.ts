@@ -83,7 +83,7 @@ export async function finishTurn(runner: TurnRunnerSetup, ending: EndingTurn): P
     logger.warn('turn result discarded: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
     return undefined;
   }
-  await runner.options.replicaAck?.confirm([store.keys.task(data.taskId).task]);
+  await runner.options.replicaAck?.turnFinished(data.taskId);
   const state = outcome.status.state;
   // An interrupted turn (inputPolicy interrupt) is no cancellation: the task goes on.
   const endedAs = outcome.interrupted === true ? 'interrupted' : state;

@@ -1,10 +1,10 @@
 // What a turn runner is built with, and what every step of a turn shares with it.
-import type { AssignmentStore } from '../../coordination/assignment-store.ts';
+import type { AssignmentStore } from '../../store/assignments/assignment-store.ts';
 import type { Delegator } from '../../coordination/delegator.ts';
 import type { Agents } from '../../agents/agents.ts';
 import type { ByteRates } from '../../limits/byte-rates.ts';
 import type { Logger } from '../../logging/logger.ts';
-import type { ReplicaAck } from '../../redis/replica-ack.ts';
+import type { TaskWriteAck } from '../../store/task-write-ack.ts';
 import type { TaskStore } from '../../store/task-store.ts';
 import type { RunningShare } from '../../../queues/running-share.ts';
 
@@ -25,7 +25,7 @@ export interface TurnRunnerOptions {
    * refusal fails the job, which BullMQ runs again: it finds the turn finished, or, when the
    * finish was lost in a failover, runs the turn again (its steps journal keeps side effects once).
    */
-  replicaAck?: ReplicaAck;
+  replicaAck?: TaskWriteAck;
   /** Owners' output rates (limits.outputBytesPerSecond); undefined = output is not paced. */
   byteRates?: ByteRates;
 }

@@ -2,7 +2,7 @@
 // policy interrupt) or this worker's shutdown, each aborting the adapter's signal with its reason.
 import { taskCanceled, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../../adapters/abort-reasons.ts';
 import { isCluster, type RedisClient } from '../../redis/connection.ts';
-import type { TaskStore } from '../../store/task-store.ts';
+import type { TaskChannels } from '../../store/channels.ts';
 
 export interface RunningTurn {
   /** The agent whose turn this is (a2a_active_turns). */
@@ -25,7 +25,7 @@ export class RunningTurns {
   /** Set by handBackAll: a turn a job goes on to is handed back too. */
   private shuttingDown = false;
 
-  constructor(private readonly keys: TaskStore['keys']) {}
+  constructor(private readonly channels: TaskChannels) {}
 
   /**
    * Subscribes to cancel requests ("<taskId>") and interrupts ("<taskId> <turn>"): whichever
@@ -34,11 +34,11 @@ export class RunningTurns {
    * Cluster (sharded pub/sub, in the task's slot) each turn's task is subscribed while it runs.
    */
   async listenForCancels(subscriber: RedisClient): Promise<void> {
-    const { keys } = this;
+    const { channels } = this;
     const sharded = isCluster(subscriber);
     const onCancel = (channel: string, message: string): void => {
       const [taskId = '', turnText] = message.split(' ');
-      if (channel !== (sharded ? keys.taskCancelChannel(taskId) : keys.cancelChannel())) return;
+      if (channel !== (sharded ? channels.taskCancelChannel(taskId) : channels.cancelChannel())) return;
       const turn = this.turns.get(taskId);
       if (turn === undefined) return;
       if (turnText === undefined) {
@@ -56,7 +56,7 @@ export class RunningTurns {
       return;
     }
     subscriber.on('message', onCancel);
-    await subscriber.subscribe(keys.cancelChannel());
+    await subscriber.subscribe(channels.cancelChannel());
   }
 
   /**
@@ -72,7 +72,7 @@ export class RunningTurns {
 
   /** On a Cluster, subscribes the task's own cancel channel for as long as its turn is registered. */
   async watchCancels(taskId: string, turn: RunningTurn): Promise<void> {
-    await turn.cancels?.ssubscribe(this.keys.taskCancelChannel(taskId));
+    await turn.cancels?.ssubscribe(this.channels.taskCancelChannel(taskId));
   }
 
   /** The job goes on to its next turn, which gets a signal of its own: an interrupt of the last one must not reach it. */
@@ -86,7 +86,7 @@ export class RunningTurns {
   unregister(taskId: string, turn: RunningTurn): void {
     if (this.turns.get(taskId) !== turn) return;
     this.turns.delete(taskId);
-    turn.cancels?.sunsubscribe(this.keys.taskCancelChannel(taskId)).catch(() => undefined);
+    turn.cancels?.sunsubscribe(this.channels.taskCancelChannel(taskId)).catch(() => undefined);
   }
 
   get size(): number {

@@ -1,11 +1,12 @@
 // A coordinator's assignments in Redis: the delegations it made, each assignment's state, the
 // FIFO queue of assignments waiting for a slot, and the slots in use. All of it lives under the
 // coordinator's hash tag, so every change is one script next to the coordinator's task.
-import type { RedisClient } from '../redis/connection.ts';
-import type { StreamResponse, TaskStatus } from '../protocol/types.ts';
-import type { RedisKeys } from '../store/keys.ts';
-import { DEFAULT_REPLAY_BOUND, type ReplayBound } from '../store/replay-bound.ts';
-import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
+import type { RedisClient } from '../../redis/connection.ts';
+import type { StreamResponse, TaskStatus } from '../../protocol/types.ts';
+import type { AssignmentRecord, DelegationSettings, SettledState } from '../../coordination/assignment-records.ts';
+import { RedisKeys } from '../keys.ts';
+import { DEFAULT_REPLAY_BOUND, type ReplayBound } from '../replay-bound.ts';
+import { scriptCaller, type ScriptCaller } from '../script-call.ts';
 import {
   grantSlotsScript,
   registerAssignmentsScript,
@@ -13,55 +14,20 @@ import {
   surfaceQuestionScript,
   suspendTurnScript,
   type SettleReply,
-} from '../store/assignment-scripts.ts';
-
-export type AssignmentState = 'queued' | 'running' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected';
-export type SettledState = 'completed' | 'failed' | 'canceled' | 'rejected';
-export type FailurePolicy = 'continue' | 'fail-fast';
-
-export const SETTLED_STATES: ReadonlySet<AssignmentState> = new Set(['completed', 'failed', 'canceled', 'rejected']);
-
-/** One sub-agent's piece of a coordinator's turn, as the coordinator records it. */
-export interface AssignmentRecord {
-  taskId: string;
-  delegation: string;
-  /** Position in its delegation, from 0. */
-  index: number;
-  role: string;
-  kind: 'work' | 'review';
-  state: AssignmentState;
-  queuedAtMs: number;
-  grantedAtMs?: number;
-  /** Order in which the coordinator's slots were granted (1, 2, …): FIFO is checkable. */
-  grantSeq?: number;
-  settledAtMs?: number;
-  /** The child's question while it waits for input. */
-  question?: string;
-  /** The child's final status message. */
-  message?: string;
-}
-
-export interface DelegationSettings {
-  name: string;
-  /** Assignments in the delegation (when all settled, the coordinator resumes). */
-  count: number;
-  maxParallel: number;
-  roleLimits: Record<string, number>;
-  onFailure: FailurePolicy;
-  /** The reviewer role, when the delegation asked for one. */
-  reviewer?: { role: string; instructions?: string };
-}
+} from '../assignment-scripts.ts';
 
 export type SettleResult = SettleReply;
 
 export class AssignmentStore {
   private readonly call: ScriptCaller;
+  private readonly keys: RedisKeys;
 
   constructor(
     private readonly redis: RedisClient,
-    readonly keys: RedisKeys,
+    prefix: string,
     replay: ReplayBound = DEFAULT_REPLAY_BOUND,
   ) {
+    this.keys = new RedisKeys(prefix);
     this.call = scriptCaller(redis, replay);
   }
 

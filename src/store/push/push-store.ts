@@ -2,10 +2,11 @@
 // index and dead letters per push shard, circuit breakers per receiver. Every script touches
 // one slot (docs/redis-slots.md); readers across slots (the sweeper, the dead-letter list) read
 // an index in one slot, then each task in its own.
-import type { RedisClient } from '../redis/connection.ts';
-import { inflateAll } from '../store/creation-event.ts';
-import { parseStoredArtifacts } from '../store/stored-artifacts.ts';
-import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
+import type { RedisClient } from '../../redis/connection.ts';
+import { inflateAll } from '../creation-event.ts';
+import { RedisLock } from '../locks.ts';
+import { parseStoredArtifacts } from '../stored-artifacts.ts';
+import { scriptCaller, type ScriptCaller } from '../script-call.ts';
 import {
   pushBreakerScript,
   pushDeadLetterScript,
@@ -20,11 +21,11 @@ import {
   type PendingDelivery,
   type BreakerAction,
   type SaveReply,
-} from '../store/push-scripts.ts';
+} from '../push-scripts.ts';
 import { PushKeys, PUSH_SHARDS } from './push-keys.ts';
-import type { StoredPushConfig } from './push-config.ts';
-import { taskField } from '../store/task-hash.ts';
-import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
+import type { StoredPushConfig } from '../../push/push-config.ts';
+import { taskField } from '../task-hash.ts';
+import { pipelineAcrossSlots } from '../../redis/cross-slot.ts';
 
 export type SaveResult = SaveReply;
 export type { NextResult, PendingDelivery };
@@ -71,7 +72,7 @@ export interface DeadLetter {
 }
 
 export class PushStore {
-  readonly keys: PushKeys;
+  private readonly keys: PushKeys;
   private readonly call: ScriptCaller;
 
   constructor(
@@ -94,12 +95,12 @@ export class PushStore {
     return newest[0]?.[0] ?? '0-0';
   }
 
-  /** The task's configs (one when configId is given); undefined when the task is not the owner's. */
   /** The owner key of the task a delivery is for ('' when the task is gone), for its log lines. */
   async taskOwnerKey(taskId: string): Promise<string> {
     return (await this.redis.hget(this.keys.task(taskId).task, taskField.owner)) ?? '';
   }
 
+  /** The task's configs (one when configId is given); undefined when the task is not the owner's. */
   async readConfigs(ownerKey: string, taskId: string, configId = ''): Promise<StoredPushConfig[] | undefined> {
     const k = this.keys.task(taskId);
     const configs = await this.call(pushReadConfigsScript, k, { ownerKey, configId });
@@ -172,6 +173,31 @@ export class PushStore {
     const page: { taskId: string; indexedAtMs: number }[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) page.push({ taskId: flat[i] as string, indexedAtMs: Number(flat[i + 1]) });
     return page;
+  }
+
+  /** The lock of one shard's sweep, held as `token` (one worker sweeps a shard at a time). */
+  sweepLock(shard: number, token: string): RedisLock {
+    return new RedisLock(this.redis, this.call, this.keys.sweepLock(shard), token);
+  }
+
+  /** Pub/sub channel on which gateways announce a config attached to a task (its id is the message). */
+  attachedChannel(): string {
+    return this.keys.attachedChannel();
+  }
+
+  /** Tells the workers a config was attached to the task, so its outbox starts at once. */
+  async announceAttached(taskId: string): Promise<void> {
+    await this.redis.publish(this.keys.attachedChannel(), taskId);
+  }
+
+  /**
+   * When (ms) the signing key `kid` first signed: `nowMs`, recorded once by the first process
+   * to ask, for every process (a restart does not move it).
+   */
+  async signingKeyFirstUsedAt(kid: string, nowMs: number): Promise<number> {
+    const key = this.keys.signingKeySince(kid);
+    await this.redis.set(key, String(nowMs), 'NX');
+    return Number((await this.redis.get(key)) ?? nowMs);
   }
 
   async recordDeadLetter(letter: DeadLetter, maxPerShard: number): Promise<void> {

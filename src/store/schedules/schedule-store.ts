@@ -1,10 +1,11 @@
 // Schedules in Redis: the owner's claim (owner slot) first, then the schedule's record and
 // firings (schedule slot), each step one single-slot script (docs/redis-slots.md).
-import type { RedisClient } from '../redis/connection.ts';
-import { scriptCaller, type ScriptCaller } from '../store/script-call.ts';
-import { schedClaimScript, schedCreateScript, schedFireScript, schedFiringDoneScript, schedSetStateScript, type DueFiring, type FireDecision } from '../store/schedule-scripts.ts';
-import { allSchedulesKey, ownerSchedulesKey, scheduleKeys } from './schedule-keys.ts';
-import type { FiringRecord, ScheduleDefinition, ScheduleRecord, ScheduleState } from './schedule-types.ts';
+import type { RedisClient } from '../../redis/connection.ts';
+import { RedisLock } from '../locks.ts';
+import { scriptCaller, type ScriptCaller } from '../script-call.ts';
+import { schedClaimScript, schedCreateScript, schedFireScript, schedFiringDoneScript, schedSetStateScript, type DueFiring, type FireDecision } from '../schedule-scripts.ts';
+import { allSchedulesKey, ownerSchedulesKey, scheduleKeys, scheduleReconcilerLockKey } from './schedule-keys.ts';
+import type { FiringRecord, ScheduleDefinition, ScheduleRecord, ScheduleState } from '../../schedules/schedule-types.ts';
 
 /** Firing records kept per schedule (the newest). */
 export const FIRINGS_KEPT = 200;
@@ -17,10 +18,15 @@ export class ScheduleStore {
   private readonly call: ScriptCaller;
 
   constructor(
-    readonly redis: RedisClient,
-    readonly prefix: string,
+    private readonly redis: RedisClient,
+    private readonly prefix: string,
   ) {
     this.call = scriptCaller(redis);
+  }
+
+  /** The lock of the reconcile pass, held as `token` (one worker reconciles at a time). */
+  reconcilerLock(token: string): RedisLock {
+    return new RedisLock(this.redis, this.call, scheduleReconcilerLockKey(this.prefix), token);
   }
 
   /** Claims a place in the owner's index; false when the owner is at its limit. */
