@@ -12,6 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AssignmentStore } from '../src/store/assignments/assignment-store.ts';
 import type { TaskStatus } from '../src/protocol/types.ts';
 import { ownerKeyOf, StaleLeaseError, TaskStore, type Owner, type StepRecord } from '../src/store/task-store.ts';
+import { scriptCaller } from '../src/store/script-call.ts';
+import { defineScripts } from '../src/store/scripts.ts';
+import { writeArtifactSegmentScript } from '../src/store/turn-scripts.ts';
+import { writeSegmented } from '../src/store/turn-segments.ts';
+import { SEGMENT_BYTES } from '../src/store/artifact-segments.ts';
 import { createStoredTask, deletePrefix, REDIS_URL, ROOT, snapshotKeys, uniquePrefix } from './support/harness.ts';
 
 const owner: Owner = { agent: 'default', tenant: '', subject: 'fence-table' };
@@ -127,6 +132,17 @@ const FENCED_WRITES: FencedWrite[] = [
   { name: 'suspendTurn', write: (l, generation) => assignments.suspend(l.taskId, l.contextId, generation, 'waiting', `q-${randomBytes(4).toString('hex')}`), refused: answers(false) },
   { name: 'writeTurnRecord', write: (l, generation) => store.turns.writeTurnRecord(l.taskId, generation, { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), attempts: 9 }), refused: throwsStale },
   { name: 'writeAdapterState', write: (l, generation) => store.turns.writeAdapterState(l.taskId, generation, 'k', { v: 1 }), refused: throwsStale },
+  {
+    name: 'writeArtifactSegment',
+    write: (l, generation) => scriptCaller(redis)(writeArtifactSegmentScript, store.keys.task(l.taskId), { generation, draft: '', index: 0, segment: '[]' }),
+    refused: answers({ outcome: 'STALE' }),
+  },
+  {
+    // Every step of a compaction in segments, the switch last (its own refusal: test/artifact-segments.test.ts).
+    name: 'switchArtifactSegments',
+    write: (l, generation) => writeSegmented(defineScripts(redis), store.keys.task(l.taskId), generation, JSON.stringify([{ artifactId: 'a', parts: [{ text: 'x'.repeat(SEGMENT_BYTES) }] }])),
+    refused: answers('stale'),
+  },
   {
     name: 'releaseLease',
     write: (l, generation) => store.turns.releaseLease(l.taskId, l.workerId, generation),

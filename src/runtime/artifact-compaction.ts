@@ -3,7 +3,9 @@
 // output; chunks alone make every read merge an ever longer list. Compacting once the pending
 // chunks reach the snapshot's own size (at least MIN_COMPACTION_BYTES) keeps both linear: each
 // snapshot written is at most twice the chunks since the last one, so all snapshots together are
-// at most twice the turn's output.
+// at most twice the turn's output. A snapshot past one segment is not one call's argument: the
+// store writes it in bounded steps beside the live one (src/store/turn-segments.ts), so a large
+// compaction costs Redis many short calls, not one long one that every other caller waits behind.
 
 /** Pending chunks below this never trigger a compaction (small artifacts stay cheap to write). */
 export const MIN_COMPACTION_BYTES = 64 * 1024;

@@ -4,6 +4,7 @@
 // are kept here as the store has them, so the turn can compact them and the adapter can read
 // them (ctx.artifacts).
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ArtifactChunk } from '../../adapters/types.ts';
 import type { OutputLimits } from '../limits/output-limits.ts';
@@ -14,6 +15,12 @@ import type { TaskStore } from '../store/task-store.ts';
 import { addEventsTime, timeNow } from '../telemetry/stage-marks.ts';
 import { ArtifactCompaction } from './artifact-compaction.ts';
 import type { TurnWriteQueue } from './turn-write-queue.ts';
+
+/** The parts a run put in an artifact before a chunk, and with it. */
+interface OwnParts {
+  before: Part[];
+  after: Part[];
+}
 
 /** An event's place in its run and a digest of what it says. */
 interface Place {
@@ -75,7 +82,12 @@ export class TurnOutput {
   emitArtifact(chunk: ArtifactChunk): Promise<void> {
     const place = this.nextPlace({ artifact: chunk as unknown as JsonObject });
     return this.init.queue.enqueue(async () => {
-      const sent = this.asSent(chunk);
+      const own = this.noteOwnParts(chunk);
+      // A repeat of an earlier run is recognized before the event is built: a re-run's chunk may be
+      // sent as the whole artifact so far (asSent), and building and sending it for every repeat
+      // would cost the worker and Redis time quadratic in the artifact.
+      if (!this.pastPrefix && (await this.repeatsEarlierRun(place))) return;
+      const sent = this.asSent(chunk, own);
       const index = this.artifacts.findIndex((a) => a.artifactId === sent.artifactId);
       const before = index >= 0 ? this.artifacts[index] : undefined;
       const merged = applyArtifactChunk(this.artifacts, sent);
@@ -90,7 +102,8 @@ export class TurnOutput {
       let stored: boolean;
       try {
         await this.paceOutput(pendingBytes);
-        stored = await this.append(compact ? this.artifacts : undefined, undefined, event, place, { artifactId: sent.artifactId, append: sent.append === true }, compact ? undefined : pending);
+        // The chunk goes too: a compaction past one segment stores it pending first (TurnOperations.appendEvents).
+        stored = await this.append(compact ? this.artifacts : undefined, undefined, event, place, { artifactId: sent.artifactId, append: sent.append === true }, pending);
       } catch (error) {
         // Not stored (an output bound, a stale lease): the artifacts the turn ends with must not hold it.
         this.undoArtifact(index, before, chunk.artifactId);
@@ -110,19 +123,31 @@ export class TurnOutput {
    * The chunk as it is stored. A re-run still repeating its earlier run may diverge at this
    * chunk. Appended as it is, it would extend what the earlier run stored after the shared part
    * (a spliced reply); sent whole instead, it replaces the artifact with exactly what this run
-   * built. Repeats are still recognized: the digest is of the chunk the adapter emitted.
+   * built. Repeats are still recognized: the digest is of the chunk the adapter emitted. When the
+   * stored artifact is exactly what this run built so far (the earlier run stopped where this
+   * run's repeats end), the chunk is appended as it is: no splice, and no whole artifact in one call.
    */
-  private asSent(chunk: ArtifactChunk): ArtifactChunk {
+  private asSent(chunk: ArtifactChunk, own: OwnParts | undefined): ArtifactChunk {
+    if (own === undefined || this.repeatedEvents === 0 || chunk.append !== true) return chunk;
+    const stored = this.artifacts.find((a) => a.artifactId === chunk.artifactId);
+    if (stored !== undefined && isDeepStrictEqual(stored.parts, own.before)) return chunk;
+    return { ...chunk, append: false, parts: own.after };
+  }
+
+  /** Notes the parts this run itself has put in the artifact, when it started it with a replacing chunk (while it may repeat an earlier run). */
+  private noteOwnParts(chunk: ArtifactChunk): OwnParts | undefined {
     if (this.pastPrefix) {
       this.ownArtifactParts.clear();
-      return chunk;
+      return undefined;
     }
-    // What this run itself has put in the artifact, when it started it with a replacing chunk.
-    const own = chunk.append === true ? this.ownArtifactParts.get(chunk.artifactId) : [];
-    const ownParts = own === undefined ? undefined : [...own, ...chunk.parts];
-    if (ownParts === undefined) this.ownArtifactParts.delete(chunk.artifactId);
-    else this.ownArtifactParts.set(chunk.artifactId, ownParts);
-    return this.repeatedEvents > 0 && chunk.append === true && ownParts !== undefined ? { ...chunk, append: false, parts: ownParts } : chunk;
+    const before = chunk.append === true ? this.ownArtifactParts.get(chunk.artifactId) : [];
+    if (before === undefined) {
+      this.ownArtifactParts.delete(chunk.artifactId);
+      return undefined;
+    }
+    const after = [...before, ...chunk.parts];
+    this.ownArtifactParts.set(chunk.artifactId, after);
+    return { before, after };
   }
 
   private undoArtifact(index: number, before: Artifact | undefined, artifactId: string): void {
@@ -184,19 +209,32 @@ export class TurnOutput {
     });
     if (startedAt !== 0) addEventsTime(init.taskId, timeNow() - startedAt);
     if (result.kind === 'repeated') {
-      this.repeatedEvents += 1;
-      if (this.repeatedEvents === 1) {
-        init.logger.info('this run repeats events an earlier run of the turn stored; they are not stored again', {
-          taskId: init.taskId,
-          turn: init.turn,
-          attempt: init.attempt,
-          emitScope: init.emitScope,
-          firstRepeated: place.sequence,
-        });
-      }
+      this.noteRepeated(place);
       return false;
     }
     this.pastPrefix = true;
     return true;
+  }
+
+  /** True (and counted) when an earlier run of this turn stored an event with this content at this place. */
+  private async repeatsEarlierRun(place: Place): Promise<boolean> {
+    const { init } = this;
+    if (!(await init.store.turns.wasEmitted(init.taskId, { scope: init.emitScope, sequence: place.sequence, digest: place.digest }))) return false;
+    this.noteRepeated(place);
+    return true;
+  }
+
+  private noteRepeated(place: Place): void {
+    const { init } = this;
+    this.repeatedEvents += 1;
+    if (this.repeatedEvents === 1) {
+      init.logger.info('this run repeats events an earlier run of the turn stored; they are not stored again', {
+        taskId: init.taskId,
+        turn: init.turn,
+        attempt: init.attempt,
+        emitScope: init.emitScope,
+        firstRepeated: place.sequence,
+      });
+    }
   }
 }

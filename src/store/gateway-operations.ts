@@ -7,8 +7,8 @@ import type { TrimmedEvents } from './replay-bound.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { ownerKeyOf, type Owner } from './owner.ts';
 import type { TurnRecord } from './task-records.ts';
-import { LARGE_TASK_BYTES, taskReadOf, type LargeTask, type TaskRead } from './task-read.ts';
-import { storedArtifactsField } from './stored-artifacts.ts';
+import { LARGE_TASK_BYTES, type LargeTask, type TaskRead } from './task-read.ts';
+import { readLargeTask } from './task-large-read.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import {
@@ -23,7 +23,7 @@ import {
 } from './gateway-scripts.ts';
 import { acceptResultOf, type AcceptResult, type CancelResult, type CreateResult, type CreateTaskInput, type QuotaCharge } from './gateway-results.ts';
 import { StoreRole } from './store-role.ts';
-import { READ_TASK_FIELDS, taskField, taskItemField } from './task-hash.ts';
+import { taskField, taskItemField } from './task-hash.ts';
 
 /** acceptMessage replies that changed nothing (so nothing to note in the recent-tasks index, and a charge to give back). */
 const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'BUSY', 'INBOX_FULL', 'REFUSED', 'CONTEXT_MISMATCH', 'TERMINAL', 'DUPLICATE']);
@@ -253,26 +253,9 @@ export class GatewayOperations extends StoreRole {
     return read !== undefined && 'large' in read ? this.readLargeTask(taskId, owner, historyLength) : read;
   }
 
-  /**
-   * readTask's answer built from plain reads in one transaction (atomic as the script, and the
-   * same reply for taskReadOf), for a task readTaskWithin answered LARGE: Redis copies each value
-   * once into the reply instead of into Lua and back, so a large task costs it about a copy of
-   * its bytes. The owner is checked on what comes back.
-   */
+  /** readTask's answer with plain commands, for a task readTaskWithin answered LARGE (task-large-read.ts). */
   async readLargeTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
-    const k = this.keys.task(taskId);
-    const length = historyLength ?? -1;
-    const transaction = this.redis.multi().hmget(k.task, ...READ_TASK_FIELDS).xrevrange(k.events, '+', '-', 'COUNT', 1).lrange(k.artifactChunks, 0, -1);
-    if (length !== 0) transaction.lrange(k.history, length > 0 ? -length : 0, -1);
-    const results = (await transaction.exec()) ?? [];
-    for (const [error] of results) if (error) throw error;
-    const [fields, last, chunks, history] = results.map(([, value]) => value) as [(string | null)[], [string, string[]][], string[], string[] | undefined];
-    if (fields[0] !== ownerKeyOf(owner)) return undefined;
-    const [, id, contextId, status, snapshot, metadata, ...rest] = fields.map((value) => value ?? '');
-    const trimmedCount = rest.pop() || '0';
-    const reply = [id ?? '', contextId ?? '', status ?? '', storedArtifactsField(snapshot || '[]', chunks), metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, ...(history ?? [])];
-    const read = taskReadOf(reply);
-    return read;
+    return readLargeTask(this.redis, this.keys.task(taskId), taskId, ownerKeyOf(owner), historyLength);
   }
 
   /**

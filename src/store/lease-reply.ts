@@ -3,6 +3,7 @@
 import type { Artifact, JsonObject, Message, TaskState, TaskStatus } from '../protocol/types.ts';
 import type { ScriptReply } from './scripts.ts';
 import { str } from './script-reply.ts';
+import { artifactSlicesOf, type ArtifactSlices } from './artifact-segments.ts';
 import { parseStoredArtifacts } from './stored-artifacts.ts';
 import type { TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
 
@@ -33,6 +34,8 @@ export type LeaseResult =
       artifacts: Artifact[];
       /** How big the stored snapshot and pending chunks are, for the turn's next compaction. */
       artifactBytes: { snapshot: number; pending: number };
+      /** Artifacts too large for the script's reply (artifacts is then []): the store reads them in slices before it answers. */
+      artifactSlices?: ArtifactSlices;
       metadata: JsonObject;
       contextId: string;
       turnInputStart: number;
@@ -93,7 +96,8 @@ export function leaseResultOf(reply: ScriptReply): LeaseResult {
     default: {
       const [, generation, turn, attempts, cancelRequested, status, artifacts, metadata, contextId, start, turnRecord, versions, deadline, budgetSpent, handBacks, role, parentTaskId, readOnly, resumption, interrupted, callerScopes, callerExtensions, ...history] =
         reply.map(str);
-      const stored = parseStoredArtifacts(artifacts);
+      const slices = artifactSlicesOf(artifacts);
+      const stored = parseStoredArtifacts(slices === undefined ? artifacts : '');
       return {
         kind: 'acquired',
         generation: Number(generation),
@@ -103,6 +107,7 @@ export function leaseResultOf(reply: ScriptReply): LeaseResult {
         status: JSON.parse(status as string) as TaskStatus,
         artifacts: stored.artifacts,
         artifactBytes: { snapshot: stored.snapshotBytes, pending: stored.pendingBytes },
+        ...(slices === undefined ? {} : { artifactSlices: slices }),
         metadata: JSON.parse(metadata || '{}') as JsonObject,
         contextId: contextId as string,
         turnInputStart: Number(start),

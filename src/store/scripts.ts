@@ -61,7 +61,9 @@ export type ScriptName =
   | 'runningSlotRenew'
   | 'tenantBusyOwners'
   | 'controlWrite'
-  | 'controlRead';
+  | 'controlRead'
+  | 'writeArtifactSegment'
+  | 'switchArtifactSegments';
 
 export type ScriptReply = (string | number | null)[];
 export type ScriptRunner = (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<ScriptReply>;

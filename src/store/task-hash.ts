@@ -23,7 +23,12 @@ export const TASK_HASH_FIELDS = {
   // what the owner reads (readTask)
   state: { type: 'string', holds: "the status's TaskState, kept apart so scripts need not parse status" },
   status: { type: 'json', holds: 'the TaskStatus' },
-  artifacts: { type: 'json', holds: 'the Artifact[] of the task as last compacted; the chunks stored since are in the list TaskKeys.artifactChunks' },
+  artifacts: { type: 'json', holds: 'the Artifact[] of the task as last compacted, when it fits one segment (else absent: see artifactsGen); the chunks stored since are in the list TaskKeys.artifactChunks' },
+  artifactsGen: { type: 'number', holds: "the generation of a snapshot too large for one segment, kept in the fields artseg:<generation>:<index> (src/store/artifact-segments.ts); absent: the snapshot is 'artifacts'" },
+  artifactsSegments: { type: 'number', holds: 'how many segments the live generation (artifactsGen) has' },
+  artifactsSegmentBytes: { type: 'number', holds: "bytes of the live generation's segments: what readTask weighs the snapshot by" },
+  artifactsDraft: { type: 'string', holds: '"<generation> <segments> <bytes> <chunks> <chunk bytes>": a compaction writing its segments, not yet live (the pending chunks it folds in)' },
+  artifactsGenSeq: { type: 'number', holds: 'the last generation number a compaction drew (each draft a new one)' },
   artifactChunkBytes: { type: 'number', holds: "bytes of the chunks in TaskKeys.artifactChunks (cleared with them): with the snapshot's length, what readTask weighs the artifacts by before assembling them" },
   metadata: { type: 'json', holds: 'the metadata the task was created with (JsonObject)' },
   updatedAtMs: { type: 'ms', holds: 'when the task last changed' },
@@ -83,6 +88,8 @@ export const TASK_HASH_FIELD_PREFIXES = {
   interruptAcknowledged: 'interruptAcknowledged:',
   /** artifactBytes:<artifactId>: bytes the artifact's chunks stored since its last replacing chunk (limits.maxArtifactBytes). */
   artifactBytes: 'artifactBytes:',
+  /** artseg:<generation>:<index>: a segment of a snapshot too large for one call, a slice of its JSON (src/store/artifact-segments.ts). */
+  artifactSegment: 'artseg:',
   /** __call:<script>, __reply:<script>, __calls:<script>: a script's remembered calls (src/store/scripts.ts, @once). */
   onceCall: '__call:',
   onceReply: '__reply:',

@@ -10,6 +10,7 @@ import { ownerKeyOf, taskReadOf, type Owner, type TaskStore } from './task-store
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { READ_TASK_FIELDS, taskField, type TaskHashField } from './task-hash.ts';
 import { storedArtifactsField } from './stored-artifacts.ts';
+import { readArtifactsField } from './artifact-segments.ts';
 
 /** Where the next page starts: after the index entry (score, taskId); `total` carried from the first page of a filtered listing. */
 export interface ListCursor {
@@ -75,6 +76,8 @@ const LIGHT_READ_BATCH = 50;
 const TASK_FIELDS: TaskHashField[] = READ_TASK_FIELDS.filter((field) => field !== taskField.eventsTrimmedThrough && field !== taskField.eventsTrimmed);
 /** readTask-4.lua's reply: the artifacts JSON sits at this index, the history from HISTORY_AT on. */
 const ARTIFACTS_AT = 3;
+/** Placeholder of a listed task's artifacts kept in segments: read apart (artifact-segments.ts). */
+const SEGMENTED = '#segmented';
 const HISTORY_AT = 16;
 
 const textLength = (value: string | number | null): number => (typeof value === 'string' ? value.length : 0);
@@ -230,15 +233,22 @@ export class TaskListing {
       if (query.includeArtifacts) pipeline.lrange(k.artifactChunks, 0, -1);
     });
     const step = 1 + (withHistory ? 1 : 0) + (query.includeArtifacts ? 1 : 0);
-    return entries.map((_, i) => {
+    const read = entries.map((_, i) => {
       const values = (replies[i * step] ?? []) as (string | null)[];
       if (values[0] !== ownerKey) return [];
       const history = withHistory ? ((replies[i * step + 1] ?? []) as string[]) : [];
       const [, id, contextId, status, snapshot, metadata, ...rest] = values.map((v) => v ?? '');
-      const artifacts = query.includeArtifacts ? storedArtifactsField(snapshot ?? '', (replies[i * step + step - 1] ?? []) as string[]) : '';
+      // A snapshot kept in segments ('artifacts' absent) is read apart, in a transaction of its own.
+      const artifacts = !query.includeArtifacts ? '' : snapshot === '' ? SEGMENTED : storedArtifactsField(snapshot ?? '', (replies[i * step + step - 1] ?? []) as string[]);
       // No event id and nothing trimmed: a listed task is not the start of a stream.
       return [id ?? '', contextId ?? '', status ?? '', artifacts, metadata ?? '', '', ...rest, '', '0', ...history];
     });
+    await Promise.all(
+      read.map(async (reply, i) => {
+        if (reply[ARTIFACTS_AT] === SEGMENTED) reply[ARTIFACTS_AT] = await readArtifactsField(this.redis, this.store.keys.task((entries[i] as IndexEntry).taskId));
+      }),
+    );
+    return read;
   }
 
   /** What one task adds to the page: the JSON it is made of, as stored. */

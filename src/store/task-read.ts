@@ -4,6 +4,7 @@ import { RESERVED_METADATA_KEY } from '../protocol/schemas.ts';
 import type { TrimmedEvents } from './replay-bound.ts';
 import { str } from './script-reply.ts';
 import { parseStoredArtifacts } from './stored-artifacts.ts';
+import { SEGMENT_BYTES } from './artifact-segments.ts';
 
 export interface TaskRead {
   task: Task;
@@ -70,8 +71,9 @@ export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefi
 /**
  * Artifacts above this many bytes are not assembled by the readTask script: a reader gets the
  * task with plain commands (readLargeTask), which Redis answers with a copy of the stored bytes.
+ * One segment's worth, as every other script call that carries artifacts (artifact-segments.ts).
  */
-export const LARGE_TASK_BYTES = 1024 * 1024;
+export const LARGE_TASK_BYTES = SEGMENT_BYTES;
 
 /** A task whose stored artifacts weigh more than the reader pays for after a read: readTask did not assemble it. */
 export interface LargeTask {

@@ -9,6 +9,8 @@ import type { LeaseResult } from './lease-reply.ts';
 import { StoreRole } from './store-role.ts';
 import { taskField, taskItemField } from './task-hash.ts';
 import type { PendingArtifactChunk } from './stored-artifacts.ts';
+import { artifactsJson, readArtifactSlices, SEGMENT_BYTES } from './artifact-segments.ts';
+import { writeSegmented } from './turn-segments.ts';
 import {
   acknowledgeCancelScript,
   acquireLeaseScript,
@@ -46,6 +48,9 @@ export interface EmitPlace {
   pastPrefix: boolean;
 }
 
+/** The field of the emitted digests hash (TaskKeys.emitted) naming the run scope they belong to (appendEvents-4.lua). */
+const EMITTED_SCOPE_FIELD = 'scope';
+
 export class StaleLeaseError extends Error {
   constructor(taskId: string) {
     super(`Task ${taskId} is held by a newer lease generation; this worker's write was rejected.`);
@@ -74,8 +79,19 @@ export class TurnOperations extends StoreRole {
       eventChannel: this.keys.eventChannel(input.taskId),
       turnDeadlineMs: input.turnDeadlineMs,
       maxTurnAttempts: input.maxTurnAttempts,
+      artifactsInlineBytes: SEGMENT_BYTES,
     });
     if (result.kind !== 'acquired') return result;
+    if (result.artifactSlices !== undefined) {
+      // Too large for one reply: read in bounded slices (this run holds the lease: they stay put).
+      const { artifactSlices, ...acquired } = result;
+      const stored = await readArtifactSlices(this.redis, this.keys.task(input.taskId), artifactSlices);
+      return this.acquired({ ...acquired, artifacts: stored.artifacts, artifactBytes: { snapshot: stored.snapshotBytes, pending: stored.pendingBytes } }, input);
+    }
+    return this.acquired(result, input);
+  }
+
+  private acquired(result: Extract<LeaseResult, { kind: 'acquired' }>, input: { taskId: string; ownerKey: string; contextId: string; now: Date }): LeaseResult {
     this.recentTasks.note(input.taskId, input.now.getTime());
     // The turn started here (its WORKING status carries this call's time): the owner's indexes follow.
     if (result.status.state === 'TASK_STATE_WORKING' && result.status.timestamp === input.now.toISOString()) {
@@ -120,9 +136,13 @@ export class TurnOperations extends StoreRole {
     ownerKey: string;
     contextId: string;
     generation: number;
-    /** The whole artifacts, a compaction: they replace the stored snapshot and its pending chunks (undefined: unchanged). */
+    /**
+     * The whole artifacts, a compaction: they replace the stored snapshot and its pending chunks
+     * (undefined: unchanged). Past one segment they are written after the event, in segments
+     * (turn-segments.ts), and need `pendingArtifact` too: the chunk is stored pending first.
+     */
     artifacts: Artifact[] | undefined;
-    /** One artifact chunk to keep beside the snapshot (readers merge it), instead of re-writing the snapshot. */
+    /** One artifact chunk to keep beside the snapshot (readers merge it), instead of re-writing the snapshot (ignored when `artifacts` fit one segment). */
     pendingArtifact?: PendingArtifactChunk;
     status: TaskStatus | undefined;
     events: StreamResponse[];
@@ -134,13 +154,17 @@ export class TurnOperations extends StoreRole {
     now: Date;
   }): Promise<{ kind: 'appended'; eventId: string } | { kind: 'repeated' }> {
     const { emit } = input;
+    // A compaction too large for one call: the chunk is stored pending, then the snapshot in segments.
+    const compaction = artifactsJson(input.artifacts);
+    const segmented = compaction?.segmented === true;
+    if (segmented && input.pendingArtifact === undefined) throw new Error('a compaction past one segment needs the chunk it goes with (pendingArtifact)');
     const reply = await this.call(appendEventsScript, this.keys.task(input.taskId), {
       generation: input.generation,
       eventChannel: this.keys.eventChannel(input.taskId),
       nowMs: input.now.getTime(),
       taskId: input.taskId,
-      artifacts: input.artifacts,
-      pendingArtifact: input.pendingArtifact,
+      artifacts: segmented ? undefined : compaction?.json,
+      pendingArtifact: compaction === undefined || segmented ? input.pendingArtifact : undefined,
       status: input.status,
       state: input.status?.state,
       emitScope: emit?.scope,
@@ -156,11 +180,25 @@ export class TurnOperations extends StoreRole {
       if (!isOutputLimitName(reply.limit)) throw new Error(`appendEvents refused the event with an unknown limit ${reply.limit}`);
       throw new OutputLimitError(reply.limit, reply.bound, reply.bytes, input.taskId);
     }
+    if (segmented && (await writeSegmented(this.run, this.keys.task(input.taskId), input.generation, compaction.json)) === 'stale') {
+      throw new StaleLeaseError(input.taskId);
+    }
     if (input.status !== undefined) {
       this.recentTasks.note(input.taskId, input.now.getTime());
       this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime());
     }
     return { kind: 'appended', eventId: reply.eventId };
+  }
+
+  /**
+   * True when an earlier run of the turn stored an event with this content at this place (the
+   * digests appendEvents keeps): a plain read, so a re-run skips a repeat without building or
+   * sending it. Only the lease holder writes the digests, so the answer holds until it writes;
+   * appendEvents checks again either way.
+   */
+  async wasEmitted(taskId: string, emit: Omit<EmitPlace, 'pastPrefix'>): Promise<boolean> {
+    const [scope, digest] = await this.redis.hmget(this.keys.task(taskId).emitted, EMITTED_SCOPE_FIELD, String(emit.sequence));
+    return scope === emit.scope && digest === emit.digest;
   }
 
   async finishTurn(input: {
@@ -194,6 +232,9 @@ export class TurnOperations extends StoreRole {
     const directEvent: StreamResponse = {
       statusUpdate: { ...finalEvent.statusUpdate, metadata: { ...input.eventMetadata, ...DIRECT_REPLY_EVENT_METADATA } },
     };
+    // Artifacts past one segment are written before, in segments; the script then leaves them be.
+    const artifacts = artifactsJson(input.artifacts);
+    if (artifacts?.segmented === true && (await writeSegmented(this.run, k, input.generation, artifacts.json)) === 'stale') return { kind: 'stale' };
     const reply = await this.call(finishTurnScript, k, {
       generation: input.generation,
       eventChannel: this.keys.eventChannel(input.taskId),
@@ -204,7 +245,7 @@ export class TurnOperations extends StoreRole {
       status: input.status,
       agentMessage: input.agentMessage,
       turnRecord: input.turnRecord,
-      artifacts: input.artifacts,
+      artifacts: artifacts?.segmented === true ? undefined : artifacts?.json,
       finalEvent,
       retentionSeconds: this.retentionSeconds,
       outcome: input.outcome,

@@ -1,7 +1,7 @@
 // The scripts a lease holder calls (turn-operations.ts), described for callScript: keys and
 // arguments by name in their Lua's order (src/store/lua/<name>-<keys>.lua), replies decoded.
 // Every one but renewLease is fenced by the lease generation and answers STALE to a replaced worker.
-import type { Artifact, JsonObject, JsonValue, Message, StreamResponse, TaskStatus } from '../protocol/types.ts';
+import type { JsonObject, JsonValue, Message, StreamResponse, TaskStatus } from '../protocol/types.ts';
 import { arg, defineScript, type ArgValue } from './script-call.ts';
 import { leaseResultOf } from './lease-reply.ts';
 import type { ScriptReply } from './scripts.ts';
@@ -28,6 +28,8 @@ export const acquireLeaseScript = defineScript({
     eventChannel: arg.text,
     turnDeadlineMs: arg.intOrZero,
     maxTurnAttempts: arg.intOrZero,
+    /** Artifacts weighing more are not in the reply: the caller reads them in slices (artifact-segments.ts). */
+    artifactsInlineBytes: arg.intOrZero,
   },
   reply: leaseResultOf,
 });
@@ -75,7 +77,8 @@ export const appendEventsScript = defineScript({
     eventChannel: arg.text,
     nowMs: arg.int,
     taskId: arg.text,
-    artifacts: arg.optionalJson<Artifact[]>(),
+    /** The whole artifacts' JSON, at most SEGMENT_BYTES (artifact-segments.ts). */
+    artifacts: arg.optionalText,
     pendingArtifact: arg.optionalJson<PendingArtifactChunk>(),
     status: arg.optionalJson<TaskStatus>(),
     state: arg.optionalText,
@@ -118,7 +121,8 @@ export const finishTurnScript = defineScript({
     status: arg.json<TaskStatus>(),
     agentMessage: arg.optionalJson<Message>(),
     turnRecord: arg.json<TurnRecord>(),
-    artifacts: arg.optionalJson<Artifact[]>(),
+    /** The whole artifacts' JSON, at most SEGMENT_BYTES (artifact-segments.ts). */
+    artifacts: arg.optionalText,
     finalEvent: arg.json<StreamResponse>(),
     retentionSeconds: arg.int,
     outcome: arg.optionalJson<JsonObject>(),
@@ -172,4 +176,23 @@ export const writeTurnRecordScript = defineScript({
   keys: ['task', 'turns'],
   args: { generation: arg.int, turn: arg.int, record: arg.json<TurnRecord>() },
   reply: (reply) => outcomeOf(reply, ['OK']),
+});
+
+export const writeArtifactSegmentScript = defineScript({
+  name: 'writeArtifactSegment',
+  keys: ['task', 'artifactChunks'],
+  /** draft: the generation segment 0 answered ('' for segment 0 itself). */
+  args: { generation: arg.int, draft: arg.text, index: arg.int, segment: arg.text },
+  reply: (reply): Fenced<{ outcome: 'OK'; draft: string } | { outcome: 'GONE' | 'GAP' }> => {
+    const outcome = str(reply[0]);
+    if (outcome === 'STALE' || outcome === 'GONE' || outcome === 'GAP') return { outcome };
+    return { outcome: 'OK', draft: str(reply[1]) };
+  },
+});
+
+export const switchArtifactSegmentsScript = defineScript({
+  name: 'switchArtifactSegments',
+  keys: ['task', 'artifactChunks'],
+  args: { generation: arg.int, draft: arg.text, segments: arg.int, bytes: arg.int },
+  reply: (reply) => outcomeOf(reply, ['OK', 'INCOMPLETE']),
 });

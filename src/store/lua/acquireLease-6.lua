@@ -7,13 +7,16 @@
   ARGV[1] workerId   ARGV[2] lease TTL (ms)   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] event channel
   ARGV[6] turn deadline (ms from the turn's first start; 0 = none)
   ARGV[7] maxTurnAttempts (0 = no limit)
+  ARGV[8] the most artifact bytes the reply carries (0 = no bound): larger artifacts are answered as
+    '#slices <generation> <segments> <segment bytes> <chunks> <chunk bytes>' (generation 0: the 'artifacts'
+    field), and the store reads them in slices of bounded size (src/store/artifact-segments.ts)
   A run that takes over from a worker whose lease lapsed (attempt 2 or later, no holder) records
   that worker in the task's lostWorkers (the latest LOST_WORKERS_KEPT). Past maxTurnAttempts the
   lease is taken but nothing big is read (the artifacts and history a lost run may have grown are
   what killed its workers): {'EXHAUSTED', generation, turn, attempts, contextId, lostWorkers JSON,
   turnRecord|'', role|'', parentTaskId|''}, and the caller fails the turn.
   Returns {'GONE'} | {'CLOSED', state} | {'HELD', holder} | {'EXHAUSTED', …}
-        | {'ACQUIRED', generation, turn, attempts, cancelRequestedAtMs|'', status, artifacts (include/storedArtifacts.lua), metadata,
+        | {'ACQUIRED', generation, turn, attempts, cancelRequestedAtMs|'', status, artifacts (include/storedArtifacts.lua, or '#slices …'), metadata,
            contextId, turnInputStart, turnRecord|'', versions|'', deadlineAtMs|'', budgetSpent, handBacks,
            role|'', parentTaskId|'', readOnly|'', resumption, interrupted ('1': a new message asked this turn to stop),
            callerScopes (JSON array), callerExtensions (JSON array), history...}
@@ -81,11 +84,22 @@ if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
     .. ',"status":' .. status .. '}}'
   local id = __appendEvent(KEYS[4], ARGV[5], event)
 end
-local fields = redis.call('HMGET', KEYS[1], 'status', 'artifacts', 'metadata', 'turnInputStart', 'versions', 'turnDeadlineAtMs',
+local fields = redis.call('HMGET', KEYS[1], 'status', 'metadata', 'turnInputStart', 'versions', 'turnDeadlineAtMs',
   'turnBudgetSpent', 'role', 'parentTaskId', 'readOnly')
-local result = {'ACQUIRED', generation, turn, attempts, cancelRequested, fields[1], __storedArtifacts(fields[2], KEYS[6]) or '', fields[3],
-  contextId, fields[4], redis.call('HGET', KEYS[5], turn) or '', fields[5] or '', fields[6] or '', fields[7] or '0', handBacks,
-  fields[8] or '', fields[9] or '', fields[10] or '', resumption,
+local artifacts
+local inlineBytes = tonumber(ARGV[8]) or 0
+if inlineBytes > 0 and __artifactsWeight(KEYS[1]) > inlineBytes then
+  -- Too large for one reply: the run reads them in slices (src/store/artifact-segments.ts); it
+  -- holds the lease now, so nothing changes them under it.
+  local live = redis.call('HMGET', KEYS[1], 'artifactsGen', 'artifactsSegments', 'artifactsSegmentBytes', 'artifactChunkBytes')
+  artifacts = '#slices ' .. (live[1] or '0') .. ' ' .. (live[2] or '0') .. ' ' .. (live[3] or '0') .. ' ' .. redis.call('LLEN', KEYS[6])
+    .. ' ' .. (live[4] or '0')
+else
+  artifacts = __storedArtifacts(redis.call('HGET', KEYS[1], 'artifacts'), KEYS[6]) or ''
+end
+local result = {'ACQUIRED', generation, turn, attempts, cancelRequested, fields[1], artifacts, fields[2],
+  contextId, fields[3], redis.call('HGET', KEYS[5], turn) or '', fields[4] or '', fields[5] or '', fields[6] or '0', handBacks,
+  fields[7] or '', fields[8] or '', fields[9] or '', resumption,
   redis.call('HGET', KEYS[1], 'interruptTurn') == turn and '1' or '', redis.call('HGET', KEYS[1], 'callerScopes') or '[]',
   redis.call('HGET', KEYS[1], 'callerExtensions') or '[]'}
 for _, message in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do table.insert(result, message) end

@@ -10,7 +10,8 @@
   KEYS[3] emitted digests (hash: "scope" → emit scope, "high" → highest sequence, "<seq>" → digest)
   KEYS[4] pending artifact chunks (list of {"append", "artifact"} JSON, oldest first)
   ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] taskId
-  ARGV[5] the whole artifacts JSON, a compaction ('' = unchanged): it replaces the snapshot and the pending chunks go
+  ARGV[5] the whole artifacts JSON, a compaction of at most one segment ('' = unchanged): it replaces the snapshot and the
+    pending chunks go (a larger snapshot is written in segments after the chunk, include/storedArtifacts.lua)
   ARGV[6] one pending artifact chunk JSON ('' = none): pushed to KEYS[4] (its length added to the task hash's
     'artifactChunkBytes', which a compaction clears: what readTask weighs a task by), the snapshot is not touched
     (re-writing the whole snapshot per chunk would cost traffic quadratic in the turn's output;
@@ -28,6 +29,7 @@
   @include fence
   @include appendEvent
   @include outputBound
+  @include storedArtifacts
 ]]
 __takeOutputBounds()
 if __leaseIsStale() then return {'STALE'} end
@@ -56,6 +58,7 @@ for i = 13, #ARGV do outputBytes = outputBytes + #ARGV[i] end
 local refused = __chargeOutput(KEYS[1], outputBytes)
 if refused then return refused end
 if ARGV[5] ~= '' then
+  __dropSegments(KEYS[1])
   redis.call('HSET', KEYS[1], 'artifacts', ARGV[5])
   redis.call('DEL', KEYS[4])
   redis.call('HDEL', KEYS[1], 'artifactChunkBytes')

@@ -11,7 +11,8 @@
   KEYS[10] pending artifact chunks (see appendEvents): new artifacts are the whole snapshot, so they go
   ARGV[1] lease generation   ARGV[2] event channel   ARGV[3] now (ms)   ARGV[4] now (ISO)   ARGV[5] taskId
   ARGV[6] final state   ARGV[7] final status JSON   ARGV[8] agent message JSON ('' = none)
-  ARGV[9] turn record JSON   ARGV[10] artifacts JSON ('' = unchanged: the pending chunks stay and are read with the snapshot)   ARGV[11] final event JSON
+  ARGV[9] turn record JSON   ARGV[10] artifacts JSON, at most one segment ('' = unchanged: the pending chunks stay and are read
+    with the snapshot; larger artifacts were written before this call, in segments, see include/storedArtifacts.lua)   ARGV[11] final event JSON
   ARGV[12] retention of a terminal task (s)
   ARGV[13] outcome JSON of a terminal turn: {verified, method?, evidence?} ('' = leave as is)
   ARGV[14] tokens the turn's model calls consumed, "<input> <output>" ('' = none): added to the task's totals
@@ -44,6 +45,7 @@ local direct = ARGV[16] ~= '' and turn == '1' and announced <= 2 and redis.call(
 redis.call('HSET', KEYS[6], turn, ARGV[9])
 redis.call('DEL', KEYS[9])
 if ARGV[10] ~= '' then
+  __dropSegments(KEYS[1])
   redis.call('HSET', KEYS[1], 'artifacts', ARGV[10])
   redis.call('DEL', KEYS[10])
   redis.call('HDEL', KEYS[1], 'artifactChunkBytes')
@@ -115,7 +117,7 @@ if waiting then
   redis.call('HDEL', KEYS[1], 'answerHistory')
 end
 -- Artifacts already past the bound are weighed, not built and encoded only to be dropped.
-if waiting and redis.call('HSTRLEN', KEYS[1], 'artifacts') + tonumber(redis.call('HGET', KEYS[1], 'artifactChunkBytes') or '0') <= 65536 then
+if waiting and __artifactsWeight(KEYS[1]) <= 65536 then
   answer = function(eventId)
     local snapshot = cjson.encode(__taskSnapshot(KEYS[1], KEYS[3], KEYS[2], KEYS[10], nil, tonumber(waiting), eventId))
     if #snapshot <= 65536 then return snapshot end

@@ -1,13 +1,61 @@
 --[[
   A task's artifacts as one string, for every script that reads them (`@include storedArtifacts`):
-  the compacted snapshot (the task hash's 'artifacts') alone while no chunk is pending, else
+  the compacted snapshot alone while no chunk is pending, else
   {"snapshotBytes":n,"snapshot":[...],"chunks":[<entry>,...]} with the entries of the pending chunk list
   (appendEvents RPUSHes them). Only strings are joined: no JSON is decoded here; the reader merges
   them (src/store/stored-artifacts.ts).
+  The snapshot is the task hash's 'artifacts' field when it fits one segment; a larger one is
+  kept as segments of at most SEGMENT_BYTES (src/store/artifact-segments.ts) in the task hash's
+  fields 'artseg:<generation>:<index>', the live generation named by 'artifactsGen' (with
+  'artifactsSegments', 'artifactsSegmentBytes'), and 'artifacts' is then absent. A compaction
+  writes the next generation's segments beside the live one, one call each (writeArtifactSegment,
+  its progress in 'artifactsDraft': "<generation> <segments> <bytes> <chunks folded> <their bytes>"),
+  and switches in one small call (switchArtifactSegments). Readers look at the live generation
+  only, so a draft a crash left half-written is never read; the next compaction drops it.
 ]]
-local function __storedArtifacts(snapshot, chunksKey)
+-- The task hash holding the segments: a script's KEYS[1] unless named (every caller's KEYS[1] is it).
+local function __snapshotJson(snapshot, taskKey)
+  if snapshot then return snapshot end
+  taskKey = taskKey or KEYS[1]
+  local live = redis.call('HMGET', taskKey, 'artifactsGen', 'artifactsSegments')
+  if not live[1] then return nil end
+  local fields = {}
+  for i = 0, tonumber(live[2] or '0') - 1 do fields[#fields + 1] = 'artseg:' .. live[1] .. ':' .. i end
+  if #fields == 0 then return '[]' end
+  return table.concat(redis.call('HMGET', taskKey, unpack(fields)))
+end
+
+local function __storedArtifacts(snapshot, chunksKey, taskKey)
+  snapshot = __snapshotJson(snapshot, taskKey)
   local chunks = redis.call('LRANGE', chunksKey, 0, -1)
   if #chunks == 0 then return snapshot end
   snapshot = snapshot or '[]'
   return '{"snapshotBytes":' .. #snapshot .. ',"snapshot":' .. snapshot .. ',"chunks":[' .. table.concat(chunks, ',') .. ']}'
+end
+
+-- What the stored artifacts weigh (snapshot and pending chunks), from counts kept in the hash: O(1).
+local function __artifactsWeight(taskKey)
+  local counts = redis.call('HMGET', taskKey, 'artifactsSegmentBytes', 'artifactChunkBytes')
+  return redis.call('HSTRLEN', taskKey, 'artifacts') + tonumber(counts[1] or '0') + tonumber(counts[2] or '0')
+end
+
+local function __dropSegmentsOf(taskKey, generation, count)
+  for i = 0, count - 1 do redis.call('HDEL', taskKey, 'artseg:' .. generation .. ':' .. i) end
+end
+
+-- The draft of a compaction that did not switch (a crash, a lost lease): its segments go.
+local function __dropDraft(taskKey)
+  local draft = redis.call('HGET', taskKey, 'artifactsDraft')
+  if not draft then return end
+  local generation, count = string.match(draft, '^(%d+) (%d+)')
+  __dropSegmentsOf(taskKey, generation, tonumber(count))
+  redis.call('HDEL', taskKey, 'artifactsDraft')
+end
+
+-- The live segmented snapshot (and any draft) go: the caller writes the snapshot whole in 'artifacts'.
+local function __dropSegments(taskKey)
+  __dropDraft(taskKey)
+  local live = redis.call('HMGET', taskKey, 'artifactsGen', 'artifactsSegments')
+  if live[1] then __dropSegmentsOf(taskKey, live[1], tonumber(live[2] or '0')) end
+  redis.call('HDEL', taskKey, 'artifactsGen', 'artifactsSegments', 'artifactsSegmentBytes')
 end

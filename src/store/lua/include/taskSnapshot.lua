@@ -16,7 +16,7 @@ local function __taskSnapshot(taskKey, historyKey, eventsKey, chunksKey, ownerKe
     lastEventId = ''
     if last[1] then lastEventId = last[1][1] end
   end
-  local result = {fields[2], fields[3], fields[4], __storedArtifacts(fields[5], chunksKey) or '[]', fields[6] or '{}', lastEventId,
+  local result = {fields[2], fields[3], fields[4], __storedArtifacts(fields[5], chunksKey, taskKey) or '[]', fields[6] or '{}', lastEventId,
     fields[7] or '', fields[8] or '', fields[9] or '', fields[10] or '', fields[11] or '', fields[12] or '', fields[13] or '', fields[14] or '',
     fields[15] or '', fields[16] or '0'}
   if historyLength ~= 0 then

@@ -1,0 +1,51 @@
+// readTask's answer for a large task (readTask-4.lua answered LARGE) with plain commands: Redis
+// copies each value once into a reply instead of into Lua and back, and no single command copies
+// a segmented snapshot or its pending chunks whole (artifact-segments.ts).
+import type { RedisClient } from '../redis/connection.ts';
+import type { TaskKeys } from './keys.ts';
+import { READ_TASK_FIELDS, taskField } from './task-hash.ts';
+import { taskReadOf, type TaskRead } from './task-read.ts';
+import { storedArtifactsField } from './stored-artifacts.ts';
+import { LIVE_READ_ATTEMPTS, LIVE_SEGMENTS_FIELDS, readChunksAfter, readLiveSegments } from './artifact-segments.ts';
+
+/**
+ * The task as its owner (`ownerKey`) reads it, or undefined when missing or another owner's: the
+ * hash's fields, the last event id, the history and (unless segmented) the pending chunks in one
+ * transaction, atomic as the script; a segmented snapshot's segments and chunks after it, in
+ * bounded reads of the generation the transaction saw (read again when a switch came between).
+ */
+export async function readLargeTask(redis: RedisClient, k: TaskKeys, taskId: string, ownerKey: string, historyLength: number | undefined): Promise<TaskRead | undefined> {
+  const length = historyLength ?? -1;
+  for (let attempt = 1; ; attempt += 1) {
+    // A snapshot in segments: its pending chunks (up to its own size) are read after the
+    // transaction too, a bounded run at a time (artifact-segments.ts); else with it.
+    const segmented = (await redis.hget(k.task, taskField.artifactsGen)) !== null;
+    const transaction = redis.multi().hmget(k.task, ...READ_TASK_FIELDS).xrevrange(k.events, '+', '-', 'COUNT', 1);
+    if (segmented) transaction.llen(k.artifactChunks);
+    else transaction.lrange(k.artifactChunks, 0, -1);
+    transaction.hmget(k.task, ...LIVE_SEGMENTS_FIELDS, taskField.artifactChunkBytes);
+    if (length !== 0) transaction.lrange(k.history, length > 0 ? -length : 0, -1);
+    const results = (await transaction.exec()) ?? [];
+    for (const [error] of results) if (error) throw error;
+    const [fields, last, listed, [generation, segments, chunkBytes], history] = results.map(([, value]) => value) as [
+      (string | null)[],
+      [string, string[]][],
+      string[] | number,
+      (string | null)[],
+      string[] | undefined,
+    ];
+    if (fields[0] !== ownerKey) return undefined;
+    const [, id, contextId, status, snapshot, metadata, ...rest] = fields.map((value) => value ?? '');
+    // A snapshot in segments is read after the transaction, a segment per read.
+    const stored = snapshot || (await readLiveSegments(redis, k, [generation ?? null, segments ?? null]));
+    const chunks =
+      typeof listed !== 'number' ? listed : generation === null || generation === undefined ? undefined : await readChunksAfter(redis, k, generation, listed, Number(chunkBytes ?? 0));
+    if (stored === undefined || chunks === undefined) {
+      if (attempt < LIVE_READ_ATTEMPTS) continue;
+      throw new Error(`task ${taskId}'s artifacts changed generation ${LIVE_READ_ATTEMPTS} times while read; read it again`);
+    }
+    const trimmedCount = rest.pop() || '0';
+    const reply = [id ?? '', contextId ?? '', status ?? '', storedArtifactsField(stored, chunks), metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, ...(history ?? [])];
+    return taskReadOf(reply);
+  }
+}
