@@ -275,7 +275,9 @@ describe('cards', () => {
     it('declares security the 0.3 way; the extended card is served by agent/getAuthenticatedExtendedCard and GET /v1/card', async () => {
       const card = (await (await fetch(`${secured.url}/.well-known/agent-card.json?A2A-Version=0.3`)).json()) as Json;
       expect(card.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
-      expect(card.security).toEqual([{ bearer: [] }]);
+      // Partners and API keys can be registered at run time (admin API), so their schemes are declared too.
+      expect(card.securitySchemes.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
+      expect(card.security).toEqual([{ bearer: [] }, { partnerSignature: [] }, { apiKey: [] }]);
       expect(card.supportsAuthenticatedExtendedCard).toBe(true);
       const token = await issuer.token({ scope: 'a2a:read' });
       const viaRpc = await legacyRpc('agent/getAuthenticatedExtendedCard', {}, { Authorization: `Bearer ${token}` }, `${secured.url}/a2a/jsonrpc`);

@@ -185,7 +185,7 @@ async function sdkClient(flavour: Flavour): Promise<Client> {
   const factory = new ClientFactory({ transports: [transport], cardResolver: new DefaultAgentCardResolver({ legacyCompat }) });
   const cardUrl = `${gw.url}/agents/burst/.well-known/agent-card.json`;
   if (flavour.version === '1.0') return factory.createFromUrl(cardUrl, '');
-  const legacyCard = (await (await fetch(cardUrl)).json()) as Record<string, unknown>;
+  const legacyCard = (await (await fetch(`${cardUrl}?A2A-Version=0.3`)).json()) as Record<string, unknown>;
   delete legacyCard.supportedInterfaces;
   return factory.createFromAgentCard(legacyCard as never);
 }

@@ -68,6 +68,13 @@ export interface TurnContextInit {
    * events (a lost worker's replacement has the same scope; a run woken after parking, a new one).
    */
   emitScope: string;
+  /**
+   * Whether an earlier run of this emitScope may have stored events: a later attempt, or a run
+   * after a hand-back (which gives its attempt back, so attempt 1 can start twice). A first run
+   * skips the read that recognizes repeats before an event is built (appendEvents checks anyway).
+   * Default: it may.
+   */
+  mayRepeatEarlierRun?: boolean;
   /** The gateway's log; the context binds it to the task for the adapter (ctx.logger). */
   logger?: Logger;
   caller: CallerIdentity;
@@ -139,6 +146,7 @@ export class TurnContext implements AdapterContext {
       turn: this.turn,
       attempt: this.attempt,
       emitScope: init.emitScope,
+      mayRepeatEarlierRun: init.mayRepeatEarlierRun ?? true,
       artifacts: init.artifacts,
       artifactBytes: init.artifactBytes,
       outputLimits: init.outputLimits,

@@ -39,6 +39,8 @@ export interface TurnOutputInit {
   attempt: number;
   /** "<turn>.<resumption>": the run this output belongs to (see TurnContextInit.emitScope). */
   emitScope: string;
+  /** An earlier run of this emitScope may have stored events (TurnContextInit.mayRepeatEarlierRun). */
+  mayRepeatEarlierRun: boolean;
   /** The task's artifacts as stored; updated as chunks are stored. */
   artifacts: Artifact[];
   artifactBytes: { snapshot: number; pending: number } | undefined;
@@ -85,8 +87,9 @@ export class TurnOutput {
       const own = this.noteOwnParts(chunk);
       // A repeat of an earlier run is recognized before the event is built: a re-run's chunk may be
       // sent as the whole artifact so far (asSent), and building and sending it for every repeat
-      // would cost the worker and Redis time quadratic in the artifact.
-      if (!this.pastPrefix && (await this.repeatsEarlierRun(place))) return;
+      // would cost the worker and Redis time quadratic in the artifact. A first run has nothing to
+      // repeat and skips the read (one round trip per turn).
+      if (this.init.mayRepeatEarlierRun && !this.pastPrefix && (await this.repeatsEarlierRun(place))) return;
       const sent = this.asSent(chunk, own);
       const index = this.artifacts.findIndex((a) => a.artifactId === sent.artifactId);
       const before = index >= 0 ? this.artifacts[index] : undefined;

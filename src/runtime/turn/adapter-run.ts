@@ -66,6 +66,7 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
     turnRecord: record,
     adapterName: adapter.name,
     emitScope: `${lease.turn}.${lease.resumption}`,
+    mayRepeatEarlierRun: lease.attempts > 1 || lease.handBacks > 0,
     logger,
     caller: callerOf(fence.ownerKey, lease.callerScopes, delegatedBy),
     extensions: lease.callerExtensions,
