@@ -63,7 +63,7 @@ async function refusedURL(): Promise<string> {
 
 async function counted(counter: typeof modelFallbacks | typeof modelEndpointCoolDowns, labels: Record<string, string>): Promise<number> {
   const { values } = await counter.get();
-  return values.filter((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value)).reduce((sum, v) => sum + v.value, 0);
+  return values.filter((v) => Object.entries(labels).every(([k, value]) => (v.labels as Record<string, unknown>)[k] === value)).reduce((sum, v) => sum + v.value, 0);
 }
 
 const turn = (input: string): TestTurnContext => new TestTurnContext({ input, taskId: 'task-r', contextId: 'ctx-r', adapterName: 'openai' });
