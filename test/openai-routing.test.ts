@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EndpointRouter } from '../adapters/openai/endpoint-router.ts';
 import { modelEndpointCoolDowns, modelFallbacks } from '../adapters/openai/fallback.ts';
 import { createOpenAIAdapter } from '../adapters/openai/index.ts';
+import { DEFAULT_ADAPTER_ENVIRONMENT } from '../adapters/bounded-response.ts';
+import type { AdapterEnvironment } from '../adapters/types.ts';
 import { parseOpenAIOptions } from '../adapters/openai/options.ts';
 import { TestTurnContext } from '../adapters/testing/index.ts';
 import type { JsonObject } from '../src/protocol/types.ts';
@@ -18,7 +20,7 @@ type Mode = 'ok' | '500' | '429' | 'hang';
 interface Flaky {
   baseURL: string;
   mode: Mode;
-  requests: { authorization: string | undefined }[];
+  requests: { authorization: string | undefined; caller?: string }[];
   close(): Promise<void>;
 }
 
@@ -34,7 +36,8 @@ async function startFlaky(mode: Mode): Promise<Flaky> {
   const server: Server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      flaky.requests.push({ authorization: req.headers.authorization });
+      const caller = req.headers['x-a2a-caller'];
+      flaky.requests.push({ authorization: req.headers.authorization, ...(typeof caller === 'string' ? { caller } : {}) });
       if (flaky.mode === 'hang') return;
       if (flaky.mode === 'ok') return reply(res);
       const status = flaky.mode === '429' ? 429 : 500;
@@ -251,6 +254,28 @@ describe('credentials per endpoint', () => {
     });
     expect(await openai.run(turn('keys'))).toEqual({ state: 'completed', message: 'from flaky' });
     expect([one.requests, two.requests, three.requests]).toEqual([[{ authorization: 'Bearer sk-routing-one' }], [{ authorization: 'Bearer sk-routing-two' }], [{ authorization: undefined }]]);
+  });
+});
+
+describe('caller tokens per endpoint', () => {
+  const environment: AdapterEnvironment = {
+    ...DEFAULT_ADAPTER_ENVIRONMENT,
+    callerIdentity: { header: 'X-A2A-Caller', token: async (_ctx, origin) => `token-for ${origin}` },
+  };
+
+  it('each endpoint gets a token whose audience is its own origin', async () => {
+    const down = await flaky('500');
+    const up = await flaky('ok');
+    const openai = createOpenAIAdapter({ model: 'fake-model', maxRetries: 0, endpoints: [{ baseURL: down.baseURL }, { baseURL: up.baseURL }] }, environment);
+    expect((await openai.run(turn('tokens'))).state).toBe('completed');
+    expect(down.requests.map((r) => r.caller)).toEqual([`token-for ${new URL(down.baseURL).origin}`]);
+    expect(up.requests.map((r) => r.caller)).toEqual([`token-for ${new URL(up.baseURL).origin}`]);
+  });
+
+  it('a plain-http endpoint off loopback stops the start, naming it', () => {
+    expect(() => createOpenAIAdapter({ model: 'm', endpoints: [{ baseURL: 'http://127.0.0.1:1/v1' }, { name: 'remote', baseURL: 'http://model.example.com/v1' }] }, environment)).toThrow(
+      /callerIdentity is on, but endpoint remote http:\/\/model\.example\.com is plain http/,
+    );
   });
 });
 
