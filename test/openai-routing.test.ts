@@ -187,6 +187,16 @@ describe('cool-down and probe', () => {
     expect(a.requestsFor('cool 6')).toHaveLength(0);
   });
 
+  it('the router: only failures in a row count; a success starts the count again', () => {
+    const x = { name: 'x', priority: 1, weight: 1 };
+    const router = new EndpointRouter([x], { failureThreshold: 3, coolDownMs: 100 }, () => 0);
+    expect([router.failed(x), router.failed(x)]).toEqual([false, false]);
+    router.succeeded(x);
+    expect([router.failed(x), router.failed(x), router.coolingDown(x)]).toEqual([false, false, false]);
+    expect(router.failed(x)).toBe(true);
+    expect(router.coolingDown(x)).toBe(true);
+  });
+
   it('the router: a probe is given to one call only; with every endpoint resting the call still goes somewhere', () => {
     let now = 0;
     const x = { name: 'x', priority: 1, weight: 1 };
