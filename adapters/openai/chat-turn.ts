@@ -1,17 +1,18 @@
 // One turn of the openai adapter: build the conversation, call the model (retrying what the
 // retry policy allows, each retry replacing the partial reply), stream the reply into the
 // turn's artifact, account for the tokens, and decide how the turn ends.
-import type OpenAI from 'openai';
 import type { JsonObject, JsonValue, Part } from '../../src/protocol/types.ts';
-import type { AdapterContext, CallerTokens, TurnOutcome } from '../types.ts';
-import type { ApiKeySource } from './api-key.ts';
+import type { AdapterContext, TurnOutcome } from '../types.ts';
 import { ASK_USER, ASK_USER_TOOL, questionOf } from './ask-user.ts';
 import { buildConversation, noticePart } from './chat-messages.ts';
 import { callModel, type ChatRequest, type ModelReply } from './model-call.ts';
 import type { OpenAIAdapterOptions } from './options.ts';
 import { ReplyWriter } from './reply-writer.ts';
-import { decideRetry, formatMs, sleep } from './retry-policy.ts';
-import { logFailure, originOf } from '../../src/logging/operator-failures.ts';
+import { decideRetry, describeFailure, formatMs, sleep } from './retry-policy.ts';
+import type { EndpointChoice, EndpointRouter } from './endpoint-router.ts';
+import { endpointFault, noteCoolDown, noteFallback, type EndpointFault } from './fallback.ts';
+import type { ModelEndpoint } from './model-endpoints.ts';
+import { logFailure } from '../../src/logging/operator-failures.ts';
 
 /** The adapterState key of the finished reply of the turn in progress (see replayFinished). */
 const FINISHED_REPLY_KEY = 'openai.finishedReply';
@@ -19,16 +20,14 @@ const FINISHED_REPLY_KEY = 'openai.finishedReply';
 const MAX_KEPT_REPLY_BYTES = 60 * 1024;
 
 export interface ChatTurnDeps {
-  client: OpenAI;
   options: OpenAIAdapterOptions;
-  keys: ApiKeySource;
-  /** The caller token for the model server (AdapterEnvironment.callerIdentity) and its audience, baseURL's origin. */
-  caller?: { tokens: CallerTokens; origin: string };
+  /** The agent's endpoints (one for baseURL) and their health in this process. */
+  router: EndpointRouter<ModelEndpoint>;
 }
 
-/** A fresh caller token per call (a retried call may come after the previous token expired). */
-async function callerHeaders(ctx: AdapterContext, deps: ChatTurnDeps): Promise<Record<string, string>> {
-  return deps.caller === undefined ? {} : { [deps.caller.tokens.header]: await deps.caller.tokens.token(ctx, deps.caller.origin) };
+/** A fresh caller token per call, for that endpoint's origin (a retried call may come after the previous token expired). */
+async function callerHeaders(ctx: AdapterContext, endpoint: ModelEndpoint): Promise<Record<string, string>> {
+  return endpoint.caller === undefined ? {} : { [endpoint.caller.tokens.header]: await endpoint.caller.tokens.token(ctx, endpoint.caller.origin) };
 }
 
 /** The artifact a turn's reply goes to: one per turn, so a later turn never replaces an earlier reply. */
@@ -104,27 +103,49 @@ export async function runChatTurn(ctx: AdapterContext, deps: ChatTurnDeps): Prom
     stream: options.stream,
   });
 
+  const { router } = deps;
   let reply: ModelReply;
-  for (let retry = 1; ; retry++) {
+  let answeredBy: ModelEndpoint;
+  // A round walks the endpoints (fallback, no wait) until one answers or none is left; then the
+  // retry policy decides about another round, after its wait. A reply that streamed its first
+  // token stays with its endpoint: a retry goes there again and replaces what was streamed.
+  let tried = new Set<ModelEndpoint>();
+  let next = router.pick(tried);
+  for (let retry = 1; ; ) {
+    const endpoint = (next as EndpointChoice<ModelEndpoint>).endpoint;
+    const progress = { streamed: false };
     try {
       reply = await callModel(
-        deps.client,
-        request,
-        { stream: options.stream, streamUsage: options.streamUsage, streamIdleTimeoutMs: options.streamIdleTimeoutMs, signal: ctx.signal, headers: { ...ctx.traceHeaders(), ...(await callerHeaders(ctx, deps)) } },
+        endpoint.client,
+        { ...request, model: endpoint.model },
+        { stream: options.stream, streamUsage: options.streamUsage, streamIdleTimeoutMs: options.streamIdleTimeoutMs, signal: ctx.signal, headers: { ...ctx.traceHeaders(), ...(await callerHeaders(ctx, endpoint)) }, progress },
         writer,
       );
+      router.succeeded(endpoint);
+      answeredBy = endpoint;
       break;
     } catch (error) {
+      const fault = ctx.signal.aborted || error === writer.failure ? undefined : endpointFault(error);
+      if (fault === undefined) router.released(endpoint);
+      else if (router.failed(endpoint)) noteCoolDown(ctx.logger, endpoint.name, router.coolDownMs, fault);
       // Canceled, past the deadline, shutting down, or no longer the lease holder: not the model's failure.
       if (ctx.signal.aborted || error === writer.failure) throw error;
-      const decision = decideRetry(error, retry, options, deps.keys);
+      tried.add(endpoint);
+      const fallback = fault === undefined || progress.streamed ? undefined : router.pick(tried);
+      if (fallback !== undefined) {
+        noteFallback(ctx.logger, endpoint.name, fallback.endpoint.name, fault as EndpointFault, describeFailure(error, endpoint.keys));
+        await ctx.recordStep('model-fallback', { from: endpoint.name, to: fallback.endpoint.name, reason: fault as string });
+        next = fallback;
+        continue;
+      }
+      const decision = decideRetry(error, retry, options, endpoint.keys);
       if (!decision.retry) {
-        await writer.finish({ model: options.model, incomplete: true });
+        await writer.finish({ model: endpoint.model, incomplete: true });
         return failed(decision.message);
       }
       const detail: JsonObject = { retry, maxRetries: options.maxRetries, delayMs: decision.delayMs, reason: decision.reason };
       if (decision.status !== undefined) detail.status = decision.status;
-      logFailure(ctx.logger, 'backend-unavailable', { cause: decision.reason, backend: originOf(options.baseURL), model: options.model, callAttempt: retry, maxRetries: options.maxRetries, retryInMs: decision.delayMs, ...(decision.status === undefined ? {} : { status: decision.status }) });
+      logFailure(ctx.logger, 'backend-unavailable', { cause: decision.reason, backend: endpoint.origin, model: endpoint.model, callAttempt: retry, maxRetries: options.maxRetries, retryInMs: decision.delayMs, ...(decision.status === undefined ? {} : { status: decision.status }) });
       await ctx.recordStep('model-retry', detail);
       await ctx.emitStatus(
         `The model server failed (${decision.reason}); retrying in ${formatMs(decision.delayMs)} (retry ${retry} of ${options.maxRetries}).`,
@@ -132,10 +153,13 @@ export async function runChatTurn(ctx: AdapterContext, deps: ChatTurnDeps): Prom
       );
       await sleep(decision.delayMs, ctx.signal);
       await writer.restart();
+      retry += 1;
+      tried = new Set();
+      next = progress.streamed ? { endpoint, probe: false } : router.pick(tried);
     }
   }
 
-  const model = reply.model ?? options.model;
+  const model = reply.model ?? answeredBy.model;
   const metadata: JsonObject = { model, finishReason: reply.finishReason, truncated: reply.finishReason === 'length' };
   if (reply.usage === undefined) metadata.usageReported = false;
   if (options.stream) await writer.finish(metadata);

@@ -1,15 +1,15 @@
 // The openai adapter: the agent behind the gateway is a chat model served over the OpenAI
 // chat-completions API (OpenAI itself, vLLM, Ollama, LiteLLM, …), called with the official
-// `openai` client. Options are checked and the key's source resolved at load time; every turn
-// builds its conversation from the task (and its context), so any worker can run any turn.
-import OpenAI from 'openai';
+// `openai` client, at one baseURL or at several endpoints (fallback and balancing). Options are
+// checked and the keys' sources resolved at load time; every turn builds its conversation from
+// the task (and its context), so any worker can run any turn.
 import type { AgentSkill, JsonObject } from '../../src/protocol/types.ts';
 import type { Adapter, AdapterContext, AdapterEnvironment, TurnOutcome } from '../types.ts';
-import { boundedFetch, DEFAULT_ADAPTER_ENVIRONMENT } from '../bounded-response.ts';
-import { isLoopbackOrHttps, pinCallerHeader } from '../caller-header-fetch.ts';
-import { resolveApiKey } from './api-key.ts';
+import { DEFAULT_ADAPTER_ENVIRONMENT } from '../bounded-response.ts';
 import { runChatTurn } from './chat-turn.ts';
-import { parseOpenAIOptions, type OpenAIAdapterOptions } from './options.ts';
+import { EndpointRouter } from './endpoint-router.ts';
+import { modelEndpoints } from './model-endpoints.ts';
+import { DEFAULT_ENDPOINT_COOL_DOWN_MS, DEFAULT_ENDPOINT_FAILURES, parseOpenAIOptions, type OpenAIAdapterOptions } from './options.ts';
 
 export const OPENAI_ADAPTER_VERSION = '1.0.0';
 const CHAT_SKILL_ID = 'chat';
@@ -33,30 +33,10 @@ export function chatSkill(options: Pick<OpenAIAdapterOptions, 'model' | 'askUser
 /** Builds the adapter from raw adapterOptions; throws one line naming a bad option. */
 export function createOpenAIAdapter(raw: JsonObject, environment: AdapterEnvironment = DEFAULT_ADAPTER_ENVIRONMENT): Adapter {
   const options = parseOpenAIOptions(raw);
-  const keys = resolveApiKey(options);
-  // The caller token's audience: the model server's origin (baseURL's), and only there.
-  const caller = environment.callerIdentity === undefined ? undefined : { tokens: environment.callerIdentity, origin: new URL(options.baseURL).origin };
-  if (caller !== undefined && !isLoopbackOrHttps(new URL(options.baseURL))) {
-    throw new Error(`callerIdentity is on, but baseURL ${caller.origin} is plain http: the caller token would travel in the clear; use https (plain http is allowed to loopback addresses only)`);
-  }
-  const bounded = boundedFetch(environment.backendLimits);
-  const client = new OpenAI({
-    baseURL: options.baseURL,
-    // The client insists on a credential; without a key its Authorization header is removed
-    // below, which is what Ollama and other key-less servers expect.
-    apiKey: keys.apiKey ?? 'no-key',
-    ...(keys.apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
-    // Only what the options say: no organization, project or admin key picked up from OPENAI_* variables.
-    organization: null,
-    project: null,
-    adminAPIKey: null,
-    // Retries are the adapter's (retry-policy.ts): its waits end when the turn is canceled.
-    maxRetries: 0,
-    timeout: options.requestTimeoutMs,
-    // Every answer and stream of the model server is read within the agent's backendLimits.
-    fetch: caller === undefined ? bounded : pinCallerHeader(bounded, caller.tokens.header, caller.origin),
-    // The client's own log lines would go to the console, outside the gateway's logger.
-    logLevel: 'off',
+  // One client per endpoint, each pinned to its origin with its own key (model-endpoints.ts).
+  const router = new EndpointRouter(modelEndpoints(options, environment), {
+    failureThreshold: options.endpointFailures ?? DEFAULT_ENDPOINT_FAILURES,
+    coolDownMs: options.endpointCoolDownMs ?? DEFAULT_ENDPOINT_COOL_DOWN_MS,
   });
   const skill = chatSkill(options);
   return {
@@ -69,7 +49,7 @@ export function createOpenAIAdapter(raw: JsonObject, environment: AdapterEnviron
       if (ctx.requestedSkill !== undefined && ctx.requestedSkill !== CHAT_SKILL_ID) {
         return { state: 'rejected', message: `unknown skill "${ctx.requestedSkill}"; this agent has one skill: ${CHAT_SKILL_ID}` };
       }
-      return runChatTurn(ctx, { client, options, keys, ...(caller === undefined ? {} : { caller }) });
+      return runChatTurn(ctx, { options, router });
     },
   };
 }

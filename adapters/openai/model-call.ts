@@ -38,6 +38,8 @@ export interface ModelCallOptions {
   signal: AbortSignal;
   /** Extra request headers: the turn's trace context (ctx.traceHeaders()), which the call's span then replaces with its own. */
   headers?: Record<string, string>;
+  /** Set once the first token went to the writer: from then on the call may not move to another endpoint. */
+  progress?: { streamed: boolean };
 }
 
 interface UsageLike {
@@ -115,6 +117,7 @@ async function callModelOnce(client: OpenAI, request: ChatRequest, options: Mode
       const delta = choice.delta;
       if (typeof delta?.content === 'string' && delta.content !== '') {
         text += delta.content;
+        if (options.progress !== undefined) options.progress.streamed = true;
         writer.push(delta.content);
         if (writer.backlogged) {
           // Not silence: the stream is not read meanwhile (see ReplyWriter's backpressure).

@@ -72,8 +72,8 @@ function retryableStatus(error: APIError): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
-/** What went wrong, in words for the status update and the failure message. */
-function describe(error: unknown, keys: ApiKeySource): string {
+/** What went wrong, in words for the status update, the failure message and a fallback's log line. */
+export function describeFailure(error: unknown, keys: ApiKeySource): string {
   if (error instanceof StreamCutError) return error.message;
   if (error instanceof APIConnectionError) {
     const cause = (error as { cause?: unknown }).cause;
@@ -95,7 +95,7 @@ export function decideRetry(error: unknown, retry: number, limits: RetryLimits, 
   // A bound the server's reply went past (backendLimits): asked again, it would send as much again.
   const bound = backendLimitOf(error);
   if (bound !== undefined) return { retry: false, message: `The model server's reply was cut, not retried: ${keys.redact(bound.message)}` };
-  const reason = describe(error, keys);
+  const reason = describeFailure(error, keys);
   const status = error instanceof APIError && !(error instanceof APIConnectionError) ? error.status : undefined;
   if (status !== undefined && !(error instanceof APIError && retryableStatus(error))) {
     return { retry: false, status, message: refusal(status, reason, keys) };
