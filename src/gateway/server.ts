@@ -137,6 +137,8 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const configuredAgents = configuredAgentsOf(config);
   const liveAgents = connectLiveAgents({ view: control.view, agents, configuredNames: Object.keys(configuredAgents), logger });
   keepEndpointsLive(liveAgents, endpoints, endpointOf, logger);
+  // The stored agents are served from the first request, like the configured ones.
+  await liveAgents.settled();
 
   grpcListener?.serve(
     createGrpcService({

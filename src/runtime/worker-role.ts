@@ -115,7 +115,9 @@ export async function buildWorkerRole(lifecycle: Lifecycle, config: GatewayConfi
   const turnWorkers = await startTurnWorkers(lifecycle, config, { served, connection: workerConnection, runner, logger });
   // Agents written through the admin API run on every worker that serves all agents (no workerAgents).
   if (options.control !== undefined && config.workerAgents === undefined) {
-    connectLiveAgents({ view: options.control.view, agents, configuredNames: Object.keys(configuredAgentsOf(config)), logger }).subscribe({ added: (agent) => turnWorkers.serve(agent) });
+    const live = connectLiveAgents({ view: options.control.view, agents, configuredNames: Object.keys(configuredAgentsOf(config)), logger });
+    live.subscribe({ added: (agent) => turnWorkers.serve(agent) });
+    await live.settled();
   }
   const reconciler = new Reconciler({
     store,
