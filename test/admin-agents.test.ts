@@ -72,6 +72,9 @@ describe('admin API: agents', () => {
     expect(answer.status).toBe(200);
     expect((answer.body.result as TaskAnswer).task.status.state).toBe('TASK_STATE_COMPLETED');
 
+    const agentList = (await (await fetch(`${gw.url}/agents`, { headers: { Authorization: `Bearer ${user}` } })).json()) as { agents: { name: string }[] };
+    expect(agentList.agents.map((agent) => agent.name).sort()).toEqual(['helper', 'main']);
+
     const listed = await adminCall(gw.url, 'GET', '/agents', { token: platform });
     expect((listed.body.items as { name: string; source: string }[]).map((item) => [item.name, item.source])).toEqual([
       ['helper', 'store'],
