@@ -1,8 +1,8 @@
 // Agents through the admin API across processes: two gateway processes and a worker process on
 // one Redis. An agent put through gateway A is served by gateway B within a second, and a
 // message sent through B is run by the worker process; a replace through A changes its card at
-// B; a delete through A takes it away at B; and a gateway restarted after the put serves it as
-// soon as it reports ready.
+// B; a delete through A takes it away at B; and a gateway or worker process started after the
+// put serves or runs it as soon as it is ready.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +79,13 @@ describe('agents put through the admin API, across processes', () => {
   it('a gateway started after the put serves the agent once it is ready', async () => {
     restarted = await spawnGatewayProcess(prefix, env);
     expect(await cardAt(restarted, 'roamer')).toEqual({ status: 200, name: 'Roamer II' });
+  }, 60_000);
+
+  it('a worker process started after the put runs the agent', async () => {
+    await stopWorkerProcesses(workers);
+    workers.push(await spawnWorkerProcess(prefix, { A2A_CONFIG: join(dir, 'gateway.json') }));
+    const answer = await rpc(`${b.url}/agents/roamer/a2a/jsonrpc`, 'SendMessage', { message: textMessage('echo again') }, { Authorization: `Bearer ${user}` });
+    expect((answer.body.result as { task: { status: { state: string } } }).task.status.state).toBe('TASK_STATE_COMPLETED');
   }, 60_000);
 
   it('a delete through A takes the agent away at B within a second', async () => {

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agents } from '../src/agents/agents.ts';
 import { Lifecycle } from '../src/app/lifecycle.ts';
+import { agentSpec } from '../src/control/agent-specs.ts';
 import { startControlPlane } from '../src/control/control-plane.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { startWorkerRole, type WorkerHandle } from '../src/runtime/worker-role.ts';
@@ -153,5 +154,28 @@ describe('admin API: agents', () => {
     const status = JSON.parse(failed.status ?? '{}') as { message?: { parts: { text?: string }[] } };
     expect(status.message?.parts[0]?.text).toContain('Agent "slow" was deleted through the admin API');
     await waitFor(async () => ((await storedState(running)).state === 'TASK_STATE_COMPLETED' ? true : undefined), 15_000, 'the running turn to finish');
+  });
+});
+
+describe('which adapters an agent through the admin API may use (storedAgentAdapters)', () => {
+  const context = (allowedAdapters: string[]) => ({ configuredNames: ['main'], allowedAdapters });
+
+  it('takes a module path only when the configuration lists that very path', () => {
+    expect(agentSpec('custom', { adapter: './adapters/mine.mjs' }, context(['demo', './adapters/mine.mjs'])).adapter).toBe('./adapters/mine.mjs');
+    expect(() => agentSpec('custom', { adapter: './adapters/other.mjs' }, context(['demo', './adapters/mine.mjs']))).toThrow(/adapter "\.\/adapters\/other\.mjs" is not an adapter/);
+  });
+
+  it('refuses every agent when the list is empty', () => {
+    expect(() => agentSpec('helper', { adapter: 'demo' }, context([]))).toThrow(/storedAgentAdapters is empty/);
+  });
+
+  it('refuses options that read files or environment variables at any depth', () => {
+    expect(() => agentSpec('remote', { adapter: 'a2a', adapterOptions: { url: 'https://x.example', auth: { tokenFile: '/etc/shadow' } } }, context(['a2a']))).toThrow(
+      /adapterOptions\.auth\.tokenFile makes the gateway read a file/,
+    );
+  });
+
+  it('fills in the configuration schema\'s defaults', () => {
+    expect(agentSpec('helper', { adapter: 'demo' }, context(['demo']))).toMatchObject({ adapterOptions: {}, inputPolicy: 'enqueue', scopes: [], limits: {} });
   });
 });
