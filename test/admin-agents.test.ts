@@ -94,6 +94,12 @@ describe('admin API: agents', () => {
     expect(replaced.body).toMatchObject({ version: 2, card: { name: 'Helper II' } });
     expect(await (await card('helper')).json()).toMatchObject({ name: 'Helper II', description: 'helps more' });
 
+    // What GET shows, put back as it is (admin export, then apply), is taken.
+    const { name: _name, version: _version, source: _source, updatedAt: _at, updatedBy: _by, ...readBack } = (await adminCall(gw.url, 'GET', '/agents/helper', { token: platform })).body;
+    const again = await adminCall(gw.url, 'PUT', '/agents/helper', { token: platform, body: readBack, headers: { 'If-Match': '"2"' } });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ version: 3, card: { name: 'Helper II' } });
+
     const before = await controlState();
     const stale = await adminCall(gw.url, 'PUT', '/agents/helper', { token: platform, body: { adapter: 'demo' }, headers: { 'If-Match': '"1"' } });
     expect(stale.status).toBe(412);
@@ -108,6 +114,7 @@ describe('admin API: agents', () => {
       [{ adapter: 'demo', limits: { workerConcurrency: 0 } }, 'limits.workerConcurrency'],
       [{ adapter: 'demo', inputPolicy: 'sometimes' }, 'inputPolicy'],
       [{ adapter: 'demo', colour: 'red' }, '(body)'],
+      [{ adapter: 'demo', tenant: 'acme' }, 'tenant'],
       [{ adapter: './evil-module.mjs' }, 'adapter'],
       [{ adapter: 'openai', adapterOptions: { model: 'm', apiKeyEnv: 'REDIS_PASSWORD' } }, 'adapterOptions.apiKeyEnv'],
       [{ adapter: 'demo', adapterOptions: { ledgerFile: '/etc/passwd' } }, 'adapterOptions.ledgerFile'],

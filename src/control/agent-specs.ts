@@ -29,8 +29,19 @@ function sourceOptionPath(value: unknown, path: string[]): string[] | undefined 
   return undefined;
 }
 
+/**
+ * An agent is the platform's: GET shows it with `tenant: ""`, so a body read back (admin export,
+ * then apply) may say so; any other tenant is refused, naming the field.
+ */
+function withoutPlatformTenant(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !('tenant' in body)) return body;
+  const { tenant, ...rest } = body as Record<string, unknown>;
+  if (tenant !== '') throw invalidField('tenant', 'must be left out (or ""): an agent is the whole platform\'s, not a tenant\'s');
+  return rest;
+}
+
 export function agentSpec(name: string, body: unknown, context: AgentSpecContext): AgentConfig {
-  const parsed = agentSchema.safeParse(body);
+  const parsed = agentSchema.safeParse(withoutPlatformTenant(body));
   if (!parsed.success) throw invalidBody(`Agent "${name}"`, parsed.error);
   const agent = parsed.data;
   if (!context.allowedAdapters.includes(agent.adapter)) {
