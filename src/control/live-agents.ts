@@ -1,9 +1,10 @@
 // Agents written through the admin API take effect like those of the configuration file: after
 // each change of the view, every process adds the new stored agents (its adapter loaded), replaces
 // those whose definition changed, and removes the deleted ones; the gateway then rebuilds that
-// agent's endpoint and cards, a worker starts or keeps its turn queue's worker (onApplied).
-// Changes are applied one at a time, in order, so a quick put-then-delete never ends with the
-// agent present. An agent whose adapter fails to load is left out (its previous definition, if
+// agent's endpoint and cards, a worker starts or keeps its turn queue's worker (each role's
+// hooks). One instance per Agents, so a process with both roles loads each agent once. Changes
+// are applied one at a time, in order, so a quick put-then-delete never ends with the agent
+// present. An agent whose adapter fails to load is left out (its previous definition, if
 // any, stays) and logged: the write was validated, so this is the backend refusing its options.
 import type { Agent, Agents } from '../agents/agents.ts';
 import type { AgentConfig } from '../config/schema.ts';
