@@ -2,6 +2,7 @@
 // how the top-level settings (adapter, agentName, limits…) fill in what an agent leaves out,
 // and which agent answers at the root URLs.
 import { callerIdentitySchema, type CallerIdentitySettings } from '../config/schema/caller-identity.ts';
+import { agentSchema } from '../config/schema/agents.ts';
 import { AGENT_NAME_PATTERN, configSchema, type AgentConfig, type GatewayConfig, type InputPolicy } from '../config/schema.ts';
 import type { AgentSkill, JsonObject } from '../protocol/types.ts';
 import type { BackendLimits } from '../../adapters/types.ts';
@@ -73,6 +74,11 @@ function definedOnly<T extends object>(settings: T): Partial<T> {
   return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
+/** The configuration file's agents as it defines them: `agents`, or the one implicit agent. */
+export function configuredAgentsOf(config: GatewayConfig): Record<string, AgentConfig> {
+  return config.agents ?? { [IMPLICIT_AGENT]: agentSchema.parse({ adapter: config.adapter ?? 'demo', adapterOptions: config.adapterOptions ?? {} }) };
+}
+
 /** Resolves the configured agents; throws an Error naming the setting when they do not fit together. */
 export function resolveAgents(config: GatewayConfig): ResolvedAgents {
   const configured: Record<string, Partial<AgentConfig>> = config.agents ?? { [IMPLICIT_AGENT]: { adapter: config.adapter ?? 'demo', adapterOptions: config.adapterOptions ?? {} } };
@@ -85,48 +91,54 @@ export function resolveAgents(config: GatewayConfig): ResolvedAgents {
   }
   const agents = names.map((name) => {
     if (!AGENT_NAME_PATTERN.test(name)) throw new Error(`agents: "${name}" is not a valid agent name.`);
-    const entry = configured[name] ?? {};
-    const isDefault = name === defaultAgent;
-    // Top-level adapter settings (and their A2A_ADAPTER* variables) override the default agent's.
-    const adapter = isDefault && config.agents !== undefined && config.adapter !== undefined ? config.adapter : (entry.adapter ?? 'demo');
-    const adapterOptions = isDefault && config.agents !== undefined && config.adapterOptions !== undefined ? config.adapterOptions : (entry.adapterOptions ?? {});
-    const card = entry.card;
-    const limits = entry.limits ?? {};
-    return {
-      name,
-      adapter,
-      adapterOptions: adapterOptions as JsonObject,
-      card: {
-        name: card?.name ?? (config.agents === undefined || isDefault ? setExplicitly(config.agentName, DEFAULT_AGENT_NAME) : undefined),
-        defaultName: config.agents === undefined || isDefault ? config.agentName : name,
-        description: card?.description ?? (config.agents === undefined ? setExplicitly(config.agentDescription, DEFAULT_AGENT_DESCRIPTION) : undefined),
-        defaultDescription: config.agentDescription,
-        version: card?.version ?? config.agentVersion,
-        skills: card?.skills as AgentSettings['card']['skills'],
-        refreshSeconds: card?.cardRefreshSeconds ?? 300,
-        provider: card?.provider ?? config.agentProvider,
-        documentationUrl: card?.documentationUrl ?? config.agentDocumentationUrl,
-        iconUrl: card?.iconUrl ?? config.agentIconUrl,
-        securityNotes: card?.securityNotes ?? config.agentSecurityNotes,
-      },
-      inputPolicy: entry.inputPolicy ?? 'enqueue',
-      scopes: entry.scopes ?? [],
-      limits: {
-        maxActiveTasks: limits.maxActiveTasks ?? config.limits.maxActiveTasks,
-        maxQueuedMessages: limits.maxQueuedMessages ?? config.limits.maxQueuedMessages,
-        requestsPerSecond: limits.requestsPerSecond ?? config.limits.requestsPerSecond,
-        burst: limits.burst ?? config.limits.burst,
-        maxBodyBytes: limits.maxBodyBytes ?? config.maxBodyBytes,
-        turnDeadlineMs: limits.turnDeadlineMs ?? config.turnDeadlineMs,
-        turnBudget: limits.turnBudget ?? config.turnBudget,
-        workerConcurrency: limits.workerConcurrency ?? config.workerConcurrency,
-        maxArtifactBytes: limits.maxArtifactBytes ?? config.limits.maxArtifactBytes,
-        maxTurnOutputBytes: limits.maxTurnOutputBytes ?? config.limits.maxTurnOutputBytes,
-        maxTaskOutputBytes: limits.maxTaskOutputBytes ?? config.limits.maxTaskOutputBytes,
-      },
-      backendLimits: { ...config.backendLimits, ...definedOnly(entry.backendLimits ?? {}) },
-      callerIdentity: entry.callerIdentity ?? callerIdentitySchema.parse({}),
-    } satisfies AgentSettings;
+    return resolveAgent(config, name, configured[name] ?? {}, name === defaultAgent);
   });
   return { agents, defaultAgent };
+}
+
+/**
+ * One agent's settings: its own entry over the top-level settings. Agents written through the
+ * admin API (src/control/live-agents.ts) are resolved here too, never as the default agent.
+ */
+export function resolveAgent(config: GatewayConfig, name: string, entry: Partial<AgentConfig>, isDefault: boolean): AgentSettings {
+  // Top-level adapter settings (and their A2A_ADAPTER* variables) override the default agent's.
+  const adapter = isDefault && config.agents !== undefined && config.adapter !== undefined ? config.adapter : (entry.adapter ?? 'demo');
+  const adapterOptions = isDefault && config.agents !== undefined && config.adapterOptions !== undefined ? config.adapterOptions : (entry.adapterOptions ?? {});
+  const card = entry.card;
+  const limits = entry.limits ?? {};
+  return {
+    name,
+    adapter,
+    adapterOptions: adapterOptions as JsonObject,
+    card: {
+      name: card?.name ?? (config.agents === undefined || isDefault ? setExplicitly(config.agentName, DEFAULT_AGENT_NAME) : undefined),
+      defaultName: config.agents === undefined || isDefault ? config.agentName : name,
+      description: card?.description ?? (config.agents === undefined ? setExplicitly(config.agentDescription, DEFAULT_AGENT_DESCRIPTION) : undefined),
+      defaultDescription: config.agentDescription,
+      version: card?.version ?? config.agentVersion,
+      skills: card?.skills as AgentSettings['card']['skills'],
+      refreshSeconds: card?.cardRefreshSeconds ?? 300,
+      provider: card?.provider ?? config.agentProvider,
+      documentationUrl: card?.documentationUrl ?? config.agentDocumentationUrl,
+      iconUrl: card?.iconUrl ?? config.agentIconUrl,
+      securityNotes: card?.securityNotes ?? config.agentSecurityNotes,
+    },
+    inputPolicy: entry.inputPolicy ?? 'enqueue',
+    scopes: entry.scopes ?? [],
+    limits: {
+      maxActiveTasks: limits.maxActiveTasks ?? config.limits.maxActiveTasks,
+      maxQueuedMessages: limits.maxQueuedMessages ?? config.limits.maxQueuedMessages,
+      requestsPerSecond: limits.requestsPerSecond ?? config.limits.requestsPerSecond,
+      burst: limits.burst ?? config.limits.burst,
+      maxBodyBytes: limits.maxBodyBytes ?? config.maxBodyBytes,
+      turnDeadlineMs: limits.turnDeadlineMs ?? config.turnDeadlineMs,
+      turnBudget: limits.turnBudget ?? config.turnBudget,
+      workerConcurrency: limits.workerConcurrency ?? config.workerConcurrency,
+      maxArtifactBytes: limits.maxArtifactBytes ?? config.limits.maxArtifactBytes,
+      maxTurnOutputBytes: limits.maxTurnOutputBytes ?? config.limits.maxTurnOutputBytes,
+      maxTaskOutputBytes: limits.maxTaskOutputBytes ?? config.limits.maxTaskOutputBytes,
+    },
+    backendLimits: { ...config.backendLimits, ...definedOnly(entry.backendLimits ?? {}) },
+    callerIdentity: entry.callerIdentity ?? callerIdentitySchema.parse({}),
+  } satisfies AgentSettings;
 }

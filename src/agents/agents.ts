@@ -1,6 +1,9 @@
 // The agents one process serves, loaded: each agent's settings, its adapter and the role
 // adapters its sub-agents run on. Gateways use them for cards, limits and input policies;
-// workers to run turns. Loaded once at start, so a bad adapter fails the start.
+// workers to run turns. The configured ones are loaded at start, so a bad adapter fails the
+// start; agents written through the admin API are added, replaced and removed while the process
+// runs (src/control/live-agents.ts). A removed agent is kept retired for the turns still queued
+// for it: a worker fails each with the reason instead of dropping it (retiredAgentOf).
 import { loadAdapter } from '../../adapters/module-loader.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -12,7 +15,10 @@ import type { ExtensionDeclaration } from '../extensions/definition.ts';
 import { extensionsOf } from '../extensions/agent-extensions.ts';
 import { deliveryGuaranteesDeclaration } from '../extensions/delivery-guarantees.ts';
 import { GATEWAY_VERSION } from '../version.ts';
-import { resolveAgents, type AgentSettings } from './agent-settings.ts';
+import { resolveAgent, resolveAgents, type AgentSettings } from './agent-settings.ts';
+import type { AgentConfig } from '../config/schema.ts';
+import type { CallerTokenSigner } from '../auth/caller-identity.ts';
+import type { SharedRoles } from './role-adapters.ts';
 
 export interface Agent {
   readonly name: string;
@@ -25,12 +31,23 @@ export interface Agent {
   versionsFor(role?: string): TaskVersions;
 }
 
+/** What loading one more agent needs: kept from the start. */
+interface AgentLoading {
+  config: GatewayConfig;
+  baseDir: string;
+  signer: CallerTokenSigner | undefined;
+  shared: SharedRoles;
+}
+
 export class Agents {
-  private readonly byName: ReadonlyMap<string, Agent>;
+  private readonly byName: Map<string, Agent>;
+  /** Agents removed while running: their queued turns still find them, to be failed with the reason. */
+  private readonly retired = new Map<string, Agent>();
 
   private constructor(
     agents: Agent[],
     readonly defaultName: string,
+    private readonly loading?: AgentLoading,
   ) {
     this.byName = new Map(agents.map((agent) => [agent.name, agent]));
   }
@@ -52,7 +69,37 @@ export class Agents {
       }
       agents.push(Agents.agentOf(settings, adapter, RoleAdapters.forAgent(adapter, shared), config));
     }
-    return new Agents(agents, resolved.defaultAgent);
+    return new Agents(agents, resolved.defaultAgent, { config, baseDir, signer, shared });
+  }
+
+  /** Loads an agent defined outside the configuration file (not yet added: see put()). */
+  async loadDefined(name: string, definition: AgentConfig): Promise<Agent> {
+    const loading = this.loading;
+    if (loading === undefined) throw new Error('these agents were not loaded from a configuration, so none can be added');
+    const { config, baseDir, signer, shared } = loading;
+    // Resolved like a named agent of a configuration with agents (never the default one).
+    const settings = resolveAgent({ ...config, agents: config.agents ?? {} }, name, definition, false);
+    const adapter = await loadAdapter(settings.adapter, settings.adapterOptions, baseDir, environmentOf(settings.backendLimits, callerTokensFor(settings.callerIdentity, signer)));
+    return Agents.agentOf(settings, adapter, RoleAdapters.forAgent(adapter, shared), config);
+  }
+
+  /** Adds or replaces an agent: requests and turns from now on use it. */
+  put(agent: Agent): void {
+    this.retired.delete(agent.name);
+    this.byName.set(agent.name, agent);
+  }
+
+  /** Removes an agent; the default one stays. Its queued turns fail naming `reason`. */
+  remove(name: string, reason: string): void {
+    const agent = this.byName.get(name);
+    if (agent === undefined || name === this.defaultName) return;
+    this.byName.delete(name);
+    this.retired.set(name, retiredAgentOf(agent, reason));
+  }
+
+  /** The agent a turn runs on: the live one, else the retired one that fails it with the reason. */
+  forTurn(name: string): Agent | undefined {
+    return this.byName.get(name) ?? this.retired.get(name);
   }
 
   /** One agent around an adapter already loaded (tests and tools). */
@@ -61,7 +108,7 @@ export class Agents {
     return new Agents([Agents.agentOf(settings, adapter, RoleAdapters.single(adapter), config)], settings.name);
   }
 
-  private static agentOf(settings: AgentSettings, adapter: Adapter, roles: RoleAdapters, config: GatewayConfig): Agent {
+  static agentOf(settings: AgentSettings, adapter: Adapter, roles: RoleAdapters, config: GatewayConfig): Agent {
     return {
       name: settings.name,
       settings,
@@ -83,4 +130,13 @@ export class Agents {
   list(): Agent[] {
     return [...this.byName.values()];
   }
+}
+
+/**
+ * A removed agent as its still-queued turns see it: each fails with the reason of the removal
+ * instead of being dropped. A turn already running holds the agent it started with and finishes.
+ */
+function retiredAgentOf(agent: Agent, reason: string): Agent {
+  const adapter: Adapter = { name: agent.adapter.name, version: agent.adapter.version, skills: [], run: () => Promise.resolve({ state: 'failed', message: reason }) };
+  return { ...agent, adapter, roles: RoleAdapters.single(adapter) };
 }

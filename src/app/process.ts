@@ -44,7 +44,7 @@ export async function composeProcess(setup: ProcessSetup): Promise<ComposedProce
     // One view of the control-plane resources for all the process's roles: the process is not
     // ready before it holds them, and it outlives the roles at shutdown.
     const control = await startControlPlane(lifecycle, config, logger);
-    const worker = roles.worker ? await buildWorkerRole(lifecycle, config, agents, logger, { baseDir }) : undefined;
+    const worker = roles.worker ? await buildWorkerRole(lifecycle, config, agents, logger, { baseDir, control }) : undefined;
     const gateway = roles.gateway ? await buildGatewayRole(lifecycle, config, agents, logger, { baseDir, control }) : undefined;
     return { gateway, worker, health, metricsUrl };
   });

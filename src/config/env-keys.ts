@@ -20,6 +20,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_ADAPTER: 'adapter',
   A2A_DEFAULT_AGENT: 'defaultAgent',
   A2A_WORKER_AGENTS: 'workerAgents',
+  A2A_STORED_AGENT_ADAPTERS: 'storedAgentAdapters',
   A2A_WORKER_CONCURRENCY: 'workerConcurrency',
   A2A_MAX_TURN_ATTEMPTS: 'maxTurnAttempts',
   A2A_TURN_DEADLINE_MS: 'turnDeadlineMs',

@@ -246,6 +246,8 @@ export const configSchema = z.object({
   console: consoleSchema.default(consoleSchema.parse({})),
   /** The MCP face at /mcp: every agent a caller may use as a tool (docs/mcp.md). */
   mcp: mcpSchema.default(mcpSchema.parse({})),
+  /** Adapters an agent written through the admin API may use: built-in names ("demo", "openai", "a2a"); a module path only when listed here verbatim, since the API would otherwise choose code to run (docs/admin-api.md). Empty: no agents through the API. */
+  storedAgentAdapters: stringList.default(['demo', 'openai', 'a2a']),
   /** Sign the agent card (spec 8.4) with the key in dataDir (or cardSigningKeyFile); its public key is at /.well-known/jwks.json. */
   cardSigning: booleanish.default(true),
   /** Private JWK file (ES256 or EdDSA) of the card signing key; default: generated in dataDir. Give every gateway the same file. */

@@ -1,13 +1,13 @@
 // Who is changing the control plane, and how far their reach goes. Every admin call needs
 // a2a:admin (depth); a2a:platform (breadth) reaches every tenant and the platform's own
-// resources (issuers). Without it, an admin sees and changes only its tenant's API keys and
+// resources (issuers, agents). Without it, an admin sees and changes only its tenant's API keys and
 // partners, and grants no scope it does not hold itself, so a tenant admin can never mint a
 // credential stronger than its own.
 import { hasScope } from '../auth/scopes.ts';
 import { anonymousPrincipal, type Principal } from '../auth/principal.ts';
 import { SCOPES, type Scope } from '../protocol/scopes.ts';
 import { A2AError } from '../protocol/errors.ts';
-import type { ResourceKind } from './resource-kinds.ts';
+import { isPlatformKind, type ResourceKind } from './resource-kinds.ts';
 
 export interface AdminCaller {
   principal: Principal;
@@ -29,10 +29,10 @@ export function adminCallerOf(principal: Principal | undefined): AdminCaller {
 /** Whether `caller` may see a resource of `kind` in `tenant` (undefined: the platform's). */
 export function mayReach(caller: AdminCaller, kind: ResourceKind, tenant: string | undefined): boolean {
   if (caller.platform) return true;
-  return kind !== 'issuers' && tenant !== undefined && tenant === caller.principal.tenant;
+  return !isPlatformKind(kind) && tenant !== undefined && tenant === caller.principal.tenant;
 }
 
-/** Issuers are the platform's: a tenant admin is refused them outright, naming the scope. */
+/** Issuers and agents are the platform's: a tenant admin is refused them outright, naming the scope. */
 export function requireKindAccess(caller: AdminCaller, kind: ResourceKind): void {
   if (mayReach(caller, kind, caller.principal.tenant)) return;
   throw new A2AError('PERMISSION_DENIED', `The ${kind} are the whole platform's: managing them needs the scope "a2a:platform", which these credentials do not grant.`, {

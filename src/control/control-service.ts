@@ -10,7 +10,7 @@ import { newId } from '../ids.ts';
 import { mayReach, requireGrantable, requireKindAccess, type AdminCaller } from './admin-caller.ts';
 import { conflict, notFound, staleVersion, storeFull } from './admin-errors.ts';
 import type { ControlPlane } from './control-plane.ts';
-import { grantedScopes, tenantOfSpec, type ResourceKind } from './resource-kinds.ts';
+import { grantedScopes, isPlatformKind, tenantOfSpec, type ResourceKind } from './resource-kinds.ts';
 import { buildSpec, type ConfiguredResources } from './resource-specs.ts';
 import type { ControlResource, StoredResource } from './resource.ts';
 
@@ -28,6 +28,9 @@ export interface PageRequest {
   pageToken?: string | undefined;
 }
 
+/** How long a write's answer waits for this process to apply it (an agent's adapter to load); past it, it is answered anyway. */
+const APPLY_WAIT_MS = 2_000;
+
 /** Audit entries a tenant admin's audit page looks through at most, so a page costs a bounded read. */
 const AUDIT_SCAN_LIMIT = 2_000;
 
@@ -44,13 +47,23 @@ export class ControlService {
     private readonly plane: ControlPlane,
     private readonly configured: ConfiguredResources,
     private readonly now: () => number = Date.now,
+    /** Resolves once what the view holds is in effect in this process (stored agents loaded: live-agents.ts). */
+    private readonly applied: () => Promise<void> = () => Promise.resolve(),
   ) {}
+
+  /** Waits (briefly) until this process applied the write, so a request right after it sees it here. */
+  private async caughtUp(seq: number): Promise<void> {
+    await this.plane.view.catchUp(seq);
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, APPLY_WAIT_MS)));
+    await Promise.race([this.applied(), bound]).finally(() => clearTimeout(timer));
+  }
 
   /** The resources of `kind` the caller may see, configured ones first, then by name. */
   list(caller: AdminCaller, kind: ResourceKind, page: PageRequest): Page<ResourceBody> {
     requireKindAccess(caller, kind);
     const all = [...this.configuredBodies(kind), ...this.plane.view.list(kind).map(bodyOf)]
-      .filter((body) => mayReach(caller, kind, kind === 'issuers' ? undefined : String(body.tenant ?? '')))
+      .filter((body) => mayReach(caller, kind, isPlatformKind(kind) ? undefined : String(body.tenant ?? '')))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.source < b.source ? -1 : 1));
     const after = page.pageToken;
     const rest = after === undefined ? all : all.filter((body) => `${body.name}\u0000${body.source}` > after);
@@ -62,9 +75,9 @@ export class ControlService {
   get(caller: AdminCaller, kind: ResourceKind, name: string): ResourceBody {
     requireKindAccess(caller, kind);
     const stored = this.plane.view.get(kind, name);
-    if (stored !== undefined && mayReach(caller, kind, kind === 'issuers' ? undefined : stored.tenant)) return bodyOf(stored);
+    if (stored !== undefined && mayReach(caller, kind, isPlatformKind(kind) ? undefined : stored.tenant)) return bodyOf(stored);
     const configured = this.configuredBodies(kind).find((body) => body.name === name);
-    if (configured !== undefined && mayReach(caller, kind, kind === 'issuers' ? undefined : String(configured.tenant ?? ''))) return configured;
+    if (configured !== undefined && mayReach(caller, kind, isPlatformKind(kind) ? undefined : String(configured.tenant ?? ''))) return configured;
     throw notFound(kind, name);
   }
 
@@ -95,7 +108,7 @@ export class ControlService {
       if ('full' in outcome) throw storeFull(outcome.full);
       throw staleVersion(kind, name, 'stale' in outcome ? outcome.stale : 0);
     }
-    await this.plane.view.catchUp(outcome.seq);
+    await this.caughtUp(outcome.seq);
     const resource = bodyOf({ ...stored, version: outcome.version });
     return { resource, created: outcome.action === 'create', ...(built.key === undefined ? {} : { key: built.key }) };
   }
@@ -120,7 +133,7 @@ export class ControlService {
       if ('missing' in outcome) throw notFound(kind, name);
       throw staleVersion(kind, name, 'stale' in outcome ? outcome.stale : 0);
     }
-    await this.plane.view.catchUp(outcome.seq);
+    await this.caughtUp(outcome.seq);
   }
 
   /** The audit newest first: a tenant admin sees its tenant's API keys and partners only. */
@@ -128,7 +141,7 @@ export class ControlService {
     const { entries, next } = await this.plane.store.auditPage({
       ...(page.pageToken === undefined ? {} : { before: page.pageToken }),
       count: page.pageSize,
-      keep: (entry) => mayReach(caller, entry.kind as ResourceKind, entry.kind === 'issuers' ? undefined : entry.tenant),
+      keep: (entry) => mayReach(caller, entry.kind as ResourceKind, isPlatformKind(entry.kind as ResourceKind) ? undefined : entry.tenant),
       scanLimit: AUDIT_SCAN_LIMIT,
     });
     return next === undefined ? { items: entries } : { items: entries, nextPageToken: next };
@@ -137,6 +150,7 @@ export class ControlService {
   private configuredBodies(kind: ResourceKind): ResourceBody[] {
     if (kind === 'partners') return this.configured.partners.map((partner) => ({ ...partner, name: partner.id, version: 0, source: 'config' }));
     if (kind === 'issuers') return this.configured.issuers.map((issuer) => ({ ...issuer, name: issuer.id, version: 0, source: 'config' }));
+    if (kind === 'agents') return Object.entries(this.configured.agents ?? {}).map(([name, agent]) => ({ ...agent, name, version: 0, source: 'config' }));
     return [];
   }
 }

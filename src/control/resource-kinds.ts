@@ -1,15 +1,20 @@
 // The kinds of control-plane resources and what a write of each may hold. Partners and issuers
 // take the very fields of the configuration file's auth.partners and auth.issuers (one schema,
 // src/config/schema/auth.ts), named by the path instead of `id`; API keys are the control
-// plane's own. A kind is one entry here plus what gives it effect (live-credentials.ts,
-// api-keys.ts): agents and consumers are added the same way.
+// plane's own; agents take the configuration's agents.<name>. A kind is one entry here plus
+// what gives it effect (live-credentials.ts, api-keys.ts, live-agents.ts).
 import { z } from 'zod';
 import { issuerSchema, partnerSchema, type IssuerConfig, type PartnerConfig } from '../config/schema/auth.ts';
 import { scope } from '../config/schema/scopes.ts';
 import { shortName } from '../config/schema/values.ts';
+import { AGENT_NAME_PATTERN, type AgentConfig } from '../config/schema/agents.ts';
 
-export const RESOURCE_KINDS = ['api-keys', 'partners', 'issuers'] as const;
+export const RESOURCE_KINDS = ['api-keys', 'partners', 'issuers', 'agents'] as const;
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
+
+/** The kinds that are the whole platform's, never a tenant's: only a platform admin (a2a:platform) manages them. */
+export const PLATFORM_KINDS: readonly ResourceKind[] = ['issuers', 'agents'];
+export const isPlatformKind = (kind: ResourceKind): boolean => PLATFORM_KINDS.includes(kind);
 
 export const isResourceKind = (value: string): value is ResourceKind => (RESOURCE_KINDS as readonly string[]).includes(value);
 
@@ -49,6 +54,8 @@ export interface KindSpecs {
   'api-keys': ApiKeySpec;
   partners: PartnerConfig;
   issuers: IssuerConfig;
+  /** The very definition the configuration file takes under agents.<name> (defaults applied). */
+  agents: AgentConfig;
 }
 
 /** How a partner or issuer body is read: the config's schema, with `id` taken from the path (the caller checks a body's own `id` agrees: idOfBody). */
@@ -66,19 +73,20 @@ export const partnerInput: z.ZodType<PartnerConfig> = partnerSchema;
 export const issuerInput: z.ZodType<IssuerConfig> = storedIssuerSchema;
 
 /** The names a kind's resources may have (the path segment). */
-export const nameSchemaOf = (kind: ResourceKind): z.ZodType<string> => (kind === 'api-keys' ? apiKeyName : shortName);
+export const agentName = z.string().regex(AGENT_NAME_PATTERN, 'letters, digits, "_", "." and "-" only, 1 to 64 characters');
+export const nameSchemaOf = (kind: ResourceKind): z.ZodType<string> => (kind === 'api-keys' ? apiKeyName : kind === 'agents' ? agentName : shortName);
 
 /**
  * Which tenant a resource belongs to; undefined: the whole platform's. An issuer is: its tokens
  * say which tenant they act in (tenantClaim), so only a platform admin may add one.
  */
 export function tenantOfSpec(kind: ResourceKind, spec: KindSpecs[ResourceKind]): string | undefined {
-  if (kind === 'issuers') return undefined;
+  if (isPlatformKind(kind)) return undefined;
   return (spec as ApiKeySpec | PartnerConfig).tenant;
 }
 
 /** The scopes a resource grants its holder (a tenant admin grants only scopes it holds itself). */
 export function grantedScopes(kind: ResourceKind, spec: KindSpecs[ResourceKind]): readonly string[] {
-  if (kind === 'issuers') return [];
+  if (isPlatformKind(kind)) return [];
   return (spec as ApiKeySpec | PartnerConfig).scopes;
 }

@@ -4,7 +4,8 @@
 // stored resources that the verifiers could not tell apart (a partner id or keyId, an issuer's
 // id or `iss`).
 import { importPartnerKey } from '../auth/signatures/verify-request.ts';
-import type { IssuerConfig, PartnerConfig } from '../config/schema.ts';
+import type { AgentConfig, IssuerConfig, PartnerConfig } from '../config/schema.ts';
+import { agentSpec } from './agent-specs.ts';
 import type { AdminCaller } from './admin-caller.ts';
 import { conflict, invalidBody, invalidField } from './admin-errors.ts';
 import { newApiKey } from './api-keys.ts';
@@ -15,6 +16,10 @@ import { apiKeyInput, idOfBody, issuerInput, parseNamed, partnerInput, type ApiK
 export interface ConfiguredResources {
   partners: readonly PartnerConfig[];
   issuers: readonly IssuerConfig[];
+  /** The configuration file's agents, by name (the implicit "default" agent included). */
+  agents?: Readonly<Record<string, AgentConfig>>;
+  /** storedAgentAdapters: the adapters an agent written through the API may use (none when absent). */
+  agentAdapters?: readonly string[];
 }
 
 export interface SpecContext {
@@ -35,6 +40,10 @@ const asObject = (body: unknown): Record<string, unknown> | undefined =>
 export function buildSpec(kind: ResourceKind, name: string, body: unknown, context: SpecContext): BuiltSpec<ResourceKind> {
   if (kind === 'api-keys') return apiKeySpec(name, body, context);
   if (kind === 'partners') return { spec: partnerSpec(name, body, context) };
+  if (kind === 'agents') {
+    const { configured } = context;
+    return { spec: agentSpec(name, body, { configuredNames: Object.keys(configured.agents ?? {}), allowedAdapters: configured.agentAdapters ?? [] }) };
+  }
   return { spec: issuerSpec(name, body, context) };
 }
 

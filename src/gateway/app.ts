@@ -178,7 +178,8 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   };
 
   // Built once per agent: each has its own body limit, the rest of the edge is shared.
-  const perAgent = new Map<AgentEndpoint, AgentBinding>();
+  // Weakly held: an endpoint replaced or removed at run time (an agent changed through the admin API) takes its binding with it.
+  const perAgent = new WeakMap<AgentEndpoint, AgentBinding>();
   const bindingOf = (endpoint: AgentEndpoint): AgentBinding => {
     let built = perAgent.get(endpoint);
     if (built === undefined) {

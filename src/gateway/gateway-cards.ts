@@ -4,7 +4,7 @@ import { AgentCards } from '../agents/agent-cards.ts';
 import { serveAgentCard, type CardSecurity, type ServedCard } from '../../agent-card/card.ts';
 import { signAgentCard } from '../../agent-card/sign.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
-import type { Agents } from '../agents/agents.ts';
+import type { Agent, Agents } from '../agents/agents.ts';
 import type { JwtVerifier } from '../auth/jwt/jwt-verifier.ts';
 import type { GatewayKeys } from '../auth/keys/gateway-keys.ts';
 import { agentTenantOf } from '../bindings/grpc/call-metadata.ts';
@@ -18,6 +18,8 @@ export interface GatewayEndpoints {
   endpoints: Map<string, AgentEndpoint>;
   /** The root card (undefined while a downstream agent it describes is unreachable). */
   rootCard: ServedCard | undefined;
+  /** A new endpoint at /agents/<name> for an agent added or replaced while running (admin API). */
+  endpointOf(agent: Agent): AgentEndpoint;
 }
 
 export interface CardSetup {
@@ -61,14 +63,15 @@ export async function buildEndpoints(setup: CardSetup): Promise<GatewayEndpoints
     }
     return serveAgentCard(built);
   };
-  const endpointAt = (name: string, basePath: string): AgentEndpoint => {
-    const agent = agents.get(name) as NonNullable<ReturnType<Agents['get']>>;
+  const endpointAt = (agent: Agent, basePath: string): AgentEndpoint => {
+    const { name } = agent;
     // On gRPC (one port for all agents) an agent other than the root one is named by the tenant its interface declares.
     const grpc = grpcAddress === undefined ? undefined : { address: grpcAddress, ...(basePath === '' ? {} : { tenant: agentTenantOf(name) }) };
     return { agent, basePath, cards: new AgentCards({ agent, baseUrl: `${publicUrl}${basePath}`, security, finish, logger, grpc }) };
   };
-  const endpoints = new Map(agents.list().map((agent) => [agent.name, endpointAt(agent.name, `/agents/${encodeURIComponent(agent.name)}`)]));
-  const root = endpointAt(agents.defaultName, '');
+  const endpointOf = (agent: Agent): AgentEndpoint => endpointAt(agent, `/agents/${encodeURIComponent(agent.name)}`);
+  const endpoints = new Map(agents.list().map((agent) => [agent.name, endpointOf(agent)]));
+  const root = endpointAt(agents.default, '');
   let rootCard: ServedCard | undefined;
   // Every agent's card is built once now, so a broken configuration shows at start; one whose
   // skills come from a downstream agent that cannot be reached yet is retried on first request.
@@ -80,5 +83,5 @@ export async function buildEndpoints(setup: CardSetup): Promise<GatewayEndpoints
     });
     if (endpoint === root) rootCard = built?.card;
   }
-  return { root, endpoints, rootCard };
+  return { root, endpoints, rootCard, endpointOf };
 }

@@ -2,6 +2,9 @@
 // connections they need, assembled from configuration by small builders, each of which
 // registers what it starts with the lifecycle (src/app/lifecycle.ts), so stopping, and
 // unwinding a start that failed half-way, are written once.
+import { configuredAgentsOf } from '../agents/agent-settings.ts';
+import { connectLiveAgents } from '../control/live-agents.ts';
+import { keepEndpointsLive } from './live-endpoints.ts';
 import type { ServedCard } from '../../agent-card/card.ts';
 import { Lifecycle } from '../app/lifecycle.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
@@ -120,7 +123,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const grpcAddress = grpcListener === undefined ? undefined : (config.grpcPublicAddress ?? `${new URL(publicUrl).hostname}:${grpcListener.port}`);
   const { authenticator, jwt } = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger, control.view);
   if (jwt !== undefined) lifecycle.register({ name: 'issuer discovery', stop: () => jwt.close() });
-  const { root, endpoints, rootCard } = await buildEndpoints({
+  const { root, endpoints, rootCard, endpointOf } = await buildEndpoints({
     agents,
     publicUrl,
     grpcAddress,
@@ -130,6 +133,12 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
     schedules: scheduleQueue !== undefined,
     logger,
   });
+
+  const configuredAgents = configuredAgentsOf(config);
+  const liveAgents = connectLiveAgents({ view: control.view, agents, configuredNames: Object.keys(configuredAgents), logger });
+  keepEndpointsLive(liveAgents, endpoints, endpointOf, logger);
+  // The stored agents are served from the first request, like the configured ones.
+  await liveAgents.settled();
 
   grpcListener?.serve(
     createGrpcService({
@@ -177,7 +186,12 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
       ...(jwt === undefined ? {} : { issuerStatus: () => jwt.issuerStatus() }),
       dashboardQueues,
       console: config.console.enabled,
-      control: new ControlService(control, { partners: config.auth.partners, issuers: config.auth.issuers }),
+      control: new ControlService(
+        control,
+        { partners: config.auth.partners, issuers: config.auth.issuers, agents: configuredAgents, agentAdapters: config.storedAgentAdapters },
+        Date.now,
+        () => liveAgents.settled(),
+      ),
       mcp: mcpFaceSettingsOf(config, keys.devIssuer),
     }),
   );

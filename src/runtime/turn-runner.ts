@@ -198,7 +198,8 @@ export class TurnRunner {
   /** The agent a task belongs to (its owner key names it); every worker loads every agent it serves. */
   private agentOf(ownerKey: string): Agent {
     const name = ownerFromKey(ownerKey).agent;
-    const agent = this.options.agents.get(name);
+    // A removed agent's queued turns still find it: its stand-in fails them with the reason.
+    const agent = this.options.agents.forTurn(name);
     if (agent === undefined) throw new Error(`This worker does not run agent "${name}" (workerAgents, or a configuration without that agent).`);
     return agent;
   }

@@ -21,10 +21,18 @@ export interface TurnWorkersSetup {
   logger: Logger;
 }
 
-export async function startTurnWorkers(lifecycle: Lifecycle, config: GatewayConfig, setup: TurnWorkersSetup): Promise<void> {
+/** The turn workers of one process; agents written through the admin API are added while it runs. */
+export interface TurnWorkers {
+  /** Starts taking turns of `agent` (an added agent), or applies a replaced agent's concurrency. */
+  serve(agent: Agent): Promise<void>;
+}
+
+export async function startTurnWorkers(lifecycle: Lifecycle, config: GatewayConfig, setup: TurnWorkersSetup): Promise<TurnWorkers> {
   const { runner, logger } = setup;
   const processJob = turnJobProcessor(runner, logger);
-  const workers: Worker<TurnJobData>[] = setup.served.map((agent) => {
+  const workers = new Map<string, Worker<TurnJobData>>();
+  let stopping = false;
+  const workerOf = (agent: Agent): Worker<TurnJobData> => {
     const worker = createTurnWorker({
       connection: setup.connection,
       prefix: config.keyPrefix,
@@ -38,14 +46,17 @@ export async function startTurnWorkers(lifecycle: Lifecycle, config: GatewayConf
     });
     worker.on('error', (error) => logger.warn('turn worker error', { agent: agent.name, error: error.message }));
     worker.on('failed', (job, error) => logger.warn('turn job failed', { agent: agent.name, jobId: job?.id, error: error.message }));
+    workers.set(agent.name, worker);
     return worker;
-  });
+  };
+  for (const agent of setup.served) workerOf(agent);
   lifecycle.register({
     name: 'turn workers',
     async stop() {
+      stopping = true;
       // Their grace period starts now; the deliveries and firings stopped after them still send
       // what the last turns produce.
-      const workersClosed = Promise.all(workers.map((worker) => worker.close()));
+      const workersClosed = Promise.all([...workers.values()].map((worker) => worker.close()));
       const graceOver = new Promise<'grace-over'>((resolve) => setTimeout(() => resolve('grace-over'), config.shutdownGraceMs).unref());
       if ((await Promise.race([workersClosed.then(() => 'closed' as const), graceOver])) === 'grace-over') {
         const handedBack = runner.handBackAll();
@@ -54,7 +65,19 @@ export async function startTurnWorkers(lifecycle: Lifecycle, config: GatewayConf
       await workersClosed;
     },
   });
-  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  await Promise.all([...workers.values()].map((worker) => worker.waitUntilReady()));
+  return {
+    async serve(agent) {
+      if (stopping) return;
+      const running = workers.get(agent.name);
+      // A removed agent's worker is kept: it takes the turns still queued, which fail naming the removal.
+      if (running !== undefined) {
+        running.concurrency = agent.settings.limits.workerConcurrency;
+        return;
+      }
+      await workerOf(agent).waitUntilReady();
+    },
+  };
 }
 
 /**

@@ -1,6 +1,9 @@
 // The worker role: takes turns from the queue and runs them on the adapter. Any number of
 // worker processes share one Redis; a turn whose worker dies is re-run by another.
 import type { Agents } from '../agents/agents.ts';
+import { configuredAgentsOf } from '../agents/agent-settings.ts';
+import type { ControlPlane } from '../control/control-plane.ts';
+import { connectLiveAgents } from '../control/live-agents.ts';
 import { TurnQueues } from '../../queues/turns.ts';
 import { Lifecycle } from '../app/lifecycle.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -50,6 +53,8 @@ export interface WorkerRoleOptions {
   baseDir?: string;
   /** How webhook receivers' host names are resolved (tests inject one). */
   pushResolver?: PushResolver;
+  /** The process's control plane: agents written through the admin API are run too. None: the configured agents only. */
+  control?: ControlPlane;
 }
 
 /** Starts the worker role in a lifecycle of its own. */
@@ -107,7 +112,13 @@ export async function buildWorkerRole(lifecycle: Lifecycle, config: GatewayConfi
   const schedules = config.schedules.enabled ? await startScheduleRole(lifecycle, config, agents, logger) : undefined;
   // One BullMQ worker per agent this process serves, each with the agent's own concurrency.
   const served = agents.list().filter((agent) => config.workerAgents === undefined || config.workerAgents.includes(agent.name));
-  await startTurnWorkers(lifecycle, config, { served, connection: workerConnection, runner, logger });
+  const turnWorkers = await startTurnWorkers(lifecycle, config, { served, connection: workerConnection, runner, logger });
+  // Agents written through the admin API run on every worker that serves all agents (no workerAgents).
+  if (options.control !== undefined && config.workerAgents === undefined) {
+    const live = connectLiveAgents({ view: options.control.view, agents, configuredNames: Object.keys(configuredAgentsOf(config)), logger });
+    live.subscribe({ added: (agent) => turnWorkers.serve(agent) });
+    await live.settled();
+  }
   const reconciler = new Reconciler({
     store,
     queues: turnQueues,
