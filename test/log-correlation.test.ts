@@ -7,7 +7,7 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-node';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agents } from '../src/agents/agents.ts';
 import { configSchema } from '../src/config/schema.ts';
@@ -56,19 +56,28 @@ describe('log lines about a task', () => {
     const task = (sent.body.result as Json).task as Json;
     const line = await waitFor(() => lines.find((entry) => entry.msg === 'turn finished' && entry.taskId === task.id), 10_000, 'the turn-finished line');
     expect(line).toMatchObject({ contextId: task.contextId, state: 'TASK_STATE_COMPLETED', turn: 1 });
-    await tracing.flush();
-    const turnSpan = exporter.getFinishedSpans().find((span) => span.name === 'turn default' && span.attributes['a2a.task.id'] === task.id);
+    // BullMQ's consumer span ends only after the processor returns, which is after the
+    // turn-finished line: wait for the whole chain to be exported, not just the turn span.
+    const chainOf = (): { turnSpan: ReadableSpan | undefined; chain: string[] } => {
+      const finished = exporter.getFinishedSpans();
+      const turnSpan = finished.find((span) => span.name === 'turn default' && span.attributes['a2a.task.id'] === task.id);
+      const chain: string[] = [];
+      for (let current = turnSpan; current !== undefined; ) {
+        chain.push(`${current.name}/${current.kind}`);
+        const parentId = current.parentSpanContext?.spanId;
+        current = parentId === undefined ? undefined : finished.find((span) => span.spanContext().spanId === parentId);
+      }
+      return { turnSpan, chain };
+    };
+    const { turnSpan, chain } = await waitFor(async () => {
+      await tracing.flush();
+      const found = chainOf();
+      return found.chain.length >= 4 ? found : undefined;
+    }, 10_000, 'the turn span and its parents').catch(() => chainOf());
     expect(turnSpan, 'the turn span').toBeDefined();
     expect(line.traceId).toBe(turnSpan?.spanContext().traceId);
     expect(line.spanId).toBe(turnSpan?.spanContext().spanId);
     // The chain up from the turn: BullMQ's consumer span, its producer span, the request.
-    const spans = exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === line.traceId);
-    const chain: string[] = [];
-    for (let current = turnSpan; current !== undefined; ) {
-      chain.push(`${current.name}/${current.kind}`);
-      const parentId = current.parentSpanContext?.spanId;
-      current = parentId === undefined ? undefined : spans.find((span) => span.spanContext().spanId === parentId);
-    }
     expect(chain).toEqual(['turn default/0', 'process turns-default/4', 'add turns-default.turn/3', 'SendMessage/1']);
   });
 });
