@@ -14,9 +14,11 @@ import { openStream, runUnary, type OperationDeps, type RequestContext } from '.
 import { OPERATIONS } from '../operations/registry.ts';
 import type { StreamPlan } from '../operations/stream-plan.ts';
 import type { ListTasksResponse, Message, SendMessageResponse, StreamResponse, Task, TaskState } from '../protocol/types.ts';
+import { A2AError } from '../protocol/errors.ts';
 import type { ToolArguments } from './agent-tools.ts';
+import { cancelTrackedCall, trackCall, type CallTracking, type CancelTaskRef } from './call-cancellation.ts';
 import { followUntilSettled } from './follow-task.ts';
-import { decodeCursor, encodeCursor, parseMcpTaskId } from './task-ids.ts';
+import { decodeCursor, encodeCursor, mcpTaskIdOf, parseMcpTaskId } from './task-ids.ts';
 import { hasSettled, mcpTaskOf, toolResultOfMessage, toolResultOfTask, toolResultStillRunning, type McpTaskTiming } from './task-results.ts';
 
 function unary(name: string): UnaryOperation {
@@ -51,6 +53,10 @@ export interface McpCallContext {
   timing: McpTaskTiming;
   /** Tells the access log which A2A task the request was about. */
   noteTask: (taskId: string) => void;
+  /** Where calls in progress are found by their request id (notifications/cancelled); undefined without an MCP session. */
+  tracking: CallTracking | undefined;
+  /** The trace context of the request's span (tracing on): the turns a call opens continue it. */
+  trace?: RequestContext['trace'];
 }
 
 /** Progress as the tool call's events arrive, for a client that gave a progressToken. */
@@ -62,7 +68,7 @@ function endpointOf(context: McpCallContext, agent: string): AgentEndpoint {
   return endpoint;
 }
 
-const readContext = (context: McpCallContext): RequestContext => ({ principal: context.principal });
+const readContext = (context: McpCallContext): RequestContext => ({ principal: context.principal, ...(context.trace === undefined ? {} : { trace: context.trace }) });
 
 async function readTask(context: McpCallContext, endpoint: AgentEndpoint, taskId: string): Promise<Task> {
   context.noteTask(taskId);
@@ -81,7 +87,25 @@ function messageOf(args: ToolArguments): Message {
 
 /** The request's body pays for the call that carries it; the reads that follow pay one token each. */
 function sendContext(context: McpCallContext): RequestContext {
-  return { principal: context.principal, requestBytes: context.requestBytes, ingressCharged: context.ingressCharged };
+  return { ...readContext(context), requestBytes: context.requestBytes, ingressCharged: context.ingressCharged };
+}
+
+/**
+ * CancelTask on the caller's behalf, for a call the client cancelled: the same owner-scoped,
+ * two-stage cancel as the bindings'. A task that settled in the meantime stays as it ended.
+ */
+function cancelOnBehalf(context: McpCallContext): CancelTaskRef {
+  return async (taskRef) => {
+    const { agent, taskId } = parseMcpTaskId(taskRef);
+    const endpoint = context.endpoints.get(agent);
+    if (endpoint === undefined) return;
+    try {
+      await runUnary(CANCEL_TASK, { id: taskId }, readContext(context), context.depsOf(endpoint));
+    } catch (error) {
+      if (error instanceof A2AError && error.kind === 'TASK_NOT_CANCELABLE') return;
+      throw error;
+    }
+  };
 }
 
 /** Waits for the task a stream plan follows, then answers with its result (or where it stands, past mcp.maxWaitMs). */
@@ -97,21 +121,40 @@ async function settle(context: McpCallContext, endpoint: AgentEndpoint, plan: St
 }
 
 /** tools/call: a new message to the agent, its task followed to the end (within mcp.maxWaitMs) with progress. */
-export async function callTool(context: McpCallContext, agent: string, args: ToolArguments, signal: AbortSignal, progress: ProgressReport | undefined): Promise<CallToolResult> {
+export async function callTool(context: McpCallContext, requestId: string | number, agent: string, args: ToolArguments, signal: AbortSignal, progress: ProgressReport | undefined): Promise<CallToolResult> {
   const endpoint = endpointOf(context, agent);
   const plan = await openStream(SEND_STREAMING_MESSAGE, { message: messageOf(args) }, sendContext(context), context.depsOf(endpoint));
   context.noteTask(plan.taskId);
-  return settle(context, endpoint, plan, signal, progress);
+  let untrack: (() => Promise<void>) | undefined;
+  try {
+    untrack = await trackCall(context.tracking, requestId, mcpTaskIdOf(agent, plan.taskId), cancelOnBehalf(context));
+  } catch (error) {
+    plan.onStreamEnd?.();
+    throw error;
+  }
+  try {
+    return await settle(context, endpoint, plan, signal, progress);
+  } finally {
+    await untrack().catch(() => undefined);
+  }
+}
+
+/** notifications/cancelled: the A2A task of the caller's tools/call with that request id is cancelled (now, or as soon as the call has one). */
+export async function cancelCall(context: McpCallContext, requestId: string | number): Promise<'cancelled' | 'pending' | 'untracked'> {
+  return cancelTrackedCall(context.tracking, requestId, cancelOnBehalf(context));
 }
 
 /** tools/call as an MCP task: the message is stored and its task handed back at once; the client fetches the result later. */
-export async function callToolAsTask(context: McpCallContext, agent: string, args: ToolArguments): Promise<CreateTaskResult> {
+export async function callToolAsTask(context: McpCallContext, requestId: string | number, agent: string, args: ToolArguments): Promise<CreateTaskResult> {
   const endpoint = endpointOf(context, agent);
   const answer = (await runUnary(SEND_MESSAGE, { message: messageOf(args), configuration: { returnImmediately: true } }, sendContext(context), context.depsOf(endpoint))) as SendMessageResponse;
   if (!('task' in answer)) {
     throw new McpError(ErrorCode.InvalidRequest, `Agent "${agent}" answered with a message and no task, so there is no MCP task to follow; call the tool without params.task.`);
   }
   context.noteTask(answer.task.id);
+  // A cancel that overtook the call cancels its task; one that comes after the answer is late (tasks/cancel is the way then).
+  const untrack = await trackCall(context.tracking, requestId, mcpTaskIdOf(agent, answer.task.id), cancelOnBehalf(context));
+  await untrack();
   return { task: mcpTaskOf(agent, answer.task, context.timing) };
 }
 

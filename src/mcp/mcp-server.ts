@@ -8,6 +8,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
+  CancelledNotificationSchema,
   CancelTaskRequestSchema,
   GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
@@ -15,6 +16,8 @@ import {
   ListToolsRequestSchema,
   McpError,
   RELATED_TASK_META_KEY,
+  type CallToolResult,
+  type CreateTaskResult,
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -24,7 +27,8 @@ import type { Logger } from '../logging/logger.ts';
 import type { StreamResponse } from '../protocol/types.ts';
 import { GATEWAY_VERSION } from '../version.ts';
 import { listAgentTools, parseToolArguments } from './agent-tools.ts';
-import { callTool, callToolAsTask, cancelMcpTask, getMcpTask, getMcpTaskResult, listMcpTasks, type McpCallContext, type ProgressReport } from './mcp-calls.ts';
+import { countToolCall } from './call-outcomes.ts';
+import { callTool, callToolAsTask, cancelCall, cancelMcpTask, getMcpTask, getMcpTaskResult, listMcpTasks, type McpCallContext, type ProgressReport } from './mcp-calls.ts';
 import { mcpTaskIdOf, parseMcpTaskId } from './task-ids.ts';
 import { textOf } from './task-results.ts';
 
@@ -100,9 +104,15 @@ export function createMcpServer(context: McpCallContext, logger: Logger): Server
   server.setRequestHandler(
     CallToolRequestSchema,
     guarded(async (request, extra) => {
-      const args = parseToolArguments(request.params.arguments);
-      if (request.params.task !== undefined) return callToolAsTask(context, request.params.name, args);
-      return callTool(context, request.params.name, args, extra.signal, progressOf(extra, request.params.name));
+      let result: CallToolResult | CreateTaskResult | undefined;
+      try {
+        const args = parseToolArguments(request.params.arguments);
+        if (request.params.task !== undefined) result = await callToolAsTask(context, extra.requestId, request.params.name, args);
+        else result = await callTool(context, extra.requestId, request.params.name, args, extra.signal, progressOf(extra, request.params.name));
+        return result;
+      } finally {
+        countToolCall(result, extra.signal.aborted);
+      }
     }),
   );
   server.setRequestHandler(GetTaskRequestSchema, guarded((request) => getMcpTask(context, request.params.taskId)));
@@ -116,4 +126,23 @@ export function createMcpServer(context: McpCallContext, logger: Logger): Server
   server.setRequestHandler(ListTasksRequestSchema, guarded((request) => listMcpTasks(context, request.params?.cursor)));
   server.setRequestHandler(CancelTaskRequestSchema, guarded((request) => cancelMcpTask(context, request.params.taskId)));
   return server;
+}
+
+/**
+ * The notifications/cancelled among a request's messages, carried out before the transport
+ * answers 202: the A2A task of each named tools/call is cancelled (docs/mcp.md, "Cancelling").
+ * A failure is logged, never answered: a notification has no response.
+ */
+export async function carryOutCancellations(context: McpCallContext, body: unknown, logger: Logger): Promise<void> {
+  const messages = Array.isArray(body) ? body.slice(0, 16) : [body];
+  for (const message of messages) {
+    const parsed = CancelledNotificationSchema.safeParse(message);
+    if (!parsed.success || parsed.data.params.requestId === undefined) continue;
+    try {
+      await cancelCall(context, parsed.data.params.requestId);
+    } catch (error) {
+      const a2a = toA2AError(error);
+      logger.warn('MCP cancellation not carried out', { requestId: String(parsed.data.params.requestId).slice(0, 64), error: a2a.message });
+    }
+  }
 }
