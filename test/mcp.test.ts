@@ -10,6 +10,7 @@ import { createLogger } from '../src/logging/logger.ts';
 import { rpc, startTestGateway, waitFor, type TestGateway } from './support/harness.ts';
 import { captureLogLines } from './support/log-capture.ts';
 import { createTestIssuer, TEST_ISSUER, type TestIssuer } from './support/identity.ts';
+import { parseScrape, type Scrape } from './support/prometheus-text.ts';
 
 let gw: TestGateway;
 let issuer: TestIssuer;
@@ -136,6 +137,42 @@ describe('tools', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('metrics', () => {
+  const scrape = async (): Promise<Scrape> => {
+    const response = await fetch(`${gw.url}/metrics`, { headers: { Authorization: `Bearer ${await issuer.token({ sub: 'prometheus', scope: 'a2a:metrics' })}` } });
+    expect(response.status).toBe(200);
+    return parseScrape(await response.text());
+  };
+
+  it('counts /mcp requests under binding mcp by MCP method (made-up methods as one), and tool calls by outcome', async () => {
+    const before = await scrape();
+    const client = await connect();
+    try {
+      await client.listTools();
+      await client.callTool({ name: 'demo', arguments: { message: 'counted' } });
+      await client.callTool({ name: 'demo', arguments: { message: 'dialogue' } });
+      await expect(client.callTool({ name: 'secret', arguments: { message: 'refused' } })).rejects.toThrow();
+      await expect(client.request({ method: 'made/up' as 'ping' }, CallToolResultSchema)).rejects.toThrow();
+    } finally {
+      await client.close();
+    }
+    const delta = (after: Scrape, name: string, labels: Record<string, string>): number => after.value(name, labels) - before.value(name, labels);
+    // A request is counted when its response has ended, a moment after the client read it.
+    const after = await waitFor(async () => {
+      const now = await scrape();
+      return delta(now, 'a2a_requests_total', { binding: 'mcp', method: 'mcp tools/call', status: '200' }) >= 3 ? now : undefined;
+    }, 10_000, 'the tool calls to be counted');
+    expect(delta(after, 'a2a_requests_total', { binding: 'mcp', method: 'mcp tools/call', status: '200' })).toBe(3);
+    expect(delta(after, 'a2a_requests_total', { binding: 'mcp', method: 'mcp tools/list' })).toBe(1);
+    expect(delta(after, 'a2a_requests_total', { binding: 'mcp', method: 'mcp initialize' })).toBe(1);
+    expect(delta(after, 'a2a_requests_total', { binding: 'mcp', method: 'mcp other' })).toBe(1);
+    expect(after.families.find((family) => family.name === 'a2a_requests_total')?.metrics.some((sample) => sample.labels?.method === 'mcp made/up')).toBe(false);
+    expect(delta(after, 'a2a_mcp_tool_calls_total', { outcome: 'completed' })).toBe(1);
+    expect(delta(after, 'a2a_mcp_tool_calls_total', { outcome: 'input_required' })).toBe(1);
+    expect(delta(after, 'a2a_mcp_tool_calls_total', { outcome: 'refused' })).toBe(1);
   });
 });
 
