@@ -70,9 +70,27 @@ function endpointOf(context: McpCallContext, agent: string): AgentEndpoint {
 
 const readContext = (context: McpCallContext): RequestContext => ({ principal: context.principal, ...(context.trace === undefined ? {} : { trace: context.trace }) });
 
-async function readTask(context: McpCallContext, endpoint: AgentEndpoint, taskId: string): Promise<Task> {
+/**
+ * The operations' dependencies for a step that finishes an MCP request already charged (the read
+ * of a call's settled task, the follow of a task tasks/result read): the request's token paid for
+ * it, as one SendStreamingMessage pays for its whole stream. Answer bytes are charged as ever.
+ */
+function paidDeps(deps: OperationDeps): OperationDeps {
+  const limiter = deps.rateLimiter;
+  const rateLimiter = new Proxy(limiter, {
+    get(target, property) {
+      if (property === 'take') return async () => undefined;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { ...deps, rateLimiter };
+}
+
+async function readTask(context: McpCallContext, endpoint: AgentEndpoint, taskId: string, paid = false): Promise<Task> {
   context.noteTask(taskId);
-  return (await runUnary(GET_TASK, { id: taskId, historyLength: 0 }, readContext(context), context.depsOf(endpoint))) as Task;
+  const deps = context.depsOf(endpoint);
+  return (await runUnary(GET_TASK, { id: taskId, historyLength: 0 }, readContext(context), paid ? paidDeps(deps) : deps)) as Task;
 }
 
 function messageOf(args: ToolArguments): Message {
@@ -115,7 +133,7 @@ async function settle(context: McpCallContext, endpoint: AgentEndpoint, plan: St
   if (outcome.message !== undefined) return toolResultOfMessage(outcome.message);
   const agent = endpoint.agent.settings.name;
   if (signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'The request was cancelled; the task goes on.');
-  const task = await readTask(context, endpoint, plan.taskId);
+  const task = await readTask(context, endpoint, plan.taskId, true);
   if (hasSettled(task.status.state)) return toolResultOfTask(agent, task);
   return toolResultStillRunning(agent, task, task.status.state, context.settings.maxWaitMs);
 }
@@ -170,7 +188,7 @@ export async function getMcpTaskResult(context: McpCallContext, mcpTaskId: strin
   const endpoint = endpointOf(context, agent);
   const task = await readTask(context, endpoint, taskId);
   if (hasSettled(task.status.state)) return toolResultOfTask(agent, task);
-  const plan = await openStream(SUBSCRIBE_TO_TASK, { id: taskId }, readContext(context), context.depsOf(endpoint));
+  const plan = await openStream(SUBSCRIBE_TO_TASK, { id: taskId }, readContext(context), paidDeps(context.depsOf(endpoint)));
   const result = await settle(context, endpoint, plan, signal, progress);
   const state = (result.structuredContent as { state?: TaskState } | undefined)?.state;
   // A task's result is what it settled with: one still running is not, so the wait is refused instead.
