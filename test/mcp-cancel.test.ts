@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateTaskResultSchema, LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ErrorCode, LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Agents } from '../src/agents/agents.ts';
 import { startGatewayRole, type GatewayHandle } from '../src/gateway/server.ts';
 import { createLogger } from '../src/logging/logger.ts';
@@ -95,10 +95,10 @@ async function startLongCall(client: Client, signal: AbortSignal): Promise<{ cal
 }
 
 /** A raw JSON-RPC message to /mcp, as the SDK would send it within a session; the SSE answer's messages. */
-async function post(session: string, message: Record<string, unknown>, t = token): Promise<{ status: number; messages: Record<string, unknown>[] }> {
+async function post(session: string | undefined, message: Record<string, unknown>, t = token): Promise<{ status: number; messages: Record<string, unknown>[] }> {
   const response = await fetch(`${gw.url}/mcp`, {
     method: 'POST',
-    headers: { ...bearer(t), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': session, 'Mcp-Protocol-Version': LATEST_PROTOCOL_VERSION },
+    headers: { ...bearer(t), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(session === undefined ? {} : { 'Mcp-Session-Id': session }), 'Mcp-Protocol-Version': LATEST_PROTOCOL_VERSION },
     body: JSON.stringify({ jsonrpc: '2.0', ...message }),
   });
   const text = await response.text();
@@ -170,6 +170,9 @@ describe('a tools/call the client cancels', () => {
     expect((await post(session, cancelled('call-1'), stranger)).status).toBe(202);
     const answer = await post(session, toolCall('call-1', 'long 5'));
     expect(stateOfAnswer(answer.messages)).toBe('TASK_STATE_COMPLETED');
+    // Without a session id, whose request a notification means is unknown: it cancels nothing.
+    expect((await post(undefined, cancelled('call-2'))).status).toBe(202);
+    expect(stateOfAnswer((await post(undefined, toolCall('call-2', 'long 5'))).messages)).toBe('TASK_STATE_COMPLETED');
   }, 60_000);
 });
 
@@ -183,6 +186,15 @@ describe('an MCP task cancelled with tasks/cancel', () => {
       const task = await client.experimental.tasks.cancelTask(created.task.taskId);
       expect(task.status).toBe('cancelled');
       await expectCancelledAndStopped(taskId);
+      // A task already ended, and one that is not the caller's, are invalid params to the tasks utility.
+      await expect(client.experimental.tasks.cancelTask(created.task.taskId)).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+      const stranger = await connect({ token: await issuer.token({ sub: 'someone-else' }) });
+      try {
+        await expect(stranger.client.experimental.tasks.getTask(created.task.taskId)).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+        await expect(stranger.client.experimental.tasks.cancelTask(created.task.taskId)).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+      } finally {
+        await stranger.client.close();
+      }
     } finally {
       await client.close();
     }

@@ -10,6 +10,7 @@ import {
   CallToolRequestSchema,
   CancelledNotificationSchema,
   CancelTaskRequestSchema,
+  ErrorCode,
   GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
   ListTasksRequestSchema,
@@ -34,12 +35,19 @@ import { textOf } from './task-results.ts';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/**
+ * The A2A refusals the tasks utility names otherwise: a task id that is not the caller's, and a
+ * cancel of a task already ended, are invalid params there (-32602), as the MCP tasks spec asks.
+ */
+const TASK_PARAM_ERRORS: ReadonlySet<string> = new Set(['TASK_NOT_FOUND', 'TASK_NOT_CANCELABLE']);
+
 /** A refusal or failure as the MCP client reads it: the A2A error's JSON-RPC code, message and details. */
-function toMcpError(error: unknown, logger: Logger): McpError {
+function toMcpError(error: unknown, logger: Logger, tasksUtility: boolean): McpError {
   if (error instanceof McpError) return error;
   const a2a = toA2AError(error);
   if (a2a.kind === 'INTERNAL') logger.error('MCP request failed', { error: String((error as Error).stack ?? error) });
-  return new McpError(a2a.mapping.jsonRpcCode, a2a.message, a2a.details());
+  const code = tasksUtility && TASK_PARAM_ERRORS.has(a2a.kind) ? ErrorCode.InvalidParams : a2a.mapping.jsonRpcCode;
+  return new McpError(code, a2a.message, a2a.details());
 }
 
 /**
@@ -87,12 +95,12 @@ export function createMcpServer(context: McpCallContext, logger: Logger): Server
     },
   );
   const guarded =
-    <Request, Result>(handle: (request: Request, extra: Extra) => Promise<Result>) =>
+    <Request, Result>(handle: (request: Request, extra: Extra) => Promise<Result>, tasksUtility = false) =>
     async (request: Request, extra: Extra): Promise<Result> => {
       try {
         return await handle(request, extra);
       } catch (error) {
-        throw toMcpError(error, logger);
+        throw toMcpError(error, logger, tasksUtility);
       }
     };
   const principal = context.principal ?? anonymousPrincipal(undefined);
@@ -115,16 +123,16 @@ export function createMcpServer(context: McpCallContext, logger: Logger): Server
       }
     }),
   );
-  server.setRequestHandler(GetTaskRequestSchema, guarded((request) => getMcpTask(context, request.params.taskId)));
+  server.setRequestHandler(GetTaskRequestSchema, guarded((request) => getMcpTask(context, request.params.taskId), true));
   server.setRequestHandler(
     GetTaskPayloadRequestSchema,
     guarded(async (request, extra) => {
       const result = await getMcpTaskResult(context, request.params.taskId, extra.signal, progressOf(extra, parseMcpTaskId(request.params.taskId).agent));
       return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId: request.params.taskId } } };
-    }),
+    }, true),
   );
   server.setRequestHandler(ListTasksRequestSchema, guarded((request) => listMcpTasks(context, request.params?.cursor)));
-  server.setRequestHandler(CancelTaskRequestSchema, guarded((request) => cancelMcpTask(context, request.params.taskId)));
+  server.setRequestHandler(CancelTaskRequestSchema, guarded((request) => cancelMcpTask(context, request.params.taskId), true));
   return server;
 }
 
