@@ -103,7 +103,7 @@ function messageOf(args: ToolArguments): Message {
   };
 }
 
-/** The request's body pays for the call that carries it; the reads that follow pay one token each. */
+/** The request's body pays for the call that carries it, with the call's one token. */
 function sendContext(context: McpCallContext): RequestContext {
   return { ...readContext(context), requestBytes: context.requestBytes, ingressCharged: context.ingressCharged };
 }
