@@ -1,5 +1,6 @@
 // Push subscriptions (gateway extension, src/extensions/subscriptions.ts): an owner's webhook for
-// the events of all their new tasks, or of one context's. Creating and deleting need a2a:write.
+// the events of all their new tasks, or of one context's. Like a task's push configs, every
+// method needs a2a:push.
 import { z } from 'zod';
 import { pushConfigSchema } from '../schemas.ts';
 import { unarySpec, type OperationSpec } from './spec.ts';
@@ -17,7 +18,7 @@ export const listSubscriptionsRequestSchema = z.object({ tenant });
 
 export const createSubscription = unarySpec({
   name: 'CreateSubscription',
-  scope: 'a2a:write',
+  scope: 'a2a:push',
   request: createSubscriptionRequestSchema,
   rest: [{ method: 'POST', path: '/subscriptions' }],
   restBody: 'required',
@@ -25,7 +26,7 @@ export const createSubscription = unarySpec({
 
 export const getSubscription = unarySpec({
   name: 'GetSubscription',
-  scope: 'a2a:read',
+  scope: 'a2a:push',
   request: subscriptionIdRequestSchema,
   rest: [{ method: 'GET', path: '/subscriptions/{id}' }],
   restBody: 'none',
@@ -33,7 +34,7 @@ export const getSubscription = unarySpec({
 
 export const listSubscriptions = unarySpec({
   name: 'ListSubscriptions',
-  scope: 'a2a:read',
+  scope: 'a2a:push',
   request: listSubscriptionsRequestSchema,
   rest: [{ method: 'GET', path: '/subscriptions' }],
   restBody: 'none',
@@ -41,7 +42,7 @@ export const listSubscriptions = unarySpec({
 
 export const deleteSubscription = unarySpec({
   name: 'DeleteSubscription',
-  scope: 'a2a:write',
+  scope: 'a2a:push',
   request: subscriptionIdRequestSchema,
   rest: [{ method: 'DELETE', path: '/subscriptions/{id}' }],
   restBody: 'none',
