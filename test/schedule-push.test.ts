@@ -126,6 +126,9 @@ describe('a schedule with a push config', () => {
       expect((await call<{ schedules: unknown[] }>('ListSchedules', {}, off.jsonRpcUrl)).schedules).toEqual([]);
       const subscription = await rpc(off.jsonRpcUrl, 'CreateSubscription', { url: `${receiver.url}/x` });
       expect((subscription.body.error as { code: number }).code).toBe(-32003);
+      // Nor does its card declare the subscriptions extension.
+      const card = (await (await fetch(`${off.url}/.well-known/agent-card.json`)).json()) as { capabilities: { extensions?: { uri: string }[] } };
+      expect(card.capabilities.extensions?.map((e) => e.uri)).not.toContain('urn:a2a-gateway:ext:subscriptions:v1');
     } finally {
       await off.close();
     }
