@@ -112,6 +112,11 @@ export class SubscriptionService {
     return {};
   }
 
+  /** Starts reading the owner's subscriptions when this gateway has no fresh copy (a failure is seen by applyToNewTask). */
+  prefetch(owner: Owner): void {
+    this.options.directory.forOwner(ownerKeyOf(owner)).catch(() => undefined);
+  }
+
   /**
    * Puts the owner's subscriptions that cover it on a new task. An owner without subscriptions
    * costs nothing here once this gateway has read them (see SubscriptionDirectory).

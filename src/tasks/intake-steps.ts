@@ -21,7 +21,7 @@ export interface IntakeDeps {
   idempotencyTtlSeconds: number;
   push: PushConfigs | undefined;
   /** Puts the owner's subscriptions on each new task; undefined when push notifications are off. */
-  subscriptions?: { applyToNewTask(owner: Owner, taskId: string, contextId: string): Promise<void> };
+  subscriptions?: { prefetch(owner: Owner): void; applyToNewTask(owner: Owner, taskId: string, contextId: string): Promise<void> };
   quota: StorageQuota | undefined;
   byteRates: ByteRates | undefined;
 }

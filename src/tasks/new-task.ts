@@ -37,6 +37,8 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
   const agent = agentOf(deps.agents, owner);
   const contextId = message.contextId ?? newId();
   const pushConfig = await preparePushConfig(deps.push, request, taskId);
+  // An owner this gateway has not read lately: their subscriptions are read beside the task's creation, not after it.
+  deps.subscriptions?.prefetch(owner);
   const stored: Message = { ...message, taskId, contextId };
   const charged = await chargeStoredBytes(deps.byteRates, owner, stored, STORED_COPIES.newTask);
   const storedBytes = charged?.bytes;
