@@ -169,6 +169,9 @@ describe('push subscriptions', () => {
     expect(viaRpc.body.result).toEqual(created);
     const listed = await rest('/subscriptions', alice);
     expect((listed.body.subscriptions as SubscriptionView[]).map((s) => s.id)).toContain(created.id);
+    // The /v1/ spelling of the same methods.
+    expect((await rest(`/v1/subscriptions/${created.id}`, alice)).body).toEqual(created);
+    expect(((await rest('/v1/subscriptions', alice)).body.subscriptions as SubscriptionView[]).map((s) => s.id)).toContain(created.id);
     expect(JSON.stringify(listed.body)).not.toContain('receiver-secret');
 
     const acme = bearer(await issuer.token({ sub: 'alice', tenant: 'acme' }));

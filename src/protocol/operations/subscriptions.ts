@@ -1,6 +1,7 @@
 // Push subscriptions (gateway extension, src/extensions/subscriptions.ts): an owner's webhook for
 // the events of all their new tasks, or of one context's. Like a task's push configs, every
-// method needs a2a:push.
+// method needs a2a:push. Each route is also served under /v1/ (the spelling the gateway's
+// subscription API was first given as), below the REST binding's base like every other.
 import { z } from 'zod';
 import { pushConfigSchema } from '../schemas.ts';
 import { unarySpec, type OperationSpec } from './spec.ts';
@@ -20,7 +21,7 @@ export const createSubscription = unarySpec({
   name: 'CreateSubscription',
   scope: 'a2a:push',
   request: createSubscriptionRequestSchema,
-  rest: [{ method: 'POST', path: '/subscriptions' }],
+  rest: [{ method: 'POST', path: '/subscriptions' }, { method: 'POST', path: '/v1/subscriptions' }],
   restBody: 'required',
 });
 
@@ -28,7 +29,7 @@ export const getSubscription = unarySpec({
   name: 'GetSubscription',
   scope: 'a2a:push',
   request: subscriptionIdRequestSchema,
-  rest: [{ method: 'GET', path: '/subscriptions/{id}' }],
+  rest: [{ method: 'GET', path: '/subscriptions/{id}' }, { method: 'GET', path: '/v1/subscriptions/{id}' }],
   restBody: 'none',
 });
 
@@ -36,7 +37,7 @@ export const listSubscriptions = unarySpec({
   name: 'ListSubscriptions',
   scope: 'a2a:push',
   request: listSubscriptionsRequestSchema,
-  rest: [{ method: 'GET', path: '/subscriptions' }],
+  rest: [{ method: 'GET', path: '/subscriptions' }, { method: 'GET', path: '/v1/subscriptions' }],
   restBody: 'none',
 });
 
@@ -44,7 +45,7 @@ export const deleteSubscription = unarySpec({
   name: 'DeleteSubscription',
   scope: 'a2a:push',
   request: subscriptionIdRequestSchema,
-  rest: [{ method: 'DELETE', path: '/subscriptions/{id}' }],
+  rest: [{ method: 'DELETE', path: '/subscriptions/{id}' }, { method: 'DELETE', path: '/v1/subscriptions/{id}' }],
   restBody: 'none',
 });
 
