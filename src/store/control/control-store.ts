@@ -20,6 +20,8 @@ export interface ControlWrite {
   nowMs: number;
   /** The only tenant whose existing resource this write may change (a tenant admin's); undefined: any. */
   reach?: string;
+  /** Values the resource must hold alone (a partner's keyIds, an issuer's iss), checked and taken in the write script. */
+  claims?: readonly string[];
 }
 
 /** One audit entry: who changed what, to which version, when. */
@@ -64,7 +66,7 @@ export class ControlStore {
   async write(change: ControlWrite): Promise<WriteOutcome> {
     const outcome = await this.call(
       controlWriteScript,
-      { versions: this.keys.versions, resources: this.keys.resources, sequence: this.keys.sequence, audit: this.keys.audit },
+      { versions: this.keys.versions, resources: this.keys.resources, sequence: this.keys.sequence, audit: this.keys.audit, claims: this.keys.claims, claimed: this.keys.claimed },
       {
         field: resourceField(change.kind, change.name),
         expected: change.expected,
@@ -78,6 +80,7 @@ export class ControlStore {
         auditKept: this.limits.auditKept,
         maxResources: this.limits.maxResources,
         reach: change.reach,
+        claims: change.resource === undefined ? undefined : change.claims,
       },
     );
     if (outcome.ok) await this.redis.publish(this.keys.changes, String(outcome.seq)).catch(() => undefined);

@@ -1,0 +1,28 @@
+// What a resource must hold alone across the control plane: a partner's keyIds (a signature
+// names its key by keyId only) and an issuer's `iss` (a token names its issuer by it). The write
+// script checks and takes them in the same step as the write (src/store/control/), so two
+// gateways writing clashing resources at once cannot both succeed: the check against this
+// process's view (resource-specs.ts) answers most clashes early, this one is authoritative.
+import { conflict } from './admin-errors.ts';
+import type { A2AError } from '../protocol/errors.ts';
+import type { KindSpecs, ResourceKind } from './resource-kinds.ts';
+
+/** JSON-quoted, so a value never holds the newline the script splits claims on. */
+const claim = (what: string, value: string): string => `${what}:${JSON.stringify(value)}`;
+
+export function claimsOf(kind: ResourceKind, spec: KindSpecs[ResourceKind]): string[] {
+  if (kind === 'partners') return (spec as KindSpecs['partners']).keys.map((key) => claim('partner-key', key.keyId));
+  if (kind === 'issuers') return [claim('issuer', (spec as KindSpecs['issuers']).issuer)];
+  return [];
+}
+
+/** The 409 for a claim the script found held by `holder` ("<kind>/<name>"), naming the field that clashes. */
+export function clashOf(kind: ResourceKind, spec: KindSpecs[ResourceKind], taken: string, holder: string): A2AError {
+  const owner = holder.slice(holder.indexOf('/') + 1);
+  if (kind === 'partners') {
+    const index = (spec as KindSpecs['partners']).keys.findIndex((key) => claim('partner-key', key.keyId) === taken);
+    const keyId = (spec as KindSpecs['partners']).keys[index]?.keyId ?? '';
+    return conflict(`keyId "${keyId}" is already partner ${owner}'s: key ids are unique across partners.`, `keys.${Math.max(index, 0)}.keyId`);
+  }
+  return conflict(`Issuer ${owner} already trusts "iss" ${(spec as KindSpecs['issuers']).issuer}: one issuer per "iss".`, 'issuer');
+}
