@@ -5,6 +5,7 @@
 import { configuredAgentsOf } from '../agents/agent-settings.ts';
 import { connectLiveAgents } from '../control/live-agents.ts';
 import { keepEndpointsLive } from './live-endpoints.ts';
+import { keepCardSecurityLive } from './live-card-security.ts';
 import type { ServedCard } from '../../agent-card/card.ts';
 import { Lifecycle } from '../app/lifecycle.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
@@ -123,16 +124,18 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const grpcAddress = grpcListener === undefined ? undefined : (config.grpcPublicAddress ?? `${new URL(publicUrl).hostname}:${grpcListener.port}`);
   const { authenticator, jwt } = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger, control.view);
   if (jwt !== undefined) lifecycle.register({ name: 'issuer discovery', stop: () => jwt.close() });
+  const security = authenticator.enabled ? cardSecurityOf(authenticator.acceptsSignatures, jwt, authenticator.acceptsApiKeys === true) : undefined;
   const { root, endpoints, rootCard, endpointOf } = await buildEndpoints({
     agents,
     publicUrl,
     grpcAddress,
-    security: authenticator.enabled ? cardSecurityOf(authenticator.acceptsSignatures, jwt, authenticator.acceptsApiKeys === true) : undefined,
+    security,
     keys,
     pushNotifications: pushQueue !== undefined,
     schedules: scheduleQueue !== undefined,
     logger,
   });
+  if (security !== undefined) keepCardSecurityLive(control.view, () => security.openIdConnect, () => [root, ...endpoints.values()]);
 
   const configuredAgents = configuredAgentsOf(config);
   const liveAgents = connectLiveAgents({ view: control.view, agents, configuredNames: Object.keys(configuredAgents), logger });
