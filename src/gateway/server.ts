@@ -37,7 +37,7 @@ import { listenHttp } from './http-server.ts';
 import { checkReadiness, type Readiness } from './readiness.ts';
 import { loadGatewaySecrets } from './startup-checks.ts';
 import { buildTaskService } from './task-service-setup.ts';
-import { startControlPlane, type ControlPlane } from '../control/control-plane.ts';
+import { controlReadiness, startControlPlane, type ControlPlane } from '../control/control-plane.ts';
 import { ControlService } from '../control/control-service.ts';
 
 /** A gateway role running inside a lifecycle, which stops it. */
@@ -108,7 +108,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   lifecycle.register({ name: 'stream slots', stop: () => streamSlots.close() });
   const unauthenticated = new UnauthenticatedLimiter(commands, config.keyPrefix, config.limits);
 
-  const readiness = { queue: queues.of(agents.defaultName), draining: () => lifecycle.draining };
+  const readiness = { queue: queues.of(agents.defaultName), draining: () => lifecycle.draining, control: () => controlReadiness(control.view) };
   const checkReady = (): Promise<Readiness> => checkReadiness({ redis: commands, ...readiness, logger });
   lifecycle.register({
     name: 'gateway readiness',
