@@ -6,6 +6,7 @@ import { configuredAgentsOf } from '../agents/agent-settings.ts';
 import { connectLiveAgents } from '../control/live-agents.ts';
 import { keepEndpointsLive } from './live-endpoints.ts';
 import { keepCardSecurityLive } from './live-card-security.ts';
+import { DashboardQueues } from './dashboard-queues.ts';
 import type { ServedCard } from '../../agent-card/card.ts';
 import { Lifecycle } from '../app/lifecycle.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
@@ -100,7 +101,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const tasks = await buildTaskService(lifecycle, { config, agents, redis, logger, pushResolver: options.pushResolver });
   const { service, queues, pushQueue, scheduleQueue, byteRates } = tasks;
   const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);
-  const dashboardQueues = [...agents.list().map((agent) => queues.of(agent.name)), ...(pushQueue === undefined ? [] : [pushQueue]), ...(scheduleQueue === undefined ? [] : [scheduleQueue])];
+  const dashboardQueues = new DashboardQueues((agent) => queues.of(agent), [...(pushQueue === undefined ? [] : [pushQueue]), ...(scheduleQueue === undefined ? [] : [scheduleQueue])], agents.list().map((agent) => agent.name));
   registerGatewayMetrics(lifecycle, { commands, streams, dashboardQueues });
   const rateLimiter = new RateLimiter(commands, config.keyPrefix, config.limits.requestBytesPerToken);
   // One count of open streams across the gateways, whichever binding serves them; its slots go back once the streams ended.
@@ -140,6 +141,8 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const configuredAgents = configuredAgentsOf(config);
   const liveAgents = connectLiveAgents({ view: control.view, agents, configuredNames: Object.keys(configuredAgents), logger });
   keepEndpointsLive(liveAgents, endpoints, endpointOf, logger);
+  const showAgents = (): void => dashboardQueues.setAgents(agents.list().map((agent) => agent.name));
+  liveAgents.subscribe({ added: showAgents, removed: showAgents });
   // The stored agents are served from the first request, like the configured ones.
   await liveAgents.settled();
 
@@ -195,7 +198,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
         Date.now,
         () => liveAgents.settled(),
       ),
-      mcp: mcpFaceSettingsOf(config, keys.devIssuer),
+      mcp: mcpFaceSettingsOf(config, keys.devIssuer, jwt === undefined ? undefined : () => jwt.currentIssuers()),
     }),
   );
 
