@@ -121,7 +121,8 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const http = await listenHttp(lifecycle, config, { proxyTrust, streams, logger });
   const publicUrl = publicUrlOf(config, http.port);
   const grpcStreams = new GrpcStreams(config.sseMaxBufferedBytes);
-  const grpcListener = await openGrpcPort(lifecycle, config, { agents, streams: grpcStreams, tls: grpcTls });
+  const storedBodyLimits = control.view.list('agents').map((stored) => stored.spec.limits.maxBodyBytes ?? config.maxBodyBytes);
+  const grpcListener = await openGrpcPort(lifecycle, config, { agents, streams: grpcStreams, tls: grpcTls, storedBodyLimits });
   const grpcAddress = grpcListener === undefined ? undefined : (config.grpcPublicAddress ?? `${new URL(publicUrl).hostname}:${grpcListener.port}`);
   const { authenticator, jwt } = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger, control.view);
   if (jwt !== undefined) lifecycle.register({ name: 'issuer discovery', stop: () => jwt.close() });
