@@ -11,6 +11,7 @@ import { createLogger } from '../src/logging/logger.ts';
 import { A2AError } from '../src/protocol/errors.ts';
 import { controlKeys } from '../src/store/control/control-keys.ts';
 import { ControlStore } from '../src/store/control/control-store.ts';
+import { adoptUnindexedClaims } from '../src/control/resource-claims.ts';
 import { deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';
 
 const partnerKey = (): JsonWebKey => generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }) as JsonWebKey;
@@ -93,5 +94,27 @@ describe('unique keyIds and issuers, checked by the write script', () => {
     );
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
     for (const outcome of outcomes) if (outcome.status === 'rejected') expect((outcome.reason as A2AError).kind).toBe('ALREADY_EXISTS');
+  });
+
+  it('indexes a partner stored before the index existed, so its keyId is checked by the script too', async () => {
+    const store = new ControlStore(redis, prefix, limits);
+    // A gateway whose view was loaded before the old partners were read: only the script can refuse for it.
+    const b = await frozenService();
+    b.view.refresh = () => Promise.resolve();
+    const legacy = (name: string, keyId: string): string =>
+      JSON.stringify({ kind: 'partners', name, tenant: '', spec: { id: name, keys: [{ keyId, publicKey: partnerKey() }], scopes: ['a2a:read'], tenant: '' }, updatedAt: '', updatedBy: 't' });
+    // As an older version wrote them: in the resources hash, nothing in the index.
+    await redis.hset(keys.resources, 'partners/old', legacy('old', 'old-key'));
+    await redis.hset(keys.resources, 'partners/moving', legacy('moving', 'new-key'));
+    // A resource changed since it was read is not indexed under what it held then.
+    await store.adoptClaims([{ field: 'partners/moving', json: legacy('moving', 'stale-key'), claims: ['partner-key:"stale-key"'] }]);
+    expect(await redis.hget(keys.claims, 'partner-key:"stale-key"')).toBeNull();
+
+    await adoptUnindexedClaims(store);
+    expect(await redis.hget(keys.claims, 'partner-key:"old-key"')).toBe('partners/old');
+    expect(await redis.hget(keys.claims, 'partner-key:"new-key"')).toBe('partners/moving');
+    const error = await refusal(b.service.put(caller, 'partners', 'newcomer', { keys: [{ keyId: 'old-key', publicKey: partnerKey() }], scopes: ['a2a:read'] }, { any: true }));
+    expect(error.violations.map((violation) => violation.field)).toEqual(['keys.0.keyId']);
+    expect(error.message).toContain('partner old');
   });
 });

@@ -9,6 +9,7 @@ import type { Logger } from '../logging/logger.ts';
 import { openRedis, whenReady } from '../redis/connection.ts';
 import { ControlStore } from '../store/control/control-store.ts';
 import { ControlView } from './control-view.ts';
+import { adoptUnindexedClaims } from './resource-claims.ts';
 
 /** How often each process compares the change sequence with its view's: the bound on a missed notification's delay. */
 export const CONTROL_POLL_MS = 250;
@@ -53,6 +54,7 @@ export async function startControlPlane(lifecycle: Lifecycle, config: GatewayCon
       try {
         await Promise.all([whenReady(commands), whenReady(subscriber)]);
         await view.start(subscriber, CONTROL_POLL_MS);
+        adoptUnindexedClaims(store).catch((error: Error) => logger.warn('could not index the keyIds and issuers of resources stored before this version; writes are still checked against the view', { error: error.message }));
         // Back from a lost connection: catch up now rather than at the next poll.
         commands.on('ready', () => void view.refresh().catch(() => undefined));
       } catch (error) {

@@ -70,3 +70,15 @@ export const controlReadScript = defineScript({
     return { seq: Number(reply[0] ?? 0), resources };
   },
 });
+
+export const controlClaimScript = defineScript({
+  name: 'controlClaim',
+  keys: ['resources', 'claims', 'claimed'],
+  args: {
+    field: arg.text,
+    /** The resource JSON as the caller read it: nothing is entered if it changed since. */
+    json: arg.text,
+    claims: (claims: readonly string[]) => claims.join('\n'),
+  },
+  reply: (reply): number => Number(reply[0] ?? 0),
+});

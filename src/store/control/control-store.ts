@@ -4,7 +4,7 @@
 import type { RedisClient } from '../../redis/connection.ts';
 import { scriptCaller, type ScriptCaller } from '../script-call.ts';
 import { controlKeys, resourceField, type ControlKeys } from './control-keys.ts';
-import { controlReadScript, controlWriteScript, type ExpectedVersion, type StoredResourceText, type WriteOutcome } from './control-scripts.ts';
+import { controlClaimScript, controlReadScript, controlWriteScript, type ExpectedVersion, type StoredResourceText, type WriteOutcome } from './control-scripts.ts';
 
 export type { ExpectedVersion, WriteOutcome } from './control-scripts.ts';
 
@@ -90,6 +90,22 @@ export class ControlStore {
   /** Every resource and the sequence they are current at. */
   readAll(): Promise<{ seq: number; resources: StoredResourceText[] }> {
     return this.call(controlReadScript, { versions: this.keys.versions, resources: this.keys.resources, sequence: this.keys.sequence }, {});
+  }
+
+  /**
+   * Enters the claims of resources written before the claims index existed (`json` as read by
+   * readAll, so one changed since is left alone); a resource indexed already is skipped.
+   */
+  async adoptClaims(resources: readonly { field: string; json: string; claims: readonly string[] }[]): Promise<void> {
+    for (const { field, json, claims } of resources) {
+      if (claims.length === 0) continue;
+      await this.call(controlClaimScript, { resources: this.keys.resources, claims: this.keys.claims, claimed: this.keys.claimed }, { field, json, claims });
+    }
+  }
+
+  /** Fields that hold an entry in the claims index (resources written since it exists). */
+  async claimedFields(): Promise<Set<string>> {
+    return new Set(await this.redis.hkeys(this.keys.claimed));
   }
 
   /** The change sequence now (0 before the first change). */
