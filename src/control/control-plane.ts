@@ -3,7 +3,7 @@
 // process, before its roles (src/app/process.ts), and registered with the lifecycle: the process
 // is not ready before the view holds the whole set, and the view stops after the roles.
 import type { Lifecycle } from '../app/lifecycle.ts';
-import type { Readiness } from '../gateway/readiness.ts';
+import { NOT_READY_STORE, type Readiness } from '../gateway/readiness.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import { openRedis, whenReady } from '../redis/connection.ts';
@@ -34,7 +34,8 @@ export interface ControlPlane {
 export async function controlReadiness(view: ControlView): Promise<Readiness> {
   if (!view.loaded) return { ready: false, reason: 'the control-plane resources are not loaded yet' };
   if (await view.current(CONTROL_FRESH_MS, CONFIRM_TIMEOUT_MS)) return { ready: true };
-  return { ready: false, reason: 'the control-plane resources could not be checked against Redis: this process may have missed a change' };
+  // Redis did not answer (it would have brought the view up to date): the same cause, the same words, as the store's check.
+  return { ready: false, reason: NOT_READY_STORE };
 }
 
 export async function startControlPlane(lifecycle: Lifecycle, config: GatewayConfig, logger: Logger): Promise<ControlPlane> {

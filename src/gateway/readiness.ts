@@ -29,7 +29,7 @@ export interface ReadinessProbe {
 }
 
 export const NOT_READY_DRAINING = 'shutting down';
-const NOT_READY_STORE = 'the task store is not answering';
+export const NOT_READY_STORE = 'the task store is not answering';
 
 export async function checkReadiness(probe: ReadinessProbe): Promise<Readiness> {
   if (probe.draining()) return { ready: false, reason: NOT_READY_DRAINING };
