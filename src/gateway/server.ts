@@ -199,7 +199,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
         Date.now,
         () => liveAgents.settled(),
       ),
-      mcp: mcpFaceSettingsOf(config, keys.devIssuer, jwt === undefined ? undefined : () => jwt.currentIssuers()),
+      mcp: mcpFaceSettingsOf(config, keys.devIssuer, commands, jwt === undefined ? undefined : () => jwt.currentIssuers()),
     }),
   );
 
