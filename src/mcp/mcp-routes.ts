@@ -24,13 +24,13 @@ import { callerOf, SESSION_ID_PATTERN, type CallTracking } from './call-cancella
 import type { McpCallContext } from './mcp-calls.ts';
 import { methodLabelOf } from './mcp-methods.ts';
 import { carryOutCancellations, createMcpServer } from './mcp-server.ts';
-import { MCP_PATH, protectedResourceOf, RESOURCE_METADATA_PATH, resourceMetadataOf, withResourceMetadata } from './protected-resource.ts';
+import { MCP_PATH, protectedResourceOf, RESOURCE_METADATA_PATH, resourceMetadataOf, withResourceMetadata, type ProtectedResource } from './protected-resource.ts';
 
 /** What the gateway's configuration says of the MCP face (built by the gateway role). */
 export interface McpFaceSettings {
   settings: McpConfig;
-  /** The issuers whose tokens the gateway accepts: the metadata's authorization servers. */
-  authorizationServers: readonly string[];
+  /** The issuers whose tokens the gateway accepts now, the metadata's authorization servers (issuers written through the admin API included). */
+  authorizationServers: () => readonly string[];
   /** How long a task stays readable (retentionSeconds): an MCP task's ttl. */
   taskTtlMs: number;
   /** SSE keep-alive of a waiting tools/call (heartbeatMs). */
@@ -57,10 +57,10 @@ const SESSION_HEADER = 'mcp-session-id';
 const TRACKING_GRACE_MS = 60_000;
 
 export function registerMcpRoutes(app: Hono<GatewayEnv>, options: McpRouteOptions): void {
-  const agentScopes = [...options.endpoints.values()].flatMap((endpoint) => endpoint.agent.settings.scopes);
-  const resource = protectedResourceOf(options.publicUrl, options.authorizationServers, agentScopes);
-  const metadata = resourceMetadataOf(resource);
-  const serveMetadata = (): Response => new Response(JSON.stringify(metadata), { status: 200, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' } });
+  // Read at each request: agents and issuers written through the admin API change both while the gateway runs.
+  const resourceNow = (): ProtectedResource =>
+    protectedResourceOf(options.publicUrl, options.authorizationServers(), [...options.endpoints.values()].flatMap((endpoint) => endpoint.agent.settings.scopes));
+  const serveMetadata = (): Response => new Response(JSON.stringify(resourceMetadataOf(resourceNow())), { status: 200, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' } });
   app.get(RESOURCE_METADATA_PATH, serveMetadata);
   app.get(`${RESOURCE_METADATA_PATH}${MCP_PATH}`, serveMetadata);
 
@@ -89,7 +89,7 @@ export function registerMcpRoutes(app: Hono<GatewayEnv>, options: McpRouteOption
     (step: Step): Step =>
     (c) => {
       const refuse = (error: unknown): never => {
-        throw shaped(withResourceMetadata(error, resource), JSONRPC_SHAPE);
+        throw shaped(withResourceMetadata(error, resourceNow()), JSONRPC_SHAPE);
       };
       try {
         const result = step(c);

@@ -62,6 +62,7 @@ export type ScriptName =
   | 'tenantBusyOwners'
   | 'controlWrite'
   | 'controlRead'
+  | 'controlClaim'
   | 'writeArtifactSegment'
   | 'switchArtifactSegments';
 
