@@ -48,6 +48,8 @@ export interface RequestContext {
   announceExtensions?: (uris: readonly string[]) => void;
   /** The trace context of the request's span (tracing on): the turns it opens continue it. */
   trace?: TraceContext;
+  /** The request's headers (gRPC: its metadata), for extensions whose parameters travel there. */
+  header?: (name: string) => string | undefined;
 }
 
 const tenantOf = (request: unknown): string | undefined => {
@@ -86,6 +88,7 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
     endpoint: deps.endpoint,
     lastEventId: context.lastEventId,
     extensions,
+    header: context.header ?? (() => undefined),
     trace: context.trace,
     chargeAnswerBytes: (bytes) => deps.rateLimiter.chargeAnswer(owner, agent.settings.limits, bytes),
     largeAnswers: {

@@ -44,8 +44,9 @@ export async function readLargeTask(redis: RedisClient, k: TaskKeys, taskId: str
       if (attempt < LIVE_READ_ATTEMPTS) continue;
       throw new Error(`task ${taskId}'s artifacts changed generation ${LIVE_READ_ATTEMPTS} times while read; read it again`);
     }
+    const generationField = rest.pop() || '0';
     const trimmedCount = rest.pop() || '0';
-    const reply = [id ?? '', contextId ?? '', status ?? '', storedArtifactsField(stored, chunks), metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, ...(history ?? [])];
+    const reply = [id ?? '', contextId ?? '', status ?? '', storedArtifactsField(stored, chunks), metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, generationField, ...(history ?? [])];
     return taskReadOf(reply);
   }
 }

@@ -31,6 +31,7 @@ import type { TurnQueues } from '../../queues/turns.ts';
 import type { Caller, CreatePushConfigRequest, ListPushConfigsRequest, PushConfigRequest, TaskFollower } from './a2a-handler.ts';
 import { listAssignments, type AssignmentView } from './assignment-views.ts';
 import { cancelTask, type CancelDeps } from './cancel-task.ts';
+import { getTaskAfterGeneration } from './generation-wait.ts';
 import { extendedAgentCard } from './extended-card.ts';
 import type { GatewayHandler } from './gateway-handler.ts';
 import { MessageIntake } from './message-intake.ts';
@@ -122,7 +123,10 @@ export class TaskService implements GatewayHandler {
   }
 
   getTask(caller: Caller, request: GetTaskRequest): Promise<Task> {
-    return this.reads.getTask(caller, request);
+    const after = caller.generations?.after;
+    if (after === undefined) return this.reads.getTask(caller, request);
+    const deps = { store: this.store, events: this.events, read: (c: Caller, r: GetTaskRequest) => this.reads.getTask(c, r) };
+    return getTaskAfterGeneration(deps, caller, request, after, caller.generations?.waitMs ?? 0);
   }
 
   listTasks(caller: Caller, request: ListTasksRequest): Promise<ListTasksResponse> {
@@ -130,7 +134,7 @@ export class TaskService implements GatewayHandler {
   }
 
   cancelTask(caller: Caller, request: CancelTaskRequest): Promise<Task> {
-    return cancelTask(this.cancels, caller.owner, request);
+    return cancelTask(this.cancels, caller.owner, request, undefined, caller.generations?.expected);
   }
 
   subscribeToTask(caller: Caller, request: SubscribeToTaskRequest): Promise<StreamPlan> {
