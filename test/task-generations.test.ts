@@ -184,7 +184,7 @@ describe('task generations across two gateways', () => {
     expect(body.error.status).toBe('ABORTED');
     const canceled = await cancelAt(generation);
     expect(canceled.status).toBe(200);
-    const read = (await canceled.json()) as Task & { status: { state: string } };
+    const read = (await canceled.json()) as { status: { state: string }; metadata?: Record<string, unknown> };
     expect(read.status.state).toBe('TASK_STATE_CANCELED');
     expect(generationOf(read)).toBeGreaterThan(generation);
   });
