@@ -3,7 +3,8 @@
 // both gateways; GetTask on B waits for a change made through A and answers at its bound when
 // none comes; a SendMessage or CancelTask naming a stale generation is refused with ABORTED
 // (JSON-RPC -31409, HTTP 409) and changes nothing.
-import { SendMessageRequest, TaskState, type Task } from '@a2a-js/sdk';
+import { CancelTaskRequest, GetTaskRequest, SendMessageRequest, TaskState, type Task } from '@a2a-js/sdk';
+import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { ClientFactory, JsonRpcTransportFactory, ServiceParameters, withA2AExtensions, type Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -13,6 +14,7 @@ import {
   TASK_GENERATIONS_URI,
 } from '../src/extensions/task-generations.ts';
 import { taskField } from '../src/store/task-hash.ts';
+import { detailsOf, metadataOf, rawGrpc } from './support/grpc.ts';
 import { expectUnchanged, rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
 
 let a: TestGateway;
@@ -24,7 +26,7 @@ const EXT = { 'A2A-Extensions': TASK_GENERATIONS_URI };
 
 beforeAll(async () => {
   a = await startTestGateway({ name: 'gen-a' });
-  b = await startTestGateway({ name: 'gen-b', inProcessWorker: false, config: { keyPrefix: a.prefix } });
+  b = await startTestGateway({ name: 'gen-b', inProcessWorker: false, config: { keyPrefix: a.prefix, grpcPort: 0 } });
   clientA = await new ClientFactory({ transports: [new JsonRpcTransportFactory()] }).createFromUrl(a.url);
   clientB = await new ClientFactory({ transports: [new JsonRpcTransportFactory()] }).createFromUrl(b.url);
 }, 60_000);
@@ -187,5 +189,27 @@ describe('task generations across two gateways', () => {
     const read = (await canceled.json()) as { status: { state: string }; metadata?: Record<string, unknown> };
     expect(read.status.state).toBe('TASK_STATE_CANCELED');
     expect(generationOf(read)).toBeGreaterThan(generation);
+  });
+
+  it('over gRPC: the parameters travel as metadata; a stale generation is ABORTED, the current one waits and cancels', async () => {
+    const { task, generation } = await waitingTask();
+    const grpc = rawGrpc(b.gateway.grpc?.address as string);
+    try {
+      const withExtension = (more: Record<string, string> = {}) => metadataOf({ 'a2a-version': '1.0', 'a2a-extensions': TASK_GENERATIONS_URI, ...more });
+      const bound = await grpc.unary<Task>('getTask', GetTaskRequest.fromJSON({ id: task.id }), withExtension({ [GENERATION_AFTER_HEADER.toLowerCase()]: String(generation), [GENERATION_WAIT_HEADER.toLowerCase()]: '300' }));
+      expect(bound.error).toBeUndefined();
+      expect(generationOf(bound.response)).toBe(generation);
+      const stale = await expectUnchanged(a, () =>
+        grpc.unary<Task>('cancelTask', CancelTaskRequest.fromJSON({ id: task.id }), withExtension({ [GENERATION_MATCH_HEADER.toLowerCase()]: String(generation - 1) })),
+      );
+      expect(stale.error?.code).toBe(GrpcStatus.ABORTED);
+      expect(detailsOf(stale.error as ServiceError).errorInfo?.metadata).toMatchObject({ currentGeneration: String(generation), reason: 'TASK_GENERATION_MISMATCH' });
+      const canceled = await grpc.unary<Task>('cancelTask', CancelTaskRequest.fromJSON({ id: task.id }), withExtension({ [GENERATION_MATCH_HEADER.toLowerCase()]: String(generation) }));
+      expect(canceled.error).toBeUndefined();
+      expect(canceled.response?.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      expect(generationOf(canceled.response)).toBeGreaterThan(generation);
+    } finally {
+      grpc.close();
+    }
   });
 });
