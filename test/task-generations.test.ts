@@ -25,7 +25,8 @@ let clientB: Client;
 const EXT = { 'A2A-Extensions': TASK_GENERATIONS_URI };
 
 beforeAll(async () => {
-  a = await startTestGateway({ name: 'gen-a' });
+  // A cuts every wait for a generation to 1.5 s (taskGenerationMaxWaitMs); B keeps the default.
+  a = await startTestGateway({ name: 'gen-a', config: { taskGenerationMaxWaitMs: 1_500 } });
   b = await startTestGateway({ name: 'gen-b', inProcessWorker: false, config: { keyPrefix: a.prefix, grpcPort: 0 } });
   clientA = await new ClientFactory({ transports: [new JsonRpcTransportFactory()] }).createFromUrl(a.url);
   clientB = await new ClientFactory({ transports: [new JsonRpcTransportFactory()] }).createFromUrl(b.url);
@@ -124,6 +125,16 @@ describe('task generations across two gateways', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(550);
     expect(generationOf(read)).toBe(generation);
     expect(read.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+  });
+
+  it("a wait longer than the gateway's taskGenerationMaxWaitMs is cut to it", async () => {
+    const { task, generation } = await waitingTask();
+    const started = Date.now();
+    const read = await getTask(clientA, task.id, { [GENERATION_AFTER_HEADER]: String(generation), [GENERATION_WAIT_HEADER]: '60000' });
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(1_400);
+    expect(took).toBeLessThan(30_000);
+    expect(generationOf(read)).toBe(generation);
   });
 
   it('GetTask past an older generation answers at once; a malformed header is INVALID_PARAMS', async () => {

@@ -16,14 +16,14 @@ export const TASK_GENERATIONS_URI = 'urn:a2a-gateway:ext:task-generations:v1';
 
 /** GetTask answers once the task's generation is above this one (or at the wait bound). */
 export const GENERATION_AFTER_HEADER = 'A2A-Task-Generation-After';
-/** How long GetTask may wait, in milliseconds (at most MAX_GENERATION_WAIT_MS). */
+/** How long GetTask may wait, in milliseconds (cut to the gateway's taskGenerationMaxWaitMs). */
 export const GENERATION_WAIT_HEADER = 'A2A-Task-Generation-Wait-Ms';
 /** SendMessage and CancelTask: the generation the caller expects the task at. */
 export const GENERATION_MATCH_HEADER = 'A2A-Task-Generation-Match';
 
-/** The wait when the request names none, and the most it may name. */
+/** The wait when the request names none, and the most it may name (the gateway's taskGenerationMaxWaitMs may cut both). */
 export const DEFAULT_GENERATION_WAIT_MS = 10_000;
-export const MAX_GENERATION_WAIT_MS = 30_000;
+export const MAX_GENERATION_WAIT_MS = 300_000;
 
 export const taskGenerationsExtension = defineExtension({
   uri: TASK_GENERATIONS_URI,
@@ -32,7 +32,7 @@ export const taskGenerationsExtension = defineExtension({
     TASK_GENERATIONS_URI +
     '"].generation, a number that grows with each change of the task and never repeats. GetTask with the header ' +
     `${GENERATION_AFTER_HEADER}: <n> waits until the task is past generation n (at most ${GENERATION_WAIT_HEADER} ms, default ` +
-    `${DEFAULT_GENERATION_WAIT_MS}, most ${MAX_GENERATION_WAIT_MS}), then answers the task as it is. SendMessage to an existing task and ` +
+    `${DEFAULT_GENERATION_WAIT_MS}, cut to the gateway's taskGenerationMaxWaitMs, 30000 unless configured), then answers the task as it is. SendMessage to an existing task and ` +
     `CancelTask take the expected generation (${GENERATION_MATCH_HEADER}: <n>, or the request's metadata["${TASK_GENERATIONS_URI}"].expectedGeneration) ` +
     'and are refused with ABORTED (HTTP 409, JSON-RPC -31409, metadata.currentGeneration) when the task is at another one; nothing changes then.',
   required: false,

@@ -32,6 +32,7 @@ import type { Caller, CreatePushConfigRequest, ListPushConfigsRequest, PushConfi
 import { listAssignments, type AssignmentView } from './assignment-views.ts';
 import { cancelTask, type CancelDeps } from './cancel-task.ts';
 import { getTaskAfterGeneration } from './generation-wait.ts';
+import { MAX_GENERATION_WAIT_MS } from '../extensions/task-generations.ts';
 import { extendedAgentCard } from './extended-card.ts';
 import type { GatewayHandler } from './gateway-handler.ts';
 import { MessageIntake } from './message-intake.ts';
@@ -52,6 +53,8 @@ export interface TaskServiceOptions {
   agents: Agents;
   blockingTimeoutMs: number;
   cancelWaitMs: number;
+  /** Longest a GetTask waits for a task generation (taskGenerationMaxWaitMs); undefined = the extension's own cap. */
+  taskGenerationMaxWaitMs?: number;
   idempotencyTtlSeconds: number;
   /** New turns of an agent are refused (503, Retry-After) while this many wait in its queue; 0 = no bound. */
   maxQueuedTurns: number;
@@ -84,11 +87,13 @@ export class TaskService implements GatewayHandler {
   private readonly pushConfigs: PushConfigHandlers;
   private readonly store: TaskStore;
   private readonly assignments: AssignmentStore;
+  private readonly maxGenerationWaitMs: number;
 
   constructor(options: TaskServiceOptions) {
     const { store } = options;
     this.store = store;
     this.assignments = options.assignments;
+    this.maxGenerationWaitMs = options.taskGenerationMaxWaitMs ?? MAX_GENERATION_WAIT_MS;
     this.schedules = options.schedules;
     this.events = new TaskEvents(options.hub, store);
     const intake = new MessageIntake({
@@ -126,7 +131,7 @@ export class TaskService implements GatewayHandler {
     const after = caller.generations?.after;
     if (after === undefined) return this.reads.getTask(caller, request);
     const deps = { store: this.store, events: this.events, read: (c: Caller, r: GetTaskRequest) => this.reads.getTask(c, r) };
-    return getTaskAfterGeneration(deps, caller, request, after, caller.generations?.waitMs ?? 0);
+    return getTaskAfterGeneration(deps, caller, request, after, Math.min(caller.generations?.waitMs ?? 0, this.maxGenerationWaitMs));
   }
 
   listTasks(caller: Caller, request: ListTasksRequest): Promise<ListTasksResponse> {
