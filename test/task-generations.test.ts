@@ -166,6 +166,16 @@ describe('task generations across two gateways', () => {
     expect(rest.status).toBe(409);
     expect(((await rest.json()) as { error: { status: string } }).error.status).toBe('ABORTED');
 
+    // SendStreamingMessage too: refused before its stream starts.
+    const streamed = await expectUnchanged(a, () =>
+      fetch(`${b.restUrl}/message:stream`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', Accept: 'text/event-stream', ...EXT, [GENERATION_MATCH_HEADER]: String(generation - 1) },
+        body: JSON.stringify({ message }),
+      }),
+    );
+    expect(streamed.status).toBe(409);
+
     // The right generation is taken.
     const taken = await rpc(b.jsonRpcUrl, 'SendMessage', { message, metadata: { [TASK_GENERATIONS_URI]: { expectedGeneration: generation } } }, EXT);
     expect(generationOf((taken.body.result as { task: Task }).task)).toBeGreaterThan(generation);

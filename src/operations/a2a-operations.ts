@@ -25,7 +25,11 @@ export const sendMessage = defineUnary(specs.sendMessage, async (request, call) 
   return 'task' in answer && answer.task !== undefined ? { ...answer, task: shown(answer.task) } : answer;
 });
 
-export const sendStreamingMessage = defineStream(specs.sendStreamingMessage, (request, call) => call.service.sendStreamingMessage(call, request));
+// A stale expected generation is refused before the stream starts (an ordinary error answer);
+// streamed events are the replay buffer's and carry no generation (docs/task-generations.md).
+export const sendStreamingMessage = defineStream(specs.sendStreamingMessage, (request, call) =>
+  call.service.sendStreamingMessage(withGenerations(call, request.metadata).call, request),
+);
 
 export const getTask = defineUnary(specs.getTask, async (request, call) => {
   const { call: caller, shown } = withGenerations(call, undefined);
