@@ -192,7 +192,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
         Date.now,
         () => liveAgents.settled(),
       ),
-      mcp: mcpFaceSettingsOf(config, keys.devIssuer),
+      mcp: mcpFaceSettingsOf(config, keys.devIssuer, commands),
     }),
   );
 

@@ -27,6 +27,8 @@ export interface OperationCall {
   trace: TraceContext;
   /** The request's headers (gRPC: its metadata), for extensions whose parameters travel there. */
   header: (name: string) => string | undefined;
+  /** The binding writes the answer with serializeAnswer, untranslated (Caller.answersSpliced). */
+  answersSpliced: boolean;
   /** Charges a large answer's bytes to the caller's rate (limits.requestBytesPerToken): its next requests wait. */
   chargeAnswerBytes: (bytes: number) => Promise<void>;
   /**

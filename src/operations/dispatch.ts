@@ -50,6 +50,8 @@ export interface RequestContext {
   trace?: TraceContext;
   /** The request's headers (gRPC: its metadata), for extensions whose parameters travel there. */
   header?: (name: string) => string | undefined;
+  /** The binding writes the answer through serializeAnswer as it is (Caller.answersSpliced). */
+  answersSpliced?: boolean;
 }
 
 const tenantOf = (request: unknown): string | undefined => {
@@ -90,6 +92,7 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
     extensions,
     header: context.header ?? (() => undefined),
     trace: context.trace,
+    answersSpliced: context.answersSpliced === true,
     chargeAnswerBytes: (bytes) => deps.rateLimiter.chargeAnswer(owner, agent.settings.limits, bytes),
     largeAnswers: {
       payAfterBytes: deps.rateLimiter.answerPayAfterBytes(agent.settings.limits),
