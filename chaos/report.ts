@@ -13,6 +13,7 @@ import { analyzeLedger, readLedger } from './ledger.ts';
 import type { BackendLoad, BackendReport } from './backends.ts';
 import type { LoadResult, SubmittedTask } from './load.ts';
 import type { ChaosPushResult } from './push-report.ts';
+import type { GenerationReport } from './generations.ts';
 import { compareWithBuffer, type StreamRecord } from './streams.ts';
 
 const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
@@ -126,6 +127,8 @@ export interface ChaosResult {
   backends: BackendReport | undefined;
   /** Push deliveries to the harness's receivers, when the run had push. */
   push: ChaosPushResult | undefined;
+  /** Task generations sampled during the run, judged (chaos/generations.ts); undefined when not sampled. */
+  generations: GenerationReport | undefined;
   /** Which Redis the run used: the single server, or the Cluster and its redisWaitReplicas. */
   redisSetup: string;
   ok: boolean;
@@ -218,6 +221,8 @@ export async function buildReport(input: {
   backends?: { load: BackendLoad; report: BackendReport };
   /** What the push receivers got, judged (when the run had push). */
   push?: ChaosPushResult;
+  /** Task generations sampled during the run, judged (chaos/generations.ts). */
+  generations?: GenerationReport;
 }): Promise<ChaosResult> {
   const keys = new RedisKeys(input.prefix);
   const tasks: SubmittedTask[] = input.load.submitted;
@@ -303,6 +308,7 @@ export async function buildReport(input: {
     redisSetup: input.redisSetup ?? SINGLE_REDIS_SETUP,
     backends: input.backends?.report,
     push: input.push,
+    generations: input.generations,
     ok: false,
   };
   if (input.backends !== undefined) {
@@ -508,6 +514,7 @@ export async function buildReport(input: {
     (result.coordinatorsRequested === 0 || result.coordinatorsSubmitted > 0) &&
     (result.backends === undefined ||
       (result.backends.lost === 0 && result.backends.wrongResults.length === 0 && result.backends.downstreamDuplicates.length === 0)) &&
-    (result.push === undefined || result.push.ok);
+    (result.push === undefined || result.push.ok) &&
+    (result.generations === undefined || result.generations.ok);
   return result;
 }

@@ -48,6 +48,7 @@ import { startChaosCluster, type ChaosCluster } from './redis-cluster.ts';
 import { buildReport, SINGLE_REDIS_SETUP, type ChaosResult } from './report.ts';
 import { formatReport } from './table.ts';
 import { StreamWatcher } from './streams.ts';
+import { GenerationSampler, type GenerationReport } from './generations.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
@@ -234,6 +235,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
   let group: ProcessGroup | undefined;
   let redis: RedisClient | undefined;
   let watcher: StreamWatcher | undefined;
+  let generationSampler: GenerationSampler | undefined;
   let injector: FaultInjector | undefined;
   let faulting: Promise<void> | undefined;
   let result: ChaosResult | undefined;
@@ -340,6 +342,11 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       anchors.push(sent.taskId);
       streams.watch(sent.taskId, 'anchor');
     }
+    // Task generations: tasks read now and then through random gateways while the faults land.
+    const sampledIds: string[] = [...anchors];
+    const transferIds = new Set<string>();
+    generationSampler = new GenerationSampler({ gateways, tasks: () => sampledIds, random: random.fork('generations'), perRound: 6, pauseMs: 100 });
+    generationSampler.start();
 
     log(`load: ${o.tasks} transfers, ~${o.intervalMs} ms apart, ${o.coordinators} coordinators, ${o.gateways} gateways, ${o.workers} workers, seed ${o.seed}`);
     let loadOver = false;
@@ -390,6 +397,8 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       gateways,
       configurationFor,
       onSubmitted: (task) => {
+        sampledIds.push(task.taskId);
+        transferIds.add(task.taskId);
         if (random.fork(`watch-${task.index}`).chance(o.streamShare)) streams.watch(task.taskId, 'transfer');
         registerPush(task.index, task.taskId);
       },
@@ -451,6 +460,8 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       log(`${childIds.length} child tasks listed for ${load.coordinators.length} coordinators${openChildren.length === 0 ? ', all terminal' : `, ${openChildren.length} not terminal`}`);
     }
     await streams.finish(open.length === 0 && openChildren.length === 0 ? 15_000 : 1_000);
+    await generationSampler.stop();
+    const generations: GenerationReport = await generationSampler.judge(redis, keys, transferIds);
     let push: ChaosPushResult | undefined;
     if (pushReceivers !== undefined) {
       const judged = await settleAndJudgePush({
@@ -467,6 +478,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
     }
 
     result = await buildReport({
+      generations,
       redis,
       prefix,
       seed: o.seed,
@@ -494,6 +506,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
     await faulting?.catch(() => undefined);
     await outaging?.catch(() => undefined);
     await watcher?.finish(0).catch(() => undefined);
+    await generationSampler?.stop();
     await group?.killAll();
     redis?.disconnect();
     await redisServer?.stop();

@@ -71,6 +71,14 @@ export function formatReport(r: ChaosResult): string {
           ['DUPLICATE DOWNSTREAM SENDS', String(r.backends.downstreamDuplicates.length), 'must be 0 (the downstream agent got a message twice)'],
         ] as [string, string, string][])),
     ...(r.push === undefined ? [] : pushRows(r.push)),
+    ...(r.generations === undefined
+      ? []
+      : ([
+          ['generation samples', `${r.generations.samples} of ${r.generations.tasksSampled} tasks`, `GetTask with the task-generations extension on random gateways; ${r.generations.failedReads} reads failed under the faults`],
+          ['GENERATIONS GONE BACK', String(r.generations.wentBack.length), 'must be 0 (a later sample of a task showed a lower generation)'],
+          ['GENERATIONS REPEATED', String(r.generations.repeated.length), 'must be 0 (one generation showed two different tasks)'],
+          ['GENERATION MISMATCHES', String(r.generations.finalMismatches.length), 'must be 0 (stored below a sample, or a transfer not at its count of announced events)'],
+        ] as [string, string, string][])),
     ['worker kills (SIGKILL)', String(r.faults.workerKills), ''],
     ['gateway kills (SIGKILL)', String(r.faults.gatewayKills), ''],
     ['Redis', '', r.redisSetup],
@@ -103,6 +111,9 @@ export function formatReport(r: ChaosResult): string {
   list('stray child tasks', r.strayChildTasks);
   list('duplicate ledger keys', r.duplicateKeys);
   list('double charges', r.doubleChargeKeys);
+  list('generations gone back', r.generations?.wentBack ?? []);
+  list('generations repeated', r.generations?.repeated ?? []);
+  list('generation mismatches', r.generations?.finalMismatches ?? []);
   list('stream mismatches', r.mismatches.map((m) => `${m.taskId}: ${m.problem}`));
   list('replay-buffer duplicates', r.bufferDuplicateTasks);
   list('steps unknown to their own attempt', r.selfUnknownKeys);

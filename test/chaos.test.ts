@@ -208,6 +208,8 @@ describe('chaos (short, seeded)', () => {
     expect(result.mismatched, table).toBe(0);
     // Appends are idempotent per turn run: no event stored twice, whatever was re-run (issue 15).
     expect(result.bufferDuplicates, table).toBe(0);
+    // Task generations sampled under the faults never went back nor showed two states (issue 30).
+    expect(result.generations?.ok, table).toBe(true);
     expect(result.streamsChecked, table).toBeGreaterThan(0);
     expect(result.coordinatorsSubmitted, table).toBe(3);
     expect(result.lostCoordinators, table).toBe(0);

@@ -4,6 +4,8 @@
 // (nothing stored), calling an extension's method uses it, and the adapter sees what was active.
 import { DELIVERY_GUARANTEES_URI } from '../src/extensions/delivery-guarantees.ts';
 import { VERIFICATION_EXTENSION_URI } from '../src/extensions/verification.ts';
+import { TASK_GENERATIONS_URI } from '../src/extensions/task-generations.ts';
+import { SUBSCRIPTIONS_EXTENSION_URI } from '../src/extensions/subscriptions.ts';
 import { randomBytes } from 'node:crypto';
 import { SendMessageRequest, type Message } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory, ServiceParameters, withA2AExtensions } from '@a2a-js/sdk/client';
@@ -51,8 +53,8 @@ async function cardOf(agent: string): Promise<{ capabilities: { extensions?: { u
 
 describe('the cards', () => {
   it("declare the gateway's extensions on every agent, and each agent's adapter extensions on its own card", async () => {
-    expect((await cardOf('demo')).capabilities.extensions?.map((e) => e.uri)).toEqual([ASSIGNMENTS_EXTENSION_URI, SCHEDULES_EXTENSION_URI, VERIFICATION_EXTENSION_URI, DELIVERY_GUARANTEES_URI]);
-    expect((await cardOf('geo')).capabilities.extensions?.map((e) => e.uri)).toEqual([ASSIGNMENTS_EXTENSION_URI, SCHEDULES_EXTENSION_URI, VERIFICATION_EXTENSION_URI, DELIVERY_GUARANTEES_URI, GEO]);
+    expect((await cardOf('demo')).capabilities.extensions?.map((e) => e.uri)).toEqual([ASSIGNMENTS_EXTENSION_URI, SCHEDULES_EXTENSION_URI, SUBSCRIPTIONS_EXTENSION_URI, VERIFICATION_EXTENSION_URI, TASK_GENERATIONS_URI, DELIVERY_GUARANTEES_URI]);
+    expect((await cardOf('geo')).capabilities.extensions?.map((e) => e.uri)).toEqual([ASSIGNMENTS_EXTENSION_URI, SCHEDULES_EXTENSION_URI, SUBSCRIPTIONS_EXTENSION_URI, VERIFICATION_EXTENSION_URI, TASK_GENERATIONS_URI, DELIVERY_GUARANTEES_URI, GEO]);
     const strict = (await cardOf('strict')).capabilities.extensions;
     expect(strict?.find((e) => e.uri === REQUIRED)).toMatchObject({ required: true, description: 'Terms every request accepts' });
     // Not required: left out, as the proto3 JSON form leaves a false boolean out (and so does the signed form).

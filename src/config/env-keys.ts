@@ -52,6 +52,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_REDIS_WAIT_REPLICAS: 'redisWaitReplicas',
   A2A_REDIS_WAIT_TIMEOUT_MS: 'redisWaitTimeoutMs',
   A2A_CANCEL_WAIT_MS: 'cancelWaitMs',
+  A2A_TASK_GENERATION_MAX_WAIT_MS: 'taskGenerationMaxWaitMs',
   A2A_IDEMPOTENCY_TTL_SECONDS: 'idempotencyTtlSeconds',
   A2A_RETENTION_SECONDS: 'retentionSeconds',
   A2A_BACKEND_MAX_RESPONSE_BYTES: 'backendLimits.maxResponseBytes',

@@ -211,6 +211,11 @@ export const configSchema = z.object({
   redisWaitTimeoutMs: positiveMs.default(500),
   /** How long CancelTask waits for a running turn to stop before returning the task. */
   cancelWaitMs: z.coerce.number().int().min(0).default(5_000),
+  /**
+   * Longest a GetTask waits for a task generation (A2A-Task-Generation-After, the task-generations
+   * extension): a longer A2A-Task-Generation-Wait-Ms is cut to it, and the default wait (10 s) too.
+   */
+  taskGenerationMaxWaitMs: z.coerce.number().int().min(0).max(300_000).default(30_000),
   /** How long a (caller, messageId) pair is remembered for de-duplicating re-sent messages. */
   idempotencyTtlSeconds: z.coerce.number().int().min(60).default(86_400),
   /** New messages are refused with 503 + Retry-After while this many turns wait for a worker (0 = no bound). */

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export const CORS_REQUEST_HEADERS =
-  'Content-Type, Authorization, A2A-Version, A2A-Extensions, X-A2A-Extensions, Last-Event-ID, Accept, Signature, Signature-Input, Content-Digest, traceparent, tracestate';
+  'Content-Type, Authorization, A2A-Version, A2A-Extensions, X-A2A-Extensions, A2A-Task-Generation-After, A2A-Task-Generation-Wait-Ms, A2A-Task-Generation-Match, Last-Event-ID, Accept, Signature, Signature-Input, Content-Digest, traceparent, tracestate';
 const EXPOSED = 'Retry-After, Allow, WWW-Authenticate, Accept-Signature, A2A-Extensions, X-A2A-Extensions';
 
 /** Sets the CORS response headers for an allowed origin; true when this was a preflight it answered. */

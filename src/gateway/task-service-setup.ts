@@ -103,6 +103,7 @@ export async function buildTaskService(lifecycle: Lifecycle, setup: TaskServiceS
     agents,
     blockingTimeoutMs: config.blockingTimeoutMs,
     cancelWaitMs: config.cancelWaitMs,
+    taskGenerationMaxWaitMs: config.taskGenerationMaxWaitMs,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     maxQueuedTurns: config.maxQueuedTurns,
     listBounds: {

@@ -4,17 +4,48 @@
 // parsed the request and admitted the caller (scope, tenant, agent access, rate limit) before a
 // handler runs; the admitted call is the handler's Caller.
 import * as specs from '../protocol/operations/a2a.ts';
-import { defineStream, defineUnary } from './definition.ts';
+import { generationParamsOf, withGeneration } from '../extensions/task-generations.ts';
+import type { JsonObject, Task } from '../protocol/types.ts';
+import { readMarkOf } from '../store/task-read.ts';
+import { defineStream, defineUnary, type OperationCall } from './definition.ts';
 
-export const sendMessage = defineUnary(specs.sendMessage, (request, call) => call.service.sendMessage(call, request));
+/**
+ * The call with what it asks of task generations (src/extensions/task-generations.ts), and how
+ * the tasks it is answered with look: with their generation when it activated that extension.
+ */
+function withGenerations(call: OperationCall, requestMetadata: JsonObject | undefined): { call: OperationCall & { generations?: ReturnType<typeof generationParamsOf> }; shown: (task: Task) => Task } {
+  const generations = generationParamsOf(call.extensions, call.header, requestMetadata);
+  if (generations === undefined) return { call, shown: (task) => task };
+  return { call: { ...call, generations }, shown: (task) => withGeneration(task, readMarkOf(task)?.generation) };
+}
 
-export const sendStreamingMessage = defineStream(specs.sendStreamingMessage, (request, call) => call.service.sendStreamingMessage(call, request));
+export const sendMessage = defineUnary(specs.sendMessage, async (request, call) => {
+  const { call: caller, shown } = withGenerations(call, request.metadata);
+  const answer = await call.service.sendMessage(caller, request);
+  return 'task' in answer && answer.task !== undefined ? { ...answer, task: shown(answer.task) } : answer;
+});
 
-export const getTask = defineUnary(specs.getTask, (request, call) => call.service.getTask(call, request));
+// A stale expected generation is refused before the stream starts (an ordinary error answer);
+// streamed events are the replay buffer's and carry no generation (docs/task-generations.md).
+export const sendStreamingMessage = defineStream(specs.sendStreamingMessage, (request, call) =>
+  call.service.sendStreamingMessage(withGenerations(call, request.metadata).call, request),
+);
 
-export const listTasks = defineUnary(specs.listTasks, (request, call) => call.service.listTasks(call, request));
+export const getTask = defineUnary(specs.getTask, async (request, call) => {
+  const { call: caller, shown } = withGenerations(call, undefined);
+  return shown(await call.service.getTask(caller, request));
+});
 
-export const cancelTask = defineUnary(specs.cancelTask, (request, call) => call.service.cancelTask(call, request));
+export const listTasks = defineUnary(specs.listTasks, async (request, call) => {
+  const { call: caller, shown } = withGenerations(call, undefined);
+  const page = await call.service.listTasks(caller, request);
+  return { ...page, tasks: page.tasks.map(shown) };
+});
+
+export const cancelTask = defineUnary(specs.cancelTask, async (request, call) => {
+  const { call: caller, shown } = withGenerations(call, request.metadata);
+  return shown(await call.service.cancelTask(caller, request));
+});
 
 export const subscribeToTask = defineStream(specs.subscribeToTask, (request, call) => call.service.subscribeToTask(call, request));
 

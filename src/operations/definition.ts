@@ -25,6 +25,8 @@ export interface OperationCall {
   extensions: readonly string[];
   /** The trace context of the request's span (tracing on). */
   trace: TraceContext;
+  /** The request's headers (gRPC: its metadata), for extensions whose parameters travel there. */
+  header: (name: string) => string | undefined;
   /** The binding writes the answer with serializeAnswer, untranslated (Caller.answersSpliced). */
   answersSpliced: boolean;
   /** Charges a large answer's bytes to the caller's rate (limits.requestBytesPerToken): its next requests wait. */

@@ -48,6 +48,8 @@ export interface RequestContext {
   announceExtensions?: (uris: readonly string[]) => void;
   /** The trace context of the request's span (tracing on): the turns it opens continue it. */
   trace?: TraceContext;
+  /** The request's headers (gRPC: its metadata), for extensions whose parameters travel there. */
+  header?: (name: string) => string | undefined;
   /** The binding writes the answer through serializeAnswer as it is (Caller.answersSpliced). */
   answersSpliced?: boolean;
 }
@@ -88,6 +90,7 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
     endpoint: deps.endpoint,
     lastEventId: context.lastEventId,
     extensions,
+    header: context.header ?? (() => undefined),
     trace: context.trace,
     answersSpliced: context.answersSpliced === true,
     chargeAnswerBytes: (bytes) => deps.rateLimiter.chargeAnswer(owner, agent.settings.limits, bytes),

@@ -25,7 +25,8 @@ export type A2AErrorKind =
   | 'UNAUTHENTICATED'
   | 'PERMISSION_DENIED'
   | 'RESOURCE_EXHAUSTED'
-  | 'ALREADY_EXISTS';
+  | 'ALREADY_EXISTS'
+  | 'ABORTED';
 
 interface ErrorMapping {
   jsonRpcCode: number;
@@ -64,6 +65,9 @@ export const ERROR_MAPPINGS: Record<A2AErrorKind, ErrorMapping> = {
   // What the request would create exists already with other content (a messageId re-sent with
   // another message): invalid params on JSON-RPC, 409 Conflict on HTTP+JSON.
   ALREADY_EXISTS: { jsonRpcCode: -32602, httpStatus: 409, grpcStatus: 'ALREADY_EXISTS', a2a: false },
+  // A test-and-set the caller asked for failed (the task-generations extension: the task moved on):
+  // read again and retry. The code mirrors the HTTP status, as for this gateway's other own codes.
+  ABORTED: { jsonRpcCode: -31409, httpStatus: 409, grpcStatus: 'ABORTED', a2a: false },
 };
 
 export class A2AError extends Error {

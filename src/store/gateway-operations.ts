@@ -26,7 +26,7 @@ import { StoreRole } from './store-role.ts';
 import { taskField, taskItemField } from './task-hash.ts';
 
 /** acceptMessage replies that changed nothing (so nothing to note in the recent-tasks index, and a charge to give back). */
-const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'BUSY', 'INBOX_FULL', 'REFUSED', 'CONTEXT_MISMATCH', 'TERMINAL', 'DUPLICATE']);
+const ACCEPT_REFUSALS = new Set(['NOT_FOUND', 'CONFLICT', 'GENERATION_MISMATCH', 'BUSY', 'INBOX_FULL', 'REFUSED', 'CONTEXT_MISMATCH', 'TERMINAL', 'DUPLICATE']);
 /** acceptMessage replies after which the task has a new status (its owner's indexes move forward). */
 const ACCEPT_ANNOUNCED = new Set(['RESUMED', 'FORWARDED']);
 
@@ -173,6 +173,8 @@ export class GatewayOperations extends StoreRole {
     quota?: QuotaCharge;
     /** The sending request's W3C trace context: a message that waits for the running turn hands it to the next turn. */
     trace?: Record<string, string>;
+    /** The generation the caller expects the task at (the task-generations extension); undefined = any. */
+    expectedGeneration?: number;
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -219,6 +221,7 @@ export class GatewayOperations extends StoreRole {
       messageDigest: input.messageDigest,
       callerExtensions: input.callerExtensions,
       trace: input.trace,
+      expectedGeneration: input.expectedGeneration,
     });
     const { outcome } = reply;
     if (refusal !== undefined && outcome === 'REFUSED') {
@@ -283,7 +286,7 @@ export class GatewayOperations extends StoreRole {
   }
 
   /** `requestedBy`: an operator canceling another owner's task, recorded on the task and in its cancellation events. */
-  async cancelTask(taskId: string, owner: Owner, now: Date, requestedBy?: string): Promise<CancelResult> {
+  async cancelTask(taskId: string, owner: Owner, now: Date, requestedBy?: string, expectedGeneration?: number): Promise<CancelResult> {
     const ownerKey = ownerKeyOf(owner);
     const k = this.keys.task(taskId);
     const contextId = await this.ownContextId(k.task, ownerKey);
@@ -297,6 +300,7 @@ export class GatewayOperations extends StoreRole {
       taskId,
       retentionSeconds: this.retentionSeconds,
       requestedBy,
+      expectedGeneration,
     });
     if (reply.outcome === 'CANCELED' || reply.outcome === 'REQUESTED') this.recentTasks.note(taskId, now.getTime());
     if (reply.outcome === 'CANCELED') {
@@ -311,9 +315,26 @@ export class GatewayOperations extends StoreRole {
         return { kind: 'not-cancelable', state: reply.state };
       case 'CANCELED':
         return { kind: 'canceled' };
+      case 'GENERATION_MISMATCH':
+        return { kind: 'generation-mismatch', generation: reply.generation };
       default:
         return { kind: 'requested' };
     }
+  }
+
+  /**
+   * The task's generation and the id of its newest event, read together (one MULTI: a script
+   * bumps the one and appends the other in one call, so they agree); undefined when the task is
+   * missing or not the owner's. What a GetTask waiting for a generation checks before it waits.
+   */
+  async generationMark(taskId: string, owner: Owner): Promise<{ generation: number; lastEventId: string } | undefined> {
+    const k = this.keys.task(taskId);
+    const replies = (await this.redis.multi().hmget(k.task, taskField.owner, taskField.generation).xrevrange(k.events, '+', '-', 'COUNT', 1).exec()) ?? [];
+    for (const [error] of replies) if (error !== null) throw error;
+    const [storedOwner, generation] = (replies[0]?.[1] ?? []) as (string | null)[];
+    if (storedOwner !== ownerKeyOf(owner)) return undefined;
+    const last = (replies[1]?.[1] ?? []) as [string, string[]][];
+    return { generation: Number(generation ?? 0), lastEventId: last[0]?.[0] ?? '' };
   }
 
   /**

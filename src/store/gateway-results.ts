@@ -45,13 +45,17 @@ export type AcceptResult =
   | { kind: 'joined'; turn: number }
   /** Input policy interrupt: the running turn was asked to stop; the message is the next turn's input. */
   | { kind: 'interrupting'; turn: number }
+  /** The task is not at the generation the caller expected (it is at `generation`); nothing changed. */
+  | { kind: 'generation-mismatch'; generation: number }
   | OverQuota;
 
 export type CancelResult =
   | { kind: 'not-found' }
   | { kind: 'not-cancelable'; state: TaskState }
   | { kind: 'canceled' }
-  | { kind: 'requested' };
+  | { kind: 'requested' }
+  /** The task is not at the generation the caller expected (it is at `generation`); nothing changed. */
+  | { kind: 'generation-mismatch'; generation: number };
 
 /** acceptMessage's reply as the caller's answer; `active`: the owner's active tasks after a resume. */
 export function acceptResultOf(reply: AcceptOutcome, active: number): AcceptResult {
@@ -71,6 +75,8 @@ export function acceptResultOf(reply: AcceptOutcome, active: number): AcceptResu
       return { kind: 'inbox-full', waiting: reply.waiting };
     case 'FORWARDED':
       return { kind: 'forwarded', childId: reply.childId };
+    case 'GENERATION_MISMATCH':
+      return { kind: 'generation-mismatch', generation: reply.generation };
     case 'JOINED':
       return { kind: 'joined', turn: reply.turn };
     case 'INTERRUPTING':

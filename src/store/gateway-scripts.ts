@@ -107,7 +107,8 @@ export type AcceptOutcome =
   | { outcome: 'BUSY' | 'TERMINAL'; state: TaskState }
   | { outcome: 'INBOX_FULL'; waiting: number }
   | { outcome: 'JOINED' | 'INTERRUPTING' | 'DUPLICATE' | 'RESUMED' | 'QUEUED'; turn: number }
-  | { outcome: 'FORWARDED'; childId: string };
+  | { outcome: 'FORWARDED'; childId: string }
+  | { outcome: 'GENERATION_MISMATCH'; generation: number };
 
 const decodeAccept = (reply: ScriptReply): AcceptOutcome => {
   switch (reply[0]) {
@@ -123,6 +124,8 @@ const decodeAccept = (reply: ScriptReply): AcceptOutcome => {
       return { outcome: 'INBOX_FULL', waiting: Number(reply[1]) };
     case 'FORWARDED':
       return { outcome: 'FORWARDED', childId: str(reply[1]) };
+    case 'GENERATION_MISMATCH':
+      return { outcome: 'GENERATION_MISMATCH', generation: Number(reply[1]) };
     case 'JOINED':
     case 'INTERRUPTING':
     case 'DUPLICATE':
@@ -153,6 +156,8 @@ export const acceptMessageScript = defineScript({
     messageDigest: arg.optionalText,
     callerExtensions: arg.jsonList,
     trace: arg.optionalJson<Record<string, string>>(),
+    /** The generation the caller expects the task at (undefined = any). */
+    expectedGeneration: (value: number | undefined) => (value === undefined ? '' : String(value)),
   },
   reply: decodeAccept,
 });
@@ -172,7 +177,10 @@ export const readTaskScript = defineScript({
   reply: boundedTaskReadOf,
 });
 
-export type CancelOutcome = { outcome: 'NOT_FOUND' | 'CANCELED' | 'REQUESTED' } | { outcome: 'NOT_CANCELABLE'; state: TaskState };
+export type CancelOutcome =
+  | { outcome: 'NOT_FOUND' | 'CANCELED' | 'REQUESTED' }
+  | { outcome: 'NOT_CANCELABLE'; state: TaskState }
+  | { outcome: 'GENERATION_MISMATCH'; generation: number };
 
 export const cancelTaskScript = defineScript({
   name: 'cancelTask',
@@ -186,9 +194,12 @@ export const cancelTaskScript = defineScript({
     taskId: arg.text,
     retentionSeconds: arg.int,
     requestedBy: arg.optionalText,
+    /** The generation the caller expects the task at (undefined = any). */
+    expectedGeneration: (value: number | undefined) => (value === undefined ? '' : String(value)),
   },
   reply: (reply): CancelOutcome => {
     if (reply[0] === 'NOT_CANCELABLE') return { outcome: 'NOT_CANCELABLE', state: str(reply[1]) as TaskState };
+    if (reply[0] === 'GENERATION_MISMATCH') return { outcome: 'GENERATION_MISMATCH', generation: Number(reply[1]) };
     return { outcome: reply[0] === 'NOT_FOUND' || reply[0] === 'CANCELED' ? reply[0] : 'REQUESTED' };
   },
 });

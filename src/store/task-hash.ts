@@ -40,6 +40,7 @@ export const TASK_HASH_FIELDS = {
   eventsTrimmedThrough: { type: 'string', holds: 'id of the newest event the replay bound dropped' },
   eventsTrimmed: { type: 'number', holds: 'how many events the replay bound dropped in all' },
   eventsBytes: { type: 'number', holds: 'bytes of the events the replay buffer holds (appended less dropped), for replay.maxBytes' },
+  generation: { type: 'number', holds: 'grows by one with every observable change of the task (each event appended, each message taken): docs/task-generations.md' },
   answerHistory: { type: 'number', holds: 'the history length a SendMessage waiting for the task waits with (-1 = all); finishTurn publishes the task to it' },
   // cancellation (invariant 6)
   cancelRequestedAtMs: { type: 'ms', holds: 'stage 1: when a cancel was requested' },
@@ -119,5 +120,5 @@ export function taskHashOf(all: Record<string, string>): TaskHash {
 export const READ_TASK_FIELDS = [
   'owner', 'id', 'contextId', 'status', 'artifacts', 'metadata',
   'cancelRequestedAtMs', 'cancelAcknowledgedAtMs', 'cancelStoppedAtMs', 'cancelOutcome', 'outcome',
-  'usageInputTokens', 'usageOutputTokens', 'directReply', 'eventsTrimmedThrough', 'eventsTrimmed',
+  'usageInputTokens', 'usageOutputTokens', 'directReply', 'eventsTrimmedThrough', 'eventsTrimmed', 'generation',
 ] as const satisfies readonly TaskHashField[];

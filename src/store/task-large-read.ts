@@ -62,9 +62,10 @@ export async function readRawLargeTask(redis: RedisClient, k: TaskKeys, taskId: 
       if (attempt < LIVE_READ_ATTEMPTS) continue;
       throw new Error(`task ${taskId}'s artifacts changed generation ${LIVE_READ_ATTEMPTS} times while read; read it again`);
     }
+    const generationField = rest.pop() || '0';
     const trimmedCount = rest.pop() || '0';
     const storedArtifacts = storedArtifactsField(stored, chunks);
-    const read = taskReadOf([id ?? '', contextId ?? '', status ?? '', '', metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, ...(history ?? [])]);
+    const read = taskReadOf([id ?? '', contextId ?? '', status ?? '', '', metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, generationField, ...(history ?? [])]);
     if (read === undefined) return undefined;
     read.bytes += storedArtifacts.length;
     return { read, storedArtifacts };

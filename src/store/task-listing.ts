@@ -7,6 +7,7 @@
 import type { RedisClient } from '../redis/connection.ts';
 import type { Task, TaskState } from '../protocol/types.ts';
 import { ownerKeyOf, taskReadOf, type Owner, type TaskStore } from './task-store.ts';
+import { HISTORY_AT } from './task-read.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { READ_TASK_FIELDS, taskField, type TaskHashField } from './task-hash.ts';
 import { storedArtifactsField } from './stored-artifacts.ts';
@@ -78,7 +79,6 @@ const TASK_FIELDS: TaskHashField[] = READ_TASK_FIELDS.filter((field) => field !=
 const ARTIFACTS_AT = 3;
 /** Placeholder of a listed task's artifacts kept in segments: read apart (artifact-segments.ts). */
 const SEGMENTED = '#segmented';
-const HISTORY_AT = 16;
 
 const textLength = (value: string | number | null): number => (typeof value === 'string' ? value.length : 0);
 
@@ -241,7 +241,8 @@ export class TaskListing {
       // A snapshot kept in segments ('artifacts' absent) is read apart, in a transaction of its own.
       const artifacts = !query.includeArtifacts ? '' : snapshot === '' ? SEGMENTED : storedArtifactsField(snapshot ?? '', (replies[i * step + step - 1] ?? []) as string[]);
       // No event id and nothing trimmed: a listed task is not the start of a stream.
-      return [id ?? '', contextId ?? '', status ?? '', artifacts, metadata ?? '', '', ...rest, '', '0', ...history];
+      const generation = rest.pop() ?? '0';
+      return [id ?? '', contextId ?? '', status ?? '', artifacts, metadata ?? '', '', ...rest, '', '0', generation, ...history];
     });
     await Promise.all(
       read.map(async (reply, i) => {

@@ -14,6 +14,8 @@ export interface TaskRead {
   lastEventId: string;
   /** What the replay bound dropped from the task's buffer, as of the snapshot. */
   trimmed: TrimmedEvents;
+  /** The task's generation as of the snapshot (grows with every change; docs/task-generations.md). */
+  generation: number;
   /** About what the reply weighs (its strings' lengths): what an answer built from it costs the caller's rate. */
   bytes: number;
 }
@@ -34,10 +36,25 @@ function cancellationOf(requested: string | undefined, acknowledged: string | un
   };
 }
 
+/**
+ * Each Task object a read built, with its generation and the last event it includes: the faces
+ * decorate a task only when the request activated the task-generations extension, so the
+ * generation rides beside the object (never in it, never in stored metadata) until then.
+ */
+const readMarks = new WeakMap<Task, { generation: number; lastEventId: string }>();
+
+/** The generation (and last event id) of a task a read built; undefined for a task built otherwise. */
+export function readMarkOf(task: Task): { generation: number; lastEventId: string } | undefined {
+  return readMarks.get(task);
+}
+
+/** Where the history starts in readTask-4.lua's reply (the fields before it are fixed). */
+export const HISTORY_AT = 17;
+
 /** A task as readTask-4.lua returned it (ListTasks builds the same reply from plain reads), or undefined when it is missing or not the caller's. */
 export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefined {
   if (reply.length === 0) return undefined;
-  const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, trimmedThrough, trimmedCount, ...history] =
+  const [id, contextId, status, artifacts, metadata, lastEventId, requested, acknowledged, stopped, cancelOutcome, outcome, inputTokens, outputTokens, directReply, trimmedThrough, trimmedCount, generation, ...history] =
     reply.map(str);
   const task: Task = {
     id: id as string,
@@ -63,8 +80,9 @@ export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefi
   if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
   let bytes = 0;
   for (const value of reply) if (typeof value === 'string') bytes += value.length;
-  const read: TaskRead = { task, lastEventId: lastEventId as string, trimmed: { throughId: trimmedThrough ?? '', count: Number(trimmedCount || 0) }, bytes };
+  const read: TaskRead = { task, lastEventId: lastEventId as string, trimmed: { throughId: trimmedThrough ?? '', count: Number(trimmedCount || 0) }, generation: Number(generation || 0), bytes };
   if (directReply) read.directReply = JSON.parse(directReply) as Message;
+  readMarks.set(task, { generation: read.generation, lastEventId: read.lastEventId });
   return read;
 }
 

@@ -20,6 +20,7 @@ import type {
   TaskPushNotificationConfig,
 } from '../protocol/types.ts';
 import type { Owner } from '../store/task-store.ts';
+import type { GenerationParams } from '../extensions/task-generations.ts';
 import type { TraceContext } from '../telemetry/spans.ts';
 
 /** What the use cases read of the agent whose URLs a request came to (an AgentEndpoint). */
@@ -57,6 +58,8 @@ export interface Caller {
    * when the caller's rate cannot pay now). Absent, or 0, when the caller's rate is off.
    */
   largeAnswers?: { payAfterBytes: number; pay: (bytes: number) => Promise<void> };
+  /** What the request asks of task generations, when it activated that extension (src/extensions/task-generations.ts). */
+  generations?: GenerationParams;
 }
 
 export type CreatePushConfigRequest = TaskPushNotificationConfig & { taskId: string; tenant?: string };

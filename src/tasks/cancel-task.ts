@@ -3,6 +3,7 @@
 // assignments are canceled with it, and a canceled sub-agent task is settled on its coordinator.
 import type { Delegator } from '../coordination/delegator.ts';
 import { A2AError, taskNotFound } from '../protocol/errors.ts';
+import { generationConflict } from '../extensions/task-generations.ts';
 import { isTerminal, type CancelTaskRequest, type Task } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { cancelStages } from '../telemetry/metrics.ts';
@@ -16,11 +17,15 @@ export interface CancelDeps {
   cancelWaitMs: number;
 }
 
-/** `requestedBy`: an operator canceling the owner's task (recorded on it); undefined for the owner. */
-export async function cancelTask(deps: CancelDeps, owner: Owner, request: CancelTaskRequest, requestedBy?: string): Promise<Task> {
+/**
+ * `requestedBy`: an operator canceling the owner's task (recorded on it); undefined for the owner.
+ * `expectedGeneration`: refuse (ABORTED, nothing changed) unless the task is at it (task-generations extension).
+ */
+export async function cancelTask(deps: CancelDeps, owner: Owner, request: CancelTaskRequest, requestedBy?: string, expectedGeneration?: number): Promise<Task> {
   const { store } = deps;
-  const result = await store.gateway.cancelTask(request.id, owner, new Date(), requestedBy);
+  const result = await store.gateway.cancelTask(request.id, owner, new Date(), requestedBy, expectedGeneration);
   if (result.kind === 'not-found') throw taskNotFound(request.id);
+  if (result.kind === 'generation-mismatch') throw generationConflict(request.id, expectedGeneration ?? 0, result.generation, 'CancelTask');
   // A queued task is canceled here at once (requested and stopped); a running one's worker does the rest.
   if (result.kind === 'canceled' || result.kind === 'requested') cancelStages.inc({ stage: 'requested' });
   if (result.kind === 'canceled') cancelStages.inc({ stage: 'stopped' });

@@ -5,6 +5,7 @@ import { traceCarrier } from '../telemetry/spans.ts';
 import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
 import { A2AError, invalidParams, taskNotFound } from '../protocol/errors.ts';
+import { generationConflict } from '../extensions/task-generations.ts';
 import type { Message, SendMessageRequest } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { messageDigestOf } from './message-digest.ts';
@@ -41,6 +42,7 @@ export async function submitFollowUp(deps: IntakeDeps, owner: Owner, request: Se
       messageDigest: digest,
       maxQueuedMessages: settings.limits.maxQueuedMessages,
       trace: traceCarrier(sender.trace),
+      expectedGeneration: sender.expectedGeneration,
       quota: quota?.chargeFor(stored, STORED_COPIES.followUp, Date.now(), storedBytes),
       now: new Date(),
     });
@@ -53,6 +55,8 @@ export async function submitFollowUp(deps: IntakeDeps, owner: Owner, request: Se
       throw (quota as StorageQuota).refusal(result);
     case 'conflict':
       throw messageIdReused(message.messageId, taskId);
+    case 'generation-mismatch':
+      throw generationConflict(taskId, sender.expectedGeneration ?? 0, result.generation, 'SendMessage');
     case 'inbox-full':
       throw new LimitExceededError(
         'limits.maxQueuedMessages',

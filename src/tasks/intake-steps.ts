@@ -34,6 +34,8 @@ export interface SenderContext {
   extensions: readonly string[];
   /** The trace context of the request's span (tracing on): the turn the message opens continues it. */
   trace?: TraceContext;
+  /** A message to an existing task: refused unless the task is at this generation (task-generations extension). */
+  expectedGeneration?: number | undefined;
 }
 
 /** A stored message: its task, and where a stream of it starts. */

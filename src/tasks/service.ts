@@ -32,6 +32,8 @@ import type { TurnQueues } from '../../queues/turns.ts';
 import type { Caller, CreatePushConfigRequest, ListPushConfigsRequest, PushConfigRequest, TaskFollower } from './a2a-handler.ts';
 import { listAssignments, type AssignmentView } from './assignment-views.ts';
 import { cancelTask, type CancelDeps } from './cancel-task.ts';
+import { getTaskAfterGeneration } from './generation-wait.ts';
+import { MAX_GENERATION_WAIT_MS } from '../extensions/task-generations.ts';
 import { extendedAgentCard } from './extended-card.ts';
 import type { GatewayHandler } from './gateway-handler.ts';
 import { MessageIntake } from './message-intake.ts';
@@ -52,6 +54,8 @@ export interface TaskServiceOptions {
   agents: Agents;
   blockingTimeoutMs: number;
   cancelWaitMs: number;
+  /** Longest a GetTask waits for a task generation (taskGenerationMaxWaitMs); undefined = the extension's own cap. */
+  taskGenerationMaxWaitMs?: number;
   idempotencyTtlSeconds: number;
   /** New turns of an agent are refused (503, Retry-After) while this many wait in its queue; 0 = no bound. */
   maxQueuedTurns: number;
@@ -87,11 +91,13 @@ export class TaskService implements GatewayHandler {
   private readonly pushConfigs: PushConfigHandlers;
   private readonly store: TaskStore;
   private readonly assignments: AssignmentStore;
+  private readonly maxGenerationWaitMs: number;
 
   constructor(options: TaskServiceOptions) {
     const { store } = options;
     this.store = store;
     this.assignments = options.assignments;
+    this.maxGenerationWaitMs = options.taskGenerationMaxWaitMs ?? MAX_GENERATION_WAIT_MS;
     this.schedules = options.schedules;
     this.subscriptions = options.subscriptions;
     this.events = new TaskEvents(options.hub, store);
@@ -128,7 +134,10 @@ export class TaskService implements GatewayHandler {
   }
 
   getTask(caller: Caller, request: GetTaskRequest): Promise<Task> {
-    return this.reads.getTask(caller, request);
+    const after = caller.generations?.after;
+    if (after === undefined) return this.reads.getTask(caller, request);
+    const deps = { store: this.store, events: this.events, read: (c: Caller, r: GetTaskRequest) => this.reads.getTask(c, r) };
+    return getTaskAfterGeneration(deps, caller, request, after, Math.min(caller.generations?.waitMs ?? 0, this.maxGenerationWaitMs));
   }
 
   listTasks(caller: Caller, request: ListTasksRequest): Promise<ListTasksResponse> {
@@ -136,7 +145,7 @@ export class TaskService implements GatewayHandler {
   }
 
   cancelTask(caller: Caller, request: CancelTaskRequest): Promise<Task> {
-    return cancelTask(this.cancels, caller.owner, request);
+    return cancelTask(this.cancels, caller.owner, request, undefined, caller.generations?.expected);
   }
 
   subscribeToTask(caller: Caller, request: SubscribeToTaskRequest): Promise<StreamPlan> {

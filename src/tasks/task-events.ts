@@ -41,6 +41,34 @@ export class TaskEvents {
   }
 
   /**
+   * Resolves at the first event after `afterId` (any kind), or at the timeout. A failed feed
+   * (Redis unreachable) ends the wait too: the caller reads the task again, and that read fails
+   * or answers as it is.
+   */
+  waitForEventAfter(taskId: string, afterId: string, timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        feed.close();
+        resolve();
+      };
+      const timer = setTimeout(finish, timeoutMs);
+      const feed = openTaskFeed({
+        hub: this.hub,
+        store: this.store,
+        taskId,
+        afterId,
+        onEvent: finish,
+        onBehindBuffer: async () => {
+          finish();
+          return undefined;
+        },
+        onError: finish,
+      });
+    });
+  }
+
+  /**
    * Like waitForTurnEnd, and resolves with the task when the event that ended the wait carried
    * it (LiveEvent.answer). `liveOnly`: the task has published nothing yet (see openTaskFeed).
    */

@@ -92,6 +92,7 @@ async function admit(call: ServerUnaryCall<DecodedRequest, unknown> | ServerWrit
     requestBytes: decoded.bytes,
     lastEventId: lastEventIdOf(headers),
     requestedExtensions: requestedExtensionsOf((name) => headers.header(name)),
+    header: (name) => headers.header(name),
     announceExtensions: (uris) => {
       if (uris.length === 0) return;
       const metadata = new Metadata();

@@ -9,8 +9,9 @@ import { notesOf } from './request-notes.ts';
 export function exchangeContext(
   exchange: Pick<Exchange, 'header' | 'response'>,
   responseHeader: string = EXTENSIONS_HEADER,
-): Pick<RequestContext, 'requestedExtensions' | 'announceExtensions' | 'trace'> {
+): Pick<RequestContext, 'requestedExtensions' | 'announceExtensions' | 'trace' | 'header'> {
   return {
+    header: (name) => exchange.header(name),
     requestedExtensions: requestedExtensionsOf((name) => exchange.header(name)),
     announceExtensions: (uris) => {
       if (uris.length > 0 && !exchange.response.headersSent) exchange.response.setHeader(responseHeader, uris.join(', '));

@@ -18,8 +18,11 @@
   ARGV[16] the sending request's W3C trace context, JSON ('' = none): a message that waits for the
     running turn leaves it as 'inboxTrace' (the first waiting message's wins), the trace the
     next turn continues (finishTurn)
+  ARGV[17] the generation the caller expects the task at ('' = any; docs/task-generations.md): checked
+    after the duplicate check (a re-sent message stays idempotent), before anything else changes
   Returns {'NOT_FOUND'} | {'REFUSED'} (see ARGV[9]) | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
         | {'CONFLICT'} (the messageId was taken before with other content; nothing changed)
+        | {'GENERATION_MISMATCH', current generation} (ARGV[17] is not the task's generation; nothing changed)
         | {'BUSY', state} (policy reject: a turn is queued or running; nothing changed)
         | {'INBOX_FULL', count} (that many messages already wait for the running turn; nothing changed)
         | {'JOINED', turn} (policy interrupt, the turn has not started: the message joins its input)
@@ -45,13 +48,16 @@ local function announce(state, status)
   redis.call('HSET', KEYS[1], 'status', status, 'state', state, 'updatedAtMs', ARGV[5])
   local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[8]) .. ',"contextId":' .. cjson.encode(contextId)
     .. ',"status":' .. status .. '}}'
-  local id = __appendEvent(KEYS[5], ARGV[7], event)
+  local id = __appendEvent(KEYS[1], KEYS[5], ARGV[7], event)
 end
 
 -- The message is the task's from now on: its id (re-sends are duplicates), its digest, and what
 -- the request that sent it carried for the adapter (ctx.caller.scopes, ctx.extensions).
+-- A taken message changes the task even when nothing is announced (it waits in the inbox, or
+-- joins the turn's input): the generation moves, so a second sender expecting the same one is refused.
 local function take()
   redis.call('SADD', KEYS[4], ARGV[4])
+  redis.call('HINCRBY', KEYS[1], 'generation', 1)
   redis.call('HSET', KEYS[1], 'callerScopes', ARGV[12], 'callerExtensions', ARGV[15])
   if ARGV[14] ~= '' then redis.call('HSET', KEYS[1], 'digest:' .. ARGV[4], ARGV[14]) end
 end
@@ -61,6 +67,10 @@ if redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 1 then
   local taken = redis.call('HGET', KEYS[1], 'digest:' .. ARGV[4])
   if taken and ARGV[14] ~= '' and taken ~= ARGV[14] then return {'CONFLICT'} end
   return {'DUPLICATE', redis.call('HGET', KEYS[1], 'turn')}
+end
+if ARGV[17] ~= '' then
+  local current = redis.call('HGET', KEYS[1], 'generation') or '0'
+  if current ~= ARGV[17] then return {'GENERATION_MISMATCH', current} end
 end
 local state = redis.call('HGET', KEYS[1], 'state')
 if __isTerminal(state) then
@@ -111,7 +121,7 @@ if not resumes and policy == 'interrupt' and not parked then
       .. ',"status":' .. redis.call('HGET', KEYS[1], 'status')
       .. ',"metadata":{"cancellation":{"stage":"requested","scope":"turn","turn":' .. turn .. ',"reason":"interrupted by a new message","at":'
       .. cjson.encode(ARGV[6]) .. '}}}}'
-    local id = __appendEvent(KEYS[5], ARGV[7], requested)
+    local id = __appendEvent(KEYS[1], KEYS[5], ARGV[7], requested)
   end
   redis.call('PUBLISH', ARGV[11], ARGV[8] .. ' ' .. turn)
   return {'INTERRUPTING', turn}

@@ -16,6 +16,6 @@ if __leaseIsStale() then return {'STALE'} end
 local state = redis.call('HGET', KEYS[1], 'state')
 if state ~= 'TASK_STATE_WORKING' and state ~= 'TASK_STATE_SUBMITTED' then return {'OK'} end
 if redis.call('HSETNX', KEYS[1], ARGV[5], ARGV[3]) == 1 then
-  local id = __appendEvent(KEYS[2], ARGV[2], ARGV[4])
+  local id = __appendEvent(KEYS[1], KEYS[2], ARGV[2], ARGV[4])
 end
 return {'OK'}

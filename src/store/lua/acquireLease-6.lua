@@ -82,7 +82,7 @@ if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
   redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[3])
   local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(contextId)
     .. ',"status":' .. status .. '}}'
-  local id = __appendEvent(KEYS[4], ARGV[5], event)
+  local id = __appendEvent(KEYS[1], KEYS[4], ARGV[5], event)
 end
 local fields = redis.call('HMGET', KEYS[1], 'status', 'metadata', 'turnInputStart', 'versions', 'turnDeadlineAtMs',
   'turnBudgetSpent', 'role', 'parentTaskId', 'readOnly')

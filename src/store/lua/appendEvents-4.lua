@@ -72,6 +72,6 @@ if ARGV[7] ~= '' then
 end
 local id = ''
 for i = 13, #ARGV do
-  id = __appendEvent(KEYS[2], ARGV[2], ARGV[i])
+  id = __appendEvent(KEYS[1], KEYS[2], ARGV[2], ARGV[i])
 end
 return {'OK', id}

@@ -12,7 +12,9 @@
   ARGV[5] cancel channel   ARGV[6] taskId   ARGV[7] retention of a terminal task (s)
   ARGV[8] who requested it when it was not the owner ('' = the owner): an operator, "operator:<tenant>/<subject>";
           kept in the hash (cancelRequestedBy, first request wins) and named in the events' cancellation metadata (requestedBy)
+  ARGV[9] the generation the caller expects the task at ('' = any; docs/task-generations.md)
   Returns {'NOT_FOUND'} | {'NOT_CANCELABLE', state} | {'CANCELED'} | {'REQUESTED'}
+        | {'GENERATION_MISMATCH', current generation} (nothing changed)
   Emits: a status update with metadata.cancellation.stage "requested" (first request for a running
   turn) or the final TASK_STATE_CANCELED update with stage "stopped".
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
@@ -21,6 +23,10 @@
 ]]
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end
+if ARGV[9] ~= '' then
+  local current = redis.call('HGET', KEYS[1], 'generation') or '0'
+  if current ~= ARGV[9] then return {'GENERATION_MISMATCH', current} end
+end
 local state = redis.call('HGET', KEYS[1], 'state')
 if __isTerminal(state) then
   return {'NOT_CANCELABLE', state}
@@ -41,7 +47,7 @@ if running then
     local requested = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[6]) .. ',"contextId":' .. cjson.encode(contextId)
       .. ',"status":' .. redis.call('HGET', KEYS[1], 'status')
       .. ',"metadata":{"cancellation":{"stage":"requested","at":' .. cjson.encode(ARGV[3]) .. requestedBy .. '}}}}'
-    local requestedId = __appendEvent(KEYS[2], ARGV[4], requested)
+    local requestedId = __appendEvent(KEYS[1], KEYS[2], ARGV[4], requested)
   end
   redis.call('PUBLISH', ARGV[5], ARGV[6])
   return {'REQUESTED'}
@@ -56,6 +62,6 @@ redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_CANCELED', 'u
   'finishedAtMs', ARGV[2], 'cancelStoppedAtMs', ARGV[2], 'cancelOutcome', 'TASK_STATE_CANCELED')
 local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[6]) .. ',"contextId":' .. cjson.encode(contextId)
   .. ',"status":' .. status .. ',"metadata":{"cancellation":{"stage":"stopped","at":' .. cjson.encode(ARGV[3]) .. requestedBy .. '}}}}'
-local id = __appendEvent(KEYS[2], ARGV[4], event)
+local id = __appendEvent(KEYS[1], KEYS[2], ARGV[4], event)
 for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[10]}) do redis.call('EXPIRE', key, ARGV[7]) end
 return {'CANCELED'}

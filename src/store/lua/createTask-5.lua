@@ -41,5 +41,5 @@ redis.call('SADD', KEYS[4], ARGV[7])
 redis.call('HSET', KEYS[5], 1, ARGV[10])
 local stored = ARGV[18]
 if stored == nil or stored == '' then stored = ARGV[9] end
-local id = __appendEvent(KEYS[3], ARGV[11], stored, ARGV[9])
+local id = __appendEvent(KEYS[1], KEYS[3], ARGV[11], stored, ARGV[9])
 return {'CREATED', id}

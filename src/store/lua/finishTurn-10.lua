@@ -81,7 +81,7 @@ if continues then
   end
   local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[5]) .. ',"contextId":' .. cjson.encode(contextId)
     .. ',"status":' .. status .. stopped .. '}}'
-  local id = __appendEvent(KEYS[2], ARGV[2], event)
+  local id = __appendEvent(KEYS[1], KEYS[2], ARGV[2], event)
   local result = {'NEXT', nextTurn, start, inboxTrace}
   for _, message in ipairs(queued) do table.insert(result, message) end
   return result
@@ -124,5 +124,5 @@ if waiting and __artifactsWeight(KEYS[1]) <= 65536 then
     return nil
   end
 end
-local id = __appendEvent(KEYS[2], ARGV[2], final, nil, answer)
+local id = __appendEvent(KEYS[1], KEYS[2], ARGV[2], final, nil, answer)
 return {'DONE', id, direct and 'DIRECT' or ''}

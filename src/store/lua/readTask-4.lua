@@ -8,7 +8,7 @@
     is not assembled: the reply is {'LARGE', bytes}, and the reader pays for them first (src/tasks/read-tasks.ts)
   Returns {} when missing or foreign, {'LARGE', bytes} (above), else {id, contextId, status, artifacts (include/storedArtifacts.lua), metadata, lastEventId,
     cancelRequestedAtMs, cancelAcknowledgedAtMs, cancelStoppedAtMs, cancelOutcome, outcome,
-    usageInputTokens, usageOutputTokens, directReply, eventsTrimmedThrough, eventsTrimmed, history...}
+    usageInputTokens, usageOutputTokens, directReply, eventsTrimmedThrough, eventsTrimmed, generation, history...}
   eventsTrimmedThrough and eventsTrimmed say what the replay bound dropped (boundReplay.lua): with
   lastEventId they tell, atomically with the snapshot, whether a Last-Event-ID is older than the buffer.
   @include storedArtifacts

@@ -33,5 +33,5 @@ redis.call('HSET', KEYS[1], 'status', statusJson, 'state', 'TASK_STATE_INPUT_REQ
   'awaitingChild', childId)
 local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(contextId)
   .. ',"status":' .. statusJson .. '}}'
-local id = __appendEvent(KEYS[3], ARGV[3], event)
+local id = __appendEvent(KEYS[1], KEYS[3], ARGV[3], event)
 return {'ASKED', childId}

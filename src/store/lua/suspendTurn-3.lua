@@ -17,5 +17,5 @@ redis.call('HINCRBY', KEYS[1], 'turnAttempts', -1)
 -- Fence out anything the parked run still tries to write.
 redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
 redis.call('HSET', KEYS[1], 'suspended', 1, 'status', ARGV[2], 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[4])
-local id = __appendEvent(KEYS[3], ARGV[5], ARGV[3])
+local id = __appendEvent(KEYS[1], KEYS[3], ARGV[5], ARGV[3])
 return {'SUSPENDED'}

@@ -9,9 +9,13 @@
   `trailer`: nil, or a function of the entry id whose string (if any) rides in the same message
   after a second newline, for one listener only (finishTurn's answer to a waiting SendMessage):
   event JSON never holds a raw newline, so every other subscriber cuts it off.
+  Every event is an observable change of the task, so it also bumps the task's generation
+  (`taskKey`'s 'generation', docs/task-generations.md) in the same script call: a reader never
+  sees a new state under an old generation.
   Returns the entry id.
 ]]
-local function __appendEvent(eventsKey, channel, stored, published, trailer)
+local function __appendEvent(taskKey, eventsKey, channel, stored, published, trailer)
+  redis.call('HINCRBY', taskKey, 'generation', 1)
   local id = redis.call('XADD', eventsKey, '*', 'r', stored)
   local message = id .. '\n' .. (published or stored)
   local extra = trailer and trailer(id)

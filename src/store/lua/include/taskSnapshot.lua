@@ -9,7 +9,7 @@
 local function __taskSnapshot(taskKey, historyKey, eventsKey, chunksKey, ownerKey, historyLength, lastEventId)
   local fields = redis.call('HMGET', taskKey, 'owner', 'id', 'contextId', 'status', 'artifacts', 'metadata',
     'cancelRequestedAtMs', 'cancelAcknowledgedAtMs', 'cancelStoppedAtMs', 'cancelOutcome', 'outcome',
-    'usageInputTokens', 'usageOutputTokens', 'directReply', 'eventsTrimmedThrough', 'eventsTrimmed')
+    'usageInputTokens', 'usageOutputTokens', 'directReply', 'eventsTrimmedThrough', 'eventsTrimmed', 'generation')
   if (not fields[1]) or (ownerKey and fields[1] ~= ownerKey) then return nil end
   if not lastEventId then
     local last = redis.call('XREVRANGE', eventsKey, '+', '-', 'COUNT', 1)
@@ -18,7 +18,7 @@ local function __taskSnapshot(taskKey, historyKey, eventsKey, chunksKey, ownerKe
   end
   local result = {fields[2], fields[3], fields[4], __storedArtifacts(fields[5], chunksKey, taskKey) or '[]', fields[6] or '{}', lastEventId,
     fields[7] or '', fields[8] or '', fields[9] or '', fields[10] or '', fields[11] or '', fields[12] or '', fields[13] or '', fields[14] or '',
-    fields[15] or '', fields[16] or '0'}
+    fields[15] or '', fields[16] or '0', fields[17] or '0'}
   if historyLength ~= 0 then
     local from = 0
     if historyLength > 0 then from = -historyLength end
