@@ -6,6 +6,7 @@
 import { importPartnerKey } from '../auth/signatures/verify-request.ts';
 import type { AgentConfig, IssuerConfig, PartnerConfig } from '../config/schema.ts';
 import { agentSpec } from './agent-specs.ts';
+import { consumerSpec } from './consumer-specs.ts';
 import type { AdminCaller } from './admin-caller.ts';
 import { conflict, invalidBody, invalidField } from './admin-errors.ts';
 import { newApiKey } from './api-keys.ts';
@@ -40,6 +41,7 @@ const asObject = (body: unknown): Record<string, unknown> | undefined =>
 export function buildSpec(kind: ResourceKind, name: string, body: unknown, context: SpecContext): BuiltSpec<ResourceKind> {
   if (kind === 'api-keys') return apiKeySpec(name, body, context);
   if (kind === 'partners') return { spec: partnerSpec(name, body, context) };
+  if (kind === 'consumers') return { spec: consumerSpec(name, body, context.view) };
   if (kind === 'agents') {
     const { configured } = context;
     return { spec: agentSpec(name, body, { configuredNames: Object.keys(configured.agents ?? {}), allowedAdapters: configured.agentAdapters ?? [] }) };

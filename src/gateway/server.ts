@@ -38,6 +38,8 @@ import { loadGatewaySecrets } from './startup-checks.ts';
 import { buildTaskService } from './task-service-setup.ts';
 import { startControlPlane, type ControlPlane } from '../control/control-plane.ts';
 import { ControlService } from '../control/control-service.ts';
+import { consumerPlans } from '../consumers/consumer-plans.ts';
+import { readConsumerUsage } from '../consumers/consumer-usage.ts';
 
 /** A gateway role running inside a lifecycle, which stops it. */
 export interface GatewayRole {
@@ -102,6 +104,9 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const dashboardQueues = [...agents.list().map((agent) => queues.of(agent.name)), ...(pushQueue === undefined ? [] : [pushQueue]), ...(scheduleQueue === undefined ? [] : [scheduleQueue])];
   registerGatewayMetrics(lifecycle, { commands, streams, dashboardQueues });
   const rateLimiter = new RateLimiter(commands, config.keyPrefix, config.limits.requestBytesPerToken);
+  // Consumers' plans are admitted after each caller's own rate (src/consumers).
+  const consumers = consumerPlans(control.view, commands, config.keyPrefix, config.limits);
+  rateLimiter.consumers = consumers.gate;
   // One count of open streams across the gateways, whichever binding serves them; its slots go back once the streams ended.
   const streamSlots = new StreamSlots(commands, config.keyPrefix, config.limits);
   lifecycle.register({ name: 'stream slots', stop: () => streamSlots.close() });
@@ -191,6 +196,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
         { partners: config.auth.partners, issuers: config.auth.issuers, agents: configuredAgents, agentAdapters: config.storedAgentAdapters },
         Date.now,
         () => liveAgents.settled(),
+        (name) => readConsumerUsage(consumers, name),
       ),
       mcp: mcpFaceSettingsOf(config, keys.devIssuer),
     }),

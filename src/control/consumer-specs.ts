@@ -1,0 +1,27 @@
+// A consumer's write made into the spec it stores, or refused: its schema, and no caller claimed
+// by two consumers (a tenant or a JWT subject named by another), so whose a request is never
+// depends on which consumer the process happened to look at first.
+import { consumerInput, type ConsumerSpec } from '../consumers/consumer-spec.ts';
+import { conflict, invalidBody } from './admin-errors.ts';
+import type { ControlView } from './control-view.ts';
+
+export function consumerSpec(name: string, body: unknown, view: ControlView): ConsumerSpec {
+  const parsed = consumerInput.safeParse(body);
+  if (!parsed.success) throw invalidBody(`Consumer "${name}"`, parsed.error);
+  const spec = parsed.data;
+  const others = view.list('consumers').filter((stored) => stored.name !== name);
+  const { tenant, issuer, subjects } = spec.members;
+  if (tenant !== undefined) {
+    const same = others.find((other) => other.spec.members.tenant === tenant);
+    if (same !== undefined) throw conflict(`Consumer "${same.name}" already holds tenant "${tenant}": a tenant belongs to one consumer.`, 'members.tenant');
+  }
+  if (issuer !== undefined && subjects !== undefined) {
+    const mine = new Set(subjects);
+    for (const other of others) {
+      if (other.spec.members.issuer !== issuer) continue;
+      const shared = other.spec.members.subjects?.find((subject) => mine.has(subject));
+      if (shared !== undefined) throw conflict(`Subject "${shared}" of issuer "${issuer}" already belongs to consumer "${other.name}": a subject belongs to one consumer.`, 'members.subjects');
+    }
+  }
+  return spec;
+}
