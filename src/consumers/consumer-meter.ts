@@ -118,6 +118,9 @@ export class TurnMeter {
   }
 }
 
+/** The adapters whose turns call a model (the others' output is no model's tokens). */
+const MODEL_ADAPTERS = new Set(['openai']);
+
 /** Makes the meter of each turn whose owner is a consumer's. */
 export class ConsumerMeters {
   constructor(
@@ -125,10 +128,15 @@ export class ConsumerMeters {
     private readonly store: ConsumerStore,
   ) {}
 
-  /** The turn's meter, or undefined when its owner (tenant, subject) is no consumer's. */
-  forTurn(tenant: string, subject: string, adapterOptions: JsonObject): TurnMeter | undefined {
+  /**
+   * The turn's meter, or undefined when its owner (tenant, subject) is no consumer's or its agent
+   * calls no model: an agent of a model adapter, or one whose options give `prices`.
+   */
+  forTurn(tenant: string, subject: string, agent: { adapter: string; adapterOptions: JsonObject } | undefined): TurnMeter | undefined {
+    if (agent === undefined || !(MODEL_ADAPTERS.has(agent.adapter) || agent.adapterOptions.prices !== undefined)) return undefined;
     const consumer = this.directory.resolve(tenant, subject);
     if (consumer === undefined) return undefined;
+    const { adapterOptions } = agent;
     const prices = modelPricesSchema.safeParse(adapterOptions.prices ?? {});
     const model = typeof adapterOptions.model === 'string' ? adapterOptions.model : undefined;
     return new TurnMeter(consumer, this.store, prices.success ? prices.data : {}, model);

@@ -40,6 +40,7 @@ import { startControlPlane, type ControlPlane } from '../control/control-plane.t
 import { ControlService } from '../control/control-service.ts';
 import { consumerPlans } from '../consumers/consumer-plans.ts';
 import { readConsumerUsage } from '../consumers/consumer-usage.ts';
+import { reportConsumerUsage } from '../consumers/consumer-metrics.ts';
 
 /** A gateway role running inside a lifecycle, which stops it. */
 export interface GatewayRole {
@@ -107,6 +108,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   // Consumers' plans are admitted after each caller's own rate (src/consumers).
   const consumers = consumerPlans(control.view, commands, config.keyPrefix, config.limits);
   rateLimiter.consumers = consumers.gate;
+  lifecycle.register({ name: 'consumer usage metrics', stop: reportConsumerUsage(consumers) });
   // One count of open streams across the gateways, whichever binding serves them; its slots go back once the streams ended.
   const streamSlots = new StreamSlots(commands, config.keyPrefix, config.limits);
   lifecycle.register({ name: 'stream slots', stop: () => streamSlots.close() });

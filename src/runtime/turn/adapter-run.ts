@@ -43,7 +43,7 @@ function meterOf(runner: TurnRunnerSetup, ownerKey: string): TurnMeter | undefin
   const meters = runner.options.consumerMeters;
   if (meters === undefined) return undefined;
   const { agent, tenant, subject } = ownerFromKey(ownerKey);
-  return meters.forTurn(tenant, subject, runner.options.agents.get(agent)?.settings.adapterOptions ?? {});
+  return meters.forTurn(tenant, subject, runner.options.agents.get(agent)?.settings);
 }
 
 export interface AdapterTurn {
