@@ -54,10 +54,18 @@ async function runTask(base: string, token: string, text: string): Promise<TaskV
 
 const reasonOf = (task: TaskView): string => (task.status.message?.parts ?? []).map((part) => part.text ?? '').join('');
 
-async function usageOf(name: string): Promise<{ today: Record<string, number>; month: Record<string, number> }> {
+interface Figures {
+  requests: number;
+  tasks: number;
+  tokensIn: number;
+  tokensOut: number;
+  spend: number;
+}
+
+async function usageOf(name: string): Promise<{ today: Figures; month: Figures }> {
   const answer = await adminCall(cluster.a.url, 'GET', `/consumers/${name}/usage`, { token: platform });
   expect(answer.status).toBe(200);
-  return answer.body as { today: Record<string, number>; month: Record<string, number> };
+  return answer.body as unknown as { today: Figures; month: Figures };
 }
 
 async function newConsumer(plan: Record<string, unknown>): Promise<{ name: string; token: string }> {

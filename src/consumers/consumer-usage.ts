@@ -1,6 +1,5 @@
 // A consumer's usage as the admin API answers it (GET /admin/v1/consumers/{id}/usage): its plan's
 // limits as in effect, and what it used today and this month (UTC).
-import { periodsOf } from '../store/consumers/consumer-keys.ts';
 import type { UsageFigures } from '../store/consumers/consumer-store.ts';
 import type { ConsumerPlans } from './consumer-plans.ts';
 import type { EffectivePlan } from './consumer-directory.ts';
@@ -15,16 +14,9 @@ export interface ConsumerUsage {
 }
 
 /** The usage of consumer `id`, or undefined when this process's view has no such consumer. */
-export async function readConsumerUsage(plans: ConsumerPlans, id: string, nowMs: number = Date.now()): Promise<ConsumerUsage | undefined> {
+export async function readConsumerUsage(plans: ConsumerPlans, id: string): Promise<ConsumerUsage | undefined> {
   const consumer = plans.directory.get(id);
   if (consumer === undefined) return undefined;
   const { today, month } = await plans.store.usage(id);
-  const { day, month: monthOf } = periodsOf(nowMs);
-  return {
-    consumer: id,
-    plan: consumer.plan,
-    limits: consumer.limits,
-    today: { date: `${day.slice(0, 4)}-${day.slice(4, 6)}-${day.slice(6, 8)}`, ...today },
-    month: { month: `${monthOf.slice(0, 4)}-${monthOf.slice(4, 6)}`, ...month },
-  };
+  return { consumer: id, plan: consumer.plan, limits: consumer.limits, today, month };
 }

@@ -82,10 +82,12 @@ export class ConsumerStore {
     return this.call(consumerChargeScript, { day: keys.day, month: keys.month }, { tokensIn: Math.round(tokensIn), tokensOut: Math.round(tokensOut), spend, ...TTLS });
   }
 
-  /** The consumer's usage today and this month (UTC). */
-  async usage(id: string): Promise<{ today: UsageFigures; month: UsageFigures }> {
-    const keys = consumerKeys(this.prefix, id, this.now());
+  /** The consumer's usage today and this month (UTC), each with its period ("YYYY-MM-DD", "YYYY-MM"). */
+  async usage(id: string): Promise<{ today: UsageFigures & { date: string }; month: UsageFigures & { month: string } }> {
+    const nowMs = this.now();
+    const keys = consumerKeys(this.prefix, id, nowMs);
     const [day, month] = await Promise.all([this.redis.hgetall(keys.day), this.redis.hgetall(keys.month)]);
-    return { today: figuresOf(day), month: figuresOf(month) };
+    const at = new Date(nowMs).toISOString();
+    return { today: { date: at.slice(0, 10), ...figuresOf(day) }, month: { month: at.slice(0, 7), ...figuresOf(month) } };
   }
 }
