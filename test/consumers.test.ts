@@ -5,6 +5,7 @@
 // /metrics) equals what was done.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { carryOut, exportResources, planApply } from '../src/cli/admin-apply.ts';
 import { adminCall, violatedFields } from './support/admin-client.ts';
 import { a2aCall, jsonRpc, refusalOf, startConsumerCluster, type Answer, type ConsumerCluster } from './support/consumer-cluster.ts';
 import { textMessage, waitFor } from './support/harness.ts';
@@ -76,6 +77,20 @@ describe('the consumers kind in the admin API', () => {
     expect((await adminCall(cluster.a.url, 'DELETE', `/consumers/${name}`, { token: platform, headers: { 'If-Match': '"2"' } })).status).toBe(204);
     expect((await adminCall(cluster.b.url, 'GET', `/consumers/${name}`, { token: platform })).status).toBe(404);
     expect((await adminCall(cluster.b.url, 'GET', `/consumers/${name}/usage`, { token: platform })).status).toBe(404);
+  });
+
+  it('is exported and applied like the other kinds (`a2a-gateway admin export` / `apply`)', async () => {
+    const name = unique('exported');
+    expect((await putConsumer(name, { members: { tenant: unique('t') }, plan: { tasksPerDay: 7 } })).status).toBe(201);
+    const target = { baseUrl: cluster.a.url, credentials: { token: platform }, timeoutMs: 10_000 };
+    const exported = await exportResources(target);
+    const entry = exported.consumers?.find((item) => item.name === name);
+    expect(entry).toMatchObject({ name, tenant: '', plan: { tasksPerDay: 7 } });
+    // Applied back as it is: nothing to change; with a new plan: replaced at the version read.
+    expect((await planApply(target, { consumers: [entry as Record<string, unknown>] }, false)).map((change) => change.action)).toEqual(['unchanged']);
+    const changed = { ...entry, plan: { tasksPerDay: 8 } };
+    await carryOut(target, await planApply(target, { consumers: [changed] }, false));
+    expect((await adminCall(cluster.b.url, 'GET', `/consumers/${name}`, { token: platform })).body).toMatchObject({ version: 2, plan: { tasksPerDay: 8 } });
   });
 });
 

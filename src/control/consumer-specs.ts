@@ -2,11 +2,23 @@
 // by two consumers (a tenant or a JWT subject named by another), so whose a request is never
 // depends on which consumer the process happened to look at first.
 import { consumerInput, type ConsumerSpec } from '../consumers/consumer-spec.ts';
-import { conflict, invalidBody } from './admin-errors.ts';
+import { conflict, invalidBody, invalidField } from './admin-errors.ts';
 import type { ControlView } from './control-view.ts';
 
+/**
+ * A consumer is the platform's: GET shows it with `tenant: ""`, so a body read back (admin
+ * export, then apply) may say so; any other tenant is refused, naming the field (its callers'
+ * tenant is `members.tenant`).
+ */
+function withoutTenant(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !('tenant' in body)) return body;
+  const { tenant, ...rest } = body as Record<string, unknown>;
+  if (tenant !== '') throw invalidField('tenant', 'must be left out (or ""): a consumer is the whole platform\'s; name the tenant of its callers in members.tenant');
+  return rest;
+}
+
 export function consumerSpec(name: string, body: unknown, view: ControlView): ConsumerSpec {
-  const parsed = consumerInput.safeParse(body);
+  const parsed = consumerInput.safeParse(withoutTenant(body));
   if (!parsed.success) throw invalidBody(`Consumer "${name}"`, parsed.error);
   const spec = parsed.data;
   const others = view.list('consumers').filter((stored) => stored.name !== name);
