@@ -5,7 +5,10 @@
 // /metrics) equals what was done.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ListTasksRequest } from '@a2a-js/sdk';
+import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { carryOut, exportResources, planApply } from '../src/cli/admin-apply.ts';
+import { detailsOf, metadataOf, rawGrpc } from './support/grpc.ts';
 import { adminCall, violatedFields } from './support/admin-client.ts';
 import { a2aCall, jsonRpc, refusalOf, startConsumerCluster, type Answer, type ConsumerCluster } from './support/consumer-cluster.ts';
 import { textMessage, waitFor } from './support/harness.ts';
@@ -116,6 +119,17 @@ describe('requestsPerSecond', () => {
     expect(overRpc.retryAfter).toBeGreaterThan(100);
     const overRest = expectPlanRefusal(await a2aCall(`${cluster.b.url}/a2a/rest/tasks`, bobToken, undefined, 'GET'), 'REST');
     expect(overRest.metadata).toMatchObject({ plan: 'bronze', planLimit: 'requestsPerSecond' });
+    const grpc = rawGrpc(cluster.b.grpc?.address as string);
+    try {
+      const { error } = await grpc.unary('listTasks', ListTasksRequest.fromJSON({}), metadataOf({ 'a2a-version': '1.0', authorization: `Bearer ${bobToken}` }));
+      expect(error?.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
+      expect(error?.details).toContain('plan "bronze"');
+      const details = detailsOf(error as ServiceError);
+      expect(details.errorInfo?.metadata).toMatchObject({ consumer: name, planLimit: 'requestsPerSecond' });
+      expect(details.retryDelaySeconds).toBeGreaterThan(100);
+    } finally {
+      grpc.close();
+    }
     // Someone who is no consumer's is not held to the plan.
     expect((await jsonRpc(cluster.b.url, outsider, 'ListTasks', {})).status).toBe(200);
 

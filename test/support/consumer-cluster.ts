@@ -47,6 +47,7 @@ export async function startConsumerCluster(name: string, issuerConfig: Record<st
     redisClusterNodes: REDIS_CLUSTER_NODES,
     keyPrefix: prefix,
     port: 0,
+    grpcPort: 0,
     logLevel: 'silent',
     heartbeatMs: 1_000,
     lockDurationMs: 2_000,
