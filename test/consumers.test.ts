@@ -23,7 +23,9 @@ const tokenOf = (sub: string, claims: Record<string, unknown> = {}): Promise<str
 
 beforeAll(async () => {
   issuer = await createTestIssuer();
-  cluster = await startConsumerCluster('consumers', issuer.config, { default: { adapter: 'demo', adapterOptions: { stepMs: 200 } } });
+  cluster = await startConsumerCluster('consumers', issuer.config, { default: { adapter: 'demo', adapterOptions: { stepMs: 200 } } }, {
+    consumers: { 'configured-team': { members: { issuer: 'test', subjects: ['cfg-user'] }, plan: { name: 'from-file', tasksPerDay: 1 } } },
+  });
   platform = await issuer.token({ scope: 'a2a:admin a2a:platform', sub: 'root' });
 }, 60_000);
 
@@ -94,6 +96,21 @@ describe('the consumers kind in the admin API', () => {
     const changed = { ...entry, plan: { tasksPerDay: 8 } };
     await carryOut(target, await planApply(target, { consumers: [changed] }, false));
     expect((await adminCall(cluster.b.url, 'GET', `/consumers/${name}`, { token: platform })).body).toMatchObject({ version: 2, plan: { tasksPerDay: 8 } });
+  });
+});
+
+describe('a consumer of the configuration file', () => {
+  it('is listed read-only and enforced like a stored one', async () => {
+    const listed = await adminCall(cluster.a.url, 'GET', '/consumers', { token: platform });
+    expect((listed.body.items as { name: string; source: string }[]).find((item) => item.name === 'configured-team')).toMatchObject({ source: 'config', plan: { name: 'from-file' } });
+    expect((await putConsumer('configured-team', { plan: { tasksPerDay: 100 } })).status).toBe(409);
+    expect((await putConsumer(unique('thief'), { members: { issuer: 'test', subjects: ['cfg-user'] } })).status).toBe(409);
+    const token = await tokenOf('cfg-user');
+    const send = (url: string) => jsonRpc(url, token, 'SendMessage', { message: textMessage('echo from file'), configuration: { returnImmediately: true } });
+    expect((await send(cluster.a.url)).status).toBe(200);
+    expect(refusalOf(await send(cluster.b.url)).metadata).toMatchObject({ consumer: 'configured-team', plan: 'from-file', planLimit: 'tasksPerDay' });
+    const usage = await adminCall(cluster.b.url, 'GET', '/consumers/configured-team/usage', { token: platform });
+    expect(usage.body).toMatchObject({ today: { tasks: 1 } });
   });
 });
 

@@ -57,6 +57,8 @@ export class ConsumerDirectory {
   constructor(
     view: ControlView,
     private readonly defaults: PlanDefaults,
+    /** The configuration file's consumers (config `consumers`): in effect beside the stored ones. */
+    private readonly configured: Readonly<Record<string, ConsumerSpec>> = {},
   ) {
     view.onChange((current) => this.rebuild(current));
   }
@@ -80,7 +82,9 @@ export class ConsumerDirectory {
     const consumers = new Map<string, ResolvedConsumer>();
     const bySubject = new Map<string, string>();
     const byTenant = new Map<string, string>();
-    for (const { name, spec } of view.list('consumers')) {
+    // The configured ones first: the admin API refuses a stored one that clashes with them.
+    const all = [...Object.entries(this.configured).map(([name, spec]) => ({ name, spec })), ...view.list('consumers')];
+    for (const { name, spec } of all) {
       consumers.set(name, { id: name, plan: spec.plan.name ?? name, limits: effectivePlan(spec, this.defaults) });
       const { tenant, issuer, subjects } = spec.members;
       if (tenant !== undefined) byTenant.set(tenant, name);

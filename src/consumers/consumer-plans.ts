@@ -6,6 +6,7 @@ import { ConsumerStore } from '../store/consumers/consumer-store.ts';
 import { ConsumerDirectory, type PlanDefaults } from './consumer-directory.ts';
 import { ConsumerGate } from './consumer-gate.ts';
 import { ConsumerMeters } from './consumer-meter.ts';
+import type { ConsumerSpec } from './consumer-spec.ts';
 
 export interface ConsumerPlans {
   directory: ConsumerDirectory;
@@ -14,8 +15,8 @@ export interface ConsumerPlans {
   meters: ConsumerMeters;
 }
 
-export function consumerPlans(view: ControlView, redis: RedisClient, prefix: string, defaults: PlanDefaults): ConsumerPlans {
-  const directory = new ConsumerDirectory(view, defaults);
+export function consumerPlans(view: ControlView, redis: RedisClient, prefix: string, defaults: PlanDefaults, configured: Readonly<Record<string, ConsumerSpec>> = {}): ConsumerPlans {
+  const directory = new ConsumerDirectory(view, defaults, configured);
   const store = new ConsumerStore(redis, prefix);
   return { directory, store, gate: new ConsumerGate(directory, store), meters: new ConsumerMeters(directory, store) };
 }

@@ -17,11 +17,15 @@ function withoutTenant(body: unknown): unknown {
   return rest;
 }
 
-export function consumerSpec(name: string, body: unknown, view: ControlView): ConsumerSpec {
+export function consumerSpec(name: string, body: unknown, view: ControlView, configured: Readonly<Record<string, ConsumerSpec>>): ConsumerSpec {
   const parsed = consumerInput.safeParse(withoutTenant(body));
   if (!parsed.success) throw invalidBody(`Consumer "${name}"`, parsed.error);
   const spec = parsed.data;
-  const others = view.list('consumers').filter((stored) => stored.name !== name);
+  if (configured[name] !== undefined) throw conflict(`Consumer "${name}" is defined in the configuration file, which is read-only through the API: change it there.`);
+  const others = [
+    ...Object.entries(configured).map(([other, otherSpec]) => ({ name: other, spec: otherSpec })),
+    ...view.list('consumers').filter((stored) => stored.name !== name),
+  ];
   const { tenant, issuer, subjects } = spec.members;
   if (tenant !== undefined) {
     const same = others.find((other) => other.spec.members.tenant === tenant);

@@ -58,7 +58,8 @@ export class ControlService {
   async consumerUsage(caller: AdminCaller, name: string): Promise<ConsumerUsage> {
     requireKindAccess(caller, 'consumers');
     await this.plane.view.refresh();
-    const usage = this.plane.view.get('consumers', name) === undefined ? undefined : await this.usageOf?.(name);
+    const defined = this.plane.view.get('consumers', name) !== undefined || this.configured.consumers?.[name] !== undefined;
+    const usage = defined ? await this.usageOf?.(name) : undefined;
     if (usage === undefined) throw notFound('consumers', name);
     return usage;
   }
@@ -163,6 +164,7 @@ export class ControlService {
     if (kind === 'partners') return this.configured.partners.map((partner) => ({ ...partner, name: partner.id, version: 0, source: 'config' }));
     if (kind === 'issuers') return this.configured.issuers.map((issuer) => ({ ...issuer, name: issuer.id, version: 0, source: 'config' }));
     if (kind === 'agents') return Object.entries(this.configured.agents ?? {}).map(([name, agent]) => ({ ...agent, name, version: 0, source: 'config' }));
+    if (kind === 'consumers') return Object.entries(this.configured.consumers ?? {}).map(([name, consumer]) => ({ ...consumer, name, version: 0, source: 'config', tenant: '' }));
     return [];
   }
 }

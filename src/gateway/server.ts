@@ -106,7 +106,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   registerGatewayMetrics(lifecycle, { commands, streams, dashboardQueues });
   const rateLimiter = new RateLimiter(commands, config.keyPrefix, config.limits.requestBytesPerToken);
   // Consumers' plans are admitted after each caller's own rate (src/consumers).
-  const consumers = consumerPlans(control.view, commands, config.keyPrefix, config.limits);
+  const consumers = consumerPlans(control.view, commands, config.keyPrefix, config.limits, config.consumers);
   rateLimiter.consumers = consumers.gate;
   lifecycle.register({ name: 'consumer usage metrics', stop: reportConsumerUsage(consumers) });
   // One count of open streams across the gateways, whichever binding serves them; its slots go back once the streams ended.
@@ -195,7 +195,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
       console: config.console.enabled,
       control: new ControlService(
         control,
-        { partners: config.auth.partners, issuers: config.auth.issuers, agents: configuredAgents, agentAdapters: config.storedAgentAdapters },
+        { partners: config.auth.partners, issuers: config.auth.issuers, agents: configuredAgents, agentAdapters: config.storedAgentAdapters, consumers: config.consumers ?? {} },
         Date.now,
         () => liveAgents.settled(),
         (name) => readConsumerUsage(consumers, name),

@@ -105,7 +105,7 @@ export async function buildWorkerRole(lifecycle: Lifecycle, config: GatewayConfi
     // Agent output paced per owner (limits.outputBytesPerSecond), so a backend flooding its allowance waits for it.
     byteRates: new ByteRates(commands, config.keyPrefix, config.limits),
     // Consumers' token and spend budgets, read from the control plane's view (none without one).
-    ...(options.control === undefined ? {} : { consumerMeters: consumerPlans(options.control.view, commands, config.keyPrefix, config.limits).meters }),
+    ...(options.control === undefined ? {} : { consumerMeters: consumerPlans(options.control.view, commands, config.keyPrefix, config.limits, config.consumers).meters }),
   });
   registerWorkerMetrics(lifecycle, runner, commands);
   await whenReady(cancelSubscriber);

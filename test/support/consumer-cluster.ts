@@ -25,7 +25,7 @@ export interface ConsumerCluster {
   close(): Promise<void>;
 }
 
-export async function startConsumerCluster(name: string, issuerConfig: Record<string, unknown>, agents: Record<string, unknown>): Promise<ConsumerCluster> {
+export async function startConsumerCluster(name: string, issuerConfig: Record<string, unknown>, agents: Record<string, unknown>, more: Record<string, unknown> = {}): Promise<ConsumerCluster> {
   const prefix = uniquePrefix(name);
   const config = configSchema.parse({
     auth: { enabled: true, issuers: [issuerConfig] },
@@ -54,6 +54,7 @@ export async function startConsumerCluster(name: string, issuerConfig: Record<st
     stalledIntervalMs: 1_000,
     shutdownGraceMs: 0,
     agents,
+    ...more,
   });
   const logger = createLogger(config.logLevel);
   const loaded = await Agents.load(config, ROOT);
