@@ -156,6 +156,36 @@ describe('requestsPerSecond', () => {
   });
 });
 
+describe('under concurrency', () => {
+  it('calls racing over both gateways get exactly the burst, and new tasks exactly the places of concurrentTasks', async () => {
+    const name = unique('racers');
+    const subs = [unique('r1'), unique('r2'), unique('r3')];
+    expect((await putConsumer(name, { members: { issuer: 'test', subjects: subs }, plan: { requestsPerSecond: 0.001, burst: 7 } })).status).toBe(201);
+    const tokens = await Promise.all(subs.map((sub) => tokenOf(sub)));
+    const reads = await Promise.all(Array.from({ length: 20 }, (_, i) => jsonRpc(i % 2 === 0 ? cluster.a.url : cluster.b.url, tokens[i % 3] as string, 'ListTasks', {})));
+    expect(reads.filter((answer) => answer.status === 200)).toHaveLength(7);
+    expect(reads.filter((answer) => answer.status === 429)).toHaveLength(13);
+
+    const tasksName = unique('racing-tasks');
+    const taskSubs = [unique('s1'), unique('s2')];
+    expect((await putConsumer(tasksName, { members: { issuer: 'test', subjects: taskSubs }, plan: { concurrentTasks: 3 } })).status).toBe(201);
+    const taskTokens = await Promise.all(taskSubs.map((sub) => tokenOf(sub)));
+    const send = (i: number) =>
+      jsonRpc(i % 2 === 0 ? cluster.a.url : cluster.b.url, taskTokens[i % 2] as string, 'SendMessage', { message: textMessage('long 50'), configuration: { returnImmediately: true } });
+    const sent = await Promise.all(Array.from({ length: 10 }, (_, i) => send(i)));
+    const created = sent.filter((answer) => answer.status === 200);
+    expect(created).toHaveLength(3);
+    expect(sent.filter((answer) => refusalOf(answer).metadata.planLimit === 'concurrentTasks')).toHaveLength(7);
+    const usage = await adminCall(cluster.a.url, 'GET', `/consumers/${tasksName}/usage`, { token: platform });
+    expect(usage.body).toMatchObject({ today: { tasks: 3, requests: 10 } });
+    for (const [i, answer] of created.entries()) {
+      const id = (answer.body.result as { task: { id: string } }).task.id;
+      const owner = sent.indexOf(answer) % 2;
+      await jsonRpc(i % 2 === 0 ? cluster.b.url : cluster.a.url, taskTokens[owner] as string, 'CancelTask', { id });
+    }
+  });
+});
+
 describe('concurrentTasks and tasksPerDay', () => {
   const send = (url: string, token: string, text: string) => jsonRpc(url, token, 'SendMessage', { message: textMessage(text), configuration: { returnImmediately: true } });
   const taskIdOf = (answer: Answer): string => ((answer.body.result as { task: { id: string } }).task.id);

@@ -99,9 +99,10 @@ export async function a2aCall(url: string, token: string, body: unknown, httpMet
 export const jsonRpc = (base: string, token: string, method: string, params: unknown): Promise<Answer> =>
   a2aCall(`${base}/a2a/jsonrpc`, token, { jsonrpc: '2.0', id: 1, method, params });
 
-/** The ErrorInfo metadata and message of a refusal, whichever binding answered. */
+/** The ErrorInfo metadata and message of a refusal, whichever binding answered (empty for a success). */
 export function refusalOf(answer: Answer): { message: string; metadata: Record<string, string> } {
-  const error = answer.body.error as { message: string; data?: unknown[]; details?: unknown[] };
+  const error = answer.body.error as { message: string; data?: unknown[]; details?: unknown[] } | undefined;
+  if (error === undefined) return { message: '', metadata: {} };
   const details = (error.data ?? error.details ?? []) as { '@type': string; metadata?: Record<string, string> }[];
   return { message: error.message, metadata: details.find((d) => d['@type'] === 'type.googleapis.com/google.rpc.ErrorInfo')?.metadata ?? {} };
 }
