@@ -118,6 +118,20 @@ describe('model tokens and spend', () => {
     expect(fake.requestsFor(next)).toHaveLength(0);
   });
 
+  it('turns streaming at once through both gateways share one budget: each stops, the total passes it by at most a chunk each', async () => {
+    const { name, token } = await newConsumer({ name: 'shared', modelTokensPerDay: 60 });
+    const tasks = await Promise.all([cluster.a.url, cluster.b.url, cluster.a.url].map((base) => runTask(base, token, `words=400 slow=10 ${unique('shared')}`)));
+    for (const task of tasks) {
+      expect(task.status.state).toBe('TASK_STATE_FAILED');
+      expect(reasonOf(task)).toContain('modelTokensPerDay 60');
+    }
+    const usage = await usageOf(name);
+    const used = usage.today.tokensIn + usage.today.tokensOut;
+    expect(used).toBeGreaterThan(60);
+    // Each running turn may have one charge (one chunk's words) in flight when the limit is passed.
+    expect(used).toBeLessThan(60 + 3 * 40);
+  });
+
   it('spendPerMonth reached mid-stream: the task fails naming the spend budget', async () => {
     // 8 per million output tokens: 0.0002 is 25 output tokens' worth, well inside the reply.
     const { name, token } = await newConsumer({ name: 'thrifty', spendPerMonth: 0.0002 });
