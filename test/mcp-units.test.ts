@@ -1,5 +1,5 @@
 // The MCP face's pure parts: task ids and cursors, the 401 challenge with the resource
-// metadata, and how an A2A task reads as an MCP task and a tool result.
+// metadata, how an A2A task reads as an MCP task and a tool result, and the metrics' bounded labels.
 import { describe, expect, it } from 'vitest';
 import { A2AError } from '../src/protocol/errors.ts';
 import type { Task } from '../src/protocol/types.ts';
@@ -7,6 +7,8 @@ import { decodeCursor, encodeCursor, mcpTaskIdOf, parseMcpTaskId } from '../src/
 import { protectedResourceOf, withResourceMetadata } from '../src/mcp/protected-resource.ts';
 import { mcpStatusOf, mcpTaskOf, toolResultOfTask } from '../src/mcp/task-results.ts';
 import { parseToolArguments } from '../src/mcp/agent-tools.ts';
+import { toolCallOutcome } from '../src/mcp/call-outcomes.ts';
+import { methodLabelOf } from '../src/mcp/mcp-methods.ts';
 
 const task = (state: Task['status']['state'], extra: Partial<Task> = {}): Task => ({
   id: '01JD0000000000000000000000',
@@ -106,5 +108,26 @@ describe('an A2A task as MCP sees it', () => {
     expect(() => parseToolArguments({ message: 'hi', extra: 1 })).toThrow(/Invalid arguments/);
     expect(() => parseToolArguments(undefined)).toThrow(/message/);
     expect(() => parseToolArguments({ message: 'hi', taskId: 'x'.repeat(300) })).toThrow(/taskId/);
+  });
+});
+
+describe('metric labels', () => {
+  it('names the MCP methods of the protocol, and anything else as one label', () => {
+    expect(methodLabelOf('tools/call')).toBe('mcp tools/call');
+    expect(methodLabelOf('notifications/cancelled')).toBe('mcp notifications/cancelled');
+    for (const other of ['tools/call2', 'x'.repeat(500), '__proto__']) expect(methodLabelOf(other)).toBe('mcp other');
+    for (const none of [undefined, 42, null]) expect(methodLabelOf(none)).toBe('mcp');
+  });
+
+  it('counts a tool call by the state it answered with, or what happened instead', () => {
+    const answered = (state: unknown) => ({ content: [], structuredContent: { state } });
+    expect(toolCallOutcome(toolResultOfTask('demo', task('TASK_STATE_COMPLETED')), false)).toBe('completed');
+    expect(toolCallOutcome(answered('TASK_STATE_INPUT_REQUIRED'), false)).toBe('input_required');
+    expect(toolCallOutcome(answered('TASK_STATE_CANCELED'), false)).toBe('canceled');
+    expect(toolCallOutcome(answered('made up'), false)).toBe('other');
+    expect(toolCallOutcome({ content: [], structuredContent: { contextId: null } }, false)).toBe('message');
+    expect(toolCallOutcome({ task: mcpTaskOf('demo', task('TASK_STATE_SUBMITTED'), { ttlMs: 1, pollIntervalMs: 1 }) }, false)).toBe('task');
+    expect(toolCallOutcome(undefined, false)).toBe('refused');
+    expect(toolCallOutcome(undefined, true)).toBe('abandoned');
   });
 });

@@ -5,16 +5,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createLogger } from '../src/logging/logger.ts';
 import { rpc, startTestGateway, waitFor, type TestGateway } from './support/harness.ts';
 import { captureLogLines } from './support/log-capture.ts';
 import { createTestIssuer, TEST_ISSUER, type TestIssuer } from './support/identity.ts';
+import { parseScrape, type Scrape } from './support/prometheus-text.ts';
+import { adminCall } from './support/admin-client.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 
 let gw: TestGateway;
 let issuer: TestIssuer;
 let token: string;
 let secretToken: string;
+let receiver: WebhookReceiver;
 
 const AGENTS = {
   demo: { adapter: 'demo', adapterOptions: { stepMs: 20 }, card: { name: 'Demo', description: 'The demo agent.' } },
@@ -23,18 +27,20 @@ const AGENTS = {
 
 beforeAll(async () => {
   issuer = await createTestIssuer();
-  gw = await startTestGateway({ name: 'mcp', config: { agents: AGENTS, auth: { enabled: true, issuers: [issuer.config] } } });
+  gw = await startTestGateway({ name: 'mcp', config: { agents: AGENTS, auth: { enabled: true, issuers: [issuer.config] }, push: { allowedHosts: ['127.0.0.1'] } } });
+  receiver = await startWebhookReceiver({ jwksUrl: `${gw.url}/.well-known/jwks.json` });
   token = await issuer.token({ sub: 'mcp-user' });
   secretToken = await issuer.token({ sub: 'mcp-user', scope: 'a2a:read a2a:write agent:secret' });
 });
 
 afterAll(async () => {
+  await receiver?.close();
   await gw?.close();
 });
 
-async function connect(t = token): Promise<Client> {
+async function connect(t = token, headers: Record<string, string> = { Authorization: `Bearer ${t}` }): Promise<Client> {
   const client = new Client({ name: 'mcp-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${t}` } } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers } }));
   return client;
 }
 
@@ -136,6 +142,89 @@ describe('tools', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('the same durable path as A2A', () => {
+  it('pushes a tool call\'s task like any other: a push config set over A2A gets its events', async () => {
+    const client = await connect();
+    try {
+      const created = await client.request({ method: 'tools/call', params: { name: 'demo', arguments: { message: 'long 10' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+      const taskId = created.task.taskId.slice('demo:'.length);
+      const pusher = await issuer.token({ sub: 'mcp-user', scope: 'a2a:read a2a:write a2a:push' });
+      const configured = await rpc(`${gw.url}/agents/demo/a2a/jsonrpc`, 'CreateTaskPushNotificationConfig', { taskId, url: `${receiver.url}/mcp-hook` }, { Authorization: `Bearer ${pusher}` });
+      expect(configured.body.error).toBeUndefined();
+      const final = await waitFor(
+        () => receiver.accepted('/mcp-hook').find((delivery) => JSON.stringify(delivery.json ?? {}).includes('TASK_STATE_COMPLETED')),
+        30_000,
+        'the completion to be pushed',
+      );
+      expect(final.ed25519Valid).toBe(true);
+      expect((await client.experimental.tasks.getTask(created.task.taskId)).status).toBe('completed');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('takes the API keys the bindings take: the key\'s owner owns the task', async () => {
+    const platform = await issuer.token({ sub: 'root', scope: 'a2a:admin a2a:platform' });
+    const created = await adminCall(gw.url, 'POST', '/api-keys', { token: platform, body: { owner: 'mcp-bot', scopes: ['a2a:read', 'a2a:write'], expiresAt: new Date(Date.now() + 3_600_000).toISOString() } });
+    expect(created.status).toBe(201);
+    const key = created.body.key as string;
+    const client = await connect('', { 'X-API-Key': key });
+    try {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['demo']);
+      const result = (await client.callTool({ name: 'demo', arguments: { message: 'keyed' } })) as CallToolResult;
+      expect(textOf(result)).toBe('keyed');
+      const { taskId } = result.structuredContent as { taskId: string };
+      const taskHash = await gw.redis.hgetall(gw.gateway.store.keys.task(taskId).task);
+      expect(decodeURIComponent(taskHash.owner ?? '')).toBe('demo//key:mcp-bot');
+    } finally {
+      await client.close();
+    }
+    const wrong = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'X-API-Key': `${key.slice(0, -4)}AAAA` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toContain('resource_metadata=');
+  });
+});
+
+describe('metrics', () => {
+  const scrape = async (): Promise<Scrape> => {
+    const response = await fetch(`${gw.url}/metrics`, { headers: { Authorization: `Bearer ${await issuer.token({ sub: 'prometheus', scope: 'a2a:metrics' })}` } });
+    expect(response.status).toBe(200);
+    return parseScrape(await response.text());
+  };
+
+  it('counts /mcp requests under binding mcp by MCP method (made-up methods as one), and tool calls by outcome', async () => {
+    const before = await scrape();
+    const client = await connect();
+    try {
+      await client.listTools();
+      await client.callTool({ name: 'demo', arguments: { message: 'counted' } });
+      await client.callTool({ name: 'demo', arguments: { message: 'dialogue' } });
+      await expect(client.callTool({ name: 'secret', arguments: { message: 'refused' } })).rejects.toThrow();
+      await expect(client.request({ method: 'made/up' as 'ping' }, CallToolResultSchema)).rejects.toThrow();
+    } finally {
+      await client.close();
+    }
+    const delta = (after: Scrape, name: string, labels: Record<string, string>): number => after.value(name, labels) - before.value(name, labels);
+    // A request is counted when its response has ended, a moment after the client read it.
+    const after = await waitFor(async () => {
+      const now = await scrape();
+      return delta(now, 'a2a_requests_total', { binding: 'mcp', method: 'mcp tools/call', status: '200' }) >= 3 ? now : undefined;
+    }, 10_000, 'the tool calls to be counted');
+    expect(delta(after, 'a2a_requests_total', { binding: 'mcp', method: 'mcp tools/call', status: '200' })).toBe(3);
+    expect(delta(after, 'a2a_requests_total', { binding: 'mcp', method: 'mcp tools/list' })).toBe(1);
+    expect(delta(after, 'a2a_requests_total', { binding: 'mcp', method: 'mcp initialize' })).toBe(1);
+    expect(delta(after, 'a2a_requests_total', { binding: 'mcp', method: 'mcp other' })).toBe(1);
+    expect(after.families.find((family) => family.name === 'a2a_requests_total')?.metrics.some((sample) => sample.labels?.method === 'mcp made/up')).toBe(false);
+    expect(delta(after, 'a2a_mcp_tool_calls_total', { outcome: 'completed' })).toBe(1);
+    expect(delta(after, 'a2a_mcp_tool_calls_total', { outcome: 'input_required' })).toBe(1);
+    expect(delta(after, 'a2a_mcp_tool_calls_total', { outcome: 'refused' })).toBe(1);
   });
 });
 
@@ -256,6 +345,11 @@ describe('limits', () => {
     limited = await startTestGateway({
       name: 'mcp-limits',
       config: {
+        agents: {
+          default: { adapter: 'demo', adapterOptions: { stepMs: 20 } },
+          // One call, then the bucket is empty for a long while.
+          rationed: { adapter: 'demo', adapterOptions: { stepMs: 20 }, limits: { requestsPerSecond: 0.001, burst: 1 } },
+        },
         limits: {
           requestsPerSecond: 0,
           maxActiveTasks: 0,
@@ -273,6 +367,17 @@ describe('limits', () => {
   });
   afterAll(async () => {
     await limited?.close();
+  });
+
+  it('charges a tool call to the agent\'s request rate, as a SendMessage is', async () => {
+    const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${limited.url}/mcp`)));
+    try {
+      expect(textOf((await client.callTool({ name: 'rationed', arguments: { message: 'first' } })) as CallToolResult)).toBe('first');
+      await expect(client.callTool({ name: 'rationed', arguments: { message: 'second' } })).rejects.toThrow(/requestsPerSecond/);
+    } finally {
+      await client.close();
+    }
   });
 
   it('holds one of the owner\'s stream slots while a call waits, and gives it back when the client leaves', async () => {

@@ -246,6 +246,9 @@ function requestBodyFor(operation: DocumentedOperation): unknown {
     case '#/components/schemas/TaskPushNotificationConfig':
       body = { url: 'https://example.com/hook' };
       break;
+    case '#/components/schemas/CreateSubscriptionRequest':
+      body = { url: 'https://example.com/hook' };
+      break;
     case '#/components/schemas/CreateScheduleRequest':
       body = { message: { parts: [{ text: 'echo hi' }] }, cron: '0 9 * * *' };
       break;

@@ -32,7 +32,9 @@ const TENANT_BASE = `${REST_BASE_PATH}/{tenant}`;
 /** The operationId the document uses for a route: the A2A name, `Get` for the GET subscribe, `Tenant` when prefixed. */
 function expectedOperationId(route: RestRoute, tenant: boolean): string {
   const getSubscribe = route.operation === 'SubscribeToTask' && route.method === 'GET';
-  return `${route.operation}${getSubscribe ? 'Get' : ''}${tenant ? 'Tenant' : ''}`;
+  // A route also served under /v1/ (the subscriptions) documents that spelling as its own operation.
+  const v1 = route.path.startsWith('/v1/') ? 'V1' : '';
+  return `${route.operation}${getSubscribe ? 'Get' : ''}${v1}${tenant ? 'Tenant' : ''}`;
 }
 
 /** Every `METHOD path` pair the document declares below the HTTP+JSON base path. */

@@ -1,7 +1,8 @@
 // Redis round trips per blocking echo task, on a Redis of this test's own, so the hot path cannot
 // creep back up unnoticed. Counted: what any connection of the gateway and its in-process worker
 // sends while one task is sent, run and answered; excluded: the timers (queues' stalled checks and
-// blocking wait for the next job, the push outbox sweep), which run whether or not there is work.
+// blocking wait for the next job, the push outbox sweep, the control plane's change poll), which
+// run whether or not there is work.
 // Two counts: commands, as MONITOR lists them, and round trips, as writes to a socket of this
 // Redis: a pipeline (auto-pipelining batches the commands of one tick) is one write, one round
 // trip, however many commands it carries. MONITOR cannot tell a pipeline from back-to-back calls.
@@ -47,7 +48,7 @@ afterAll(async () => {
 
 const isTimer = (args: string[]): boolean => {
   const text = args.join(' ');
-  return args[0]?.toLowerCase() === 'bzpopmin' || text.includes('stalled-check') || text.includes('sweeplock') || /\{push:\d+\}:outbox/.test(text);
+  return args[0]?.toLowerCase() === 'bzpopmin' || text.includes('stalled-check') || text.includes('sweeplock') || /\{push:\d+\}:outbox/.test(text) || /\{control\}:seq$/.test(text);
 };
 
 it(`a blocking echo task costs at most ${ROUND_TRIPS_PER_TASK} Redis round trips (${COMMANDS_PER_TASK} commands), gateway and worker together`, async () => {
@@ -83,7 +84,7 @@ it(`a blocking echo task costs at most ${ROUND_TRIPS_PER_TASK} Redis round trips
     const lines = payload.split('\r\n');
     return lines.flatMap((line, i) => (line.startsWith('*') && lines[i + 1]?.startsWith('$') ? [[lines[i + 2] ?? '', lines[i + 4] ?? ''].join(' ')] : []));
   };
-  const roundTrips = writes.map(namesIn).filter((names) => !names.every((name) => isTimer(name.split(' ')) || /stalled-check|sweeplock|outbox/.test(name)));
+  const roundTrips = writes.map(namesIn).filter((names) => !names.every((name) => isTimer(name.split(' ')) || /stalled-check|sweeplock|outbox|\{control\}:seq/.test(name)));
   const tripsPerTask = roundTrips.length / TASKS;
   const counted = commands.filter((args) => !isTimer(args));
   const perTask = counted.length / TASKS;

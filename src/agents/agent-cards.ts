@@ -46,13 +46,31 @@ export class AgentCards {
   private current: AgentCardPair | undefined;
   private staleAtMs = 0;
   private building: Promise<AgentCardPair> | undefined;
+  /** The fields of the last build, so a change of security alone never asks the adapter again. */
+  private lastFields: { fields: AdapterDescription; described: boolean } | undefined;
+  /** One more each time what the gateway enforces changed; the cards are current at builtRevision. */
+  private securityRevision = 0;
+  private builtRevision = 0;
 
   constructor(private readonly options: AgentCardOptions) {}
+
+  /**
+   * What the gateway enforces changed while it runs (an issuer added or removed through the
+   * admin API): the cards are built again from the fields already learnt, at once, and no
+   * request after this call is answered with the previous ones.
+   */
+  securityChanged(): void {
+    this.securityRevision += 1;
+    if (this.current === undefined) return;
+    this.cards().catch((error: Error) => this.options.logger.warn('could not rebuild an agent card after a security change; retried on the next request', { agent: this.options.agent.settings.name, error: error.message }));
+  }
 
   /** The agent's cards, rebuilt in the background once stale (only for fields learnt at run time). */
   async cards(): Promise<AgentCardPair> {
     const { settings } = this.options.agent;
     if (this.current === undefined) return this.rebuild();
+    // A build that started before the last security change may still be running: wait for one after it.
+    while (this.builtRevision !== this.securityRevision) await this.rebuild();
     if (learnsFromAdapter(this.options.agent) && Date.now() > this.staleAtMs) {
       this.rebuild().catch((error: Error) =>
         this.options.logger.warn('could not refresh an agent card; serving the previous one', { agent: settings.name, error: error.message }),
@@ -71,7 +89,11 @@ export class AgentCards {
   private async build(): Promise<AgentCardPair> {
     const { agent, baseUrl, security, finish } = this.options;
     const { card } = agent.settings;
-    const { fields, described } = await this.fields();
+    const revision = this.securityRevision;
+    // Only the security changed since the last build: the same fields, no new question to the adapter.
+    const restamp = this.current !== undefined && this.lastFields !== undefined && this.builtRevision !== revision;
+    const learnt = restamp && this.lastFields !== undefined ? this.lastFields : await this.fields();
+    const { fields, described } = learnt;
     // What the configuration sets wins; what it leaves out comes from the downstream agent.
     const description = card.description ?? fields.description ?? card.defaultDescription;
     const input: CardInput = {
@@ -94,7 +116,9 @@ export class AgentCards {
     const legacy = legacyCardOf({ ...built.card, signatures: undefined }, { form: 'json', embedSupportedInterfaces: true }) as unknown as AgentCard;
     const pair = { card: built, legacyCard: serveAgentCard(legacy), extended, inputModes: inputModesOf(extended ?? built) };
     this.current = pair;
-    this.staleAtMs = Date.now() + (described ? agent.settings.card.refreshSeconds * 1000 : DESCRIBE_RETRY_MS);
+    this.lastFields = learnt;
+    this.builtRevision = revision;
+    if (!restamp) this.staleAtMs = Date.now() + (described ? agent.settings.card.refreshSeconds * 1000 : DESCRIBE_RETRY_MS);
     return pair;
   }
 

@@ -109,6 +109,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_PUSH_ALLOWED_HOSTS: 'push.allowedHosts',
   A2A_PUSH_TIMEOUT_MS: 'push.timeoutMs',
   A2A_PUSH_MAX_CONFIGS_PER_TASK: 'push.maxConfigsPerTask',
+  A2A_PUSH_MAX_SUBSCRIPTIONS_PER_OWNER: 'push.maxSubscriptionsPerOwner',
   A2A_PUSH_CONCURRENCY: 'push.concurrency',
   A2A_PUSH_RETRY_HORIZON_MS: 'push.retryHorizonMs',
   A2A_PUSH_SIGNING_KEY_FILE: 'push.signingKeyFile',

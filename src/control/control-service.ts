@@ -13,6 +13,7 @@ import { conflict, notFound, staleVersion, storeFull } from './admin-errors.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { grantedScopes, isPlatformKind, tenantOfSpec, type ResourceKind } from './resource-kinds.ts';
 import { buildSpec, type ConfiguredResources } from './resource-specs.ts';
+import { claimsOf, clashOf } from './resource-claims.ts';
 import type { ControlResource, StoredResource } from './resource.ts';
 
 /** A resource as the API shows it: its spec's fields (never an API key's digest) beside its metadata. */
@@ -114,11 +115,13 @@ export class ControlService {
       resource: JSON.stringify(stored),
       actor: caller.actor,
       nowMs: this.now(),
+      claims: claimsOf(kind, built.spec),
       ...reachOf(caller),
     });
     if (!outcome.ok) {
       if ('missing' in outcome) throw notFound(kind, name);
       if ('full' in outcome) throw storeFull(outcome.full);
+      if ('clash' in outcome) throw clashOf(kind, built.spec, outcome.clash.claim, outcome.clash.holder);
       throw staleVersion(kind, name, 'stale' in outcome ? outcome.stale : 0);
     }
     await this.caughtUp(outcome.seq);

@@ -19,6 +19,8 @@ export class ControlView {
   private reloading: Promise<void> | undefined;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
+  /** When the view was last found current against Redis (a reload, or a poll that saw its sequence). */
+  private confirmedAt = 0;
 
   constructor(
     private readonly store: ControlStore,
@@ -41,6 +43,23 @@ export class ControlView {
 
   get<K extends ResourceKind>(kind: K, name: string): ControlResource<K> | undefined {
     return this.byKind.get(kind)?.get(name) as ControlResource<K> | undefined;
+  }
+
+  /**
+   * Whether the view is known to hold every change: confirmed against Redis within `maxAgeMs`,
+   * or now, by reading the sequence (and reloading when it moved) within `timeoutMs`. A process
+   * that lost Redis for longer may have missed changes: it is not ready until this is true again.
+   */
+  async current(maxAgeMs: number, timeoutMs: number): Promise<boolean> {
+    if (!this.loaded) return false;
+    if (Date.now() - this.confirmedAt <= maxAgeMs) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    try {
+      return await Promise.race([this.check().then(() => true, () => false), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Calls `listener` after every load that changed something (and now, when loaded). */
@@ -90,16 +109,25 @@ export class ControlView {
     }
   }
 
+  /** Compares the sequence with the view's, reloading when it moved; throws when Redis does not answer. */
+  private async check(): Promise<void> {
+    const askedAt = Date.now();
+    if ((await this.store.sequence()) !== this.loadedSeq) await this.refresh();
+    else this.confirmedAt = Math.max(this.confirmedAt, askedAt);
+  }
+
   private async poll(): Promise<void> {
     try {
-      if ((await this.store.sequence()) !== this.loadedSeq) await this.refresh();
+      await this.check();
     } catch (error) {
       this.logger.debug('control plane poll failed; retried at the next interval', { error: (error as Error).message });
     }
   }
 
   private async reload(): Promise<void> {
+    const askedAt = Date.now();
     const { seq, resources } = await this.store.readAll();
+    this.confirmedAt = Math.max(this.confirmedAt, askedAt);
     if (seq === this.loadedSeq) return;
     const byKind = new Map<ResourceKind, Map<string, ControlResource>>();
     for (const { field, json, version } of resources) {

@@ -4,6 +4,7 @@
 import { assignmentsExtension } from './assignments.ts';
 import type { GatewayExtension } from './definition.ts';
 import { schedulesExtension } from './schedules.ts';
+import { subscriptionsExtension } from './subscriptions.ts';
 import { verificationExtension } from './verification.ts';
 
-export const GATEWAY_EXTENSIONS: readonly GatewayExtension[] = [assignmentsExtension, schedulesExtension, verificationExtension];
+export const GATEWAY_EXTENSIONS: readonly GatewayExtension[] = [assignmentsExtension, schedulesExtension, subscriptionsExtension, verificationExtension];

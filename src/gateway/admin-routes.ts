@@ -6,7 +6,7 @@
 // then JWT or a signed request from the headers); a caller without them gets 401, one without
 // the scopes the surface needs 403 naming them (admin-access.ts says which), both answered by
 // the gateway's error handler.
-import type { Queue } from 'bullmq';
+import type { DashboardQueues } from './dashboard-queues.ts';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
@@ -27,8 +27,8 @@ export const METRICS_PATH = '/metrics';
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
 export interface AdminRouteOptions {
-  /** The queues the dashboard shows. */
-  queues: readonly Queue[];
+  /** The queues the dashboard shows (they follow the agents added and removed through the admin API). */
+  queues: DashboardQueues;
   /** Header count, credentials and the default body limit, as the bindings judge them. */
   edge: RequestEdge;
 }
@@ -63,14 +63,15 @@ function guard(surface: AdminSurface, options: AdminRouteOptions): MiddlewareHan
 }
 
 /** Bull Board's routes below QUEUE_DASHBOARD_PATH, showing `queues` (its retry and clean actions are safe: turns are fenced by their lease, and the reconciler re-queues an open task whose job was removed). */
-function queueDashboard(queues: readonly Queue[]): Hono {
+function queueDashboard(queues: DashboardQueues): Hono {
   const serverAdapter = new HonoAdapter(serveStatic);
   serverAdapter.setBasePath(QUEUE_DASHBOARD_PATH);
-  createBullBoard({
-    queues: queues.map((queue) => new BullMQAdapter(queue)),
+  const board = createBullBoard({
+    queues: queues.list().map((queue) => new BullMQAdapter(queue)),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'a2a-gateway queues' } },
   });
+  queues.onChange((list) => board.replaceQueues(list.map((queue) => new BullMQAdapter(queue))));
   return serverAdapter.registerPlugin();
 }
 

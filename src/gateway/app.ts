@@ -6,7 +6,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import type { Queue } from 'bullmq';
 import type { JWK } from 'jose';
 import type { RequestFieldPolicy } from '../protocol/unknown-fields.ts';
 import type { RedisClient } from '../redis/connection.ts';
@@ -31,6 +30,7 @@ import { registerConsoleRoutes } from '../console/console-routes.ts';
 import { registerMcpRoutes, type McpFaceSettings } from '../mcp/mcp-routes.ts';
 import { logAccess } from './access-log.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
+import type { DashboardQueues } from './dashboard-queues.ts';
 import { registerAdminV1Routes } from './admin-v1-routes.ts';
 import type { ControlService } from '../control/control-service.ts';
 import { admit, ADMISSION_STEPS } from './admission.ts';
@@ -80,7 +80,7 @@ export interface GatewayAppOptions {
   /** The trusted issuers' state, which /readyz adds for a platform operator (readiness-route.ts). */
   issuerStatus?: () => readonly IssuerStatus[];
   /** The queues the dashboard at /admin/queues shows. */
-  dashboardQueues: readonly Queue[];
+  dashboardQueues: DashboardQueues;
   /** Serve the operator console at /console/ (console.enabled). */
   console?: boolean;
   /** The control plane's admin API at /admin/v1 (docs/admin-api.md). */

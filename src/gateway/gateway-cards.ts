@@ -10,6 +10,7 @@ import type { GatewayKeys } from '../auth/keys/gateway-keys.ts';
 import { agentTenantOf } from '../bindings/grpc/call-metadata.ts';
 import type { Logger } from '../logging/logger.ts';
 import { SCHEDULES_EXTENSION_URI } from '../extensions/schedules.ts';
+import { SUBSCRIPTIONS_EXTENSION_URI } from '../extensions/subscriptions.ts';
 
 export interface GatewayEndpoints {
   /** The default agent at the root URL. */
@@ -57,6 +58,10 @@ export async function buildEndpoints(setup: CardSetup): Promise<GatewayEndpoints
     // The schedules extension is declared on every card by the registry; without schedules it goes.
     if (!setup.schedules && built.capabilities.extensions !== undefined) {
       built.capabilities.extensions = built.capabilities.extensions.filter((extension) => extension.uri !== SCHEDULES_EXTENSION_URI);
+    }
+    // Subscriptions are push deliveries: without push notifications the extension goes too.
+    if (!setup.pushNotifications && built.capabilities.extensions !== undefined) {
+      built.capabilities.extensions = built.capabilities.extensions.filter((extension) => extension.uri !== SUBSCRIPTIONS_EXTENSION_URI);
     }
     if (keys.cardSigningKey !== undefined) {
       built.signatures = [await signAgentCard(built, { privateJwk: keys.cardSigningKey }, { jku: `${publicUrl}/.well-known/jwks.json` })];

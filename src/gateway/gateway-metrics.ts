@@ -8,11 +8,11 @@ import type { RedisClient } from '../redis/connection.ts';
 import { openStreams, queueJobs, startProcessMetrics } from '../telemetry/metrics.ts';
 import { probeRedisRoundTrips } from '../telemetry/redis-probe.ts';
 
-export function registerGatewayMetrics(lifecycle: Lifecycle, sources: { commands: RedisClient; streams: SseStreams; dashboardQueues: readonly Queue[] }): void {
+export function registerGatewayMetrics(lifecycle: Lifecycle, sources: { commands: RedisClient; streams: SseStreams; dashboardQueues: { list(): readonly Queue[] } }): void {
   startProcessMetrics();
   const unregister = [
     openStreams.register(async () => [{ labels: {}, value: sources.streams.size }]),
-    queueJobs.register(() => readQueueDepths(sources.dashboardQueues)),
+    queueJobs.register(() => readQueueDepths(sources.dashboardQueues.list())),
     probeRedisRoundTrips(sources.commands, 'gateway'),
   ];
   lifecycle.register({

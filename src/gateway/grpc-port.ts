@@ -10,7 +10,16 @@ import { OPERATIONS } from '../operations/registry.ts';
 import { listenGrpc, type GrpcListener } from './grpc-server.ts';
 import type { GrpcTls } from './startup-checks.ts';
 
-export async function openGrpcPort(lifecycle: Lifecycle, config: GatewayConfig, options: { agents: Agents; streams: GrpcStreams; tls: GrpcTls | undefined }): Promise<GrpcListener | undefined> {
+/**
+ * `storedBodyLimits`: the maxBodyBytes of the agents written through the admin API when the port
+ * opens. grpc-js fixes a server's largest message when it is made, so a stored agent given a
+ * larger limit later gets it on gRPC from the gateway's next start (docs/admin-api.md).
+ */
+export async function openGrpcPort(
+  lifecycle: Lifecycle,
+  config: GatewayConfig,
+  options: { agents: Agents; streams: GrpcStreams; tls: GrpcTls | undefined; storedBodyLimits?: readonly number[] },
+): Promise<GrpcListener | undefined> {
   const port = config.grpcPort;
   if (port === 'off') return undefined;
   let listener: GrpcListener | undefined;
@@ -23,7 +32,7 @@ export async function openGrpcPort(lifecycle: Lifecycle, config: GatewayConfig, 
         {
           host: config.grpcHost ?? config.host,
           port,
-          maxReceiveBytes: Math.max(...options.agents.list().map((agent) => agent.settings.limits.maxBodyBytes)),
+          maxReceiveBytes: Math.max(...options.agents.list().map((agent) => agent.settings.limits.maxBodyBytes), ...(options.storedBodyLimits ?? [])),
           keepaliveMs: config.heartbeatMs,
           streams: options.streams,
           tls: options.tls,

@@ -20,6 +20,8 @@ export interface ReadinessProbe {
   redis: RedisClient;
   /** A queue this process adds to or takes from (its own connection). */
   queue?: Pick<Queue, 'getJobCounts'>;
+  /** The control plane's own readiness (its view current: src/control/control-plane.ts), asked after the store's. */
+  control?: () => Promise<Readiness>;
   /** True once shutdown began: not ready, so load balancers stop sending work. */
   draining: () => boolean;
   logger: Logger;
@@ -27,7 +29,7 @@ export interface ReadinessProbe {
 }
 
 export const NOT_READY_DRAINING = 'shutting down';
-const NOT_READY_STORE = 'the task store is not answering';
+export const NOT_READY_STORE = 'the task store is not answering';
 
 export async function checkReadiness(probe: ReadinessProbe): Promise<Readiness> {
   if (probe.draining()) return { ready: false, reason: NOT_READY_DRAINING };
@@ -36,14 +38,16 @@ export async function checkReadiness(probe: ReadinessProbe): Promise<Readiness> 
   const timedOut = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), timeoutMs);
   });
-  const checks = async (): Promise<'ok'> => {
+  const checks = async (): Promise<'ok' | Readiness> => {
     await prepareStore(probe.redis);
     await probe.queue?.getJobCounts('waiting');
-    return 'ok';
+    const control = await probe.control?.();
+    return control === undefined || control.ready ? 'ok' : control;
   };
   try {
     const answer = await Promise.race([checks(), timedOut]);
     if (answer === 'ok') return probe.draining() ? { ready: false, reason: NOT_READY_DRAINING } : { ready: true };
+    if (answer !== 'timeout') return answer;
     probe.logger.warn('readiness check: RedisClient did not answer in time', { timeoutMs });
   } catch (error) {
     probe.logger.warn('readiness check failed', { error: (error as Error).message });

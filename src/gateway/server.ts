@@ -5,6 +5,8 @@
 import { configuredAgentsOf } from '../agents/agent-settings.ts';
 import { connectLiveAgents } from '../control/live-agents.ts';
 import { keepEndpointsLive } from './live-endpoints.ts';
+import { keepCardSecurityLive } from './live-card-security.ts';
+import { DashboardQueues } from './dashboard-queues.ts';
 import type { ServedCard } from '../../agent-card/card.ts';
 import { Lifecycle } from '../app/lifecycle.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
@@ -36,7 +38,7 @@ import { listenHttp } from './http-server.ts';
 import { checkReadiness, type Readiness } from './readiness.ts';
 import { loadGatewaySecrets } from './startup-checks.ts';
 import { buildTaskService } from './task-service-setup.ts';
-import { startControlPlane, type ControlPlane } from '../control/control-plane.ts';
+import { controlReadiness, startControlPlane, type ControlPlane } from '../control/control-plane.ts';
 import { ControlService } from '../control/control-service.ts';
 import { consumerPlans } from '../consumers/consumer-plans.ts';
 import { readConsumerUsage } from '../consumers/consumer-usage.ts';
@@ -102,7 +104,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const tasks = await buildTaskService(lifecycle, { config, agents, redis, logger, pushResolver: options.pushResolver });
   const { service, queues, pushQueue, scheduleQueue, byteRates } = tasks;
   const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);
-  const dashboardQueues = [...agents.list().map((agent) => queues.of(agent.name)), ...(pushQueue === undefined ? [] : [pushQueue]), ...(scheduleQueue === undefined ? [] : [scheduleQueue])];
+  const dashboardQueues = new DashboardQueues((agent) => queues.of(agent), [...(pushQueue === undefined ? [] : [pushQueue]), ...(scheduleQueue === undefined ? [] : [scheduleQueue])], agents.list().map((agent) => agent.name));
   registerGatewayMetrics(lifecycle, { commands, streams, dashboardQueues });
   const rateLimiter = new RateLimiter(commands, config.keyPrefix, config.limits.requestBytesPerToken);
   // Consumers' plans are admitted after each caller's own rate (src/consumers).
@@ -114,7 +116,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   lifecycle.register({ name: 'stream slots', stop: () => streamSlots.close() });
   const unauthenticated = new UnauthenticatedLimiter(commands, config.keyPrefix, config.limits);
 
-  const readiness = { queue: queues.of(agents.defaultName), draining: () => lifecycle.draining };
+  const readiness = { queue: queues.of(agents.defaultName), draining: () => lifecycle.draining, control: () => controlReadiness(control.view) };
   const checkReady = (): Promise<Readiness> => checkReadiness({ redis: commands, ...readiness, logger });
   lifecycle.register({
     name: 'gateway readiness',
@@ -126,24 +128,29 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const http = await listenHttp(lifecycle, config, { proxyTrust, streams, logger });
   const publicUrl = publicUrlOf(config, http.port);
   const grpcStreams = new GrpcStreams(config.sseMaxBufferedBytes);
-  const grpcListener = await openGrpcPort(lifecycle, config, { agents, streams: grpcStreams, tls: grpcTls });
+  const storedBodyLimits = control.view.list('agents').map((stored) => stored.spec.limits.maxBodyBytes ?? config.maxBodyBytes);
+  const grpcListener = await openGrpcPort(lifecycle, config, { agents, streams: grpcStreams, tls: grpcTls, storedBodyLimits });
   const grpcAddress = grpcListener === undefined ? undefined : (config.grpcPublicAddress ?? `${new URL(publicUrl).hostname}:${grpcListener.port}`);
   const { authenticator, jwt } = createGatewayAuthenticator(config, keys.devIssuer, commands, baseDir, logger, control.view);
   if (jwt !== undefined) lifecycle.register({ name: 'issuer discovery', stop: () => jwt.close() });
+  const security = authenticator.enabled ? cardSecurityOf(authenticator.acceptsSignatures, jwt, authenticator.acceptsApiKeys === true) : undefined;
   const { root, endpoints, rootCard, endpointOf } = await buildEndpoints({
     agents,
     publicUrl,
     grpcAddress,
-    security: authenticator.enabled ? cardSecurityOf(authenticator.acceptsSignatures, jwt, authenticator.acceptsApiKeys === true) : undefined,
+    security,
     keys,
     pushNotifications: pushQueue !== undefined,
     schedules: scheduleQueue !== undefined,
     logger,
   });
+  if (security !== undefined) keepCardSecurityLive(control.view, () => security.openIdConnect, () => [root, ...endpoints.values()]);
 
   const configuredAgents = configuredAgentsOf(config);
   const liveAgents = connectLiveAgents({ view: control.view, agents, configuredNames: Object.keys(configuredAgents), logger });
   keepEndpointsLive(liveAgents, endpoints, endpointOf, logger);
+  const showAgents = (): void => dashboardQueues.setAgents(agents.list().map((agent) => agent.name));
+  liveAgents.subscribe({ added: showAgents, removed: showAgents });
   // The stored agents are served from the first request, like the configured ones.
   await liveAgents.settled();
 
@@ -200,7 +207,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
         () => liveAgents.settled(),
         (name) => readConsumerUsage(consumers, name),
       ),
-      mcp: mcpFaceSettingsOf(config, keys.devIssuer),
+      mcp: mcpFaceSettingsOf(config, keys.devIssuer, commands, jwt === undefined ? undefined : () => jwt.currentIssuers()),
     }),
   );
 

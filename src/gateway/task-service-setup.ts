@@ -16,6 +16,9 @@ import type { Logger } from '../logging/logger.ts';
 import { PushDeadLetters } from '../push/dead-letters.ts';
 import { PushConfigs } from '../push/push-configs.ts';
 import { PushStore } from '../store/push/push-store.ts';
+import { SubscriptionStore } from '../store/push/subscription-store.ts';
+import { SubscriptionDirectory } from '../push/subscription-directory.ts';
+import { SubscriptionService } from '../push/subscriptions.ts';
 import { ReceiverPolicy, type PushResolver } from '../push/receiver-policy.ts';
 import { ReplicaAck, replicaAckOf } from '../redis/replica-ack.ts';
 import { TaskWriteAck } from '../store/task-write-ack.ts';
@@ -83,11 +86,13 @@ export async function buildTaskService(lifecycle: Lifecycle, setup: TaskServiceS
           // Workers start the new config's deliveries at once; their sweeper would find it anyway.
           onIndexed: (taskId) => void pushStore.announceAttached(taskId).catch(() => undefined),
         });
+  const subscriptions = push === undefined || pushStore === undefined ? undefined : await subscriptionService(config, pushStore, push, subscriber);
   const assignments = new AssignmentStore(commands, config.keyPrefix, store.replay);
   const byteRates = new ByteRates(commands, config.keyPrefix, config.limits);
   const service = new TaskService({
     push,
-    schedules: scheduleQueue === undefined ? undefined : new ScheduleService(new ScheduleStore(commands, config.keyPrefix), scheduleQueue, config.schedules),
+    schedules: scheduleQueue === undefined ? undefined : new ScheduleService(new ScheduleStore(commands, config.keyPrefix), scheduleQueue, config.schedules, push),
+    subscriptions,
     pushDeadLetters: pushStore === undefined || pushQueue === undefined ? undefined : new PushDeadLetters(pushStore, pushQueue, config.push.maxDeadLetters),
     store,
     assignments,
@@ -110,4 +115,20 @@ export async function buildTaskService(lifecycle: Lifecycle, setup: TaskServiceS
     replicaAck: new TaskWriteAck(new ReplicaAck(commands, replicaAckOf(config)), config.keyPrefix),
   });
   return { service, store, hub, queues, pushQueue, scheduleQueue, byteRates };
+}
+
+/** Push subscriptions: stored per owner, cached per gateway, the cache told of changes on the event subscriber. */
+async function subscriptionService(config: GatewayConfig, pushStore: PushStore, configs: PushConfigs, subscriber: GatewayRedis['subscriber']): Promise<SubscriptionService> {
+  const store = new SubscriptionStore(pushStore.redis, config.keyPrefix);
+  const directory = new SubscriptionDirectory(store);
+  await directory.listen(subscriber);
+  return new SubscriptionService({
+    store,
+    directory,
+    configs,
+    pushStore,
+    maxPerOwner: config.push.maxSubscriptionsPerOwner,
+    maxConfigsPerTask: config.push.maxConfigsPerTask,
+    onIndexed: (taskId) => void pushStore.announceAttached(taskId).catch(() => undefined),
+  });
 }

@@ -25,6 +25,7 @@ export type LimitName =
   | 'limits.maxConcurrentListsPerOwner'
   | 'maxQueuedTurns'
   | 'push.maxConfigsPerTask'
+  | 'push.maxSubscriptionsPerOwner'
   | 'schedules.maxPerOwner'
   // What a turn may store, and the size of one Redis command (output-limits.ts, redis/command-guard.ts).
   | 'limits.maxArtifactBytes'

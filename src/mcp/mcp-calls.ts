@@ -14,9 +14,11 @@ import { openStream, runUnary, type OperationDeps, type RequestContext } from '.
 import { OPERATIONS } from '../operations/registry.ts';
 import type { StreamPlan } from '../operations/stream-plan.ts';
 import type { ListTasksResponse, Message, SendMessageResponse, StreamResponse, Task, TaskState } from '../protocol/types.ts';
+import { A2AError } from '../protocol/errors.ts';
 import type { ToolArguments } from './agent-tools.ts';
+import { cancelTrackedCall, trackCall, type CallTracking, type CancelTaskRef } from './call-cancellation.ts';
 import { followUntilSettled } from './follow-task.ts';
-import { decodeCursor, encodeCursor, parseMcpTaskId } from './task-ids.ts';
+import { decodeCursor, encodeCursor, mcpTaskIdOf, parseMcpTaskId } from './task-ids.ts';
 import { hasSettled, mcpTaskOf, toolResultOfMessage, toolResultOfTask, toolResultStillRunning, type McpTaskTiming } from './task-results.ts';
 
 function unary(name: string): UnaryOperation {
@@ -51,6 +53,10 @@ export interface McpCallContext {
   timing: McpTaskTiming;
   /** Tells the access log which A2A task the request was about. */
   noteTask: (taskId: string) => void;
+  /** Where calls in progress are found by their request id (notifications/cancelled); undefined without an MCP session. */
+  tracking: CallTracking | undefined;
+  /** The trace context of the request's span (tracing on): the turns a call opens continue it. */
+  trace?: RequestContext['trace'];
 }
 
 /** Progress as the tool call's events arrive, for a client that gave a progressToken. */
@@ -62,11 +68,29 @@ function endpointOf(context: McpCallContext, agent: string): AgentEndpoint {
   return endpoint;
 }
 
-const readContext = (context: McpCallContext): RequestContext => ({ principal: context.principal });
+const readContext = (context: McpCallContext): RequestContext => ({ principal: context.principal, ...(context.trace === undefined ? {} : { trace: context.trace }) });
 
-async function readTask(context: McpCallContext, endpoint: AgentEndpoint, taskId: string): Promise<Task> {
+/**
+ * The operations' dependencies for a step that finishes an MCP request already charged (the read
+ * of a call's settled task, the follow of a task tasks/result read): the request's token paid for
+ * it, as one SendStreamingMessage pays for its whole stream. Answer bytes are charged as ever.
+ */
+function paidDeps(deps: OperationDeps): OperationDeps {
+  const limiter = deps.rateLimiter;
+  const rateLimiter = new Proxy(limiter, {
+    get(target, property) {
+      if (property === 'take') return async () => undefined;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { ...deps, rateLimiter };
+}
+
+async function readTask(context: McpCallContext, endpoint: AgentEndpoint, taskId: string, paid = false): Promise<Task> {
   context.noteTask(taskId);
-  return (await runUnary(GET_TASK, { id: taskId, historyLength: 0 }, readContext(context), context.depsOf(endpoint))) as Task;
+  const deps = context.depsOf(endpoint);
+  return (await runUnary(GET_TASK, { id: taskId, historyLength: 0 }, readContext(context), paid ? paidDeps(deps) : deps)) as Task;
 }
 
 function messageOf(args: ToolArguments): Message {
@@ -79,9 +103,27 @@ function messageOf(args: ToolArguments): Message {
   };
 }
 
-/** The request's body pays for the call that carries it; the reads that follow pay one token each. */
+/** The request's body pays for the call that carries it, with the call's one token. */
 function sendContext(context: McpCallContext): RequestContext {
-  return { principal: context.principal, requestBytes: context.requestBytes, ingressCharged: context.ingressCharged };
+  return { ...readContext(context), requestBytes: context.requestBytes, ingressCharged: context.ingressCharged };
+}
+
+/**
+ * CancelTask on the caller's behalf, for a call the client cancelled: the same owner-scoped,
+ * two-stage cancel as the bindings'. A task that settled in the meantime stays as it ended.
+ */
+function cancelOnBehalf(context: McpCallContext): CancelTaskRef {
+  return async (taskRef) => {
+    const { agent, taskId } = parseMcpTaskId(taskRef);
+    const endpoint = context.endpoints.get(agent);
+    if (endpoint === undefined) return;
+    try {
+      await runUnary(CANCEL_TASK, { id: taskId }, readContext(context), context.depsOf(endpoint));
+    } catch (error) {
+      if (error instanceof A2AError && error.kind === 'TASK_NOT_CANCELABLE') return;
+      throw error;
+    }
+  };
 }
 
 /** Waits for the task a stream plan follows, then answers with its result (or where it stands, past mcp.maxWaitMs). */
@@ -91,27 +133,46 @@ async function settle(context: McpCallContext, endpoint: AgentEndpoint, plan: St
   if (outcome.message !== undefined) return toolResultOfMessage(outcome.message);
   const agent = endpoint.agent.settings.name;
   if (signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'The request was cancelled; the task goes on.');
-  const task = await readTask(context, endpoint, plan.taskId);
+  const task = await readTask(context, endpoint, plan.taskId, true);
   if (hasSettled(task.status.state)) return toolResultOfTask(agent, task);
   return toolResultStillRunning(agent, task, task.status.state, context.settings.maxWaitMs);
 }
 
 /** tools/call: a new message to the agent, its task followed to the end (within mcp.maxWaitMs) with progress. */
-export async function callTool(context: McpCallContext, agent: string, args: ToolArguments, signal: AbortSignal, progress: ProgressReport | undefined): Promise<CallToolResult> {
+export async function callTool(context: McpCallContext, requestId: string | number, agent: string, args: ToolArguments, signal: AbortSignal, progress: ProgressReport | undefined): Promise<CallToolResult> {
   const endpoint = endpointOf(context, agent);
   const plan = await openStream(SEND_STREAMING_MESSAGE, { message: messageOf(args) }, sendContext(context), context.depsOf(endpoint));
   context.noteTask(plan.taskId);
-  return settle(context, endpoint, plan, signal, progress);
+  let untrack: (() => Promise<void>) | undefined;
+  try {
+    untrack = await trackCall(context.tracking, requestId, mcpTaskIdOf(agent, plan.taskId), cancelOnBehalf(context));
+  } catch (error) {
+    plan.onStreamEnd?.();
+    throw error;
+  }
+  try {
+    return await settle(context, endpoint, plan, signal, progress);
+  } finally {
+    await untrack().catch(() => undefined);
+  }
+}
+
+/** notifications/cancelled: the A2A task of the caller's tools/call with that request id is cancelled (now, or as soon as the call has one). */
+export async function cancelCall(context: McpCallContext, requestId: string | number): Promise<'cancelled' | 'pending' | 'untracked'> {
+  return cancelTrackedCall(context.tracking, requestId, cancelOnBehalf(context));
 }
 
 /** tools/call as an MCP task: the message is stored and its task handed back at once; the client fetches the result later. */
-export async function callToolAsTask(context: McpCallContext, agent: string, args: ToolArguments): Promise<CreateTaskResult> {
+export async function callToolAsTask(context: McpCallContext, requestId: string | number, agent: string, args: ToolArguments): Promise<CreateTaskResult> {
   const endpoint = endpointOf(context, agent);
   const answer = (await runUnary(SEND_MESSAGE, { message: messageOf(args), configuration: { returnImmediately: true } }, sendContext(context), context.depsOf(endpoint))) as SendMessageResponse;
   if (!('task' in answer)) {
     throw new McpError(ErrorCode.InvalidRequest, `Agent "${agent}" answered with a message and no task, so there is no MCP task to follow; call the tool without params.task.`);
   }
   context.noteTask(answer.task.id);
+  // A cancel that overtook the call cancels its task; one that comes after the answer is late (tasks/cancel is the way then).
+  const untrack = await trackCall(context.tracking, requestId, mcpTaskIdOf(agent, answer.task.id), cancelOnBehalf(context));
+  await untrack();
   return { task: mcpTaskOf(agent, answer.task, context.timing) };
 }
 
@@ -127,7 +188,7 @@ export async function getMcpTaskResult(context: McpCallContext, mcpTaskId: strin
   const endpoint = endpointOf(context, agent);
   const task = await readTask(context, endpoint, taskId);
   if (hasSettled(task.status.state)) return toolResultOfTask(agent, task);
-  const plan = await openStream(SUBSCRIBE_TO_TASK, { id: taskId }, readContext(context), context.depsOf(endpoint));
+  const plan = await openStream(SUBSCRIBE_TO_TASK, { id: taskId }, readContext(context), paidDeps(context.depsOf(endpoint)));
   const result = await settle(context, endpoint, plan, signal, progress);
   const state = (result.structuredContent as { state?: TaskState } | undefined)?.state;
   // A task's result is what it settled with: one still running is not, so the wait is refused instead.

@@ -8,13 +8,17 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
+  CancelledNotificationSchema,
   CancelTaskRequestSchema,
+  ErrorCode,
   GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
   ListTasksRequestSchema,
   ListToolsRequestSchema,
   McpError,
   RELATED_TASK_META_KEY,
+  type CallToolResult,
+  type CreateTaskResult,
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -24,18 +28,26 @@ import type { Logger } from '../logging/logger.ts';
 import type { StreamResponse } from '../protocol/types.ts';
 import { GATEWAY_VERSION } from '../version.ts';
 import { listAgentTools, parseToolArguments } from './agent-tools.ts';
-import { callTool, callToolAsTask, cancelMcpTask, getMcpTask, getMcpTaskResult, listMcpTasks, type McpCallContext, type ProgressReport } from './mcp-calls.ts';
+import { countToolCall } from './call-outcomes.ts';
+import { callTool, callToolAsTask, cancelCall, cancelMcpTask, getMcpTask, getMcpTaskResult, listMcpTasks, type McpCallContext, type ProgressReport } from './mcp-calls.ts';
 import { mcpTaskIdOf, parseMcpTaskId } from './task-ids.ts';
 import { textOf } from './task-results.ts';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/**
+ * The A2A refusals the tasks utility names otherwise: a task id that is not the caller's, and a
+ * cancel of a task already ended, are invalid params there (-32602), as the MCP tasks spec asks.
+ */
+const TASK_PARAM_ERRORS: ReadonlySet<string> = new Set(['TASK_NOT_FOUND', 'TASK_NOT_CANCELABLE']);
+
 /** A refusal or failure as the MCP client reads it: the A2A error's JSON-RPC code, message and details. */
-function toMcpError(error: unknown, logger: Logger): McpError {
+function toMcpError(error: unknown, logger: Logger, tasksUtility: boolean): McpError {
   if (error instanceof McpError) return error;
   const a2a = toA2AError(error);
   if (a2a.kind === 'INTERNAL') logger.error('MCP request failed', { error: String((error as Error).stack ?? error) });
-  return new McpError(a2a.mapping.jsonRpcCode, a2a.message, a2a.details());
+  const code = tasksUtility && TASK_PARAM_ERRORS.has(a2a.kind) ? ErrorCode.InvalidParams : a2a.mapping.jsonRpcCode;
+  return new McpError(code, a2a.message, a2a.details());
 }
 
 /**
@@ -83,12 +95,12 @@ export function createMcpServer(context: McpCallContext, logger: Logger): Server
     },
   );
   const guarded =
-    <Request, Result>(handle: (request: Request, extra: Extra) => Promise<Result>) =>
+    <Request, Result>(handle: (request: Request, extra: Extra) => Promise<Result>, tasksUtility = false) =>
     async (request: Request, extra: Extra): Promise<Result> => {
       try {
         return await handle(request, extra);
       } catch (error) {
-        throw toMcpError(error, logger);
+        throw toMcpError(error, logger, tasksUtility);
       }
     };
   const principal = context.principal ?? anonymousPrincipal(undefined);
@@ -100,20 +112,45 @@ export function createMcpServer(context: McpCallContext, logger: Logger): Server
   server.setRequestHandler(
     CallToolRequestSchema,
     guarded(async (request, extra) => {
-      const args = parseToolArguments(request.params.arguments);
-      if (request.params.task !== undefined) return callToolAsTask(context, request.params.name, args);
-      return callTool(context, request.params.name, args, extra.signal, progressOf(extra, request.params.name));
+      let result: CallToolResult | CreateTaskResult | undefined;
+      try {
+        const args = parseToolArguments(request.params.arguments);
+        if (request.params.task !== undefined) result = await callToolAsTask(context, extra.requestId, request.params.name, args);
+        else result = await callTool(context, extra.requestId, request.params.name, args, extra.signal, progressOf(extra, request.params.name));
+        return result;
+      } finally {
+        countToolCall(result, extra.signal.aborted);
+      }
     }),
   );
-  server.setRequestHandler(GetTaskRequestSchema, guarded((request) => getMcpTask(context, request.params.taskId)));
+  server.setRequestHandler(GetTaskRequestSchema, guarded((request) => getMcpTask(context, request.params.taskId), true));
   server.setRequestHandler(
     GetTaskPayloadRequestSchema,
     guarded(async (request, extra) => {
       const result = await getMcpTaskResult(context, request.params.taskId, extra.signal, progressOf(extra, parseMcpTaskId(request.params.taskId).agent));
       return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId: request.params.taskId } } };
-    }),
+    }, true),
   );
   server.setRequestHandler(ListTasksRequestSchema, guarded((request) => listMcpTasks(context, request.params?.cursor)));
-  server.setRequestHandler(CancelTaskRequestSchema, guarded((request) => cancelMcpTask(context, request.params.taskId)));
+  server.setRequestHandler(CancelTaskRequestSchema, guarded((request) => cancelMcpTask(context, request.params.taskId), true));
   return server;
+}
+
+/**
+ * The notifications/cancelled among a request's messages, carried out before the transport
+ * answers 202: the A2A task of each named tools/call is cancelled (docs/mcp.md, "Cancelling").
+ * A failure is logged, never answered: a notification has no response.
+ */
+export async function carryOutCancellations(context: McpCallContext, body: unknown, logger: Logger): Promise<void> {
+  const messages = Array.isArray(body) ? body.slice(0, 16) : [body];
+  for (const message of messages) {
+    const parsed = CancelledNotificationSchema.safeParse(message);
+    if (!parsed.success || parsed.data.params.requestId === undefined) continue;
+    try {
+      await cancelCall(context, parsed.data.params.requestId);
+    } catch (error) {
+      const a2a = toA2AError(error);
+      logger.warn('MCP cancellation not carried out', { requestId: String(parsed.data.params.requestId).slice(0, 64), error: a2a.message });
+    }
+  }
 }

@@ -27,6 +27,8 @@ export interface OperationCall {
   extensions: readonly string[];
   /** The trace context of the request's span (tracing on). */
   trace: TraceContext;
+  /** The binding writes the answer with serializeAnswer, untranslated (Caller.answersSpliced). */
+  answersSpliced: boolean;
   /** Charges a large answer's bytes to the caller's rate (limits.requestBytesPerToken): its next requests wait. */
   chargeAnswerBytes: (bytes: number) => Promise<void>;
   /**

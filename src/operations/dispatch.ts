@@ -48,6 +48,8 @@ export interface RequestContext {
   announceExtensions?: (uris: readonly string[]) => void;
   /** The trace context of the request's span (tracing on): the turns it opens continue it. */
   trace?: TraceContext;
+  /** The binding writes the answer through serializeAnswer as it is (Caller.answersSpliced). */
+  answersSpliced?: boolean;
 }
 
 const tenantOf = (request: unknown): string | undefined => {
@@ -89,6 +91,7 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
     lastEventId: context.lastEventId,
     extensions,
     trace: context.trace,
+    answersSpliced: context.answersSpliced === true,
     chargeAnswerBytes: (bytes) => deps.rateLimiter.chargeAnswer(owner, agent.settings.limits, bytes),
     largeAnswers: {
       payAfterBytes: deps.rateLimiter.answerPayAfterBytes(agent.settings.limits),

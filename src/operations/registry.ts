@@ -11,6 +11,7 @@ import { A2A_OPERATIONS } from './a2a-operations.ts';
 import type { Operation } from './definition.ts';
 import { EXTENSION_OPERATIONS } from './extension-operations.ts';
 import { OPERATOR_OPERATIONS } from './operator-operations.ts';
+import { SUBSCRIPTION_OPERATIONS } from './subscription-operations.ts';
 
 /** A route with the operation it serves. */
 export interface OperationRoute extends RestRoute {
@@ -110,4 +111,4 @@ export function inCatalogOrder(handlers: readonly Operation[], specs: readonly O
 }
 
 /** Every operation this gateway serves: A2A 1.0's, its extensions' methods, then the operators'. */
-export const OPERATIONS = new OperationRegistry(inCatalogOrder([...A2A_OPERATIONS, ...EXTENSION_OPERATIONS, ...OPERATOR_OPERATIONS]), GATEWAY_EXTENSIONS);
+export const OPERATIONS = new OperationRegistry(inCatalogOrder([...A2A_OPERATIONS, ...EXTENSION_OPERATIONS, ...SUBSCRIPTION_OPERATIONS, ...OPERATOR_OPERATIONS]), GATEWAY_EXTENSIONS);

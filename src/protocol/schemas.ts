@@ -167,6 +167,8 @@ export const createScheduleRequestSchema = z
       })
       .optional(),
     metadata: jsonObject.optional(),
+    /** A push config (its url, token, authentication) put on every task the schedule starts. */
+    taskPushNotificationConfig: pushConfigSchema.pick({ url: true, token: true, authentication: true }).optional(),
   })
   .superRefine((request, ctx) => {
     if ((request.at === undefined) === (request.cron === undefined)) {

@@ -19,6 +19,8 @@ import { isHmacSecret, type WebhookSigner } from './webhook-signature.ts';
 import { pushDeadLetters, pushDeliveries } from '../telemetry/metrics.ts';
 import { A2A, activeContext, inSpan, markError, SpanKind, traceHeaders } from '../telemetry/spans.ts';
 import { ownerFromKey } from '../store/owner.ts';
+import type { SubscriptionStore } from '../store/push/subscription-store.ts';
+import { withSubscriptionNote } from './subscription-configs.ts';
 
 /** Header carrying a config's `token` (the name the official SDKs use). */
 export const NOTIFICATION_TOKEN_HEADER = 'X-A2A-Notification-Token';
@@ -34,6 +36,8 @@ export interface PushDeliveryOptions {
   retry: RetrySettings;
   breaker: { threshold: number; cooldownMs: number; probeMs: number };
   maxDeadLetters: number;
+  /** The owners' subscriptions: a delivery of a deleted one sends nothing and drops its config. */
+  subscriptions?: SubscriptionStore;
 }
 
 export function webhookHeaders(config: StoredPushConfig, deliveryId: string, body: string, signer: WebhookSigner): Record<string, string> {
@@ -90,6 +94,14 @@ export class PushDelivery {
       return;
     }
     const config = state.config;
+    if (config.subscription !== undefined && !replay && this.options.subscriptions !== undefined) {
+      const { id, ownerKey } = config.subscription;
+      if (!(await this.options.subscriptions.exists(ownerKey, id))) {
+        // Deleted since it was put on the task: the task stops sending to it.
+        await store.deleteConfig(ownerKey, data.taskId, data.configId);
+        return;
+      }
+    }
     if (data.eventJson === '') {
       await this.fail(job, deliveryId, config, { error: 'the event is no longer in the task\'s replay buffer (expired or trimmed)' });
       return;
@@ -110,10 +122,11 @@ export class PushDelivery {
       'POST',
       { kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'POST', 'url.full': config.url, [A2A.taskId]: data.taskId, [A2A.pushConfigId]: data.configId }, parent: activeContext() },
       async (span, own) => {
-        const headers = webhookHeaders(config, deliveryId, data.eventJson, this.options.signer);
+        const body = config.subscription === undefined ? data.eventJson : withSubscriptionNote(data.eventJson, config.subscription.id, data.taskId);
+        const headers = webhookHeaders(config, deliveryId, body, this.options.signer);
         // The receiver may join the trace; the signature covers the body and webhook-* headers only.
         Object.assign(headers, traceHeaders(own));
-        const sent = await this.options.sender.send({ url, headers, body: data.eventJson });
+        const sent = await this.options.sender.send({ url, headers, body });
         if (sent.status !== undefined) span?.setAttribute('http.response.status_code', sent.status);
         if (sent.kind !== 'delivered') markError(span, new Error(sent.error), sent.kind);
         return sent;

@@ -14,6 +14,8 @@ export interface StoredPushConfig {
   createdAtMs: number;
   /** Set when the receiver answered 410 Gone: nothing more is sent until the config is created again. */
   disabled?: { atMs: number; status: number; reason: string; deliveryId: string };
+  /** Set on a config a subscription put on the task (src/push/subscription-configs.ts): whose, and which. */
+  subscription?: { id: string; ownerKey: string };
 }
 
 /** What a read shows in place of a secret. */

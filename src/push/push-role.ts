@@ -11,6 +11,7 @@ import { taskChannels } from '../store/channels.ts';
 import { PushDelivery } from './delivery.ts';
 import { PushOutbox } from './outbox.ts';
 import { PushStore } from '../store/push/push-store.ts';
+import { SubscriptionStore } from '../store/push/subscription-store.ts';
 import { ReceiverPolicy, type PushResolver } from './receiver-policy.ts';
 import { loadPushSigningKeys, previousKeysSignUntil } from './signing-key.ts';
 import { WebhookSender } from './webhook-sender.ts';
@@ -70,6 +71,7 @@ export async function startPushRole(lifecycle: Lifecycle, config: GatewayConfig,
     retry: { initialDelayMs: settings.retryInitialDelayMs, maxDelayMs: settings.retryMaxDelayMs, horizonMs: settings.retryHorizonMs },
     breaker: { threshold: settings.breakerFailureThreshold, cooldownMs: settings.breakerCooldownMs, probeMs: settings.timeoutMs + 1_000 },
     maxDeadLetters: settings.maxDeadLetters,
+    subscriptions: new SubscriptionStore(commands, config.keyPrefix),
   });
   const worker: Worker<PushJobData> = createPushWorker({
     connection: workerConnection,

@@ -10,7 +10,7 @@ import type { ArtifactChunk } from '../../adapters/types.ts';
 import type { OutputLimits } from '../limits/output-limits.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { Artifact, JsonObject, Part, StreamResponse, TaskStatus } from '../protocol/types.ts';
-import { applyArtifactChunk, type PendingArtifactChunk } from '../store/stored-artifacts.ts';
+import { ArtifactMerge, type PendingArtifactChunk } from '../store/stored-artifacts.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import { addEventsTime, timeNow } from '../telemetry/stage-marks.ts';
 import { ArtifactCompaction } from './artifact-compaction.ts';
@@ -52,6 +52,8 @@ export interface TurnOutputInit {
 
 export class TurnOutput {
   readonly artifacts: Artifact[];
+  /** Applies stored chunks to `artifacts` (appends grow an artifact in place: linear in the output). */
+  private readonly merge: ArtifactMerge;
   /** When a chunk goes with the whole snapshot instead of beside it. */
   private readonly compaction: ArtifactCompaction;
   /** Events of this run an earlier run had stored already (not stored again). */
@@ -68,6 +70,7 @@ export class TurnOutput {
 
   constructor(private readonly init: TurnOutputInit) {
     this.artifacts = init.artifacts;
+    this.merge = new ArtifactMerge(this.artifacts);
     this.compaction = new ArtifactCompaction(init.artifactBytes?.snapshot ?? 2, init.artifactBytes?.pending ?? 0);
   }
 
@@ -91,10 +94,8 @@ export class TurnOutput {
       // repeat and skips the read (one round trip per turn).
       if (this.init.mayRepeatEarlierRun && !this.pastPrefix && (await this.repeatsEarlierRun(place))) return;
       const sent = this.asSent(chunk, own);
-      const index = this.artifacts.findIndex((a) => a.artifactId === sent.artifactId);
-      const before = index >= 0 ? this.artifacts[index] : undefined;
-      const merged = applyArtifactChunk(this.artifacts, sent);
-      const artifact: Artifact = { ...merged, parts: sent.parts };
+      const applied = this.merge.apply(sent);
+      const artifact: Artifact = { ...applied.artifact, parts: sent.parts };
       const event: StreamResponse = {
         artifactUpdate: { taskId: this.init.taskId, contextId: this.init.contextId, artifact, append: sent.append === true, lastChunk: sent.lastChunk === true },
       };
@@ -109,13 +110,13 @@ export class TurnOutput {
         stored = await this.append(compact ? this.artifacts : undefined, undefined, event, place, { artifactId: sent.artifactId, append: sent.append === true }, pending);
       } catch (error) {
         // Not stored (an output bound, a stale lease): the artifacts the turn ends with must not hold it.
-        this.undoArtifact(index, before, chunk.artifactId);
+        applied.undo();
         throw error;
       }
       if (!stored) {
         // An earlier run of this turn stored this chunk already: the stored artifacts (which
         // this run started from) include it, so it must not be applied a second time.
-        this.undoArtifact(index, before, chunk.artifactId);
+        applied.undo();
       } else {
         this.compaction.stored(pendingBytes, compact);
       }
@@ -151,11 +152,6 @@ export class TurnOutput {
     const after = [...before, ...chunk.parts];
     this.ownArtifactParts.set(chunk.artifactId, after);
     return { before, after };
-  }
-
-  private undoArtifact(index: number, before: Artifact | undefined, artifactId: string): void {
-    if (before !== undefined) this.artifacts[index] = before;
-    else this.artifacts.splice(this.artifacts.findIndex((a) => a.artifactId === artifactId), 1);
   }
 
   /**

@@ -15,6 +15,9 @@ import { GATEWAY_METADATA_KEY, ownerFromKey, type TaskStore } from '../store/tas
 import type { DueFiring, ScheduleStore } from '../store/schedules/schedule-store.ts';
 import { timesBetween } from './schedule-timing.ts';
 import type { ScheduleRecord } from './schedule-types.ts';
+import type { StoredPushConfig } from '../push/push-config.ts';
+import { attachConfigs, matchingSubscriptions, subscriptionConfig, type AttachDeps } from '../push/subscription-configs.ts';
+import type { SubscriptionStore } from '../store/push/subscription-store.ts';
 
 /** Most planned times one decision looks at (older missed ones are counted as skipped). */
 const MAX_CANDIDATES = 100;
@@ -31,7 +34,12 @@ export interface ScheduleFirerOptions {
   idempotencyTtlSeconds: number;
   /** How long a completed one-time schedule stays readable (retentionSeconds). */
   retentionSeconds: number;
+  /** Push configs of each firing's task (the schedule's own, the owner's subscriptions); undefined when push is off. */
+  push?: AttachDeps & { subscriptions: SubscriptionStore };
 }
+
+/** The id of the config a schedule puts on each task it starts. */
+export const schedulePushConfigId = (scheduleId: string): string => `schedule-${scheduleId}`;
 
 /**
  * The planned times of this decision that were missed (older than lateAfterMs), as the decision
@@ -162,6 +170,8 @@ export class ScheduleFirer {
       return;
     }
     const taskId = created.kind === 'duplicate' ? created.taskId : firing.taskId;
+    // Before the turn is queued; a firing started again puts the same configs on again, harmlessly.
+    await this.attachPush(record, taskId, contextId);
     const read = await tasks.gateway.readTask(taskId, owner, 0);
     // A task that ran already (its firing was started before a crash) needs no second turn.
     if (read !== undefined && read.task.status.state === 'TASK_STATE_SUBMITTED') {
@@ -170,5 +180,17 @@ export class ScheduleFirer {
       await enqueueTurn(this.options.queues, { taskId, turn: 1, ownerKey: record.ownerKey, contextId: read.task.contextId }, undefined, ownerActiveTasks);
     }
     await store.firingDone(record.id, firing.firingId, 'started', taskId);
+  }
+
+  /** The schedule's push config and the owner's subscriptions that cover the task, each from the task's first event. */
+  private async attachPush(record: ScheduleRecord, taskId: string, contextId: string): Promise<void> {
+    const { push } = this.options;
+    if (push === undefined) return;
+    const configs: StoredPushConfig[] = [];
+    const own = record.definition.push;
+    if (own !== undefined) configs.push({ ...own, id: schedulePushConfigId(record.id), taskId, createdAtMs: record.createdAtMs });
+    const subscriptions = matchingSubscriptions(await push.subscriptions.list(record.ownerKey), contextId);
+    configs.push(...subscriptions.map((s) => subscriptionConfig(record.ownerKey, s, taskId)));
+    await attachConfigs(push, record.ownerKey, configs);
   }
 }

@@ -13,6 +13,8 @@ import { recentTaskIndexOf } from '../store/recent-tasks.ts';
 import { ScheduleFirer } from './schedule-firer.ts';
 import { ScheduleReconciler } from './schedule-reconciler.ts';
 import { ScheduleStore } from '../store/schedules/schedule-store.ts';
+import { PushStore } from '../store/push/push-store.ts';
+import { SubscriptionStore } from '../store/push/subscription-store.ts';
 
 export interface ScheduleRole {
   /** Re-creates lost jobs and starts stuck firings (reconcileOnce() on demand). */
@@ -39,6 +41,7 @@ export async function startScheduleRole(lifecycle: Lifecycle, config: GatewayCon
   queue.on('error', (error: Error) => logger.debug('schedule queue error', { error: error.message }));
   lifecycle.register({ name: 'schedule queue', stop: () => queue.close().catch(() => undefined) });
   const store = new ScheduleStore(commands, config.keyPrefix);
+  const pushStore = config.push.enabled ? new PushStore(commands, config.keyPrefix) : undefined;
   const firer = new ScheduleFirer({
     store,
     tasks: new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay), recentTaskIndexOf(config)),
@@ -49,6 +52,16 @@ export async function startScheduleRole(lifecycle: Lifecycle, config: GatewayCon
     minIntervalSeconds: config.schedules.minIntervalSeconds,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     retentionSeconds: config.retentionSeconds,
+    push:
+      pushStore === undefined
+        ? undefined
+        : {
+            store: pushStore,
+            maxConfigs: config.push.maxConfigsPerTask + config.push.maxSubscriptionsPerOwner + 1,
+            subscriptions: new SubscriptionStore(commands, config.keyPrefix),
+            // Workers start the task's deliveries at once; their sweeper would find it anyway.
+            onIndexed: (taskId) => void pushStore.announceAttached(taskId).catch(() => undefined),
+          },
   });
   const worker: Worker<ScheduleJobData> = createScheduleWorker({
     connection: workerConnection,

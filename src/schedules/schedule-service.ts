@@ -11,7 +11,9 @@ import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import type { ScheduleStore } from '../store/schedules/schedule-store.ts';
 import { firingsCloserThan } from './cron-spacing.ts';
 import { cronProblem, nextTimes, timeZoneProblem } from './schedule-timing.ts';
-import type { ScheduleDefinition, ScheduleRecord, ScheduleView } from './schedule-types.ts';
+import type { ScheduleDefinition, ScheduleRecord, ScheduleView, SchedulePush } from './schedule-types.ts';
+import type { PushConfigs } from '../push/push-configs.ts';
+import { maskedToken, SECRET_MASK } from '../push/push-config.ts';
 import type { z } from 'zod';
 import type { createScheduleRequestSchema } from '../protocol/schemas.ts';
 
@@ -54,6 +56,7 @@ export function scheduleView(record: ScheduleRecord, nowMs: number = Date.now())
   };
   if (definition.name !== undefined) view.name = definition.name;
   if (definition.metadata !== undefined) view.metadata = definition.metadata;
+  if (definition.push !== undefined) view.taskPushNotificationConfig = maskedPush(definition.push);
   if (definition.at !== undefined) {
     view.at = new Date(definition.at).toISOString();
     if (record.state === 'active') view.nextFireAt = view.at;
@@ -65,12 +68,39 @@ export function scheduleView(record: ScheduleRecord, nowMs: number = Date.now())
   return view;
 }
 
+/** A schedule's push config as reads show it: secrets masked, as for a task's configs. */
+function maskedPush(push: SchedulePush): SchedulePush {
+  const view: SchedulePush = { url: push.url };
+  if (push.token !== undefined) view.token = maskedToken(push.token);
+  if (push.authentication !== undefined) {
+    view.authentication = { scheme: push.authentication.scheme };
+    if (push.authentication.credentials !== undefined) view.authentication.credentials = SECRET_MASK;
+  }
+  return view;
+}
+
 export class ScheduleService {
   constructor(
     private readonly store: ScheduleStore,
     private readonly queue: Queue<ScheduleJobData>,
     private readonly settings: ScheduleSettings,
+    /** Checks a schedule's push config as for a task's; undefined when push notifications are off. */
+    private readonly push?: PushConfigs,
   ) {}
+
+  /** The schedule's push config, checked like a task's (receiver policy, no masks), or undefined. */
+  private async pushOf(request: CreateScheduleRequest): Promise<SchedulePush | undefined> {
+    const input = request.taskPushNotificationConfig;
+    if (input === undefined) return undefined;
+    if (this.push === undefined) {
+      throw new A2AError('PUSH_NOTIFICATION_NOT_SUPPORTED', 'This gateway sends no push notifications (push.enabled is false); create the schedule without taskPushNotificationConfig.');
+    }
+    const checked = await this.push.prepare('', input, 'taskPushNotificationConfig.');
+    const push: SchedulePush = { url: checked.url };
+    if (checked.token !== undefined) push.token = checked.token;
+    if (checked.authentication !== undefined) push.authentication = checked.authentication;
+    return push;
+  }
 
   private definitionOf(request: CreateScheduleRequest, nowMs: number): ScheduleDefinition {
     const timeZone = request.timeZone ?? 'UTC';
@@ -111,6 +141,8 @@ export class ScheduleService {
   async create(owner: Owner, request: CreateScheduleRequest): Promise<ScheduleView> {
     const nowMs = Date.now();
     const definition = this.definitionOf(request, nowMs);
+    const push = await this.pushOf(request);
+    if (push !== undefined) definition.push = push;
     const ownerKey = ownerKeyOf(owner);
     const id = newId();
     const claim = await this.store.claim(ownerKey, id, this.settings.maxPerOwner);

@@ -20,6 +20,15 @@ export interface ScheduleDefinition {
   /** Metadata of each firing's task. */
   metadata?: JsonObject;
   name?: string;
+  /** The push config put on every task a firing starts (its secrets are never shown). */
+  push?: SchedulePush;
+}
+
+/** A schedule's push config: the webhook fields of a TaskPushNotificationConfig. */
+export interface SchedulePush {
+  url: string;
+  token?: string;
+  authentication?: { scheme: string; credentials?: string };
 }
 
 export type ScheduleState = 'active' | 'paused' | 'completed';
@@ -59,6 +68,8 @@ export interface ScheduleView {
   timeZone: string;
   lateness: ScheduleDefinition['lateness'];
   metadata?: JsonObject;
+  /** The push config each firing's task gets, secrets masked. */
+  taskPushNotificationConfig?: SchedulePush;
   createdAt: string;
   nextFireAt?: string;
   firedCount: number;

@@ -8,7 +8,7 @@ import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { ownerKeyOf, type Owner } from './owner.ts';
 import type { TurnRecord } from './task-records.ts';
 import { LARGE_TASK_BYTES, type LargeTask, type TaskRead } from './task-read.ts';
-import { readLargeTask } from './task-large-read.ts';
+import { readLargeTask, readRawLargeTask, type RawLargeTask } from './task-large-read.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import {
@@ -256,6 +256,11 @@ export class GatewayOperations extends StoreRole {
   /** readTask's answer with plain commands, for a task readTaskWithin answered LARGE (task-large-read.ts). */
   async readLargeTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<TaskRead | undefined> {
     return readLargeTask(this.redis, this.keys.task(taskId), taskId, ownerKeyOf(owner), historyLength);
+  }
+
+  /** readLargeTask with the artifacts left as stored, for a reader that assembles them elsewhere. */
+  async readRawLargeTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<RawLargeTask | undefined> {
+    return readRawLargeTask(this.redis, this.keys.task(taskId), taskId, ownerKeyOf(owner), historyLength);
   }
 
   /**

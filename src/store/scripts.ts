@@ -64,6 +64,7 @@ export type ScriptName =
   | 'tenantBusyOwners'
   | 'controlWrite'
   | 'controlRead'
+  | 'controlClaim'
   | 'consumerRequest'
   | 'consumerTaskStart'
   | 'consumerTaskUndo'

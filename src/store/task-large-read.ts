@@ -5,16 +5,34 @@ import type { RedisClient } from '../redis/connection.ts';
 import type { TaskKeys } from './keys.ts';
 import { READ_TASK_FIELDS, taskField } from './task-hash.ts';
 import { taskReadOf, type TaskRead } from './task-read.ts';
-import { storedArtifactsField } from './stored-artifacts.ts';
+import { parseStoredArtifacts, storedArtifactsField } from './stored-artifacts.ts';
 import { LIVE_READ_ATTEMPTS, LIVE_SEGMENTS_FIELDS, readChunksAfter, readLiveSegments } from './artifact-segments.ts';
+
+/** A large task as read, its artifacts still as stored: what a reader assembles off the event loop. */
+export interface RawLargeTask {
+  /** The task without its artifacts; `bytes` counts them. */
+  read: TaskRead;
+  /** The stored artifacts field (stored-artifacts.ts: the snapshot, or it and the pending chunks). */
+  storedArtifacts: string;
+}
+
+/** The task with its artifacts parsed and merged here, on the caller's thread. */
+export async function readLargeTask(redis: RedisClient, k: TaskKeys, taskId: string, ownerKey: string, historyLength: number | undefined): Promise<TaskRead | undefined> {
+  const raw = await readRawLargeTask(redis, k, taskId, ownerKey, historyLength);
+  if (raw === undefined) return undefined;
+  const { artifacts } = parseStoredArtifacts(raw.storedArtifacts);
+  if (artifacts.length > 0) raw.read.task.artifacts = artifacts;
+  return raw.read;
+}
 
 /**
  * The task as its owner (`ownerKey`) reads it, or undefined when missing or another owner's: the
  * hash's fields, the last event id, the history and (unless segmented) the pending chunks in one
  * transaction, atomic as the script; a segmented snapshot's segments and chunks after it, in
  * bounded reads of the generation the transaction saw (read again when a switch came between).
+ * Its artifacts are left as stored: parsing tens of megabytes is the reader's to place.
  */
-export async function readLargeTask(redis: RedisClient, k: TaskKeys, taskId: string, ownerKey: string, historyLength: number | undefined): Promise<TaskRead | undefined> {
+export async function readRawLargeTask(redis: RedisClient, k: TaskKeys, taskId: string, ownerKey: string, historyLength: number | undefined): Promise<RawLargeTask | undefined> {
   const length = historyLength ?? -1;
   for (let attempt = 1; ; attempt += 1) {
     // A snapshot in segments: its pending chunks (up to its own size) are read after the
@@ -45,7 +63,10 @@ export async function readLargeTask(redis: RedisClient, k: TaskKeys, taskId: str
       throw new Error(`task ${taskId}'s artifacts changed generation ${LIVE_READ_ATTEMPTS} times while read; read it again`);
     }
     const trimmedCount = rest.pop() || '0';
-    const reply = [id ?? '', contextId ?? '', status ?? '', storedArtifactsField(stored, chunks), metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, ...(history ?? [])];
-    return taskReadOf(reply);
+    const storedArtifacts = storedArtifactsField(stored, chunks);
+    const read = taskReadOf([id ?? '', contextId ?? '', status ?? '', '', metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, ...(history ?? [])]);
+    if (read === undefined) return undefined;
+    read.bytes += storedArtifacts.length;
+    return { read, storedArtifacts };
   }
 }

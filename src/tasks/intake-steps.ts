@@ -21,6 +21,8 @@ export interface IntakeDeps {
   delegator: Delegator;
   idempotencyTtlSeconds: number;
   push: PushConfigs | undefined;
+  /** Puts the owner's subscriptions on each new task; undefined when push notifications are off. */
+  subscriptions?: { prefetch(owner: Owner): void; applyToNewTask(owner: Owner, taskId: string, contextId: string): Promise<void> };
   quota: StorageQuota | undefined;
   byteRates: ByteRates | undefined;
 }

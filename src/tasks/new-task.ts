@@ -37,6 +37,8 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
   const agent = agentOf(deps.agents, owner);
   const contextId = message.contextId ?? newId();
   const pushConfig = await preparePushConfig(deps.push, request, taskId);
+  // An owner this gateway has not read lately: their subscriptions are read beside the task's creation, not after it.
+  deps.subscriptions?.prefetch(owner);
   const stored: Message = { ...message, taskId, contextId };
   const charged = await chargeStoredBytes(deps.byteRates, owner, stored, STORED_COPIES.newTask);
   const storedBytes = charged?.bytes;
@@ -90,6 +92,8 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
     const read = await store.gateway.readTask(created.taskId, owner, 0);
     if (read === undefined) throw taskNotFound(created.taskId);
     if (pushConfig !== undefined) await deps.push?.attach(owner, { ...pushConfig, taskId: created.taskId }, 'begin');
+    // A retry after a failure between storing and subscribing: putting them on again is harmless.
+    await deps.subscriptions?.applyToNewTask(owner, created.taskId, read.task.contextId);
     if (read.task.status.state === 'TASK_STATE_SUBMITTED') {
       await deps.turns.enqueue(owner, created.taskId, read.task.contextId, 1, sender.trace);
     }
@@ -100,6 +104,9 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
   // Stored before the task id is returned and before its turn can run: the config gets every event.
   if (pushConfig !== undefined) await deps.push?.attach(owner, pushConfig, 'begin');
   if (!created.enqueued) await deps.turns.enqueue(owner, taskId, contextId, 1, sender.trace, created.active);
+  // Their configs start at the task's first event, so they get every event even when put on
+  // after its turn was queued; an owner without subscriptions costs no round trip here.
+  await deps.subscriptions?.applyToNewTask(owner, taskId, contextId);
   markStage(taskId, 'enqueued');
   return { taskId, contextId, afterId: '', snapshot: undefined };
 }

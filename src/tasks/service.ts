@@ -25,6 +25,7 @@ import type { PushDeadLetters } from '../push/dead-letters.ts';
 import type { PushConfigs } from '../push/push-configs.ts';
 import type { TaskWriteAck } from '../store/task-write-ack.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
+import type { SubscriptionService } from '../push/subscriptions.ts';
 import type { ListBounds } from '../store/task-listing.ts';
 import type { Owner, TaskStore } from '../store/task-store.ts';
 import type { TurnQueues } from '../../queues/turns.ts';
@@ -63,6 +64,8 @@ export interface TaskServiceOptions {
   pushDeadLetters?: PushDeadLetters;
   /** Schedules (gateway extension); undefined when they are off. */
   schedules?: ScheduleService;
+  /** Push subscriptions (gateway extension); undefined when push notifications are off. */
+  subscriptions?: SubscriptionService;
   /** What one ListTasks call may read and return (limits.maxListPageBytes, limits.maxListScannedEntries). */
   listBounds?: ListBounds;
   /** Per-owner storage quotas (limits.maxStoredBytes, limits.maxStoredTasks); undefined = none. */
@@ -75,6 +78,7 @@ export interface TaskServiceOptions {
 
 export class TaskService implements GatewayHandler {
   readonly schedules: ScheduleService | undefined;
+  readonly subscriptions: SubscriptionService | undefined;
   readonly operator: OperatorHandler;
   private readonly events: TaskEvents;
   private readonly sending: SendMessages;
@@ -89,6 +93,7 @@ export class TaskService implements GatewayHandler {
     this.store = store;
     this.assignments = options.assignments;
     this.schedules = options.schedules;
+    this.subscriptions = options.subscriptions;
     this.events = new TaskEvents(options.hub, store);
     const intake = new MessageIntake({
       store,
@@ -97,6 +102,7 @@ export class TaskService implements GatewayHandler {
       delegator: options.delegator,
       idempotencyTtlSeconds: options.idempotencyTtlSeconds,
       push: options.push,
+      subscriptions: options.subscriptions,
       quota: options.quota,
       byteRates: options.byteRates,
       replicaAck: options.replicaAck,

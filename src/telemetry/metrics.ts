@@ -20,7 +20,7 @@ const REDIS_BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 
 
 export const requestsTotal = new Counter({
   name: 'a2a_requests_total',
-  help: 'A2A requests answered, by operation, binding and HTTP status.',
+  help: 'A2A requests answered, by operation, binding and HTTP status (binding mcp: requests to /mcp, by MCP method).',
   labelNames: ['method', 'binding', 'status'] as const,
   registers: [metricsRegistry],
 });
@@ -30,6 +30,13 @@ export const requestDuration = new Histogram({
   help: 'Time from a request arriving to its response ending (a stream: to its close), by operation and binding.',
   labelNames: ['method', 'binding'] as const,
   buckets: LATENCY_BUCKETS_SECONDS,
+  registers: [metricsRegistry],
+});
+
+export const mcpToolCalls = new Counter({
+  name: 'a2a_mcp_tool_calls_total',
+  help: 'MCP tools/call requests answered by this gateway, by outcome: the task state the call answered with (completed, input_required, failed, canceled, working past mcp.maxWaitMs, …), task (answered with an MCP task), message (a direct reply), refused, abandoned (the client went away).',
+  labelNames: ['outcome'] as const,
   registers: [metricsRegistry],
 });
 

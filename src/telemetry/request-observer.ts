@@ -10,10 +10,11 @@ import { requestDuration, requestsTotal } from './metrics.ts';
 import { A2A, contextOfCarrier, SpanKind, tracer } from './spans.ts';
 import { tracingEnabled } from './tracing.ts';
 
-export type Binding = 'jsonrpc' | 'http+json';
+/** The A2A bindings over HTTP, and the MCP face (/mcp), whose operations are MCP methods. */
+export type Binding = 'jsonrpc' | 'http+json' | 'mcp';
 
-/** Starts observing a binding request; tracing on, notes the context holding its span (notesOf(response).trace). */
-export function observeRequest(request: IncomingMessage, response: ServerResponse, binding: Binding, agent: string, path: string): void {
+/** Starts observing a binding request (agent undefined: /mcp, all agents'); tracing on, notes the context holding its span (notesOf(response).trace). */
+export function observeRequest(request: IncomingMessage, response: ServerResponse, binding: Binding, agent: string | undefined, path: string): void {
   const startedAt = process.hrtime.bigint();
   noteRequest(response, { arrivedAtNs: startedAt });
   const caller = tracingEnabled() ? contextOfCarrier(request.headers) : undefined;
@@ -22,7 +23,7 @@ export function observeRequest(request: IncomingMessage, response: ServerRespons
         `${request.method ?? 'POST'} ${path}`,
         {
           kind: SpanKind.SERVER,
-          attributes: { 'http.request.method': request.method ?? 'POST', 'url.path': path, [A2A.binding]: binding, [A2A.agent]: agent },
+          attributes: { 'http.request.method': request.method ?? 'POST', 'url.path': path, [A2A.binding]: binding, ...(agent === undefined ? {} : { [A2A.agent]: agent }) },
         },
         caller,
       )
@@ -39,7 +40,7 @@ export function observeRequest(request: IncomingMessage, response: ServerRespons
     if (notes.operation !== undefined) span.updateName(notes.operation);
     span.setAttribute('http.response.status_code', response.statusCode);
     if (notes.operation !== undefined) span.setAttribute(A2A.method, notes.operation);
-    if (binding === 'jsonrpc') span.setAttributes({ 'rpc.system': 'jsonrpc', ...(notes.operation === undefined ? {} : { 'rpc.method': notes.operation }) });
+    if (binding !== 'http+json') span.setAttributes({ 'rpc.system': 'jsonrpc', ...(notes.operation === undefined ? {} : { 'rpc.method': notes.operation }) });
     if (notes.taskId !== undefined) span.setAttribute(A2A.taskId, notes.taskId);
     if (notes.contextId !== undefined) span.setAttribute(A2A.contextId, notes.contextId);
     if (notes.state !== undefined) span.setAttribute(A2A.state, notes.state);

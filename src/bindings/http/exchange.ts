@@ -10,6 +10,7 @@
 // connection closed, so the client reads the answer instead of a reset.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonLimits } from '../../config/schema.ts';
+import { answerBytes, serializeAnswer } from '../../protocol/json-fragment.ts';
 import { ClientGoneError, readRequestBody } from './request-body.ts';
 
 export interface Exchange {
@@ -73,23 +74,34 @@ export function createExchange(request: IncomingMessage, response: ServerRespons
       return readRequestBody(request, limits);
     },
     sendJson(status, body, headers = {}) {
-      const text = JSON.stringify(body);
+      const answer = serializeAnswer(body);
       const stillArriving = hasBody && !request.complete && !request.destroyed;
       // A client that asked to be told before sending its body (Expect: 100-continue) and was
       // not has nothing in flight: answer and close.
       const bodyWithheld = stillArriving && !bodyRead && request.headers.expect?.toLowerCase() === '100-continue';
       response.writeHead(status, {
         'Content-Type': 'application/json',
-        'Content-Length': Buffer.byteLength(text),
+        'Content-Length': answerBytes(answer),
         // The rest of the body is not read as a request: the connection cannot be reused.
         ...(stillArriving ? { Connection: 'close' } : {}),
         ...headers,
       });
-      if (!stillArriving || bodyWithheld) {
-        response.end(text);
-        return;
+      if (typeof answer === 'string') {
+        if (!stillArriving || bodyWithheld) {
+          response.end(answer);
+          return;
+        }
+        response.write(answer);
+      } else {
+        // Pieces of a spliced answer (json-fragment.ts), written as they are: no copy into one.
+        response.cork();
+        for (const piece of answer) response.write(piece);
+        response.uncork();
+        if (!stillArriving || bodyWithheld) {
+          response.end();
+          return;
+        }
       }
-      response.write(text);
       endAfterBody(request, response, options.drainBytes);
     },
   };

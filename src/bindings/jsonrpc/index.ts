@@ -145,7 +145,7 @@ export async function handleJsonRpc(exchange: Exchange, admitted: AdmittedReques
     const params = legacy === undefined ? envelope.params : legacy.fromJsonRpc(withJsonNames(envelope.params) as Record<string, unknown>);
     noteRequest(exchange.response, { operation: operation.name, taskId: taskIdOf(params) });
     if (!operation.streaming) {
-      const result = await runUnary(operation, params, context, options);
+      const result = await runUnary(operation, params, { ...context, answersSpliced: legacy === undefined }, options);
       noteResult(exchange.response, result);
       exchange.sendJson(200, { jsonrpc: '2.0', id, result: legacy === undefined ? result : legacy.result(result, 'json') });
       return;

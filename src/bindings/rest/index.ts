@@ -120,7 +120,7 @@ async function serve(
   const requestBytes = body.bytes;
   const ingressCharged = body.charged;
   if (!operation.streaming) {
-    const result = await runUnary(operation, params, { principal, requestBytes, ingressCharged, ...exchangeContext(exchange) }, options);
+    const result = await runUnary(operation, params, { principal, requestBytes, ingressCharged, answersSpliced: true, ...exchangeContext(exchange) }, options);
     noteResult(exchange.response, result);
     exchange.sendJson(200, result ?? {});
     return;

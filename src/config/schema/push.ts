@@ -19,6 +19,8 @@ export const pushSchema = z.strictObject({
   timeoutMs: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** Configs one task may have. */
   maxConfigsPerTask: z.coerce.number().int().min(1).max(1_000).default(32),
+  /** Subscriptions (webhooks for all of an owner's new tasks, or one context's) one owner may have with one agent. */
+  maxSubscriptionsPerOwner: z.coerce.number().int().min(1).max(1_000).default(20),
   /** Longest webhook URL accepted. */
   maxUrlLength: z.coerce.number().int().min(64).max(16_384).default(2_048),
   /** Deliveries one worker process sends at once. */

@@ -12,6 +12,10 @@ export interface ControlKeys {
   sequence: string;
   /** STREAM of audit entries (actor, action, kind, name, tenant, version, seq, at), oldest first. */
   audit: string;
+  /** HASH claim → "<kind>/<name>" holding it: values unique across resources (a partner's keyId, an issuer's iss). */
+  claims: string;
+  /** HASH "<kind>/<name>" → the claims it holds, joined by newlines. */
+  claimed: string;
   /** Pub/sub channel: the change sequence after each change, so processes reload at once. */
   changes: string;
 }
@@ -23,6 +27,8 @@ export function controlKeys(prefix: string): ControlKeys {
     resources: `${base}:resources`,
     sequence: `${base}:seq`,
     audit: `${base}:audit`,
+    claims: `${base}:claims`,
+    claimed: `${base}:claimed`,
     changes: `${prefix}:control:changes`,
   };
 }

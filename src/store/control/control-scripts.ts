@@ -17,11 +17,13 @@ export type WriteOutcome =
   | { ok: false; stale: number }
   | { ok: false; missing: true }
   /** The store holds as many resources as it may (`count`). */
-  | { ok: false; full: number };
+  | { ok: false; full: number }
+  /** Another resource (`holder`, "<kind>/<name>") holds `claim`. */
+  | { ok: false; clash: { claim: string; holder: string } };
 
 export const controlWriteScript = defineScript({
   name: 'controlWrite',
-  keys: ['versions', 'resources', 'sequence', 'audit'],
+  keys: ['versions', 'resources', 'sequence', 'audit', 'claims', 'claimed'],
   args: {
     field: arg.text,
     expected: encodeExpected,
@@ -37,11 +39,14 @@ export const controlWriteScript = defineScript({
     maxResources: arg.int,
     /** The only tenant whose existing resource may be changed; undefined: any. */
     reach: (tenant: string | undefined) => tenant ?? '*',
+    /** What the resource must hold alone (none for a delete): no newline inside one. */
+    claims: (claims: readonly string[] | undefined) => (claims ?? []).join('\n'),
   },
   reply: (reply): WriteOutcome => {
     if (reply[0] === 'OK') return { ok: true, version: Number(reply[1]), seq: Number(reply[2]), action: str(reply[3]) as WriteAction };
     if (reply[0] === 'STALE') return { ok: false, stale: Number(reply[1]) };
     if (reply[0] === 'FULL') return { ok: false, full: Number(reply[1]) };
+    if (reply[0] === 'CLASH') return { ok: false, clash: { claim: str(reply[1]), holder: str(reply[2]) } };
     return { ok: false, missing: true };
   },
 });
@@ -64,4 +69,16 @@ export const controlReadScript = defineScript({
     }
     return { seq: Number(reply[0] ?? 0), resources };
   },
+});
+
+export const controlClaimScript = defineScript({
+  name: 'controlClaim',
+  keys: ['resources', 'claims', 'claimed'],
+  args: {
+    field: arg.text,
+    /** The resource JSON as the caller read it: nothing is entered if it changed since. */
+    json: arg.text,
+    claims: (claims: readonly string[]) => claims.join('\n'),
+  },
+  reply: (reply): number => Number(reply[0] ?? 0),
 });

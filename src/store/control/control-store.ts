@@ -4,7 +4,7 @@
 import type { RedisClient } from '../../redis/connection.ts';
 import { scriptCaller, type ScriptCaller } from '../script-call.ts';
 import { controlKeys, resourceField, type ControlKeys } from './control-keys.ts';
-import { controlReadScript, controlWriteScript, type ExpectedVersion, type StoredResourceText, type WriteOutcome } from './control-scripts.ts';
+import { controlClaimScript, controlReadScript, controlWriteScript, type ExpectedVersion, type StoredResourceText, type WriteOutcome } from './control-scripts.ts';
 
 export type { ExpectedVersion, WriteOutcome } from './control-scripts.ts';
 
@@ -20,6 +20,8 @@ export interface ControlWrite {
   nowMs: number;
   /** The only tenant whose existing resource this write may change (a tenant admin's); undefined: any. */
   reach?: string;
+  /** Values the resource must hold alone (a partner's keyIds, an issuer's iss), checked and taken in the write script. */
+  claims?: readonly string[];
 }
 
 /** One audit entry: who changed what, to which version, when. */
@@ -64,7 +66,7 @@ export class ControlStore {
   async write(change: ControlWrite): Promise<WriteOutcome> {
     const outcome = await this.call(
       controlWriteScript,
-      { versions: this.keys.versions, resources: this.keys.resources, sequence: this.keys.sequence, audit: this.keys.audit },
+      { versions: this.keys.versions, resources: this.keys.resources, sequence: this.keys.sequence, audit: this.keys.audit, claims: this.keys.claims, claimed: this.keys.claimed },
       {
         field: resourceField(change.kind, change.name),
         expected: change.expected,
@@ -78,6 +80,7 @@ export class ControlStore {
         auditKept: this.limits.auditKept,
         maxResources: this.limits.maxResources,
         reach: change.reach,
+        claims: change.resource === undefined ? undefined : change.claims,
       },
     );
     if (outcome.ok) await this.redis.publish(this.keys.changes, String(outcome.seq)).catch(() => undefined);
@@ -87,6 +90,22 @@ export class ControlStore {
   /** Every resource and the sequence they are current at. */
   readAll(): Promise<{ seq: number; resources: StoredResourceText[] }> {
     return this.call(controlReadScript, { versions: this.keys.versions, resources: this.keys.resources, sequence: this.keys.sequence }, {});
+  }
+
+  /**
+   * Enters the claims of resources written before the claims index existed (`json` as read by
+   * readAll, so one changed since is left alone); a resource indexed already is skipped.
+   */
+  async adoptClaims(resources: readonly { field: string; json: string; claims: readonly string[] }[]): Promise<void> {
+    for (const { field, json, claims } of resources) {
+      if (claims.length === 0) continue;
+      await this.call(controlClaimScript, { resources: this.keys.resources, claims: this.keys.claims, claimed: this.keys.claimed }, { field, json, claims });
+    }
+  }
+
+  /** Fields that hold an entry in the claims index (resources written since it exists). */
+  async claimedFields(): Promise<Set<string>> {
+    return new Set(await this.redis.hkeys(this.keys.claimed));
   }
 
   /** The change sequence now (0 before the first change). */

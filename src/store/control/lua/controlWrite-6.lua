@@ -10,6 +10,10 @@
   KEYS[2] resources (hash "<kind>/<name>" → resource JSON)
   KEYS[3] change sequence (string counter)
   KEYS[4] audit (stream)
+  KEYS[5] claims (hash claim → "<kind>/<name>" holding it: what must be unique across the
+          resources, a partner's keyId or an issuer's iss; checked here, so two writers racing
+          on different gateways can never both take one)
+  KEYS[6] claimed (hash "<kind>/<name>" → its claims joined by newlines, to release them)
   ARGV[1] field "<kind>/<name>"
   ARGV[2] expected version: '' any, '*' any existing, '0' none (create only), else exactly that version
   ARGV[3] 'put' | 'delete'   ARGV[4] the resource JSON ('' for a delete)
@@ -17,7 +21,9 @@
   ARGV[10] audit entries kept (about)   ARGV[11] most resources of all kinds
   ARGV[12] the only tenant whose resource the writer may change ('*' any): another tenant's
            existing resource is answered as missing, checked here so no race lets it through
+  ARGV[13] the claims of the resource written, joined by newlines ('' none; a delete releases its claims)
   Returns {'OK', version, seq, action} | {'STALE', current version (0 when absent)} | {'MISSING'} | {'FULL', count}
+          | {'CLASH', claim, field of the resource holding it}
 ]]
 local field = ARGV[1]
 local exists = redis.call('HEXISTS', KEYS[2], field) == 1
@@ -33,6 +39,19 @@ if expected == '*' then
 elseif expected ~= '' and tonumber(expected) ~= current then
   return {'STALE', current}
 end
+local function split(text)
+  local parts = {}
+  for part in string.gmatch(text, '[^\n]+') do parts[#parts + 1] = part end
+  return parts
+end
+local wanted = {}
+if ARGV[3] ~= 'delete' then
+  wanted = split(ARGV[13])
+  for _, claim in ipairs(wanted) do
+    local holder = redis.call('HGET', KEYS[5], claim)
+    if holder and holder ~= field then return {'CLASH', claim, holder} end
+  end
+end
 local action
 if ARGV[3] == 'delete' then
   if not exists then return {'MISSING'} end
@@ -47,6 +66,16 @@ else
     action = 'replace'
   end
   redis.call('HSET', KEYS[2], field, ARGV[4])
+end
+-- The claims the resource held are released, then those it holds now taken.
+for _, claim in ipairs(split(redis.call('HGET', KEYS[6], field) or '')) do
+  if redis.call('HGET', KEYS[5], claim) == field then redis.call('HDEL', KEYS[5], claim) end
+end
+if #wanted == 0 then
+  redis.call('HDEL', KEYS[6], field)
+else
+  for _, claim in ipairs(wanted) do redis.call('HSET', KEYS[5], claim, field) end
+  redis.call('HSET', KEYS[6], field, ARGV[13])
 end
 local version = last + 1
 redis.call('HSET', KEYS[1], field, version)

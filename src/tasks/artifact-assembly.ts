@@ -1,0 +1,75 @@
+// A large task's artifacts (past one stored segment, up to limits.maxTaskOutputBytes) assembled
+// for an answer on a thread of their own. Parsing, merging and serializing 30 MB of artifacts
+// took the event loop about a quarter of a second per GetTask, and a backend streaming without
+// end, read by a poller, held every other caller of the gateway that long, again and again.
+// Here the event loop only hands the stored text over and writes the bytes that come back
+// (json-fragment.ts splices them into the answer). One thread: the work is paid for by the
+// reader's rate before it starts (read-tasks.ts), and a second would only take the other core
+// from the event loop.
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { AssemblyJob, AssemblyResult } from './artifact-assembly-thread.ts';
+
+interface Pending {
+  resolve: (json: Uint8Array) => void;
+  reject: (error: Error) => void;
+}
+
+/** Run from TypeScript sources (tests, `npm run dev`): the thread loads its entry the same way. */
+const FROM_SOURCES = fileURLToPath(import.meta.url).endsWith('.ts');
+
+class ArtifactAssembly {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  /** Answers assembled so far (what a test checks the path by). */
+  assembled = 0;
+
+  /** The artifacts the stored artifacts field holds, merged, as UTF-8 JSON text of the Artifact array. */
+  assemble(stored: string): Promise<Uint8Array> {
+    const worker = this.started();
+    const id = this.nextId++;
+    return new Promise<Uint8Array>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // The thread holds the process open only while it has work.
+      if (this.pending.size === 1) worker.ref();
+      worker.postMessage({ id, stored } satisfies AssemblyJob);
+    });
+  }
+
+  private started(): Worker {
+    if (this.worker !== undefined) return this.worker;
+    const entry = new URL(`./artifact-assembly-thread.${FROM_SOURCES ? 'ts' : 'js'}`, import.meta.url);
+    // From sources the thread first registers tsx (a dev dependency), as `--import tsx` does for a process.
+    const worker = FROM_SOURCES
+      ? new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); });`, { eval: true })
+      : new Worker(entry);
+    worker.unref();
+    worker.on('message', (result: AssemblyResult) => this.settle(result));
+    // A thread that died fails what it held; the next answer starts another.
+    const fail = (error: Error): void => {
+      if (this.worker === worker) this.worker = undefined;
+      for (const [id, job] of this.pending) {
+        this.pending.delete(id);
+        job.reject(new Error(`assembling a large task's artifacts failed (${error.message}); read the task again`));
+      }
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the assembly thread exited with code ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private settle(result: AssemblyResult): void {
+    const job = this.pending.get(result.id);
+    if (job === undefined) return;
+    this.pending.delete(result.id);
+    if (this.pending.size === 0) this.worker?.unref();
+    if ('json' in result) this.assembled += 1;
+    if ('json' in result) job.resolve(new Uint8Array(result.json.buffer, result.json.byteOffset, result.json.byteLength));
+    else job.reject(new Error(`a large task's stored artifacts could not be read (${result.error})`));
+  }
+}
+
+/** The process's one assembly thread, started at the first large answer. */
+export const artifactAssembly = new ArtifactAssembly();
