@@ -2,6 +2,7 @@
 // time: a misspelt or out-of-range option stops the start with one line naming it, instead of
 // surfacing as a failed model call in the first turn.
 import { z } from 'zod';
+import { modelPricesSchema } from '../../src/consumers/consumer-spec.ts';
 
 export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
 
@@ -62,6 +63,8 @@ export const openAIOptionsSchema = z
     stream: z.boolean().default(true),
     /** Ask for token usage at the end of a stream (`stream_options.include_usage`); turn off for servers that refuse it. */
     streamUsage: z.boolean().default(true),
+    /** Prices per model name, per million input and output tokens: what consumers' spend is counted in (docs/consumers.md). */
+    prices: modelPricesSchema.optional(),
     /** Offer the model the `ask_user(question)` tool; calling it ends the turn in INPUT_REQUIRED. */
     askUser: z.boolean().default(true),
     /** Earlier tasks of the same context whose messages are sent (0 = this task only). */

@@ -1,6 +1,7 @@
 // The top level of the configuration; each section it nests (auth, limits, push, agents…) is a
 // file of ./schema/. The keys' doc comments in these files are the configuration reference.
 import { z } from 'zod';
+import { consumerInput } from './schema/consumers.ts';
 import { agentSchema, AGENT_NAME_PATTERN, providerSchema } from './schema/agents.ts';
 import { authSchema } from './schema/auth.ts';
 import { backendLimitsSchema } from './schema/backend-limits.ts';
@@ -13,7 +14,7 @@ import { replaySchema } from './schema/replay.ts';
 import { jsonLimitsSchema, trustProxySchema } from './schema/requests.ts';
 import { schedulesSchema } from './schema/schedules.ts';
 import { telemetrySchema } from './schema/telemetry.ts';
-import { booleanish, port, positiveMs, stringList } from './schema/values.ts';
+import { booleanish, port, positiveMs, shortName, stringList } from './schema/values.ts';
 
 export { AGENT_NAME_PATTERN, INPUT_POLICIES, type AgentConfig, type InputPolicy } from './schema/agents.ts';
 export { JWT_ALGORITHMS, type IssuerConfig, type PartnerConfig } from './schema/auth.ts';
@@ -253,6 +254,8 @@ export const configSchema = z.object({
   mcp: mcpSchema.default(mcpSchema.parse({})),
   /** Adapters an agent written through the admin API may use: built-in names ("demo", "openai", "a2a"); a module path only when listed here verbatim, since the API would otherwise choose code to run (docs/admin-api.md). Empty: no agents through the API. */
   storedAgentAdapters: stringList.default(['demo', 'openai', 'a2a']),
+  /** Consumers by id: who each is (members) and its plan of limits (docs/consumers.md); read-only through the admin API, which adds others. */
+  consumers: z.record(shortName, consumerInput).optional(),
   /** Sign the agent card (spec 8.4) with the key in dataDir (or cardSigningKeyFile); its public key is at /.well-known/jwks.json. */
   cardSigning: booleanish.default(true),
   /** Private JWK file (ES256 or EdDSA) of the card signing key; default: generated in dataDir. Give every gateway the same file. */

@@ -7,6 +7,7 @@
 import type { ExpectedVersion } from '../store/control/control-store.ts';
 import type { AuditEntry } from '../store/control/control-store.ts';
 import { newId } from '../ids.ts';
+import type { ConsumerUsage } from '../consumers/consumer-usage.ts';
 import { mayReach, requireGrantable, requireKindAccess, type AdminCaller } from './admin-caller.ts';
 import { conflict, notFound, staleVersion, storeFull } from './admin-errors.ts';
 import type { ControlPlane } from './control-plane.ts';
@@ -50,7 +51,19 @@ export class ControlService {
     private readonly now: () => number = Date.now,
     /** Resolves once what the view holds is in effect in this process (stored agents loaded: live-agents.ts). */
     private readonly applied: () => Promise<void> = () => Promise.resolve(),
+    /** Reads a consumer's usage (src/consumers/consumer-usage.ts); absent: usage is not served. */
+    private readonly usageOf?: (name: string) => Promise<ConsumerUsage | undefined>,
   ) {}
+
+  /** GET /admin/v1/consumers/{name}/usage: the consumer's usage today and this month. */
+  async consumerUsage(caller: AdminCaller, name: string): Promise<ConsumerUsage> {
+    requireKindAccess(caller, 'consumers');
+    await this.plane.view.refresh();
+    const defined = this.plane.view.get('consumers', name) !== undefined || this.configured.consumers?.[name] !== undefined;
+    const usage = defined ? await this.usageOf?.(name) : undefined;
+    if (usage === undefined) throw notFound('consumers', name);
+    return usage;
+  }
 
   /** Waits (briefly) until this process applied the write, so a request right after it sees it here. */
   private async caughtUp(seq: number): Promise<void> {
@@ -154,6 +167,7 @@ export class ControlService {
     if (kind === 'partners') return this.configured.partners.map((partner) => ({ ...partner, name: partner.id, version: 0, source: 'config' }));
     if (kind === 'issuers') return this.configured.issuers.map((issuer) => ({ ...issuer, name: issuer.id, version: 0, source: 'config' }));
     if (kind === 'agents') return Object.entries(this.configured.agents ?? {}).map(([name, agent]) => ({ ...agent, name, version: 0, source: 'config' }));
+    if (kind === 'consumers') return Object.entries(this.configured.consumers ?? {}).map(([name, consumer]) => ({ ...consumer, name, version: 0, source: 'config', tenant: '' }));
     return [];
   }
 }

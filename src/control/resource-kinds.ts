@@ -1,19 +1,25 @@
 // The kinds of control-plane resources and what a write of each may hold. Partners and issuers
 // take the very fields of the configuration file's auth.partners and auth.issuers (one schema,
 // src/config/schema/auth.ts), named by the path instead of `id`; API keys are the control
-// plane's own; agents take the configuration's agents.<name>. A kind is one entry here plus
-// what gives it effect (live-credentials.ts, api-keys.ts, live-agents.ts).
+// plane's own; agents take the configuration's agents.<name>; consumers are the control plane's
+// own (src/consumers/consumer-spec.ts). A kind is one entry here plus what gives it effect
+// (live-credentials.ts, api-keys.ts, live-agents.ts, src/consumers/consumer-directory.ts).
 import { z } from 'zod';
 import { issuerSchema, partnerSchema, type IssuerConfig, type PartnerConfig } from '../config/schema/auth.ts';
 import { scope } from '../config/schema/scopes.ts';
 import { shortName } from '../config/schema/values.ts';
 import { AGENT_NAME_PATTERN, type AgentConfig } from '../config/schema/agents.ts';
+import type { ConsumerSpec } from '../consumers/consumer-spec.ts';
 
-export const RESOURCE_KINDS = ['api-keys', 'partners', 'issuers', 'agents'] as const;
+export const RESOURCE_KINDS = ['api-keys', 'partners', 'issuers', 'agents', 'consumers'] as const;
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
 
-/** The kinds that are the whole platform's, never a tenant's: only a platform admin (a2a:platform) manages them. */
-export const PLATFORM_KINDS: readonly ResourceKind[] = ['issuers', 'agents'];
+/**
+ * The kinds that are the whole platform's, never a tenant's: only a platform admin (a2a:platform)
+ * manages them. A consumer is: its plan bounds what a tenant's callers may use, which a tenant
+ * admin must not raise for itself.
+ */
+export const PLATFORM_KINDS: readonly ResourceKind[] = ['issuers', 'agents', 'consumers'];
 export const isPlatformKind = (kind: ResourceKind): boolean => PLATFORM_KINDS.includes(kind);
 
 export const isResourceKind = (value: string): value is ResourceKind => (RESOURCE_KINDS as readonly string[]).includes(value);
@@ -56,6 +62,8 @@ export interface KindSpecs {
   issuers: IssuerConfig;
   /** The very definition the configuration file takes under agents.<name> (defaults applied). */
   agents: AgentConfig;
+  /** Who the consumer is and its plan. */
+  consumers: ConsumerSpec;
 }
 
 /** How a partner or issuer body is read: the config's schema, with `id` taken from the path (the caller checks a body's own `id` agrees: idOfBody). */

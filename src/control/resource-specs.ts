@@ -5,7 +5,9 @@
 // id or `iss`).
 import { importPartnerKey } from '../auth/signatures/verify-request.ts';
 import type { AgentConfig, IssuerConfig, PartnerConfig } from '../config/schema.ts';
+import type { ConsumerSpec } from '../consumers/consumer-spec.ts';
 import { agentSpec } from './agent-specs.ts';
+import { consumerSpec } from './consumer-specs.ts';
 import type { AdminCaller } from './admin-caller.ts';
 import { conflict, invalidBody, invalidField } from './admin-errors.ts';
 import { newApiKey } from './api-keys.ts';
@@ -20,6 +22,8 @@ export interface ConfiguredResources {
   agents?: Readonly<Record<string, AgentConfig>>;
   /** storedAgentAdapters: the adapters an agent written through the API may use (none when absent). */
   agentAdapters?: readonly string[];
+  /** The configuration file's consumers, by id. */
+  consumers?: Readonly<Record<string, ConsumerSpec>>;
 }
 
 export interface SpecContext {
@@ -40,6 +44,7 @@ const asObject = (body: unknown): Record<string, unknown> | undefined =>
 export function buildSpec(kind: ResourceKind, name: string, body: unknown, context: SpecContext): BuiltSpec<ResourceKind> {
   if (kind === 'api-keys') return apiKeySpec(name, body, context);
   if (kind === 'partners') return { spec: partnerSpec(name, body, context) };
+  if (kind === 'consumers') return { spec: consumerSpec(name, body, context.view, context.configured.consumers ?? {}) };
   if (kind === 'agents') {
     const { configured } = context;
     return { spec: agentSpec(name, body, { configuredNames: Object.keys(configured.agents ?? {}), allowedAdapters: configured.agentAdapters ?? [] }) };

@@ -115,6 +115,7 @@ export function registerAdminV1Routes(app: Hono<GatewayEnv>, options: AdminV1Opt
   const admin = new Hono<GatewayEnv>();
   admin.use('*', guard(options));
   admin.get('/audit', async (c) => c.json(await service.audit(callerOf(c), pageOf(c)), 200, NO_STORE));
+  admin.get('/consumers/:name/usage', async (c) => c.json(await service.consumerUsage(callerOf(c), nameOf(c, 'consumers')), 200, NO_STORE));
   admin.get('/:kind', (c) => c.json(service.list(callerOf(c), kindOf(c), pageOf(c)), 200, NO_STORE));
   admin.post('/:kind', async (c) => {
     const kind = kindOf(c);

@@ -40,6 +40,9 @@ import { loadGatewaySecrets } from './startup-checks.ts';
 import { buildTaskService } from './task-service-setup.ts';
 import { controlReadiness, startControlPlane, type ControlPlane } from '../control/control-plane.ts';
 import { ControlService } from '../control/control-service.ts';
+import { consumerPlans } from '../consumers/consumer-plans.ts';
+import { readConsumerUsage } from '../consumers/consumer-usage.ts';
+import { reportConsumerUsage } from '../consumers/consumer-metrics.ts';
 
 /** A gateway role running inside a lifecycle, which stops it. */
 export interface GatewayRole {
@@ -104,6 +107,10 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const dashboardQueues = new DashboardQueues((agent) => queues.of(agent), [...(pushQueue === undefined ? [] : [pushQueue]), ...(scheduleQueue === undefined ? [] : [scheduleQueue])], agents.list().map((agent) => agent.name));
   registerGatewayMetrics(lifecycle, { commands, streams, dashboardQueues });
   const rateLimiter = new RateLimiter(commands, config.keyPrefix, config.limits.requestBytesPerToken);
+  // Consumers' plans are admitted after each caller's own rate (src/consumers).
+  const consumers = consumerPlans(control.view, commands, config.keyPrefix, config.limits, config.consumers);
+  rateLimiter.consumers = consumers.gate;
+  lifecycle.register({ name: 'consumer usage metrics', stop: reportConsumerUsage(consumers) });
   // One count of open streams across the gateways, whichever binding serves them; its slots go back once the streams ended.
   const streamSlots = new StreamSlots(commands, config.keyPrefix, config.limits);
   lifecycle.register({ name: 'stream slots', stop: () => streamSlots.close() });
@@ -195,9 +202,10 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
       console: config.console.enabled,
       control: new ControlService(
         control,
-        { partners: config.auth.partners, issuers: config.auth.issuers, agents: configuredAgents, agentAdapters: config.storedAgentAdapters },
+        { partners: config.auth.partners, issuers: config.auth.issuers, agents: configuredAgents, agentAdapters: config.storedAgentAdapters, consumers: config.consumers ?? {} },
         Date.now,
         () => liveAgents.settled(),
+        (name) => readConsumerUsage(consumers, name),
       ),
       mcp: mcpFaceSettingsOf(config, keys.devIssuer, commands, jwt === undefined ? undefined : () => jwt.currentIssuers()),
     }),

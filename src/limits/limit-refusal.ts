@@ -31,7 +31,13 @@ export type LimitName =
   | 'limits.maxArtifactBytes'
   | 'limits.maxTurnOutputBytes'
   | 'limits.maxTaskOutputBytes'
-  | 'redisMaxCommandBytes';
+  | 'redisMaxCommandBytes'
+  // A consumer's plan (src/consumers): requests and new tasks refused, turns stopped at a budget.
+  | 'consumer.requestsPerSecond'
+  | 'consumer.concurrentTasks'
+  | 'consumer.tasksPerDay'
+  | 'consumer.modelTokensPerDay'
+  | 'consumer.spendPerMonth';
 
 type RefusalListener = (limit: LimitName) => void;
 const listeners: RefusalListener[] = [];

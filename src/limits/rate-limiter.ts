@@ -1,5 +1,6 @@
 // Per-owner request rate limit: one token bucket per owner (a principal using one agent) in
 // Redis, shared by every gateway instance (the store's takeToken script).
+import type { ConsumerGate } from '../consumers/consumer-gate.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 import { TokenBuckets } from '../store/limits/token-buckets.ts';
@@ -13,6 +14,8 @@ export interface RateLimit {
 
 export class RateLimiter {
   private readonly buckets: TokenBuckets;
+  /** The consumer plans admitted after the caller's own rate (set by the gateway when it has a control plane). */
+  consumers: ConsumerGate | undefined;
 
   /**
    * @param requestBytesPerToken a request costs one token more per this many body bytes (0 =

@@ -80,6 +80,8 @@ function paidDeps(deps: OperationDeps): OperationDeps {
   const rateLimiter = new Proxy(limiter, {
     get(target, property) {
       if (property === 'take') return async () => undefined;
+      // The consumer's plan (src/consumers) was charged by the request too.
+      if (property === 'consumers') return undefined;
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },

@@ -10,6 +10,8 @@ import type { GatewayHandler } from '../tasks/gateway-handler.ts';
 import type { StreamPlan } from './stream-plan.ts';
 
 /** Everything an operation's handler may use; built by the dispatcher after the caller was admitted. */
+import type { TaskReserver } from '../consumers/consumer-gate.ts';
+
 export interface OperationCall {
   /** Undefined when authentication is off. */
   principal: Principal | undefined;
@@ -36,6 +38,8 @@ export interface OperationCall {
    * when the caller's rate cannot pay now). Absent, or 0, when the caller's rate is off.
    */
   largeAnswers?: { payAfterBytes: number; pay: (bytes: number) => Promise<void> };
+  /** Reserves a new task under the caller's consumer plan (src/consumers); absent: the caller is no consumer's. */
+  reserveTask?: TaskReserver;
 }
 
 export interface UnaryOperation<Request = unknown, Result = unknown> extends UnarySpec<Request> {

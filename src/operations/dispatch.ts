@@ -82,6 +82,8 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
   // A body's bytes are paid once: to the ingress byte rate while it is on, else in request tokens.
   await deps.rateLimiter.take(owner, agent.settings.limits, byteRates?.chargesIngress === true ? 0 : requestBytes);
   if (byteRates !== undefined && context.ingressCharged !== true) await byteRates.takeIngress(owner, requestBytes);
+  // Then the caller's consumer plan, shared by all its callers (src/consumers/consumer-gate.ts).
+  const reserveTask = await deps.rateLimiter.consumers?.admit(caller.tenant, caller.subject);
   const call: OperationCall = {
     principal: context.principal,
     owner,
@@ -98,6 +100,7 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
       payAfterBytes: deps.rateLimiter.answerPayAfterBytes(agent.settings.limits),
       pay: (bytes) => deps.rateLimiter.payAnswer(owner, agent.settings.limits, bytes),
     },
+    ...(reserveTask === undefined ? {} : { reserveTask }),
   };
   context.announceExtensions?.(extensions);
   return { request, call };

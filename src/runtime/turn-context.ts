@@ -17,6 +17,7 @@ import { boundLogger } from './bound-logger.ts';
 import { TurnOutput } from './turn-output.ts';
 import { runJournalledStep } from './turn-steps.ts';
 import { TurnWriteQueue } from './turn-write-queue.ts';
+import type { TurnMeter } from '../consumers/consumer-meter.ts';
 
 export interface TurnLease {
   taskId: string;
@@ -87,6 +88,8 @@ export interface TurnContextInit {
    * taken, else the ms to wait before asking again; undefined: output is not paced.
    */
   takeOutput?: (bytes: number) => Promise<number>;
+  /** Charges the model tokens of the turn to its consumer's plan (src/consumers); undefined: the owner is no consumer's. */
+  meter?: TurnMeter;
 }
 
 const DEFAULT_CONTEXT_TASKS = 20;
@@ -111,6 +114,7 @@ export class TurnContext implements AdapterContext {
   private readonly readContextHistory: ((maxTasks: number) => Promise<Message[]>) | undefined;
   private readonly queue = new TurnWriteQueue();
   private readonly output: TurnOutput;
+  private readonly meter: TurnMeter | undefined;
   /** Step names used by this run: a second step of the same name would silently replay the first. */
   private readonly stepNames = new Set<string>();
   /**
@@ -133,6 +137,7 @@ export class TurnContext implements AdapterContext {
     this.turnRecord = init.turnRecord;
     this.adapterName = init.adapterName;
     this.readContextHistory = init.readContextHistory;
+    this.meter = init.meter;
     this.caller = Object.freeze({ ...init.caller, scopes: Object.freeze([...init.caller.scopes]) });
     this.extensions = Object.freeze([...(init.extensions ?? [])]);
     this.logger = boundLogger(init.logger, { taskId: this.taskId, contextId: this.contextId, turn: this.turn, attempt: this.attempt, agent: init.caller.agent });
@@ -270,6 +275,13 @@ export class TurnContext implements AdapterContext {
     } catch (error) {
       return Promise.reject(error as Error);
     }
+    const meter = this.meter;
+    if (meter !== undefined) {
+      // Charged ahead of the chunk in the write queue: a charge past the consumer's budget stops
+      // this chunk and every later write (the failure is the chunk's own answer).
+      const chars = chunk.parts.reduce((n, part) => n + (typeof part.text === 'string' ? part.text.length : 0), 0);
+      void this.queue.enqueue(() => meter.chargeOutput(chars)).catch(() => undefined);
+    }
     return this.output.emitArtifact(chunk);
   }
 
@@ -289,6 +301,9 @@ export class TurnContext implements AdapterContext {
     total.outputTokens += usage.outputTokens;
     if (usage.model !== undefined) total.model = usage.model;
     await this.enqueue(() => this.store.turns.writeTurnRecord(this.taskId, this.lease.generation, this.turnRecord));
+    const meter = this.meter;
+    // The backend's count replaces the estimate charged while the reply streamed.
+    if (meter !== undefined) await this.enqueue(() => meter.reconcile(usage));
   }
 
   readonly adapterState: AdapterState = {

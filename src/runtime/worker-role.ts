@@ -4,6 +4,7 @@ import type { Agents } from '../agents/agents.ts';
 import { configuredAgentsOf } from '../agents/agent-settings.ts';
 import type { ControlPlane } from '../control/control-plane.ts';
 import { connectLiveAgents } from '../control/live-agents.ts';
+import { consumerPlans } from '../consumers/consumer-plans.ts';
 import { TurnQueues } from '../../queues/turns.ts';
 import { Lifecycle } from '../app/lifecycle.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -103,6 +104,8 @@ export async function buildWorkerRole(lifecycle: Lifecycle, config: GatewayConfi
     replicaAck: new TaskWriteAck(new ReplicaAck(commands, replicaAckOf(config)), config.keyPrefix),
     // Agent output paced per owner (limits.outputBytesPerSecond), so a backend flooding its allowance waits for it.
     byteRates: new ByteRates(commands, config.keyPrefix, config.limits),
+    // Consumers' token and spend budgets, read from the control plane's view (none without one).
+    ...(options.control === undefined ? {} : { consumerMeters: consumerPlans(options.control.view, commands, config.keyPrefix, config.limits, config.consumers).meters }),
   });
   registerWorkerMetrics(lifecycle, runner, commands);
   await whenReady(cancelSubscriber);

@@ -10,6 +10,8 @@ import { assertOneSlot, SLOT_CHECK_ENV } from './script-slots.ts';
 const LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), 'lua');
 /** The control plane's scripts (src/store/control/), read like the task scripts. */
 const CONTROL_LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), 'control', 'lua');
+/** The consumers' scripts (src/store/consumers/). */
+const CONSUMERS_LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), 'consumers', 'lua');
 
 export type ScriptName =
   | 'claimTask'
@@ -63,6 +65,10 @@ export type ScriptName =
   | 'controlWrite'
   | 'controlRead'
   | 'controlClaim'
+  | 'consumerRequest'
+  | 'consumerTaskStart'
+  | 'consumerTaskUndo'
+  | 'consumerCharge'
   | 'writeArtifactSegment'
   | 'switchArtifactSegments';
 
@@ -196,7 +202,7 @@ function scriptSources(mode: 'plain' | 'sharded' = 'plain'): Map<string, ScriptS
   const cached = cachedSources.get(mode);
   if (cached !== undefined) return cached;
   const sources = new Map<string, ScriptSource>();
-  const files = [LUA_DIR, CONTROL_LUA_DIR].flatMap((dir) => readdirSync(dir).map((file) => ({ dir, file })));
+  const files = [LUA_DIR, CONTROL_LUA_DIR, CONSUMERS_LUA_DIR].flatMap((dir) => readdirSync(dir).map((file) => ({ dir, file })));
   for (const { dir, file } of files) {
     const match = /^([A-Za-z]+)-(\d+|var)\.lua$/.exec(file);
     if (match === null) continue;

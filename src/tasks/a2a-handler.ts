@@ -3,6 +3,7 @@
 // layer, and the next ones) parses its wire shape, admits the caller and calls this; nothing
 // a face does decides anything about a task. The use cases behind it live beside this file,
 // one per operation group; ./service.ts puts them together.
+import type { TaskReserver } from '../consumers/consumer-gate.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { LiveEvent } from '../events/hub.ts';
 import type { TaskFeed } from '../events/task-feed.ts';
@@ -60,6 +61,8 @@ export interface Caller {
   largeAnswers?: { payAfterBytes: number; pay: (bytes: number) => Promise<void> };
   /** What the request asks of task generations, when it activated that extension (src/extensions/task-generations.ts). */
   generations?: GenerationParams;
+  /** Reserves a new task under the caller's consumer plan (src/consumers); absent: the caller is no consumer's. */
+  reserveTask?: TaskReserver;
 }
 
 export type CreatePushConfigRequest = TaskPushNotificationConfig & { taskId: string; tenant?: string };

@@ -1,5 +1,6 @@
 // What storing a sent message needs, whether it starts a task (./new-task.ts) or continues one
 // (./follow-up.ts): the dependencies, the refusals both give, and the checks both run first.
+import type { TaskReserver } from '../consumers/consumer-gate.ts';
 import type { TraceContext } from '../telemetry/spans.ts';
 import type { Agent, Agents } from '../agents/agents.ts';
 import type { Delegator } from '../coordination/delegator.ts';
@@ -36,6 +37,8 @@ export interface SenderContext {
   trace?: TraceContext;
   /** A message to an existing task: refused unless the task is at this generation (task-generations extension). */
   expectedGeneration?: number | undefined;
+  /** Reserves a new task under the caller's consumer plan before it is stored (src/consumers). */
+  reserveTask?: TaskReserver;
 }
 
 /** A stored message: its task, and where a stream of it starts. */

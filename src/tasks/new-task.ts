@@ -64,9 +64,22 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
       ...(pushConfig === undefined ? { queueFirstTurn: deps.turns.firstTurnOf(owner, taskId, contextId, sender.trace) } : {}),
       now: new Date(),
     });
-  let created = await create();
+  // The consumer's plan first: a task it has no place for is refused before anything is stored.
+  const reservation = await sender.reserveTask?.(taskId);
+  let created: Awaited<ReturnType<typeof create>>;
+  try {
+    created = await create();
+  } catch (error) {
+    await reservation?.undo();
+    throw error;
+  }
   // Past the quota: release what expired tasks still hold (a bounded sweep), then try once more.
-  if (created.kind === 'over-quota' && quota !== undefined && (await quota.sweep(ownerKeyOf(owner))).tasks > 0) created = await create();
+  if (created.kind === 'over-quota' && quota !== undefined && (await quota.sweep(ownerKeyOf(owner))).tasks > 0) created = await create().catch(async (error: unknown) => {
+    await reservation?.undo();
+    throw error;
+  });
+  // Not created (a re-sent message's earlier task, another limit): its place goes back.
+  if (created.kind !== 'created') await reservation?.undo();
   if (created.kind === 'over-quota') throw (quota as StorageQuota).refusal(created);
   if (created.kind === 'created' && created.quotaChecksDue > 0) quota?.sweepSoon(ownerKeyOf(owner));
   if (created.kind === 'too-many-active') throw tooManyActive(created.active, agent.settings.limits.maxActiveTasks);

@@ -22,7 +22,13 @@ export interface SendMessageDeps {
   blockingTimeoutMs: number;
 }
 
-const senderOf = (caller: Caller): SenderContext => ({ grants: caller.grants, extensions: caller.extensions, trace: caller.trace, expectedGeneration: caller.generations?.expected });
+const senderOf = (caller: Caller): SenderContext => ({
+  grants: caller.grants,
+  extensions: caller.extensions,
+  trace: caller.trace,
+  expectedGeneration: caller.generations?.expected,
+  ...(caller.reserveTask === undefined ? {} : { reserveTask: caller.reserveTask }),
+});
 
 /** A turn is over for a blocking SendMessage at a terminal state or when the agent needs something (input, auth). */
 const turnOver = (state: TaskState): boolean => isTerminal(state) || isInterrupted(state);

@@ -6,6 +6,7 @@ import { delegationChain } from '../../auth/caller-identity.ts';
 import type { AgentLimits } from '../../agents/agent-settings.ts';
 import type { ByteRates } from '../../limits/byte-rates.ts';
 import { isOutputLimitError } from '../../limits/output-limits.ts';
+import { isConsumerBudgetError, type TurnMeter } from '../../consumers/consumer-meter.ts';
 import type { Logger } from '../../logging/logger.ts';
 import type { JsonValue, Message } from '../../protocol/types.ts';
 import { isRedisCommandTooLargeError } from '../../redis/connection.ts';
@@ -34,6 +35,17 @@ function takeOutputOf(byteRates: ByteRates, ownerKey: string): ((bytes: number) 
   return (bytes) => byteRates.takeOutput(ownerKey, bytes);
 }
 
+/** Characters of text in parts (what a model's input is estimated from). */
+const textChars = (parts: readonly { text?: string }[]): number => parts.reduce((n, part) => n + (typeof part.text === 'string' ? part.text.length : 0), 0);
+
+/** The meter of the turn's consumer, if its owner is one's (src/consumers/consumer-meter.ts). */
+function meterOf(runner: TurnRunnerSetup, ownerKey: string): TurnMeter | undefined {
+  const meters = runner.options.consumerMeters;
+  if (meters === undefined) return undefined;
+  const { agent, tenant, subject } = ownerFromKey(ownerKey);
+  return meters.forTurn(tenant, subject, runner.options.agents.get(agent)?.settings);
+}
+
 export interface AdapterTurn {
   adapter: Adapter;
   limits: AgentLimits;
@@ -52,6 +64,10 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
   const skill = first?.metadata?.skill;
   // A sub-agent's coordinators (the caller identity a backend is told names them as actors).
   const delegatedBy = lease.links === undefined ? [] : await delegationChain(lease.links.parentTaskId, (id) => options.store.gateway.parentOf(id));
+  const meter = meterOf(runner, fence.ownerKey);
+  // A consumer whose token or spend budget is spent gets no model call: the turn fails at once.
+  const spent = meter === undefined ? undefined : await meter.start(input.reduce((n, message) => n + textChars(message.parts), 0));
+  if (spent !== undefined) return failedWith(fence, spent.message);
   const context = new TurnContext({
     store: options.store,
     lease: fence,
@@ -73,6 +89,7 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
     outputLimits: { maxArtifactBytes: limits.maxArtifactBytes, maxTurnOutputBytes: limits.maxTurnOutputBytes, maxTaskOutputBytes: limits.maxTaskOutputBytes },
     ...(options.byteRates === undefined ? {} : { takeOutput: takeOutputOf(options.byteRates, fence.ownerKey) }),
     readContextHistory: (maxTasks) => options.store.turns.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
+    ...(meter === undefined ? {} : { meter }),
   });
   const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
   const budget = context.useBudget(budgetLimit, lease.budgetSpent);
@@ -128,7 +145,7 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
   const refused = await context.settle().then(
     () => undefined,
     (error: unknown) => {
-      if (isOutputLimitError(error) || isRedisCommandTooLargeError(error)) return error;
+      if (isOutputLimitError(error) || isRedisCommandTooLargeError(error) || isConsumerBudgetError(error)) return error;
       throw error;
     },
   );
@@ -140,6 +157,7 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
   if (context.parkedAs !== undefined && !controller.signal.aborted) return { parked: context.parkedAs };
   // Decided whatever the adapter did with the error: the spending is recorded and final.
   if (budget.exceeded !== undefined && budgetLimit !== undefined) return failedWith(fence, budgetReason(lease.turn, budget.spent(), budgetLimit, budget.exceeded));
+  if (meter?.exceeded !== undefined && !controller.signal.aborted) return failedWith(fence, meter.exceeded.message);
   if (failure !== undefined) {
     if (controller.signal.reason === WORKER_SHUTDOWN) await handBack(runner, fence, record);
     if (controller.signal.reason === TURN_INTERRUPTED) return { ...finalStatus(fence, 'TASK_STATE_CANCELED', INTERRUPTED_TEXT), interrupted: true };

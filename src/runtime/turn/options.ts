@@ -3,6 +3,7 @@ import type { AssignmentStore } from '../../store/assignments/assignment-store.t
 import type { Delegator } from '../../coordination/delegator.ts';
 import type { Agents } from '../../agents/agents.ts';
 import type { ByteRates } from '../../limits/byte-rates.ts';
+import type { ConsumerMeters } from '../../consumers/consumer-meter.ts';
 import type { Logger } from '../../logging/logger.ts';
 import type { TaskWriteAck } from '../../store/task-write-ack.ts';
 import type { TaskStore } from '../../store/task-store.ts';
@@ -28,6 +29,8 @@ export interface TurnRunnerOptions {
   replicaAck?: TaskWriteAck;
   /** Owners' output rates (limits.outputBytesPerSecond); undefined = output is not paced. */
   byteRates?: ByteRates;
+  /** Consumers' token and spend budgets (src/consumers); undefined = not metered. */
+  consumerMeters?: ConsumerMeters;
 }
 
 /** The runner as the steps of a turn see it: its options, and the worker id its leases are taken under. */
