@@ -29,7 +29,8 @@ describe('A2AHandler', () => {
   it('answers every A2A operation through the handler method of the same name', async () => {
     for (const operation of A2A_OPERATIONS as readonly Operation[]) {
       const { handler, calls } = recordingHandler();
-      const call = { service: handler, owner: { tenant: '', subject: 's', agent: 'a' } } as unknown as OperationCall;
+      // No extension activated: the call reaches the handler as it is (task generations add to it only when asked).
+      const call = { service: handler, owner: { tenant: '', subject: 's', agent: 'a' }, extensions: [], header: () => undefined } as unknown as OperationCall;
       const request = { id: 't-1', taskId: 't-1' };
       const answer = operation.streaming ? await operation.open(request, call) : await operation.handle(request, call);
       expect(calls.map((c) => c.method), operation.name).toEqual([methodOf(operation.name)]);

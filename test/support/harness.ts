@@ -162,8 +162,9 @@ export async function progressFreeFingerprint(gw: Pick<TestGateway, 'redis'>, ke
   if (part === 'task') {
     const fields = Object.entries(await gw.redis.hgetall(key)).filter(
       ([field]) =>
-        // What a running turn changes as it emits (its state, artifacts and their byte counts).
-        !['status', 'state', 'updatedAtMs', 'artifacts', 'outputTurn', 'turnOutputBytes', 'taskOutputBytes', 'eventsBytes', 'artifactChunkBytes'].includes(field) &&
+        // What a running turn changes as it emits (its state, artifacts and their byte counts, the
+        // task generation each event bumps).
+        !['status', 'state', 'updatedAtMs', 'artifacts', 'outputTurn', 'turnOutputBytes', 'taskOutputBytes', 'eventsBytes', 'artifactChunkBytes', 'generation'].includes(field) &&
         !field.startsWith('artifactBytes:') &&
         !field.startsWith('__call:') &&
         !field.startsWith('__reply:'),
