@@ -114,26 +114,33 @@ export function liveSegmentFields(live: readonly (string | null)[]): string[] {
  * reads again), else exactly the snapshot the transaction saw.
  */
 export async function readLiveSegments(redis: RedisClient, keys: TaskKeys, live: readonly (string | null)[]): Promise<string | undefined> {
-  const pieces: string[] = [];
+  const pieces = await readLiveSegmentPieces(live, (field) => redis.hget(keys.task, field));
+  return pieces === undefined ? undefined : pieces.length === 0 ? '[]' : pieces.join('');
+}
+
+/** readLiveSegments' segments as `read` gives them (text, or bytes left undecoded); [] when the snapshot is not segmented. */
+export async function readLiveSegmentPieces<T>(live: readonly (string | null)[], read: (field: string) => Promise<T | null>): Promise<T[] | undefined> {
+  const pieces: T[] = [];
   for (const field of liveSegmentFields(live)) {
-    const segment = await redis.hget(keys.task, field);
+    const segment = await read(field);
     if (segment === null) return undefined;
     pieces.push(segment);
   }
-  return pieces.length === 0 ? '[]' : pieces.join('');
+  return pieces;
 }
 
 /**
  * The first `count` pending chunks of a task whose snapshot a transaction found in segments of
- * `generation`, read a bounded run at a time after it: while the generation lives, the list only
- * grows at its end (a compaction that drops chunks switches generations, or drops the segments),
- * so they are the chunks the transaction saw. undefined when the generation changed meanwhile.
+ * `generation`, read a bounded run at a time after it, as bytes (the reader decodes them where
+ * it assembles them): while the generation lives, the list only grows at its end (a compaction
+ * that drops chunks switches generations, or drops the segments), so they are the chunks the
+ * transaction saw. undefined when the generation changed meanwhile.
  */
-export async function readChunksAfter(redis: RedisClient, keys: TaskKeys, generation: string, count: number, chunkBytes: number): Promise<string[] | undefined> {
-  const chunks: string[] = [];
+export async function readChunksAfter(redis: RedisClient, keys: TaskKeys, generation: string, count: number, chunkBytes: number): Promise<Buffer[] | undefined> {
+  const chunks: Buffer[] = [];
   const perRead = Math.max(1, Math.floor(SEGMENT_BYTES / Math.max(1, chunkBytes / Math.max(1, count))));
   while (chunks.length < count) {
-    const read = await redis.lrange(keys.artifactChunks, chunks.length, Math.min(count, chunks.length + perRead) - 1);
+    const read = await redis.lrangeBuffer(keys.artifactChunks, chunks.length, Math.min(count, chunks.length + perRead) - 1);
     if (read.length === 0) return undefined;
     chunks.push(...read);
   }

@@ -135,3 +135,34 @@ export function storedArtifactsField(snapshot: string, chunks: readonly string[]
   const stored = snapshot === '' ? '[]' : snapshot;
   return `{"snapshotBytes":${stored.length},"snapshot":${stored},"chunks":[${chunks.join(',')}]}`;
 }
+
+/**
+ * The stored artifacts field as a large read got it: the snapshot (text, or its segments' bytes
+ * undecoded) and the pending chunks (text or bytes). Decoding and joining tens of MB is left to
+ * where the artifacts are assembled (off the event loop, src/tasks/artifact-assembly.ts).
+ */
+export interface StoredArtifactPieces {
+  snapshot: string | Uint8Array[];
+  chunks: (string | Uint8Array)[];
+}
+
+const textOf = (piece: string | Uint8Array): string => (typeof piece === 'string' ? piece : Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).toString('utf8'));
+
+/** The stored artifacts field the pieces make (segments are cut between characters: joined, they decode exactly). */
+export function storedArtifactsText(pieces: StoredArtifactPieces): string {
+  const { snapshot } = pieces;
+  const text = typeof snapshot === 'string' ? snapshot : snapshot.length === 0 ? '[]' : Buffer.concat(snapshot).toString('utf8');
+  return storedArtifactsField(text, pieces.chunks.map(textOf));
+}
+
+/** About how many bytes the pieces hold: the length of the field storedArtifactsText makes (what the reader is charged for). */
+export function storedPiecesBytes(pieces: StoredArtifactPieces): number {
+  const size = (piece: string | Uint8Array): number => (typeof piece === 'string' ? Buffer.byteLength(piece) : piece.byteLength);
+  const stored = typeof pieces.snapshot === 'string' ? size(pieces.snapshot) : pieces.snapshot.reduce((sum, piece) => sum + size(piece), 0);
+  const snapshot = stored === 0 ? 2 : stored;
+  const { chunks } = pieces;
+  if (chunks.length === 0) return stored;
+  // {"snapshotBytes":<n>,"snapshot":<snapshot>,"chunks":[<chunk>,<chunk>…]}
+  const frame = `{"snapshotBytes":${snapshot},"snapshot":,"chunks":[]}`.length + chunks.length - 1;
+  return chunks.reduce((sum, piece) => sum + size(piece), snapshot + frame);
+}

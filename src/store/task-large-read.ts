@@ -5,22 +5,22 @@ import type { RedisClient } from '../redis/connection.ts';
 import type { TaskKeys } from './keys.ts';
 import { READ_TASK_FIELDS, taskField } from './task-hash.ts';
 import { taskReadOf, type TaskRead } from './task-read.ts';
-import { parseStoredArtifacts, storedArtifactsField } from './stored-artifacts.ts';
-import { LIVE_READ_ATTEMPTS, LIVE_SEGMENTS_FIELDS, readChunksAfter, readLiveSegments } from './artifact-segments.ts';
+import { parseStoredArtifacts, storedArtifactsText, storedPiecesBytes, type StoredArtifactPieces } from './stored-artifacts.ts';
+import { LIVE_READ_ATTEMPTS, LIVE_SEGMENTS_FIELDS, readChunksAfter, readLiveSegmentPieces } from './artifact-segments.ts';
 
 /** A large task as read, its artifacts still as stored: what a reader assembles off the event loop. */
 export interface RawLargeTask {
   /** The task without its artifacts; `bytes` counts them. */
   read: TaskRead;
-  /** The stored artifacts field (stored-artifacts.ts: the snapshot, or it and the pending chunks). */
-  storedArtifacts: string;
+  /** The stored artifacts field in pieces (stored-artifacts.ts), large ones as undecoded bytes. */
+  artifacts: StoredArtifactPieces;
 }
 
 /** The task with its artifacts parsed and merged here, on the caller's thread. */
 export async function readLargeTask(redis: RedisClient, k: TaskKeys, taskId: string, ownerKey: string, historyLength: number | undefined): Promise<TaskRead | undefined> {
   const raw = await readRawLargeTask(redis, k, taskId, ownerKey, historyLength);
   if (raw === undefined) return undefined;
-  const { artifacts } = parseStoredArtifacts(raw.storedArtifacts);
+  const { artifacts } = parseStoredArtifacts(storedArtifactsText(raw.artifacts));
   if (artifacts.length > 0) raw.read.task.artifacts = artifacts;
   return raw.read;
 }
@@ -55,7 +55,7 @@ export async function readRawLargeTask(redis: RedisClient, k: TaskKeys, taskId: 
     if (fields[0] !== ownerKey) return undefined;
     const [, id, contextId, status, snapshot, metadata, ...rest] = fields.map((value) => value ?? '');
     // A snapshot in segments is read after the transaction, a segment per read.
-    const stored = snapshot || (await readLiveSegments(redis, k, [generation ?? null, segments ?? null]));
+    const stored = snapshot || (await readLiveSegmentPieces([generation ?? null, segments ?? null], (field) => redis.hgetBuffer(k.task, field)));
     const chunks =
       typeof listed !== 'number' ? listed : generation === null || generation === undefined ? undefined : await readChunksAfter(redis, k, generation, listed, Number(chunkBytes ?? 0));
     if (stored === undefined || chunks === undefined) {
@@ -64,10 +64,10 @@ export async function readRawLargeTask(redis: RedisClient, k: TaskKeys, taskId: 
     }
     const generationField = rest.pop() || '0';
     const trimmedCount = rest.pop() || '0';
-    const storedArtifacts = storedArtifactsField(stored, chunks);
+    const artifacts: StoredArtifactPieces = { snapshot: stored, chunks };
     const read = taskReadOf([id ?? '', contextId ?? '', status ?? '', '', metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, generationField, ...(history ?? [])]);
     if (read === undefined) return undefined;
-    read.bytes += storedArtifacts.length;
-    return { read, storedArtifacts };
+    read.bytes += storedPiecesBytes(artifacts);
+    return { read, artifacts };
   }
 }

@@ -16,7 +16,7 @@ export interface TaskRead {
   trimmed: TrimmedEvents;
   /** The task's generation as of the snapshot (grows with every change; docs/task-generations.md). */
   generation: number;
-  /** About what the reply weighs (its strings' lengths): what an answer built from it costs the caller's rate. */
+  /** About what the reply weighs (its strings' UTF-8 bytes): what an answer built from it costs the caller's rate. */
   bytes: number;
 }
 
@@ -79,7 +79,7 @@ export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefi
   if (Object.keys(parsedMetadata).length > 0) task.metadata = parsedMetadata;
   if (history.length > 0) task.history = history.map((m) => JSON.parse(m) as Message);
   let bytes = 0;
-  for (const value of reply) if (typeof value === 'string') bytes += value.length;
+  for (const value of reply) if (typeof value === 'string') bytes += Buffer.byteLength(value);
   const read: TaskRead = { task, lastEventId: lastEventId as string, trimmed: { throughId: trimmedThrough ?? '', count: Number(trimmedCount || 0) }, generation: Number(generation || 0), bytes };
   if (directReply) read.directReply = JSON.parse(directReply) as Message;
   readMarks.set(task, { generation: read.generation, lastEventId: read.lastEventId });

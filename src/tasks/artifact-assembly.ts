@@ -8,6 +8,7 @@
 // from the event loop.
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { StoredArtifactPieces } from '../store/stored-artifacts.ts';
 import type { AssemblyJob, AssemblyResult } from './artifact-assembly-thread.ts';
 
 interface Pending {
@@ -25,15 +26,16 @@ class ArtifactAssembly {
   /** Answers assembled so far (what a test checks the path by). */
   assembled = 0;
 
-  /** The artifacts the stored artifacts field holds, merged, as UTF-8 JSON text of the Artifact array. */
-  assemble(stored: string): Promise<Uint8Array> {
+  /** The artifacts the stored pieces hold, merged, as UTF-8 JSON text of the Artifact array. */
+  assemble(pieces: StoredArtifactPieces): Promise<Uint8Array> {
     const worker = this.started();
     const id = this.nextId++;
     return new Promise<Uint8Array>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // The thread holds the process open only while it has work.
       if (this.pending.size === 1) worker.ref();
-      worker.postMessage({ id, stored } satisfies AssemblyJob);
+      const moved = movable(pieces);
+      worker.postMessage({ id, pieces: moved.pieces } satisfies AssemblyJob, moved.transfer);
     });
   }
 
@@ -69,6 +71,24 @@ class ArtifactAssembly {
     if ('json' in result) job.resolve(new Uint8Array(result.json.buffer, result.json.byteOffset, result.json.byteLength));
     else job.reject(new Error(`a large task's stored artifacts could not be read (${result.error})`));
   }
+}
+
+/**
+ * The pieces with their bytes ready to move to the thread instead of being copied. A Buffer may
+ * be a view of a larger pooled allocation, which must not move: those (small ones) are copied
+ * into their own; a large reply owns its allocation and moves as it is.
+ */
+function movable(pieces: StoredArtifactPieces): { pieces: StoredArtifactPieces; transfer: ArrayBuffer[] } {
+  const transfer: ArrayBuffer[] = [];
+  const own = (piece: Uint8Array): Uint8Array => {
+    const whole = piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength && piece.buffer instanceof ArrayBuffer;
+    const owned = whole ? piece : new Uint8Array(piece);
+    transfer.push(owned.buffer as ArrayBuffer);
+    return owned;
+  };
+  const snapshot = typeof pieces.snapshot === 'string' ? pieces.snapshot : pieces.snapshot.map(own);
+  const chunks = pieces.chunks.map((piece) => (typeof piece === 'string' ? piece : own(piece)));
+  return { pieces: { snapshot, chunks }, transfer };
 }
 
 /** The process's one assembly thread, started at the first large answer. */

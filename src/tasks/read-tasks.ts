@@ -53,7 +53,7 @@ export class TaskReads {
     // What was not paid first (all of it, or what it holds besides its artifacts) is charged after.
     await caller.chargeAnswerBytes(Math.max(0, large.read.bytes - prepaid));
     const { task } = large.read;
-    const json = await artifactAssembly.assemble(large.storedArtifacts);
+    const json = await artifactAssembly.assemble(large.artifacts);
     // An empty array is no artifacts: the field is left out, as a small task's read leaves it.
     if (json.byteLength > 2) task.artifacts = caller.answersSpliced === true ? (new JsonFragment(json) as unknown as Artifact[]) : (JSON.parse(Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString()) as Artifact[]);
     return task;
