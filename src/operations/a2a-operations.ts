@@ -13,16 +13,17 @@ import { defineStream, defineUnary, type OperationCall } from './definition.ts';
  * The call with what it asks of task generations (src/extensions/task-generations.ts), and how
  * the tasks it is answered with look: with their generation when it activated that extension.
  */
-function withGenerations(call: OperationCall, requestMetadata: JsonObject | undefined): { call: OperationCall & { generations?: ReturnType<typeof generationParamsOf> }; shown: (task: Task) => Task } {
+function withGenerations(call: OperationCall, requestMetadata: JsonObject | undefined): { call: OperationCall & { generations?: ReturnType<typeof generationParamsOf> }; shown: ((task: Task) => Task) | undefined } {
   const generations = generationParamsOf(call.extensions, call.header, requestMetadata);
-  if (generations === undefined) return { call, shown: (task) => task };
+  // Not asked for: the call and its answer pass through as they are.
+  if (generations === undefined) return { call, shown: undefined };
   return { call: { ...call, generations }, shown: (task) => withGeneration(task, readMarkOf(task)?.generation) };
 }
 
 export const sendMessage = defineUnary(specs.sendMessage, async (request, call) => {
   const { call: caller, shown } = withGenerations(call, request.metadata);
   const answer = await call.service.sendMessage(caller, request);
-  return 'task' in answer && answer.task !== undefined ? { ...answer, task: shown(answer.task) } : answer;
+  return shown !== undefined && 'task' in answer && answer.task !== undefined ? { ...answer, task: shown(answer.task) } : answer;
 });
 
 // A stale expected generation is refused before the stream starts (an ordinary error answer);
@@ -33,18 +34,20 @@ export const sendStreamingMessage = defineStream(specs.sendStreamingMessage, (re
 
 export const getTask = defineUnary(specs.getTask, async (request, call) => {
   const { call: caller, shown } = withGenerations(call, undefined);
-  return shown(await call.service.getTask(caller, request));
+  const task = await call.service.getTask(caller, request);
+  return shown === undefined ? task : shown(task);
 });
 
 export const listTasks = defineUnary(specs.listTasks, async (request, call) => {
   const { call: caller, shown } = withGenerations(call, undefined);
   const page = await call.service.listTasks(caller, request);
-  return { ...page, tasks: page.tasks.map(shown) };
+  return shown === undefined ? page : { ...page, tasks: page.tasks.map(shown) };
 });
 
 export const cancelTask = defineUnary(specs.cancelTask, async (request, call) => {
   const { call: caller, shown } = withGenerations(call, request.metadata);
-  return shown(await call.service.cancelTask(caller, request));
+  const task = await call.service.cancelTask(caller, request);
+  return shown === undefined ? task : shown(task);
 });
 
 export const subscribeToTask = defineStream(specs.subscribeToTask, (request, call) => call.service.subscribeToTask(call, request));
