@@ -14,7 +14,7 @@ import { startGatewayRole, type GatewayHandle } from '../../src/gateway/server.t
 import { createLogger } from '../../src/logging/logger.ts';
 import type { RedisClient } from '../../src/redis/connection.ts';
 import { startWorkerRole, type WorkerHandle } from '../../src/runtime/worker-role.ts';
-import { deletePrefix, openTestRedis, REDIS_CLUSTER_NODES, REDIS_URL, ROOT, uniquePrefix } from './harness.ts';
+import { deletePrefix, LIMITS_OFF, openTestRedis, REDIS_CLUSTER_NODES, REDIS_URL, ROOT, uniquePrefix } from './harness.ts';
 
 export interface ConsumerCluster {
   prefix: string;
@@ -29,18 +29,7 @@ export async function startConsumerCluster(name: string, issuerConfig: Record<st
   const prefix = uniquePrefix(name);
   const config = configSchema.parse({
     auth: { enabled: true, issuers: [issuerConfig] },
-    limits: {
-      requestsPerSecond: 0,
-      maxActiveTasks: 0,
-      unauthenticatedPerSecond: 0,
-      maxStreamsPerOwner: 0,
-      maxConcurrentListsPerOwner: 0,
-      ingressBytesPerSecond: 0,
-      storedBytesPerSecond: 0,
-      outputBytesPerSecond: 0,
-      maxRunningTurnsPerOwner: 0,
-      maxRunningTurnsPerTenant: 0,
-    },
+    limits: LIMITS_OFF,
     cardSigning: false,
     dataDir: join(tmpdir(), `a2a-gateway-test-${prefix}-${randomBytes(2).toString('hex')}`),
     redisUrl: REDIS_URL,

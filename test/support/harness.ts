@@ -54,6 +54,20 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
+/** Every per-caller limit off: the suites that test tasks, not limits, run with these (as an explicit setting). */
+export const LIMITS_OFF = {
+  requestsPerSecond: 0,
+  maxActiveTasks: 0,
+  unauthenticatedPerSecond: 0,
+  maxStreamsPerOwner: 0,
+  maxConcurrentListsPerOwner: 0,
+  ingressBytesPerSecond: 0,
+  storedBytesPerSecond: 0,
+  outputBytesPerSecond: 0,
+  maxRunningTurnsPerOwner: 0,
+  maxRunningTurnsPerTenant: 0,
+} as const;
+
 export async function startTestGateway(
   options: {
     name: string;
@@ -72,18 +86,7 @@ export async function startTestGateway(
     // Most suites test tasks, not identity: they run with authentication and limits off, as
     // an explicit setting; the identity suites turn them on.
     auth: { enabled: false },
-    limits: {
-      requestsPerSecond: 0,
-      maxActiveTasks: 0,
-      unauthenticatedPerSecond: 0,
-      maxStreamsPerOwner: 0,
-      maxConcurrentListsPerOwner: 0,
-      ingressBytesPerSecond: 0,
-      storedBytesPerSecond: 0,
-      outputBytesPerSecond: 0,
-      maxRunningTurnsPerOwner: 0,
-      maxRunningTurnsPerTenant: 0,
-    },
+    limits: LIMITS_OFF,
     cardSigning: false,
     dataDir: join(tmpdir(), `a2a-gateway-test-${prefix}`),
     redisUrl: REDIS_URL,
