@@ -2,7 +2,7 @@
 // for an answer on a thread of their own. Parsing, merging and serializing 30 MB of artifacts
 // took the event loop about a quarter of a second per GetTask, and a backend streaming without
 // end, read by a poller, held every other caller of the gateway that long, again and again.
-// Here the event loop only hands the stored text over and writes the bytes that come back
+// Here the event loop only moves the stored bytes over and writes the bytes that come back
 // (json-fragment.ts splices them into the answer). One thread: the work is paid for by the
 // reader's rate before it starts (read-tasks.ts), and a second would only take the other core
 // from the event loop.
