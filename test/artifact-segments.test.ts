@@ -3,7 +3,6 @@
 // call beside the live one and switched to in one small call, a run that takes a turn over reads
 // large artifacts in slices, and readers see exactly the task a whole snapshot would give them,
 // whatever step a compaction stopped at.
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from 'ioredis';
 import type { RedisClient } from '../src/redis/connection.ts';
@@ -15,7 +14,8 @@ import { scriptCaller } from '../src/store/script-call.ts';
 import { switchArtifactSegmentsScript, writeArtifactSegmentScript } from '../src/store/turn-scripts.ts';
 import { parseStoredArtifacts } from '../src/store/stored-artifacts.ts';
 import { readArtifactsField, readLiveSegments, SEGMENT_BYTES, segmentsOf } from '../src/store/artifact-segments.ts';
-import { createStoredTask, deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';
+import { deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';
+import { acquireTestLease, newStoredTask, type AcquiredLease } from './support/stored-turns.ts';
 
 const owner: Owner = { agent: 'default', tenant: '', subject: 'artifact-segments' };
 const ownerKey = ownerKeyOf(owner);
@@ -70,20 +70,11 @@ afterAll(async () => {
   await redis.quit();
 });
 
-type Acquired = Extract<Awaited<ReturnType<TaskStore['turns']['acquireLease']>>, { kind: 'acquired' }>;
+type Acquired = AcquiredLease;
 
-async function lease(taskId: string, contextId: string, workerId: string): Promise<Acquired> {
-  const acquired = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
-  if (acquired.kind !== 'acquired') throw new Error(`no lease: ${JSON.stringify(acquired)}`);
-  return acquired;
-}
+const lease = (taskId: string, contextId: string, workerId: string): Promise<Acquired> => acquireTestLease(store, owner, taskId, contextId, workerId);
 
-async function newTask(): Promise<{ taskId: string; contextId: string }> {
-  const taskId = `as-${randomBytes(6).toString('hex')}`;
-  const contextId = `ctx-${taskId}`;
-  await createStoredTask(store, { taskId, contextId, owner });
-  return { taskId, contextId };
-}
+const newTask = (): Promise<{ taskId: string; contextId: string }> => newStoredTask(store, owner, 'as');
 
 function contextOf(taskId: string, contextId: string, acquired: Acquired): TurnContext {
   return new TurnContext({

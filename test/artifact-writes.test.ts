@@ -3,7 +3,6 @@
 // then (geometrically) and at the turn's end. Every read merges snapshot and pending chunks, so
 // GetTask, ListTasks, a resumed subscription, a re-run after a lost worker and a canceled turn
 // see exactly the artifacts of the events stored so far.
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from 'ioredis';
 import type { RedisClient } from '../src/redis/connection.ts';
@@ -15,7 +14,8 @@ import { TurnContext } from '../src/runtime/turn-context.ts';
 import { withMergedArtifacts } from '../src/store/push/push-store.ts';
 import { Redis } from 'ioredis';
 import { replayBoundOf } from '../src/store/replay-bound.ts';
-import { createStoredTask, deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';
+import { deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';
+import { acquireTestLease, newStoredTask, type AcquiredLease } from './support/stored-turns.ts';
 import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
 
 const owner: Owner = { agent: 'default', tenant: '', subject: 'artifact-writes' };
@@ -46,20 +46,11 @@ afterAll(async () => {
   await redis.quit();
 });
 
-type Acquired = Extract<Awaited<ReturnType<TaskStore['turns']['acquireLease']>>, { kind: 'acquired' }>;
+type Acquired = AcquiredLease;
 
-async function lease(taskId: string, contextId: string, workerId: string): Promise<Acquired> {
-  const acquired = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId, leaseTtlMs: 60_000, now: new Date() });
-  if (acquired.kind !== 'acquired') throw new Error(`no lease: ${JSON.stringify(acquired)}`);
-  return acquired;
-}
+const lease = (taskId: string, contextId: string, workerId: string): Promise<Acquired> => acquireTestLease(store, owner, taskId, contextId, workerId);
 
-async function newTask(): Promise<{ taskId: string; contextId: string }> {
-  const taskId = `aw-${randomBytes(6).toString('hex')}`;
-  const contextId = `ctx-${taskId}`;
-  await createStoredTask(store, { taskId, contextId, owner });
-  return { taskId, contextId };
-}
+const newTask = (): Promise<{ taskId: string; contextId: string }> => newStoredTask(store, owner, 'aw');
 
 /** The adapter's context of a run holding `acquired`, built as the turn runner builds it. */
 function contextOf(taskId: string, contextId: string, acquired: Acquired, signal = new AbortController().signal): TurnContext {
@@ -381,11 +372,8 @@ describe('the replay byte bound under large events', () => {
 
   it('reads only about the events it drops, not a batch of sixteen per append', async () => {
     const narrow = new TaskStore(plain, uniquePrefix('artifact-trim'), 600, replayBoundOf({ maxEvents: 0, maxAgeSeconds: 0, pushHoldMaxEvents: 0, maxBytes: 128 * 1024, pushHoldMaxBytes: 0 }));
-    const taskId = `aw-${randomBytes(6).toString('hex')}`;
-    const contextId = `ctx-${taskId}`;
-    await createStoredTask(narrow, { taskId, contextId, owner });
-    const acquired = await narrow.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w1', leaseTtlMs: 60_000, now: new Date() });
-    if (acquired.kind !== 'acquired') throw new Error(acquired.kind);
+    const { taskId, contextId } = await newStoredTask(narrow, owner, 'aw');
+    const acquired = await acquireTestLease(narrow, owner, taskId, contextId, 'w1');
     const eventsKey = narrow.keys.task(taskId).events;
     // Events read by the byte cut: XRANGE <start> + COUNT n on the task's stream (the only
     // such read with the count and age bounds off).
