@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createLogger } from '../src/logging/logger.ts';
-import { rpc, startTestGateway, waitFor, type TestGateway } from './support/harness.ts';
+import { LIMITS_OFF, rpc, startTestGateway, waitFor, type TestGateway } from './support/harness.ts';
 import { captureLogLines } from './support/log-capture.ts';
 import { createTestIssuer, TEST_ISSUER, type TestIssuer } from './support/identity.ts';
 import { parseScrape, type Scrape } from './support/prometheus-text.ts';
@@ -350,18 +350,7 @@ describe('limits', () => {
           // One call, then the bucket is empty for a long while.
           rationed: { adapter: 'demo', adapterOptions: { stepMs: 20 }, limits: { requestsPerSecond: 0.001, burst: 1 } },
         },
-        limits: {
-          requestsPerSecond: 0,
-          maxActiveTasks: 0,
-          unauthenticatedPerSecond: 0,
-          maxStreamsPerOwner: 1,
-          maxConcurrentListsPerOwner: 0,
-          ingressBytesPerSecond: 0,
-          storedBytesPerSecond: 0,
-          outputBytesPerSecond: 0,
-          maxRunningTurnsPerOwner: 0,
-          maxRunningTurnsPerTenant: 0,
-        },
+        limits: { ...LIMITS_OFF, maxStreamsPerOwner: 1 },
       },
     });
   });
