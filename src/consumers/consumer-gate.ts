@@ -67,6 +67,16 @@ export class ConsumerGate {
     return (taskId) => this.reserveTask(consumer, taskId);
   }
 
+  /**
+   * A reserver for tasks the gateway starts on an owner's behalf without a request of theirs (a
+   * schedule's firing): the plan's tasks in progress and tasks per day hold for them too, but no
+   * request was made, so none is counted. Undefined when the owner is no consumer's.
+   */
+  reserverFor(tenant: string, subject: string): TaskReserver | undefined {
+    const consumer = this.directory.resolve(tenant, subject);
+    return consumer === undefined ? undefined : (taskId) => this.reserveTask(consumer, taskId);
+  }
+
   private async reserveTask(consumer: ResolvedConsumer, taskId: string): Promise<TaskReservation> {
     const { concurrentTasks, tasksPerDay } = consumer.limits;
     let reserved = await this.store.startTask(consumer.id, taskId, concurrentTasks, tasksPerDay);

@@ -88,6 +88,8 @@ export async function buildWorkerRole(lifecycle: Lifecycle, config: GatewayConfi
   const assignments = new AssignmentStore(commands, config.keyPrefix, store.replay);
   const delegator = Delegator.forAgents(config, agents, { store, assignments, queues: turnQueues });
   // Turns running at once per owner and per tenant, across every worker (limits.maxRunningTurnsPer…).
+  // Consumer plans from the control plane's view (none without one): token and spend budgets of turns, and a schedule's firings held to the plan's task limits.
+  const plans = options.control === undefined ? undefined : consumerPlans(options.control.view, commands, config.keyPrefix, config.limits, config.consumers);
   const runningShare = new RunningShare(commands, config.keyPrefix, { ...config.limits, slotTtlMs: config.lockDurationMs });
   lifecycle.register({ name: 'running share', stop: () => runningShare.close() });
   lifecycle.register({ name: 'turn queues', stop: () => turnQueues.close() });
@@ -104,15 +106,14 @@ export async function buildWorkerRole(lifecycle: Lifecycle, config: GatewayConfi
     replicaAck: new TaskWriteAck(new ReplicaAck(commands, replicaAckOf(config)), config.keyPrefix),
     // Agent output paced per owner (limits.outputBytesPerSecond), so a backend flooding its allowance waits for it.
     byteRates: new ByteRates(commands, config.keyPrefix, config.limits),
-    // Consumers' token and spend budgets, read from the control plane's view (none without one).
-    ...(options.control === undefined ? {} : { consumerMeters: consumerPlans(options.control.view, commands, config.keyPrefix, config.limits, config.consumers).meters }),
+    ...(plans === undefined ? {} : { consumerMeters: plans.meters }),
   });
   registerWorkerMetrics(lifecycle, runner, commands);
   await whenReady(cancelSubscriber);
   await runner.listenForCancels(cancelSubscriber);
   // Deliveries and firings run until the turns are done (or handed back): they stop after them.
   const push = config.push.enabled ? await startPushRole(lifecycle, config, logger, { baseDir: options.baseDir ?? process.cwd(), resolve: options.pushResolver }) : undefined;
-  const schedules = config.schedules.enabled ? await startScheduleRole(lifecycle, config, agents, logger) : undefined;
+  const schedules = config.schedules.enabled ? await startScheduleRole(lifecycle, config, agents, logger, plans?.gate) : undefined;
   // One BullMQ worker per agent this process serves, each with the agent's own concurrency.
   const served = agents.list().filter((agent) => config.workerAgents === undefined || config.workerAgents.includes(agent.name));
   const turnWorkers = await startTurnWorkers(lifecycle, config, { served, connection: workerConnection, runner, logger });

@@ -18,6 +18,8 @@ import type { ScheduleRecord } from './schedule-types.ts';
 import type { StoredPushConfig } from '../push/push-config.ts';
 import { attachConfigs, matchingSubscriptions, subscriptionConfig, type AttachDeps } from '../push/subscription-configs.ts';
 import type { SubscriptionStore } from '../store/push/subscription-store.ts';
+import type { TaskReservation, TaskReserver } from '../consumers/consumer-gate.ts';
+import { LimitExceededError } from '../limits/limit-refusal.ts';
 
 /** Most planned times one decision looks at (older missed ones are counted as skipped). */
 const MAX_CANDIDATES = 100;
@@ -36,6 +38,8 @@ export interface ScheduleFirerOptions {
   retentionSeconds: number;
   /** Push configs of each firing's task (the schedule's own, the owner's subscriptions); undefined when push is off. */
   push?: AttachDeps & { subscriptions: SubscriptionStore };
+  /** Consumer plans: a firing's task is one of its owner's tasks, held to the plan like a caller's. */
+  consumers?: { reserverFor(tenant: string, subject: string): TaskReserver | undefined };
 }
 
 /** The id of the config a schedule puts on each task it starts. */
@@ -149,6 +153,8 @@ export class ScheduleFirer {
       taskId: firing.taskId,
       contextId,
     };
+    const reservation = await this.reserve(record, firing);
+    if (reservation === 'refused') return;
     const created = await tasks.gateway.createTask({
       taskId: firing.taskId,
       owner,
@@ -162,7 +168,12 @@ export class ScheduleFirer {
       versions: agent.versionsFor(),
       maxActiveTasks: agent.settings.limits.maxActiveTasks,
       now: new Date(),
+    }).catch(async (error: unknown) => {
+      await reservation?.undo();
+      throw error;
     });
+    // A duplicate is the firing's task from an earlier start, which counted it already.
+    if (created.kind !== 'created') await reservation?.undo();
     if (created.kind === 'too-many-active') {
       const reason = `the owner has ${created.active} tasks of agent "${owner.agent}" queued or running, the limit (limits.maxActiveTasks)`;
       await store.firingDone(record.id, firing.firingId, 'failed', firing.taskId, reason);
@@ -180,6 +191,26 @@ export class ScheduleFirer {
       await enqueueTurn(this.options.queues, { taskId, turn: 1, ownerKey: record.ownerKey, contextId: read.task.contextId }, undefined, ownerActiveTasks);
     }
     await store.firingDone(record.id, firing.firingId, 'started', taskId);
+  }
+
+  /**
+   * A place for the firing's task under its owner's consumer plan: undefined when no plan applies
+   * or the task exists (an earlier start of this firing took its place); 'refused' when the plan
+   * is full, the firing then recorded as failed with the plan's reason, as a caller's send would
+   * have been refused.
+   */
+  private async reserve(record: ScheduleRecord, firing: DueFiring): Promise<TaskReservation | 'refused' | undefined> {
+    const owner = ownerFromKey(record.ownerKey);
+    const reserver = this.options.consumers?.reserverFor(owner.tenant, owner.subject);
+    if (reserver === undefined || (await this.options.tasks.gateway.taskOwnerKey(firing.taskId)) !== undefined) return undefined;
+    try {
+      return await reserver(firing.taskId);
+    } catch (error) {
+      if (!(error instanceof LimitExceededError)) throw error;
+      await this.options.store.firingDone(record.id, firing.firingId, 'failed', firing.taskId, error.message);
+      logFailure(this.options.logger, 'schedule-misfire', { cause: error.message, misfire: 'refused', scheduleId: record.id, firingId: firing.firingId, owner: record.ownerKey, agent: owner.agent, limit: error.limit });
+      return 'refused';
+    }
   }
 
   /** The schedule's push config and the owner's subscriptions that cover the task, each from the task's first event. */

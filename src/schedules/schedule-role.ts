@@ -10,7 +10,7 @@ import { openRedis } from '../redis/connection.ts';
 import { replayBoundOf } from '../store/replay-bound.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { recentTaskIndexOf } from '../store/recent-tasks.ts';
-import { ScheduleFirer } from './schedule-firer.ts';
+import { ScheduleFirer, type ScheduleFirerOptions } from './schedule-firer.ts';
 import { ScheduleReconciler } from './schedule-reconciler.ts';
 import { ScheduleStore } from '../store/schedules/schedule-store.ts';
 import { PushStore } from '../store/push/push-store.ts';
@@ -22,7 +22,7 @@ export interface ScheduleRole {
 }
 
 /** Starts schedule firing; what it starts is registered with the lifecycle, which stops it. */
-export async function startScheduleRole(lifecycle: Lifecycle, config: GatewayConfig, agents: Agents, logger: Logger): Promise<ScheduleRole> {
+export async function startScheduleRole(lifecycle: Lifecycle, config: GatewayConfig, agents: Agents, logger: Logger, consumers?: ScheduleFirerOptions['consumers']): Promise<ScheduleRole> {
   const commands = openRedis(config, 'commands');
   const workerConnection = openRedis(config, 'worker');
   for (const [role, connection] of [['schedule commands', commands], ['schedule worker', workerConnection]] as const) {
@@ -52,6 +52,7 @@ export async function startScheduleRole(lifecycle: Lifecycle, config: GatewayCon
     minIntervalSeconds: config.schedules.minIntervalSeconds,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     retentionSeconds: config.retentionSeconds,
+    ...(consumers === undefined ? {} : { consumers }),
     push:
       pushStore === undefined
         ? undefined
