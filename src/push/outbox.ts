@@ -5,6 +5,9 @@
 // id. Live events (the lossy fast path) start dispatch at once; the sweeper walks every shard's
 // index periodically and starts whatever was missed, re-adds jobs lost between "marked in
 // flight" and "job added", and drops entries of tasks that are finished and fully delivered.
+// While the outbox is empty the sweeps space out, and each reads one change counter (bumped by
+// every index write) instead of the sixteen shards: an idle worker costs Redis one command per
+// IDLE_SWEEP_MAX_MS here.
 import type { Queue } from 'bullmq';
 import { deliveryIdOf, type PushJobData } from '../../queues/push.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -18,6 +21,12 @@ const IDLE_SWEEP_MAX_MS = 30_000;
 /** Tasks one sweep looks at per shard (bounded work per sweep). */
 const SWEEP_PAGE = 200;
 const SWEEP_MAX_PER_SHARD = 2_000;
+/**
+ * Longest an idle sweeper trusts the change counter alone before it reads every shard again: a
+ * backstop for a counter bump that never landed (its writer lost Redis right after the index
+ * write) or a Redis that lost its data and counted up to the same value again.
+ */
+const FULL_SWEEP_MAX_MS = 300_000;
 
 export class PushOutbox {
   /** Tasks known to have no configs, until the given time: most events are not for push. */
@@ -30,6 +39,9 @@ export class PushOutbox {
   private readonly sweeperId = newId();
   /** Sweeps in a row that found the outbox empty (they space out; push activity resets it). */
   private idleSweeps = 0;
+  /** The change counter read before the last full sweep that found every shard empty; undefined when it found entries. */
+  private emptyAtChanges: string | null | undefined;
+  private fullSweepAt = 0;
 
   constructor(
     private readonly store: PushStore,
@@ -117,11 +129,15 @@ export class PushOutbox {
 
   /**
    * Sweeps every shard that has entries once (each by one worker at a time); false when the
-   * whole outbox was empty. One pipelined round trip finds the shards with entries.
+   * whole outbox was empty. One pipelined round trip finds the shards with entries. The change
+   * counter is read first: an entry indexed after a shard was found empty bumps it afterwards.
    */
   async sweepOnce(): Promise<boolean> {
+    const changes = await this.store.outboxChanges();
     const counts = await this.store.outboxSizes();
+    this.fullSweepAt = Date.now();
     const shards = counts.flatMap((count, shard) => (count > 0 ? [shard] : []));
+    this.emptyAtChanges = shards.length > 0 ? undefined : changes;
     for (const shard of shards) {
       if (this.closed) break;
       const lock = this.store.sweepLock(shard, this.sweeperId);
@@ -144,6 +160,14 @@ export class PushOutbox {
     return shards.length > 0;
   }
 
+  /** A periodic sweep: when the last one found the outbox empty and nothing was indexed since, one read says so. */
+  private async periodicSweep(): Promise<boolean> {
+    if (this.emptyAtChanges !== undefined && Date.now() - this.fullSweepAt < FULL_SWEEP_MAX_MS) {
+      if ((await this.store.outboxChanges()) === this.emptyAtChanges) return false;
+    }
+    return this.sweepOnce();
+  }
+
   /** The delay before the next sweep: the interval, doubling while the outbox stays empty. */
   private nextSweepDelayMs(): number {
     return Math.min(this.sweepIntervalMs * 2 ** Math.min(this.idleSweeps, 10), Math.max(this.sweepIntervalMs, IDLE_SWEEP_MAX_MS));
@@ -152,7 +176,7 @@ export class PushOutbox {
   private tick = (): void => {
     if (this.closed) return;
     this.sweepTimer = undefined;
-    this.sweeping = this.sweepOnce()
+    this.sweeping = this.periodicSweep()
       .then((found) => {
         this.idleSweeps = found ? 0 : this.idleSweeps + 1;
       })
