@@ -174,7 +174,7 @@ describe('the push outbox sweeper while the outbox is empty', () => {
     await own?.stop();
   });
 
-  it('reads one change counter instead of every shard, and sweeps a task indexed since at the next tick', async () => {
+  it('reads one change counter instead of every shard size, sweeps a task indexed since at the next tick, then only its shard', async () => {
     const store = new PushStore(redis, 'idle');
     const calls = { changes: 0, sizes: 0, visited: [] as string[] };
     const readChanges = store.outboxChanges.bind(store);
@@ -193,6 +193,9 @@ describe('the push outbox sweeper while the outbox is empty', () => {
       // Indexed without a live notification (one that was lost): the next sweep finds it.
       await store.index('quiet-task');
       await waitFor(() => (calls.visited.includes('quiet-task') ? true : undefined), 10_000, 'the sweep of the indexed task');
+      expect(calls.sizes).toBe(2);
+      // Still indexed (its config may be on its way): swept again, without reading every shard.
+      await waitFor(() => (calls.visited.filter((id) => id === 'quiet-task').length >= 3 ? true : undefined), 10_000, 'more sweeps of the task');
       expect(calls.sizes).toBe(2);
     } finally {
       await outbox.close();

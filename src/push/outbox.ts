@@ -6,8 +6,9 @@
 // index periodically and starts whatever was missed, re-adds jobs lost between "marked in
 // flight" and "job added", and drops entries of tasks that are finished and fully delivered.
 // While the outbox is empty the sweeps space out, and each reads one change counter (bumped by
-// every index write) instead of the sixteen shards: an idle worker costs Redis one command per
-// IDLE_SWEEP_MAX_MS here.
+// every index write) instead of the sixteen shard sizes: an idle worker costs Redis one command
+// per IDLE_SWEEP_MAX_MS here. While nothing new is indexed, a sweep looks only at the shards
+// that had entries.
 import type { Queue } from 'bullmq';
 import { deliveryIdOf, type PushJobData } from '../../queues/push.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -39,9 +40,8 @@ export class PushOutbox {
   private readonly sweeperId = newId();
   /** Sweeps in a row that found the outbox empty (they space out; push activity resets it). */
   private idleSweeps = 0;
-  /** The change counter read before the last full sweep that found every shard empty; undefined when it found entries. */
-  private emptyAtChanges: string | null | undefined;
-  private fullSweepAt = 0;
+  /** The shards found with entries when the sizes were last read, and the change counter read just before. */
+  private known: { changes: string | null; shards: Set<number>; readAtMs: number } | undefined;
 
   constructor(
     private readonly store: PushStore,
@@ -129,15 +129,34 @@ export class PushOutbox {
 
   /**
    * Sweeps every shard that has entries once (each by one worker at a time); false when the
-   * whole outbox was empty. One pipelined round trip finds the shards with entries. The change
-   * counter is read first: an entry indexed after a shard was found empty bumps it afterwards.
+   * whole outbox was empty. One pipelined round trip finds the shards with entries.
    */
   async sweepOnce(): Promise<boolean> {
+    return this.sweepShards(await this.shardsWithEntries(true));
+  }
+
+  /** A periodic sweep: reads the shard sizes only when something was indexed since they were last read. */
+  private async periodicSweep(): Promise<boolean> {
+    return this.sweepShards(await this.shardsWithEntries(false));
+  }
+
+  /**
+   * The shards that may hold entries. Entries arrive only through an index write, which bumps the
+   * change counter after it: while the counter stands where it stood before the sizes were last
+   * read, no shard gained an entry since, and the shards that had entries then are the ones to
+   * look at (none, for an idle outbox: one command). Otherwise, or `full`, every size is read.
+   */
+  private async shardsWithEntries(full: boolean): Promise<number[]> {
     const changes = await this.store.outboxChanges();
+    const known = this.known;
+    if (!full && known !== undefined && known.changes === changes && Date.now() - known.readAtMs < FULL_SWEEP_MAX_MS) return [...known.shards];
     const counts = await this.store.outboxSizes();
-    this.fullSweepAt = Date.now();
     const shards = counts.flatMap((count, shard) => (count > 0 ? [shard] : []));
-    this.emptyAtChanges = shards.length > 0 ? undefined : changes;
+    this.known = { changes, shards: new Set(shards), readAtMs: Date.now() };
+    return shards;
+  }
+
+  private async sweepShards(shards: number[]): Promise<boolean> {
     for (const shard of shards) {
       if (this.closed) break;
       const lock = this.store.sweepLock(shard, this.sweeperId);
@@ -145,6 +164,8 @@ export class PushOutbox {
       try {
         for (let offset = 0; offset < SWEEP_MAX_PER_SHARD && !this.closed; offset += SWEEP_PAGE) {
           const page = await this.store.outboxPage(shard, offset, SWEEP_PAGE);
+          // Found empty after the counter was read: an entry indexed since bumps the counter.
+          if (offset === 0 && page.length === 0) this.known?.shards.delete(shard);
           for (const entry of page) {
             await this.sweepTask(entry.taskId, entry.indexedAtMs).catch((error: Error) =>
               this.logger.warn('push sweep of a task failed; tried again next sweep', { taskId: entry.taskId, error: error.message }),
@@ -158,14 +179,6 @@ export class PushOutbox {
       }
     }
     return shards.length > 0;
-  }
-
-  /** A periodic sweep: when the last one found the outbox empty and nothing was indexed since, one read says so. */
-  private async periodicSweep(): Promise<boolean> {
-    if (this.emptyAtChanges !== undefined && Date.now() - this.fullSweepAt < FULL_SWEEP_MAX_MS) {
-      if ((await this.store.outboxChanges()) === this.emptyAtChanges) return false;
-    }
-    return this.sweepOnce();
   }
 
   /** The delay before the next sweep: the interval, doubling while the outbox stays empty. */
