@@ -6,6 +6,7 @@
 import { Queue, Worker, type BackoffStrategy, type Job } from 'bullmq';
 import type { RedisClient } from '../src/redis/connection.ts';
 import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
+import { IDLE_DRAIN_DELAY_SECONDS } from './idle-fetch.ts';
 
 export interface PushJobData {
   taskId: string;
@@ -59,6 +60,7 @@ export function createPushWorker(options: {
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs,
     stalledInterval: options.stalledIntervalMs,
+    drainDelay: IDLE_DRAIN_DELAY_SECONDS,
     // A stall is a lost worker: the delivery is sent again under the same id, never given up.
     maxStalledCount: 1_000,
     settings: { backoffStrategy: options.backoffStrategy },

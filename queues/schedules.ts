@@ -6,6 +6,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { RedisClient } from '../src/redis/connection.ts';
 import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
+import { IDLE_DRAIN_DELAY_SECONDS } from './idle-fetch.ts';
 
 export interface ScheduleJobData {
   scheduleId: string;
@@ -56,6 +57,7 @@ export function createScheduleWorker(options: {
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs,
     stalledInterval: options.stalledIntervalMs,
+    drainDelay: IDLE_DRAIN_DELAY_SECONDS,
     maxStalledCount: 1_000,
   });
 }

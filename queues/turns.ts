@@ -7,6 +7,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { isCluster, type RedisClient } from '../src/redis/connection.ts';
 import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
+import { IDLE_DRAIN_DELAY_SECONDS } from './idle-fetch.ts';
 import { traceCarrier, withActive, type TraceContext } from '../src/telemetry/spans.ts';
 import { ownerFromKey } from '../src/store/task-store.ts';
 import { TenantShare } from './tenant-share.ts';
@@ -148,6 +149,7 @@ export function createTurnWorker(options: {
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs,
     stalledInterval: options.stalledIntervalMs,
+    drainDelay: IDLE_DRAIN_DELAY_SECONDS,
     maxStalledCount: options.maxStalledCount,
     removeOnComplete: { count: 0 },
   });

@@ -11,8 +11,13 @@ import { ControlStore } from '../store/control/control-store.ts';
 import { ControlView } from './control-view.ts';
 import { adoptUnindexedClaims } from './resource-claims.ts';
 
-/** How often each process compares the change sequence with its view's: the bound on a missed notification's delay. */
-export const CONTROL_POLL_MS = 250;
+/**
+ * How often each process compares the change sequence with its view's: the bound on a missed
+ * notification's delay (changes normally arrive by pub/sub at once). Once a second keeps that
+ * delay within the propagation bound and the view confirmed for readiness (CONTROL_FRESH_MS),
+ * and is the one Redis call a second an idle process makes (docs/redis-slots.md).
+ */
+export const CONTROL_POLL_MS = 1_000;
 /**
  * A view not confirmed against Redis for this long may have missed a change (the connection was
  * lost): the process is not ready until it has caught up. The propagation bound (1 s) itself.

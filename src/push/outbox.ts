@@ -5,6 +5,10 @@
 // id. Live events (the lossy fast path) start dispatch at once; the sweeper walks every shard's
 // index periodically and starts whatever was missed, re-adds jobs lost between "marked in
 // flight" and "job added", and drops entries of tasks that are finished and fully delivered.
+// While the outbox is empty the sweeps space out, and each reads one change counter (bumped by
+// every index write) instead of the sixteen shard sizes: an idle worker costs Redis one command
+// per IDLE_SWEEP_MAX_MS here. While nothing new is indexed, a sweep looks only at the shards
+// that had entries.
 import type { Queue } from 'bullmq';
 import { deliveryIdOf, type PushJobData } from '../../queues/push.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -18,6 +22,12 @@ const IDLE_SWEEP_MAX_MS = 30_000;
 /** Tasks one sweep looks at per shard (bounded work per sweep). */
 const SWEEP_PAGE = 200;
 const SWEEP_MAX_PER_SHARD = 2_000;
+/**
+ * Longest an idle sweeper trusts the change counter alone before it reads every shard again: a
+ * backstop for a counter bump that never landed (its writer lost Redis right after the index
+ * write) or a Redis that lost its data and counted up to the same value again.
+ */
+const FULL_SWEEP_MAX_MS = 300_000;
 
 export class PushOutbox {
   /** Tasks known to have no configs, until the given time: most events are not for push. */
@@ -30,6 +40,8 @@ export class PushOutbox {
   private readonly sweeperId = newId();
   /** Sweeps in a row that found the outbox empty (they space out; push activity resets it). */
   private idleSweeps = 0;
+  /** The shards found with entries when the sizes were last read, and the change counter read just before. */
+  private known: { changes: string | null; shards: Set<number>; readAtMs: number } | undefined;
 
   constructor(
     private readonly store: PushStore,
@@ -120,8 +132,31 @@ export class PushOutbox {
    * whole outbox was empty. One pipelined round trip finds the shards with entries.
    */
   async sweepOnce(): Promise<boolean> {
+    return this.sweepShards(await this.shardsWithEntries(true));
+  }
+
+  /** A periodic sweep: reads the shard sizes only when something was indexed since they were last read. */
+  private async periodicSweep(): Promise<boolean> {
+    return this.sweepShards(await this.shardsWithEntries(false));
+  }
+
+  /**
+   * The shards that may hold entries. Entries arrive only through an index write, which bumps the
+   * change counter after it: while the counter stands where it stood before the sizes were last
+   * read, no shard gained an entry since, and the shards that had entries then are the ones to
+   * look at (none, for an idle outbox: one command). Otherwise, or `full`, every size is read.
+   */
+  private async shardsWithEntries(full: boolean): Promise<number[]> {
+    const changes = await this.store.outboxChanges();
+    const known = this.known;
+    if (!full && known !== undefined && known.changes === changes && Date.now() - known.readAtMs < FULL_SWEEP_MAX_MS) return [...known.shards];
     const counts = await this.store.outboxSizes();
     const shards = counts.flatMap((count, shard) => (count > 0 ? [shard] : []));
+    this.known = { changes, shards: new Set(shards), readAtMs: Date.now() };
+    return shards;
+  }
+
+  private async sweepShards(shards: number[]): Promise<boolean> {
     for (const shard of shards) {
       if (this.closed) break;
       const lock = this.store.sweepLock(shard, this.sweeperId);
@@ -129,6 +164,8 @@ export class PushOutbox {
       try {
         for (let offset = 0; offset < SWEEP_MAX_PER_SHARD && !this.closed; offset += SWEEP_PAGE) {
           const page = await this.store.outboxPage(shard, offset, SWEEP_PAGE);
+          // Found empty after the counter was read: an entry indexed since bumps the counter.
+          if (offset === 0 && page.length === 0) this.known?.shards.delete(shard);
           for (const entry of page) {
             await this.sweepTask(entry.taskId, entry.indexedAtMs).catch((error: Error) =>
               this.logger.warn('push sweep of a task failed; tried again next sweep', { taskId: entry.taskId, error: error.message }),
@@ -152,7 +189,7 @@ export class PushOutbox {
   private tick = (): void => {
     if (this.closed) return;
     this.sweepTimer = undefined;
-    this.sweeping = this.sweepOnce()
+    this.sweeping = this.periodicSweep()
       .then((found) => {
         this.idleSweeps = found ? 0 : this.idleSweeps + 1;
       })

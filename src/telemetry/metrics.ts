@@ -121,7 +121,7 @@ export const replayedEvents = new Histogram({
 
 export const redisRoundTrip = new Histogram({
   name: 'a2a_redis_roundtrip_seconds',
-  help: 'Redis PING round trips measured every few seconds on this process\'s command connection.',
+  help: 'Redis PING round trips measured every 30 seconds on this process\'s command connection.',
   labelNames: ['role'] as const,
   buckets: REDIS_BUCKETS_SECONDS,
   registers: [metricsRegistry],

@@ -41,6 +41,14 @@ export class PushKeys {
     return `${this.prefix}:{push:${shard}}:outbox`;
   }
 
+  /**
+   * STRING counter, bumped after every outbox index write (one key, its own slot): an idle
+   * sweeper reads it instead of every shard's size, and sweeps the shards only when it moved.
+   */
+  outboxChanges(): string {
+    return `${this.prefix}:{push}:outboxchanges`;
+  }
+
   /** HASH dead-letter id → dead letter JSON. */
   deadLetters(shard: number): string {
     return `${this.prefix}:{push:${shard}}:dead`;

@@ -151,9 +151,19 @@ export class PushStore {
     return { kind: 'new', configId, eventId: next.eventId, eventJson };
   }
 
-  /** Indexes a task in its shard's outbox (a hint; the sweeper re-checks the task). */
+  /**
+   * Indexes a task in its shard's outbox (a hint; the sweeper re-checks the task), then bumps
+   * the outbox change counter. The order matters: a sweeper that read the counter before its
+   * shard sizes and found them empty either saw this entry or will see the counter moved.
+   */
   async index(taskId: string, nowMs: number = Date.now()): Promise<void> {
     await this.redis.zadd(this.keys.outbox(this.keys.shardOf(taskId)), 'GT', nowMs, taskId);
+    await this.redis.incr(this.keys.outboxChanges());
+  }
+
+  /** The outbox change counter (null before the first index write): one command, for idle sweeps. */
+  async outboxChanges(): Promise<string | null> {
+    return this.redis.get(this.keys.outboxChanges());
   }
 
   async unindex(taskId: string): Promise<void> {
