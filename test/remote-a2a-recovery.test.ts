@@ -40,16 +40,19 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  // A replacement still starting (its test failed first) is listed once ready, then stopped here.
+  await pendingReplacement.catch(() => undefined);
   await stopWorkerProcesses(workers);
   await gw?.close();
   await downstream?.close();
 }, 60_000);
 
+let pendingReplacement: Promise<void> = Promise.resolve();
 /**
  * Keeps two live workers: replaces the ones a test killed. Tests start it as soon as their victim
  * has exited, so the replacement starts while the turn recovers instead of after the test.
  */
-const replenish = (): Promise<void> => keepWorkersRunning(workers, gw.prefix, workerEnv());
+const replenish = (): Promise<void> => (pendingReplacement = keepWorkersRunning(workers, gw.prefix, workerEnv()));
 
 async function getTask(taskId: string, on: TestGateway = gw): Promise<Task> {
   const { body } = await rpc(on.jsonRpcUrl, 'GetTask', { id: taskId });
