@@ -162,8 +162,10 @@ export async function runRollingRestart(partial: Partial<RollingRestartOptions> 
   const submitted: string[] = [];
   const loadController = new AbortController();
   try {
-    for (let index = 0; index < o.gateways; index += 1) await group.spawn('serve');
-    for (let index = 0; index < o.workers; index += 1) await group.spawn('worker');
+    // Side by side (the group kills every child it spawned, ready or not, when the run ends): the
+    // start-ups are CPU-bound, so on two cores this takes about half the wall time of one by one.
+    const roles: Role[] = [...Array.from({ length: o.gateways }, (): Role => 'serve'), ...Array.from({ length: o.workers }, (): Role => 'worker')];
+    await Promise.all(roles.map((role) => group.spawn(role)));
     while (ready.list().length < o.gateways) await sleep(50);
     o.log(`up: ${o.gateways} gateways, ${o.workers} workers, Redis ${redis.url}; load: ${o.clients} clients`);
 

@@ -40,13 +40,19 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  // A replacement still starting (its test failed first) is listed once ready, then stopped here.
+  await pendingReplacement.catch(() => undefined);
   await stopWorkerProcesses(workers);
   await gw?.close();
   await downstream?.close();
 }, 60_000);
 
-/** Keeps two live workers: replaces the ones a test killed. */
-const replenish = (): Promise<void> => keepWorkersRunning(workers, gw.prefix, workerEnv());
+let pendingReplacement: Promise<void> = Promise.resolve();
+/**
+ * Keeps two live workers: replaces the ones a test killed. Tests start it as soon as their victim
+ * has exited, so the replacement starts while the turn recovers instead of after the test.
+ */
+const replenish = (): Promise<void> => (pendingReplacement = keepWorkersRunning(workers, gw.prefix, workerEnv()));
 
 async function getTask(taskId: string, on: TestGateway = gw): Promise<Task> {
   const { body } = await rpc(on.jsonRpcUrl, 'GetTask', { id: taskId });
@@ -152,6 +158,7 @@ describe('a worker SIGKILLed while a remote turn streams', () => {
     const seenBeforeKill = stream.reader.events.length;
     victim.kill('SIGKILL');
     expect(await victim.exited).toBe('SIGKILL');
+    const replacing = replenish();
 
     await withTimeout(stream.reader.done, 120_000, 'the live stream to end after the turn completed elsewhere');
     const final = await finalTask(taskId);
@@ -192,7 +199,7 @@ describe('a worker SIGKILLed while a remote turn streams', () => {
     const tail = liveEvents.slice(seenBeforeKill - 1);
     expect(resumed.reader.events.map((e) => e.id)).toEqual(tail.map((e) => e.id));
     expect(resumed.reader.events.map(resultOf)).toEqual(tail.map(resultOf));
-    await replenish();
+    await replacing;
   }, 240_000);
 
   it('killed before the downstream task id was known: the next worker finds the message downstream or sends it again, never under a new id', async () => {
@@ -206,6 +213,7 @@ describe('a worker SIGKILLed while a remote turn streams', () => {
     expect(before?.reference).toBeUndefined();
     victim.kill('SIGKILL');
     await victim.exited;
+    const replacing = replenish();
 
     const final = await finalTask(taskId);
     expect(final.status.state).toBe('TASK_STATE_COMPLETED');
@@ -219,7 +227,7 @@ describe('a worker SIGKILLed while a remote turn streams', () => {
     const resent = steps['1:send-2'] !== undefined;
     expect((await downstream.stats()).messages[messageId]).toBe(resent ? 2 : 1);
     expect(resent ? steps['1:send-2']?.reference : (steps['1:locate-2']?.value as { taskId?: string } | undefined)?.taskId).toBe((await downstreamOf(taskId))?.taskId);
-    await replenish();
+    await replacing;
   }, 240_000);
 });
 
@@ -334,6 +342,7 @@ describe('a worker shut down while a remote turn runs', () => {
     const downstreamTaskId = await waitFor(async () => (await stepsOf(taskId))['1:send']?.reference, 30_000, 'the downstream task id in the step journal');
     holder.kill('SIGTERM');
     await holder.exited;
+    const replacing = replenish();
     const final = await finalTask(taskId);
     expect(final.status.state).toBe('TASK_STATE_COMPLETED');
     expect((final.artifacts ?? []).find((a) => a.artifactId === 'slow')?.parts[0]?.text).toBe('done after 5000 ms');
@@ -342,7 +351,7 @@ describe('a worker shut down while a remote turn runs', () => {
     const stats = await downstream.stats();
     expect(stats.cancels).not.toContain(downstreamTaskId);
     expect(stats.messages[downstreamMessageId(`${taskId}:1:send`)]).toBe(1);
-    await replenish();
+    await replacing;
   }, 240_000);
 });
 
