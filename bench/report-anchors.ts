@@ -82,15 +82,17 @@ export function renderCostLines(inputs: AnchorInputs, servers: readonly ServerNa
   for (const name of servers) {
     const b = medianCost(inputs.blocking[name]?.rounds);
     const s = medianCost(inputs.streams[name]?.rounds);
-    if (b === undefined && s === undefined) continue;
-    out.push(`  ${name}: blocking ${cpuLine(b)}; streams ${cpuLine(s)}`);
+    const parts = [b === undefined ? '' : `blocking ${cpuLine(b)}`, s === undefined ? '' : `streams ${cpuLine(s)}`].filter((p) => p !== '');
+    if (parts.length > 0) out.push(`  ${name}: ${parts.join('; ')}`);
   }
   const gateways = servers.filter((n) => medianCost(inputs.blocking[n]?.rounds)?.redis !== undefined || medianCost(inputs.streams[n]?.rounds)?.redis !== undefined);
   if (gateways.length > 0) {
     out.push('Redis per task on the gateway\'s own redis-server (calls: INFO commandstats, which counts top-level commands and the commands scripts run; scripts: EVALSHA/EVAL/FCALL calls; reads/writes: total_reads/writes_processed):');
     for (const name of gateways) {
-      out.push(`  ${name} blocking: ${redisLine(medianCost(inputs.blocking[name]?.rounds))}`);
-      out.push(`  ${name} streams: ${redisLine(medianCost(inputs.streams[name]?.rounds))}`);
+      for (const [label, rounds] of [['blocking', inputs.blocking[name]?.rounds], ['streams', inputs.streams[name]?.rounds]] as const) {
+        const c = medianCost<object>(rounds);
+        if (c?.redis !== undefined) out.push(`  ${name} ${label}: ${redisLine(c)}`);
+      }
     }
   }
   for (const [name, r] of Object.entries(inputs.idleRedis)) {
