@@ -4,8 +4,7 @@
 // and socket reads/writes it served. Divided by the tasks the round finished.
 
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuTicks } from '../gateway-process.ts';
+import { cpuTicks, waitForQuiet } from '../gateway-process.ts';
 import { diffCounters, type OwnRedis, type RedisCounters } from '../own-redis.ts';
 
 const TICK_MS = 10; // CLK_TCK is 100 on Linux
@@ -61,7 +60,11 @@ export function perTask(diff: RedisCounters, tasks: number, topN = 8): RedisPerT
 }
 
 export interface CostMeter {
-  /** Ends the round: lets trailing work (job bookkeeping after the answer) land, then reads the counters again. */
+  /**
+   * Ends the round once the server has gone quiet, so the trailing work (job bookkeeping after the
+   * answer; tasks whose callers the load generator cut off at the deadline) is in the figures; the
+   * caller counts those tasks too. Waiting costs a second or so of the server's idle CPU.
+   */
   finish(tasks: number): Promise<Cost>;
 }
 
@@ -72,7 +75,7 @@ export async function startCost(src: CostSources): Promise<CostMeter> {
   const counters0 = await src.redis?.snapshot();
   return {
     async finish(tasks) {
-      await sleep(250);
+      await waitForQuiet(src.pid, 300, 0.05, 15_000);
       const server = (cpuTicks(src.pid) - server0) * TICK_MS;
       const redis = src.redis ? (src.redis.cpuTicks() - redis0) * TICK_MS : 0;
       // A backend born during the round counts from zero; one gone by the end is lost.
