@@ -16,7 +16,7 @@ export interface AnchorInputs {
   blocking: Rounds<SendMessageLoadResult>;
   streams: Rounds<StreamLoadResult>;
   /** One-connection blocking runs; the gateway's is the stages gateway's. */
-  single: Partial<Record<ServerName, SendMessageLoadResult>>;
+  single: Partial<Record<ServerName, Costed<SendMessageLoadResult>>>;
   idleRedis: Partial<Record<ServerName, IdleRedisResult>>;
 }
 
@@ -82,14 +82,16 @@ export function renderCostLines(inputs: AnchorInputs, servers: readonly ServerNa
   for (const name of servers) {
     const b = medianCost(inputs.blocking[name]?.rounds);
     const s = medianCost(inputs.streams[name]?.rounds);
-    const parts = [b === undefined ? '' : `blocking ${cpuLine(b)}`, s === undefined ? '' : `streams ${cpuLine(s)}`].filter((p) => p !== '');
+    const one = inputs.single[name]?.cost;
+    const parts = [b === undefined ? '' : `blocking ${cpuLine(b)}`, s === undefined ? '' : `streams ${cpuLine(s)}`, one === undefined ? '' : `one connection ${cpuLine(one)}`].filter((p) => p !== '');
     if (parts.length > 0) out.push(`  ${name}: ${parts.join('; ')}`);
   }
-  const gateways = servers.filter((n) => medianCost(inputs.blocking[n]?.rounds)?.redis !== undefined || medianCost(inputs.streams[n]?.rounds)?.redis !== undefined);
+  const gateways = servers.filter((n) => medianCost(inputs.blocking[n]?.rounds)?.redis !== undefined || medianCost(inputs.streams[n]?.rounds)?.redis !== undefined || inputs.single[n]?.cost?.redis !== undefined);
   if (gateways.length > 0) {
     out.push('Redis per task on the gateway\'s own redis-server (calls: INFO commandstats, which counts top-level commands and the commands scripts run; scripts: EVALSHA/EVAL/FCALL calls; reads/writes: total_reads/writes_processed):');
     for (const name of gateways) {
-      for (const [label, rounds] of [['blocking', inputs.blocking[name]?.rounds], ['streams', inputs.streams[name]?.rounds]] as const) {
+      const one = inputs.single[name];
+      for (const [label, rounds] of [['blocking', inputs.blocking[name]?.rounds], ['streams', inputs.streams[name]?.rounds], ['one connection', one ? [one] : undefined]] as const) {
         const c = medianCost<object>(rounds);
         if (c?.redis !== undefined) out.push(`  ${name} ${label}: ${redisLine(c)}`);
       }

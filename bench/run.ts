@@ -610,6 +610,18 @@ function medianOf(values: number[] | undefined): number {
 /** Per round of the telemetry scenario: on/off ratios of req/s and of CPU per request. */
 let telemetryRatios: { rps: number[]; cpu: number[] } = { rps: [], cpu: [] };
 
+/** A one-connection run with its cost: each request is answered before the next, so none is cut off at the deadline. */
+function oneConnectionCosted(s: BenchServer, run: () => Promise<SendMessageLoadResult>): Promise<Costed<SendMessageLoadResult>> {
+  return withCost(
+    costSources(s),
+    async (begin) => {
+      await begin();
+      return run();
+    },
+    (r) => r.ok + r.badBodies,
+  );
+}
+
 function fanoutRound(url: string, seconds: number): Promise<FanoutLoadResult> {
   return runFanoutLoad({
     url,
@@ -821,21 +833,21 @@ async function main(): Promise<void> {
     if (sdk !== undefined) {
       await quiesce();
       if (config.warmupSeconds > 0) await runOneConnection(sdk.jsonRpcUrl, config.warmupSeconds);
-      single.sdk = await runOneConnection(sdk.jsonRpcUrl, config.seconds);
+      single.sdk = await oneConnectionCosted(sdk, () => runOneConnection(sdk.jsonRpcUrl, config.seconds));
       log(`one connection sdk: ${describeSend(single.sdk)}`);
     }
     for (const name of anchors) {
       const url = (servers[name] as BenchServer).jsonRpcUrl;
       await quiesce();
       if (config.warmupSeconds > 0) await runOneConnection(url, config.warmupSeconds);
-      const res = await runOneConnection(url, config.seconds);
+      const res = await oneConnectionCosted(servers[name] as BenchServer, () => runOneConnection(url, config.seconds));
       (single.anchors ??= {})[name] = res;
       log(`one connection ${name}: ${describeSend(res)}`);
     }
     const stages = servers.stages;
     if (stages !== undefined) {
       await quiesce();
-      single.stages = await runStageBreakdown({ url: stages.jsonRpcUrl, pid: stages.pid, file: stagesFile, seconds: config.seconds, warmupSeconds: config.warmupSeconds });
+      single.stages = await runStageBreakdown({ url: stages.jsonRpcUrl, pid: stages.pid, file: stagesFile, seconds: config.seconds, warmupSeconds: config.warmupSeconds, around: (run) => oneConnectionCosted(stages, run) });
       log(`one connection stages gateway: ${describeSend(single.stages.load)}`);
     }
   }
@@ -977,11 +989,12 @@ async function main(): Promise<void> {
   }
   const anchorInputs = { blocking, streams, single: { gateway: single.stages?.load, sdk: single.sdk, ...single.anchors }, idleRedis };
   const anchorRows = (['sdk', ...anchors] as ServerName[]).filter((n) => servers[n] !== undefined);
-  if (anchorRows.length > 0 && (runs('blocking') || runs('streams') || runs('stages')) && servers.gateway !== undefined) {
+  if (anchorRows.length > 0 && (runs('blocking') || runs('streams') || runs('stages')) && (servers.gateway ?? servers.stages) !== undefined) {
     process.stdout.write(`\nDurable anchors: the gateway against the SDK server on each task store (gw/x = gateway / that server; 1-conn p50 of the gateway is the stages gateway's)\n\n${renderAnchorTable(anchorInputs, anchorRows)}\n`);
   }
-  const costed = Object.keys(servers) as ServerName[];
-  if (runs('blocking') || runs('streams') || runs('idle-redis')) process.stdout.write('\n' + renderCostLines(anchorInputs, costed) + '\n');
+  // The stages gateway's one-connection run is reported as the gateway's.
+  const costed = [...new Set<ServerName>(['gateway', ...(Object.keys(servers) as ServerName[])])];
+  if (runs('blocking') || runs('streams') || runs('stages') || runs('idle-redis')) process.stdout.write('\n' + renderCostLines(anchorInputs, costed) + '\n');
   if (single.stages !== undefined) process.stdout.write('\n' + renderStages(single.stages) + '\n');
   if (notes.length > 0) process.stdout.write('\nNotes:\n' + notes.map((n) => `  - ${n}`).join('\n') + '\n');
   if (fanout) {
