@@ -37,14 +37,14 @@ export function medianCost<T>(rounds: ReadonlyArray<Costed<T>> | undefined): Cos
 
 const fmt = (v: number | undefined, digits: number): string => (v !== undefined && Number.isFinite(v) ? v.toFixed(digits) : '-');
 
-export function renderAnchorTable(inputs: AnchorInputs, anchors: readonly ServerName[]): string {
+export function renderAnchorTable(inputs: AnchorInputs, anchors: readonly ServerName[], ownRedis = true): string {
   const gw = figures(inputs, 'gateway');
   const header = ['server', 'blocking req/s', 'gw/x', '1-conn p50 ms', 'gw/x', 'streams/s', 'gw/x', 'CPU ms/task blocking', 'gw/x', 'CPU ms/task streams', 'gw/x'];
   const body = ['gateway' as ServerName, ...anchors].map((name) => {
     const f = figures(inputs, name);
     const r = (a: number | undefined, b: number | undefined): string => (name === 'gateway' ? '' : fmt(ratio(a ?? Number.NaN, b ?? Number.NaN), 2));
     return [
-      ANCHOR_LABELS[name] ?? name,
+      name === 'gateway' && !ownRedis ? 'gateway (+ workers; shared Redis, not counted)' : (ANCHOR_LABELS[name] ?? name),
       fmt(f.rps, 0), r(gw.rps, f.rps),
       fmt(f.p50, 2), r(gw.p50, f.p50),
       fmt(f.sps, 0), r(gw.sps, f.sps),
@@ -67,8 +67,13 @@ function figures(inputs: AnchorInputs, name: ServerName): { rps?: number; p50?: 
   };
 }
 
-const cpuLine = (c: Cost | undefined): string =>
-  c === undefined ? '-' : `${fmt(c.cpuMsPerTask, 2)} ms (server ${fmt(c.cpuMs.server / c.tasks, 2)} + Redis ${fmt(c.cpuMs.redis / c.tasks, 2)} + database ${fmt(c.cpuMs.db / c.tasks, 2)}; ${c.tasks} tasks)`;
+const cpuLine = (c: Cost | undefined): string => {
+  if (c === undefined) return '-';
+  const parts = [`server ${fmt(c.cpuMs.server / c.tasks, 2)}`];
+  if (Number.isFinite(c.cpuMs.redis)) parts.push(`Redis ${fmt(c.cpuMs.redis / c.tasks, 2)}`);
+  if (Number.isFinite(c.cpuMs.db)) parts.push(`PostgreSQL ${fmt(c.cpuMs.db / c.tasks, 2)}`);
+  return `${fmt(c.cpuMsPerTask, 2)} ms (${parts.join(' + ')}; ${c.tasks} tasks)`;
+};
 
 const redisLine = (c: Cost | undefined): string => {
   const r = c?.redis;
@@ -78,7 +83,9 @@ const redisLine = (c: Cost | undefined): string => {
 
 /** The cost lines: CPU per task of every server, Redis per task and idle for the gateways. */
 export function renderCostLines(inputs: AnchorInputs, servers: readonly ServerName[]): string {
-  const out: string[] = ['CPU per task, median round (server process tree + its own Redis + PostgreSQL backends and WAL writer/checkpointer/bgwriter):'];
+  const out: string[] = [
+    'CPU per task, median round (server process tree + the gateway\'s own Redis + PostgreSQL backends and WAL writer/checkpointer/bgwriter; a gateway without "Redis" ran on a shared Redis, not counted):',
+  ];
   for (const name of servers) {
     const b = medianCost(inputs.blocking[name]?.rounds);
     const s = medianCost(inputs.streams[name]?.rounds);

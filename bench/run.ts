@@ -990,7 +990,7 @@ async function main(): Promise<void> {
   const anchorInputs = { blocking, streams, single: { gateway: single.stages?.load, sdk: single.sdk, ...single.anchors }, idleRedis };
   const anchorRows = (['sdk', ...anchors] as ServerName[]).filter((n) => servers[n] !== undefined);
   if (anchorRows.length > 0 && (runs('blocking') || runs('streams') || runs('stages')) && (servers.gateway ?? servers.stages) !== undefined) {
-    process.stdout.write(`\nDurable anchors: the gateway against the SDK server on each task store (gw/x = gateway / that server; 1-conn p50 of the gateway is the stages gateway's)\n\n${renderAnchorTable(anchorInputs, anchorRows)}\n`);
+    process.stdout.write(`\nDurable anchors: the gateway against the SDK server on each task store (gw/x = gateway / that server; 1-conn p50 of the gateway is the stages gateway's)\n\n${renderAnchorTable(anchorInputs, anchorRows, config.ownRedis)}\n`);
   }
   // The stages gateway's one-connection run is reported as the gateway's.
   const costed = [...new Set<ServerName>(['gateway', ...(Object.keys(servers) as ServerName[])])];

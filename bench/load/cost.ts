@@ -19,6 +19,7 @@ export interface CostSources {
 
 export interface Cost {
   tasks: number;
+  /** redis / db are NaN when the server has none measured (an SDK server; a gateway on a shared Redis). */
   cpuMs: { server: number; redis: number; db: number };
   cpuMsPerTask: number;
   /** Only on a gateway's own Redis: counters per task. */
@@ -77,11 +78,12 @@ export async function startCost(src: CostSources): Promise<CostMeter> {
     async finish(tasks) {
       await waitForQuiet(src.pid, 300, 0.05, 15_000);
       const server = (cpuTicks(src.pid) - server0) * TICK_MS;
-      const redis = src.redis ? (src.redis.cpuTicks() - redis0) * TICK_MS : 0;
+      const redis = src.redis ? (src.redis.cpuTicks() - redis0) * TICK_MS : Number.NaN;
       // A backend born during the round counts from zero; one gone by the end is lost.
-      let db = 0;
+      let db = src.dbPids ? 0 : Number.NaN;
       for (const [pid, ticks] of await dbTicks(src)) db += (ticks - (db0.get(pid) ?? 0)) * TICK_MS;
-      const cost: Cost = { tasks, cpuMs: { server, redis, db }, cpuMsPerTask: (server + redis + db) / Math.max(1, tasks) };
+      const total = [server, redis, db].filter((v) => Number.isFinite(v)).reduce((a, b) => a + b, 0);
+      const cost: Cost = { tasks, cpuMs: { server, redis, db }, cpuMsPerTask: total / Math.max(1, tasks) };
       if (src.redis && counters0) cost.redis = perTask(diffCounters(counters0, await src.redis.snapshot()), tasks);
       return cost;
     },
@@ -89,7 +91,10 @@ export async function startCost(src: CostSources): Promise<CostMeter> {
 }
 
 export const describeCost = (c: Cost): string =>
-  `${c.cpuMsPerTask.toFixed(2)} CPU ms/task (server ${c.cpuMs.server} ms, Redis ${c.cpuMs.redis} ms, db ${c.cpuMs.db} ms, ${c.tasks} tasks)` +
+  `${c.cpuMsPerTask.toFixed(2)} CPU ms/task (server ${c.cpuMs.server} ms` +
+  (Number.isFinite(c.cpuMs.redis) ? `, Redis ${c.cpuMs.redis} ms` : '') +
+  (Number.isFinite(c.cpuMs.db) ? `, database ${c.cpuMs.db} ms` : '') +
+  `, ${c.tasks} tasks)` +
   (c.redis ? `, Redis ${c.redis.calls.toFixed(1)} calls/task (${c.redis.scripts.toFixed(1)} scripts), ${c.redis.reads.toFixed(1)} reads ${c.redis.writes.toFixed(1)} writes/task` : '');
 
 /**
