@@ -14,8 +14,12 @@ import { request } from 'undici';
 export const LOOPBACK = '127.0.0.1';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
-/** `remote`: a second gateway whose a2a adapter fronts the SDK echo server. */
-export type ServerName = 'gateway' | 'sdk' | 'remote' | 'telemetry' | 'stages' | 'wait-off' | 'wait-on' | 'baseline';
+/**
+ * `remote`: a second gateway whose a2a adapter fronts the SDK echo server. `sdk-pg`, `sdk-sqlite`:
+ * the SDK echo server on its database task store (the durable anchors); `idle-redis`,
+ * `idle-baseline`: gateways started only to count what they ask of Redis while idle.
+ */
+export type ServerName = 'gateway' | 'sdk' | 'sdk-pg' | 'sdk-sqlite' | 'remote' | 'telemetry' | 'stages' | 'wait-off' | 'wait-on' | 'baseline' | 'idle-redis' | 'idle-baseline';
 
 /** Demo adapter step for the gateway child: 10 min, far longer than the idle test needs. */
 export const GATEWAY_LONG_STEP_MS = 600_000;
@@ -27,8 +31,9 @@ export interface ServerChild {
   /** JSON-RPC endpoint both load generators post to. */
   readonly jsonRpcUrl: string;
   readonly logPath: string;
-  /** Gateway only: the Redis key prefix it was started with. */
+  /** Gateway only: the Redis key prefix it was started with, and the Redis it uses. */
   readonly keyPrefix?: string;
+  readonly redisUrl?: string;
   /** Stops the process (SIGTERM, then SIGKILL) and removes whatever state it left behind. */
   stop(): Promise<void>;
 }
@@ -380,6 +385,7 @@ export async function startGateway(opts: GatewayStartOptions): Promise<ServerChi
     jsonRpcUrl: `http://${LOOPBACK}:${port}/a2a/jsonrpc`,
     logPath,
     keyPrefix,
+    redisUrl,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -389,21 +395,29 @@ export async function startGateway(opts: GatewayStartOptions): Promise<ServerChi
   };
 }
 
+export interface SdkStartOptions extends StartOptions {
+  /** Default "sdk"; also names its log file. */
+  name?: ServerName;
+  /** Extra environment, e.g. BENCH_SDK_STORE and its connection (bench/sdk-store.ts). */
+  env?: Record<string, string>;
+}
+
 /** Starts bench/sdk-echo-server.ts as a child so it is measured the same way as the gateway. */
-export async function startSdkServer(opts: StartOptions): Promise<ServerChild> {
+export async function startSdkServer(opts: SdkStartOptions): Promise<ServerChild> {
   const port = await freePort();
+  const name = opts.name ?? 'sdk';
   const { pid, entry, logPath } = await spawnServer({
-    name: 'sdk',
+    name,
     cwd: opts.repoRoot,
     args: ['--import', 'tsx', join(opts.repoRoot, 'bench', 'sdk-echo-server.ts')],
-    env: { ...process.env, BENCH_SDK_PORT: String(port), BENCH_SDK_HOST: LOOPBACK },
+    env: { ...process.env, ...opts.env, BENCH_SDK_PORT: String(port), BENCH_SDK_HOST: LOOPBACK },
     port,
     logDir: opts.logDir,
     readyTimeoutMs: opts.readyTimeoutMs ?? 30_000,
   });
   let stopped = false;
   return {
-    name: 'sdk',
+    name,
     pid,
     baseUrl: `http://${LOOPBACK}:${port}`,
     jsonRpcUrl: `http://${LOOPBACK}:${port}/a2a/jsonrpc`,

@@ -35,6 +35,20 @@
  *  10. Cost of WAIT (gateway only; see bench/load/replica-wait.ts): blocking SendMessage on a
  *      primary + replica the scenario starts, redisWaitReplicas 0 vs 1, alternating rounds:
  *      req/s and p50/p99 of both, and WAIT calls per request.
+ *  12. Durable anchors (bench/anchors.ts): the SDK server on the SDK's DatabaseTaskStore, on
+ *      PostgreSQL (a database of its own per run, dropped afterwards) and on SQLite (a WAL file in
+ *      a temp dir), joins the blocking, streams and one-connection runs beside the in-memory one.
+ *      A table gives each anchor's figures and the ratio gateway / anchor. An anchor that cannot
+ *      be set up (PostgreSQL unreachable) is skipped with one line.
+ *  13. Cost per task (bench/load/cost.ts), every blocking and streams round: CPU of the server's
+ *      process tree (gateway + workers; an SDK server) plus the gateway's own Redis plus, for the
+ *      PostgreSQL anchor, its backends and the cluster's WAL writer, checkpointer and background
+ *      writer, over the tasks the round finished. On the gateway's own Redis, INFO commandstats
+ *      and socket reads/writes per task.
+ *  14. Idle cost (`idle-redis`, gateway only; bench/load/idle-redis.ts): a fresh gateway (gateway +
+ *      workers) on its own Redis settles, then Redis commands/s over a window with nothing sent.
+ * Each gateway runs on a redis-server of its own (bench/own-redis.ts: a free port, AOF with fsync
+ * every second, data in a temp dir removed afterwards), so Redis's CPU and commands are its.
  * Throughput tests run in alternating rounds (gateway, sdk, gateway, sdk, ...) and report the
  * median round, so slow drift of the machine (thermal, noisy neighbours) hits both sides alike.
  *
@@ -53,11 +67,18 @@
  * returning memory mid-test) would otherwise swamp it.
  *
  * Flags: --only sdk | --only gateway (which servers).
- * Env: BENCH_ONLY — comma-separated scenarios to run (idle, blocking, immediate, streams, stages,
- *      fanout, remote, push, replay, telemetry, wait; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
+ * Env: BENCH_ONLY — comma-separated scenarios to run (idle, idle-redis, blocking, immediate, streams,
+ *      stages, fanout, remote, push, replay, telemetry, wait; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
  *      `BENCH_ONLY=remote` only the SDK server and the gateway in front of it.
  *      BENCH_SECONDS (10), BENCH_ROUNDS (3, min 2), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
- *      BENCH_SUBSCRIBERS (10000), BENCH_WARMUP_SECONDS (2), A2A_REDIS_URL (redis://127.0.0.1:6379).
+ *      BENCH_SUBSCRIBERS (10000), BENCH_WARMUP_SECONDS (2), A2A_REDIS_URL (redis://127.0.0.1:6379:
+ *      the Redis of the scenarios that bring none of their own, and of every gateway with BENCH_OWN_REDIS=0).
+ *      BENCH_OWN_REDIS (1): each gateway on a redis-server the bench starts; 0 puts them all on
+ *      A2A_REDIS_URL as before (Redis's CPU and commands are then not counted).
+ *      Anchors: BENCH_ANCHORS (postgres,sqlite; "none" for neither), BENCH_PG_URL
+ *      (postgres://postgres@127.0.0.1:5432/postgres: a role that may create databases),
+ *      BENCH_SQLITE_SYNCHRONOUS (NORMAL; see bench/sdk-store.ts).
+ *      Idle: BENCH_IDLE_SETTLE_SECONDS (5), BENCH_IDLE_SECONDS (10).
  *      Fan-out: BENCH_FANOUT_COORDINATORS (20), BENCH_FANOUT_ASSIGNMENTS (10, at most the demo's 20),
  *      BENCH_FANOUT_SECONDS (5 per round), BENCH_FANOUT_ROUNDS (3).
  *      Push: BENCH_PUSH_SENDERS (16), BENCH_PUSH_SECONDS (5 per round), BENCH_PUSH_ROUNDS (3).
@@ -65,7 +86,8 @@
  *      BENCH_BASELINE: another checkout of this repository (its dependencies installed), e.g. a
  *      `git worktree` of the commit before a change. A third server started from it joins the
  *      blocking, returnImmediately and streams rounds (gateway, baseline, sdk, every round), and a
- *      second table compares this checkout with it: "before and after" measured side by side,
+ *      second table compares this checkout with it (with CPU and Redis calls per task, and, with
+ *      idle-redis, a baseline gateway's idle commands/s): "before and after" measured side by side,
  *      on the same machine in the same minutes, instead of two runs an hour apart.
  * Output: a table on stdout, full data in bench/results/latest.json, server logs in
  * bench/results/{gateway,sdk}.log.
@@ -84,12 +106,16 @@ import {
   killAllChildrenSync,
   redisUsedMemoryKb,
   rssKb,
-  startGateway,
   startSdkServer,
   waitForQuiet,
-  type ServerChild,
   type ServerName,
 } from './gateway-process.ts';
+import { ANCHOR_SERVER, DEFAULT_PG_URL, parseAnchors, redactUrl, startAnchor } from './anchors.ts';
+import { costSources, startGatewayOn, type BenchServer } from './bench-server.ts';
+import { describeCost, withCost, type Cost } from './load/cost.ts';
+import { describeIdleRedis, runIdleRedis, type IdleRedisResult } from './load/idle-redis.ts';
+import { killAllOwnRedisSync, stopAllOwnRedis } from './own-redis.ts';
+import { medianCost, renderAnchorTable, renderCostLines } from './report-anchors.ts';
 import { FANOUT_MAX_PARTS } from '../adapters/demo/fanout.ts';
 import { runFanoutLoad, type FanoutLoadResult } from './load/fanout.ts';
 import { runPushLoad, type PushLoadResult } from './load/push.ts';
@@ -126,7 +152,7 @@ function parseOnly(argv: readonly string[]): ServerName | undefined {
   return undefined;
 }
 
-const SCENARIOS = ['idle', 'blocking', 'immediate', 'streams', 'stages', 'fanout', 'remote', 'push', 'replay', 'telemetry', 'wait'] as const;
+const SCENARIOS = ['idle', 'idle-redis', 'blocking', 'immediate', 'streams', 'stages', 'fanout', 'remote', 'push', 'replay', 'telemetry', 'wait'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 /** Scenarios both servers can run; fanout and push are gateway-only. */
 const COMPARED: readonly Scenario[] = ['idle', 'blocking', 'immediate', 'streams', 'stages'];
@@ -163,10 +189,19 @@ const config = {
   replayEvents: envInt('BENCH_REPLAY_EVENTS', 100_000, 100, 10_000_000),
   replayCheckpoints: envInt('BENCH_REPLAY_CHECKPOINTS', 10, 1, 100),
   redisUrl: process.env.A2A_REDIS_URL ?? DEFAULT_REDIS_URL,
+  // Each gateway on a redis-server of its own (AOF everysec), so Redis's CPU and commands are its.
+  ownRedis: process.env.BENCH_OWN_REDIS !== '0',
+  anchors: parseAnchors(process.env.BENCH_ANCHORS),
+  pgUrl: process.env.BENCH_PG_URL || DEFAULT_PG_URL,
+  idleSettleSeconds: envInt('BENCH_IDLE_SETTLE_SECONDS', 5, 0, 600),
+  idleSeconds: envInt('BENCH_IDLE_SECONDS', 10, 1, 600),
   only: parseOnly(process.argv.slice(2)),
   scenarios: parseScenarios(process.env.BENCH_ONLY),
   baseline: parseBaseline(process.env.BENCH_BASELINE),
 };
+
+/** The configuration as logged and written to latest.json: no password of BENCH_PG_URL. */
+const shownConfig = { ...config, pgUrl: redactUrl(config.pgUrl) };
 
 /** The baseline checkout and the commit it holds, or undefined when BENCH_BASELINE is unset. */
 function parseBaseline(raw: string | undefined): { dir: string; commit: string } | undefined {
@@ -183,7 +218,7 @@ function parseBaseline(raw: string | undefined): { dir: string; commit: string }
   }
   return { dir, commit };
 }
-const GATEWAY_ONLY: readonly Scenario[] = ['fanout', 'push', 'replay', 'telemetry', 'wait'];
+const GATEWAY_ONLY: readonly Scenario[] = ['idle-redis', 'fanout', 'push', 'replay', 'telemetry', 'wait'];
 const runs = (scenario: Scenario): boolean =>
   config.scenarios.includes(scenario) && (!GATEWAY_ONLY.includes(scenario) || config.only !== 'sdk') && (scenario !== 'remote' || config.only === undefined);
 
@@ -193,7 +228,7 @@ const log = (msg: string): void => {
 
 // ---------- lifecycle ----------
 
-const servers: Partial<Record<ServerName, ServerChild>> = {};
+const servers: Partial<Record<ServerName, BenchServer>> = {};
 let shuttingDown = false;
 
 async function stopAll(): Promise<void> {
@@ -204,6 +239,7 @@ async function stopAll(): Promise<void> {
     ),
   );
   await cleanupAll(); // anything spawned but never returned (e.g. interrupted mid-start)
+  await stopAllOwnRedis();
 }
 
 function onSignal(signal: NodeJS.Signals): void {
@@ -216,7 +252,10 @@ function onSignal(signal: NodeJS.Signals): void {
 }
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
-process.on('exit', () => killAllChildrenSync());
+process.on('exit', () => {
+  killAllChildrenSync();
+  killAllOwnRedisSync();
+});
 
 // ---------- measurement helpers ----------
 
@@ -242,11 +281,13 @@ interface Series<T> {
 }
 
 type PerServer<T> = Partial<Record<ServerName, Series<T>>>;
+/** A round's result with what it cost the server (bench/load/cost.ts). */
+type Costed<T> = T & { cost?: Cost };
 
 async function alternate<T>(
   label: string,
   order: Order,
-  run: (s: ServerChild) => Promise<T>,
+  run: (s: BenchServer) => Promise<T>,
   key: (r: T) => number,
   describe: (r: T) => string,
   /** Reverse the order every other round (A B, B A, …): drift within a round then favours neither side. */
@@ -255,7 +296,7 @@ async function alternate<T>(
   const out: PerServer<T> = {};
   for (let r = 1; r <= config.rounds; r++) {
     for (const name of swapEachRound && r % 2 === 0 ? [...order].reverse() : order) {
-      const server = servers[name] as ServerChild;
+      const server = servers[name] as BenchServer;
       await quiesce();
       const res = await run(server);
       (out[name] ??= { rounds: [] }).rounds.push(res);
@@ -326,8 +367,10 @@ interface Results {
   wait?: ReplicaWaitResult;
   /** `telemetry` (tracing on, metrics scraped) and `gateway` (tracing off), blocking SendMessage. */
   telemetry: PerServer<SendMessageLoadResult>;
-  /** One connection: the SDK's blocking SendMessage, and the stages gateway's with its breakdown. */
-  single: { sdk?: SendMessageLoadResult; stages?: StageBreakdown };
+  /** One connection: the SDK's blocking SendMessage, and the stages gateway's with its breakdown; the durable anchors'. */
+  single: { sdk?: SendMessageLoadResult; stages?: StageBreakdown; anchors?: Partial<Record<ServerName, SendMessageLoadResult>> };
+  /** Idle gateways' Redis traffic: `idle-redis` (this checkout), `idle-baseline`. */
+  idleRedis: Partial<Record<ServerName, IdleRedisResult>>;
 }
 
 /** Rows for the scenarios that ran (see BENCH_ONLY). */
@@ -443,7 +486,7 @@ interface BaselineRow {
 }
 
 /** This checkout's gateway against the baseline's, from the same alternating rounds. */
-function buildBaselineRows({ blocking, immediate, streams }: Results): BaselineRow[] {
+function buildBaselineRows({ blocking, immediate, streams, idleRedis }: Results): BaselineRow[] {
   const rows: BaselineRow[] = [];
   const add = <T>(series: PerServer<T>, metric: string, key: (r: T) => number, digits: number): void => {
     const current = series.gateway?.median;
@@ -458,6 +501,19 @@ function buildBaselineRows({ blocking, immediate, streams }: Results): BaselineR
   add(streams, 'streams/s', (r) => r.streamsPerSec, 0);
   add(streams, 'stream last event p50 ms', (r) => r.lastEventP50Ms, 1);
   add(streams, 'stream last event p99 ms', (r) => r.lastEventP99Ms, 1);
+  // What a task costs: the median round's, as in the durable-anchors report.
+  const cost = <T>(series: PerServer<Costed<T>>, metric: string, key: (c: Cost) => number | undefined, digits: number): void => {
+    const current = medianCost(series.gateway?.rounds);
+    const base = medianCost(series.baseline?.rounds);
+    if (current !== undefined && base !== undefined) rows.push({ metric, current: key(current) ?? Number.NaN, baseline: key(base) ?? Number.NaN, digits });
+  };
+  cost(blocking, 'blocking CPU ms per task (gateway + workers + Redis)', (c) => c.cpuMsPerTask, 2);
+  cost(blocking, 'blocking Redis calls per task', (c) => c.redis?.calls, 1);
+  cost(streams, 'streams CPU ms per task (gateway + workers + Redis)', (c) => c.cpuMsPerTask, 2);
+  cost(streams, 'streams Redis calls per task', (c) => c.redis?.calls, 1);
+  const idleNow = idleRedis['idle-redis'];
+  const idleBase = idleRedis['idle-baseline'];
+  if (idleNow !== undefined && idleBase !== undefined) rows.push({ metric: 'idle Redis commands/s', current: idleNow.commandsPerSec, baseline: idleBase.commandsPerSec, digits: 1 });
   return rows;
 }
 
@@ -554,6 +610,18 @@ function medianOf(values: number[] | undefined): number {
 /** Per round of the telemetry scenario: on/off ratios of req/s and of CPU per request. */
 let telemetryRatios: { rps: number[]; cpu: number[] } = { rps: [], cpu: [] };
 
+/** A one-connection run with its cost: each request is answered before the next, so none is cut off at the deadline. */
+function oneConnectionCosted(s: BenchServer, run: () => Promise<SendMessageLoadResult>): Promise<Costed<SendMessageLoadResult>> {
+  return withCost(
+    costSources(s),
+    async (begin) => {
+      await begin();
+      return run();
+    },
+    (r) => r.ok + r.badBodies,
+  );
+}
+
 function fanoutRound(url: string, seconds: number): Promise<FanoutLoadResult> {
   return runFanoutLoad({
     url,
@@ -574,36 +642,51 @@ async function main(): Promise<void> {
   }
   // The SDK server is only needed for scenarios it can run (and as the remote agent).
   const needsSdk = config.scenarios.some((sc) => COMPARED.includes(sc)) || runs('remote');
-  const needsGateway = config.scenarios.some((sc) => sc !== 'remote' && sc !== 'replay' && sc !== 'stages' && sc !== 'wait');
+  const needsGateway = config.scenarios.some((sc) => sc !== 'remote' && sc !== 'replay' && sc !== 'stages' && sc !== 'wait' && sc !== 'idle-redis');
   const names: ServerName[] = (config.only ? [config.only] : (['gateway', 'sdk'] as ServerName[])).filter((n) => (n === 'gateway' ? needsGateway : needsSdk));
   if (config.scenarios.includes('fanout') && !runs('fanout')) log('skipping fanout: it is gateway-only and --only sdk was given');
-  log(`config: ${JSON.stringify(config)}`);
+  log(`config: ${JSON.stringify(shownConfig)}`);
   const loadBefore = loadavg();
   mkdirSync(RESULTS_DIR, { recursive: true });
 
   for (const name of names) {
     log(`starting ${name}...`);
-    const start = name === 'gateway' ? startGateway : startSdkServer;
-    servers[name] = await start({ repoRoot: REPO_ROOT, logDir: RESULTS_DIR, redisUrl: config.redisUrl });
-    const s = servers[name] as ServerChild;
-    log(`${name} ready: pid ${s.pid}, ${s.jsonRpcUrl}${s.keyPrefix ? `, key prefix ${s.keyPrefix}` : ''}`);
+    const opts = { repoRoot: REPO_ROOT, logDir: RESULTS_DIR, redisUrl: config.redisUrl };
+    servers[name] = name === 'gateway' ? await startGatewayOn({ ...opts, ownRedis: config.ownRedis }) : await startSdkServer(opts);
+    const s = servers[name] as BenchServer;
+    log(`${name} ready: pid ${s.pid}, ${s.jsonRpcUrl}${s.keyPrefix ? `, key prefix ${s.keyPrefix}` : ''}${s.redis ? `, own Redis ${s.redis.url} (pid ${s.redis.pid})` : ''}`);
+  }
+  // The durable anchors join the SDK server in the blocking, streams and one-connection runs.
+  const anchors: ServerName[] = [];
+  if (names.includes('sdk') && (['blocking', 'streams', 'stages'] as const).some((sc) => runs(sc))) {
+    for (const anchor of config.anchors) {
+      const name = ANCHOR_SERVER[anchor];
+      log(`starting ${name} (the SDK server on its ${anchor} task store)...`);
+      const s = await startAnchor(anchor, { repoRoot: REPO_ROOT, logDir: RESULTS_DIR, pgUrl: config.pgUrl, log });
+      if (s === undefined) continue;
+      servers[name] = s;
+      anchors.push(name);
+      log(`${name} ready: pid ${s.pid}, ${s.jsonRpcUrl}`);
+    }
   }
   const order: Order = names; // gateway first, then sdk, every round
   // The baseline runs only the throughput scenarios, right after this checkout's gateway each round.
   const baselineRuns = config.baseline !== undefined && names.includes('gateway') && (['blocking', 'immediate', 'streams'] as const).some((sc) => runs(sc));
   const throughputOrder: Order = baselineRuns ? order.flatMap((n): ServerName[] => (n === 'gateway' ? ['gateway', 'baseline'] : [n])) : order;
+  const anchorOrder: Order = [...throughputOrder, ...anchors];
   if (baselineRuns && config.baseline !== undefined) {
     log(`starting baseline (a gateway from ${config.baseline.dir}, ${config.baseline.commit})...`);
-    servers.baseline = await startGateway({ repoRoot: config.baseline.dir, logDir: RESULTS_DIR, redisUrl: config.redisUrl, name: 'baseline' });
+    servers.baseline = await startGatewayOn({ repoRoot: config.baseline.dir, logDir: RESULTS_DIR, redisUrl: config.redisUrl, name: 'baseline', ownRedis: config.ownRedis });
     log(`baseline ready: pid ${servers.baseline.pid}, ${servers.baseline.jsonRpcUrl}, key prefix ${servers.baseline.keyPrefix ?? ''}`);
   }
   if (runs('remote')) {
-    const sdk = servers.sdk as ServerChild;
+    const sdk = servers.sdk as BenchServer;
     log('starting remote (a gateway whose a2a adapter fronts the SDK server)...');
-    servers.remote = await startGateway({
+    servers.remote = await startGatewayOn({
       repoRoot: REPO_ROOT,
       logDir: RESULTS_DIR,
       redisUrl: config.redisUrl,
+      ownRedis: config.ownRedis,
       name: 'remote',
       env: { A2A_ADAPTER: 'a2a', A2A_ADAPTER_OPTIONS: JSON.stringify({ url: sdk.baseUrl }) },
     });
@@ -613,7 +696,7 @@ async function main(): Promise<void> {
   const stagesFile = join(RESULTS_DIR, 'stages.json');
   if (runs('stages') && config.only !== 'sdk') {
     log('starting stages (a gateway that marks each task\'s stages)...');
-    servers.stages = await startGateway({ repoRoot: REPO_ROOT, logDir: RESULTS_DIR, redisUrl: config.redisUrl, name: 'stages', env: { A2A_STAGE_MARKS_FILE: stagesFile } });
+    servers.stages = await startGatewayOn({ repoRoot: REPO_ROOT, logDir: RESULTS_DIR, redisUrl: config.redisUrl, name: 'stages', env: { A2A_STAGE_MARKS_FILE: stagesFile }, ownRedis: config.ownRedis });
     log(`stages ready: pid ${servers.stages.pid}, ${servers.stages.jsonRpcUrl}, key prefix ${servers.stages.keyPrefix ?? ''}`);
   }
 
@@ -624,20 +707,34 @@ async function main(): Promise<void> {
     const metricsPort = await freePort();
     telemetryMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     log('starting telemetry (a gateway with tracing on and a metrics port)...');
-    servers.telemetry = await startGateway({
+    servers.telemetry = await startGatewayOn({
       repoRoot: REPO_ROOT,
       logDir: RESULTS_DIR,
       redisUrl: config.redisUrl,
+      ownRedis: config.ownRedis,
       name: 'telemetry',
       env: { A2A_OTLP_ENDPOINT: sink.url, A2A_METRICS_PORT: String(metricsPort) },
     });
     log(`telemetry ready: pid ${servers.telemetry.pid}, ${servers.telemetry.jsonRpcUrl}, OTLP to ${sink.url}, metrics at ${telemetryMetricsUrl}`);
   }
 
+  // Idle cost: fresh gateways on Redis servers of their own, sent nothing (bench/load/idle-redis.ts).
+  const idleRedis: Partial<Record<ServerName, IdleRedisResult>> = {};
+  if (runs('idle-redis')) {
+    const roots: Array<[ServerName, string]> = [['idle-redis', REPO_ROOT]];
+    if (config.baseline !== undefined) roots.push(['idle-baseline', config.baseline.dir]);
+    for (const [name, repoRoot] of roots) {
+      await quiesce();
+      const res = await runIdleRedis({ repoRoot, logDir: RESULTS_DIR, name, settleSeconds: config.idleSettleSeconds, seconds: config.idleSeconds, log });
+      idleRedis[name] = res;
+      log(`idle-redis ${name}: ${describeIdleRedis(res)}`);
+    }
+  }
+
   // 4. Idle subscribers first (see the header comment for why).
   const idle: Partial<Record<ServerName, IdleSubscriberResult>> = {};
   for (const name of runs('idle') ? order : []) {
-    const s = servers[name] as ServerChild;
+    const s = servers[name] as BenchServer;
     await quiesce();
     log(`idle subscribers on ${name}: ${config.subscribers}`);
     const res = await runIdleSubscribers({
@@ -645,7 +742,7 @@ async function main(): Promise<void> {
       readRssKb: () => rssKb(s.pid),
       subscribers: config.subscribers,
       log: (m) => log(`  ${name}: ${m}`),
-      ...(name === 'gateway' ? { sampleExtraKb: () => redisUsedMemoryKb(config.redisUrl) } : {}),
+      ...(name === 'gateway' ? { sampleExtraKb: () => redisUsedMemoryKb(s.redisUrl ?? config.redisUrl) } : {}),
     });
     idle[name] = res;
     log(
@@ -657,8 +754,8 @@ async function main(): Promise<void> {
   // Warm-up of every measured path (JIT, connection pools, Redis scripts) — not reported, so
   // round 1 does not pay for compilation that later rounds get for free.
   if (config.warmupSeconds > 0) {
-    for (const name of throughputOrder) {
-      const url = (servers[name] as ServerChild).jsonRpcUrl;
+    for (const name of anchorOrder) {
+      const url = (servers[name] as BenchServer).jsonRpcUrl;
       const seconds = config.warmupSeconds;
       const paths: Array<[Scenario, () => Promise<unknown>]> = [
         ['blocking', () => runSendMessageLoad({ url, connections: config.connections, seconds, returnImmediately: false })],
@@ -666,7 +763,7 @@ async function main(): Promise<void> {
         ['streams', () => runStreamLoad({ url, concurrency: config.streams, seconds })],
         ['fanout', () => (name === 'gateway' ? fanoutRound(url, seconds) : Promise.resolve())],
       ];
-      const selected = paths.filter(([sc]) => runs(sc) && (sc !== 'fanout' || name === 'gateway'));
+      const selected = paths.filter(([sc]) => runs(sc) && (sc !== 'fanout' || name === 'gateway') && (sc !== 'immediate' || !anchors.includes(name)));
       if (selected.length === 0) continue;
       log(`warm-up ${name} (${seconds} s per path: ${selected.map(([sc]) => sc).join(', ')})`);
       for (const [, warm] of selected) {
@@ -679,24 +776,34 @@ async function main(): Promise<void> {
   if (config.warmupSeconds > 0 && runs('remote')) {
     log(`warm-up remote (${config.warmupSeconds} s)`);
     await quiesce();
-    await runSendMessageLoad({ url: (servers.remote as ServerChild).jsonRpcUrl, connections: config.connections, seconds: config.warmupSeconds, returnImmediately: false });
+    await runSendMessageLoad({ url: (servers.remote as BenchServer).jsonRpcUrl, connections: config.connections, seconds: config.warmupSeconds, returnImmediately: false });
   }
 
   if (config.warmupSeconds > 0 && runs('telemetry')) {
     log(`warm-up telemetry (${config.warmupSeconds} s)`);
     await quiesce();
-    await runSendMessageLoad({ url: (servers.telemetry as ServerChild).jsonRpcUrl, connections: config.connections, seconds: config.warmupSeconds, returnImmediately: false });
+    await runSendMessageLoad({ url: (servers.telemetry as BenchServer).jsonRpcUrl, connections: config.connections, seconds: config.warmupSeconds, returnImmediately: false });
   }
 
   // 1. Blocking SendMessage.
-  const blocking: PerServer<SendMessageLoadResult> = !runs('blocking')
+  const blocking: PerServer<Costed<SendMessageLoadResult>> = !runs('blocking')
     ? {}
     : await alternate(
         'blocking',
-        throughputOrder,
-        (s) => runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: false }),
+        anchorOrder,
+        (s) =>
+          withCost(
+            costSources(s),
+            async (begin) => {
+              await begin();
+              return runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: false });
+            },
+            // autocannon drops the requests in flight at the deadline (one per connection); the
+            // server still runs those tasks to the end, so they count.
+            (r) => r.ok + r.badBodies + config.connections,
+          ),
         (r) => r.requestsPerSec,
-        describeSend,
+        (r) => `${describeSend(r)}${r.cost ? `; ${describeCost(r.cost)}` : ''}`,
       );
   // 2. returnImmediately SendMessage.
   const immediate: PerServer<SendMessageLoadResult> = !runs('immediate')
@@ -709,14 +816,14 @@ async function main(): Promise<void> {
         describeSend,
       );
   // 3. Streaming.
-  const streams: PerServer<StreamLoadResult> = !runs('streams')
+  const streams: PerServer<Costed<StreamLoadResult>> = !runs('streams')
     ? {}
     : await alternate(
         'streams',
-        throughputOrder,
-        (s) => runStreamLoad({ url: s.jsonRpcUrl, concurrency: config.streams, seconds: config.seconds }),
+        anchorOrder,
+        (s) => withCost(costSources(s), (begin) => runStreamLoad({ url: s.jsonRpcUrl, concurrency: config.streams, seconds: config.seconds, onStart: begin }), (r) => r.completed + r.incomplete),
         (r) => r.streamsPerSec,
-        describeStreams,
+        (r) => `${describeStreams(r)}${r.cost ? `; ${describeCost(r.cost)}` : ''}`,
       );
 
   // One connection, uncontended: the SDK's p50 and the stages gateway's, with its per-stage breakdown.
@@ -726,13 +833,21 @@ async function main(): Promise<void> {
     if (sdk !== undefined) {
       await quiesce();
       if (config.warmupSeconds > 0) await runOneConnection(sdk.jsonRpcUrl, config.warmupSeconds);
-      single.sdk = await runOneConnection(sdk.jsonRpcUrl, config.seconds);
+      single.sdk = await oneConnectionCosted(sdk, () => runOneConnection(sdk.jsonRpcUrl, config.seconds));
       log(`one connection sdk: ${describeSend(single.sdk)}`);
+    }
+    for (const name of anchors) {
+      const url = (servers[name] as BenchServer).jsonRpcUrl;
+      await quiesce();
+      if (config.warmupSeconds > 0) await runOneConnection(url, config.warmupSeconds);
+      const res = await oneConnectionCosted(servers[name] as BenchServer, () => runOneConnection(url, config.seconds));
+      (single.anchors ??= {})[name] = res;
+      log(`one connection ${name}: ${describeSend(res)}`);
     }
     const stages = servers.stages;
     if (stages !== undefined) {
       await quiesce();
-      single.stages = await runStageBreakdown({ url: stages.jsonRpcUrl, pid: stages.pid, file: stagesFile, seconds: config.seconds, warmupSeconds: config.warmupSeconds });
+      single.stages = await runStageBreakdown({ url: stages.jsonRpcUrl, pid: stages.pid, file: stagesFile, seconds: config.seconds, warmupSeconds: config.warmupSeconds, around: (run) => oneConnectionCosted(stages, run) });
       log(`one connection stages gateway: ${describeSend(single.stages.load)}`);
     }
   }
@@ -814,7 +929,7 @@ async function main(): Promise<void> {
     push = { rounds: [] };
     for (let r = 1; r <= config.pushRounds; r++) {
       await quiesce();
-      const res = await runPushLoad({ url: gateway.jsonRpcUrl, senders: config.pushSenders, seconds: config.pushSeconds, redisUrl: config.redisUrl, keyPrefix: gateway.keyPrefix ?? '' });
+      const res = await runPushLoad({ url: gateway.jsonRpcUrl, senders: config.pushSenders, seconds: config.pushSeconds, redisUrl: gateway.redisUrl ?? config.redisUrl, keyPrefix: gateway.keyPrefix ?? '' });
       push.rounds.push(res);
       log(`push round ${r}/${config.pushRounds} gateway: ${describePush(res)}`);
       for (const f of res.failures.slice(0, 5)) log(`  push failure: ${f}`);
@@ -839,7 +954,7 @@ async function main(): Promise<void> {
     wait = await runReplicaWait({ repoRoot: REPO_ROOT, logDir: RESULTS_DIR, connections: config.connections, seconds: config.seconds, rounds: config.rounds, warmupSeconds: config.warmupSeconds, log });
   }
 
-  const results: Results = { blocking, immediate, streams, idle, remote, telemetry, single, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}), ...(wait ? { wait } : {}) };
+  const results: Results = { blocking, immediate, streams, idle, remote, telemetry, single, idleRedis, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}), ...(wait ? { wait } : {}) };
   const rows = buildRows(results);
   const notes = validityNotes(results);
   const loadAfter = loadavg();
@@ -872,6 +987,14 @@ async function main(): Promise<void> {
   if (config.baseline !== undefined && baselineRows.length > 0) {
     process.stdout.write(`\nthis checkout vs baseline (${config.baseline.commit}), same rounds\n\n${renderBaselineTable(baselineRows)}\n`);
   }
+  const anchorInputs = { blocking, streams, single: { gateway: single.stages?.load, sdk: single.sdk, ...single.anchors }, idleRedis };
+  const anchorRows = (['sdk', ...anchors] as ServerName[]).filter((n) => servers[n] !== undefined);
+  if (anchorRows.length > 0 && (runs('blocking') || runs('streams') || runs('stages')) && (servers.gateway ?? servers.stages) !== undefined) {
+    process.stdout.write(`\nDurable anchors: the gateway against the SDK server on each task store (gw/x = gateway / that server; 1-conn p50 of the gateway is the stages gateway's)\n\n${renderAnchorTable(anchorInputs, anchorRows, config.ownRedis)}\n`);
+  }
+  // The stages gateway's one-connection run is reported as the gateway's.
+  const costed = [...new Set<ServerName>(['gateway', ...(Object.keys(servers) as ServerName[])])];
+  if (runs('blocking') || runs('streams') || runs('stages') || runs('idle-redis')) process.stdout.write('\n' + renderCostLines(anchorInputs, costed) + '\n');
   if (single.stages !== undefined) process.stdout.write('\n' + renderStages(single.stages) + '\n');
   if (notes.length > 0) process.stdout.write('\nNotes:\n' + notes.map((n) => `  - ${n}`).join('\n') + '\n');
   if (fanout) {
@@ -895,7 +1018,7 @@ async function main(): Promise<void> {
 
   const report = {
     generatedAt: new Date().toISOString(),
-    config,
+    config: shownConfig,
     environment: {
       node: process.version,
       cpus: cores,
@@ -913,7 +1036,7 @@ async function main(): Promise<void> {
       target: r.target || null,
       met: r.met ?? null,
     })),
-    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, telemetry, single, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}), ...(wait ? { wait } : {}) },
+    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, telemetry, single, idleRedis, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}), ...(wait ? { wait } : {}) },
     notes,
   };
   const outPath = join(RESULTS_DIR, 'latest.json');

@@ -6,7 +6,8 @@
 // child process (started by bench/run.ts) so that it is measured exactly like the gateway:
 // separate event loop, separate RSS, same loopback HTTP path.
 //
-// Env: BENCH_SDK_PORT (required), BENCH_SDK_HOST (default 127.0.0.1).
+// Env: BENCH_SDK_PORT (required), BENCH_SDK_HOST (default 127.0.0.1), and the task store's
+// (BENCH_SDK_STORE: memory, postgres or sqlite; see bench/sdk-store.ts).
 
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -17,11 +18,13 @@ import {
   AgentEvent,
   DefaultRequestHandler,
   InMemoryTaskStore,
+  type TaskStore,
   type AgentExecutor,
   type ExecutionEventBus,
   type RequestContext,
 } from '@a2a-js/sdk/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import { createSdkStore, parseSdkStore } from './sdk-store.ts';
 
 // The project has no @types/express, and an ambient `declare module 'express'` here would leak
 // into the whole project's typecheck. So load express untyped and describe the four calls we make.
@@ -207,9 +210,9 @@ function buildCard(host: string, port: number): AgentCard {
   };
 }
 
-export function startSdkEchoServer(host: string, port: number): Server {
+export function startSdkEchoServer(host: string, port: number, taskStore: TaskStore = new InMemoryTaskStore()): Server {
   const card = buildCard(host, port);
-  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new EchoExecutor());
+  const requestHandler = new DefaultRequestHandler(card, taskStore, new EchoExecutor());
   const app = express();
   // Readiness probe mirrors the gateway's /readyz so run.ts can wait on both the same way.
   app.get('/readyz', (_req, res) => {
@@ -233,8 +236,10 @@ if (isMain) {
     process.exit(2);
   }
   const host = process.env.BENCH_SDK_HOST ?? '127.0.0.1';
-  const server = startSdkEchoServer(host, port);
-  server.on('listening', () => console.log(`sdk echo server listening on http://${host}:${port}`));
+  const kind = parseSdkStore(process.env.BENCH_SDK_STORE);
+  const { store } = await createSdkStore(kind, process.env);
+  const server = startSdkEchoServer(host, port, store);
+  server.on('listening', () => console.log(`sdk echo server (${kind} task store) listening on http://${host}:${port}`));
   server.on('error', (err) => {
     console.error('sdk echo server failed:', err);
     process.exit(1);

@@ -63,10 +63,19 @@ export interface StageBreakdown {
 }
 
 /** Warm-up, then SIGUSR2 (the gateway forgets the warm-up's samples), the measured run, and the summary the gateway wrote. */
-export async function runStageBreakdown(opts: { url: string; pid: number; file: string; seconds: number; warmupSeconds: number }): Promise<StageBreakdown> {
+export async function runStageBreakdown(opts: {
+  url: string;
+  pid: number;
+  file: string;
+  seconds: number;
+  warmupSeconds: number;
+  /** Wraps the measured run (not the warm-up), e.g. to read the gateway's cost around it. */
+  around?: (run: () => Promise<SendMessageLoadResult>) => Promise<SendMessageLoadResult>;
+}): Promise<StageBreakdown> {
   if (opts.warmupSeconds > 0) await runOneConnection(opts.url, opts.warmupSeconds);
   process.kill(opts.pid, 'SIGUSR2');
-  const load = await runOneConnection(opts.url, opts.seconds);
+  const run = (): Promise<SendMessageLoadResult> => runOneConnection(opts.url, opts.seconds);
+  const load = await (opts.around ? opts.around(run) : run());
   // Tasks are summed up a second after their answer, and the file is written once a second.
   await sleep(2500);
   if (!existsSync(opts.file)) throw new Error(`the stages gateway wrote no ${opts.file}: was it started with A2A_STAGE_MARKS_FILE?`);

@@ -16,6 +16,8 @@ export interface StreamLoadOptions {
   text?: string;
   /** Hard cap for a single stream, so a stuck server cannot stall the round. */
   streamTimeoutMs?: number;
+  /** Awaited after the priming streams, just before the clock starts (e.g. to read CPU counters). */
+  onStart?: () => Promise<void>;
 }
 
 export interface StreamLoadResult {
@@ -128,6 +130,7 @@ export async function runStreamLoad(opts: StreamLoadOptions): Promise<StreamLoad
     // the already-looping ones (Node's HTTP server serves established sockets first) and the
     // p99 measures connection ramp-up, not streaming.
     await Promise.all(Array.from({ length: opts.concurrency }, () => oneStream().catch(() => undefined)));
+    await opts.onStart?.();
     timing = true;
     start = performance.now();
     deadline = start + opts.seconds * 1000;
