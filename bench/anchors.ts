@@ -13,6 +13,7 @@ import pg from 'pg';
 import { startSdkServer } from './gateway-process.ts';
 import type { BenchServer } from './bench-server.ts';
 import { PG_APPLICATION_NAME } from './sdk-store.ts';
+import { ensureSqliteDriver } from './sqlite-driver.ts';
 
 export const ANCHORS = ['postgres', 'sqlite'] as const;
 export type Anchor = (typeof ANCHORS)[number];
@@ -99,6 +100,7 @@ async function startPostgres(opts: AnchorOptions): Promise<BenchServer> {
 }
 
 async function startSqlite(opts: AnchorOptions): Promise<BenchServer> {
+  await ensureSqliteDriver(opts.repoRoot, opts.log);
   const dir = mkdtempSync(join(tmpdir(), 'a2a-bench-sqlite-'));
   const file = join(dir, 'tasks.db');
   try {
