@@ -4,6 +4,7 @@
 // autocannon load, then prints per task: the gateway process's CPU, Redis's CPU, and each Lua
 // script's calls and microseconds (SLOWLOG with a threshold of 0 records every command).
 // Usage: node --import tsx tools/profile/blocking-profile.ts [seconds=10] [connections=32] [outDir]
+// Env: PROFILE_CPU=0 (no CPU profile, counts only), PROFILE_GATEWAY_DIR (another checkout's gateway).
 // The .cpuprofile (of the measured window only, tools/profile/cpu-prof-hook.mjs) lands in outDir; read it with tools/profile/cpuprofile-table.mjs --per <tasks>.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -22,6 +23,8 @@ const outDir = resolve(process.argv[4] ?? mkdtempSync(join(tmpdir(), 'a2a-profil
 const withProfile = process.env.PROFILE_CPU !== '0';
 mkdirSync(outDir, { recursive: true });
 const repoRoot = resolve(import.meta.dirname, '..', '..');
+// PROFILE_GATEWAY_DIR: run the gateway of another checkout (a baseline) under the same load and counts.
+const gatewayRoot = resolve(process.env.PROFILE_GATEWAY_DIR ?? repoRoot);
 
 const port = await freePort();
 const redisDir = mkdtempSync(join(tmpdir(), 'a2a-profile-redis-'));
@@ -30,7 +33,7 @@ await whenRedisReady(redisChild, 'redis-server');
 const redisUrl = `redis://127.0.0.1:${port}`;
 const admin = new Redis(redisUrl);
 const gateway = await startGateway({
-  repoRoot,
+  repoRoot: gatewayRoot,
   logDir: outDir,
   redisUrl,
   readyTimeoutMs: 240_000,
