@@ -171,16 +171,14 @@ local __holdMaxEvents = tonumber(table.remove(ARGV))
 local __maxAgeMs = tonumber(table.remove(ARGV))
 local __maxEvents = tonumber(table.remove(ARGV))
 local __cursorsKey = table.remove(KEYS)
-local __eventsBefore = redis.call('XLEN', KEYS[${eventsKeyIndex}])
+-- What the script appends, counted by __appendEvent (include/appendEvent.lua) as it appends: the
+-- events and their bytes (what the byte bound weighs), without reading the stream back.
+local __appended = { count = 0, bytes = 0 }
 local __reply = (function()
 ${lua}
 end)()
-local __appended = redis.call('XLEN', KEYS[${eventsKeyIndex}]) - __eventsBefore
-if __appended > 0 then
-  -- The bytes just appended, counted here once for every appending script (what the byte bound weighs).
-  local __addedBytes = 0
-  for _, entry in ipairs(redis.call('XREVRANGE', KEYS[${eventsKeyIndex}], '+', '-', 'COUNT', __appended)) do __addedBytes = __addedBytes + #entry[2][2] end
-  __boundReplay(KEYS[1], KEYS[${eventsKeyIndex}], __cursorsKey, __maxEvents, __maxAgeMs, __holdMaxEvents, __maxBytes, __holdMaxBytes, __addedBytes)
+if __appended.count > 0 then
+  __boundReplay(KEYS[1], KEYS[${eventsKeyIndex}], __cursorsKey, __maxEvents, __maxAgeMs, __holdMaxEvents, __maxBytes, __holdMaxBytes, __appended.bytes)
 end
 return __reply
 `;
