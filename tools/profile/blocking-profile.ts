@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
-import { cpuTicks, startGateway } from '../../bench/gateway-process.ts';
+import { cpuTicks, killAllChildrenSync, startGateway } from '../../bench/gateway-process.ts';
 import { runSendMessageLoad } from '../../bench/load/send-message.ts';
 import { freePort, whenRedisReady } from '../../test/support/redis-server.ts';
 import { scriptSource, type ScriptName } from '../../src/store/scripts.ts';
@@ -29,6 +29,11 @@ const gatewayRoot = resolve(process.env.PROFILE_GATEWAY_DIR ?? repoRoot);
 const port = await freePort();
 const redisDir = mkdtempSync(join(tmpdir(), 'a2a-profile-redis-'));
 const redisChild = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', redisDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+// Whatever ends this process (an error, a closed stdout), the Redis it started goes with it.
+process.on('exit', () => {
+  killAllChildrenSync();
+  redisChild.kill('SIGKILL');
+});
 await whenRedisReady(redisChild, 'redis-server');
 const redisUrl = `redis://127.0.0.1:${port}`;
 const admin = new Redis(redisUrl);
