@@ -50,6 +50,19 @@ export function commandBytes(args: readonly unknown[], max: number): number {
 
 type CommandFunction = (...args: unknown[]) => unknown;
 
+/** Names of the scripts run by EVALSHA, by SHA1 (src/store/scripts.ts): a refusal names the script, not "evalsha". */
+const scriptNames = new Map<string, string>();
+
+export function labelScript(sha: string, name: string): void {
+  scriptNames.set(sha, name);
+}
+
+function commandName(name: string, args: readonly unknown[]): string {
+  if (name === 'call' || name === 'send_command') return String(args[0]);
+  if (name === 'evalsha' || name === 'evalshaBuffer') return scriptNames.get(String(args[0])) ?? name;
+  return name;
+}
+
 /** Wraps one command method of `client` so its arguments are measured before it runs. */
 function guardMethod(client: Redis | Cluster, name: string, maxBytes: number): void {
   const target = client as unknown as Record<string, unknown>;
@@ -60,7 +73,7 @@ function guardMethod(client: Redis | Cluster, name: string, maxBytes: number): v
     const callback = typeof args[args.length - 1] === 'function' ? (args[args.length - 1] as (error: Error) => void) : undefined;
     const bytes = commandBytes(callback === undefined ? args : args.slice(0, -1), maxBytes);
     if (bytes <= maxBytes) return run.apply(this, args);
-    const error = new RedisCommandTooLargeError(name === 'call' || name === 'send_command' ? String(args[0]) : name, bytes, maxBytes);
+    const error = new RedisCommandTooLargeError(commandName(name, args), bytes, maxBytes);
     const refused = Promise.reject(error);
     if (callback !== undefined) {
       // Callback style: the callback gets the error, and the promise returned alongside is not left unhandled.

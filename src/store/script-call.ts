@@ -48,12 +48,24 @@ export function packScriptCall<K extends string, E extends ScriptEncoders, R, V 
   if (definition.moreKeys !== undefined) packedKeys.push(...keys[definition.moreKeys]);
   const values = args as Record<string, unknown>;
   const argv: ArgValue[] = [];
-  for (const [name, encode] of Object.entries(definition.args) as [string, ArgEncoder<unknown>][]) {
+  for (const [name, encode] of encodersOf(definition.args)) {
     const encoded = encode(values[name]);
-    if (typeof encoded === 'object') argv.push(...encoded);
+    if (typeof encoded === 'object') for (const value of encoded) argv.push(value);
     else argv.push(encoded);
   }
   return { keys: packedKeys, argv };
+}
+
+/** A definition's encoders in ARGV order, listed once per definition rather than on every call (the hot path calls a few scripts per task). */
+const encoderLists = new WeakMap<ScriptEncoders, readonly (readonly [string, ArgEncoder<unknown>])[]>();
+
+function encodersOf(encoders: ScriptEncoders): readonly (readonly [string, ArgEncoder<unknown>])[] {
+  let list = encoderLists.get(encoders);
+  if (list === undefined) {
+    list = Object.entries(encoders) as [string, ArgEncoder<unknown>][];
+    encoderLists.set(encoders, list);
+  }
+  return list;
 }
 
 /** Runs a described script with named keys and arguments; its reply decoded. */

@@ -6,6 +6,7 @@ import { isCluster, type RedisClient } from '../redis/connection.ts';
 import { newId } from '../ids.ts';
 import { DEFAULT_REPLAY_BOUND, type ReplayBound } from './replay-bound.ts';
 import { assertOneSlot, SLOT_CHECK_ENV } from './script-slots.ts';
+import { labelScript } from '../redis/command-guard.ts';
 
 const LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), 'lua');
 /** The control plane's scripts (src/store/control/), read like the task scripts. */
@@ -79,6 +80,8 @@ interface ScriptSource {
   /** undefined: a script of any number of keys (`<name>-var.lua`), called with its key count first. */
   numberOfKeys: number | undefined;
   lua: string;
+  /** SHA1 of `lua`: what EVALSHA names it by. */
+  sha: string;
   /** Runs at most once per call, however often the call reaches Redis (see ONCE_MARKER). */
   once: boolean;
   /** Appends to the replay buffer, which it then bounds (see BOUNDS_EVENTS_MARKER). */
@@ -168,16 +171,14 @@ local __holdMaxEvents = tonumber(table.remove(ARGV))
 local __maxAgeMs = tonumber(table.remove(ARGV))
 local __maxEvents = tonumber(table.remove(ARGV))
 local __cursorsKey = table.remove(KEYS)
-local __eventsBefore = redis.call('XLEN', KEYS[${eventsKeyIndex}])
+-- What the script appends, counted by __appendEvent (include/appendEvent.lua) as it appends: the
+-- events and their bytes (what the byte bound weighs), without reading the stream back.
+local __appended = { count = 0, bytes = 0 }
 local __reply = (function()
 ${lua}
 end)()
-local __appended = redis.call('XLEN', KEYS[${eventsKeyIndex}]) - __eventsBefore
-if __appended > 0 then
-  -- The bytes just appended, counted here once for every appending script (what the byte bound weighs).
-  local __addedBytes = 0
-  for _, entry in ipairs(redis.call('XREVRANGE', KEYS[${eventsKeyIndex}], '+', '-', 'COUNT', __appended)) do __addedBytes = __addedBytes + #entry[2][2] end
-  __boundReplay(KEYS[1], KEYS[${eventsKeyIndex}], __cursorsKey, __maxEvents, __maxAgeMs, __holdMaxEvents, __maxBytes, __holdMaxBytes, __addedBytes)
+if __appended.count > 0 then
+  __boundReplay(KEYS[1], KEYS[${eventsKeyIndex}], __cursorsKey, __maxEvents, __maxAgeMs, __holdMaxEvents, __maxBytes, __holdMaxBytes, __appended.bytes)
 end
 return __reply
 `;
@@ -212,9 +213,11 @@ function scriptSources(mode: 'plain' | 'sharded' = 'plain'): Map<string, ScriptS
     const name = match[1] as string;
     const eventsKey = BOUNDS_EVENTS_MARKER.exec(lua);
     const bounded = eventsKey === null ? lua : wrapBoundsEvents(lua, Number(eventsKey[1]));
+    const wrapped = wrap === undefined ? bounded : wrap(name, bounded);
     sources.set(name, {
       numberOfKeys: match[2] === 'var' ? undefined : Number(match[2]) + (eventsKey === null ? 0 : 1),
-      lua: wrap === undefined ? bounded : wrap(name, bounded),
+      lua: wrapped,
+      sha: createHash('sha1').update(wrapped).digest('hex'),
       once: wrap !== undefined,
       boundsEvents: eventsKey !== null,
     });
@@ -224,17 +227,21 @@ function scriptSources(mode: 'plain' | 'sharded' = 'plain'): Map<string, ScriptS
 }
 
 /**
- * A script of any number of keys, by EVALSHA (EVAL when Redis does not have it yet). Not an
- * ioredis custom command: those take the key count as their first argument, which ioredis' Cluster
- * auto-pipelining then mistakes for the first key and routes by its slot.
+ * A script by EVALSHA (EVAL when Redis does not have it yet: after a restart emptied its script
+ * cache, until loadMissingScripts runs again). Not ioredis custom commands (defineCommand):
+ * ioredis copies every command defined on a connection into each pipeline it builds, and
+ * auto-pipelining builds one per tick, so a connection holding all the store's scripts beside
+ * BullMQ's paid for about 120 of them on every batch of commands it sent. (Custom commands of
+ * any number of keys would also take the key count as their first argument, which ioredis'
+ * Cluster auto-pipelining mistakes for the first key.) The size guard names the script
+ * (src/redis/command-guard.ts, scriptLabel).
  */
-async function runVariadic(redis: RedisClient, lua: string, keys: readonly string[], argv: readonly (string | number)[]): Promise<ScriptReply> {
-  const sha = createHash('sha1').update(lua).digest('hex');
+async function runScript(redis: RedisClient, source: ScriptSource, keys: readonly string[], argv: readonly (string | number)[]): Promise<ScriptReply> {
   try {
-    return (await redis.evalsha(sha, keys.length, ...keys, ...argv)) as ScriptReply;
+    return (await redis.evalsha(source.sha, keys.length, ...keys, ...argv)) as ScriptReply;
   } catch (error) {
     if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-    return (await redis.eval(lua, keys.length, ...keys, ...argv)) as ScriptReply;
+    return (await redis.eval(source.lua, keys.length, ...keys, ...argv)) as ScriptReply;
   }
 }
 
@@ -246,16 +253,14 @@ export function scriptSource(name: ScriptName, redis: RedisClient): string | und
 }
 
 /**
- * Registers every script on the connection (ioredis sends EVALSHA and falls back to EVAL
- * after a Redis restart flushed the script cache) and returns one typed entry point. A script
+ * The store's scripts on one connection, by EVALSHA (EVAL after a Redis restart flushed the
+ * script cache, see runScript), as one typed entry point. A script
  * that bounds the replay buffer is called with `replay` (its caller passes the push cursors key
  * as the last key).
  */
 export function defineScripts(redis: RedisClient, replay: ReplayBound = DEFAULT_REPLAY_BOUND): ScriptRunner {
   const sources = scriptSources(modeOf(redis));
-  for (const [name, source] of sources) {
-    if (source.numberOfKeys !== undefined && !(name in redis)) redis.defineCommand(name, { numberOfKeys: source.numberOfKeys, lua: source.lua });
-  }
+  for (const [name, source] of sources) labelScript(source.sha, name);
   const checkSlots = process.env[SLOT_CHECK_ENV] === '1';
   return async (name, keys, args) => {
     if (checkSlots) assertOneSlot(name, keys);
@@ -266,10 +271,7 @@ export function defineScripts(redis: RedisClient, replay: ReplayBound = DEFAULT_
     }
     const bound = source.boundsEvents ? [replay.maxEvents, replay.maxAgeMs, replay.pushHoldMaxEvents, replay.maxBytes, replay.pushHoldMaxBytes] : [];
     const argv = [...args, ...bound, ...(source.once ? [newId()] : [])];
-    if (source.numberOfKeys === undefined) return runVariadic(redis, source.lua, keys, argv);
-    const command = (redis as unknown as Record<string, (...a: (string | number)[]) => Promise<ScriptReply>>)[name];
-    if (command === undefined) throw new Error(`Script ${name} is not defined on this connection`);
-    return command.call(redis, ...keys, ...argv);
+    return runScript(redis, source, keys, argv);
   };
 }
 
@@ -279,7 +281,7 @@ export function defineScripts(redis: RedisClient, replay: ReplayBound = DEFAULT_
  * on a Cluster, one per master (each has a cache of its own).
  */
 export async function loadMissingScripts(redis: RedisClient): Promise<void> {
-  const sources = [...scriptSources(modeOf(redis)).values()].map((source) => ({ lua: source.lua, sha: createHash('sha1').update(source.lua).digest('hex') }));
+  const sources = [...scriptSources(modeOf(redis)).values()].map((source) => ({ lua: source.lua, sha: source.sha }));
   if (isCluster(redis)) {
     await Promise.all(redis.nodes('master').map((node) => loadInto(node, sources)));
     return;

@@ -28,17 +28,23 @@
   @include appendEvent
   @include storedArtifacts
 ]]
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'GONE'} end
-local state = redis.call('HGET', KEYS[1], 'state')
+-- What the script reads before it writes, in one call: each of these fields is read before any
+-- write of this script touches it (turnWorker, turnDeadlineFor, resumptions and suspended are
+-- written below, after they were read here).
+local before = redis.call('HMGET', KEYS[1], 'state', 'turnWorker', 'turn', 'turnDeadlineFor', 'resumptions', 'suspended',
+  'cancelRequestedAtMs', 'turnHandBacks', 'id', 'contextId')
+local state = before[1]
+-- Every stored task has a state: none means no task, unless the hash is there without one.
+if not state and redis.call('EXISTS', KEYS[1]) == 0 then return {'GONE'} end
 if state ~= 'TASK_STATE_SUBMITTED' and state ~= 'TASK_STATE_WORKING' then return {'CLOSED', state} end
 local holder = redis.call('GET', KEYS[2])
 if holder and holder ~= ARGV[1] then return {'HELD', holder} end
 local generation = redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 local attempts = redis.call('HINCRBY', KEYS[1], 'turnAttempts', 1)
-local previousWorker = redis.call('HGET', KEYS[1], 'turnWorker')
+local previousWorker = before[2]
 redis.call('HSET', KEYS[1], 'turnWorker', ARGV[1], 'turnLeasedAtMs', ARGV[3])
-local turn = redis.call('HGET', KEYS[1], 'turn')
+local turn = before[3]
 if attempts > 1 and not holder and previousWorker then
   local LOST_WORKERS_KEPT = 10
   local raw = redis.call('HGET', KEYS[1], 'lostWorkers')
@@ -48,13 +54,14 @@ if attempts > 1 and not holder and previousWorker then
   redis.call('HSET', KEYS[1], 'lostWorkers', cjson.encode(lost))
 end
 if tonumber(ARGV[7]) > 0 and attempts > tonumber(ARGV[7]) then
-  return {'EXHAUSTED', generation, turn, attempts, redis.call('HGET', KEYS[1], 'contextId'), redis.call('HGET', KEYS[1], 'lostWorkers') or '[]',
-    redis.call('HGET', KEYS[5], turn) or '', redis.call('HGET', KEYS[1], 'role') or '', redis.call('HGET', KEYS[1], 'parentTaskId') or ''}
+  local exhausted = redis.call('HMGET', KEYS[1], 'lostWorkers', 'role', 'parentTaskId')
+  return {'EXHAUSTED', generation, turn, attempts, before[10], exhausted[1] or '[]',
+    redis.call('HGET', KEYS[5], turn) or '', exhausted[2] or '', exhausted[3] or ''}
 end
 -- The deadline is fixed when the turn first starts and survives every change of worker. Keyed
 -- by turn, not by attempt 1: a run that is not counted as an attempt (a hand-back at shutdown)
 -- gives its attempt back, so attempt 1 can start more than once.
-if redis.call('HGET', KEYS[1], 'turnDeadlineFor') ~= turn then
+if before[4] ~= turn then
   redis.call('HSET', KEYS[1], 'turnDeadlineFor', turn)
   if tonumber(ARGV[6]) > 0 then
     redis.call('HSET', KEYS[1], 'turnDeadlineAtMs', tonumber(ARGV[3]) + tonumber(ARGV[6]))
@@ -63,20 +70,20 @@ if redis.call('HGET', KEYS[1], 'turnDeadlineFor') ~= turn then
   end
 end
 local resumption = 0
-local counted = redis.call('HGET', KEYS[1], 'resumptions')
+local counted = before[5]
 if counted then
   local countedTurn, count = string.match(counted, '^(%d+)%.(%d+)$')
   if countedTurn == turn then resumption = tonumber(count) end
 end
-if redis.call('HGET', KEYS[1], 'suspended') == '1' then
+if before[6] == '1' then
   resumption = resumption + 1
   redis.call('HSET', KEYS[1], 'resumptions', turn .. '.' .. resumption)
   redis.call('HDEL', KEYS[1], 'suspended')
 end
-local cancelRequested = redis.call('HGET', KEYS[1], 'cancelRequestedAtMs') or ''
-local handBacks = redis.call('HGET', KEYS[1], 'turnHandBacks') or '0'
-local taskId = redis.call('HGET', KEYS[1], 'id')
-local contextId = redis.call('HGET', KEYS[1], 'contextId')
+local cancelRequested = before[7] or ''
+local handBacks = before[8] or '0'
+local taskId = before[9]
+local contextId = before[10]
 if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
   local status = '{"state":"TASK_STATE_WORKING","timestamp":' .. cjson.encode(ARGV[4]) .. '}'
   redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[3])
@@ -84,8 +91,9 @@ if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
     .. ',"status":' .. status .. '}}'
   local id = __appendEvent(KEYS[1], KEYS[4], ARGV[5], event)
 end
+-- Read after the writes above (status, turnDeadlineAtMs may have changed).
 local fields = redis.call('HMGET', KEYS[1], 'status', 'metadata', 'turnInputStart', 'versions', 'turnDeadlineAtMs',
-  'turnBudgetSpent', 'role', 'parentTaskId', 'readOnly')
+  'turnBudgetSpent', 'role', 'parentTaskId', 'readOnly', 'interruptTurn', 'callerScopes', 'callerExtensions')
 local artifacts
 local inlineBytes = tonumber(ARGV[8]) or 0
 if inlineBytes > 0 and __artifactsWeight(KEYS[1]) > inlineBytes then
@@ -100,7 +108,6 @@ end
 local result = {'ACQUIRED', generation, turn, attempts, cancelRequested, fields[1], artifacts, fields[2],
   contextId, fields[3], redis.call('HGET', KEYS[5], turn) or '', fields[4] or '', fields[5] or '', fields[6] or '0', handBacks,
   fields[7] or '', fields[8] or '', fields[9] or '', resumption,
-  redis.call('HGET', KEYS[1], 'interruptTurn') == turn and '1' or '', redis.call('HGET', KEYS[1], 'callerScopes') or '[]',
-  redis.call('HGET', KEYS[1], 'callerExtensions') or '[]'}
+  fields[10] == turn and '1' or '', fields[11] or '[]', fields[12] or '[]'}
 for _, message in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do table.insert(result, message) end
 return result

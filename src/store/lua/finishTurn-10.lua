@@ -36,12 +36,17 @@
   @include taskSnapshot
 ]]
 if __leaseIsStale() then return {'STALE'} end
-local turn = redis.call('HGET', KEYS[1], 'turn')
+-- Read once, before this script writes any of them (turn is incremented, inboxTrace and
+-- answerHistory deleted, all after this); the inbox is not touched until it is drained below.
+local read = redis.call('HMGET', KEYS[1], 'turn', 'eventsTrimmed', 'cancelRequestedAtMs', 'inboxTrace', 'contextId', 'answerHistory')
+local turn = read[1]
+local cancelRequested = read[3]
+local inboxLength = redis.call('LLEN', KEYS[4])
 -- Decided before the inbox is drained: a message waiting means the client holds the task.
 -- Events the replay bound dropped were announced all the same: they count.
-local announced = redis.call('XLEN', KEYS[2]) + tonumber(redis.call('HGET', KEYS[1], 'eventsTrimmed') or '0')
-local direct = ARGV[16] ~= '' and turn == '1' and announced <= 2 and redis.call('LLEN', KEYS[4]) == 0
-  and not redis.call('HGET', KEYS[1], 'cancelRequestedAtMs')
+local announced = redis.call('XLEN', KEYS[2]) + tonumber(read[2] or '0')
+local direct = ARGV[16] ~= '' and turn == '1' and announced <= 2 and inboxLength == 0
+  and not cancelRequested
 redis.call('HSET', KEYS[6], turn, ARGV[9])
 redis.call('DEL', KEYS[9])
 if ARGV[10] ~= '' then
@@ -59,16 +64,18 @@ if ARGV[8] ~= '' then redis.call('RPUSH', KEYS[3], ARGV[8]) end
 local state = ARGV[6]
 local interrupted = ARGV[15] == '1'
 local continues = (state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_INPUT_REQUIRED'
-  or state == 'TASK_STATE_AUTH_REQUIRED' or interrupted) and redis.call('LLEN', KEYS[4]) > 0
-  and not redis.call('HGET', KEYS[1], 'cancelRequestedAtMs')
-redis.call('HDEL', KEYS[1], 'interruptTurn', 'interruptRequestedAtMs')
-local queued = redis.call('LRANGE', KEYS[4], 0, -1)
-redis.call('DEL', KEYS[4])
-local inboxTrace = redis.call('HGET', KEYS[1], 'inboxTrace') or ''
-redis.call('HDEL', KEYS[1], 'inboxTrace')
+  or state == 'TASK_STATE_AUTH_REQUIRED' or interrupted) and inboxLength > 0
+  and not cancelRequested
+redis.call('HDEL', KEYS[1], 'interruptTurn', 'interruptRequestedAtMs', 'inboxTrace')
+local queued = {}
+if inboxLength > 0 then
+  queued = redis.call('LRANGE', KEYS[4], 0, -1)
+  redis.call('DEL', KEYS[4])
+end
+local inboxTrace = read[4] or ''
 local start = redis.call('LLEN', KEYS[3])
 for _, message in ipairs(queued) do redis.call('RPUSH', KEYS[3], message) end
-local contextId = redis.call('HGET', KEYS[1], 'contextId')
+local contextId = read[5]
 if continues then
   local nextTurn = redis.call('HINCRBY', KEYS[1], 'turn', 1)
   local status = '{"state":"TASK_STATE_WORKING","timestamp":' .. cjson.encode(ARGV[4]) .. '}'
@@ -87,7 +94,7 @@ if continues then
   return result
 end
 redis.call('HSET', KEYS[1], 'status', ARGV[7], 'state', state, 'updatedAtMs', ARGV[3])
-if redis.call('HEXISTS', KEYS[1], 'cancelRequestedAtMs') == 1 and state ~= 'TASK_STATE_INPUT_REQUIRED'
+if cancelRequested and state ~= 'TASK_STATE_INPUT_REQUIRED'
   and state ~= 'TASK_STATE_AUTH_REQUIRED' then
   -- A cancel was asked for: record which terminal state won (the cancel, or the turn's own end).
   redis.call('HSET', KEYS[1], 'cancelOutcome', state)
@@ -111,7 +118,7 @@ end
 -- The SendMessage that created the task may be waiting for this (createTask's answerHistory):
 -- the task rides in the final event's message, so it needs no read of its own. A large task is
 -- left to that read: the message goes to every gateway that subscribes to the pattern.
-local waiting = redis.call('HGET', KEYS[1], 'answerHistory')
+local waiting = read[6]
 local answer = nil
 if waiting then
   redis.call('HDEL', KEYS[1], 'answerHistory')

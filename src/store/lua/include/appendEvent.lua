@@ -12,11 +12,15 @@
   Every event is an observable change of the task, so it also bumps the task's generation
   (`taskKey`'s 'generation', docs/task-generations.md) in the same script call: a reader never
   sees a new state under an old generation.
+  Every script that appends is wrapped in the replay bound (@bounds-events, src/store/scripts.ts),
+  whose `__appended` counts what this appends: the events and their bytes, for the bound.
   Returns the entry id.
 ]]
 local function __appendEvent(taskKey, eventsKey, channel, stored, published, trailer)
   redis.call('HINCRBY', taskKey, 'generation', 1)
   local id = redis.call('XADD', eventsKey, '*', 'r', stored)
+  __appended.count = __appended.count + 1
+  __appended.bytes = __appended.bytes + #stored
   local message = id .. '\n' .. (published or stored)
   local extra = trailer and trailer(id)
   if extra then message = message .. '\n' .. extra end

@@ -19,10 +19,11 @@ local function __takeOutputBounds()
 end
 local function __chargeOutput(taskKey, bytes)
   local b = __outputBounds
-  local turn = redis.call('HGET', taskKey, 'turn') or ''
+  local counts = redis.call('HMGET', taskKey, 'turn', 'outputTurn', 'turnOutputBytes', 'taskOutputBytes')
+  local turn = counts[1] or ''
   local turnBytes = 0
-  if redis.call('HGET', taskKey, 'outputTurn') == turn then turnBytes = tonumber(redis.call('HGET', taskKey, 'turnOutputBytes') or '0') end
-  local taskBytes = tonumber(redis.call('HGET', taskKey, 'taskOutputBytes') or '0')
+  if counts[2] == turn then turnBytes = tonumber(counts[3] or '0') end
+  local taskBytes = tonumber(counts[4] or '0')
   local artifactField = 'artifactBytes:' .. b.artifactId
   local artifactBytes = 0
   if b.artifactId ~= '' then

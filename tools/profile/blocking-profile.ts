@@ -1,0 +1,131 @@
+// Profiles the gateway under blocking SendMessage load: starts a redis-server of its own (so its
+// command statistics and slow log hold this run's commands only), the gateway as `npm start`
+// does (gateway and workers in one process) with --cpu-prof, drives it with the benchmark's
+// autocannon load, then prints per task: the gateway process's CPU, Redis's CPU, and each Lua
+// script's calls and microseconds (SLOWLOG with a threshold of 0 records every command).
+// Usage: node --import tsx tools/profile/blocking-profile.ts [seconds=10] [connections=32] [outDir]
+// Env: PROFILE_CPU=0 (no CPU profile, counts only), PROFILE_GATEWAY_DIR (another checkout's gateway).
+// The .cpuprofile (of the measured window only, tools/profile/cpu-prof-hook.mjs) lands in outDir; read it with tools/profile/cpuprofile-table.mjs --per <tasks>.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import { cpuTicks, killAllChildrenSync, startGateway } from '../../bench/gateway-process.ts';
+import { runSendMessageLoad } from '../../bench/load/send-message.ts';
+import { freePort, whenRedisReady } from '../../test/support/redis-server.ts';
+import { scriptSource, type ScriptName } from '../../src/store/scripts.ts';
+
+const seconds = Number(process.argv[2] ?? 10);
+const connections = Number(process.argv[3] ?? 32);
+const outDir = resolve(process.argv[4] ?? mkdtempSync(join(tmpdir(), 'a2a-profile-')));
+const withProfile = process.env.PROFILE_CPU !== '0';
+mkdirSync(outDir, { recursive: true });
+const repoRoot = resolve(import.meta.dirname, '..', '..');
+// PROFILE_GATEWAY_DIR: run the gateway of another checkout (a baseline) under the same load and counts.
+const gatewayRoot = resolve(process.env.PROFILE_GATEWAY_DIR ?? repoRoot);
+
+const port = await freePort();
+const redisDir = mkdtempSync(join(tmpdir(), 'a2a-profile-redis-'));
+const redisChild = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', redisDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+// Whatever ends this process (an error, a closed stdout), the Redis it started goes with it.
+process.on('exit', () => {
+  killAllChildrenSync();
+  redisChild.kill('SIGKILL');
+});
+await whenRedisReady(redisChild, 'redis-server');
+const redisUrl = `redis://127.0.0.1:${port}`;
+const admin = new Redis(redisUrl);
+const gateway = await startGateway({
+  repoRoot: gatewayRoot,
+  logDir: outDir,
+  redisUrl,
+  readyTimeoutMs: 240_000,
+  env: withProfile ? { NODE_OPTIONS: `--import=${join(repoRoot, 'tools', 'profile', 'cpu-prof-hook.mjs')}`, A2A_CPU_PROF_DIR: outDir } : {},
+});
+try {
+  // Warm up (scripts loaded, JIT warm), then count from a clean slate.
+  await runSendMessageLoad({ url: gateway.jsonRpcUrl, connections, seconds: 2, returnImmediately: false });
+  await new Promise((r) => setTimeout(r, 500));
+  await admin.config('SET', 'slowlog-log-slower-than', '0');
+  await admin.config('SET', 'slowlog-max-len', '1000000');
+  await admin.slowlog('RESET');
+  await admin.config('RESETSTAT');
+  if (withProfile) process.kill(gateway.pid, 'SIGUSR2');
+  const gwBefore = cpuTicks(gateway.pid);
+  const redisBefore = cpuTicks(redisChild.pid as number);
+  const result = await runSendMessageLoad({ url: gateway.jsonRpcUrl, connections, seconds, returnImmediately: false });
+  const gwTicks = cpuTicks(gateway.pid) - gwBefore;
+  const redisTicks = cpuTicks(redisChild.pid as number) - redisBefore;
+  if (withProfile) {
+    process.kill(gateway.pid, 'SIGUSR2');
+    for (let i = 0; i < 100 && !readdirSync(outDir).some((f) => f.endsWith('.done')); i++) await new Promise((r) => setTimeout(r, 100));
+  }
+  const tasks = result.ok;
+  const stats = (await admin.info('commandstats')) as string;
+  const slow = (await admin.slowlog('GET', 1_000_000)) as [number, number, number, string[]][];
+  await admin.config('SET', 'slowlog-log-slower-than', '10000');
+  // Script names by SHA: the loader registers each script's wrapped source; hash what Redis holds.
+  const shaNames = new Map<string, string>();
+  for (const dir of ['lua', 'control/lua', 'consumers/lua']) {
+    for (const file of readdirSync(join(repoRoot, 'src', 'store', dir))) {
+      const m = /^([A-Za-z]+)-(\d+|var)\.lua$/.exec(file);
+      const source = m ? scriptSource(m[1] as ScriptName, admin) : undefined;
+      if (source !== undefined) shaNames.set(createHash('sha1').update(source).digest('hex'), `script ${m![1]}`);
+    }
+  }
+  const byScript = new Map<string, { calls: number; usec: number }>();
+  for (const [, , usec, args] of slow) {
+    const cmd = (args[0] ?? '').toLowerCase();
+    let name = cmd;
+    if (cmd === 'evalsha' || cmd === 'eval') {
+      const sha = cmd === 'eval' ? createHash('sha1').update(args[1] ?? '').digest('hex') : (args[1] ?? '');
+      name = shaNames.get(sha) ?? `script ${sha.slice(0, 8)}`;
+    }
+    const entry = byScript.get(name) ?? { calls: 0, usec: 0 };
+    entry.calls += 1;
+    entry.usec += usec;
+    byScript.set(name, entry);
+  }
+  // Scripts not ours (BullMQ's): named by their first keys.
+  const keyHints = new Map<string, string>();
+  for (const [, , , args] of slow) {
+    const cmd = (args[0] ?? '').toLowerCase();
+    if (cmd !== 'evalsha') continue;
+    const sha = args[1] ?? '';
+    if (keyHints.has(sha)) continue;
+    const n = Number(args[2]);
+    keyHints.set(sha, `${n} keys: ${args.slice(3, 3 + Math.min(n, 3)).map((k) => k.replace(/^[^:]*:/, '').replace(/\{[^}]*\}/, '{…}')).join(' ')}`);
+  }
+  console.log(`tasks ${tasks} in ${seconds}s (${(tasks / seconds).toFixed(0)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${connections} connections)`);
+  console.log(`CPU per task: gateway+workers ${((gwTicks * 10) / tasks).toFixed(3)} ms, redis ${((redisTicks * 10) / tasks).toFixed(3)} ms`);
+  console.log(`\nRedis commands per task (SLOWLOG: calls and µs spent inside Redis per task):`);
+  const rows = [...byScript].sort((a, b) => b[1].usec - a[1].usec);
+  let total = 0;
+  for (const [name, { calls, usec }] of rows) {
+    total += usec;
+    const sha = name.startsWith('script ') && /^script [0-9a-f]{8}$/.test(name) ? name.slice(7) : '';
+    const hint = sha ? ([...keyHints].find(([s]) => s.startsWith(sha))?.[1] ?? '') : '';
+    console.log(`${(calls / tasks).toFixed(2).padStart(8)} calls ${(usec / tasks).toFixed(1).padStart(8)} µs  ${(usec / calls).toFixed(1).padStart(7)} µs/call  ${name} ${hint}`);
+  }
+  console.log(`${''.padStart(14)} ${(total / tasks).toFixed(1).padStart(8)} µs in commands per task (Redis CPU per task ${((redisTicks * 10000) / tasks).toFixed(0)} µs)`);
+  const lines = stats.split('\n').filter((l) => l.startsWith('cmdstat_'));
+  console.log('\nINFO commandstats per task (Lua-internal calls included):');
+  const parsed = lines.map((l) => {
+    const m = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(l);
+    return m ? { name: m[1], calls: Number(m[2]), usec: Number(m[3]) } : undefined;
+  }).filter((x) => x !== undefined);
+  parsed.sort((a, b) => b!.usec - a!.usec);
+  let inner = 0;
+  for (const p of parsed) {
+    inner += p!.calls;
+    console.log(`${(p!.calls / tasks).toFixed(2).padStart(8)} calls ${(p!.usec / tasks).toFixed(1).padStart(8)} µs  ${p!.name}`);
+  }
+  console.log(`${(inner / tasks).toFixed(1).padStart(8)} commands per task in all`);
+} finally {
+  await gateway.stop();
+  admin.disconnect();
+  redisChild.kill('SIGKILL');
+}
+if (withProfile) console.log(`\nprofiles: ${readdirSync(outDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(outDir, f)).join(' ')}`);
