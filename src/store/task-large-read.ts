@@ -2,6 +2,7 @@
 // copies each value once into a reply instead of into Lua and back, and no single command copies
 // a segmented snapshot or its pending chunks whole (artifact-segments.ts).
 import type { RedisClient } from '../redis/connection.ts';
+import type { TaskState, TaskStatus } from '../protocol/types.ts';
 import type { TaskKeys } from './keys.ts';
 import { READ_TASK_FIELDS, taskField } from './task-hash.ts';
 import { taskReadOf, type TaskRead } from './task-read.ts';
@@ -70,4 +71,25 @@ export async function readRawLargeTask(redis: RedisClient, k: TaskKeys, taskId: 
     read.bytes += storedPiecesBytes(artifacts);
     return { read, artifacts };
   }
+}
+
+/** What deciding on a task's state takes: no artifacts, no history (TaskHead). */
+export interface TaskHead {
+  state: TaskState;
+  contextId: string;
+  /** Id of the last event as of the state ('' if the buffer is empty or expired). */
+  lastEventId: string;
+}
+
+/**
+ * The task's state, context and last event id, read together (one MULTI, atomic as the read
+ * script), or undefined when missing or another owner's. A caller that only decides on the state
+ * (CancelTask waiting for a turn to end) reads a task of tens of megabytes in a few hundred bytes.
+ */
+export async function readTaskHead(redis: RedisClient, k: TaskKeys, ownerKey: string): Promise<TaskHead | undefined> {
+  const results = (await redis.multi().hmget(k.task, taskField.owner, taskField.contextId, taskField.status).xrevrange(k.events, '+', '-', 'COUNT', 1).exec()) ?? [];
+  for (const [error] of results) if (error) throw error;
+  const [[owner, contextId, status], last] = results.map(([, value]) => value) as [(string | null)[], [string, string[]][]];
+  if (owner !== ownerKey || contextId === null || contextId === undefined || status === null || status === undefined) return undefined;
+  return { state: (JSON.parse(status) as TaskStatus).state, contextId, lastEventId: last[0]?.[0] ?? '' };
 }

@@ -75,20 +75,36 @@ class ArtifactAssembly {
 
 /**
  * The pieces with their bytes ready to move to the thread instead of being copied. A Buffer may
- * be a view of a larger pooled allocation, which must not move: those (small ones) are copied
- * into their own; a large reply owns its allocation and moves as it is.
+ * be a view of a larger pooled allocation (a reply parsed out of a socket read), which must not
+ * move: those (a pending chunk each, thousands of them while a turn streams small deltas) are
+ * copied into one allocation of their own, moved as one; a large reply owns its allocation and
+ * moves as it is. Moving thousands of small allocations one by one cost the event loop more
+ * than copying them once.
  */
 function movable(pieces: StoredArtifactPieces): { pieces: StoredArtifactPieces; transfer: ArrayBuffer[] } {
-  const transfer: ArrayBuffer[] = [];
+  const transfer = new Set<ArrayBuffer>();
+  const whole = (piece: Uint8Array): boolean => piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength && piece.buffer instanceof ArrayBuffer;
+  const all = [...(typeof pieces.snapshot === 'string' ? [] : pieces.snapshot), ...pieces.chunks];
+  let sharedBytes = 0;
+  for (const piece of all) if (typeof piece !== 'string' && !whole(piece)) sharedBytes += piece.byteLength;
+  // Not from Node's pool: the allocation is this one's alone, so it may move.
+  const shared = sharedBytes > 0 ? Buffer.allocUnsafeSlow(sharedBytes) : undefined;
+  if (shared !== undefined) transfer.add(shared.buffer as ArrayBuffer);
+  let at = 0;
   const own = (piece: Uint8Array): Uint8Array => {
-    const whole = piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength && piece.buffer instanceof ArrayBuffer;
-    const owned = whole ? piece : new Uint8Array(piece);
-    transfer.push(owned.buffer as ArrayBuffer);
-    return owned;
+    if (whole(piece)) {
+      // A buffer listed twice cannot be moved: a set.
+      transfer.add(piece.buffer as ArrayBuffer);
+      return piece;
+    }
+    const view = new Uint8Array((shared as Buffer).buffer, (shared as Buffer).byteOffset + at, piece.byteLength);
+    view.set(piece);
+    at += piece.byteLength;
+    return view;
   };
   const snapshot = typeof pieces.snapshot === 'string' ? pieces.snapshot : pieces.snapshot.map(own);
   const chunks = pieces.chunks.map((piece) => (typeof piece === 'string' ? piece : own(piece)));
-  return { pieces: { snapshot, chunks }, transfer };
+  return { pieces: { snapshot, chunks }, transfer: [...transfer] };
 }
 
 /** The process's one assembly thread, started at the first large answer. */
