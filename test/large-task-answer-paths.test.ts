@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { CancelTaskRequest, SendMessageRequest, SubscribeToTaskRequest, type StreamResponse, type Task as ProtoTask } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JsonFragment, serializeFramed } from '../src/protocol/json-fragment.ts';
 import type { Task } from '../src/protocol/types.ts';
 import { ownerFromKey } from '../src/store/task-store.ts';
 import type { TaskRead } from '../src/store/task-read.ts';
@@ -220,5 +221,17 @@ describe("a stream's opening snapshot of a large task", () => {
       expect(task.id).toBe(taskId);
       expect(artifactText(task.artifacts)).toBe(expected);
     }
+  });
+});
+
+describe('a framed answer holding a JSON fragment', () => {
+  it('is the frame around the serialized value with the bytes in place, and throws when the frame re-encodes its text', () => {
+    const fragment = new JsonFragment(Buffer.from('[{"artifactId":"a","parts":[{"text":"é ✓"}]}]'));
+    const framed = serializeFramed({ task: { id: 't', artifacts: fragment } }, (json) => `{"jsonrpc":"2.0","id":3,"result":${json}}`);
+    expect(typeof framed).not.toBe('string');
+    expect(Buffer.concat(framed as Uint8Array[]).toString()).toBe('{"jsonrpc":"2.0","id":3,"result":{"task":{"id":"t","artifacts":[{"artifactId":"a","parts":[{"text":"é ✓"}]}]}}}');
+    // Without a fragment: the frame's text as it is.
+    expect(serializeFramed({ task: { id: 't' } }, (json) => `<${json}>`)).toBe('<{"task":{"id":"t"}}>');
+    expect(() => serializeFramed({ artifacts: fragment }, (json) => JSON.stringify(json))).toThrow(/placeholder went missing/);
   });
 });
