@@ -10,6 +10,7 @@ import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory, type Clie
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JsonFragment, serializeFramed } from '../src/protocol/json-fragment.ts';
 import type { Task } from '../src/protocol/types.ts';
+import { parseStoredArtifacts, storedArtifactsText } from '../src/store/stored-artifacts.ts';
 import { ownerFromKey } from '../src/store/task-store.ts';
 import type { TaskRead } from '../src/store/task-read.ts';
 import { artifactAssembly } from '../src/tasks/artifact-assembly.ts';
@@ -233,5 +234,26 @@ describe('a framed answer holding a JSON fragment', () => {
     // Without a fragment: the frame's text as it is.
     expect(serializeFramed({ task: { id: 't' } }, (json) => `<${json}>`)).toBe('<{"task":{"id":"t"}}>');
     expect(() => serializeFramed({ artifacts: fragment }, (json) => JSON.stringify(json))).toThrow(/placeholder went missing/);
+  });
+});
+
+describe('the assembly thread given pending chunks as views of one socket read', () => {
+  it('assembles what merging them on the event loop gives, byte for byte', async () => {
+    const snapshot = JSON.stringify([{ artifactId: 'a', name: 'big', parts: [{ text: 'start é' }] }]);
+    const chunkJson = Array.from({ length: 500 }, (_, i) => JSON.stringify({ append: true, artifact: { artifactId: i % 7 === 0 ? `b${i}` : 'a', parts: [{ text: `${i} ✓ 𝄞 "q" \\` }] } }));
+    // As a reply parser hands them over: views into one larger allocation, between other bytes.
+    const socketRead = Buffer.from(chunkJson.map((chunk) => `$${chunk}\r\n`).join(''));
+    const views: Uint8Array[] = [];
+    let at = 0;
+    for (const chunk of chunkJson) {
+      at += 1;
+      views.push(socketRead.subarray(at, at + Buffer.byteLength(chunk)));
+      at += Buffer.byteLength(chunk) + 2;
+    }
+    const segments = [Buffer.from(snapshot.slice(0, 20)), Buffer.from(snapshot.slice(20))];
+    const expected = JSON.stringify(parseStoredArtifacts(storedArtifactsText({ snapshot: segments, chunks: chunkJson })).artifacts);
+    const assembled = await artifactAssembly.assemble({ snapshot: segments, chunks: views });
+    expect(Buffer.from(assembled).toString() === expected, 'assembled artifacts').toBe(true);
+    expect(JSON.parse(expected)).toHaveLength(1 + Math.ceil(500 / 7));
   });
 });

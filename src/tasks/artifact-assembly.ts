@@ -34,8 +34,8 @@ class ArtifactAssembly {
       this.pending.set(id, { resolve, reject });
       // The thread holds the process open only while it has work.
       if (this.pending.size === 1) worker.ref();
-      const moved = movable(pieces);
-      worker.postMessage({ id, pieces: moved.pieces } satisfies AssemblyJob, moved.transfer);
+      const { job, transfer } = movable(id, pieces);
+      worker.postMessage(job, transfer);
     });
   }
 
@@ -74,37 +74,38 @@ class ArtifactAssembly {
 }
 
 /**
- * The pieces with their bytes ready to move to the thread instead of being copied. A Buffer may
- * be a view of a larger pooled allocation (a reply parsed out of a socket read), which must not
- * move: those (a pending chunk each, thousands of them while a turn streams small deltas) are
- * copied into one allocation of their own, moved as one; a large reply owns its allocation and
- * moves as it is. Moving thousands of small allocations one by one cost the event loop more
- * than copying them once.
+ * The job with its bytes ready to move to the thread instead of being copied. A snapshot's
+ * segment is a large reply that owns its allocation: it moves as it is (one that does not is
+ * copied into its own). Pending chunks are thousands of small replies while a turn streams
+ * small deltas, each a view of the socket read it was parsed from: their bytes are copied into
+ * one allocation, moved with where each ends, and the thread cuts them apart. A typed array per
+ * chunk, built here and cloned into the message, cost the event loop more than the copy.
  */
-function movable(pieces: StoredArtifactPieces): { pieces: StoredArtifactPieces; transfer: ArrayBuffer[] } {
+function movable(id: number, pieces: StoredArtifactPieces): { job: AssemblyJob; transfer: ArrayBuffer[] } {
   const transfer = new Set<ArrayBuffer>();
-  const whole = (piece: Uint8Array): boolean => piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength && piece.buffer instanceof ArrayBuffer;
-  const all = [...(typeof pieces.snapshot === 'string' ? [] : pieces.snapshot), ...pieces.chunks];
-  let sharedBytes = 0;
-  for (const piece of all) if (typeof piece !== 'string' && !whole(piece)) sharedBytes += piece.byteLength;
-  // Not from Node's pool: the allocation is this one's alone, so it may move.
-  const shared = sharedBytes > 0 ? Buffer.allocUnsafeSlow(sharedBytes) : undefined;
-  if (shared !== undefined) transfer.add(shared.buffer as ArrayBuffer);
-  let at = 0;
   const own = (piece: Uint8Array): Uint8Array => {
-    if (whole(piece)) {
-      // A buffer listed twice cannot be moved: a set.
-      transfer.add(piece.buffer as ArrayBuffer);
-      return piece;
-    }
-    const view = new Uint8Array((shared as Buffer).buffer, (shared as Buffer).byteOffset + at, piece.byteLength);
-    view.set(piece);
-    at += piece.byteLength;
-    return view;
+    const whole = piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength && piece.buffer instanceof ArrayBuffer;
+    const owned = whole ? piece : new Uint8Array(piece);
+    // A buffer listed twice cannot be moved: a set.
+    transfer.add(owned.buffer as ArrayBuffer);
+    return owned;
   };
   const snapshot = typeof pieces.snapshot === 'string' ? pieces.snapshot : pieces.snapshot.map(own);
-  const chunks = pieces.chunks.map((piece) => (typeof piece === 'string' ? piece : own(piece)));
-  return { pieces: { snapshot, chunks }, transfer: [...transfer] };
+  const { chunks } = pieces;
+  if (chunks.length === 0 || chunks.some((chunk) => typeof chunk === 'string')) return { job: { id, pieces: { snapshot, chunks } }, transfer: [...transfer] };
+  let total = 0;
+  for (const chunk of chunks) total += chunk.length;
+  // Not from Node's pool: the allocation is this job's alone, so it may move.
+  const bytes = Buffer.allocUnsafeSlow(total);
+  const ends: number[] = [];
+  let at = 0;
+  for (const chunk of chunks as Uint8Array[]) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+    ends.push(at);
+  }
+  transfer.add(bytes.buffer as ArrayBuffer);
+  return { job: { id, pieces: { snapshot, chunks: [] }, packedChunks: { bytes, ends } }, transfer: [...transfer] };
 }
 
 /** The process's one assembly thread, started at the first large answer. */
