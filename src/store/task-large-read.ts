@@ -40,8 +40,10 @@ export async function readRawLargeTask(redis: RedisClient, k: TaskKeys, taskId: 
     // transaction too, a bounded run at a time (artifact-segments.ts); else with it.
     const segmented = (await redis.hget(k.task, taskField.artifactsGen)) !== null;
     const transaction = redis.multi().hmget(k.task, ...READ_TASK_FIELDS).xrevrange(k.events, '+', '-', 'COUNT', 1);
+    // Bytes, not text: a pending chunk can be a megabyte (one artifact update), and the event
+    // loop would decode each only for the reader to send it on to the assembly thread.
     if (segmented) transaction.llen(k.artifactChunks);
-    else transaction.lrange(k.artifactChunks, 0, -1);
+    else transaction.lrangeBuffer(k.artifactChunks, 0, -1);
     transaction.hmget(k.task, ...LIVE_SEGMENTS_FIELDS, taskField.artifactChunkBytes);
     if (length !== 0) transaction.lrange(k.history, length > 0 ? -length : 0, -1);
     const results = (await transaction.exec()) ?? [];
@@ -49,7 +51,7 @@ export async function readRawLargeTask(redis: RedisClient, k: TaskKeys, taskId: 
     const [fields, last, listed, [generation, segments, chunkBytes], history] = results.map(([, value]) => value) as [
       (string | null)[],
       [string, string[]][],
-      string[] | number,
+      Buffer[] | number,
       (string | null)[],
       string[] | undefined,
     ];
