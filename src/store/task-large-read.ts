@@ -39,7 +39,8 @@ export async function readRawLargeTask(redis: RedisClient, k: TaskKeys, taskId: 
     // A snapshot in segments: its pending chunks (up to its own size) are read after the
     // transaction too, a bounded run at a time (artifact-segments.ts); else with it.
     const segmented = (await redis.hget(k.task, taskField.artifactsGen)) !== null;
-    const transaction = redis.multi().hmget(k.task, ...READ_TASK_FIELDS).xrevrange(k.events, '+', '-', 'COUNT', 1);
+    // The last event is read for its id only: as bytes, never decoded (one can weigh a megabyte).
+    const transaction = redis.multi().hmget(k.task, ...READ_TASK_FIELDS).xrevrangeBuffer(k.events, '+', '-', 'COUNT', 1);
     // Bytes, not text: a pending chunk can be a megabyte (one artifact update), and the event
     // loop would decode each only for the reader to send it on to the assembly thread.
     if (segmented) transaction.llen(k.artifactChunks);
@@ -50,7 +51,7 @@ export async function readRawLargeTask(redis: RedisClient, k: TaskKeys, taskId: 
     for (const [error] of results) if (error) throw error;
     const [fields, last, listed, [generation, segments, chunkBytes], history] = results.map(([, value]) => value) as [
       (string | null)[],
-      [string, string[]][],
+      [Buffer, Buffer[]][],
       Buffer[] | number,
       (string | null)[],
       string[] | undefined,
@@ -68,7 +69,7 @@ export async function readRawLargeTask(redis: RedisClient, k: TaskKeys, taskId: 
     const generationField = rest.pop() || '0';
     const trimmedCount = rest.pop() || '0';
     const artifacts: StoredArtifactPieces = { snapshot: stored, chunks };
-    const read = taskReadOf([id ?? '', contextId ?? '', status ?? '', '', metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, generationField, ...(history ?? [])]);
+    const read = taskReadOf([id ?? '', contextId ?? '', status ?? '', '', metadata || '{}', last[0]?.[0]?.toString() ?? '', ...rest, trimmedCount, generationField, ...(history ?? [])]);
     if (read === undefined) return undefined;
     read.bytes += storedPiecesBytes(artifacts);
     return { read, artifacts };
@@ -89,9 +90,9 @@ export interface TaskHead {
  * (CancelTask waiting for a turn to end) reads a task of tens of megabytes in a few hundred bytes.
  */
 export async function readTaskHead(redis: RedisClient, k: TaskKeys, ownerKey: string): Promise<TaskHead | undefined> {
-  const results = (await redis.multi().hmget(k.task, taskField.owner, taskField.contextId, taskField.status).xrevrange(k.events, '+', '-', 'COUNT', 1).exec()) ?? [];
+  const results = (await redis.multi().hmget(k.task, taskField.owner, taskField.contextId, taskField.status).xrevrangeBuffer(k.events, '+', '-', 'COUNT', 1).exec()) ?? [];
   for (const [error] of results) if (error) throw error;
-  const [[owner, contextId, status], last] = results.map(([, value]) => value) as [(string | null)[], [string, string[]][]];
+  const [[owner, contextId, status], last] = results.map(([, value]) => value) as [(string | null)[], [Buffer, Buffer[]][]];
   if (owner !== ownerKey || contextId === null || contextId === undefined || status === null || status === undefined) return undefined;
-  return { state: (JSON.parse(status) as TaskStatus).state, contextId, lastEventId: last[0]?.[0] ?? '' };
+  return { state: (JSON.parse(status) as TaskStatus).state, contextId, lastEventId: last[0]?.[0]?.toString() ?? '' };
 }
