@@ -263,7 +263,11 @@ async function main(): Promise<void> {
       if (ONLY !== undefined && attack !== 'quiet' && !ONLY.some((only) => id === only || (id.startsWith(only) && /^[a-z]$/.test(id.slice(only.length))))) return;
       process.stderr.write(`abuse: ${attack} …\n`);
       if (SLOWLOG) await redis.slowlog('RESET');
+      // The monotonic clock a --cpu-prof profile's timestamps count: its samples of this attack
+      // (tools/cpu-profile/summary.ts --from --to).
+      const fromUs = process.hrtime.bigint() / 1000n;
       const observed = await observe(gateway, worker, redis, run);
+      process.stderr.write(`abuse: ${id} ran in monotonic µs ${fromUs}-${process.hrtime.bigint() / 1000n}\n`);
       if (SLOWLOG) process.stderr.write(await slowest(redis));
       const window = victim.take();
       const p99 = percentile(window.latenciesMs, 99);

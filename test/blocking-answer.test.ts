@@ -6,7 +6,7 @@ import { SendMessageRequest, TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskField } from '../src/store/task-hash.ts';
-import type { TaskRead } from '../src/store/task-read.ts';
+import type { LargeTask, TaskRead } from '../src/store/task-read.ts';
 import { rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
 import { openSse } from './support/sse.ts';
 
@@ -18,10 +18,12 @@ const reads: string[] = [];
 beforeAll(async () => {
   gw = await startTestGateway({ name: 'blocking-answer', adapterOptions: { stepMs: 40 } });
   const store = gw.gateway.store;
-  const readTask = store.gateway.readTask.bind(store.gateway);
-  store.gateway.readTask = (taskId: string, ...rest): Promise<TaskRead | undefined> => {
+  // Every read of a task goes through readTaskWithin (readTask too, and an answer's read that
+  // assembles a large task off the event loop).
+  const readTaskWithin = store.gateway.readTaskWithin.bind(store.gateway);
+  store.gateway.readTaskWithin = (taskId: string, ...rest): Promise<TaskRead | LargeTask | undefined> => {
     reads.push(taskId);
-    return readTask(taskId, ...rest);
+    return readTaskWithin(taskId, ...rest);
   };
   client = await new ClientFactory({ transports: [new JsonRpcTransportFactory()] }).createFromUrl(gw.url);
 });

@@ -5,12 +5,19 @@
 import type { TaskFeed } from '../events/task-feed.ts';
 import type { LiveEvent } from '../events/hub.ts';
 import type { StreamPlan } from '../operations/stream-plan.ts';
+import { serializeFramed } from '../protocol/json-fragment.ts';
+import type { Task } from '../protocol/types.ts';
 import type { A2AHandler } from '../tasks/a2a-handler.ts';
 
 /** Where a stream's frames go: an SSE response, a gRPC call. */
 export interface StreamSink {
   /** Writes one frame; `id` is the event id a client resumes after. */
   send(data: string, options?: { id?: string; event?: string }): void;
+  /**
+   * Writes one frame made of pieces (a snapshot whose large artifacts were spliced in,
+   * src/protocol/json-fragment.ts). Only a sink whose binding splices has it (SSE).
+   */
+  sendPieces?(data: readonly Uint8Array[], options?: { id?: string; event?: string }): void;
   /** Ends the stream; safe to call twice. */
   end(): void;
   /** True once the client went away or end() was called. */
@@ -42,7 +49,7 @@ export function streamTaskEvents(options: TaskEventsOptions): TaskFeed | undefin
   let onFirstEvent = options.onFirstEvent;
   const { snapshot, skipNote, closesOn, taskId, afterId, alreadyEnded } = options.plan;
   if (snapshot !== undefined) {
-    sink.send(frame(JSON.stringify({ task: snapshot.task })), { id: snapshot.eventId });
+    sendSnapshot(sink, frame, snapshot.task, snapshot.eventId);
     if (skipNote !== undefined) sink.send(frame(JSON.stringify(skipNote)));
     if (closesOn(snapshot.task.status.state)) {
       sink.end();
@@ -98,7 +105,7 @@ export function streamTaskEvents(options: TaskEventsOptions): TaskFeed | undefin
       const { snapshot: again, skipNote: note } = await snapshotAfterSkip(lastDeliveredId);
       if (sink.closed) return undefined;
       held = undefined;
-      sink.send(frame(JSON.stringify({ task: again.task })), { id: again.eventId });
+      sendSnapshot(sink, frame, again.task, again.eventId);
       sink.send(frame(JSON.stringify(note)));
       if (closesOn(again.task.status.state)) {
         sink.end();
@@ -107,6 +114,17 @@ export function streamTaskEvents(options: TaskEventsOptions): TaskFeed | undefin
       return again.eventId;
     };
   }
+}
+
+/**
+ * A Task snapshot as the stream's frame. A large task's artifacts may be the assembly thread's
+ * bytes (a JsonFragment, when the binding splices: Caller.answersSpliced), written as they are.
+ */
+function sendSnapshot(sink: StreamSink, frame: (streamResponseJson: string) => string, task: Task, eventId: string): void {
+  const framed = serializeFramed({ task }, frame);
+  if (typeof framed === 'string') sink.send(framed, { id: eventId });
+  else if (sink.sendPieces !== undefined) sink.sendPieces(framed, { id: eventId });
+  else throw new Error('a spliced Task snapshot reached a stream that cannot write pieces');
 }
 
 /**

@@ -98,8 +98,11 @@ export class EventHub {
   ) {
     this.sharded = isCluster(subscriber);
     this.outageGraceMs = options.outageGraceMs;
-    if (this.sharded) subscriber.on('smessage', (channel: string, message: string) => this.dispatch(channel, message));
-    else subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => this.dispatch(channel, message));
+    // The message as bytes: decoded only for a task someone here watches. Every task's events
+    // reach this connection, some of them a megabyte each (a large artifact update), and
+    // decoding each into a string nobody reads took the event loop seconds in a busy minute.
+    if (this.sharded) subscriber.on('smessageBuffer', (channel: Buffer, message: Buffer) => this.dispatch(channel.toString(), message));
+    else subscriber.on('pmessageBuffer', (_pattern: string, channel: Buffer, message: Buffer) => this.dispatch(channel.toString(), message));
     // A Cluster failover moves a shard's subscriptions to its promoted replica: ioredis stops the
     // dead master's subscriber, starts one on the new master and re-sends the SSUBSCRIBEs, then
     // says 'subscribersReady'. Whatever the shard published in between reached no one live, so
@@ -262,12 +265,13 @@ export class EventHub {
     return !this.sharded;
   }
 
-  private dispatch(channel: string, message: string): void {
+  private dispatch(channel: string, bytes: Buffer): void {
     const taskId = this.channels.taskOfEventChannel(channel);
     if (taskId === undefined) return;
     const set = this.listeners.get(taskId);
-    // Most events are for tasks nobody here watches: skip the parse.
+    // Most events are for tasks nobody here watches: skip the decoding and the parse.
     if (set === undefined && this.everyTaskListeners.size === 0) return;
+    const message = bytes.toString();
     const newline = message.indexOf('\n');
     // Event JSON holds no raw newline: a second one starts the answer (the appendEvent fragment of the store's scripts).
     const trailer = message.indexOf('\n', newline + 1);

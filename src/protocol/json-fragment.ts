@@ -30,6 +30,15 @@ export type SerializedAnswer = string | Uint8Array[];
 
 /** JSON.stringify(value), with every JsonFragment's bytes in its place. */
 export function serializeAnswer(value: unknown): SerializedAnswer {
+  return serializeFramed(value, (json) => json);
+}
+
+/**
+ * serializeAnswer with `frame` around the JSON text (a stream's frame: JSON-RPC's envelope, say).
+ * `frame` must copy the text it is given into what it returns untouched, as concatenation does:
+ * the fragments' placeholders are looked for in what it returns (one missing throws).
+ */
+export function serializeFramed(value: unknown, frame: (json: string) => string): SerializedAnswer {
   const fragments: JsonFragment[] = [];
   collecting = fragments;
   let text: string;
@@ -38,18 +47,19 @@ export function serializeAnswer(value: unknown): SerializedAnswer {
   } finally {
     collecting = undefined;
   }
-  if (fragments.length === 0) return text;
+  if (fragments.length === 0) return frame(text);
+  const framed = frame(text);
   const pieces: Uint8Array[] = [];
   let from = 0;
   fragments.forEach((fragment, index) => {
     // As JSON.stringify wrote the placeholder: quoted, its NUL escaped.
     const placeholder = JSON.stringify(`${TOKEN}${index}`);
-    const at = text.indexOf(placeholder, from);
+    const at = framed.indexOf(placeholder, from);
     if (at < 0) throw new Error('a JSON fragment placeholder went missing while its answer was serialized');
-    pieces.push(Buffer.from(text.slice(from, at)), fragment.bytes);
+    pieces.push(Buffer.from(framed.slice(from, at)), fragment.bytes);
     from = at + placeholder.length;
   });
-  pieces.push(Buffer.from(text.slice(from)));
+  pieces.push(Buffer.from(framed.slice(from)));
   return pieces;
 }
 

@@ -8,7 +8,7 @@ import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { ownerKeyOf, type Owner } from './owner.ts';
 import type { TurnRecord } from './task-records.ts';
 import { LARGE_TASK_BYTES, type LargeTask, type TaskRead } from './task-read.ts';
-import { readLargeTask, readRawLargeTask, type RawLargeTask } from './task-large-read.ts';
+import { readLargeTask, readRawLargeTask, readTaskHead, type RawLargeTask, type TaskHead } from './task-large-read.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import {
@@ -264,6 +264,11 @@ export class GatewayOperations extends StoreRole {
   /** readLargeTask with the artifacts left as stored, for a reader that assembles them elsewhere. */
   async readRawLargeTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<RawLargeTask | undefined> {
     return readRawLargeTask(this.redis, this.keys.task(taskId), taskId, ownerKeyOf(owner), historyLength);
+  }
+
+  /** The task's state, context and last event id without its artifacts or history (task-large-read.ts). */
+  async readTaskHead(taskId: string, owner: Owner): Promise<TaskHead | undefined> {
+    return readTaskHead(this.redis, this.keys.task(taskId), ownerKeyOf(owner));
   }
 
   /**

@@ -2,6 +2,7 @@
 // copies each value once into a reply instead of into Lua and back, and no single command copies
 // a segmented snapshot or its pending chunks whole (artifact-segments.ts).
 import type { RedisClient } from '../redis/connection.ts';
+import type { TaskState, TaskStatus } from '../protocol/types.ts';
 import type { TaskKeys } from './keys.ts';
 import { READ_TASK_FIELDS, taskField } from './task-hash.ts';
 import { taskReadOf, type TaskRead } from './task-read.ts';
@@ -38,17 +39,20 @@ export async function readRawLargeTask(redis: RedisClient, k: TaskKeys, taskId: 
     // A snapshot in segments: its pending chunks (up to its own size) are read after the
     // transaction too, a bounded run at a time (artifact-segments.ts); else with it.
     const segmented = (await redis.hget(k.task, taskField.artifactsGen)) !== null;
-    const transaction = redis.multi().hmget(k.task, ...READ_TASK_FIELDS).xrevrange(k.events, '+', '-', 'COUNT', 1);
+    // The last event is read for its id only: as bytes, never decoded (one can weigh a megabyte).
+    const transaction = redis.multi().hmget(k.task, ...READ_TASK_FIELDS).xrevrangeBuffer(k.events, '+', '-', 'COUNT', 1);
+    // Bytes, not text: a pending chunk can be a megabyte (one artifact update), and the event
+    // loop would decode each only for the reader to send it on to the assembly thread.
     if (segmented) transaction.llen(k.artifactChunks);
-    else transaction.lrange(k.artifactChunks, 0, -1);
+    else transaction.lrangeBuffer(k.artifactChunks, 0, -1);
     transaction.hmget(k.task, ...LIVE_SEGMENTS_FIELDS, taskField.artifactChunkBytes);
     if (length !== 0) transaction.lrange(k.history, length > 0 ? -length : 0, -1);
     const results = (await transaction.exec()) ?? [];
     for (const [error] of results) if (error) throw error;
     const [fields, last, listed, [generation, segments, chunkBytes], history] = results.map(([, value]) => value) as [
       (string | null)[],
-      [string, string[]][],
-      string[] | number,
+      [Buffer, Buffer[]][],
+      Buffer[] | number,
       (string | null)[],
       string[] | undefined,
     ];
@@ -65,9 +69,30 @@ export async function readRawLargeTask(redis: RedisClient, k: TaskKeys, taskId: 
     const generationField = rest.pop() || '0';
     const trimmedCount = rest.pop() || '0';
     const artifacts: StoredArtifactPieces = { snapshot: stored, chunks };
-    const read = taskReadOf([id ?? '', contextId ?? '', status ?? '', '', metadata || '{}', last[0]?.[0] ?? '', ...rest, trimmedCount, generationField, ...(history ?? [])]);
+    const read = taskReadOf([id ?? '', contextId ?? '', status ?? '', '', metadata || '{}', last[0]?.[0]?.toString() ?? '', ...rest, trimmedCount, generationField, ...(history ?? [])]);
     if (read === undefined) return undefined;
     read.bytes += storedPiecesBytes(artifacts);
     return { read, artifacts };
   }
+}
+
+/** What deciding on a task's state takes: no artifacts, no history (TaskHead). */
+export interface TaskHead {
+  state: TaskState;
+  contextId: string;
+  /** Id of the last event as of the state ('' if the buffer is empty or expired). */
+  lastEventId: string;
+}
+
+/**
+ * The task's state, context and last event id, read together (one MULTI, atomic as the read
+ * script), or undefined when missing or another owner's. A caller that only decides on the state
+ * (CancelTask waiting for a turn to end) reads a task of tens of megabytes in a few hundred bytes.
+ */
+export async function readTaskHead(redis: RedisClient, k: TaskKeys, ownerKey: string): Promise<TaskHead | undefined> {
+  const results = (await redis.multi().hmget(k.task, taskField.owner, taskField.contextId, taskField.status).xrevrangeBuffer(k.events, '+', '-', 'COUNT', 1).exec()) ?? [];
+  for (const [error] of results) if (error) throw error;
+  const [[owner, contextId, status], last] = results.map(([, value]) => value) as [(string | null)[], [Buffer, Buffer[]][]];
+  if (owner !== ownerKey || contextId === null || contextId === undefined || status === null || status === undefined) return undefined;
+  return { state: (JSON.parse(status) as TaskStatus).state, contextId, lastEventId: last[0]?.[0]?.toString() ?? '' };
 }

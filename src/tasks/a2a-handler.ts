@@ -47,9 +47,10 @@ export interface Caller {
   /** The SSE Last-Event-ID a stream resumes after, when the client sent one. */
   lastEventId: string | undefined;
   /**
-   * The binding serializes the answer with serializeAnswer (src/protocol/json-fragment.ts) and
-   * nothing else reads it: a large task's artifacts may come as a JsonFragment built off the
-   * event loop. False where the answer is translated (0.3, gRPC, MCP): they get parsed artifacts.
+   * The binding serializes the answer with serializeAnswer (src/protocol/json-fragment.ts), and
+   * a stream's Task snapshots with serializeFramed, and nothing else reads them: a large task's
+   * artifacts may come as a JsonFragment built off the event loop. False where the answer is
+   * translated (0.3, gRPC, MCP): they get parsed artifacts.
    */
   answersSpliced?: boolean;
   /** Charges a large answer's bytes to the caller's rate (limits.requestBytesPerToken): its next requests wait. */

@@ -34,8 +34,8 @@ class ArtifactAssembly {
       this.pending.set(id, { resolve, reject });
       // The thread holds the process open only while it has work.
       if (this.pending.size === 1) worker.ref();
-      const moved = movable(pieces);
-      worker.postMessage({ id, pieces: moved.pieces } satisfies AssemblyJob, moved.transfer);
+      const { job, transfer } = movable(id, pieces);
+      worker.postMessage(job, transfer);
     });
   }
 
@@ -74,21 +74,38 @@ class ArtifactAssembly {
 }
 
 /**
- * The pieces with their bytes ready to move to the thread instead of being copied. A Buffer may
- * be a view of a larger pooled allocation, which must not move: those (small ones) are copied
- * into their own; a large reply owns its allocation and moves as it is.
+ * The job with its bytes ready to move to the thread instead of being copied. A snapshot's
+ * segment is a large reply that owns its allocation: it moves as it is (one that does not is
+ * copied into its own). Pending chunks are thousands of small replies while a turn streams
+ * small deltas, each a view of the socket read it was parsed from: their bytes are copied into
+ * one allocation, moved with where each ends, and the thread cuts them apart. A typed array per
+ * chunk, built here and cloned into the message, cost the event loop more than the copy.
  */
-function movable(pieces: StoredArtifactPieces): { pieces: StoredArtifactPieces; transfer: ArrayBuffer[] } {
-  const transfer: ArrayBuffer[] = [];
+function movable(id: number, pieces: StoredArtifactPieces): { job: AssemblyJob; transfer: ArrayBuffer[] } {
+  const transfer = new Set<ArrayBuffer>();
   const own = (piece: Uint8Array): Uint8Array => {
     const whole = piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength && piece.buffer instanceof ArrayBuffer;
     const owned = whole ? piece : new Uint8Array(piece);
-    transfer.push(owned.buffer as ArrayBuffer);
+    // A buffer listed twice cannot be moved: a set.
+    transfer.add(owned.buffer as ArrayBuffer);
     return owned;
   };
   const snapshot = typeof pieces.snapshot === 'string' ? pieces.snapshot : pieces.snapshot.map(own);
-  const chunks = pieces.chunks.map((piece) => (typeof piece === 'string' ? piece : own(piece)));
-  return { pieces: { snapshot, chunks }, transfer };
+  const { chunks } = pieces;
+  if (chunks.length === 0 || chunks.some((chunk) => typeof chunk === 'string')) return { job: { id, pieces: { snapshot, chunks } }, transfer: [...transfer] };
+  let total = 0;
+  for (const chunk of chunks) total += chunk.length;
+  // Not from Node's pool: the allocation is this job's alone, so it may move.
+  const bytes = Buffer.allocUnsafeSlow(total);
+  const ends: number[] = [];
+  let at = 0;
+  for (const chunk of chunks as Uint8Array[]) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+    ends.push(at);
+  }
+  transfer.add(bytes.buffer as ArrayBuffer);
+  return { job: { id, pieces: { snapshot, chunks: [] }, packedChunks: { bytes, ends } }, transfer: [...transfer] };
 }
 
 /** The process's one assembly thread, started at the first large answer. */

@@ -7,6 +7,7 @@ import { generationConflict } from '../extensions/task-generations.ts';
 import { isTerminal, type CancelTaskRequest, type Task } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { cancelStages } from '../telemetry/metrics.ts';
+import { readTaskAnswer } from './task-answer.ts';
 import type { TaskEvents } from './task-events.ts';
 
 export interface CancelDeps {
@@ -20,8 +21,10 @@ export interface CancelDeps {
 /**
  * `requestedBy`: an operator canceling the owner's task (recorded on it); undefined for the owner.
  * `expectedGeneration`: refuse (ABORTED, nothing changed) unless the task is at it (task-generations extension).
+ * `answersSpliced`: the answer goes through serializeAnswer untranslated (Caller.answersSpliced),
+ * so a large task's artifacts may come as the assembly thread's bytes (./task-answer.ts).
  */
-export async function cancelTask(deps: CancelDeps, owner: Owner, request: CancelTaskRequest, requestedBy?: string, expectedGeneration?: number): Promise<Task> {
+export async function cancelTask(deps: CancelDeps, owner: Owner, request: CancelTaskRequest, requestedBy?: string, expectedGeneration?: number, answersSpliced = false): Promise<Task> {
   const { store } = deps;
   const result = await store.gateway.cancelTask(request.id, owner, new Date(), requestedBy, expectedGeneration);
   if (result.kind === 'not-found') throw taskNotFound(request.id);
@@ -36,11 +39,12 @@ export async function cancelTask(deps: CancelDeps, owner: Owner, request: Cancel
     });
   }
   if (result.kind === 'requested') {
-    const read = await store.gateway.readTask(request.id, owner, 0);
-    if (read !== undefined && !isTerminal(read.task.status.state)) {
-      await deps.events.waitForTurnEnd(request.id, read.lastEventId, deps.cancelWaitMs, isTerminal);
+    // Only the state decides here: a task of tens of megabytes is not read whole to learn it.
+    const head = await store.gateway.readTaskHead(request.id, owner);
+    if (head !== undefined && !isTerminal(head.state)) {
+      await deps.events.waitForTurnEnd(request.id, head.lastEventId, deps.cancelWaitMs, isTerminal);
     }
-    const after = await readOwnTask(store, request.id, owner);
+    const after = await readOwnTask(store, request.id, owner, answersSpliced);
     // The running turn ended on its own before its worker saw the request: the task was not
     // canceled, and answering with its COMPLETED (or FAILED) snapshot would read as success.
     if (isTerminal(after.status.state) && after.status.state !== 'TASK_STATE_CANCELED') {
@@ -50,7 +54,7 @@ export async function cancelTask(deps: CancelDeps, owner: Owner, request: Cancel
     }
     return after;
   }
-  return readOwnTask(store, request.id, owner);
+  return readOwnTask(store, request.id, owner, answersSpliced);
 }
 
 /**
@@ -62,19 +66,20 @@ async function propagateCancel(deps: CancelDeps, owner: Owner, taskId: string, k
   const { store, delegator } = deps;
   await delegator.cancelAssignments(taskId, owner);
   if (kind !== 'canceled') return;
-  const read = await store.gateway.readTask(taskId, owner, 0);
+  const head = await store.gateway.readTaskHead(taskId, owner);
   // The server's own link, never the task's metadata (which a caller could have written).
-  const coordinator = read === undefined ? undefined : await store.gateway.parentOf(taskId);
-  if (read === undefined || coordinator === undefined) return;
+  const coordinator = head === undefined ? undefined : await store.gateway.parentOf(taskId);
+  if (head === undefined || coordinator === undefined) return;
   await delegator.childTurnEnded(
-    { taskId, coordinatorId: coordinator, ownerKey: ownerKeyOf(owner), contextId: read.task.contextId },
-    read.task.status.state,
+    { taskId, coordinatorId: coordinator, ownerKey: ownerKeyOf(owner), contextId: head.contextId },
+    head.state,
     'Canceled by its owner.',
   );
 }
 
-async function readOwnTask(store: TaskStore, taskId: string, owner: Owner): Promise<Task> {
-  const read = await store.gateway.readTask(taskId, owner, undefined);
+/** The task as the answer: a large one assembled off the event loop (./task-answer.ts). */
+async function readOwnTask(store: TaskStore, taskId: string, owner: Owner, answersSpliced: boolean): Promise<Task> {
+  const read = await readTaskAnswer(store, owner, taskId, undefined, answersSpliced);
   if (read === undefined) throw taskNotFound(taskId);
   return read.task;
 }

@@ -9,6 +9,7 @@ import { generationConflict } from '../extensions/task-generations.ts';
 import type { Message, SendMessageRequest } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { messageDigestOf } from './message-digest.ts';
+import { readTaskAnswer } from './task-answer.ts';
 import {
   agentOf,
   chargeStoredBytes,
@@ -88,7 +89,8 @@ export async function submitFollowUp(deps: IntakeDeps, owner: Owner, request: Se
   }
   // Every event from this message's acceptance on (its announcement and the turn it starts included).
   if (pushConfig !== undefined) await deps.push?.attach(owner, pushConfig, pushCursor ?? 'now');
-  const read = await store.gateway.readTask(taskId, owner, undefined);
+  // The stream's opening snapshot: a large task's artifacts are assembled off the event loop.
+  const read = await readTaskAnswer(store, owner, taskId, undefined, sender.answersSpliced === true);
   if (read === undefined) throw taskNotFound(taskId);
   if (result.kind === 'resumed' || (result.kind === 'duplicate' && read.task.status.state === 'TASK_STATE_SUBMITTED')) {
     await deps.turns.enqueue(owner, taskId, read.task.contextId, result.turn, sender.trace, result.kind === 'resumed' ? result.active : 1);

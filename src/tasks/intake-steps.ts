@@ -39,6 +39,8 @@ export interface SenderContext {
   expectedGeneration?: number | undefined;
   /** Reserves a new task under the caller's consumer plan before it is stored (src/consumers). */
   reserveTask?: TaskReserver;
+  /** A follow-up's snapshot may hold a large task's artifacts as spliced bytes (Caller.answersSpliced). */
+  answersSpliced?: boolean;
 }
 
 /** A stored message: its task, and where a stream of it starts. */

@@ -57,7 +57,7 @@ export class OperatorHandler {
   /** SubscribeToTask for any owner's task in the operator's reach: snapshot, then events, Last-Event-ID resume. */
   async subscribeToTask(caller: Caller, request: { id: string }): Promise<StreamPlan> {
     const owner = await this.tasks.ownerOf(caller.principal, request.id);
-    const start = await subscriptionStart(this.deps.store, owner, request, caller.lastEventId);
+    const start = await subscriptionStart(this.deps.store, owner, request, caller.lastEventId, caller.answersSpliced === true);
     return { taskId: request.id, snapshot: start.snapshot, afterId: start.afterId, closesOn: isTerminal, alreadyEnded: start.terminal };
   }
 

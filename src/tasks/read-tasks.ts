@@ -1,14 +1,13 @@
 // GetTask and ListTasks (spec 3.1.3, 3.1.4): the owner's tasks as they stand. A large answer's
 // bytes count against the caller's rate, as a request body's do (limits.requestBytesPerToken).
 import { LimitExceededError } from '../limits/limit-refusal.ts';
-import { JsonFragment } from '../protocol/json-fragment.ts';
 import { taskNotFound } from '../protocol/errors.ts';
-import type { Artifact, GetTaskRequest, ListTasksRequest, ListTasksResponse, Task } from '../protocol/types.ts';
+import type { GetTaskRequest, ListTasksRequest, ListTasksResponse, Task } from '../protocol/types.ts';
 import { TaskListing, type ListBounds } from '../store/task-listing.ts';
 import { LARGE_TASK_BYTES } from '../store/task-read.ts';
 import { ownerKeyOf, type TaskStore } from '../store/task-store.ts';
 import type { Caller } from './a2a-handler.ts';
-import { artifactAssembly } from './artifact-assembly.ts';
+import { assembledTask } from './task-answer.ts';
 import { decodePageToken, encodePageToken } from './page-token.ts';
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -52,11 +51,7 @@ export class TaskReads {
     if (large === undefined) throw taskNotFound(request.id);
     // What was not paid first (all of it, or what it holds besides its artifacts) is charged after.
     await caller.chargeAnswerBytes(Math.max(0, large.read.bytes - prepaid));
-    const { task } = large.read;
-    const json = await artifactAssembly.assemble(large.artifacts);
-    // An empty array is no artifacts: the field is left out, as a small task's read leaves it.
-    if (json.byteLength > 2) task.artifacts = caller.answersSpliced === true ? (new JsonFragment(json) as unknown as Artifact[]) : (JSON.parse(Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString()) as Artifact[]);
-    return task;
+    return (await assembledTask(large, caller.answersSpliced === true)).task;
   }
 
   /** The page's bytes are charged to the caller before it is returned. */

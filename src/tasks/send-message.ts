@@ -12,6 +12,7 @@ import { directReplyOfEvent } from './direct-reply.ts';
 import type { SenderContext, Submission } from './intake-steps.ts';
 import type { MessageIntake } from './message-intake.ts';
 import { snapshotAfterSkip } from './subscribe.ts';
+import { readTaskAnswer } from './task-answer.ts';
 import type { TaskEvents } from './task-events.ts';
 
 export interface SendMessageDeps {
@@ -28,6 +29,7 @@ const senderOf = (caller: Caller): SenderContext => ({
   trace: caller.trace,
   expectedGeneration: caller.generations?.expected,
   ...(caller.reserveTask === undefined ? {} : { reserveTask: caller.reserveTask }),
+  answersSpliced: caller.answersSpliced === true,
 });
 
 /** A turn is over for a blocking SendMessage at a terminal state or when the agent needs something (input, auth). */
@@ -84,7 +86,8 @@ export class SendMessages {
         await events.waitForTurnEnd(submission.taskId, submission.afterId, blockingTimeoutMs, turnOver);
       }
     }
-    const read = answer ?? (await this.deps.store.gateway.readTask(submission.taskId, owner, historyLength));
+    // A large task's artifacts are assembled off the event loop (./task-answer.ts).
+    const read = answer ?? (await readTaskAnswer(this.deps.store, owner, submission.taskId, historyLength, caller.answersSpliced === true));
     if (read === undefined) throw taskNotFound(submission.taskId);
     markStage(submission.taskId, 'responded');
     // The agent answered with a Message (spec 3.1.1): that is the answer, to this call and to every re-send.
@@ -104,7 +107,7 @@ export class SendMessages {
       // AUTH_REQUIRED keeps the stream open: the turn resumes after out-of-band credentials.
       closesOn: (state) => isTerminal(state) || state === 'TASK_STATE_INPUT_REQUIRED',
       alreadyEnded: false,
-      snapshotAfterSkip: (lastEventId) => snapshotAfterSkip(this.deps.store, owner, taskId, lastEventId),
+      snapshotAfterSkip: (lastEventId) => snapshotAfterSkip(this.deps.store, owner, taskId, lastEventId, caller.answersSpliced === true),
       // Only a new task (or a re-send of the message that made one) of an agent that may answer
       // with a Message can turn out to be one; a follow-up's client holds the task already.
       ...(snapshot === undefined && caller.endpoint.agent.adapter.directMessages === true ? { holdForDirectReply: { directReplyOf: directReplyOfEvent } } : {}),

@@ -145,11 +145,11 @@ export class TaskService implements GatewayHandler {
   }
 
   cancelTask(caller: Caller, request: CancelTaskRequest): Promise<Task> {
-    return cancelTask(this.cancels, caller.owner, request, undefined, caller.generations?.expected);
+    return cancelTask(this.cancels, caller.owner, request, undefined, caller.generations?.expected, caller.answersSpliced === true);
   }
 
   subscribeToTask(caller: Caller, request: SubscribeToTaskRequest): Promise<StreamPlan> {
-    return subscribeToTask(this.store, caller.owner, request, caller.lastEventId);
+    return subscribeToTask(this.store, caller.owner, request, caller.lastEventId, caller.answersSpliced === true);
   }
 
   createTaskPushNotificationConfig(caller: Caller, request: CreatePushConfigRequest): Promise<TaskPushNotificationConfig> {

@@ -7,6 +7,7 @@ import { isTerminal, type StreamResponse, type SubscribeToTaskRequest, type Task
 import { isBeforeBuffer } from '../store/replay-bound.ts';
 import type { Owner, TaskStore } from '../store/task-store.ts';
 import { replaySkipNote } from './replay-skip.ts';
+import { completedRead, readTaskAnswer, readTaskPending } from './task-answer.ts';
 
 /** Where a subscription starts. */
 export interface SubscriptionStart {
@@ -25,18 +26,20 @@ export interface SubscriptionStart {
  * them were dropped from the replay buffer (replay settings), the current Task snapshot, a
  * note naming what was skipped (`skipNote`), then the events after the snapshot.
  */
-export async function subscriptionStart(store: TaskStore, owner: Owner, request: SubscribeToTaskRequest, lastEventId: string | undefined): Promise<SubscriptionStart> {
-  const read = await store.gateway.readTask(request.id, owner, undefined);
-  if (read === undefined) throw taskNotFound(request.id);
+export async function subscriptionStart(store: TaskStore, owner: Owner, request: SubscribeToTaskRequest, lastEventId: string | undefined, spliced = false): Promise<SubscriptionStart> {
+  // A large task's artifacts are assembled off the event loop, and only when the snapshot is sent.
+  const pending = await readTaskPending(store, owner, request.id, undefined);
+  if (pending === undefined) throw taskNotFound(request.id);
+  const { read } = pending;
   const terminal = isTerminal(read.task.status.state);
-  const snapshot = { task: read.task, eventId: read.lastEventId };
+  const snapshotOf = async (): Promise<{ task: Task; eventId: string }> => ({ task: (await completedRead(pending, spliced)).task, eventId: read.lastEventId });
   if (lastEventId !== undefined) {
     if (!/^\d+-\d+$/.test(lastEventId)) {
       throw invalidParams([{ field: 'Last-Event-ID', description: 'must be an event id this gateway sent, like 1700000000000-0' }]);
     }
     // Read with the snapshot, atomically: an id older than the newest dropped event misses some.
     if (isBeforeBuffer(lastEventId, read.trimmed)) {
-      return { snapshot, skipNote: replaySkipNote(read.task, read.lastEventId, lastEventId, read.trimmed), afterId: read.lastEventId, terminal };
+      return { snapshot: await snapshotOf(), skipNote: replaySkipNote(read.task, read.lastEventId, lastEventId, read.trimmed), afterId: read.lastEventId, terminal };
     }
     const newest = read.lastEventId;
     if (newest !== '' && compareEventIds(lastEventId, newest) > 0) {
@@ -53,12 +56,15 @@ export async function subscriptionStart(store: TaskStore, owner: Owner, request:
       { metadata: { taskId: request.id, state: read.task.status.state } },
     );
   }
-  return { snapshot, skipNote: undefined, afterId: read.lastEventId, terminal };
+  return { snapshot: await snapshotOf(), skipNote: undefined, afterId: read.lastEventId, terminal };
 }
 
-/** The owner's subscription: from its start to the task's terminal state, catching up past a trimmed buffer. */
-export async function subscribeToTask(store: TaskStore, owner: Owner, request: SubscribeToTaskRequest, lastEventId: string | undefined): Promise<StreamPlan> {
-  const start = await subscriptionStart(store, owner, request, lastEventId);
+/**
+ * The owner's subscription: from its start to the task's terminal state, catching up past a
+ * trimmed buffer. `spliced`: the binding writes snapshots through serializeFramed (Caller.answersSpliced).
+ */
+export async function subscribeToTask(store: TaskStore, owner: Owner, request: SubscribeToTaskRequest, lastEventId: string | undefined, spliced = false): Promise<StreamPlan> {
+  const start = await subscriptionStart(store, owner, request, lastEventId, spliced);
   return {
     taskId: request.id,
     snapshot: start.snapshot,
@@ -66,7 +72,7 @@ export async function subscribeToTask(store: TaskStore, owner: Owner, request: S
     afterId: start.afterId,
     closesOn: isTerminal,
     alreadyEnded: start.terminal,
-    snapshotAfterSkip: (after) => snapshotAfterSkip(store, owner, request.id, after),
+    snapshotAfterSkip: (after) => snapshotAfterSkip(store, owner, request.id, after, spliced),
   };
 }
 
@@ -75,8 +81,8 @@ export async function subscribeToTask(store: TaskStore, owner: Owner, request: S
  * arrived while it caught up, e.g. across a Redis reconnect): the Task snapshot to continue
  * from and the note naming what was skipped, as a resume from before the buffer gets them.
  */
-export async function snapshotAfterSkip(store: TaskStore, owner: Owner, taskId: string, lastEventId: string): Promise<{ snapshot: { task: Task; eventId: string }; skipNote: StreamResponse }> {
-  const read = await store.gateway.readTask(taskId, owner, undefined);
+export async function snapshotAfterSkip(store: TaskStore, owner: Owner, taskId: string, lastEventId: string, spliced = false): Promise<{ snapshot: { task: Task; eventId: string }; skipNote: StreamResponse }> {
+  const read = await readTaskAnswer(store, owner, taskId, undefined, spliced);
   if (read === undefined) throw taskNotFound(taskId);
   return { snapshot: { task: read.task, eventId: read.lastEventId }, skipNote: replaySkipNote(read.task, read.lastEventId, lastEventId, read.trimmed) };
 }

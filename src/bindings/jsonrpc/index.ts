@@ -150,7 +150,8 @@ export async function handleJsonRpc(exchange: Exchange, admitted: AdmittedReques
       exchange.sendJson(200, { jsonrpc: '2.0', id, result: legacy === undefined ? result : legacy.result(result, 'json') });
       return;
     }
-    const plan = await openStream(operation, params, context, options);
+    // A 1.0 stream's frames are written through serializeFramed untranslated (task-stream.ts).
+    const plan = await openStream(operation, params, { ...context, answersSpliced: legacy === undefined }, options);
     const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
     const requestId = id;
     pipeTaskStream({

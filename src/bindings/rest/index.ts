@@ -125,7 +125,7 @@ async function serve(
     exchange.sendJson(200, result ?? {});
     return;
   }
-  const plan = await openStream(operation, params, { principal, requestBytes, ingressCharged, lastEventId: lastEventIdOf(exchange), ...exchangeContext(exchange) }, options);
+  const plan = await openStream(operation, params, { principal, requestBytes, ingressCharged, lastEventId: lastEventIdOf(exchange), answersSpliced: true, ...exchangeContext(exchange) }, options);
   pipeTaskStream({
     service: options.service,
     response: exchange.response,

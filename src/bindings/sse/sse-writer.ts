@@ -6,23 +6,34 @@ import type { ServerResponse } from 'node:http';
 export interface SseWriter {
   /** Writes one event; `id` becomes the client's Last-Event-ID. */
   send(data: string, options?: { id?: string; event?: string }): void;
+  /**
+   * Writes one event whose data is the pieces in order, one line of JSON (a spliced answer,
+   * src/protocol/json-fragment.ts: its bytes are written as they are, never joined into a string).
+   */
+  sendPieces(data: readonly Uint8Array[], options?: { id?: string; event?: string }): void;
   /** Ends the response; safe to call twice. */
   end(): void;
   /** True once the client went away or end() was called. */
   readonly closed: boolean;
 }
 
-/** Frames one SSE event. `data` must be one line (JSON.stringify output is). */
-export function frameSseEvent(data: string, options: { id?: string; event?: string } = {}): string {
-  let frame = '';
+/** The event and id lines of an SSE event, before its data. */
+function eventHead(options: { id?: string; event?: string }): string {
+  let head = '';
   if (options.event !== undefined) {
     if (/[\r\n]/.test(options.event)) throw new Error('SSE event names cannot contain line breaks');
-    frame += `event: ${options.event}\n`;
+    head += `event: ${options.event}\n`;
   }
   if (options.id !== undefined && options.id !== '') {
     if (/[\r\n]/.test(options.id)) throw new Error('SSE ids cannot contain line breaks');
-    frame += `id: ${options.id}\n`;
+    head += `id: ${options.id}\n`;
   }
+  return head;
+}
+
+/** Frames one SSE event. `data` must be one line (JSON.stringify output is). */
+export function frameSseEvent(data: string, options: { id?: string; event?: string } = {}): string {
+  let frame = eventHead(options);
   for (const line of data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
   return `${frame}\n`;
 }
@@ -122,6 +133,22 @@ class NodeSseWriter implements SseWriter {
     }
     this.lastWriteMs = Date.now();
     this.response.write(frameSseEvent(data, options));
+  }
+
+  sendPieces(data: readonly Uint8Array[], options: { id?: string; event?: string } = {}): void {
+    if (this.closed) return;
+    if (this.response.writableLength > this.maxBufferedBytes) {
+      this.endForSlowReader();
+      return;
+    }
+    this.lastWriteMs = Date.now();
+    // JSON text holds no raw line break (JSON.stringify escapes them): the pieces are one data line.
+    const { response } = this;
+    response.cork();
+    response.write(`${eventHead(options)}data: `);
+    for (const piece of data) response.write(piece);
+    response.write('\n\n');
+    response.uncork();
   }
 
   heartbeatIfIdle(now: number, intervalMs: number): void {
