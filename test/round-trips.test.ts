@@ -32,7 +32,7 @@ const COMMANDS_PER_TASK = 11;
 /**
  * Commands the scripts of one task run inside Redis (MONITOR's source "lua"), BullMQ's included:
  * about 173 (213 before the cuts below), plus slack for the queue's and indexes' batches. Each
- * costs Redis about a microsecond (docs/performance-profile.md): the replay bound counts what a
+ * costs Redis about a microsecond (docs/performance.md, "CPU profile"): the replay bound counts what a
  * script appends instead of reading the stream back, and acquireLease, finishTurn and the output
  * bound read the task hash's fields in one HMGET each instead of one HGET per field.
  */
