@@ -264,7 +264,7 @@ async function main(): Promise<void> {
       process.stderr.write(`abuse: ${attack} …\n`);
       if (SLOWLOG) await redis.slowlog('RESET');
       // The monotonic clock a --cpu-prof profile's timestamps count: its samples of this attack
-      // (tools/cpu-profile/summary.ts --from --to).
+      // (tools/profile/cpuprofile-summary.ts --from --to).
       const fromUs = process.hrtime.bigint() / 1000n;
       const observed = await observe(gateway, worker, redis, run);
       process.stderr.write(`abuse: ${id} ran in monotonic µs ${fromUs}-${process.hrtime.bigint() / 1000n}\n`);
