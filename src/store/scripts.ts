@@ -234,7 +234,7 @@ function scriptSources(mode: 'plain' | 'sharded' = 'plain'): Map<string, ScriptS
  * BullMQ's paid for about 120 of them on every batch of commands it sent. (Custom commands of
  * any number of keys would also take the key count as their first argument, which ioredis'
  * Cluster auto-pipelining mistakes for the first key.) The size guard names the script
- * (src/redis/command-guard.ts, scriptLabel).
+ * (src/redis/command-guard.ts, labelScript).
  */
 async function runScript(redis: RedisClient, source: ScriptSource, keys: readonly string[], argv: readonly (string | number)[]): Promise<ScriptReply> {
   try {
