@@ -5,7 +5,7 @@
 // package-lock.json as they are; the next `npm ci` removes it again.
 
 import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -14,13 +14,14 @@ export const BETTER_SQLITE3_VERSION = '12.11.1';
 
 const run = promisify(execFile);
 
+/**
+ * Whether the driver and its built addon are there. Looked up on disk, not with require.resolve:
+ * a lookup that failed once is remembered by this process's module loader, so it would still
+ * fail right after the install (the SDK server, a child process, imports it fresh).
+ */
 function installed(repoRoot: string): boolean {
-  try {
-    createRequire(join(repoRoot, 'package.json')).resolve('better-sqlite3');
-    return true;
-  } catch {
-    return false;
-  }
+  const root = join(repoRoot, 'node_modules', 'better-sqlite3');
+  return existsSync(join(root, 'package.json')) && existsSync(join(root, 'build', 'Release', 'better_sqlite3.node'));
 }
 
 /** Makes better-sqlite3 importable from the repository, installing it (once) when it is not. */
