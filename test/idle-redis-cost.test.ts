@@ -24,6 +24,7 @@ import { whenChildReady } from './support/child-ready.ts';
 import { nodeEntryArgs } from './support/compiled-sources.ts';
 import { ROOT, rpc, textMessage, waitFor } from './support/harness.ts';
 import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
+import { useOwnRedis } from './support/own-redis-suite.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 
 /** After the process reports ready: its start-up reads and first sweeps are over. */
@@ -161,18 +162,8 @@ describe('an idle gateway with its workers', () => {
 });
 
 describe('the push outbox sweeper while the outbox is empty', () => {
-  let own: OwnRedis;
   let redis: Redis;
-
-  beforeAll(async () => {
-    own = await startOwnRedis();
-    redis = new Redis(own.url);
-  });
-
-  afterAll(async () => {
-    await redis?.quit();
-    await own?.stop();
-  });
+  useOwnRedis((client) => (redis = client));
 
   it('reads one change counter instead of every shard size, sweeps a task indexed since at the next tick, then only its shard', async () => {
     const store = new PushStore(redis, 'idle');

@@ -4,8 +4,8 @@
 // cap; and a feed that falls behind the buffer while it catches up is told so instead of
 // skipping silently.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import type { EventHub, LiveEvent } from '../src/events/hub.ts';
 import { openTaskFeed } from '../src/events/task-feed.ts';
 import type { StreamResponse, TaskStatus } from '../src/protocol/types.ts';
@@ -13,27 +13,18 @@ import { loadConfig } from '../src/config/load.ts';
 import { DEFAULT_REPLAY_BOUND, replayBoundOf, type ReplayBound } from '../src/store/replay-bound.ts';
 import { ownerKeyOf, StaleLeaseError, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { createStoredTask, waitFor } from './support/harness.ts';
-import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
+import { useOwnRedis } from './support/own-redis-suite.ts';
 
 const owner: Owner = { agent: 'default', tenant: '', subject: 'replay-bound' };
 const ownerKey = ownerKeyOf(owner);
 const prefix = 'rb';
 
-let own: OwnRedis;
 let redis: Redis;
 
 const id = (label: string): string => `${label}-${randomBytes(6).toString('hex')}`;
 const bound = (overrides: Partial<ReplayBound>): ReplayBound => ({ maxEvents: 0, maxAgeMs: 0, pushHoldMaxEvents: 0, maxBytes: 0, pushHoldMaxBytes: 0, ...overrides });
 
-beforeAll(async () => {
-  own = await startOwnRedis();
-  redis = new Redis(own.url);
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await own?.stop();
-});
+useOwnRedis((client) => (redis = client));
 
 /** A task whose turn holds a lease in `store`: appends go through its fenced appendEvents. */
 async function runningTask(
