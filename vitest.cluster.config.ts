@@ -19,6 +19,7 @@ export const CLUSTER_SUITES = [
   'test/output-bounds.test.ts',
   'test/crash-attempts.test.ts',
   'test/artifact-writes.test.ts',
+  'test/announced-events.test.ts',
   'test/admin-api.test.ts',
   'test/admin-api-store.test.ts',
 ];

@@ -34,6 +34,8 @@ export function stateOfEventJson(json: string): TaskState | undefined {
 }
 
 export type LiveListener = (event: LiveEvent) => void;
+/** Reads one stored event's JSON by its id; undefined when the replay buffer no longer holds it. */
+export type ReadAnnouncedEvent = (taskId: string, id: string) => Promise<string | undefined>;
 /** Called after the hub's Redis connection came back: events may have been missed meanwhile. */
 export type GapListener = () => void;
 /** Called when live delivery has been down longer than the outage grace period. */
@@ -85,19 +87,30 @@ export class EventHub {
   /** Set once the outage outlasted the grace period: listeners were told, new ones are told at once. */
   private lost: LiveDeliveryLostError | undefined;
 
+  private readonly readAnnounced: ReadAnnouncedEvent | undefined;
+  /**
+   * Per task, the delivery of an event announced by id whose read is still in flight: what the
+   * task publishes meanwhile is delivered after it, so listeners hear the task's events in order.
+   */
+  private readonly heldBehindRead = new Map<string, Promise<void>>();
+
   /**
    * `outageGraceMs`: how long the subscriber connection may be down before every listener is
    * told live delivery is lost (streams then end with a resume hint, blocked calls fail).
    * A shorter outage is invisible: after the reconnect every listener re-reads what it missed.
    * Without it, listeners wait for the reconnect however long it takes.
+   * `readAnnounced`: reads an event the store announced by id only (a large one, see
+   * include/appendEvent.lua), once for every listener here. Without it, or when the read finds
+   * the event gone or fails, the task's listeners are told of a gap and re-read the buffer.
    */
   constructor(
     private readonly subscriber: RedisClient,
     private readonly channels: TaskChannels,
-    options: { outageGraceMs?: number } = {},
+    options: { outageGraceMs?: number; readAnnounced?: ReadAnnouncedEvent } = {},
   ) {
     this.sharded = isCluster(subscriber);
     this.outageGraceMs = options.outageGraceMs;
+    this.readAnnounced = options.readAnnounced;
     // The message as bytes: decoded only for a task someone here watches. Every task's events
     // reach this connection, some of them a megabyte each (a large artifact update), and
     // decoding each into a string nobody reads took the event loop seconds in a busy minute.
@@ -268,17 +281,54 @@ export class EventHub {
   private dispatch(channel: string, bytes: Buffer): void {
     const taskId = this.channels.taskOfEventChannel(channel);
     if (taskId === undefined) return;
-    const set = this.listeners.get(taskId);
     // Most events are for tasks nobody here watches: skip the decoding and the parse.
-    if (set === undefined && this.everyTaskListeners.size === 0) return;
+    if (!this.listeners.has(taskId) && this.everyTaskListeners.size === 0) return;
     const message = bytes.toString();
     const newline = message.indexOf('\n');
+    if (newline < 0) {
+      this.deliverAnnounced(taskId, message);
+      return;
+    }
     // Event JSON holds no raw newline: a second one starts the answer (the appendEvent fragment of the store's scripts).
     const trailer = message.indexOf('\n', newline + 1);
     const json = trailer < 0 ? message.slice(newline + 1) : message.slice(newline + 1, trailer);
     const live: LiveEvent = { id: message.slice(0, newline), json, state: stateOfEventJson(json) };
     if (trailer >= 0) live.answer = message.slice(trailer + 1);
-    for (const subscription of [...(set ?? [])]) subscription.onEvent(live);
+    const held = this.heldBehindRead.get(taskId);
+    if (held === undefined) this.deliver(taskId, live);
+    else this.holdBehind(taskId, held.then(() => this.deliver(taskId, live)));
+  }
+
+  /** An event announced by its id alone: read once, delivered in its place among the task's events. */
+  private deliverAnnounced(taskId: string, id: string): void {
+    const read = this.readAnnounced?.(taskId, id).catch(() => undefined) ?? Promise.resolve(undefined);
+    const held = this.heldBehindRead.get(taskId) ?? Promise.resolve();
+    this.holdBehind(
+      taskId,
+      Promise.all([held, read]).then(([, json]) => {
+        if (json !== undefined) {
+          this.deliver(taskId, { id, json, state: stateOfEventJson(json) });
+          return;
+        }
+        // Trimmed before it was read, or Redis did not answer: each listener re-reads from what
+        // it last got, and learns there whether it fell behind the buffer.
+        for (const subscription of [...(this.listeners.get(taskId) ?? []), ...this.everyTaskListeners]) subscription.onGap?.();
+      }),
+    );
+  }
+
+  private holdBehind(taskId: string, delivery: Promise<void>): void {
+    // A listener that throws is its own bug (live delivery calls them synchronously otherwise):
+    // it must not stop the task's later events nor surface as an unhandled rejection.
+    const delivered = delivery.catch(() => undefined);
+    this.heldBehindRead.set(taskId, delivered);
+    void delivered.then(() => {
+      if (this.heldBehindRead.get(taskId) === delivered) this.heldBehindRead.delete(taskId);
+    });
+  }
+
+  private deliver(taskId: string, live: LiveEvent): void {
+    for (const subscription of [...(this.listeners.get(taskId) ?? [])]) subscription.onEvent(live);
     for (const subscription of [...this.everyTaskListeners]) subscription.onEvent(live);
   }
 }

@@ -58,7 +58,10 @@ export async function buildTaskService(lifecycle: Lifecycle, setup: TaskServiceS
   const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay), recentTaskIndexOf(config));
   // The operators' index gets what this process noted last (a hint: lost, the next write restores it).
   lifecycle.register({ name: 'task store indexes', stop: () => store.maintenance.flushIndexesWithin(1_000) });
-  const hub = new EventHub(subscriber, store.channels, { outageGraceMs: config.redisOutageGraceMs });
+  const hub = new EventHub(subscriber, store.channels, {
+    outageGraceMs: config.redisOutageGraceMs,
+    readAnnounced: (taskId, id) => store.gateway.readEvent(taskId, id),
+  });
   await lifecycle.start({ name: 'event hub', start: () => hub.start() });
   // The queues re-emit their connection's errors, which the connection's handler already logs;
   // without a listener BullMQ would print each one to stderr while Redis is down.

@@ -89,7 +89,8 @@ export async function startPushRole(lifecycle: Lifecycle, config: GatewayConfig,
 
   const taskKeys = taskChannels(config.keyPrefix);
   const attached = store.attachedChannel();
-  // A message is "<event id>\n<StreamResponse JSON>"; only a task's creation event is a `task` snapshot.
+  // A message is "<event id>\n<StreamResponse JSON>", or the id alone for a large event (include/appendEvent.lua);
+  // only a task's creation event is a `task` snapshot, and it is never announced by id.
   subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => {
     const taskId = taskKeys.taskOfEventChannel(channel);
     if (taskId !== undefined) outbox.notify(taskId, false, message.includes('\n{"task":'));

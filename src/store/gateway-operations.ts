@@ -356,6 +356,12 @@ export class GatewayOperations extends StoreRole {
     return { events: await this.storedEvents(taskId, entries), trimmed: { throughId: throughId ?? '', count: Number(trimmedCount ?? 0) } };
   }
 
+  /** One event by its id, or undefined when the replay buffer no longer holds it. */
+  async readEvent(taskId: string, id: string): Promise<string | undefined> {
+    const entries = await this.redis.xrange(this.keys.task(taskId).events, id, id);
+    return (await this.storedEvents(taskId, entries))[0]?.json;
+  }
+
   /** Events after `afterId` (exclusive), oldest first; all events when afterId is ''. */
   async readEvents(taskId: string, afterId: string, count?: number): Promise<StoredEvent[]> {
     const key = this.keys.task(taskId).events;

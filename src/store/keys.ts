@@ -174,7 +174,8 @@ export class RedisKeys {
   }
 
   /**
-   * Pub/sub channel carrying "<streamId>\n<StreamResponse JSON>" for one task, in the task's slot:
+   * Pub/sub channel carrying "<streamId>\n<StreamResponse JSON>" for one task (the id alone for an
+   * event past 64 KiB, include/appendEvent.lua), in the task's slot:
    * on a Cluster the task's scripts SPUBLISH on it, which only a channel of their slot allows.
    */
   eventChannel(taskId: string): string {

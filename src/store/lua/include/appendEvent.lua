@@ -14,13 +14,23 @@
   sees a new state under an old generation.
   Every script that appends is wrapped in the replay bound (@bounds-events, src/store/scripts.ts),
   whose `__appended` counts what this appends: the events and their bytes, for the bound.
+  An event stored whole as more than __ANNOUNCE_WHOLE_MAX bytes (a large artifact update) is
+  announced by its entry id alone, no newline: a gateway that watches the task reads it from
+  the buffer (src/events/hub.ts), the others receive a few bytes instead of a megabyte each.
+  Building and sending the whole message was two more copies of the payload per call, and every
+  gateway's pattern subscription received it whether or not anyone there watched the task.
   Returns the entry id.
 ]]
+local __ANNOUNCE_WHOLE_MAX = 65536
 local function __appendEvent(taskKey, eventsKey, channel, stored, published, trailer)
   redis.call('HINCRBY', taskKey, 'generation', 1)
   local id = redis.call('XADD', eventsKey, '*', 'r', stored)
   __appended.count = __appended.count + 1
   __appended.bytes = __appended.bytes + #stored
+  if published == nil and trailer == nil and #stored > __ANNOUNCE_WHOLE_MAX then
+    redis.call('PUBLISH', channel, id)
+    return id
+  end
   local message = id .. '\n' .. (published or stored)
   local extra = trailer and trailer(id)
   if extra then message = message .. '\n' .. extra end
