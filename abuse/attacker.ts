@@ -28,6 +28,9 @@ interface Options {
   count?: number;
   /** rpc-flood: "__TEXT__" in the params becomes this many bytes of text (too big for a command line). */
   textBytes?: number;
+  /** hostile-turns: the agent the turns go to, and the text that picks the hostile backend's mode. */
+  agent?: string;
+  text?: string;
 }
 
 type Summary = Record<string, number | string>;
@@ -312,12 +315,63 @@ async function streamFlood(options: Options): Promise<Summary> {
   return { attempted: opening.length, ...Object.fromEntries(Object.entries(tally).map(([key, count]) => [key === 'open' ? 'opened' : `HTTP ${key}`, count])) };
 }
 
+const ENDED = ['completed', 'failed', 'canceled', 'rejected', 'input_required'];
+
+/**
+ * Attacks 13 and 14: `count` tasks sent to a hostile backend's agent at once, each followed until
+ * it ends or `durationMs` passes (then canceled, so its turn does not run on into the next
+ * attack): each one's final state and the first words of its status message. Following reads
+ * the task whole, tens of MB once a backend has poured into it.
+ */
+async function hostileTurns(options: Options): Promise<Summary> {
+  const turns = Array.from({ length: options.count ?? 3 }, () => hostileTurn(options, options.text ?? ''));
+  return { outcomes: (await Promise.all(turns)).join('; ') };
+}
+
+async function hostileTurn(options: Options, text: string): Promise<string> {
+  const base = `${options.url}/agents/${options.agent ?? ''}/a2a/rest`;
+  const headers = { 'Content-Type': 'application/json', 'A2A-Version': '1.0', Authorization: `Bearer ${options.token ?? ''}` };
+  const sent = await fetch(`${base}/message:send`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ message: { messageId: `h-${Date.now()}-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }] }, configuration: { returnImmediately: true } }),
+  }).catch((error: unknown) => error as Error);
+  if (sent instanceof Error) return `send failed: ${sent.message}`;
+  const task = ((await sent.json()) as { task?: { id: string } }).task;
+  if (task === undefined) return `refused: ${sent.status}`;
+  const statusOf = async (): Promise<{ state?: string; message?: { parts?: { text?: string }[] } } | undefined> => {
+    const read = await fetch(`${base}/tasks/${task.id}?historyLength=0`, { headers }).catch(() => undefined);
+    return read?.ok === true ? ((await read.json()) as { status?: { state?: string; message?: { parts?: { text?: string }[] } } }).status : undefined;
+  };
+  const until = Date.now() + options.durationMs;
+  let state = 'unknown';
+  let said = '';
+  while (Date.now() < until) {
+    const status = await statusOf();
+    state = (status?.state ?? state).replace('TASK_STATE_', '').toLowerCase();
+    said = status?.message?.parts?.[0]?.text ?? '';
+    if (ENDED.includes(state)) break;
+    await sleep(500);
+  }
+  if (!ENDED.includes(state)) {
+    await fetch(`${base}/tasks/${task.id}:cancel`, { method: 'POST', headers }).catch(() => undefined);
+    const canceledBy = Date.now() + 10_000;
+    while (Date.now() < canceledBy) {
+      const now = (await statusOf())?.state?.replace('TASK_STATE_', '').toLowerCase();
+      if (now !== undefined && ENDED.includes(now)) return `${state}, then ${now} (the run canceled it)`;
+      await sleep(500);
+    }
+  }
+  return `${state}${said === '' ? '' : ` ("${said.slice(0, 200)}")`}`;
+}
+
 const attacks: Record<string, (options: Options) => Promise<Summary>> = {
   'rpc-flood': rpcFlood,
   'stream-flood': streamFlood,
   'slow-bodies': slowBodies,
   'heavy-bodies': heavyBodies,
   'slow-subscribers': slowSubscribers,
+  'hostile-turns': hostileTurns,
 };
 
 const [name, json] = process.argv.slice(2);

@@ -82,49 +82,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The model server's API key, looked for at the origin a redirect points at. */
 const MODEL_KEY = 'abuse-model-secret';
 
-const ENDED = ['completed', 'failed', 'canceled', 'rejected', 'input_required'];
-
-/**
- * Sends `text` to `agent` as a new task and follows it until it ends or `waitMs` passes: its
- * final state and the first words of its status message.
- */
-async function hostileTurn(gatewayUrl: string, agent: string, token: string, text: string, waitMs: number): Promise<string> {
-  const base = `${gatewayUrl}/agents/${agent}/a2a/rest`;
-  const headers = { 'Content-Type': 'application/json', 'A2A-Version': '1.0', Authorization: `Bearer ${token}` };
-  const sent = await fetch(`${base}/message:send`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ message: { messageId: `h-${Date.now()}-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }] }, configuration: { returnImmediately: true } }),
-  }).catch((error: unknown) => error as Error);
-  if (sent instanceof Error) return `send failed: ${sent.message}`;
-  const task = ((await sent.json()) as { task?: { id: string } }).task;
-  if (task === undefined) return `refused: ${sent.status}`;
-  const until = Date.now() + waitMs;
-  let state = 'unknown';
-  let said = '';
-  while (Date.now() < until) {
-    const read = await fetch(`${base}/tasks/${task.id}?historyLength=0`, { headers }).catch(() => undefined);
-    const status = read?.ok === true ? ((await read.json()) as { status?: { state?: string; message?: { parts?: { text?: string }[] } } }).status : undefined;
-    state = (status?.state ?? state).replace('TASK_STATE_', '').toLowerCase();
-    said = status?.message?.parts?.[0]?.text ?? '';
-    if (ENDED.includes(state)) break;
-    await sleep(500);
-  }
-  if (!ENDED.includes(state)) {
-    // Still running (a paced endless stream): canceled, so its turn ends with this attack and
-    // does not run on into the next one's figures.
-    await fetch(`${base}/tasks/${task.id}:cancel`, { method: 'POST', headers }).catch(() => undefined);
-    const canceledBy = Date.now() + 10_000;
-    while (Date.now() < canceledBy) {
-      const read = await fetch(`${base}/tasks/${task.id}?historyLength=0`, { headers }).catch(() => undefined);
-      const now = read?.ok === true ? ((await read.json()) as { status?: { state?: string } }).status?.state?.replace('TASK_STATE_', '').toLowerCase() : undefined;
-      if (now !== undefined && ENDED.includes(now)) return `${state}, then ${now} (the run canceled it)`;
-      await sleep(500);
-    }
-  }
-  return `${state}${said === '' ? '' : ` ("${said.slice(0, 200)}")`}`;
-}
-
 function runAttacker(name: string, options: Record<string, unknown>): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     execFile(
@@ -504,9 +461,12 @@ async function main(): Promise<void> {
           `${number}${String.fromCharCode(97 + index)} ${title}: ${mode}`,
           async () => {
             const sentBefore = hostile.stats.bytesSent[mode] ?? 0;
-            const outcomes = await Promise.all([1, 2, 3].map(() => hostileTurn(gateway.url, agent, backendToken, `hostile:${mode}`, 25_000)));
+            // Sent and followed from a process of their own: following means reading the hostile
+            // tasks whole (tens of MB each, parsed), which in the run's process stalled the
+            // victim's own timing loop and showed up as the gateway's latency.
+            const { outcomes } = await runAttacker('hostile-turns', { url: gateway.url, durationMs: 25_000, localAddress: '127.0.0.1', token: backendToken, agent, text: `hostile:${mode}`, count: 3 });
             const sentMb = ((hostile.stats.bytesSent[mode] ?? 0) - sentBefore) / (1024 * 1024);
-            return `${outcomes.join('; ')}; the backend wrote ${ms(sentMb)} MB`;
+            return `${String(outcomes)}; the backend wrote ${ms(sentMb)} MB`;
           },
           (p99, errors) => {
             const leaked = hostile.stats.credentialsLeaked.slice(leakedBefore);
