@@ -39,20 +39,26 @@ function backendOf(response: Response): string {
 }
 
 /**
- * A request-init key under which a caller hears of every chunk of the answer's body as it arrives
- * (bodyBytesInit): an adapter that watches a stream for silence must count bytes, not parsed
- * events, or one huge event read slowly looks like silence and hides the bound that should cut it
- * (backendLimits.maxEventBytes). Clients pass request-init options through to fetch untouched.
+ * A request-init key marking a request whose answer the client reads as an event stream, and
+ * under which the caller hears of every chunk of the body as it arrives (eventStreamInit).
+ * - The OpenAI client parses a streamed request's answer as SSE whatever its Content-Type says:
+ *   a backend answering `application/json` with a body that never ends a line made it re-scan
+ *   all it held for each chunk (CPU quadratic in the body, seconds per megabyte). Such an answer
+ *   is framed and bounded as a stream (maxEventBytes, maxStreamBytes, streamIdleTimeoutMs).
+ * - An adapter that watches a stream for silence must count bytes, not parsed events, or one
+ *   huge event read slowly looks like silence and hides the bound that should cut it
+ *   (backendLimits.maxEventBytes).
+ * Clients pass request-init options through to fetch untouched.
  */
-const ON_BODY_BYTES = Symbol('a2a-gateway.onBodyBytes');
+const EVENT_STREAM_READ = Symbol('a2a-gateway.eventStreamRead');
 
-/** Request-init options (e.g. the OpenAI client's per-request fetchOptions) that call `listener` with each body chunk's size as it arrives. */
-export function bodyBytesInit(listener: (byteLength: number) => void): Omit<RequestInit, 'method' | 'headers' | 'signal' | 'body'> {
-  return Object.assign({}, { [ON_BODY_BYTES]: listener }) as Omit<RequestInit, 'method' | 'headers' | 'signal' | 'body'>;
+/** Request-init options (e.g. the OpenAI client's per-request fetchOptions) for an answer read as an event stream, calling `listener` with each body chunk's size as it arrives. */
+export function eventStreamInit(listener: (byteLength: number) => void): Omit<RequestInit, 'method' | 'headers' | 'signal' | 'body'> {
+  return Object.assign({}, { [EVENT_STREAM_READ]: listener }) as Omit<RequestInit, 'method' | 'headers' | 'signal' | 'body'>;
 }
 
-function bodyBytesListenerOf(init: RequestInit | undefined): Meter | undefined {
-  const listener = (init as { [ON_BODY_BYTES]?: unknown } | undefined)?.[ON_BODY_BYTES];
+function eventStreamListenerOf(init: RequestInit | undefined): Meter | undefined {
+  const listener = (init as { [EVENT_STREAM_READ]?: unknown } | undefined)?.[EVENT_STREAM_READ];
   return typeof listener === 'function' ? (chunk) => (listener as (byteLength: number) => void)(chunk.byteLength) : undefined;
 }
 
@@ -281,14 +287,16 @@ function boundedStream(source: ReadableStream<Uint8Array>, bounds: Bounds): Read
 }
 
 /**
- * `response` with its body bounded by `limits`. Throws at once (and closes the connection) when
- * an answer that is not a stream declares a Content-Length over maxResponseBytes.
+ * `response` with its body bounded by `limits`: as an event stream when it says it is one or the
+ * request was marked as read as one (`streamRead`, whose meter hears each chunk), else as one
+ * answer. Throws at once (and closes the connection) when an answer that is not a stream
+ * declares a Content-Length over maxResponseBytes.
  */
-export function boundResponse(response: Response, limits: BackendLimits, onBytes?: Meter): Response {
+export function boundResponse(response: Response, limits: BackendLimits, streamRead?: Meter): Response {
   if (response.body === null) return response;
   const backend = backendOf(response);
   let bounds: Bounds;
-  if (isEventStream(response)) {
+  if (isEventStream(response) || streamRead !== undefined) {
     bounds = {
       framer: new EventFramer(
         limits.maxEventBytes,
@@ -321,7 +329,7 @@ export function boundResponse(response: Response, limits: BackendLimits, onBytes
       },
     };
   }
-  if (onBytes !== undefined) bounds.meters.unshift(onBytes);
+  if (streamRead !== undefined) bounds.meters.unshift(streamRead);
   const bounded = new Response(boundedStream(response.body, bounds), { status: response.status, statusText: response.statusText, headers: response.headers });
   // A new Response has no URL; clients (and error messages) read the backend's from it.
   Object.defineProperty(bounded, 'url', { value: response.url });
@@ -331,5 +339,5 @@ export function boundResponse(response: Response, limits: BackendLimits, onBytes
 
 /** A fetch whose every response is bounded by `limits` (boundResponse). */
 export function boundedFetch(limits: BackendLimits, fetchImpl: typeof fetch = fetch): typeof fetch {
-  return async (input, init) => boundResponse(await fetchImpl(input, init), limits, bodyBytesListenerOf(init));
+  return async (input, init) => boundResponse(await fetchImpl(input, init), limits, eventStreamListenerOf(init));
 }

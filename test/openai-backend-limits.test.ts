@@ -3,6 +3,8 @@
 // Two bounds: backendLimits.maxEventBytes, cut while the stream is read (bounded-response.ts),
 // and an output bound the store refuses (an emit that rejects with OutputLimitError), which
 // stops the adapter reading the stream at once.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { APIConnectionError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BackendLimitError } from '../adapters/bounded-response.ts';
@@ -132,5 +134,59 @@ describe('a model server streaming past the bounds', () => {
     // delta and the sockets' buffers.
     expect(endlessDeltas.written[0] as number).toBeLessThan(1_024);
     expect(largest).toBeLessThan(64 * KIB + 9 * KIB);
+  });
+});
+
+describe('a model server answering a streamed request with an endless body that is not an event stream', () => {
+  // What abuse row 13d sends: `application/json`, a line that never ends. The client parses a
+  // streamed request's answer as SSE whatever the Content-Type; read as one answer, it re-scanned
+  // everything it held for each chunk (seconds of CPU per megabyte) until bodyTimeoutMs.
+  let server: Server;
+  let baseURL = '';
+  let requests = 0;
+  let written = 0;
+  const MIB = Buffer.alloc(1024 * KIB, 'b');
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      requests += 1;
+      request.resume();
+      response.writeHead(200, { 'Content-Type': 'application/json' });
+      response.write('{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"');
+      const pour = (): void => {
+        while (!response.destroyed && written < 256 * 1024 * KIB) {
+          written += MIB.length;
+          if (!response.write(MIB)) {
+            response.once('drain', pour);
+            return;
+          }
+        }
+      };
+      response.on('close', () => response.removeAllListeners('drain'));
+      pour();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  it('is framed as a stream: cut at backendLimits.maxEventBytes, having read little more than the bound', async () => {
+    const adapter = createOpenAIAdapter(
+      { baseURL, model: 'hostile', maxRetries: 3, retryBaseDelayMs: 10 },
+      // A deadline far off: only the event bound can end the read before it.
+      { backendLimits: { ...DEFAULT_BACKEND_LIMITS, maxEventBytes: 64 * KIB, bodyTimeoutMs: 60_000 } },
+    );
+    const ctx = new TestTurnContext({ input: 'hello', adapterName: 'openai' });
+    const outcome = await adapter.run(ctx);
+    expect(outcome.state).toBe('failed');
+    expect(JSON.stringify(outcome.message)).toMatch(/backendLimits\.maxEventBytes \(65536 bytes\)/);
+    expect(requests).toBe(1);
+    // Cut at the first chunk past 64 KiB: what the server got into the sockets' buffers, not
+    // the 256 MiB it would pour.
+    expect(written).toBeLessThan(32 * 1024 * KIB);
   });
 });

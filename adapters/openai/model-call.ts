@@ -8,7 +8,7 @@ import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/compl
 import type { ToolCall } from './ask-user.ts';
 import type { ReplyWriter } from './reply-writer.ts';
 import { StreamCutError } from './retry-policy.ts';
-import { bodyBytesInit } from '../bounded-response.ts';
+import { eventStreamInit } from '../bounded-response.ts';
 import { GEN_AI, inClientSpan } from '../../src/telemetry/spans.ts';
 
 export interface ModelUsage {
@@ -103,9 +103,10 @@ async function callModelOnce(client: OpenAI, request: ChatRequest, options: Mode
   try {
     const stream = await client.chat.completions.create(
       { ...request, stream: true, ...(options.streamUsage ? { stream_options: { include_usage: true } } : {}) },
-      // Silence is no bytes at all: every chunk the connection delivers restarts the watch, so a
-      // huge delta still arriving is cut by backendLimits.maxEventBytes, not taken for a silent stream.
-      { signal, headers: options.headers, fetchOptions: bodyBytesInit(watch) },
+      // Read as a stream whatever the answer's Content-Type (the client parses it as one). Silence
+      // is no bytes at all: every chunk the connection delivers restarts the watch, so a huge
+      // delta still arriving is cut by backendLimits.maxEventBytes, not taken for a silent stream.
+      { signal, headers: options.headers, fetchOptions: eventStreamInit(watch) },
     );
     watch();
     for await (const chunk of stream) {
