@@ -17,6 +17,7 @@ import { replayBoundOf } from '../src/store/replay-bound.ts';
 import { deletePrefix, openTestRedis, uniquePrefix } from './support/harness.ts';
 import { acquireTestLease, newStoredTask, type AcquiredLease } from './support/stored-turns.ts';
 import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
+import { openMonitor } from './support/monitor.ts';
 
 const owner: Owner = { agent: 'default', tenant: '', subject: 'artifact-writes' };
 const ownerKey = ownerKeyOf(owner);
@@ -361,7 +362,7 @@ describe('the replay byte bound under large events', () => {
     // Its own Redis: MONITOR shows every command, including those a script runs.
     own = await startOwnRedis();
     plain = new Redis(own.url);
-    monitor = await new Redis(own.url).monitor();
+    monitor = await openMonitor(own.url);
   });
 
   afterAll(async () => {

@@ -26,6 +26,7 @@ import { ROOT, rpc, textMessage, waitFor } from './support/harness.ts';
 import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
 import { useOwnRedis } from './support/own-redis-suite.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
+import { openMonitor } from './support/monitor.ts';
 
 /** After the process reports ready: its start-up reads and first sweeps are over. */
 const SETTLE_MS = 5_000;
@@ -113,7 +114,7 @@ describe('an idle gateway with its workers', () => {
     const gateway = started as StartedProcess;
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const admin = new Redis(own.url);
-    const monitor = await admin.monitor();
+    const monitor = await openMonitor(admin);
     const sent: string[][] = [];
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
       if (source !== 'lua') sent.push(args);

@@ -14,6 +14,7 @@ import { DEFAULT_REPLAY_BOUND, replayBoundOf, type ReplayBound } from '../src/st
 import { ownerKeyOf, StaleLeaseError, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { createStoredTask, waitFor } from './support/harness.ts';
 import { useOwnRedis } from './support/own-redis-suite.ts';
+import { openMonitor } from './support/monitor.ts';
 
 const owner: Owner = { agent: 'default', tenant: '', subject: 'replay-bound' };
 const ownerKey = ownerKeyOf(owner);
@@ -54,7 +55,7 @@ describe('the replay bound (store level, own Redis)', () => {
   it('trims inside the appending script: MONITOR sees every XTRIM run by Lua, and the stream never passes its bound', async () => {
     const store = new TaskStore(redis, prefix, 600, bound({ maxEvents: 5 }));
     const task = await runningTask(store);
-    const monitor = await redis.duplicate().monitor();
+    const monitor = await openMonitor(redis);
     const trims: string[] = [];
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
       if ((args[0] ?? '').toUpperCase() === 'XTRIM') trims.push(source);

@@ -8,10 +8,10 @@
 // trip, however many commands it carries. MONITOR cannot tell a pipeline from back-to-back calls.
 // Run with ROUND_TRIPS_LIST=1 to print both listings.
 import { Socket } from 'node:net';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { rpc, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
+import { openMonitor } from './support/monitor.ts';
 
 /**
  * Round trips today, about 9.3 (issue 12 asks for 6): the commands below, less one, since a
@@ -60,7 +60,7 @@ const isTimer = (args: string[]): boolean => {
 };
 
 it(`a blocking echo task costs at most ${ROUND_TRIPS_PER_TASK} Redis round trips (${COMMANDS_PER_TASK} commands, ${SCRIPT_COMMANDS_PER_TASK} inside scripts), gateway and worker together`, async () => {
-  const monitor = await new Redis(own.url).monitor();
+  const monitor = await openMonitor(own.url);
   const commands: string[][] = [];
   const scriptCommands: string[][] = [];
   const trace: string[] = [];
