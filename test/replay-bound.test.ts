@@ -82,6 +82,34 @@ describe('the replay bound (store level, own Redis)', () => {
     expect(await trimmedFields(store, task.taskId)).toEqual([task.appended.at(-6), String(task.appended.length - 5)]);
   });
 
+  it('an append that trims reads each event it drops once: the drop is counted from what finding the cut read', async () => {
+    // Reading a megabyte event into Lua costs Redis a fresh allocation of that size: reading the
+    // dropped events a second time to count their bytes doubled the trim's cost (abuse row 14b).
+    for (const replay of [{ maxEvents: 3 }, { maxBytes: 1 }, { maxEvents: 4, maxBytes: 1 }]) {
+      const store = new TaskStore(redis, prefix, 600, bound(replay));
+      const task = await runningTask(store);
+      await task.append(5);
+      const monitor = await openMonitor(redis);
+      const ranges: string[][] = [];
+      monitor.on('monitor', (_time: string, args: string[], source: string) => {
+        if (source === 'lua' && (args[0] ?? '').toUpperCase() === 'XRANGE') ranges.push(args.slice(2));
+      });
+      const before = await ids(store, task.taskId);
+      await task.append(1);
+      await redis.ping();
+      await waitFor(() => (ranges.length > 0 ? true : undefined), 5_000, 'the monitor lines');
+      monitor.disconnect();
+      const dropped = before.length + 1 - (await ids(store, task.taskId)).length;
+      expect(dropped, JSON.stringify(replay)).toBeGreaterThan(0);
+      // One read from the oldest event finds the cut; none reads up to the cut again.
+      expect(ranges, JSON.stringify(replay)).toHaveLength(1);
+      const k = store.keys.task(task.taskId);
+      const [bytes] = await redis.hmget(k.task, 'eventsBytes');
+      const held = (await redis.xrange(k.events, '-', '+')).reduce((sum, [, fields]) => sum + Buffer.byteLength(fields[1] as string), 0);
+      expect(Number(bytes), JSON.stringify(replay)).toBe(held);
+    }
+  });
+
   it('a stale write trims nothing, even over a lowered bound; the next fenced append trims', async () => {
     const wide = new TaskStore(redis, prefix, 600, bound({ maxEvents: 50 }));
     const task = await runningTask(wide);
