@@ -1,5 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { DEFAULT_REDIS_MAX_COMMAND_BYTES, guardCommands } from './command-guard.ts';
+import { leanPipelines } from './lean-pipelines.ts';
 
 export { DEFAULT_REDIS_MAX_COMMAND_BYTES, guardCommands, isRedisCommandTooLargeError, RedisCommandTooLargeError } from './command-guard.ts';
 
@@ -80,6 +81,7 @@ export function openRedis(
   };
   const client = clusterConfigured(target) ? openCluster(target, role, options, policy) : openSingle(target, role, options, policy);
   guardCommands(client, target.redisMaxCommandBytes ?? DEFAULT_REDIS_MAX_COMMAND_BYTES);
+  leanPipelines(client);
   // Each role logs its connection's errors; this listener only makes sure an 'error' event never
   // finds none (a role that forgot one must not depend on ioredis' own fallback).
   client.on('error', () => undefined);
