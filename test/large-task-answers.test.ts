@@ -11,7 +11,8 @@ import type { Task } from '../src/protocol/types.ts';
 import { JsonFragment, serializeAnswer } from '../src/protocol/json-fragment.ts';
 import { artifactAssembly } from '../src/tasks/artifact-assembly.ts';
 import { rawGrpc } from './support/grpc.ts';
-import { rpc, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
+import { rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
+import { openMonitor } from './support/monitor.ts';
 
 /** Well past LARGE_TASK_BYTES (one segment, 256 KiB), with characters of every UTF-8 width. */
 const TEXT = `echo ${'a'.repeat(400_000)} é ✓ 𝄞 "quoted" \\ \u0000 ${'z'.repeat(300_000)}`;
@@ -45,6 +46,41 @@ function textOf(part: unknown): string {
 const digest = (text: string): string => `${text.length} chars, sha256 ${createHash('sha256').update(text).digest('hex')}`;
 
 describe('a large task read back', () => {
+  it("is read on the assembly thread's own connection: the event loop's connections carry none of its artifacts", async () => {
+    const redis = gw.gateway.store.redis as import('ioredis').Redis;
+    const monitor = await openMonitor(redis);
+    const reads: { source: string; command: string }[] = [];
+    const taskKey = `${gw.prefix}:{${task.id}}`;
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (args.some((arg) => arg.startsWith(taskKey))) reads.push({ source, command: (args[0] ?? '').toLowerCase() });
+    });
+    try {
+      const assembledBefore = artifactAssembly.assembled;
+      const read = (await rpc(gw.jsonRpcUrl, 'GetTask', { id: task.id })).body.result as Task;
+      expect(artifactAssembly.assembled, 'assembled on the thread').toBe(assembledBefore + 1);
+      expect(echoed(read.artifacts)).toMatch(/^7\d{5} chars/);
+      await redis.ping();
+      await waitFor(() => (reads.some((entry) => entry.command === 'hget') ? true : undefined), 5_000, 'the segment reads');
+      // Each client's address, to its connection's name.
+      const names = new Map(
+        (await redis.client('LIST') as string)
+          .split('\n')
+          .map((line) => [/ addr=(\S+)/.exec(line)?.[1], / name=(\S*)/.exec(line)?.[1]] as const)
+          .filter((entry): entry is readonly [string, string] => entry[0] !== undefined && entry[1] !== undefined),
+      );
+      // Commands a script ran show as from "lua": the one the event loop sent is its EVALSHA.
+      const bySource = reads.filter((entry) => entry.source !== 'lua').map((entry) => ({ ...entry, name: names.get(entry.source) }));
+      // The segments (HGET of each) are the megabytes: all of them on the thread's connection.
+      const segmentReads = bySource.filter((entry) => entry.command === 'hget');
+      expect(segmentReads.length).toBeGreaterThan(1);
+      expect(new Set(segmentReads.map((entry) => entry.name))).toEqual(new Set(['a2a-gateway:assembly']));
+      // The event loop decided the task was large with its small read, and read no more.
+      expect(bySource.filter((entry) => entry.name === 'a2a-gateway:commands').map((entry) => entry.command)).toEqual(['evalsha']);
+    } finally {
+      monitor.disconnect();
+    }
+  });
+
   it('over JSON-RPC and REST is the task as stored, byte for byte the answer a parse would give', async () => {
     const assembledBefore = artifactAssembly.assembled;
     const viaRpc = (await rpc(gw.jsonRpcUrl, 'GetTask', { id: task.id })).body.result as Task;

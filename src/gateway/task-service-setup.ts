@@ -27,6 +27,7 @@ import { ScheduleStore } from '../store/schedules/schedule-store.ts';
 import { recentTaskIndexOf } from '../store/recent-tasks.ts';
 import { replayBoundOf } from '../store/replay-bound.ts';
 import { TaskStore } from '../store/task-store.ts';
+import { artifactAssembly } from '../tasks/artifact-assembly.ts';
 import { TaskService } from '../tasks/service.ts';
 import type { GatewayRedis } from './gateway-redis.ts';
 
@@ -58,6 +59,14 @@ export async function buildTaskService(lifecycle: Lifecycle, setup: TaskServiceS
   const store = new TaskStore(commands, config.keyPrefix, config.retentionSeconds, replayBoundOf(config.replay), recentTaskIndexOf(config));
   // The operators' index gets what this process noted last (a hint: lost, the next write restores it).
   lifecycle.register({ name: 'task store indexes', stop: () => store.maintenance.flushIndexesWithin(1_000) });
+  // Large tasks are read for answers on the assembly thread, on a connection of its own (src/tasks/artifact-assembly.ts).
+  const largeReads = artifactAssembly.openReads({
+    target: { redisUrl: config.redisUrl, redisClusterNodes: config.redisClusterNodes, redisMaxCommandBytes: config.redisMaxCommandBytes },
+    policy: { outageGraceMs: config.redisOutageGraceMs, commandTimeoutMs: config.redisCommandTimeoutMs },
+    keyPrefix: config.keyPrefix,
+  });
+  store.gateway.largeReader = largeReads;
+  lifecycle.register({ name: 'large task reads', stop: () => largeReads.close() });
   const hub = new EventHub(subscriber, store.channels, {
     outageGraceMs: config.redisOutageGraceMs,
     readAnnounced: (taskId, id) => store.gateway.readEvent(taskId, id),

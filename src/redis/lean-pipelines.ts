@@ -6,7 +6,7 @@
 // copying per pipeline, ahead of a round trip that itself costs about 150 µs. Here the copies
 // are made once per connection, on a prototype, and made again only after a script is added.
 // (The constructor's map of scripts by SHA stays empty: ioredis 5 no longer reads it.)
-import type { RedisClient } from './connection.ts';
+import type { Cluster, Redis } from 'ioredis';
 
 type Methods = Record<string, unknown>;
 type PipelineClass = new (redis: unknown) => Methods;
@@ -25,7 +25,7 @@ interface PipelineHost {
  * added-builtin methods come from a shared prototype. A pipeline behaves as before: the methods
  * are the connection's own, called with the pipeline as `this`. MULTI keeps ioredis's pipeline.
  */
-export function leanPipelines(client: RedisClient): void {
+export function leanPipelines(client: Redis | Cluster): void {
   const host = client as unknown as PipelineHost & Methods;
   const Pipeline = host.pipeline().constructor as PipelineClass;
   // What the constructor reads its options and kind from, with nothing to copy: the connection

@@ -8,7 +8,7 @@ import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import { ownerKeyOf, type Owner } from './owner.ts';
 import type { TurnRecord } from './task-records.ts';
 import { LARGE_TASK_BYTES, type LargeTask, type TaskRead } from './task-read.ts';
-import { readLargeTask, readRawLargeTask, readTaskHead, type RawLargeTask, type TaskHead } from './task-large-read.ts';
+import { readLargeTask, readRawLargeTask, readTaskHead, type HeldLargeTask, type LargeTaskReader, type RawLargeTask, type TaskHead } from './task-large-read.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import {
@@ -35,6 +35,9 @@ export type { AcceptResult, CancelResult, CreateResult, CreateTaskInput, OverQuo
 const RESUMING_STATES = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
 
 export class GatewayOperations extends StoreRole {
+  /** Where large tasks are read for answers when not here: the gateway's assembly thread (set by the gateway's setup). */
+  largeReader: LargeTaskReader | undefined;
+
   /**
    * A claim refused at the owner's active-task cap looks again: entries of tasks that left the
    * active state after the entry was made (their drop is a hint not yet written, or lost with a
@@ -261,8 +264,12 @@ export class GatewayOperations extends StoreRole {
     return readLargeTask(this.redis, this.keys.task(taskId), taskId, ownerKeyOf(owner), historyLength);
   }
 
-  /** readLargeTask with the artifacts left as stored, for a reader that assembles them elsewhere. */
-  async readRawLargeTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<RawLargeTask | undefined> {
+  /**
+   * readLargeTask for a reader that assembles the artifacts elsewhere: read by `largeReader`
+   * when one is set (the artifacts then stay where they were read), else here, left as stored.
+   */
+  async readRawLargeTask(taskId: string, owner: Owner, historyLength: number | undefined): Promise<RawLargeTask | HeldLargeTask | undefined> {
+    if (this.largeReader !== undefined) return this.largeReader.read(taskId, ownerKeyOf(owner), historyLength);
     return readRawLargeTask(this.redis, this.keys.task(taskId), taskId, ownerKeyOf(owner), historyLength);
   }
 

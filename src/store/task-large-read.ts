@@ -3,7 +3,7 @@
 // a segmented snapshot or its pending chunks whole (artifact-segments.ts).
 import type { RedisClient } from '../redis/connection.ts';
 import type { TaskState, TaskStatus } from '../protocol/types.ts';
-import type { TaskKeys } from './keys.ts';
+import { RedisKeys, type TaskKeys } from './keys.ts';
 import { READ_TASK_FIELDS, taskField } from './task-hash.ts';
 import { taskReadOf, type TaskRead } from './task-read.ts';
 import { parseStoredArtifacts, storedArtifactsText, storedPiecesBytes, type StoredArtifactPieces } from './stored-artifacts.ts';
@@ -15,6 +15,23 @@ export interface RawLargeTask {
   read: TaskRead;
   /** The stored artifacts field in pieces (stored-artifacts.ts), large ones as undecoded bytes. */
   artifacts: StoredArtifactPieces;
+}
+
+/** A large task read elsewhere (the gateway's assembly thread): its fields, and a handle on its artifacts held there. */
+export interface HeldLargeTask {
+  read: TaskRead;
+  held: number;
+}
+
+/** Reads large tasks elsewhere and holds their artifacts there, for an assembly there too (src/tasks/artifact-assembly.ts). */
+export interface LargeTaskReader {
+  /** The task as its owner (`ownerKey`) reads it, or undefined when missing or another owner's. */
+  read(taskId: string, ownerKey: string, historyLength: number | undefined): Promise<HeldLargeTask | undefined>;
+}
+
+/** readRawLargeTask for a reader that knows the store by its key prefix only (the assembly thread). */
+export function readRawLargeTaskAt(redis: RedisClient, keyPrefix: string, taskId: string, ownerKey: string, historyLength: number | undefined): Promise<RawLargeTask | undefined> {
+  return readRawLargeTask(redis, new RedisKeys(keyPrefix).task(taskId), taskId, ownerKey, historyLength);
 }
 
 /** The task with its artifacts parsed and merged here, on the caller's thread. */

@@ -2,17 +2,40 @@
 // for an answer on a thread of their own. Parsing, merging and serializing 30 MB of artifacts
 // took the event loop about a quarter of a second per GetTask, and a backend streaming without
 // end, read by a poller, held every other caller of the gateway that long, again and again.
-// Here the event loop only moves the stored bytes over and writes the bytes that come back
-// (json-fragment.ts splices them into the answer). One thread: the work is paid for by the
-// reader's rate before it starts (read-tasks.ts), and a second would only take the other core
-// from the event loop.
+// A gateway opens a read source (openReads): the thread then reads the large task itself, on a
+// connection of its own, and the event loop only gets the task's other fields and, once the
+// caller has paid for them, the answer's bytes (json-fragment.ts splices them into the answer).
+// Reading the pieces on the event loop cost it a copy of every megabyte as the Redis client
+// joined it from socket reads, another to move it to the thread, and the garbage collections
+// that followed: stalls of 27 to 74 ms under abuse rows 13b and 14b. Without a source (a worker
+// process), the pieces a caller read are moved over and assembled the same way. One thread: the
+// work is paid for by the reader's rate before it starts (read-tasks.ts), and a second would
+// only take the other core from the event loop.
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { RedisUnavailableError } from '../redis/connection.ts';
 import type { StoredArtifactPieces } from '../store/stored-artifacts.ts';
-import type { AssemblyJob, AssemblyResult } from './artifact-assembly-thread.ts';
+import type { TaskRead } from '../store/task-read.ts';
+import type { AssemblyJob, AssemblyResult, ReadSource } from './artifact-assembly-thread.ts';
+
+export type { ReadSource } from './artifact-assembly-thread.ts';
+
+/** A large task read on the thread: its fields here, its artifacts held there until assembled or dropped. */
+export interface HeldLargeTask {
+  read: TaskRead;
+  held: number;
+}
+
+/** A gateway's read source on the thread. */
+export interface LargeTaskReads {
+  /** The task as its owner reads it (undefined when missing or another owner's), its artifacts held on the thread. */
+  read(taskId: string, ownerKey: string, historyLength: number | undefined): Promise<HeldLargeTask | undefined>;
+  /** Closes the thread's connection for this source. */
+  close(): void;
+}
 
 interface Pending {
-  resolve: (json: Uint8Array) => void;
+  resolve: (result: AssemblyResult) => void;
   reject: (error: Error) => void;
 }
 
@@ -26,15 +49,55 @@ class ArtifactAssembly {
   /** Answers assembled so far (what a test checks the path by). */
   assembled = 0;
 
+  private nextSource = 1;
+  /** The read sources open, opened again on a thread started after one died. */
+  private readonly sources = new Map<number, ReadSource>();
+
   /** The artifacts the stored pieces hold, merged, as UTF-8 JSON text of the Artifact array. */
-  assemble(pieces: StoredArtifactPieces): Promise<Uint8Array> {
+  async assemble(pieces: StoredArtifactPieces): Promise<Uint8Array> {
+    return jsonOf(await this.call((id) => movable(id, pieces)));
+  }
+
+  /** The artifacts a read on the thread holds, assembled as `assemble` does; the thread lets them go. */
+  async assembleHeld(held: number): Promise<Uint8Array> {
+    return jsonOf(await this.call((id) => ({ job: { kind: 'assembleHeld', id, held }, transfer: [] })));
+  }
+
+  /** Lets go of the artifacts a read holds, when its reader does not need them assembled. */
+  drop(held: number): void {
+    this.started().postMessage({ kind: 'drop', held } satisfies AssemblyJob);
+  }
+
+  /** Opens a source the thread reads large tasks from, on a connection of its own (made at its first read). */
+  openReads(settings: ReadSource): LargeTaskReads {
+    const source = this.nextSource++;
+    this.sources.set(source, settings);
+    // A thread not started yet is told when it starts (at the first large answer).
+    this.worker?.postMessage({ kind: 'open', source, settings } satisfies AssemblyJob);
+    let closed = false;
+    return {
+      read: async (taskId, ownerKey, historyLength) => {
+        const result = await this.call((id) => ({ job: { kind: 'read', id, source, taskId, ownerKey, historyLength }, transfer: [] }));
+        if (!('read' in result)) throw new Error('the assembly thread answered a read with something else');
+        return result.read === undefined ? undefined : { read: result.read, held: result.id };
+      },
+      close: () => {
+        if (closed) return;
+        closed = true;
+        this.sources.delete(source);
+        this.worker?.postMessage({ kind: 'close', source } satisfies AssemblyJob);
+      },
+    };
+  }
+
+  private call(jobOf: (id: number) => { job: AssemblyJob; transfer: ArrayBuffer[] }): Promise<AssemblyResult> {
     const worker = this.started();
     const id = this.nextId++;
-    return new Promise<Uint8Array>((resolve, reject) => {
+    return new Promise<AssemblyResult>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // The thread holds the process open only while it has work.
       if (this.pending.size === 1) worker.ref();
-      const { job, transfer } = movable(id, pieces);
+      const { job, transfer } = jobOf(id);
       worker.postMessage(job, transfer);
     });
   }
@@ -59,6 +122,7 @@ class ArtifactAssembly {
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the assembly thread exited with code ${code}`)));
     this.worker = worker;
+    for (const [source, settings] of this.sources) worker.postMessage({ kind: 'open', source, settings } satisfies AssemblyJob);
     return worker;
   }
 
@@ -68,9 +132,15 @@ class ArtifactAssembly {
     this.pending.delete(result.id);
     if (this.pending.size === 0) this.worker?.unref();
     if ('json' in result) this.assembled += 1;
-    if ('json' in result) job.resolve(new Uint8Array(result.json.buffer, result.json.byteOffset, result.json.byteLength));
-    else job.reject(new Error(`a large task's stored artifacts could not be read (${result.error})`));
+    // The thread's error as the message it had (a lost connection's still reads as one, bindings/errors.ts).
+    if ('error' in result) job.reject(result.unavailable === undefined ? new Error(result.error) : new RedisUnavailableError(result.unavailable.role, result.unavailable.downForMs));
+    else job.resolve(result);
   }
+}
+
+function jsonOf(result: AssemblyResult): Uint8Array {
+  if ('json' in result) return new Uint8Array(result.json.buffer, result.json.byteOffset, result.json.byteLength);
+  throw new Error('the assembly thread answered an assembly with something else');
 }
 
 /**
@@ -92,7 +162,7 @@ function movable(id: number, pieces: StoredArtifactPieces): { job: AssemblyJob; 
   };
   const snapshot = typeof pieces.snapshot === 'string' ? pieces.snapshot : pieces.snapshot.map(own);
   const { chunks } = pieces;
-  if (chunks.length === 0 || chunks.some((chunk) => typeof chunk === 'string')) return { job: { id, pieces: { snapshot, chunks } }, transfer: [...transfer] };
+  if (chunks.length === 0 || chunks.some((chunk) => typeof chunk === 'string')) return { job: { kind: 'assemble', id, pieces: { snapshot, chunks } }, transfer: [...transfer] };
   let total = 0;
   for (const chunk of chunks) total += chunk.length;
   // Not from Node's pool: the allocation is this job's alone, so it may move.
@@ -105,7 +175,7 @@ function movable(id: number, pieces: StoredArtifactPieces): { job: AssemblyJob; 
     ends.push(at);
   }
   transfer.add(bytes.buffer as ArrayBuffer);
-  return { job: { id, pieces: { snapshot, chunks: [] }, packedChunks: { bytes, ends } }, transfer: [...transfer] };
+  return { job: { kind: 'assemble', id, pieces: { snapshot, chunks: [] }, packedChunks: { bytes, ends } }, transfer: [...transfer] };
 }
 
 /** The process's one assembly thread, started at the first large answer. */

@@ -7,7 +7,7 @@ import { TaskListing, type ListBounds } from '../store/task-listing.ts';
 import { LARGE_TASK_BYTES } from '../store/task-read.ts';
 import { ownerKeyOf, type TaskStore } from '../store/task-store.ts';
 import type { Caller } from './a2a-handler.ts';
-import { assembledTask } from './task-answer.ts';
+import { assembledTask, releaseLarge } from './task-answer.ts';
 import { decodePageToken, encodePageToken } from './page-token.ts';
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -50,7 +50,12 @@ export class TaskReads {
     const large = await this.store.gateway.readRawLargeTask(request.id, caller.owner, request.historyLength);
     if (large === undefined) throw taskNotFound(request.id);
     // What was not paid first (all of it, or what it holds besides its artifacts) is charged after.
-    await caller.chargeAnswerBytes(Math.max(0, large.read.bytes - prepaid));
+    try {
+      await caller.chargeAnswerBytes(Math.max(0, large.read.bytes - prepaid));
+    } catch (error) {
+      releaseLarge(large);
+      throw error;
+    }
     return (await assembledTask(large, caller.answersSpliced === true)).task;
   }
 

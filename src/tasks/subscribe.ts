@@ -5,9 +5,9 @@ import type { StreamPlan } from '../operations/stream-plan.ts';
 import { A2AError, invalidParams, taskNotFound } from '../protocol/errors.ts';
 import { isTerminal, type StreamResponse, type SubscribeToTaskRequest, type Task } from '../protocol/types.ts';
 import { isBeforeBuffer } from '../store/replay-bound.ts';
-import type { Owner, TaskStore } from '../store/task-store.ts';
+import type { Owner, TaskRead, TaskStore } from '../store/task-store.ts';
 import { replaySkipNote } from './replay-skip.ts';
-import { completedRead, readTaskAnswer, readTaskPending } from './task-answer.ts';
+import { completedRead, readTaskAnswer, readTaskPending, releaseLarge } from './task-answer.ts';
 
 /** Where a subscription starts. */
 export interface SubscriptionStart {
@@ -30,9 +30,21 @@ export async function subscriptionStart(store: TaskStore, owner: Owner, request:
   // A large task's artifacts are assembled off the event loop, and only when the snapshot is sent.
   const pending = await readTaskPending(store, owner, request.id, undefined);
   if (pending === undefined) throw taskNotFound(request.id);
-  const { read } = pending;
+  let assembling = false;
+  const snapshotOf = async (): Promise<{ task: Task; eventId: string }> => {
+    assembling = true;
+    return { task: (await completedRead(pending, spliced)).task, eventId: pending.read.lastEventId };
+  };
+  try {
+    return await startFrom(pending.read, request, lastEventId, snapshotOf);
+  } finally {
+    // A start without the snapshot (a resume inside the buffer, a refusal) lets its artifacts go.
+    if (!assembling) releaseLarge(pending.large);
+  }
+}
+
+async function startFrom(read: TaskRead, request: SubscribeToTaskRequest, lastEventId: string | undefined, snapshotOf: () => Promise<{ task: Task; eventId: string }>): Promise<SubscriptionStart> {
   const terminal = isTerminal(read.task.status.state);
-  const snapshotOf = async (): Promise<{ task: Task; eventId: string }> => ({ task: (await completedRead(pending, spliced)).task, eventId: read.lastEventId });
   if (lastEventId !== undefined) {
     if (!/^\d+-\d+$/.test(lastEventId)) {
       throw invalidParams([{ field: 'Last-Event-ID', description: 'must be an event id this gateway sent, like 1700000000000-0' }]);

@@ -5,7 +5,7 @@
 // translated (gRPC, 0.3, MCP). A small task is the read script's answer, one round trip.
 import { JsonFragment } from '../protocol/json-fragment.ts';
 import type { Artifact } from '../protocol/types.ts';
-import type { RawLargeTask } from '../store/task-large-read.ts';
+import type { HeldLargeTask, RawLargeTask } from '../store/task-large-read.ts';
 import { LARGE_TASK_BYTES } from '../store/task-read.ts';
 import type { Owner, TaskRead, TaskStore } from '../store/task-store.ts';
 import { artifactAssembly } from './artifact-assembly.ts';
@@ -14,8 +14,8 @@ import { artifactAssembly } from './artifact-assembly.ts';
  * The task the raw read holds, its artifacts assembled on the thread: a JsonFragment of their
  * JSON when `spliced` (the answer goes through serializeAnswer untranslated), else parsed.
  */
-export async function assembledTask(large: RawLargeTask, spliced: boolean): Promise<TaskRead> {
-  const json = await artifactAssembly.assemble(large.artifacts);
+export async function assembledTask(large: RawLargeTask | HeldLargeTask, spliced: boolean): Promise<TaskRead> {
+  const json = 'held' in large ? await artifactAssembly.assembleHeld(large.held) : await artifactAssembly.assemble(large.artifacts);
   const { task } = large.read;
   // An empty array is no artifacts: the field is left out, as a small task's read leaves it.
   if (json.byteLength > 2) {
@@ -27,8 +27,8 @@ export async function assembledTask(large: RawLargeTask, spliced: boolean): Prom
 /** A task read whose large artifacts are not assembled yet: `read` holds everything else. */
 export interface PendingTaskRead {
   read: TaskRead;
-  /** The stored artifacts of a large task, still to be assembled (assembledTask). */
-  large: RawLargeTask | undefined;
+  /** The stored artifacts of a large task, still to be assembled (assembledTask), or let go (releaseLarge). */
+  large: RawLargeTask | HeldLargeTask | undefined;
 }
 
 /**
@@ -41,6 +41,11 @@ export async function readTaskPending(store: TaskStore, owner: Owner, taskId: st
   if (!('large' in read)) return { read, large: undefined };
   const large = await store.gateway.readRawLargeTask(taskId, owner, historyLength);
   return large === undefined ? undefined : { read: large.read, large };
+}
+
+/** Lets go of a large read's artifacts, held on the assembly thread, when they will not be assembled. */
+export function releaseLarge(large: RawLargeTask | HeldLargeTask | undefined): void {
+  if (large !== undefined && 'held' in large) artifactAssembly.drop(large.held);
 }
 
 /** The pending read with its artifacts: a large task's assembled off the event loop (assembledTask). */
