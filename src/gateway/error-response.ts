@@ -13,6 +13,7 @@ import { LEGACY_PROTOCOL_VERSION, servedVersionOf } from '../protocol/version.ts
 import { legacyRestErrorBody } from '../compat/v0_3/index.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { A2AError } from '../protocol/errors.ts';
+import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { METRICS_PATH, QUEUE_DASHBOARD_PATH } from './admin-routes.ts';
 import type { Surface } from './surface.ts';
 
@@ -68,5 +69,5 @@ export function answerError(thrown: unknown, surface: Surface, routed: ErrorShap
   }
   noteRequest(response, { errorCode: error.mapping.jsonRpcCode, errorReason: error.metadata.reason ?? error.kind });
   const { status, body, headers } = bodyOf(error, shape);
-  exchange.sendJson(status, body, headers);
+  exchange.sendJson(status, body, headers, { flood: error instanceof LimitExceededError && error.limit === 'limits.unauthenticatedPerSecond' });
 }
