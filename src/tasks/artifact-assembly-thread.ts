@@ -41,13 +41,13 @@ export type AssemblyResult =
 const HELD_FOR_MS = 30_000;
 
 const sources = new Map<number, { settings: ReadSource; redis?: RedisClient }>();
+const held = new Map<number, { pieces: StoredArtifactPieces; at: number }>();
 
 /** The source's connection, made at its first read: a gateway that never answers a large task never opens it. */
 function connectionOf(source: { settings: ReadSource; redis?: RedisClient }): RedisClient {
   source.redis ??= openRedis(source.settings.target, 'commands', { connectionName: 'a2a-gateway:assembly' }, source.settings.policy);
   return source.redis;
 }
-const held = new Map<number, { pieces: StoredArtifactPieces; at: number }>();
 
 /** The job's pending chunks, cut apart again when they came packed. */
 function chunksOf(pieces: StoredArtifactPieces, packedChunks: { bytes: Uint8Array; ends: number[] } | undefined): StoredArtifactPieces['chunks'] {

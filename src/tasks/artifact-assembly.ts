@@ -15,21 +15,13 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { RedisUnavailableError } from '../redis/connection.ts';
 import type { StoredArtifactPieces } from '../store/stored-artifacts.ts';
-import type { TaskRead } from '../store/task-read.ts';
+import type { LargeTaskReader } from '../store/task-large-read.ts';
 import type { AssemblyJob, AssemblyResult, ReadSource } from './artifact-assembly-thread.ts';
 
 export type { ReadSource } from './artifact-assembly-thread.ts';
 
-/** A large task read on the thread: its fields here, its artifacts held there until assembled or dropped. */
-export interface HeldLargeTask {
-  read: TaskRead;
-  held: number;
-}
-
-/** A gateway's read source on the thread. */
-export interface LargeTaskReads {
-  /** The task as its owner reads it (undefined when missing or another owner's), its artifacts held on the thread. */
-  read(taskId: string, ownerKey: string, historyLength: number | undefined): Promise<HeldLargeTask | undefined>;
+/** A gateway's read source on the thread: its reads hold the artifacts there until assembled or dropped. */
+export interface LargeTaskReads extends LargeTaskReader {
   /** Closes the thread's connection for this source. */
   close(): void;
 }
@@ -65,7 +57,8 @@ class ArtifactAssembly {
 
   /** Lets go of the artifacts a read holds, when its reader does not need them assembled. */
   drop(held: number): void {
-    this.started().postMessage({ kind: 'drop', held } satisfies AssemblyJob);
+    // A thread that died since held nothing it could keep.
+    this.worker?.postMessage({ kind: 'drop', held } satisfies AssemblyJob);
   }
 
   /** Opens a source the thread reads large tasks from, on a connection of its own (made at its first read). */
