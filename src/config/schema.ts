@@ -147,7 +147,9 @@ export const configSchema = z.object({
    * A refused request whose body has not all arrived (413, 401, 429, …) gets its answer with
    * `Connection: close` at once; the gateway then reads and discards at most this many more body
    * bytes (for at most 5 s), so a client sending a small body reads the error instead of a
-   * connection reset, and closes the connection: what it refused is never read whole.
+   * connection reset, and closes the connection: what it refused is never read whole. A refusal
+   * to an address past its unauthenticated limit (a flood's 429) drains between half and all of
+   * it, at random, so a flood's connections are not all cut at once.
    */
   refusedBodyDrainBytes: z.coerce.number().int().min(0).default(65_536),
   /**
