@@ -36,9 +36,10 @@ export type AssemblyResult =
 
 /**
  * How long a read's artifacts are held for an assembly that does not come (a reader that failed
- * between the two): they are let go after this, at the next read.
+ * between the two): they are let go after this, looked for every HELD_SWEEP_MS.
  */
 const HELD_FOR_MS = 30_000;
+const HELD_SWEEP_MS = 5_000;
 
 const sources = new Map<number, { settings: ReadSource; redis?: RedisClient }>();
 const held = new Map<number, { pieces: StoredArtifactPieces; at: number }>();
@@ -72,7 +73,6 @@ async function run(job: AssemblyJob): Promise<AssemblyResult | undefined> {
     case 'read': {
       const source = sources.get(job.source);
       if (source === undefined) throw new Error(`no read source ${job.source} is open`);
-      letGoOfStale(Date.now());
       const raw = await readRawLargeTaskAt(connectionOf(source), source.settings.keyPrefix, job.taskId, job.ownerKey, job.historyLength);
       if (raw !== undefined) held.set(job.id, { pieces: raw.artifacts, at: Date.now() });
       return { id: job.id, read: raw?.read };
@@ -95,6 +95,9 @@ async function run(job: AssemblyJob): Promise<AssemblyResult | undefined> {
       return undefined;
   }
 }
+
+// Not what keeps the thread alive: the gateway's thread decides that.
+setInterval(() => letGoOfStale(Date.now()), HELD_SWEEP_MS).unref();
 
 parentPort?.on('message', (job: AssemblyJob) => {
   run(job).then(
