@@ -21,15 +21,25 @@ const STREAM_HEADERS = { 'Content-Type': 'application/json', 'A2A-Version': '1.0
 let own: OwnRedis;
 let redis: Redis;
 let gw: TestGateway;
+/** What the scripts published on each task's event channel, as every gateway's pattern subscription receives it. */
+let announcer: Redis;
+const announced = new Map<string, string[]>();
 
 beforeAll(async () => {
   own = await startOwnRedis();
   redis = new Redis(own.url);
   gw = await startTestGateway({ name: 'stored-once', config: { redisUrl: own.url, maxBodyBytes: 4 * 1024 * 1024, sseMaxBufferedBytes: 16 * 1024 * 1024 }, adapterOptions: { stepMs: 5 } });
+  announcer = new Redis(own.url);
+  announcer.on('pmessage', (_pattern: string, channel: string, message: string) => {
+    const taskId = channel.slice(channel.indexOf('{') + 1, -1);
+    announced.set(taskId, [...(announced.get(taskId) ?? []), message]);
+  });
+  await announcer.psubscribe(`${gw.prefix}:ev:*`);
 });
 
 afterAll(async () => {
   await gw?.close();
+  await announcer?.quit();
   await redis?.quit();
   await own?.stop();
 });
@@ -69,6 +79,8 @@ describe('the message stored once', () => {
     // Stored: the creation event refers to the history.
     const raw = await redis.xrange(`${gw.prefix}:{${taskId}}:events`, '-', '+');
     expect(refersToHistory(raw[0]?.[1][1] ?? '')).toBe(true);
+    // Announced by its id alone: every gateway's subscription gets a few bytes, not the megabyte.
+    expect(announced.get(taskId)?.[0]).toBe(liveEvents[0]?.id);
     const { total, byKey } = await storedBytes();
     // Before: history 1.0 MB, creation event 1.0 MB, the echo's artifact event 1.0 MB and its
     // artifact in the task hash 1.0 MB (about 4.1 MB). The caller's message is now one of them.
@@ -108,13 +120,40 @@ describe('the message stored once', () => {
   it('keeps a small first message in the event too, and puts a big one back byte for byte', () => {
     const task = { id: 't', contextId: 'c', status: { state: 'TASK_STATE_SUBMITTED' as const, timestamp: 'now' }, history: [textMessage('small') as never] };
     const small = creationEvent(task, JSON.stringify(task.history[0]));
-    expect(small.stored).toBe(small.full);
-    const big = { ...task, history: [textMessage('x'.repeat(INLINE_MESSAGE_BYTES)) as never], metadata: { note: '"history":[]' } };
+    expect(small.stored).toBe(small.published);
+    expect(small.stored).toBe(JSON.stringify({ task }));
+    // A context id of multi-byte characters before the history: the script's splice counts bytes, the readers' characters.
+    const big = { ...task, contextId: 'ç-ü-✓-𝄞', history: [textMessage('x'.repeat(INLINE_MESSAGE_BYTES)) as never], metadata: { note: '"history":[]' } };
     const messageJson = JSON.stringify(big.history[0]);
     const event = creationEvent(big, messageJson);
     expect(refersToHistory(event.stored)).toBe(true);
-    expect(event.stored.length).toBeLessThan(event.full.length - INLINE_MESSAGE_BYTES);
-    expect(inflate(event.stored, messageJson)).toBe(event.full);
-    expect(event.full).toBe(JSON.stringify({ task: big }));
+    expect(event.published).toBeUndefined();
+    expect(event.stored.length).toBeLessThan(JSON.stringify({ task: big }).length - INLINE_MESSAGE_BYTES);
+    expect(inflate(event.stored, messageJson)).toBe(JSON.stringify({ task: big }));
+    // What createTask-5.lua publishes: the bytes after the mark's ':' up to messageAtByte, the message, the rest.
+    const bytes = Buffer.from(event.stored);
+    const spliced = Buffer.concat([bytes.subarray(bytes.indexOf(':') + 1, event.messageAtByte), Buffer.from(messageJson), bytes.subarray(event.messageAtByte)]);
+    expect(spliced.toString()).toBe(JSON.stringify({ task: big }));
+  });
+
+  it('publishes a mid-sized first message put together by the script, the same bytes a replay reads', async () => {
+    // Over INLINE_MESSAGE_BYTES (kept once) and under the announcement bound (sent whole to subscribers).
+    const text = `echo ${'é'.repeat(8_000)}`;
+    const message = textMessage(text, { contextId: `ctx-ç-✓-${Date.now()}` });
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message } });
+    const live = await openSse(gw.jsonRpcUrl, { method: 'POST', headers: STREAM_HEADERS, body });
+    await live.reader.done;
+    const first = live.reader.events[0];
+    const created = JSON.parse(resultOf(first as SseEvent)) as StreamResponse;
+    expect('task' in created && created.task.history?.[0]?.parts).toEqual([{ text }]);
+    expect('task' in created && created.task.contextId).toBe(message.contextId);
+    const taskId = 'task' in created ? created.task.id : '';
+    const raw = await redis.xrange(`${gw.prefix}:{${taskId}}:events`, '-', '+');
+    expect(refersToHistory(raw[0]?.[1][1] ?? '')).toBe(true);
+    const store = new TaskStore(redis, gw.prefix);
+    const replayed = await store.gateway.readEvents(taskId, '');
+    expect({ id: replayed[0]?.id, json: replayed[0]?.json }).toEqual({ id: first?.id, json: resultOf(first as SseEvent) });
+    // Published whole, put together by the script: the bytes a replay reads.
+    expect(announced.get(taskId)?.[0]).toBe(`${first?.id ?? ''}\n${replayed[0]?.json ?? ''}`);
   });
 });

@@ -3,8 +3,10 @@
 // entry is the event's JSON with an empty history, marked with where the message goes
 // (`~<offset>:<json>`, which no JSON parser takes, so a reader that forgets to inflate fails
 // loudly), and every reader puts the history's first message back in before the event leaves
-// the store. JSON.stringify writes a nested value exactly as it writes it alone, so the event put
-// back together is byte for byte the one that was published live. A message of at most
+// the store. The event published live is put together the same way, by the script that stores
+// it (createTask-5.lua; a large one is announced by its id and read back like any other), so
+// live and replayed events are the same bytes, and JSON.stringify writes a nested value exactly
+// as it writes it alone, so those are the bytes of JSON.stringify({task}). A message of at most
 // INLINE_MESSAGE_BYTES stays in the event: keeping it twice costs less than the read that would
 // put it back, and the duplicate that matters for memory is a big message's.
 import type { RedisClient } from '../redis/connection.ts';
@@ -16,24 +18,36 @@ export const INLINE_MESSAGE_BYTES = 4096;
 const EMPTY_HISTORY = '"history":[]';
 
 export interface CreationEvent {
-  /** The event as published live and returned to readers. */
-  full: string;
   /** The event as the replay buffer keeps it. */
   stored: string;
+  /**
+   * The event as published live, or undefined when `stored` refers to the history: the script
+   * puts it back together itself (or announces it by id, when large), so the gateway neither
+   * writes the event with the message in it nor sends the message to Redis twice.
+   */
+  published: string | undefined;
+  /** When `stored` refers to the history: the byte of `stored` after which the message goes back in. */
+  messageAtByte: number | undefined;
 }
 
-/** Both forms of a new task's creation event; `messageJson` is the first message exactly as its history stores it. */
+/** The task's creation event as kept and as published; `messageJson` is the first message exactly as its history stores it. */
 export function creationEvent(task: Task, messageJson: string): CreationEvent {
+  if (task.history?.length !== 1 || !storedOnce(Buffer.byteLength(messageJson))) {
+    const full = JSON.stringify({ task } satisfies StreamResponse);
+    return { stored: full, published: full, messageAtByte: undefined };
+  }
   const compact = JSON.stringify({ task: { ...task, history: [] } } satisfies StreamResponse);
+  // The first "history":[] is the task's own: one inside a string would have its quotes escaped.
   const at = compact.indexOf(EMPTY_HISTORY);
-  const full = JSON.stringify({ task } satisfies StreamResponse);
-  if (at < 0 || task.history?.length !== 1 || !storedOnce(Buffer.byteLength(messageJson))) return { full, stored: full };
+  if (at < 0) {
+    const full = JSON.stringify({ task } satisfies StreamResponse);
+    return { stored: full, published: full, messageAtByte: undefined };
+  }
   const offset = at + EMPTY_HISTORY.length - 1;
-  // Kept whole if splicing would not give the same bytes (it always does; this guards the invariant).
-  // Compared in place: building the spliced copy would cost a large message's size once more.
-  const spliced = full.length === compact.length + messageJson.length && full.startsWith(messageJson, offset) && full.startsWith(compact.slice(0, offset)) && full.endsWith(compact.slice(offset));
-  if (!spliced) return { full, stored: full };
-  return { full, stored: `${MARK}${offset}:${compact}` };
+  const head = `${MARK}${offset}:`;
+  // JSON.stringify writes a nested value exactly as alone: the message put back at `offset` gives
+  // the event JSON.stringify({task}) would (test/message-stored-once.test.ts checks it).
+  return { stored: `${head}${compact}`, published: undefined, messageAtByte: head.length + Buffer.byteLength(compact.slice(0, offset)) };
 }
 
 /** Whether a first message of this many JSON bytes is kept only in the history (else in the creation event too). */

@@ -125,7 +125,7 @@ export class GatewayOperations extends StoreRole {
       messageJson,
       messageId: message.messageId,
       nowMs: now.getTime(),
-      publishedEvent: event.full,
+      publishedEvent: event.published ?? '',
       turnRecord,
       eventChannel: this.keys.eventChannel(id),
       metadata: input.metadata,
@@ -136,6 +136,7 @@ export class GatewayOperations extends StoreRole {
       callerExtensions: input.callerExtensions,
       storedEvent: event.stored,
       answerHistoryLength: input.answerHistoryLength,
+      messageAtByte: event.messageAtByte,
     });
     const queued = claimed.outcome === 'CLAIMED' && !isCluster(this.redis) ? input.queueFirstTurn?.(claimed.active) : undefined;
     // Awaited below; a failed script must not leave it unhandled meanwhile.

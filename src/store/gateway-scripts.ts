@@ -85,7 +85,8 @@ export const createTaskScript = defineScript({
     messageDigest: arg.optionalText,
     callerExtensions: arg.jsonList,
     storedEvent: arg.text,
-    answerHistoryLength: (value: number | undefined) => (value === undefined ? '' : value),
+    answerHistoryLength: arg.optionalInt,
+    messageAtByte: arg.optionalInt,
   },
   reply: (reply): { outcome: 'CREATED'; eventId: string } | { outcome: 'EXISTS' } =>
     reply[0] === 'EXISTS' ? { outcome: 'EXISTS' } : { outcome: 'CREATED', eventId: str(reply[1]) },
@@ -157,7 +158,7 @@ export const acceptMessageScript = defineScript({
     callerExtensions: arg.jsonList,
     trace: arg.optionalJson<Record<string, string>>(),
     /** The generation the caller expects the task at (undefined = any). */
-    expectedGeneration: (value: number | undefined) => (value === undefined ? '' : String(value)),
+    expectedGeneration: arg.optionalInt,
   },
   reply: decodeAccept,
 });
@@ -195,7 +196,7 @@ export const cancelTaskScript = defineScript({
     retentionSeconds: arg.int,
     requestedBy: arg.optionalText,
     /** The generation the caller expects the task at (undefined = any). */
-    expectedGeneration: (value: number | undefined) => (value === undefined ? '' : String(value)),
+    expectedGeneration: arg.optionalInt,
   },
   reply: (reply): CancelOutcome => {
     if (reply[0] === 'NOT_CANCELABLE') return { outcome: 'NOT_CANCELABLE', state: str(reply[1]) as TaskState };

@@ -99,6 +99,8 @@ export const arg = {
   /** A count, bound or time where 0 means none (or no limit). */
   intOrZero: (value: number | undefined): ArgValue => value ?? 0,
   /** '' when absent. */
+  optionalInt: (value: number | undefined): ArgValue => value ?? '',
+  /** '' when absent. */
   optionalText: (value: string | undefined): ArgValue => value ?? '',
   /** '1' or '' (the Lua tests `== '1'` or `~= ''`). */
   flag: (value: boolean | undefined): ArgValue => (value === true ? '1' : ''),

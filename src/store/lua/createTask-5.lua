@@ -7,7 +7,7 @@
   KEYS[1] task hash   KEYS[2] history list   KEYS[3] events stream   KEYS[4] messageIds set   KEYS[5] turns hash
   ARGV[1] taskId   ARGV[2] ownerKey   ARGV[3] tenant   ARGV[4] contextId
   ARGV[5] status JSON   ARGV[6] message JSON   ARGV[7] messageId   ARGV[8] now (ms)
-  ARGV[9] task event JSON (StreamResponse {task})   ARGV[10] turn record JSON
+  ARGV[9] task event JSON (StreamResponse {task}); '' when ARGV[18] refers to the history   ARGV[10] turn record JSON
   ARGV[11] event channel   ARGV[12] metadata JSON
   ARGV[13] versions JSON (gateway, adapter, card the task started under)
   ARGV[14] a sub-agent's links JSON {parentTaskId, role, readOnly} ('' = a top-level task)
@@ -18,6 +18,7 @@
            first message, which the history holds; '' = ARGV[9] as it is); ARGV[9] is what is published
   ARGV[19] the history length the SendMessage that creates the task waits with, '-1' = all ('' = none
            waits): finishTurn publishes the task with the final event of the turn that ends the wait
+  ARGV[20] when ARGV[18] refers to the history: the byte of it after which the message goes back in
   Returns {'EXISTS'} (nothing changed) | {'CREATED', eventId}
   Emits: XADD + PUBLISH of the task snapshot event.
   @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
@@ -39,7 +40,19 @@ end
 redis.call('RPUSH', KEYS[2], ARGV[6])
 redis.call('SADD', KEYS[4], ARGV[7])
 redis.call('HSET', KEYS[5], 1, ARGV[10])
-local stored = ARGV[18]
-if stored == nil or stored == '' then stored = ARGV[9] end
-local id = __appendEvent(KEYS[1], KEYS[3], ARGV[11], stored, ARGV[9])
+local stored, published = ARGV[18], ARGV[9]
+if stored == '' then stored = published end
+if published == '' then
+  -- Put together here rather than sent whole: the gateway would send the message twice, and
+  -- write the event it is in. Past the announcement bound subscribers get the id alone and read
+  -- the event from the buffer, put together there (every gateway would receive it otherwise).
+  local from = string.find(stored, ':', 1, true)
+  local at = tonumber(ARGV[20])
+  if #stored - from + #ARGV[6] > __ANNOUNCE_WHOLE_MAX then
+    published = false
+  else
+    published = string.sub(stored, from + 1, at) .. ARGV[6] .. string.sub(stored, at + 1)
+  end
+end
+local id = __appendEvent(KEYS[1], KEYS[3], ARGV[11], stored, published)
 return {'CREATED', id}

@@ -5,7 +5,8 @@
   the PUBLISH an SPUBLISH (src/store/scripts.ts). The buffer's bound is applied once, after the
   whole script, by the @bounds-events wrapper (include/boundReplay.lua).
   `published` is what subscribers get when it differs from what the buffer keeps (createTask
-  keeps its event without the first message, which the history holds); nil: the same.
+  keeps its event without the first message, which the history holds); nil: the same; false:
+  announced by its id alone, as a large event is (below), whatever the size of what is kept.
   `trailer`: nil, or a function of the entry id whose string (if any) rides in the same message
   after a second newline, for one listener only (finishTurn's answer to a waiting SendMessage):
   event JSON never holds a raw newline, so every other subscriber cuts it off.
@@ -27,7 +28,7 @@ local function __appendEvent(taskKey, eventsKey, channel, stored, published, tra
   local id = redis.call('XADD', eventsKey, '*', 'r', stored)
   __appended.count = __appended.count + 1
   __appended.bytes = __appended.bytes + #stored
-  if published == nil and trailer == nil and #stored > __ANNOUNCE_WHOLE_MAX then
+  if published == false or (published == nil and trailer == nil and #stored > __ANNOUNCE_WHOLE_MAX) then
     redis.call('PUBLISH', channel, id)
     return id
   end
