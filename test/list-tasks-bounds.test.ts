@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { TaskListing, type ListBounds, type ListCursor, type ListTasksQuery } from '../src/store/task-listing.ts';
 import { createStoredTask, deletePrefix, REDIS_URL, rpc, startTestGateway, textMessage, uniquePrefix, waitFor, type TestGateway } from './support/harness.ts';
+import { openMonitor } from './support/monitor.ts';
 import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
 import type { Task } from '../src/protocol/types.ts';
 
@@ -96,6 +97,29 @@ describe('ListTasks pages', () => {
     const light = await listing.list(query(owner, { pageSize: 50 }));
     expect(light.tasks).toHaveLength(6);
     expect(light.next).toBeUndefined();
+  });
+
+  it('a page of large tasks reads about what it keeps: the first read takes two, the next what the room left holds', async () => {
+    const owner = newOwner();
+    const ids = await seed(owner, 12, { text: (i) => `${i % 10}`.repeat(100_000) });
+    const listing = new TaskListing(store, { maxPageBytes: 250_000, maxScannedEntries: 1_000 });
+    const monitor = await openMonitor(redis);
+    const historyReads = new Set<string>();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      const key = args[1] ?? '';
+      if ((args[0] ?? '').toLowerCase() === 'lrange' && key.startsWith(`${prefix}:{${owner.subject}-`)) historyReads.add(key);
+    });
+    try {
+      const page = await listing.list(query(owner, { pageSize: 50, historyLength: -1 }));
+      expect(page.tasks.map((task) => task.id)).toEqual(ids.slice(-2).reverse());
+      expect(page.cutShort).toBe('bytes');
+      await redis.ping();
+      await waitFor(() => (historyReads.size >= 3 ? true : undefined), 5_000, 'the history reads');
+      // Two kept, a third read to learn it does not fit; eight read at once decoded four times the page.
+      expect(historyReads.size).toBe(3);
+    } finally {
+      monitor.disconnect();
+    }
   });
 
   it('a single task larger than the page budget is still listed, its history trimmed to fit', async () => {

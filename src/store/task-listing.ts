@@ -72,6 +72,8 @@ type PipelineLike = ReturnType<RedisClient['pipeline']>;
 const FILTERED_CHUNK = 200;
 /** Tasks read per round trip when histories or artifacts are asked for (bounds what one reply may hold). */
 const HEAVY_READ_BATCH = 8;
+/** A page's first heavy read, before the sizes of its tasks are known (see readAhead). */
+const FIRST_HEAVY_READ = 2;
 const LIGHT_READ_BATCH = 50;
 /** The task hash fields of a listed task, in the order readTask-4.lua reads them (owner first); a listed task is not the start of a stream, so what the replay bound trimmed is not read. */
 const TASK_FIELDS: TaskHashField[] = READ_TASK_FIELDS.filter((field) => field !== taskField.eventsTrimmedThrough && field !== taskField.eventsTrimmed);
@@ -104,12 +106,15 @@ export class TaskListing {
     const filtered = query.state !== undefined;
     // A filtered first page goes on probing states after it is full, to count the total exactly.
     const counting = filtered && query.cursor === undefined;
-    const batch = query.historyLength === 0 && !query.includeArtifacts ? LIGHT_READ_BATCH : HEAVY_READ_BATCH;
+    const heavy = query.historyLength !== 0 || query.includeArtifacts;
 
     const tasks: Task[] = [];
     const gone: string[] = [];
     let windowSize = 0;
     let bytes = 0;
+    // What the tasks read so far weighed (used or not): how many more a page's bytes can take.
+    let readBytes = 0;
+    let readCount = 0;
     let scanned = 0;
     let matched = 0;
     let exhausted = false;
@@ -158,8 +163,12 @@ export class TaskListing {
         }
         if (!reads.has(entry.taskId)) {
           const at = candidates.indexOf(entry);
-          const ahead = candidates.slice(at, at + Math.min(batch, query.pageSize - tasks.length));
-          for (const [i, reply] of (await this.readMany(ahead, query, ownerKey)).entries()) reads.set((ahead[i] as IndexEntry).taskId, reply);
+          const ahead = candidates.slice(at, at + Math.min(readAhead(heavy, readCount, readBytes, maxPageBytes - bytes), query.pageSize - tasks.length));
+          for (const [i, reply] of (await this.readMany(ahead, query, ownerKey)).entries()) {
+            reads.set((ahead[i] as IndexEntry).taskId, reply);
+            readCount += 1;
+            readBytes += this.sizeOf(reply, query.includeArtifacts);
+          }
         }
         const reply = reads.get(entry.taskId) ?? [];
         reads.delete(entry.taskId);
@@ -263,6 +272,20 @@ export class TaskListing {
   private async forget(index: string, taskIds: string[]): Promise<void> {
     await this.redis.zrem(index, ...taskIds);
   }
+}
+
+/**
+ * Tasks to read in the next round trip. Light reads (no history, no artifacts) take the batch.
+ * Heavy ones are sized by what the page has room for: a page of 1 MiB over tasks of 500 kB read
+ * eight of them (4 MB decoded, parsed and dropped) to keep two. So the first read takes a few,
+ * and the next as many as the room left holds at the average size seen, one more at least (it
+ * may be smaller), never more than the batch.
+ */
+function readAhead(heavy: boolean, readCount: number, readBytes: number, roomBytes: number): number {
+  if (!heavy) return LIGHT_READ_BATCH;
+  if (readCount === 0) return FIRST_HEAVY_READ;
+  const average = Math.max(1, readBytes / readCount);
+  return Math.min(HEAVY_READ_BATCH, Math.max(1, Math.ceil(roomBytes / average)));
 }
 
 /** True for an entry the previous page already covered (the index is ordered by score, then id, both descending). */
