@@ -5,12 +5,14 @@
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { startHostileBackends, type HostileBackends, type HostileStats } from './hostile-backends.ts';
+import { asOtherMachine } from './priority.ts';
 
 type FromChild = { kind: 'ready'; modelBaseUrl: string; agentUrl: string } | { kind: 'stats'; stats: HostileStats };
 
 /** Starts abuse/hostile-process.ts as a child; the same interface as startHostileBackends(). */
 export async function startHostileProcess(root: string): Promise<HostileBackends> {
   const child = fork(join(root, 'abuse/hostile-process.ts'), ['child'], { cwd: root, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  asOtherMachine(child.pid);
   const stats: HostileStats = { bytesSent: {}, redirected: 0, credentialsLeaked: [] };
   const ready = await new Promise<{ modelBaseUrl: string; agentUrl: string }>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the hostile backends exited (${String(code)}) before they were ready`)));

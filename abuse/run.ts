@@ -42,6 +42,7 @@ import { ownerFromKey, TaskStore, type Owner } from '../src/store/task-store.ts'
 import { startOwnRedis } from '../test/support/redis-server.ts';
 import { DOWNSTREAM_TOKEN, type HostileMode } from './hostile-backends.ts';
 import { startHostileProcess } from './hostile-process.ts';
+import { asOtherMachine } from './priority.ts';
 import { cpuSeconds, sampleProcess, startRole, type RoleProcess } from './processes.ts';
 import { percentile, Victim } from './victim.ts';
 
@@ -87,7 +88,7 @@ const MODEL_KEY = 'abuse-model-secret';
 
 function runAttacker(name: string, options: Record<string, unknown>): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       ['--import', 'tsx', join(ROOT, 'abuse/attacker.ts'), name, JSON.stringify(options)],
       { cwd: ROOT, timeout: 120_000, maxBuffer: 1 << 20 },
@@ -96,6 +97,7 @@ function runAttacker(name: string, options: Record<string, unknown>): Promise<Re
         else resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>);
       },
     );
+    asOtherMachine(child.pid);
   });
 }
 
