@@ -3,12 +3,13 @@
 // opens a source (its Redis and key prefix) and the thread reads large tasks there itself, on
 // a connection of its own: the stored pieces' tens of megabytes never pass through the event
 // loop's heap, only the answer's bytes do, once. Pieces a caller sends (a process that opened
-// no source) are assembled the same way.
+// no source) are assembled the same way. A large message's digest is computed here too.
 import { parentPort } from 'node:worker_threads';
 import { openRedis, RedisUnavailableError, type RedisClient, type RedisRole, type RedisTarget } from '../redis/connection.ts';
 import { parseStoredArtifacts, storedArtifactsText, type StoredArtifactPieces } from '../store/stored-artifacts.ts';
 import { readRawLargeTaskAt } from '../store/task-large-read.ts';
 import type { TaskRead } from '../store/task-read.ts';
+import { messageDigestOf, type DigestedFields } from './message-digest.ts';
 
 /** Where a gateway's large tasks are read: its Redis, as its own client-facing connections reach it. */
 export interface ReadSource {
@@ -26,11 +27,15 @@ export type AssemblyJob =
   | { kind: 'assembleHeld'; id: number; held: number }
   | { kind: 'drop'; held: number }
   | { kind: 'open'; source: number; settings: ReadSource }
-  | { kind: 'close'; source: number };
+  | { kind: 'close'; source: number }
+  /** A large message's digest (message-digest.ts): canonicalizing and hashing a megabyte took the event loop about 16 ms. */
+  | { kind: 'digest'; id: number; content: DigestedFields };
 
 export type AssemblyResult =
   | { id: number; json: Uint8Array }
   | { id: number; read: TaskRead | undefined }
+  | { id: number; digest: string }
+
   /** `unavailable`: the thread's Redis was lost past its grace period (RedisUnavailableError), told apart on the gateway's thread. */
   | { id: number; error: string; unavailable?: { role: RedisRole; downForMs: number } };
 
@@ -93,6 +98,8 @@ async function run(job: AssemblyJob): Promise<AssemblyResult | undefined> {
       sources.get(job.source)?.redis?.disconnect();
       sources.delete(job.source);
       return undefined;
+    case 'digest':
+      return { id: job.id, digest: messageDigestOf(job.content) };
   }
 }
 

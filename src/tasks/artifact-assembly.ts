@@ -10,13 +10,14 @@
 // that followed: stalls of 27 to 74 ms under abuse rows 13b and 14b. Without a source (a worker
 // process), the pieces a caller read are moved over and assembled the same way. One thread: the
 // work is paid for by the reader's rate before it starts (read-tasks.ts), and a second would
-// only take the other core from the event loop.
+// only take the other core from the event loop. A large message's digest is computed there too.
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { RedisUnavailableError } from '../redis/connection.ts';
 import type { StoredArtifactPieces } from '../store/stored-artifacts.ts';
 import type { LargeTaskReader } from '../store/task-large-read.ts';
 import type { AssemblyJob, AssemblyResult, ReadSource } from './artifact-assembly-thread.ts';
+import type { DigestedFields } from './message-digest.ts';
 
 export type { ReadSource } from './artifact-assembly-thread.ts';
 
@@ -40,6 +41,8 @@ class ArtifactAssembly {
   private nextId = 1;
   /** Answers assembled so far (what a test checks the path by). */
   assembled = 0;
+  /** Message digests computed on the thread so far (the same). */
+  digested = 0;
 
   private nextSource = 1;
   /** The read sources open, opened again on a thread started after one died. */
@@ -53,6 +56,19 @@ class ArtifactAssembly {
   /** The artifacts a read on the thread holds, assembled as `assemble` does; the thread lets them go. */
   async assembleHeld(held: number): Promise<Uint8Array> {
     return jsonOf(await this.call((id) => ({ job: { kind: 'assembleHeld', id, held }, transfer: [] })));
+  }
+
+  /**
+   * A large message's digest, computed on the thread (the same messageDigestOf): the fields are
+   * copied there, a memory copy, instead of canonicalized and hashed on the event loop.
+   */
+  async digest(message: DigestedFields): Promise<string> {
+    const { parts, taskId, contextId, referenceTaskIds } = message;
+    const content: DigestedFields = { parts, ...(taskId === undefined ? {} : { taskId }), ...(contextId === undefined ? {} : { contextId }), ...(referenceTaskIds === undefined ? {} : { referenceTaskIds }) };
+    const result = await this.call((id) => ({ job: { kind: 'digest', id, content }, transfer: [] }));
+    if (!('digest' in result)) throw new Error('the assembly thread answered a digest with something else');
+    this.digested += 1;
+    return result.digest;
   }
 
   /** Lets go of the artifacts a read holds, when its reader does not need them assembled. */

@@ -5,7 +5,10 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { Message } from '../protocol/types.ts';
 
-export function messageDigestOf(message: Pick<Message, 'parts' | 'taskId' | 'contextId' | 'referenceTaskIds'>): string {
+/** The fields of a message its digest covers. */
+export type DigestedFields = Pick<Message, 'parts' | 'taskId' | 'contextId' | 'referenceTaskIds'>;
+
+export function messageDigestOf(message: DigestedFields): string {
   const content = {
     parts: message.parts,
     taskId: message.taskId ?? null,
