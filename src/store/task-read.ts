@@ -87,6 +87,21 @@ export function taskReadOf(reply: (string | number | null)[]): TaskRead | undefi
 }
 
 /**
+ * The read of a task just created, built from what was stored instead of read back (a
+ * returnImmediately answer: its first message may be a megabyte): the state it was created in,
+ * which its creation event (its first, so generation 1) published. `messageBytes`: its first
+ * message's JSON bytes, when they were counted (0 otherwise; such an answer is not charged by them).
+ */
+export function createdTaskRead(created: Task, eventId: string, historyLength: number | undefined, messageBytes: number): TaskRead {
+  const task: Task = { id: created.id, contextId: created.contextId, status: created.status };
+  // The order a read builds, so the answer's JSON is the same either way.
+  if (created.metadata !== undefined && Object.keys(created.metadata).length > 0) task.metadata = created.metadata;
+  if (historyLength !== 0 && created.history !== undefined && created.history.length > 0) task.history = created.history;
+  readMarks.set(task, { generation: 1, lastEventId: eventId });
+  return { task, lastEventId: eventId, trimmed: { throughId: '', count: 0 }, generation: 1, bytes: messageBytes };
+}
+
+/**
  * Artifacts above this many bytes are not assembled by the readTask script: a reader gets the
  * task with plain commands (readLargeTask), which Redis answers with a copy of the stored bytes.
  * One segment's worth, as every other script call that carries artifacts (artifact-segments.ts).

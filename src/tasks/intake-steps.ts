@@ -11,7 +11,7 @@ import { A2AError } from '../protocol/errors.ts';
 import type { Message, SendMessageRequest, Task } from '../protocol/types.ts';
 import type { PushConfigs } from '../push/push-configs.ts';
 import type { StoredPushConfig } from '../push/push-config.ts';
-import type { Owner, TaskStore } from '../store/task-store.ts';
+import type { Owner, TaskRead, TaskStore } from '../store/task-store.ts';
 import type { TurnQueue } from './turn-queue.ts';
 
 export interface IntakeDeps {
@@ -50,6 +50,8 @@ export interface Submission {
   afterId: string;
   /** Set for a follow-up: the task as it stood right after the message was accepted. */
   snapshot: { task: Task; eventId: string } | undefined;
+  /** Set for a task this message created: the read a returnImmediately answer is (createdTaskRead). */
+  created?: TaskRead;
 }
 
 /** The agent an owner's tasks belong to (owners are made for configured agents only). */

@@ -4,6 +4,7 @@ import { newId } from '../ids.ts';
 import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
 import { taskNotFound } from '../protocol/errors.ts';
 import type { Message, SendMessageRequest } from '../protocol/types.ts';
+import { createdTaskRead } from '../store/task-read.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { tasksCreated } from '../telemetry/metrics.ts';
 import { markStage } from '../telemetry/stage-marks.ts';
@@ -108,5 +109,6 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
   // after its turn was queued; an owner without subscriptions costs no round trip here.
   await deps.subscriptions?.applyToNewTask(owner, taskId, contextId);
   markStage(taskId, 'enqueued');
-  return { taskId, contextId, afterId: '', snapshot: undefined };
+  const answer = createdTaskRead(created.task, created.eventId, request.configuration?.historyLength, storedBytes ?? 0);
+  return { taskId, contextId, afterId: '', snapshot: undefined, created: answer };
 }

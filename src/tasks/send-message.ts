@@ -86,6 +86,8 @@ export class SendMessages {
         await events.waitForTurnEnd(submission.taskId, submission.afterId, blockingTimeoutMs, turnOver);
       }
     }
+    // A task this call created, answered at once: as created (returnImmediately), not read back.
+    if (!blocking) answer = submission.created;
     // A large task's artifacts are assembled off the event loop (./task-answer.ts).
     const read = answer ?? (await readTaskAnswer(this.deps.store, owner, submission.taskId, historyLength, caller.answersSpliced === true));
     if (read === undefined) throw taskNotFound(submission.taskId);
