@@ -35,7 +35,6 @@ export type AssemblyResult =
   | { id: number; json: Uint8Array }
   | { id: number; read: TaskRead | undefined }
   | { id: number; digest: string }
-
   /** `unavailable`: the thread's Redis was lost past its grace period (RedisUnavailableError), told apart on the gateway's thread. */
   | { id: number; error: string; unavailable?: { role: RedisRole; downForMs: number } };
 

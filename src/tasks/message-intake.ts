@@ -9,8 +9,8 @@ import type { TaskWriteAck } from '../store/task-write-ack.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import { submitFollowUp } from './follow-up.ts';
 import type { IntakeDeps, SenderContext, Submission } from './intake-steps.ts';
-import { LargeMessageGate } from './large-messages.ts';
 import { artifactAssembly } from './artifact-assembly.ts';
+import { LargeMessageGate } from './large-messages.ts';
 import { messageDigestOf } from './message-digest.ts';
 import { storeNewTask } from './new-task.ts';
 
@@ -46,7 +46,7 @@ export class MessageIntake {
   private async store(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string, answerHistoryLength: number | undefined, large: boolean): Promise<Submission> {
     const { message } = request;
     await this.deps.turns.checkDepth(owner.agent);
-    // A large message's on the thread; computed here if the thread failed (it is restarted at its next job).
+    // A large message's digest is computed on the assembly thread; here if the thread failed (the next job starts another).
     const digest = large ? await artifactAssembly.digest(message).catch(() => messageDigestOf(message)) : messageDigestOf(message);
     if (message.taskId !== undefined) return submitFollowUp(this.deps, owner, request, message.taskId, sender, digest);
     return storeNewTask(this.deps, { owner, request, sender, taskId, digest, answerHistoryLength, large });
