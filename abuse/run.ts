@@ -1,6 +1,6 @@
 // npm run abuse: replays the pre-authentication attacks of the "Hardening" issue against a real
 // gateway and worker (separate processes, their own redis-server), on loopback only, bounded in
-// time (about two minutes) and connections, and prints what an ordinary user saw meanwhile:
+// time (about seven minutes) and connections, and prints what an ordinary user saw meanwhile:
 //
 //   1  slow bodies: 1,000 connections without credentials, each trickling a 1 MB body
 //   2  parse before authenticate: 15 structurally heavy 1 MB bodies a second, no credentials
