@@ -14,7 +14,7 @@ import type { Step } from './steps.ts';
 /** Starts a request's admission: what its route asks of the steps that follow. */
 export function admit(c: Context<GatewayEnv>, admission: Admission): void {
   c.set('admission', admission);
-  c.set('admitted', { principal: undefined, version: undefined, body: '', bodyCharged: false });
+  c.set('admitted', { principal: undefined, version: undefined, body: '', paidBeforeBody: false });
 }
 
 /** 413 past the declared size, 415 for a body of the wrong type: before credentials are checked. */
@@ -44,7 +44,7 @@ const byteRate: Step = (c) => {
   const declared = declaredLength(c.get('exchange'));
   if (declared <= 0) return undefined;
   return admission.chargeDeclaredBody(known, declared).then((charged) => {
-    c.get('admitted').bodyCharged = charged;
+    c.get('admitted').paidBeforeBody = charged;
     return undefined;
   });
 };

@@ -8,7 +8,7 @@
 // bucket paces what the owner's turns store (limits.outputBytesPerSecond): a backend filling its
 // output allowance as fast as it can waits for it instead of loading Redis for everyone.
 import type { RedisClient } from '../redis/connection.ts';
-import { TokenBuckets } from '../store/limits/token-buckets.ts';
+import { TokenBuckets, type OwedTake } from '../store/limits/token-buckets.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 
@@ -46,9 +46,12 @@ export class ByteRates {
     return this.limits.ingressBytesPerSecond > 0;
   }
 
-  /** Charges a request body's bytes to the owner's ingress rate, or throws 429 RATE_LIMITED naming limits.ingressBytesPerSecond. */
-  takeIngress(owner: Owner, bytes: number): Promise<void> {
-    return this.take('ingress', owner, bytes, this.limits.ingressBytesPerSecond, this.limits.ingressBurstBytes);
+  /**
+   * A request body's bytes as a take its request owes (undefined when the ingress rate is off or
+   * there are none), for the request rate to take beside its token in one call (RateLimiter.take).
+   */
+  ingressTake(owner: Owner, bytes: number): OwedTake | undefined {
+    return this.owedTake('ingress', owner, bytes, this.limits.ingressBytesPerSecond, this.limits.ingressBurstBytes);
   }
 
   /** Charges a message's stored bytes to the owner's storage rate, or throws 429 RATE_LIMITED naming limits.storedBytesPerSecond. */
@@ -70,11 +73,20 @@ export class ByteRates {
   }
 
   private async take(kind: ByteRateKind, owner: Owner, bytes: number, perSecond: number, burst: number): Promise<void> {
-    if (perSecond <= 0 || bytes <= 0) return;
+    const owed = this.owedTake(kind, owner, bytes, perSecond, burst);
+    if (owed !== undefined) await this.buckets.takeAll([owed]);
+  }
+
+  private owedTake(kind: ByteRateKind, owner: Owner, bytes: number, perSecond: number, burst: number): OwedTake | undefined {
+    if (perSecond <= 0 || bytes <= 0) return undefined;
     // A body larger than the burst costs the whole bucket (the script caps it): it passes when the bucket is full.
-    const take = await this.buckets.take({ bytes: ownerKeyOf(owner), kind }, { perSecond, burst, cost: bytes });
-    if (take.taken) return;
-    throw refusal(kind, owner, bytes, perSecond, burst, Math.max(1, Math.ceil(take.waitMs / 1000)));
+    return {
+      bucket: { bytes: ownerKeyOf(owner), kind },
+      perSecond,
+      burst,
+      cost: bytes,
+      refusal: (waitMs) => refusal(kind, owner, bytes, perSecond, burst, Math.max(1, Math.ceil(waitMs / 1000))),
+    };
   }
 }
 

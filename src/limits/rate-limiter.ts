@@ -3,7 +3,7 @@
 import type { ConsumerGate } from '../consumers/consumer-gate.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import { LimitExceededError } from './limit-refusal.ts';
-import { TokenBuckets } from '../store/limits/token-buckets.ts';
+import { TokenBuckets, type OwedTake } from '../store/limits/token-buckets.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 
 export interface RateLimit {
@@ -77,18 +77,34 @@ export class RateLimiter {
     );
   }
 
-  /** Takes a request's tokens from the owner's bucket, or throws RESOURCE_EXHAUSTED with a retry hint. */
-  async take(owner: Owner, limit: RateLimit, requestBytes = 0): Promise<void> {
-    if (limit.requestsPerSecond <= 0) return;
+  /**
+   * Takes a request's tokens from the owner's bucket, or throws RESOURCE_EXHAUSTED with a retry
+   * hint. `beside` is another take the request owes now (its body's bytes): both are taken in one
+   * script call, or neither.
+   */
+  async take(owner: Owner, limit: RateLimit, requestBytes = 0, beside?: OwedTake): Promise<void> {
+    const own = this.requestTake(owner, limit, requestBytes);
+    await this.buckets.takeAll([own, beside].filter((take): take is OwedTake => take !== undefined));
+  }
+
+  /** A request's tokens as a take it owes (undefined when the rate is off). */
+  private requestTake(owner: Owner, limit: RateLimit, requestBytes: number): OwedTake | undefined {
+    if (limit.requestsPerSecond <= 0) return undefined;
     const cost = this.costOf(requestBytes, limit);
-    const take = await this.buckets.take({ rate: ownerKeyOf(owner) }, { perSecond: limit.requestsPerSecond, burst: limit.burst, cost });
-    if (take.taken) return;
-    const retryAfterSeconds = Math.max(1, Math.ceil(take.waitMs / 1000));
-    throw new LimitExceededError(
-      'limits.requestsPerSecond',
-      'RESOURCE_EXHAUSTED',
-      `Too many requests to agent "${owner.agent}": the limit is ${limit.requestsPerSecond} per second with bursts of ${limit.burst} (limits.requestsPerSecond, limits.burst, or the agent's limits)${cost > 1 ? `, and this request's ${requestBytes}-byte body costs ${cost} (limits.requestBytesPerToken)` : ''}. Retry after ${retryAfterSeconds} s.`,
-      { retryAfterSeconds, metadata: { reason: 'RATE_LIMITED' } },
-    );
+    return {
+      bucket: { rate: ownerKeyOf(owner) },
+      perSecond: limit.requestsPerSecond,
+      burst: limit.burst,
+      cost,
+      refusal: (waitMs) => {
+        const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
+        return new LimitExceededError(
+          'limits.requestsPerSecond',
+          'RESOURCE_EXHAUSTED',
+          `Too many requests to agent "${owner.agent}": the limit is ${limit.requestsPerSecond} per second with bursts of ${limit.burst} (limits.requestsPerSecond, limits.burst, or the agent's limits)${cost > 1 ? `, and this request's ${requestBytes}-byte body costs ${cost} (limits.requestBytesPerToken)` : ''}. Retry after ${retryAfterSeconds} s.`,
+          { retryAfterSeconds, metadata: { reason: 'RATE_LIMITED' } },
+        );
+      },
+    };
   }
 }

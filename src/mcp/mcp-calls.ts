@@ -44,8 +44,8 @@ export interface McpCallContext {
   principal: Principal | undefined;
   /** Bytes of the HTTP request's body, charged to the caller's rate once (by its tools/call). */
   requestBytes: number;
-  /** True when those bytes were charged before the body was read (the pipeline's byte rate). */
-  ingressCharged: boolean;
+  /** True when the request (its token and those bytes) was paid before the body was read (the pipeline's rates). */
+  paidBeforeBody: boolean;
   endpoints: ReadonlyMap<string, AgentEndpoint>;
   /** The operations' dependencies for one agent (the same as its JSON-RPC binding's). */
   depsOf: (endpoint: AgentEndpoint) => OperationDeps;
@@ -107,7 +107,7 @@ function messageOf(args: ToolArguments): Message {
 
 /** The request's body pays for the call that carries it, with the call's one token. */
 function sendContext(context: McpCallContext): RequestContext {
-  return { ...readContext(context), requestBytes: context.requestBytes, ingressCharged: context.ingressCharged };
+  return { ...readContext(context), requestBytes: context.requestBytes, paidBeforeBody: context.paidBeforeBody };
 }
 
 /**

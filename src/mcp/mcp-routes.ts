@@ -120,7 +120,7 @@ export function registerMcpRoutes(app: Hono<GatewayEnv>, options: McpRouteOption
     const context: McpCallContext = {
       principal: admitted.principal,
       requestBytes: Buffer.byteLength(admitted.body),
-      ingressCharged: admitted.bodyCharged,
+      paidBeforeBody: admitted.paidBeforeBody,
       endpoints: options.endpoints,
       depsOf: options.depsOf,
       settings: options.settings,

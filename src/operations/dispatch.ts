@@ -40,8 +40,11 @@ export interface RequestContext {
   lastEventId?: string | undefined;
   /** Bytes of the request body (a large one costs more of the caller's rate, limits.requestBytesPerToken). */
   requestBytes?: number;
-  /** True when the body's bytes were charged to the owner's byte rate before it was read (the binding's pipeline). */
-  ingressCharged?: boolean;
+  /**
+   * True when the request was paid before its body was read (the binding's pipeline): its token
+   * of the owner's request rate and its body's bytes, in one call.
+   */
+  paidBeforeBody?: boolean;
   /** The extension URIs the request names (A2A-Extensions). */
   requestedExtensions?: readonly string[];
   /** Told which extensions the request activated, before the operation runs (the binding echoes them). */
@@ -79,9 +82,9 @@ async function admit<Request>(operation: Operation, params: unknown, context: Re
   const owner = ownerOf(caller, agent.name);
   const requestBytes = context.requestBytes ?? 0;
   const byteRates = deps.byteRates;
-  // A body's bytes are paid once: to the ingress byte rate while it is on, else in request tokens.
-  await deps.rateLimiter.take(owner, agent.settings.limits, byteRates?.chargesIngress === true ? 0 : requestBytes);
-  if (byteRates !== undefined && context.ingressCharged !== true) await byteRates.takeIngress(owner, requestBytes);
+  // A body's bytes are paid once: to the ingress byte rate while it is on, else in request tokens;
+  // the token and the bytes in one call, unless the pipeline took both before reading the body.
+  if (context.paidBeforeBody !== true) await deps.rateLimiter.take(owner, agent.settings.limits, byteRates?.chargesIngress === true ? 0 : requestBytes, byteRates?.ingressTake(owner, requestBytes));
   // Then the caller's consumer plan, shared by all its callers (src/consumers/consumer-gate.ts).
   const reserveTask = await deps.rateLimiter.consumers?.admit(caller.tenant, caller.subject);
   const call: OperationCall = {
@@ -131,13 +134,16 @@ export async function openStream(operation: StreamOperation, params: unknown, co
 
 /**
  * The pipeline's charge of a declared body (AdmitOptions.chargeDeclaredBody): the caller's bytes
- * to this agent, refused before the body is read when over limits.ingressBytesPerSecond.
+ * to this agent and the request's token of its rate, in one call, refused before the body is
+ * read when over limits.ingressBytesPerSecond or limits.requestsPerSecond.
  */
 export function declaredBodyCharge(deps: OperationDeps): ((principal: Principal, declaredBytes: number) => Promise<boolean>) | undefined {
   const byteRates = deps.byteRates;
   if (byteRates === undefined || !byteRates.chargesIngress) return undefined;
   return async (principal, declaredBytes) => {
-    await byteRates.takeIngress(ownerOf(principal, deps.endpoint.agent.name), declaredBytes);
+    const { agent } = deps.endpoint;
+    const owner = ownerOf(principal, agent.name);
+    await deps.rateLimiter.take(owner, agent.settings.limits, 0, byteRates.ingressTake(owner, declaredBytes));
     return true;
   };
 }

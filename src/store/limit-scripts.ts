@@ -23,6 +23,24 @@ export const takeTokenScript = defineScript({
   reply: (reply): TokenTake => (Number(reply[0]) === 1 ? { taken: true } : { taken: false, waitMs: Number(reply[1]) }),
 });
 
+/** Two buckets' answer: both taken, or the ms until both could pay and which one (0 or 1) waits longer. */
+export type TokenPairTake = { taken: true } | { taken: false; waitMs: number; waiting: 0 | 1 };
+
+/** One request's tokens from two buckets of its owner (the request rate and the ingress bytes), both or neither. */
+export const takeTokenPairScript = defineScript({
+  name: 'takeTokenPair',
+  keys: ['first', 'second'],
+  args: {
+    firstPerSecond: arg.int,
+    firstBurst: arg.int,
+    firstCost: arg.int,
+    secondPerSecond: arg.int,
+    secondBurst: arg.int,
+    secondCost: arg.int,
+  },
+  reply: (reply): TokenPairTake => (Number(reply[0]) === 1 ? { taken: true } : { taken: false, waitMs: Number(reply[1]), waiting: Number(reply[2]) === 2 ? 1 : 0 }),
+});
+
 export const quotaReleaseScript = defineScript({
   name: 'quotaRelease',
   keys: ['ownerQuota', 'ownerQuotaChecks'],

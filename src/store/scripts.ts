@@ -31,6 +31,7 @@ export type ScriptName =
   | 'startStep'
   | 'writeStep'
   | 'takeToken'
+  | 'takeTokenPair'
   | 'registerAssignments'
   | 'grantSlots'
   | 'settleAssignment'

@@ -7,12 +7,13 @@
 //
 //   header count (431) → declared size (413) → content type (415)
 //   → credentials (401 / 400, 429 past the per-address failure limit) → protocol version
-//   → the owner's byte rate, from the declared size (429) → body: size (413) and JSON
+//   → the owner's request and byte rates, from the declared size (429) → body: size (413) and JSON
 //   structure (400) as it arrives → a signed body's digest
 //
 // Routing (404, 405) comes first (gateway/app.ts); what follows (parsing, the JSON-RPC
-// envelope, params, scope, rate limit) is the binding's and the operation's. JSON-RPC checks
-// the version after reading the envelope instead, so that its error can name the request id.
+// envelope, params, scope, and the rate limit of a request not paid before its body) is the
+// binding's and the operation's. JSON-RPC checks the version after reading the envelope
+// instead, so that its error can name the request id.
 import type { Principal } from '../../auth/principal.ts';
 import type { JsonLimits } from '../../config/schema.ts';
 import { negotiateVersion, type ProtocolVersion } from '../../protocol/version.ts';
@@ -37,8 +38,9 @@ export interface Admission {
   /** Check A2A-Version here (HTTP+JSON); JSON-RPC checks it once the request id is known. */
   checkVersion: boolean;
   /**
-   * Charges a declared body to its sender's byte rate before a byte of it is read (the caller
-   * known from the headers; limits.ingressBytesPerSecond). True when it charged; a refusal throws.
+   * Charges a declared body to its sender's byte rate, and the request's token of its request
+   * rate, before a byte of the body is read (the caller known from the headers;
+   * limits.ingressBytesPerSecond, limits.requestsPerSecond). True when it charged; a refusal throws.
    */
   chargeDeclaredBody?: ((principal: Principal, declaredBytes: number) => Promise<boolean>) | undefined;
 }
@@ -51,8 +53,8 @@ export interface AdmittedRequest {
   version: ProtocolVersion | undefined;
   /** The body text ('' when none was read). */
   body: string;
-  /** True when the body was charged to the byte rate before it was read (chargeDeclaredBody). */
-  bodyCharged: boolean;
+  /** True when the request (its token and its body's bytes) was paid before the body was read (chargeDeclaredBody). */
+  paidBeforeBody: boolean;
 }
 
 /** The steps judged from the headers before credentials: declared size (413), then content type (415), when the route reads a body. */

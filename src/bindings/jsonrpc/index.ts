@@ -116,7 +116,7 @@ export const JSONRPC_ADMISSION = { content: 'json-required', readsBody: true, ch
 export async function handleJsonRpc(exchange: Exchange, admitted: AdmittedRequest, options: JsonRpcBindingOptions): Promise<void> {
   let id: JsonRpcId = null;
   try {
-    const { principal, body: text, bodyCharged } = admitted;
+    const { principal, body: text, paidBeforeBody } = admitted;
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -137,7 +137,7 @@ export async function handleJsonRpc(exchange: Exchange, admitted: AdmittedReques
     const context = {
       principal,
       requestBytes: Buffer.byteLength(text),
-      ingressCharged: bodyCharged,
+      paidBeforeBody,
       lastEventId: lastEventIdOf(exchange),
       ...exchangeContext(exchange, legacy === undefined ? EXTENSIONS_HEADER : LEGACY_EXTENSIONS_HEADER),
     };

@@ -118,14 +118,14 @@ async function serve(
   body: { bytes: number; charged: boolean },
 ): Promise<void> {
   const requestBytes = body.bytes;
-  const ingressCharged = body.charged;
+  const paidBeforeBody = body.charged;
   if (!operation.streaming) {
-    const result = await runUnary(operation, params, { principal, requestBytes, ingressCharged, answersSpliced: true, ...exchangeContext(exchange) }, options);
+    const result = await runUnary(operation, params, { principal, requestBytes, paidBeforeBody, answersSpliced: true, ...exchangeContext(exchange) }, options);
     noteResult(exchange.response, result);
     exchange.sendJson(200, result ?? {});
     return;
   }
-  const plan = await openStream(operation, params, { principal, requestBytes, ingressCharged, lastEventId: lastEventIdOf(exchange), answersSpliced: true, ...exchangeContext(exchange) }, options);
+  const plan = await openStream(operation, params, { principal, requestBytes, paidBeforeBody, lastEventId: lastEventIdOf(exchange), answersSpliced: true, ...exchangeContext(exchange) }, options);
   pipeTaskStream({
     service: options.service,
     response: exchange.response,
@@ -137,7 +137,7 @@ async function serve(
 }
 
 /** Runs a matched 0.3 operation: the request and result translated, errors in the 0.3 shape. */
-async function serveLegacy(exchange: Exchange, match: RouteMatch, bodyText: string, principal: RequestContext['principal'], options: RestBindingOptions, ingressCharged: boolean): Promise<void> {
+async function serveLegacy(exchange: Exchange, match: RouteMatch, bodyText: string, principal: RequestContext['principal'], options: RestBindingOptions, paidBeforeBody: boolean): Promise<void> {
   const { operation } = match;
   const translation = LEGACY_TRANSLATIONS[operation.name];
   if (translation === undefined) throw new A2AError('METHOD_NOT_FOUND', `${operation.name} has no A2A 0.3 form.`);
@@ -145,7 +145,7 @@ async function serveLegacy(exchange: Exchange, match: RouteMatch, bodyText: stri
   const body = readsBody(match) && bodyText.trim() !== 'null' ? parseJsonBody(bodyText, false) : {};
   const params = translation.fromRest({ path: match.params, query: queryParams(exchange.query), body: withJsonNames(body) as Record<string, unknown> });
   noteRequest(exchange.response, { operation: operation.name, taskId: taskIdOf(params) });
-  const context: RequestContext = { principal, requestBytes: Buffer.byteLength(bodyText), ingressCharged, lastEventId: lastEventIdOf(exchange), ...exchangeContext(exchange, LEGACY_EXTENSIONS_HEADER) };
+  const context: RequestContext = { principal, requestBytes: Buffer.byteLength(bodyText), paidBeforeBody, lastEventId: lastEventIdOf(exchange), ...exchangeContext(exchange, LEGACY_EXTENSIONS_HEADER) };
   if (!operation.streaming) {
     const result = translation.result(await runUnary(operation, params, context, options), 'proto');
     exchange.sendJson(200, result ?? {});
@@ -222,8 +222,8 @@ export async function handleRest(exchange: Exchange, route: RestRoute, admitted:
   const { match, legacy } = route;
   try {
     const base = `${options.endpoint.basePath}${REST_BASE_PATH}`;
-    const { principal, version, body: bodyText, bodyCharged } = admitted;
-    const body = { bytes: Buffer.byteLength(bodyText), charged: bodyCharged };
+    const { principal, version, body: bodyText, paidBeforeBody } = admitted;
+    const body = { bytes: Buffer.byteLength(bodyText), charged: paidBeforeBody };
     if (legacy) {
       await serveLegacy(exchange, match, bodyText, principal, options, body.charged);
       return;

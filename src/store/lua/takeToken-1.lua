@@ -13,15 +13,12 @@
     cost is taken (not capped), so the bucket may go below zero by as much as the answer costs more
     than the bucket holds, and the principal's reads take their bytes' worth of time
   Returns {1, 0} when the tokens were taken, {0, ms until they are available} otherwise.
+  @include tokenBucket
 ]]
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = __bucketNow()
 local rate = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[2])
-local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'atMs')
-local tokens = tonumber(bucket[1]) or capacity
-local at = tonumber(bucket[2]) or now
-tokens = math.min(capacity, tokens + math.max(0, now - at) * rate / 1000)
+local tokens = __bucketTokens(KEYS[1], rate, capacity, now)
 local cost = tonumber(ARGV[3] or '1') or 1
 local taken, waitMs = 0, 0
 if ARGV[4] == '1' then
@@ -39,8 +36,5 @@ else
     waitMs = math.ceil((needed - tokens) * 1000 / rate)
   end
 end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'atMs', now)
--- A bucket that would be full again carries no information: let it go (once it is, not before:
--- one below zero keeps its debt).
-redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) * 1000 / rate) + 1000)
+__bucketStore(KEYS[1], tokens, rate, capacity, now)
 return {taken, waitMs}
