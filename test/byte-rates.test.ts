@@ -10,6 +10,7 @@ import { onLimitRefusal, type LimitName } from '../src/limits/limit-refusal.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { expectUnchanged, ROOT, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
+import { openMonitor } from './support/monitor.ts';
 
 let ingress: TestGateway;
 let second: GatewayHandle;
@@ -99,6 +100,40 @@ describe('stored byte rate', () => {
     refused.length = 0;
     const follow = { message: textMessage(`echo ${'c'.repeat(40_000)}`, { taskId }), configuration: { returnImmediately: true } };
     const over = await expectUnchanged({ snapshotKeys: () => withoutBuckets(stored) }, () => rpc(stored.jsonRpcUrl, 'SendMessage', follow, carol));
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((over.body.error as { message: string }).message).toContain('limits.storedBytesPerSecond');
+    expect(refused).toEqual(['limits.storedBytesPerSecond']);
+  });
+
+  it("takes a new task's bytes in the owner's claim, in the same call: refused there with nothing stored, and a re-sent message is not charged again", async () => {
+    const dave = { Authorization: `Bearer ${await issuer.token({ sub: 'dave' })}` };
+    const storedBucketOf = (arg: string): boolean => arg.startsWith(stored.prefix) && arg.includes('dave') && arg.endsWith(':bytes:stored');
+    const monitor = await openMonitor(stored.config.redisUrl);
+    const calls: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source !== 'lua' && args.some(storedBucketOf)) calls.push(args);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    calls.length = 0;
+    const message = textMessage(`echo ${'d'.repeat(40_000)}`);
+    const first = await rpc(stored.jsonRpcUrl, 'SendMessage', { message, configuration: { returnImmediately: true } }, dave);
+    expect(first.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    monitor.disconnect();
+    // One call took the bytes, and it was the claim (it holds the owner's active tasks too).
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.some((arg) => arg.startsWith(stored.prefix) && arg.endsWith(':active'))).toBe(true);
+
+    const bucket = (calls[0] ?? []).find(storedBucketOf) as string;
+    const tokensAfterFirst = Number(await stored.redis.hget(bucket, 'tokens'));
+    const again = await rpc(stored.jsonRpcUrl, 'SendMessage', { message, configuration: { returnImmediately: true } }, dave);
+    expect((again.body.result as { task: { id: string } }).task.id).toBe((first.body.result as { task: { id: string } }).task.id);
+    expect(Number(await stored.redis.hget(bucket, 'tokens'))).toBeCloseTo(tokensAfterFirst, 5);
+
+    // 40 kB more as a new task is past the 64 kB burst: refused by the claim, nothing stored.
+    refused.length = 0;
+    const over = await expectUnchanged({ snapshotKeys: () => withoutBuckets(stored) }, () => rpc(stored.jsonRpcUrl, 'SendMessage', sized(40_000), dave));
     expect(over.status).toBe(429);
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((over.body.error as { message: string }).message).toContain('limits.storedBytesPerSecond');

@@ -40,8 +40,9 @@ describe('crash between the owner claim and the task write', () => {
         store.keys.ownerQuotaChecks(ownerKey),
         store.keys.ownerTasks(ownerKey),
         store.keys.ownerContextTasks(ownerKey, 'lost-context'),
+        store.keys.byteBucket(ownerKey, 'stored'),
       ],
-      [claimedId, nowMs, 3600, 1, 0, 0, 0, 0],
+      [claimedId, nowMs, 3600, 1, 0, 0, 0, 0, 0, 0, 0],
     );
     expect(claimed[0]).toBe('CLAIMED');
     expect(await gw.redis.exists(store.keys.task(claimedId).task)).toBe(0);

@@ -54,9 +54,14 @@ export class ByteRates {
     return this.owedTake('ingress', owner, bytes, this.limits.ingressBytesPerSecond, this.limits.ingressBurstBytes);
   }
 
-  /** Charges a message's stored bytes to the owner's storage rate, or throws 429 RATE_LIMITED naming limits.storedBytesPerSecond. */
-  takeStored(owner: Owner, bytes: number): Promise<void> {
-    return this.take('stored', owner, bytes, this.limits.storedBytesPerSecond, this.limits.storedBurstBytes);
+  /** A message's stored bytes as a take owed to the owner's storage rate (undefined when the rate is off), refused with 429 RATE_LIMITED naming limits.storedBytesPerSecond. */
+  storedTake(owner: Owner, bytes: number): OwedTake | undefined {
+    return this.owedTake('stored', owner, bytes, this.limits.storedBytesPerSecond, this.limits.storedBurstBytes);
+  }
+
+  /** Takes an owed take of these rates (ingressTake, storedTake) on its own, or throws its refusal. */
+  takeOwed(take: OwedTake): Promise<void> {
+    return this.buckets.takeAll([take]);
   }
 
   /**
@@ -70,11 +75,6 @@ export class ByteRates {
     if (perSecond <= 0 || bytes <= 0) return 0;
     const take = await this.buckets.take({ bytes: ownerKey, kind: 'output' }, { perSecond, burst, cost: bytes });
     return take.taken ? 0 : Math.max(1, take.waitMs);
-  }
-
-  private async take(kind: ByteRateKind, owner: Owner, bytes: number, perSecond: number, burst: number): Promise<void> {
-    const owed = this.owedTake(kind, owner, bytes, perSecond, burst);
-    if (owed !== undefined) await this.buckets.takeAll([owed]);
   }
 
   private owedTake(kind: ByteRateKind, owner: Owner, bytes: number, perSecond: number, burst: number): OwedTake | undefined {

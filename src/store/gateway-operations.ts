@@ -90,6 +90,7 @@ export class GatewayOperations extends StoreRole {
           ...this.ownerSlotKeys(ownerKey),
           ownerTasks: this.keys.ownerTasks(ownerKey),
           ownerContextTasks: this.keys.ownerContextTasks(ownerKey, contextId),
+          ownerStoredBytes: this.keys.byteBucket(ownerKey, 'stored'),
         },
         {
           taskId,
@@ -100,10 +101,14 @@ export class GatewayOperations extends StoreRole {
           maxBytes: input.quota?.maxBytes,
           maxTasks: input.quota?.maxTasks,
           checkAtMs: input.quota?.checkAtMs,
+          storedPerSecond: input.storedBytes?.perSecond,
+          storedBurst: input.storedBytes?.burst,
+          storedCost: input.storedBytes?.cost,
         },
       ),
     );
     if (claimed.outcome === 'OVER_QUOTA') return claimed.overQuota;
+    if (claimed.outcome === 'BYTE_RATE') return { kind: 'byte-rate', waitMs: claimed.waitMs };
     if (claimed.outcome === 'TOO_MANY_ACTIVE') return { kind: 'too-many-active', active: claimed.active };
     // Claimed before: the message's task. A process that died between the steps left the claim
     // without its task; this re-send completes it, under the claimed id.

@@ -13,6 +13,8 @@ export type CreateResult =
   | { kind: 'created'; task: Task; eventId: string; active: number; quotaChecksDue: number; enqueued: boolean }
   | { kind: 'duplicate'; taskId: string }
   | { kind: 'too-many-active'; active: number }
+  /** The owner's stored-bytes rate cannot pay for the message yet (CreateTaskInput.storedBytes): nothing changed. */
+  | { kind: 'byte-rate'; waitMs: number }
   | OverQuota;
 
 /** What a stored message charges to its owner's storage quota (see docs/hardening.md). */
@@ -114,6 +116,11 @@ export interface CreateTaskInput {
   messageDigest?: string;
   /** What the task's storage charges to the owner's quota (none: not charged). */
   quota?: QuotaCharge;
+  /**
+   * The message's bytes for the owner's stored-bytes rate (limits.storedBytesPerSecond), taken
+   * by the claim itself when it claims the task (none: not taken here).
+   */
+  storedBytes?: { perSecond: number; burst: number; cost: number };
   /**
    * Queues the task's first turn, given the owner's active tasks; its commands must go out on
    * this store's connection. On a single Redis it is called right behind the task's script, so

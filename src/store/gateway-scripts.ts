@@ -36,11 +36,13 @@ export type TaskClaim =
   | { outcome: 'CLAIMED'; active: number; quotaChecksDue: number }
   /** The message's key was claimed before, for this task. */
   | { outcome: 'CLAIMED_BEFORE'; taskId: string }
+  /** The owner's stored-bytes rate cannot pay for the message yet: the ms until it can. */
+  | { outcome: 'BYTE_RATE'; waitMs: number }
   | OwnerRefusal;
 
 export const claimTaskScript = defineScript({
   name: 'claimTask',
-  keys: ['idempotency', 'ownerActiveTasks', 'ownerQuota', 'ownerQuotaChecks', 'ownerTasks', 'ownerContextTasks'],
+  keys: ['idempotency', 'ownerActiveTasks', 'ownerQuota', 'ownerQuotaChecks', 'ownerTasks', 'ownerContextTasks', 'ownerStoredBytes'],
   args: {
     taskId: arg.text,
     nowMs: arg.int,
@@ -50,10 +52,18 @@ export const claimTaskScript = defineScript({
     maxBytes: arg.intOrZero,
     maxTasks: arg.intOrZero,
     checkAtMs: arg.intOrZero,
+    /** The owner's stored-bytes rate (limits.storedBytesPerSecond), taken when the task is claimed; 0 = not taken here. */
+    storedPerSecond: arg.intOrZero,
+    storedBurst: arg.intOrZero,
+    storedCost: arg.intOrZero,
   },
   reply: (reply): TaskClaim =>
     ownerRefusalOf(reply) ??
-    (reply[0] === 'CLAIMED_BEFORE' ? { outcome: 'CLAIMED_BEFORE', taskId: str(reply[1]) } : { outcome: 'CLAIMED', active: Number(reply[1]), quotaChecksDue: Number(reply[2] ?? 0) }),
+    (reply[0] === 'CLAIMED_BEFORE'
+      ? { outcome: 'CLAIMED_BEFORE', taskId: str(reply[1]) }
+      : reply[0] === 'BYTE_RATE'
+        ? { outcome: 'BYTE_RATE', waitMs: Number(reply[1]) }
+        : { outcome: 'CLAIMED', active: Number(reply[1]), quotaChecksDue: Number(reply[2] ?? 0) }),
 });
 
 /** A sub-agent's links as the task hash keeps them. */

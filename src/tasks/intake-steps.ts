@@ -11,6 +11,7 @@ import { A2AError } from '../protocol/errors.ts';
 import type { Message, SendMessageRequest, Task } from '../protocol/types.ts';
 import type { PushConfigs } from '../push/push-configs.ts';
 import type { StoredPushConfig } from '../push/push-config.ts';
+import type { OwedTake } from '../store/limits/token-buckets.ts';
 import type { Owner, TaskRead, TaskStore } from '../store/task-store.ts';
 import type { TurnQueue } from './turn-queue.ts';
 
@@ -108,9 +109,23 @@ export async function chargeStoredBytes(
   message: Message,
   copies: (messageBytes: number) => number,
 ): Promise<{ json: string; bytes: number } | undefined> {
+  const owed = owedStoredBytes(byteRates, owner, message, copies);
+  if (owed?.take !== undefined) await byteRates?.takeOwed(owed.take);
+  return owed;
+}
+
+/**
+ * What storing `message` owes the owner's storage byte rate, for a new task's claim to take in
+ * its own call (createTask's storedBytes): its JSON and JSON bytes, and the take with its refusal.
+ */
+export function owedStoredBytes(
+  byteRates: ByteRates | undefined,
+  owner: Owner,
+  message: Message,
+  copies: (messageBytes: number) => number,
+): { json: string; bytes: number; take: OwedTake | undefined } | undefined {
   if (byteRates === undefined || byteRates.limits.storedBytesPerSecond <= 0) return undefined;
   const json = JSON.stringify(message);
   const bytes = Buffer.byteLength(json);
-  await byteRates.takeStored(owner, bytes * copies(bytes));
-  return { json, bytes };
+  return { json, bytes, take: byteRates.storedTake(owner, bytes * copies(bytes)) };
 }

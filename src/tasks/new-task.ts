@@ -4,6 +4,7 @@ import { newId } from '../ids.ts';
 import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
 import { taskNotFound } from '../protocol/errors.ts';
 import type { Message, SendMessageRequest } from '../protocol/types.ts';
+import type { OwedTake } from '../store/limits/token-buckets.ts';
 import { createdTaskRead } from '../store/task-read.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { tasksCreated } from '../telemetry/metrics.ts';
@@ -11,8 +12,8 @@ import { markStage } from '../telemetry/stage-marks.ts';
 import { yieldToOthers } from './large-messages.ts';
 import {
   agentOf,
-  chargeStoredBytes,
   messageIdReused,
+  owedStoredBytes,
   preparePushConfig,
   tooManyActive,
   type IntakeDeps,
@@ -41,8 +42,10 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
   // An owner this gateway has not read lately: their subscriptions are read beside the task's creation, not after it.
   deps.subscriptions?.prefetch(owner);
   const stored: Message = { ...message, taskId, contextId };
-  const charged = await chargeStoredBytes(deps.byteRates, owner, stored, STORED_COPIES.newTask);
+  // Its bytes are taken from the owner's stored-bytes rate by the claim, in the same call.
+  const charged = owedStoredBytes(deps.byteRates, owner, stored, STORED_COPIES.newTask);
   const storedBytes = charged?.bytes;
+  const storedTake = charged?.take;
   if (large) await yieldToOthers();
   const { quota, store } = deps;
   const create = (): ReturnType<TaskStore['gateway']['createTask']> =>
@@ -60,6 +63,7 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
       messageDigest: digest,
       answerHistoryLength,
       quota: quota?.chargeFor(stored, STORED_COPIES.newTask, Date.now(), storedBytes),
+      ...(storedTake === undefined ? {} : { storedBytes: { perSecond: storedTake.perSecond, burst: storedTake.burst, cost: storedTake.cost } }),
       ...(charged === undefined ? {} : { messageJson: charged.json }),
       // A push config is attached between storing and queueing (it must see every event).
       ...(pushConfig === undefined ? { queueFirstTurn: deps.turns.firstTurnOf(owner, taskId, contextId, sender.trace) } : {}),
@@ -82,6 +86,7 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
   // Not created (a re-sent message's earlier task, another limit): its place goes back.
   if (created.kind !== 'created') await reservation?.undo();
   if (created.kind === 'over-quota') throw (quota as StorageQuota).refusal(created);
+  if (created.kind === 'byte-rate') throw (storedTake as OwedTake).refusal(created.waitMs);
   if (created.kind === 'created' && created.quotaChecksDue > 0) quota?.sweepSoon(ownerKeyOf(owner));
   if (created.kind === 'too-many-active') throw tooManyActive(created.active, agent.settings.limits.maxActiveTasks);
   if (created.kind === 'duplicate') {
