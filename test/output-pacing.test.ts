@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
 import { createTestIssuer, type TestIssuer } from './support/identity.ts';
+import { openMonitor } from './support/monitor.ts';
 
 const KIB = 1024;
 const RATE = 64 * KIB;
@@ -93,6 +94,28 @@ describe('agent output paced per owner', () => {
     expect(storedBytes(alices)).toBe(16 * 32 * KIB);
     // (total - burst) / rate, with room for the chunks' JSON overhead not counted here.
     expect(elapsedMs).toBeGreaterThanOrEqual(((16 * 32 * KIB - BURST) / RATE) * 1000 * 0.9);
+  }, 60_000);
+
+  it('small outputs are charged after the fact, beside their append, and the rate still holds: the next output waits out the debt', async () => {
+    const dave = await as('dave');
+    const monitor = await openMonitor(gw.config.redisUrl);
+    const charges: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source !== 'lua' && args.some((arg) => arg.startsWith(gw.prefix) && arg.includes('dave') && arg.endsWith(':bytes:output'))) charges.push(args);
+    });
+    const startedAt = Date.now();
+    // 64 x 4 KiB = 256 KiB, each chunk under an eighth of the burst: about 3 s past the 64 KiB burst.
+    const flood = await send(dave, 'flood 64 4');
+    const task = await terminal(dave, flood);
+    const elapsedMs = Date.now() - startedAt;
+    monitor.disconnect();
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(storedBytes(task)).toBe(64 * 4 * KIB);
+    // One chunk may be stored ahead of the rate (its charge is seen by the next one).
+    expect(elapsedMs).toBeGreaterThanOrEqual(((64 * 4 * KIB - BURST - 4 * KIB) / RATE) * 1000 * 0.9);
+    // Every chunk's take was a charge after the fact (takeToken's mode '1'), none a take that waits.
+    expect(charges.length).toBeGreaterThanOrEqual(64);
+    expect(charges.every((args) => args.at(-1) === '1')).toBe(true);
   }, 60_000);
 
   it('a cancel ends a turn waiting for its rate promptly', async () => {

@@ -30,6 +30,28 @@ export interface ByteRateLimits {
 type ByteRateKind = 'ingress' | 'stored';
 export type ByteBucketKind = ByteRateKind | 'output';
 
+/**
+ * The most bytes an output may have charged after the fact (stored without waiting for its take;
+ * also at most an eighth of the burst): the rate then runs at most one such output behind.
+ */
+const OUTPUT_CHARGED_AFTER_BYTES = 16 * 1024;
+
+/**
+ * One owner's output rate, as a turn paces against it (src/runtime/turn-output.ts). A large
+ * output waits until the bucket holds its bytes (`take`). A small one is charged after the fact
+ * (`charge`, sent beside its append, so storing it costs no round trip of its own): the bucket
+ * may go below zero, and the turn's next output first waits out the debt the charge reports.
+ * A backend emitting faster than the rate is slowed either way, not failed.
+ */
+export interface OutputPacer {
+  /** Whether an output of `bytes` is charged after the fact. */
+  chargedAfter(bytes: number): boolean;
+  /** Takes the bytes: 0 when taken, else the ms until they would be (ask again then). An output larger than the burst costs the whole bucket, once it is full. */
+  take(bytes: number): Promise<number>;
+  /** Charges the bytes, always taken: the ms until the bucket is out of debt again (0 when it is not in debt). */
+  charge(bytes: number): Promise<number>;
+}
+
 export class ByteRates {
   private readonly buckets: TokenBuckets;
 
@@ -64,17 +86,25 @@ export class ByteRates {
     return this.buckets.takeAll([take]);
   }
 
-  /**
-   * Takes an agent output's bytes from its owner's output rate (limits.outputBytesPerSecond):
-   * 0 when taken, else the ms until they would be. It does not throw: the worker waits and tries
-   * again, so a backend producing output faster than the rate is slowed, not failed. An output
-   * larger than the burst costs the whole bucket (the script caps it): it passes when the bucket is full.
-   */
-  async takeOutput(ownerKey: string, bytes: number): Promise<number> {
+  /** How one owner's turns pace their output against limits.outputBytesPerSecond; undefined when it is off. */
+  outputPacer(ownerKey: string): OutputPacer | undefined {
     const { outputBytesPerSecond: perSecond, outputBurstBytes: burst } = this.limits;
-    if (perSecond <= 0 || bytes <= 0) return 0;
-    const take = await this.buckets.take({ bytes: ownerKey, kind: 'output' }, { perSecond, burst, cost: bytes });
-    return take.taken ? 0 : Math.max(1, take.waitMs);
+    if (perSecond <= 0) return undefined;
+    const bucket = { bytes: ownerKey, kind: 'output' } as const;
+    const buckets = this.buckets;
+    return {
+      chargedAfter: (bytes) => bytes <= Math.min(OUTPUT_CHARGED_AFTER_BYTES, burst / 8),
+      async take(bytes) {
+        if (bytes <= 0) return 0;
+        const take = await buckets.take(bucket, { perSecond, burst, cost: bytes });
+        return take.taken ? 0 : Math.max(1, take.waitMs);
+      },
+      async charge(bytes) {
+        if (bytes <= 0) return 0;
+        const take = await buckets.take(bucket, { perSecond, burst, cost: bytes, mode: 'afterTheFact' });
+        return take.taken ? take.debtMs : take.waitMs;
+      },
+    };
   }
 
   private owedTake(kind: ByteRateKind, owner: Owner, bytes: number, perSecond: number, burst: number): OwedTake | undefined {

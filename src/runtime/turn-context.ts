@@ -11,6 +11,7 @@ import type { Artifact, JsonObject, JsonValue, Message, Part, TaskStatus } from 
 import type { TaskStore, TurnRecord } from '../store/task-store.ts';
 import { PersistedTurnBudget } from './turn-budget.ts';
 import type { Logger } from '../logging/logger.ts';
+import type { OutputPacer } from '../limits/byte-rates.ts';
 import type { OutputLimits } from '../limits/output-limits.ts';
 import { applyArtifactChunk } from '../store/stored-artifacts.ts';
 import { boundLogger } from './bound-logger.ts';
@@ -83,11 +84,8 @@ export interface TurnContextInit {
   extensions?: readonly string[];
   /** What the turn may store (the agent's limits); undefined: the settings' defaults. */
   outputLimits?: OutputLimits;
-  /**
-   * Takes an output's bytes from the owner's output rate (limits.outputBytesPerSecond): 0 when
-   * taken, else the ms to wait before asking again; undefined: output is not paced.
-   */
-  takeOutput?: (bytes: number) => Promise<number>;
+  /** Paces the turn's output against the owner's output rate (limits.outputBytesPerSecond); undefined: output is not paced. */
+  outputPacer?: OutputPacer | undefined;
   /** Charges the model tokens of the turn to its consumer's plan (src/consumers); undefined: the owner is no consumer's. */
   meter?: TurnMeter;
 }
@@ -155,7 +153,7 @@ export class TurnContext implements AdapterContext {
       artifacts: init.artifacts,
       artifactBytes: init.artifactBytes,
       outputLimits: init.outputLimits,
-      takeOutput: init.takeOutput,
+      outputPacer: init.outputPacer,
       signal: init.signal,
       logger: this.logger,
     });

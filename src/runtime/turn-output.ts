@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ArtifactChunk } from '../../adapters/types.ts';
+import type { OutputPacer } from '../limits/byte-rates.ts';
 import type { OutputLimits } from '../limits/output-limits.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { Artifact, JsonObject, Part, StreamResponse, TaskStatus } from '../protocol/types.ts';
@@ -45,7 +46,7 @@ export interface TurnOutputInit {
   artifacts: Artifact[];
   artifactBytes: { snapshot: number; pending: number } | undefined;
   outputLimits: OutputLimits | undefined;
-  takeOutput: ((bytes: number) => Promise<number>) | undefined;
+  outputPacer: OutputPacer | undefined;
   signal: AbortSignal;
   logger: Logger;
 }
@@ -67,6 +68,8 @@ export class TurnOutput {
   private emitSequence = 0;
   /** This run appended an event: it is past the part that repeats an earlier run. */
   private pastPrefix = false;
+  /** The charge of the last output, made after the fact (paceOutput): its debt is waited out before the next. */
+  private pendingCharge: Promise<number> | undefined;
 
   constructor(private readonly init: TurnOutputInit) {
     this.artifacts = init.artifacts;
@@ -168,16 +171,32 @@ export class TurnOutput {
   /**
    * Waits until the owner's output rate has room for `bytes` (limits.outputBytesPerSecond). It
    * runs in the write queue, so the adapter's later writes wait behind it; the turn's abort (a
-   * cancel, the deadline, a shutdown) ends the wait at once.
+   * cancel, the deadline, a shutdown) ends the wait at once. A small output is charged after the
+   * fact instead: the charge goes out beside its append, and the next output first waits out the
+   * debt it reports (a failed charge fails that next output, as a failed take would this one).
    */
   private async paceOutput(bytes: number): Promise<void> {
-    const { takeOutput, signal } = this.init;
-    if (takeOutput === undefined) return;
+    const { outputPacer: pacer, signal } = this.init;
+    if (pacer === undefined) return;
+    const pending = this.pendingCharge;
+    this.pendingCharge = undefined;
+    if (pending !== undefined) {
+      const debtMs = await pending;
+      if (debtMs > 0) await sleep(debtMs, undefined, { signal });
+    }
+    signal.throwIfAborted();
+    if (pacer.chargedAfter(bytes)) {
+      const charge = pacer.charge(bytes);
+      // Seen by the next output; a turn that emits nothing more leaves a failed charge unpaid.
+      charge.catch(() => undefined);
+      this.pendingCharge = charge;
+      return;
+    }
     for (;;) {
-      signal.throwIfAborted();
-      const waitMs = await takeOutput(bytes);
+      const waitMs = await pacer.take(bytes);
       if (waitMs <= 0) return;
       await sleep(waitMs, undefined, { signal });
+      signal.throwIfAborted();
     }
   }
 

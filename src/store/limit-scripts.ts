@@ -2,8 +2,11 @@
 // described for callScript: keys and arguments by name in their Lua's order, replies decoded.
 import { arg, defineScript, type ArgValue } from './script-call.ts';
 
-/** A token bucket's answer: taken, or the ms until the tokens would be there. */
-export type TokenTake = { taken: true } | { taken: false; waitMs: number };
+/**
+ * A token bucket's answer: taken (with, for a charge after the fact, the ms until the bucket is
+ * out of the debt it left, else 0), or the ms until the tokens would be there.
+ */
+export type TokenTake = { taken: true; debtMs: number } | { taken: false; waitMs: number };
 
 export const takeTokenScript = defineScript({
   name: 'takeToken',
@@ -20,7 +23,7 @@ export const takeTokenScript = defineScript({
      */
     mode: (value: 'afterTheFact' | 'payFirst' | undefined): ArgValue | readonly ArgValue[] => (value === 'afterTheFact' ? '1' : value === 'payFirst' ? '2' : []),
   },
-  reply: (reply): TokenTake => (Number(reply[0]) === 1 ? { taken: true } : { taken: false, waitMs: Number(reply[1]) }),
+  reply: (reply): TokenTake => (Number(reply[0]) === 1 ? { taken: true, debtMs: Number(reply[1]) } : { taken: false, waitMs: Number(reply[1]) }),
 });
 
 /** Two buckets' answer: both taken, or the ms until both could pay and which one (0 or 1) waits longer. */

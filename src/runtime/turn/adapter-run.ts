@@ -4,7 +4,6 @@ import type { Adapter, CallerIdentity, TurnOutcome } from '../../../adapters/typ
 import { TURN_DEADLINE, TURN_INTERRUPTED, WORKER_SHUTDOWN } from '../../../adapters/abort-reasons.ts';
 import { delegationChain } from '../../auth/caller-identity.ts';
 import type { AgentLimits } from '../../agents/agent-settings.ts';
-import type { ByteRates } from '../../limits/byte-rates.ts';
 import { isOutputLimitError } from '../../limits/output-limits.ts';
 import { isConsumerBudgetError, type TurnMeter } from '../../consumers/consumer-meter.ts';
 import type { Logger } from '../../logging/logger.ts';
@@ -27,12 +26,6 @@ import { failedWith, finalStatus, INTERRUPTED_TEXT, OUTCOME_STATES, type Adapter
 function callerOf(ownerKey: string, scopes: readonly string[], delegatedBy: readonly string[]): CallerIdentity {
   const { agent, tenant, subject } = ownerFromKey(ownerKey);
   return { agent, tenant, principal: subject, scopes, ...(delegatedBy.length === 0 ? {} : { delegatedBy }) };
-}
-
-/** The pacing of the owner's output (limits.outputBytesPerSecond); undefined when it is off. */
-function takeOutputOf(byteRates: ByteRates, ownerKey: string): ((bytes: number) => Promise<number>) | undefined {
-  if (byteRates.limits.outputBytesPerSecond <= 0) return undefined;
-  return (bytes) => byteRates.takeOutput(ownerKey, bytes);
 }
 
 /** Characters of text in parts (what a model's input is estimated from). */
@@ -87,7 +80,7 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
     caller: callerOf(fence.ownerKey, lease.callerScopes, delegatedBy),
     extensions: lease.callerExtensions,
     outputLimits: { maxArtifactBytes: limits.maxArtifactBytes, maxTurnOutputBytes: limits.maxTurnOutputBytes, maxTaskOutputBytes: limits.maxTaskOutputBytes },
-    ...(options.byteRates === undefined ? {} : { takeOutput: takeOutputOf(options.byteRates, fence.ownerKey) }),
+    ...(options.byteRates === undefined ? {} : { outputPacer: options.byteRates.outputPacer(fence.ownerKey) }),
     readContextHistory: (maxTasks) => options.store.turns.readContextHistory(fence.ownerKey, fence.contextId, fence.taskId, maxTasks),
     ...(meter === undefined ? {} : { meter }),
   });

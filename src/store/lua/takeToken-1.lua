@@ -12,7 +12,8 @@
     token the request asking for the answer took; the whole
     cost is taken (not capped), so the bucket may go below zero by as much as the answer costs more
     than the bucket holds, and the principal's reads take their bytes' worth of time
-  Returns {1, 0} when the tokens were taken, {0, ms until they are available} otherwise.
+  Returns {1, 0} when the tokens were taken ({1, ms until the bucket is out of debt} for a charge
+  after the fact), {0, ms until they are available} otherwise.
   @include tokenBucket
 ]]
 local now = __bucketNow()
@@ -24,6 +25,7 @@ local taken, waitMs = 0, 0
 if ARGV[4] == '1' then
   tokens = math.max(-capacity, tokens - math.min(capacity, cost))
   taken = 1
+  if tokens < 0 then waitMs = math.ceil(-tokens * 1000 / rate) end
 else
   -- What must be in the bucket, and what is taken: the cost capped at the burst, or for an
   -- answer paid first ('2') the whole cost once the bucket is full but for the request's token.
