@@ -148,7 +148,8 @@ export class TaskListing {
       if (pageDone) continue;
 
       const candidates = [...fresh].filter((entry) => states === undefined || states.get(entry.taskId) === query.state);
-      const reads = new Map<string, Reply>();
+      // Each task read ahead, with what it adds to the page (weighed once: read-ahead and page alike).
+      const reads = new Map<string, { reply: Reply; size: number }>();
       for (const entry of entries) {
         if (pageDone) break;
         const state = states?.get(entry.taskId);
@@ -165,19 +166,19 @@ export class TaskListing {
           const at = candidates.indexOf(entry);
           const ahead = candidates.slice(at, at + Math.min(readAhead(heavy, readCount, readBytes, maxPageBytes - bytes), query.pageSize - tasks.length));
           for (const [i, reply] of (await this.readMany(ahead, query, ownerKey)).entries()) {
-            reads.set((ahead[i] as IndexEntry).taskId, reply);
+            const size = this.sizeOf(reply, query.includeArtifacts);
+            reads.set((ahead[i] as IndexEntry).taskId, { reply, size });
             readCount += 1;
-            readBytes += this.sizeOf(reply, query.includeArtifacts);
+            readBytes += size;
           }
         }
-        const reply = reads.get(entry.taskId) ?? [];
+        const { reply, size } = reads.get(entry.taskId) ?? { reply: [], size: 0 };
         reads.delete(entry.taskId);
         if (reply.length === 0) {
           gone.push(entry.taskId);
           last = entry;
           continue;
         }
-        const size = this.sizeOf(reply, query.includeArtifacts);
         if (tasks.length > 0 && bytes + size > maxPageBytes) {
           cutShort = 'bytes';
           pageDone = true;
