@@ -1,8 +1,9 @@
 // The token buckets of the limits (src/limits), shared by every gateway and worker through Redis:
 // one take is one takeToken script on one bucket, and two takes a request owes at once (its
-// request token and its body's bytes) are one takeTokenPair script. Callers name a bucket by what it limits (an
-// owner's request rate, one of an owner's byte rates, a client address's failed authentications),
-// and the bucket's key, in the owner's slot where it has one, is laid out here (keys.ts).
+// request token and its body's bytes) are one takeTokenPair script. Callers name a bucket by
+// what it limits (an owner's request rate, one of an owner's byte rates, a client address's
+// failed authentications), and the bucket's key, in the owner's slot where it has one, is laid
+// out here (keys.ts).
 import type { RedisClient } from '../../redis/connection.ts';
 import { RedisKeys } from '../keys.ts';
 import { takeTokenPairScript, takeTokenScript, type TokenTake } from '../limit-scripts.ts';
