@@ -8,7 +8,7 @@ import { SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventHub, type LiveEvent } from '../src/events/hub.ts';
+import { compareEventIds, EventHub, type LiveEvent } from '../src/events/hub.ts';
 import { REDIS_CLUSTER_NODES, REDIS_URL, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
 import { openSse } from './support/sse.ts';
 
@@ -156,6 +156,31 @@ describe('the event hub given an event announced by id', () => {
       await waitFor(() => (gaps === 2 && received.length === 1 ? true : undefined), 5_000, 'the gap of a failed read, then the next event');
       expect(received).toEqual(['6-3']);
       expect(otherGaps, 'listeners of other tasks').toBe(0);
+    } finally {
+      await close();
+    }
+  });
+
+  it.runIf(onSingleRedis)('does not read an announced event that every listener of the task has had already', async () => {
+    const reads: string[] = [];
+    const { hub, publish, close } = await hubWith(async (_taskId, id) => {
+      reads.push(id);
+      return '{"artifactUpdate":{"taskId":"after-task"}}';
+    });
+    try {
+      const received: string[] = [];
+      // A wait that starts after 8-2 (a large creation event, say): 8-1 and 8-2 are behind it.
+      hub.listen('after-task', (event) => received.push(event.id), undefined, undefined, (id) => compareEventIds(id, '8-2') > 0);
+      await publish('after-task', '8-1');
+      await publish('after-task', '8-2');
+      await publish('after-task', '8-3');
+      await waitFor(() => (received.length === 1 ? true : undefined), 5_000, 'the event after');
+      expect(received).toEqual(['8-3']);
+      expect(reads).toEqual(['8-3']);
+      // A second listener that wants everything: announced events are read for it again.
+      hub.listen('after-task', () => undefined);
+      await publish('after-task', '8-1');
+      await waitFor(() => (reads.length === 2 ? true : undefined), 5_000, 'the read for the second listener');
     } finally {
       await close();
     }

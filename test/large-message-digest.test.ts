@@ -88,3 +88,26 @@ describe('a returnImmediately answer to a new task', () => {
     }
   });
 });
+
+describe('a blocking SendMessage with a large first message', () => {
+  it('waits from after the creation event instead of reading that event back, and answers the finished task', async () => {
+    const store = gw.gateway.store.gateway as unknown as { readEvent: (taskId: string, id: string) => Promise<string | undefined> };
+    const readEvent = store.readEvent;
+    const eventsRead: string[] = [];
+    store.readEvent = function (this: unknown, taskId: string, id: string) {
+      eventsRead.push(`${taskId} ${id}`);
+      return readEvent.call(this, taskId, id);
+    };
+    try {
+      const message = textMessage(`echo ${'z'.repeat(200_000)}`);
+      const sent = await rpc(gw.jsonRpcUrl, 'SendMessage', { message });
+      const task = (sent.body.result as { task: Task }).task;
+      expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(task.history?.[0]).toEqual({ ...message, taskId: task.id, contextId: task.contextId });
+      const [[creationEventId]] = (await redis.xrange(`${gw.prefix}:{${task.id}}:events`, '-', '+', 'COUNT', 1)) as [[string, string[]]];
+      expect(eventsRead).not.toContain(`${task.id} ${creationEventId}`);
+    } finally {
+      store.readEvent = readEvent;
+    }
+  });
+});

@@ -60,6 +60,8 @@ interface Subscription {
   onEvent: LiveListener;
   onGap: GapListener | undefined;
   onLost: LostListener | undefined;
+  /** False for an event id the listener has had already (it would drop it); undefined: every event is wanted. */
+  wants: ((id: string) => boolean) | undefined;
 }
 
 /** Compares two Redis Stream ids ("<ms>-<seq>") numerically. */
@@ -237,9 +239,13 @@ export class EventHub {
     return total;
   }
 
-  /** Adds a listener; the returned function removes it at once (call it when a client leaves). */
-  listen(taskId: string, onEvent: LiveListener, onGap?: GapListener, onLost?: LostListener): () => void {
-    const subscription: Subscription = { onEvent, onGap, onLost };
+  /**
+   * Adds a listener; the returned function removes it at once (call it when a client leaves).
+   * `wants` tells an event id the listener has had already: an event announced by id that no
+   * listener wants is not read at all (a wait that starts after a large creation event, say).
+   */
+  listen(taskId: string, onEvent: LiveListener, onGap?: GapListener, onLost?: LostListener, wants?: (id: string) => boolean): () => void {
+    const subscription: Subscription = { onEvent, onGap, onLost, wants };
     let set = this.listeners.get(taskId);
     if (set === undefined) {
       set = new Set();
@@ -266,7 +272,7 @@ export class EventHub {
    * sharded mode, where no connection hears every task (see watchesEveryTask).
    */
   listenToEveryTask(onEvent: LiveListener, onGap?: GapListener, onLost?: LostListener): () => void {
-    const subscription: Subscription = { onEvent, onGap, onLost };
+    const subscription: Subscription = { onEvent, onGap, onLost, wants: undefined };
     this.everyTaskListeners.add(subscription);
     const lost = this.lost;
     if (lost !== undefined && onLost !== undefined) queueMicrotask(() => this.everyTaskListeners.has(subscription) && onLost(lost));
@@ -301,6 +307,8 @@ export class EventHub {
 
   /** An event announced by its id alone: read once, delivered in its place among the task's events. */
   private deliverAnnounced(taskId: string, id: string): void {
+    const wanted = this.everyTaskListeners.size > 0 || [...(this.listeners.get(taskId) ?? [])].some((subscription) => subscription.wants?.(id) !== false);
+    if (!wanted) return;
     const read = this.readAnnounced?.(taskId, id).catch(() => undefined) ?? Promise.resolve(undefined);
     const held = this.heldBehindRead.get(taskId) ?? Promise.resolve();
     this.holdBehind(

@@ -104,6 +104,8 @@ export function openTaskFeed(options: {
     },
     () => void catchUp(),
     (error) => fail(error),
+    // What deliver would drop: the hub need not read it (an event announced by id).
+    (id) => lastDelivered === '' || compareEventIds(id, lastDelivered) > 0,
   );
   // The first read waits until live delivery of the task is on (a per-task subscription on a
   // Cluster); live events arriving meanwhile are held, as during any read. A per-task

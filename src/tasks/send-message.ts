@@ -10,6 +10,7 @@ import { markStage } from '../telemetry/stage-marks.ts';
 import type { Caller } from './a2a-handler.ts';
 import { directReplyOfEvent } from './direct-reply.ts';
 import type { SenderContext, Submission } from './intake-steps.ts';
+import { approximateBytes, LARGE_MESSAGE_BYTES } from './large-messages.ts';
 import type { MessageIntake } from './message-intake.ts';
 import { snapshotAfterSkip } from './subscribe.ts';
 import { readTaskAnswer } from './task-answer.ts';
@@ -59,10 +60,14 @@ export class SendMessages {
     const { events, blockingTimeoutMs } = this.deps;
     const blocking = request.configuration?.returnImmediately !== true;
     // A new task publishes nothing before it is created, so watching its id first means the
-    // wait needs no read of the replay buffer (one round trip less on the busiest path).
+    // wait needs no read of the replay buffer (one round trip less on the busiest path). Not for
+    // a large first message: its creation event is announced by id alone (creation-event.ts), so
+    // a watch already open would read that megabyte back only to skip it; such a wait starts
+    // after the creation event instead, reading what followed it.
     const newTaskId = request.message.taskId === undefined ? newId() : undefined;
     if (blocking && newTaskId !== undefined) markStage(newTaskId, 'received');
-    const early = blocking && newTaskId !== undefined ? events.watchTurnEnd(newTaskId, '', blockingTimeoutMs, turnOver, true) : undefined;
+    const watchFirst = blocking && newTaskId !== undefined && approximateBytes(request.message) < LARGE_MESSAGE_BYTES;
+    const early = watchFirst ? events.watchTurnEnd(newTaskId, '', blockingTimeoutMs, turnOver, true) : undefined;
     const historyLength = request.configuration?.historyLength;
     let submission: Submission;
     try {
@@ -83,7 +88,8 @@ export class SendMessages {
       // afterId will end it, so waiting would block until the timeout.
       const snapshotState = submission.snapshot?.task.status.state;
       if (snapshotState === undefined || !turnOver(snapshotState)) {
-        await events.waitForTurnEnd(submission.taskId, submission.afterId, blockingTimeoutMs, turnOver);
+        // A task this call created (a large first message): what came after its creation event.
+        await events.waitForTurnEnd(submission.taskId, submission.created?.lastEventId ?? submission.afterId, blockingTimeoutMs, turnOver);
       }
     }
     // A task this call created, answered at once: as created (returnImmediately), not read back.
