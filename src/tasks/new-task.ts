@@ -63,7 +63,7 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
       messageDigest: digest,
       answerHistoryLength,
       quota: quota?.chargeFor(stored, STORED_COPIES.newTask, Date.now(), storedBytes),
-      ...(storedTake === undefined ? {} : { storedBytes: { perSecond: storedTake.perSecond, burst: storedTake.burst, cost: storedTake.cost } }),
+      ...(storedTake === undefined ? {} : { storedBytes: storedTake }),
       ...(charged === undefined ? {} : { messageJson: charged.json }),
       // A push config is attached between storing and queueing (it must see every event).
       ...(pushConfig === undefined ? { queueFirstTurn: deps.turns.firstTurnOf(owner, taskId, contextId, sender.trace) } : {}),

@@ -31,7 +31,7 @@ if rate > 0 then
   storedCost = math.min(burst, tonumber(ARGV[11]))
   bucketNow = __bucketNow()
   bucketTokens = __bucketTokens(KEYS[7], rate, burst, bucketNow)
-  if bucketTokens < storedCost then return {'BYTE_RATE', math.ceil((storedCost - bucketTokens) * 1000 / rate)} end
+  if bucketTokens < storedCost then return {'BYTE_RATE', __bucketWaitMs(bucketTokens, storedCost, rate)} end
 end
 local cap = tonumber(ARGV[4])
 if cap > 0 and not redis.call('ZSCORE', KEYS[2], ARGV[1]) then

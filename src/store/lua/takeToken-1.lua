@@ -25,7 +25,7 @@ local taken, waitMs = 0, 0
 if ARGV[4] == '1' then
   tokens = math.max(-capacity, tokens - math.min(capacity, cost))
   taken = 1
-  if tokens < 0 then waitMs = math.ceil(-tokens * 1000 / rate) end
+  waitMs = __bucketWaitMs(tokens, 0, rate)
 else
   -- What must be in the bucket, and what is taken: the cost capped at the burst, or for an
   -- answer paid first ('2') the whole cost once the bucket is full but for the request's token.
@@ -35,7 +35,7 @@ else
     tokens = tokens - charge
     taken = 1
   else
-    waitMs = math.ceil((needed - tokens) * 1000 / rate)
+    waitMs = __bucketWaitMs(tokens, needed, rate)
   end
 end
 __bucketStore(KEYS[1], tokens, rate, capacity, now)

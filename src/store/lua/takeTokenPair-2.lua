@@ -17,10 +17,8 @@ local costs = { math.min(capacities[1], tonumber(ARGV[3])), math.min(capacities[
 local tokens, waitMs, waiting = {}, 0, 0
 for i = 1, 2 do
   tokens[i] = __bucketTokens(KEYS[i], rates[i], capacities[i], now)
-  if tokens[i] < costs[i] then
-    local wait = math.ceil((costs[i] - tokens[i]) * 1000 / rates[i])
-    if wait > waitMs then waitMs, waiting = wait, i end
-  end
+  local wait = __bucketWaitMs(tokens[i], costs[i], rates[i])
+  if wait > waitMs then waitMs, waiting = wait, i end
 end
 local taken = waiting == 0
 for i = 1, 2 do

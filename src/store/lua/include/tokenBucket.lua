@@ -16,9 +16,15 @@ local function __bucketTokens(key, rate, capacity, now)
   return math.min(capacity, tokens + math.max(0, now - at) * rate / 1000)
 end
 
+-- The ms until a bucket holding `tokens` holds `needed` (0 when it does already).
+local function __bucketWaitMs(tokens, needed, rate)
+  if tokens >= needed then return 0 end
+  return math.ceil((needed - tokens) * 1000 / rate)
+end
+
 local function __bucketStore(key, tokens, rate, capacity, now)
   redis.call('HSET', key, 'tokens', tostring(tokens), 'atMs', now)
   -- A bucket that would be full again carries no information: let it go (once it is, not before:
   -- one below zero keeps its debt).
-  redis.call('PEXPIRE', key, math.ceil((capacity - tokens) * 1000 / rate) + 1000)
+  redis.call('PEXPIRE', key, __bucketWaitMs(tokens, capacity, rate) + 1000)
 end
