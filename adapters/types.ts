@@ -113,7 +113,13 @@ export interface AdapterContext {
   traceHeaders(): Record<string, string>;
   /** Publish a progress status (TASK_STATE_WORKING) with an agent message. */
   emitStatus(text: string, metadata?: JsonObject): Promise<void>;
-  /** Publish an artifact or one chunk of it; it is stored before it is announced. */
+  /**
+   * Publish an artifact or one chunk of it; it is stored before it is announced. The promise
+   * resolves once it is stored. Emits are stored in the order they were made, and all of them
+   * before the turn's final status; one the store refuses (an output bound) fails the turn. So an
+   * adapter that returns right after its last emit need not await it (catch its rejection): the
+   * final status then goes out behind it without waiting for its answer, one round trip less.
+   */
   emitArtifact(chunk: ArtifactChunk): Promise<void>;
   /** Record a step of this turn in the task's turn record (for operators, `tasks inspect`). */
   recordStep(name: string, detail?: JsonObject): Promise<void>;

@@ -17,7 +17,7 @@ import { applyArtifactChunk } from '../store/stored-artifacts.ts';
 import { boundLogger } from './bound-logger.ts';
 import { TurnOutput } from './turn-output.ts';
 import { runJournalledStep } from './turn-steps.ts';
-import { TurnWriteQueue } from './turn-write-queue.ts';
+import { TurnWriteQueue, type PendingAppends } from './turn-write-queue.ts';
 import type { TurnMeter } from '../consumers/consumer-meter.ts';
 
 export interface TurnLease {
@@ -354,6 +354,11 @@ export class TurnContext implements AdapterContext {
         now: new Date(),
       }),
     );
+  }
+
+  /** The writes still pending, when all of them append the adapter's events (see TurnWriteQueue.pendingAppends). */
+  pendingAppends(): PendingAppends | undefined {
+    return this.queue.pendingAppends();
   }
 
   /** Waits for every write the adapter started; rethrows the first failure (e.g. a stale lease). */

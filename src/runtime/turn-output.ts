@@ -15,7 +15,7 @@ import { ArtifactMerge, type PendingArtifactChunk } from '../store/stored-artifa
 import type { TaskStore } from '../store/task-store.ts';
 import { addEventsTime, timeNow } from '../telemetry/stage-marks.ts';
 import { ArtifactCompaction } from './artifact-compaction.ts';
-import type { TurnWriteQueue } from './turn-write-queue.ts';
+import type { AppendPlace, TurnWriteQueue } from './turn-write-queue.ts';
 
 /** The parts a run put in an artifact before a chunk, and with it. */
 interface OwnParts {
@@ -81,15 +81,15 @@ export class TurnOutput {
     const { taskId, contextId } = this.init;
     const event: StreamResponse = { statusUpdate: { taskId, contextId, status } };
     const place = this.nextPlace({ status: text, metadata: metadata ?? null });
-    return this.init.queue.enqueue(async () => {
+    return this.init.queue.enqueueAppend(this.appendPlace(place), async (commandSent) => {
       await this.paceOutput(JSON.stringify(event).length);
-      await this.append(undefined, status, event, place);
+      await this.append(commandSent, undefined, status, event, place);
     });
   }
 
   emitArtifact(chunk: ArtifactChunk): Promise<void> {
     const place = this.nextPlace({ artifact: chunk as unknown as JsonObject });
-    return this.init.queue.enqueue(async () => {
+    return this.init.queue.enqueueAppend(this.appendPlace(place), async (commandSent) => {
       const own = this.noteOwnParts(chunk);
       // A repeat of an earlier run is recognized before the event is built: a re-run's chunk may be
       // sent as the whole artifact so far (asSent), and building and sending it for every repeat
@@ -110,7 +110,7 @@ export class TurnOutput {
       try {
         await this.paceOutput(pendingBytes);
         // The chunk goes too: a compaction past one segment stores it pending first (TurnOperations.appendEvents).
-        stored = await this.append(compact ? this.artifacts : undefined, undefined, event, place, { artifactId: sent.artifactId, append: sent.append === true }, pending);
+        stored = await this.append(commandSent, compact ? this.artifacts : undefined, undefined, event, place, { artifactId: sent.artifactId, append: sent.append === true }, pending);
       } catch (error) {
         // Not stored (an output bound, a stale lease): the artifacts the turn ends with must not hold it.
         applied.undo();
@@ -200,8 +200,18 @@ export class TurnOutput {
     }
   }
 
-  /** Appends one event; false when an earlier run of this turn had already appended it. */
+  /** Where an event of this run goes, as the write queue tells a turn's final write. */
+  private appendPlace(place: Place): AppendPlace {
+    return { scope: this.init.emitScope, sequence: place.sequence, digest: place.digest };
+  }
+
+  /**
+   * Appends one event; false when an earlier run of this turn had already appended it.
+   * `commandSent` is called once its one command is on its way (not for a compaction, which may
+   * write the snapshot in segments after it).
+   */
   private async append(
+    commandSent: () => void,
     artifacts: Artifact[] | undefined,
     status: TaskStatus | undefined,
     event: StreamResponse,
@@ -211,7 +221,7 @@ export class TurnOutput {
   ): Promise<boolean> {
     const { init } = this;
     const startedAt = timeNow();
-    const result = await init.store.turns.appendEvents({
+    const appending = init.store.turns.appendEvents({
       taskId: init.taskId,
       ownerKey: init.ownerKey,
       contextId: init.contextId,
@@ -225,6 +235,8 @@ export class TurnOutput {
       ...(pendingArtifact === undefined ? {} : { pendingArtifact }),
       now: new Date(),
     });
+    if (artifacts === undefined) commandSent();
+    const result = await appending;
     if (startedAt !== 0) addEventsTime(init.taskId, timeNow() - startedAt);
     if (result.kind === 'repeated') {
       this.noteRepeated(place);

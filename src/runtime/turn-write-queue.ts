@@ -2,13 +2,59 @@
 // each call. The first failure (a stale lease, an output bound) stops every later write: each
 // one queued after it fails with the same error, so a run cannot store past the point where the
 // store refused it.
+import type { EmitPlace } from '../store/task-store.ts';
+
+/** Where an adapter's event goes in its turn run: what the final write can check was stored before it. */
+export type AppendPlace = Omit<EmitPlace, 'pastPrefix'>;
+
+/**
+ * The writes still pending when all of them are appends of the adapter's events: the last one's
+ * place, once its command is on its way (see TurnWriteQueue.pendingAppends), and the queue's
+ * settling, which resolves when every write is stored and rejects with the first failure.
+ */
+export interface PendingAppends {
+  last: AppendPlace;
+  sent: Promise<void>;
+  settled: Promise<void>;
+}
 
 export class TurnWriteQueue {
   private writes: Promise<void> = Promise.resolve();
   private writeError: Error | undefined;
+  /** Writes queued and not yet settled, and how many of them are not appends of the adapter's events. */
+  private pending = 0;
+  private pendingOthers = 0;
+  /** The last append queued: its place and when its command was sent (or it settled without one). */
+  private lastAppend: { place: AppendPlace; sent: Promise<void> } | undefined;
 
   /** Queues `write`; its promise settles with this write's own outcome. */
   enqueue(write: () => Promise<void>): Promise<void> {
+    this.pendingOthers += 1;
+    return this.track(write, () => {
+      this.pendingOthers -= 1;
+    });
+  }
+
+  /**
+   * Queues the append of an adapter's event at `place`. `write` calls `sent()` once the store's
+   * command is on its way, so a write sent after it on the same connection reaches the store after
+   * it; an append that sends more than one command in a row (a snapshot in segments) does not call it.
+   */
+  enqueueAppend(place: AppendPlace, write: (sent: () => void) => Promise<void>): Promise<void> {
+    let markSent = (): void => undefined;
+    const sent = new Promise<void>((resolve) => {
+      markSent = resolve;
+    });
+    const queued = this.track(
+      () => write(markSent),
+      () => markSent(),
+    );
+    this.lastAppend = { place, sent };
+    return queued;
+  }
+
+  private track(write: () => Promise<void>, onSettled: () => void): Promise<void> {
+    this.pending += 1;
     const next = this.writes.then(async () => {
       if (this.writeError !== undefined) throw this.writeError;
       try {
@@ -18,8 +64,16 @@ export class TurnWriteQueue {
         throw error;
       }
     });
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    void settled.then(() => {
+      this.pending -= 1;
+      onSettled();
+    });
     // Keep the chain alive for later writes; the caller still sees this write's failure.
-    this.writes = next.catch(() => undefined);
+    this.writes = settled;
     return next;
   }
 
@@ -29,6 +83,17 @@ export class TurnWriteQueue {
     return this.enqueue(async () => {
       result = await read();
     }).then(() => result as T);
+  }
+
+  /**
+   * The pending writes, when every one of them appends an adapter's event (undefined when nothing
+   * is pending or anything else is). A turn's final write sent once `sent` resolves reaches the
+   * store behind all of them; checking there that the last one was stored tells whether all were,
+   * since a failed write stops every later one.
+   */
+  pendingAppends(): PendingAppends | undefined {
+    if (this.pending === 0 || this.pendingOthers > 0 || this.lastAppend === undefined) return undefined;
+    return { last: this.lastAppend.place, sent: this.lastAppend.sent, settled: this.settle() };
   }
 
   /** Resolves once every write queued so far has finished, whatever its outcome. */

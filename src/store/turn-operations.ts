@@ -31,6 +31,8 @@ export type { LeaseResult, LostWorker } from './lease-reply.ts';
 
 export type FinishResult =
   | { kind: 'stale' }
+  /** The event the call said it follows (`follows`) was not stored: nothing changed. */
+  | { kind: 'unstored' }
   /** `directReply`: the turn's message was kept as the task's direct reply. */
   | { kind: 'done'; eventId: string; directReply: boolean }
   /** `trace`: the W3C trace context of the request whose message waited first; the next turn continues it. */
@@ -222,6 +224,11 @@ export class TurnOperations extends StoreRole {
      * client cannot hold the task yet (see finishTurn-10.lua), else the task just completes.
      */
     directReply?: Message;
+    /**
+     * The run's last event, when this call goes out before that event's append has answered (on
+     * the same connection, so behind it): the turn ends only if that event was stored.
+     */
+    follows?: Omit<EmitPlace, 'pastPrefix'>;
     now: Date;
   }): Promise<FinishResult> {
     const k = this.keys.task(input.taskId);
@@ -253,8 +260,10 @@ export class TurnOperations extends StoreRole {
       interrupted: input.interrupted,
       directReply: input.directReply,
       directEvent: input.directReply === undefined ? undefined : directEvent,
+      expectEmitted: input.follows === undefined ? undefined : `${input.follows.scope} ${input.follows.sequence} ${input.follows.digest}`,
     });
     if (reply.outcome === 'STALE') return { kind: 'stale' };
+    if (reply.outcome === 'UNSTORED') return { kind: 'unstored' };
     this.recentTasks.note(input.taskId, input.now.getTime());
     // Step 3: the owner's indexes move forward; with no turn following, the task leaves the active set.
     this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime(), reply.outcome === 'DONE' ? input.now.getTime() : undefined);

@@ -104,6 +104,8 @@ export const appendEventsScript = defineScript({
 
 export type FinishReply = Fenced<
   | { outcome: 'DONE'; eventId: string; directReply: boolean }
+  /** The run's last event, which the call said it follows, was not stored: nothing changed. */
+  | { outcome: 'UNSTORED' }
   /** `trace`: '' or JSON; `messages`: the next turn's input, JSON each. */
   | { outcome: 'NEXT'; turn: number; turnInputStart: number; trace: string; messages: string[] }
 >;
@@ -131,9 +133,11 @@ export const finishTurnScript = defineScript({
     interrupted: arg.flag,
     directReply: arg.optionalJson<Message>(),
     directEvent: arg.optionalJson<StreamResponse>(),
+    /** "<emit scope> <sequence> <digest>" of the run's last event, when the call goes out before its append answered. */
+    expectEmitted: arg.optionalText,
   },
   reply: (reply): FinishReply => {
-    if (reply[0] === 'STALE') return { outcome: 'STALE' };
+    if (reply[0] === 'STALE' || reply[0] === 'UNSTORED') return { outcome: reply[0] };
     if (reply[0] === 'DONE') return { outcome: 'DONE', eventId: str(reply[1]), directReply: reply[2] === 'DIRECT' };
     const [, turn, start, trace, ...messages] = reply.map(str);
     return { outcome: 'NEXT', turn: Number(turn), turnInputStart: Number(start), trace: trace ?? '', messages };

@@ -15,6 +15,7 @@ import { A2A, GEN_AI, inSpan } from '../../telemetry/spans.ts';
 import { AdapterContractError, checkOutcome } from '../adapter-contract.ts';
 import { budgetReason } from '../turn-budget.ts';
 import { TurnContext, type TurnLease } from '../turn-context.ts';
+import type { PendingAppends } from '../turn-write-queue.ts';
 import { deadlineReason, watchDeadline } from './deadline.ts';
 import { offerDelegation } from './delegation.ts';
 import { handBack, type AcquiredLease } from './lease.ts';
@@ -134,14 +135,19 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
   // Everything the adapter emitted (and an acknowledgement already queued) is stored before
   // the final status is. A write refused for what it would store (an output bound, a command
   // past redisMaxCommandBytes) ends the turn here, whatever the adapter did with the error:
-  // running it again would be refused again.
-  const refused = await context.settle().then(
-    () => undefined,
-    (error: unknown) => {
-      if (isOutputLimitError(error) || isRedisCommandTooLargeError(error) || isConsumerBudgetError(error)) return error;
-      throw error;
-    },
-  );
+  // running it again would be refused again. When the writes still pending are all appends of
+  // the adapter's events (an adapter that returns right after emitting its result without
+  // awaiting it), the final write goes out behind them without waiting for their answers (one
+  // round trip less) and ends the turn only if the last of them was stored; finishTurn waits for
+  // them and decides again when it was not (turn/finish.ts).
+  const pendingAppends = failure === undefined && !controller.signal.aborted && context.parkedAs === undefined ? context.pendingAppends() : undefined;
+  let refused: Error | undefined;
+  if (pendingAppends === undefined) {
+    refused = await refusalOf(context.settle());
+  } else {
+    pendingAppends.settled.catch(() => undefined);
+    await pendingAppends.sent;
+  }
   if (refused !== undefined && !controller.signal.aborted) {
     logger.warn('turn failed: it tried to store more than a limit allows', { taskId: fence.taskId, turn: lease.turn, reason: refused.message });
     return failedWith(fence, refused.message);
@@ -149,12 +155,12 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
   // Parked by ctx.delegate (even if the adapter caught it): the turn waits for its assignments.
   if (context.parkedAs !== undefined && !controller.signal.aborted) return { parked: context.parkedAs };
   // Decided whatever the adapter did with the error: the spending is recorded and final.
-  if (budget.exceeded !== undefined && budgetLimit !== undefined) return failedWith(fence, budgetReason(lease.turn, budget.spent(), budgetLimit, budget.exceeded));
-  if (meter?.exceeded !== undefined && !controller.signal.aborted) return failedWith(fence, meter.exceeded.message);
+  if (budget.exceeded !== undefined && budgetLimit !== undefined) return following(pendingAppends, failedWith(fence, budgetReason(lease.turn, budget.spent(), budgetLimit, budget.exceeded)));
+  if (meter?.exceeded !== undefined && !controller.signal.aborted) return following(pendingAppends, failedWith(fence, meter.exceeded.message));
   if (failure !== undefined) {
     if (controller.signal.reason === WORKER_SHUTDOWN) await handBack(runner, fence, record);
-    if (controller.signal.reason === TURN_INTERRUPTED) return { ...finalStatus(fence, 'TASK_STATE_CANCELED', INTERRUPTED_TEXT), interrupted: true };
-    if (controller.signal.aborted) return finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled while running.');
+    if (controller.signal.reason === TURN_INTERRUPTED) return following(pendingAppends, { ...finalStatus(fence, 'TASK_STATE_CANCELED', INTERRUPTED_TEXT), interrupted: true });
+    if (controller.signal.aborted) return following(pendingAppends, finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled while running.'));
   }
   // A broken contract fails the turn once, whatever the adapter did with the error it got:
   // retrying would break it again, and a task must never be left without a valid state.
@@ -166,13 +172,29 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
     if (!(error instanceof AdapterContractError)) throw error;
     // The turn-failed line below carries the violation as its cause.
     logger.debug('adapter broke its contract; the turn fails', { taskId: fence.taskId, turn: lease.turn, adapter: `${adapter.name}@${adapter.version}`, reason: error.message });
-    return failedWith(fence, error.message);
+    return following(pendingAppends, failedWith(fence, error.message));
   }
-  if (outcome === undefined) return failedWith(fence, `The ${adapter.name} adapter failed: ${(failure as Error).message}`);
+  if (outcome === undefined) return following(pendingAppends, failedWith(fence, `The ${adapter.name} adapter failed: ${(failure as Error).message}`));
   const final = finalStatus(fence, OUTCOME_STATES[outcome.state], outcome.message);
   if (outcome.state === 'message' && final.message !== undefined && lease.links === undefined && lease.turn === 1) {
     // A sub-agent's and a later turn's client holds the task already: for them it just completes.
-    return { ...final, directReply: asDirectReply(final.message) };
+    return following(pendingAppends, { ...final, directReply: asDirectReply(final.message) });
   }
-  return outcome.state === 'completed' && outcome.verification !== undefined ? { ...final, verification: outcome.verification } : final;
+  return following(pendingAppends, outcome.state === 'completed' && outcome.verification !== undefined ? { ...final, verification: outcome.verification } : final);
+}
+
+/** A run's end, with the appends its final write goes out behind (see runAdapter). */
+function following(pendingAppends: PendingAppends | undefined, run: AdapterRun): AdapterRun {
+  return pendingAppends === undefined || 'parked' in run ? run : { ...run, pendingAppends };
+}
+
+/** The failure of the turn's writes that ends it as failed (an output bound, a command too large, a consumer's budget); other failures are thrown. */
+export async function refusalOf(settled: Promise<void>): Promise<Error | undefined> {
+  try {
+    await settled;
+    return undefined;
+  } catch (error) {
+    if (isOutputLimitError(error) || isRedisCommandTooLargeError(error) || isConsumerBudgetError(error)) return error;
+    throw error;
+  }
 }

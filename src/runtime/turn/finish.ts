@@ -7,7 +7,7 @@ import { VERIFICATION_EXTENSION_URI } from '../../extensions/verification.ts';
 import type { Logger } from '../../logging/logger.ts';
 import { logFailure } from '../../logging/operator-failures.ts';
 import type { JsonObject } from '../../protocol/types.ts';
-import type { TurnRecord } from '../../store/task-store.ts';
+import type { FinishResult, TurnRecord } from '../../store/task-store.ts';
 import { cancelStages, turnDuration, turnsFinished } from '../../telemetry/metrics.ts';
 import { A2A, markError } from '../../telemetry/spans.ts';
 import { markStage } from '../../telemetry/stage-marks.ts';
@@ -17,7 +17,9 @@ import type { TurnLease } from '../turn-context.ts';
 import { afterTurnEnded } from './delegation.ts';
 import type { AcquiredLease } from './lease.ts';
 import type { TurnRunnerSetup } from './options.ts';
-import type { AdapterRun } from './status.ts';
+import type { AppendPlace } from '../turn-write-queue.ts';
+import { refusalOf } from './adapter-run.ts';
+import { failedWith, type TurnEnd } from './status.ts';
 
 /** What opens a turn of a job: the trace it continues (W3C headers), and whether it is the job's first turn. */
 export interface FollowUp {
@@ -44,7 +46,7 @@ export interface EndingTurn {
   fence: TurnLease;
   lease: AcquiredLease;
   record: TurnRecord;
-  outcome: Exclude<AdapterRun, { parked: unknown }>;
+  outcome: TurnEnd;
   agentName: string;
   adapterVersion: string;
   /** process.hrtime.bigint() when the lease was taken. */
@@ -55,31 +57,21 @@ export interface EndingTurn {
 
 /** Stores the turn's end; what opened the next turn when a queued follow-up did. */
 export async function finishTurn(runner: TurnRunnerSetup, ending: EndingTurn): Promise<FollowUp | undefined> {
-  const { data, fence, lease, record, outcome, agentName, adapterVersion, leasedAt, span, logger } = ending;
-  const { store } = runner.options;
-  record.finishedAtMs = Date.now();
-  record.outcome = outcome.status.state;
-  if (outcome.reason !== undefined) record.reason = outcome.reason;
-  if (outcome.interrupted === true) record.reason = 'interrupted by a new message (inputPolicy interrupt)';
-  const finished = await store.turns.finishTurn({
-    taskId: data.taskId,
-    ownerKey: data.ownerKey,
-    contextId: lease.contextId,
-    generation: lease.generation,
-    status: outcome.status,
-    agentMessage: outcome.message,
-    turnRecord: record,
-    artifacts: lease.artifacts,
-    // Stage 3 of 3 of a cancellation (stopped) rides on the final status update (an
-    // interrupted turn's, on the next turn's first status).
-    eventMetadata: outcome.status.state === 'TASK_STATE_CANCELED' ? { cancellation: { stage: 'stopped', at: new Date().toISOString() } } : undefined,
-    outcome: outcome.status.state === 'TASK_STATE_COMPLETED' ? outcomeOf(outcome.verification, lease.callerExtensions.includes(VERIFICATION_EXTENSION_URI)) : undefined,
-    interrupted: outcome.interrupted === true,
-    ...(outcome.directReply === undefined ? {} : { directReply: outcome.directReply }),
-    now: new Date(),
-  });
+  const { data, fence, lease, agentName, adapterVersion, leasedAt, span, logger } = ending;
+  let { outcome } = ending;
+  let finished = await storeEnd(runner, ending, outcome, outcome.pendingAppends?.last);
+  if (finished.kind === 'unstored' && outcome.pendingAppends !== undefined) {
+    // It went out behind the adapter's last appends, and they were not all stored: decided again
+    // once they have answered, as runAdapter decides when it waits for them (a stale lease throws).
+    const refused = await refusalOf(outcome.pendingAppends.settled);
+    if (refused !== undefined) {
+      logger.warn('turn failed: it tried to store more than a limit allows', { taskId: fence.taskId, turn: lease.turn, reason: refused.message });
+      outcome = failedWith(fence, refused.message);
+    }
+    finished = await storeEnd(runner, ending, outcome, undefined);
+  }
   markStage(data.taskId, 'finished');
-  if (finished.kind === 'stale') {
+  if (finished.kind === 'stale' || finished.kind === 'unstored') {
     logger.warn('turn result discarded: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
     return undefined;
   }
@@ -98,4 +90,31 @@ export async function finishTurn(runner: TurnRunnerSetup, ending: EndingTurn): P
   }
   if (finished.kind === 'done') await afterTurnEnded(runner, fence, lease, outcome.status);
   return finished.kind === 'next' ? { trace: finished.trace, first: false } : undefined;
+}
+
+/** The turn's record and final status stored (fenced); `follows`: the run's last event, which must have been stored first. */
+function storeEnd(runner: TurnRunnerSetup, ending: EndingTurn, outcome: TurnEnd, follows: AppendPlace | undefined): Promise<FinishResult> {
+  const { data, lease, record } = ending;
+  record.finishedAtMs = Date.now();
+  record.outcome = outcome.status.state;
+  if (outcome.reason !== undefined) record.reason = outcome.reason;
+  if (outcome.interrupted === true) record.reason = 'interrupted by a new message (inputPolicy interrupt)';
+  return runner.options.store.turns.finishTurn({
+    taskId: data.taskId,
+    ownerKey: data.ownerKey,
+    contextId: lease.contextId,
+    generation: lease.generation,
+    status: outcome.status,
+    agentMessage: outcome.message,
+    turnRecord: record,
+    artifacts: lease.artifacts,
+    // Stage 3 of 3 of a cancellation (stopped) rides on the final status update (an
+    // interrupted turn's, on the next turn's first status).
+    eventMetadata: outcome.status.state === 'TASK_STATE_CANCELED' ? { cancellation: { stage: 'stopped', at: new Date().toISOString() } } : undefined,
+    outcome: outcome.status.state === 'TASK_STATE_COMPLETED' ? outcomeOf(outcome.verification, lease.callerExtensions.includes(VERIFICATION_EXTENSION_URI)) : undefined,
+    interrupted: outcome.interrupted === true,
+    ...(outcome.directReply === undefined ? {} : { directReply: outcome.directReply }),
+    ...(follows === undefined ? {} : { follows }),
+    now: new Date(),
+  });
 }

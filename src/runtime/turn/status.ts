@@ -3,6 +3,7 @@ import type { OutcomeMessage, OutcomeVerification, TurnOutcome } from '../../../
 import type { TurnParked } from '../../coordination/delegator.ts';
 import type { Message, TaskState, TaskStatus } from '../../protocol/types.ts';
 import { agentMessage, type TurnLease } from '../turn-context.ts';
+import type { PendingAppends } from '../turn-write-queue.ts';
 
 /** The task state each adapter outcome leaves. */
 export const OUTCOME_STATES: Record<TurnOutcome['state'], TaskState> = {
@@ -27,8 +28,13 @@ export type AdapterRun =
       interrupted?: boolean;
       /** The adapter answered with a direct Message; finishTurn keeps it as the reply if the client cannot hold the task yet. */
       directReply?: Message;
+      /** Appends of the adapter's events still unanswered when this end was decided: the final write goes out behind them (turn/finish.ts). */
+      pendingAppends?: PendingAppends;
     }
   | { parked: TurnParked };
+
+/** A run's end that the turn's final write stores (not a park). */
+export type TurnEnd = Exclude<AdapterRun, { parked: TurnParked }>;
 
 /** A final status in `state`, its message (if any) from the agent. */
 export function finalStatus(fence: TurnLease, state: TaskState, content: OutcomeMessage | undefined): { status: TaskStatus; message: Message | undefined } {
@@ -39,6 +45,6 @@ export function finalStatus(fence: TurnLease, state: TaskState, content: Outcome
 }
 
 /** A failed end whose reason is both the agent's message and the turn record's reason. */
-export function failedWith(fence: TurnLease, reason: string): AdapterRun {
+export function failedWith(fence: TurnLease, reason: string): TurnEnd {
   return { ...finalStatus(fence, 'TASK_STATE_FAILED', reason), reason };
 }

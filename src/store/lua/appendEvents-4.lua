@@ -34,29 +34,33 @@
 __takeOutputBounds()
 if __leaseIsStale() then return {'STALE'} end
 local scope = ARGV[9]
-if scope ~= '' then
-  if redis.call('HGET', KEYS[3], 'scope') ~= scope then
-    -- Digests of another turn or resumption say nothing about this run.
-    redis.call('DEL', KEYS[3])
-    redis.call('HSET', KEYS[3], 'scope', scope)
-  end
-  local seq = tonumber(ARGV[10])
-  if ARGV[12] ~= '1' then
-    local earlier = redis.call('HGET', KEYS[3], ARGV[10])
-    if earlier == ARGV[11] then return {'REPEATED'} end
-    if earlier then
-      -- The re-run diverges here: what the earlier run emitted after this point is no guide.
-      local high = tonumber(redis.call('HGET', KEYS[3], 'high') or '0')
-      for later = seq + 1, high do redis.call('HDEL', KEYS[3], tostring(later)) end
-    end
-  end
-  redis.call('HSET', KEYS[3], ARGV[10], ARGV[11])
-  if seq > tonumber(redis.call('HGET', KEYS[3], 'high') or '0') then redis.call('HSET', KEYS[3], 'high', seq) end
+local seq = tonumber(ARGV[10])
+local sameScope = scope ~= '' and redis.call('HGET', KEYS[3], 'scope') == scope
+local diverged = false
+if sameScope and ARGV[12] ~= '1' then
+  local earlier = redis.call('HGET', KEYS[3], ARGV[10])
+  if earlier == ARGV[11] then return {'REPEATED'} end
+  diverged = earlier ~= false
 end
 local outputBytes = 0
 for i = 13, #ARGV do outputBytes = outputBytes + #ARGV[i] end
 local refused = __chargeOutput(KEYS[1], outputBytes)
 if refused then return refused end
+-- Recorded only for an event that is stored: the digest at a place says the event there was
+-- stored (a turn's final write checks it, finishTurn's ARGV[18]).
+if scope ~= '' then
+  if not sameScope then
+    -- Digests of another turn or resumption say nothing about this run.
+    redis.call('DEL', KEYS[3])
+    redis.call('HSET', KEYS[3], 'scope', scope)
+  elseif diverged then
+    -- The re-run diverges here: what the earlier run emitted after this point is no guide.
+    local high = tonumber(redis.call('HGET', KEYS[3], 'high') or '0')
+    for later = seq + 1, high do redis.call('HDEL', KEYS[3], tostring(later)) end
+  end
+  redis.call('HSET', KEYS[3], ARGV[10], ARGV[11])
+  if seq > tonumber(redis.call('HGET', KEYS[3], 'high') or '0') then redis.call('HSET', KEYS[3], 'high', seq) end
+end
 if ARGV[5] ~= '' then
   __dropSegments(KEYS[1])
   redis.call('HSET', KEYS[1], 'artifacts', ARGV[5])

@@ -22,7 +22,11 @@
     is one only when the client cannot hold the task yet: the task's first turn, nothing announced
     but its creation and start, no message waiting; it is then kept as the task's 'directReply'
   ARGV[17] the final event JSON for a direct reply (the final status update, marked as one)
-  Returns {'STALE'} | {'DONE', eventId, 'DIRECT' | ''} | {'NEXT', turn, turnInputStart, trace JSON | '', message JSON...}
+  ARGV[18] "<emit scope> <sequence> <digest>" of the run's last event ('' = none): sent before that
+    event's append had answered, this ends the turn only if that event was stored (appendEvents records
+    a digest only then, and a refused append stops every later one); otherwise it changes nothing and
+    returns {'UNSTORED'}
+  Returns {'STALE'} | {'UNSTORED'} | {'DONE', eventId, 'DIRECT' | ''} | {'NEXT', turn, turnInputStart, trace JSON | '', message JSON...}
     (the trace: the context of the request whose message waited first, see acceptMessage's inboxTrace)
   Emits: the final status update (with the task after it when a SendMessage waits for it, see
   include/appendEvent.lua's trailer), or a TASK_STATE_WORKING status update for the next turn (for an
@@ -36,6 +40,11 @@
   @include taskSnapshot
 ]]
 if __leaseIsStale() then return {'STALE'} end
+if ARGV[18] ~= '' then
+  local scope, seq, digest = string.match(ARGV[18], '^(%S+) (%d+) (%S+)$')
+  local emitted = redis.call('HMGET', KEYS[9], 'scope', seq)
+  if emitted[1] ~= scope or emitted[2] ~= digest then return {'UNSTORED'} end
+end
 -- Read once, before this script writes any of them (turn is incremented, inboxTrace and
 -- answerHistory deleted, all after this); the inbox is not touched until it is drained below.
 local read = redis.call('HMGET', KEYS[1], 'turn', 'eventsTrimmed', 'cancelRequestedAtMs', 'inboxTrace', 'contextId', 'answerHistory')

@@ -1,0 +1,169 @@
+// An adapter that returns right after emitting, without awaiting its emits, has its turn's final
+// write sent behind those appends before they answer (one round trip less). The final write
+// ends the turn only if the run's last event was stored: an append the store refused (an output
+// bound) leaves the turn unfinished by that write, and the turn then fails naming the limit, as
+// it does when the adapter awaits. Nothing of a refused event is recorded, its digest included.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TaskStatus } from '../src/protocol/types.ts';
+import type { TurnRecord } from '../src/store/task-store.ts';
+import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
+import { OutputLimitError } from '../src/limits/output-limits.ts';
+import { createStoredTask, rpc, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
+
+const MAX_ARTIFACT_BYTES = 2_000;
+
+let gw: TestGateway;
+
+beforeAll(async () => {
+  gw = await startTestGateway({
+    name: 'write-behind',
+    config: { adapter: 'test/fixtures/unawaited-emit-adapter.mjs', blockingTimeoutMs: 20_000, limits: { maxArtifactBytes: MAX_ARTIFACT_BYTES } },
+  });
+});
+
+afterAll(async () => {
+  await gw?.close();
+});
+
+interface TaskView {
+  id: string;
+  status: { state: string; message?: { parts: { text?: string }[] } };
+  artifacts?: { artifactId: string; parts: { text?: string }[] }[];
+}
+
+async function send(text: string): Promise<TaskView> {
+  const reply = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage(text) });
+  expect(reply.body.error).toBeUndefined();
+  return (reply.body.result as { task: TaskView }).task;
+}
+
+/** The task's stored events, as kinds in order ("status:<state>" or "artifact:<id>"). */
+async function storedEvents(taskId: string): Promise<string[]> {
+  const entries = await gw.redis.xrange(`${gw.prefix}:{${taskId}}:events`, '-', '+');
+  return entries.map(([, fields]) => {
+    const event = JSON.parse(fields[1] as string) as {
+      task?: unknown;
+      statusUpdate?: { status: { state: string } };
+      artifactUpdate?: { artifact: { artifactId: string } };
+    };
+    if (event.artifactUpdate !== undefined) return `artifact:${event.artifactUpdate.artifact.artifactId}`;
+    if (event.statusUpdate !== undefined) return `status:${event.statusUpdate.status.state}`;
+    return 'task';
+  });
+}
+
+const statusText = (task: TaskView): string => task.status.message?.parts.map((p) => p.text ?? '').join('') ?? '';
+
+describe('a turn whose adapter returns without awaiting its emits', () => {
+  it('stores them, in order, before its final status', async () => {
+    const task = await send('status 50 artifact 100');
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(task.artifacts?.map((a) => a.artifactId)).toEqual(['a3']);
+    expect((await storedEvents(task.id)).slice(-3)).toEqual(['status:TASK_STATE_WORKING', 'artifact:a3', 'status:TASK_STATE_COMPLETED']);
+  });
+
+  it('fails, naming the limit, when the last emit is refused: the final write sent behind it does not complete the task', async () => {
+    const task = await send(`artifact ${MAX_ARTIFACT_BYTES * 2}`);
+    expect(task.status.state).toBe('TASK_STATE_FAILED');
+    expect(statusText(task)).toMatch(/limits\.maxArtifactBytes/);
+    expect(task.artifacts ?? []).toEqual([]);
+    const events = await storedEvents(task.id);
+    expect(events).not.toContain('status:TASK_STATE_COMPLETED');
+    expect(events.at(-1)).toBe('status:TASK_STATE_FAILED');
+    const record = JSON.parse((await gw.redis.hget(`${gw.prefix}:{${task.id}}:turns`, '1')) as string) as TurnRecord;
+    expect(record.outcome).toBe('TASK_STATE_FAILED');
+    expect(record.attempts).toBe(1);
+  });
+
+  it('keeps what was stored before a refused emit, and fails', async () => {
+    const task = await send(`artifact 100 artifact ${MAX_ARTIFACT_BYTES * 2}`);
+    expect(task.status.state).toBe('TASK_STATE_FAILED');
+    expect(task.artifacts?.map((a) => a.artifactId)).toEqual(['a1']);
+    const events = await storedEvents(task.id);
+    expect(events.filter((e) => e.startsWith('artifact:'))).toEqual(['artifact:a1']);
+    expect(events).not.toContain('status:TASK_STATE_COMPLETED');
+  });
+
+  it('fails when an emit awaited earlier in the run was fine and the last one is refused', async () => {
+    const task = await send(`artifact 100 await artifact ${MAX_ARTIFACT_BYTES * 2}`);
+    expect(task.status.state).toBe('TASK_STATE_FAILED');
+    expect(task.artifacts?.map((a) => a.artifactId)).toEqual(['a1']);
+  });
+});
+
+describe('the final write that follows an event', () => {
+  const owner: Owner = { agent: 'default', tenant: '', subject: 'write-behind' };
+  const ownerKey = ownerKeyOf(owner);
+  let store: TaskStore;
+
+  beforeAll(() => {
+    store = new TaskStore(gw.redis, `${gw.prefix}-store`, 600);
+  });
+
+  async function leased(): Promise<{ taskId: string; contextId: string; generation: number }> {
+    const taskId = `wb-${randomBytes(6).toString('hex')}`;
+    const contextId = `ctx-${taskId}`;
+    await createStoredTask(store, { taskId, contextId, owner });
+    const acquired = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w1', leaseTtlMs: 60_000, now: new Date() });
+    if (acquired.kind !== 'acquired') throw new Error(`no lease: ${JSON.stringify(acquired)}`);
+    return { taskId, contextId, generation: acquired.generation };
+  }
+
+  function append(task: { taskId: string; contextId: string; generation: number }, sequence: number, bytes: number) {
+    const artifact = { artifactId: `a${sequence}`, parts: [{ text: 'x'.repeat(bytes) }] };
+    return store.turns.appendEvents({
+      ...task,
+      ownerKey,
+      artifacts: undefined,
+      pendingArtifact: { append: false, artifact },
+      status: undefined,
+      events: [{ artifactUpdate: { taskId: task.taskId, contextId: task.contextId, artifact, append: false, lastChunk: true } }],
+      emit: { scope: '1.0', sequence, digest: `d${sequence}`, pastPrefix: sequence > 1 },
+      outputLimits: { maxArtifactBytes: MAX_ARTIFACT_BYTES, maxTurnOutputBytes: 0, maxTaskOutputBytes: 0 },
+      artifactChunk: { artifactId: artifact.artifactId, append: false },
+      now: new Date(),
+    });
+  }
+
+  function finish(task: { taskId: string; contextId: string; generation: number }, sequence: number) {
+    const status: TaskStatus = { state: 'TASK_STATE_COMPLETED', timestamp: new Date().toISOString() };
+    return store.turns.finishTurn({
+      ...task,
+      ownerKey,
+      status,
+      agentMessage: undefined,
+      turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), attempts: 1 },
+      artifacts: undefined,
+      follows: { scope: '1.0', sequence, digest: `d${sequence}` },
+      now: new Date(),
+    });
+  }
+
+  const state = (taskId: string): Promise<string | null> => gw.redis.hget(`${gw.prefix}-store:{${taskId}}:task`, 'state');
+  const eventCount = (taskId: string): Promise<number> => gw.redis.xlen(`${gw.prefix}-store:{${taskId}}:events`);
+
+  it('changes nothing when that event was refused, and records no digest of it', async () => {
+    const task = await leased();
+    await expect(append(task, 1, MAX_ARTIFACT_BYTES * 2)).rejects.toBeInstanceOf(OutputLimitError);
+    expect(await gw.redis.hget(`${gw.prefix}-store:{${task.taskId}}:emitted`, '1')).toBeNull();
+    const events = await eventCount(task.taskId);
+    expect(await finish(task, 1)).toEqual({ kind: 'unstored' });
+    expect(await state(task.taskId)).toBe('TASK_STATE_WORKING');
+    expect(await eventCount(task.taskId)).toBe(events);
+  });
+
+  it('changes nothing when that event was not appended yet', async () => {
+    const task = await leased();
+    await append(task, 1, 10);
+    expect(await finish(task, 2)).toEqual({ kind: 'unstored' });
+    expect(await state(task.taskId)).toBe('TASK_STATE_WORKING');
+  });
+
+  it('ends the turn when that event was stored', async () => {
+    const task = await leased();
+    await append(task, 1, 10);
+    expect((await finish(task, 1)).kind).toBe('done');
+    expect(await state(task.taskId)).toBe('TASK_STATE_COMPLETED');
+  });
+});
