@@ -26,6 +26,10 @@
  *      a per-stage latency breakdown of one blocking task (accept, enqueue, pick-up, lease, adapter,
  *      events, finish, notify, response) from the marks a third gateway started with
  *      A2A_STAGE_MARKS_FILE records (src/telemetry/stage-marks.ts; bench/load/stages.ts).
+ *  12. One connection, side by side (single): blocking SendMessage "echo hello" over one connection,
+ *      in alternating rounds of the gateway, the baseline (BENCH_BASELINE) and the SDK server, the
+ *      order reversed every other round; p50/p99 and CPU per task. Unlike stages, the gateways
+ *      write no stage marks, and a latency cut shows against the baseline in the same rounds.
  *   9. Cost of telemetry (gateway only): blocking SendMessage on the gateway as above (tracing off)
  *      vs a second gateway with tracing on (OTLP http/protobuf to a local sink that accepts every
  *      export) and its /metrics scraped once a second on a metrics port: req/s, p50/p99 and CPU ms
@@ -68,7 +72,7 @@
  *
  * Flags: --only sdk | --only gateway (which servers).
  * Env: BENCH_ONLY — comma-separated scenarios to run (idle, idle-redis, blocking, immediate, streams,
- *      stages, fanout, remote, push, replay, telemetry, wait; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
+ *      stages, single, fanout, remote, push, replay, telemetry, wait; default all), e.g. `BENCH_ONLY=fanout npm run bench` starts only the gateway,
  *      `BENCH_ONLY=remote` only the SDK server and the gateway in front of it.
  *      BENCH_SECONDS (10), BENCH_ROUNDS (3, min 2), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
  *      BENCH_SUBSCRIBERS (10000), BENCH_WARMUP_SECONDS (2), A2A_REDIS_URL (redis://127.0.0.1:6379:
@@ -152,10 +156,10 @@ function parseOnly(argv: readonly string[]): ServerName | undefined {
   return undefined;
 }
 
-const SCENARIOS = ['idle', 'idle-redis', 'blocking', 'immediate', 'streams', 'stages', 'fanout', 'remote', 'push', 'replay', 'telemetry', 'wait'] as const;
+const SCENARIOS = ['idle', 'idle-redis', 'blocking', 'immediate', 'streams', 'stages', 'single', 'fanout', 'remote', 'push', 'replay', 'telemetry', 'wait'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 /** Scenarios both servers can run; fanout and push are gateway-only. */
-const COMPARED: readonly Scenario[] = ['idle', 'blocking', 'immediate', 'streams', 'stages'];
+const COMPARED: readonly Scenario[] = ['idle', 'blocking', 'immediate', 'streams', 'stages', 'single'];
 
 function parseScenarios(raw: string | undefined): Scenario[] {
   if (raw === undefined || raw.trim() === '') return [...SCENARIOS];
@@ -371,6 +375,8 @@ interface Results {
   single: { sdk?: SendMessageLoadResult; stages?: StageBreakdown; anchors?: Partial<Record<ServerName, SendMessageLoadResult>> };
   /** Idle gateways' Redis traffic: `idle-redis` (this checkout), `idle-baseline`. */
   idleRedis: Partial<Record<ServerName, IdleRedisResult>>;
+  /** One connection in alternating rounds (single): gateway, baseline, sdk. */
+  oneConnection: PerServer<Costed<SendMessageLoadResult>>;
 }
 
 /** Rows for the scenarios that ran (see BENCH_ONLY). */
@@ -486,7 +492,7 @@ interface BaselineRow {
 }
 
 /** This checkout's gateway against the baseline's, from the same alternating rounds. */
-function buildBaselineRows({ blocking, immediate, streams, idleRedis }: Results): BaselineRow[] {
+function buildBaselineRows({ blocking, immediate, streams, idleRedis, oneConnection }: Results): BaselineRow[] {
   const rows: BaselineRow[] = [];
   const add = <T>(series: PerServer<T>, metric: string, key: (r: T) => number, digits: number): void => {
     const current = series.gateway?.median;
@@ -501,6 +507,8 @@ function buildBaselineRows({ blocking, immediate, streams, idleRedis }: Results)
   add(streams, 'streams/s', (r) => r.streamsPerSec, 0);
   add(streams, 'stream last event p50 ms', (r) => r.lastEventP50Ms, 1);
   add(streams, 'stream last event p99 ms', (r) => r.lastEventP99Ms, 1);
+  add(oneConnection, 'one connection blocking p50 ms', (r) => r.p50Ms, 2);
+  add(oneConnection, 'one connection blocking p99 ms', (r) => r.p99Ms, 2);
   // What a task costs: the median round's, as in the durable-anchors report.
   const cost = <T>(series: PerServer<Costed<T>>, metric: string, key: (c: Cost) => number | undefined, digits: number): void => {
     const current = medianCost(series.gateway?.rounds);
@@ -511,6 +519,7 @@ function buildBaselineRows({ blocking, immediate, streams, idleRedis }: Results)
   cost(blocking, 'blocking Redis calls per task', (c) => c.redis?.calls, 1);
   cost(streams, 'streams CPU ms per task (gateway + workers + Redis)', (c) => c.cpuMsPerTask, 2);
   cost(streams, 'streams Redis calls per task', (c) => c.redis?.calls, 1);
+  cost(oneConnection, 'one connection CPU ms per task (gateway + workers + Redis)', (c) => c.cpuMsPerTask, 2);
   const idleNow = idleRedis['idle-redis'];
   const idleBase = idleRedis['idle-baseline'];
   if (idleNow !== undefined && idleBase !== undefined) rows.push({ metric: 'idle Redis commands/s', current: idleNow.commandsPerSec, baseline: idleBase.commandsPerSec, digits: 1 });
@@ -658,7 +667,7 @@ async function main(): Promise<void> {
   }
   // The durable anchors join the SDK server in the blocking, streams and one-connection runs.
   const anchors: ServerName[] = [];
-  if (names.includes('sdk') && (['blocking', 'streams', 'stages'] as const).some((sc) => runs(sc))) {
+  if (names.includes('sdk') && (['blocking', 'streams', 'stages', 'single'] as const).some((sc) => runs(sc))) {
     for (const anchor of config.anchors) {
       const name = ANCHOR_SERVER[anchor];
       log(`starting ${name} (the SDK server on its ${anchor} task store)...`);
@@ -671,7 +680,7 @@ async function main(): Promise<void> {
   }
   const order: Order = names; // gateway first, then sdk, every round
   // The baseline runs only the throughput scenarios, right after this checkout's gateway each round.
-  const baselineRuns = config.baseline !== undefined && names.includes('gateway') && (['blocking', 'immediate', 'streams'] as const).some((sc) => runs(sc));
+  const baselineRuns = config.baseline !== undefined && names.includes('gateway') && (['blocking', 'immediate', 'streams', 'single'] as const).some((sc) => runs(sc));
   const throughputOrder: Order = baselineRuns ? order.flatMap((n): ServerName[] => (n === 'gateway' ? ['gateway', 'baseline'] : [n])) : order;
   const anchorOrder: Order = [...throughputOrder, ...anchors];
   if (baselineRuns && config.baseline !== undefined) {
@@ -761,6 +770,7 @@ async function main(): Promise<void> {
         ['blocking', () => runSendMessageLoad({ url, connections: config.connections, seconds, returnImmediately: false })],
         ['immediate', () => runSendMessageLoad({ url, connections: config.connections, seconds, returnImmediately: true })],
         ['streams', () => runStreamLoad({ url, concurrency: config.streams, seconds })],
+        ['single', () => runOneConnection(url, seconds)],
         ['fanout', () => (name === 'gateway' ? fanoutRound(url, seconds) : Promise.resolve())],
       ];
       const selected = paths.filter(([sc]) => runs(sc) && (sc !== 'fanout' || name === 'gateway') && (sc !== 'immediate' || !anchors.includes(name)));
@@ -824,6 +834,18 @@ async function main(): Promise<void> {
         (s) => withCost(costSources(s), (begin) => runStreamLoad({ url: s.jsonRpcUrl, concurrency: config.streams, seconds: config.seconds, onStart: begin }), (r) => r.completed + r.incomplete),
         (r) => r.streamsPerSec,
         (r) => `${describeStreams(r)}${r.cost ? `; ${describeCost(r.cost)}` : ''}`,
+      );
+
+  // 4. One connection, side by side: a latency cut shows against the baseline in the same rounds.
+  const oneConnection: PerServer<Costed<SendMessageLoadResult>> = !runs('single')
+    ? {}
+    : await alternate(
+        'one connection',
+        anchorOrder,
+        (s) => oneConnectionCosted(s, () => runOneConnection(s.jsonRpcUrl, config.seconds)),
+        (r) => r.p50Ms,
+        (r) => `${describeSend(r)}${r.cost ? `; ${describeCost(r.cost)}` : ''}`,
+        true,
       );
 
   // One connection, uncontended: the SDK's p50 and the stages gateway's, with its per-stage breakdown.
@@ -954,7 +976,7 @@ async function main(): Promise<void> {
     wait = await runReplicaWait({ repoRoot: REPO_ROOT, logDir: RESULTS_DIR, connections: config.connections, seconds: config.seconds, rounds: config.rounds, warmupSeconds: config.warmupSeconds, log });
   }
 
-  const results: Results = { blocking, immediate, streams, idle, remote, telemetry, single, idleRedis, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}), ...(wait ? { wait } : {}) };
+  const results: Results = { blocking, immediate, streams, idle, remote, telemetry, single, idleRedis, oneConnection, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}), ...(wait ? { wait } : {}) };
   const rows = buildRows(results);
   const notes = validityNotes(results);
   const loadAfter = loadavg();
@@ -1036,7 +1058,7 @@ async function main(): Promise<void> {
       target: r.target || null,
       met: r.met ?? null,
     })),
-    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, telemetry, single, idleRedis, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}), ...(wait ? { wait } : {}) },
+    results: { blocking, returnImmediately: immediate, streams, idleSubscribers: idle, remote, telemetry, single, idleRedis, oneConnection, ...(fanout ? { fanout } : {}), ...(push ? { push } : {}), ...(replay ? { replay } : {}), ...(wait ? { wait } : {}) },
     notes,
   };
   const outPath = join(RESULTS_DIR, 'latest.json');

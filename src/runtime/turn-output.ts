@@ -237,7 +237,7 @@ export class TurnOutput {
     });
     if (artifacts === undefined) commandSent();
     const result = await appending;
-    if (startedAt !== 0) addEventsTime(init.taskId, timeNow() - startedAt);
+    if (startedAt !== 0) addEventsTime(init.taskId, startedAt);
     if (result.kind === 'repeated') {
       this.noteRepeated(place);
       return false;

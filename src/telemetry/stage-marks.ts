@@ -11,7 +11,7 @@ export type StageMark = (typeof STAGE_MARKS)[number];
 
 /**
  * The stages reported: each the time between two marks (the adapter's less the event appends it
- * waited for, which are their own stage). Pick-up and notify can be negative: the worker may take
+ * waited for, which are their own stage; an append it did not wait for is part of the finish). Pick-up and notify can be negative: the worker may take
  * the job before the gateway has the reply of the job add, and the gateway may see the terminal
  * event before the worker has the reply of its finish script.
  */
@@ -57,9 +57,16 @@ export function markStage(taskId: string, mark: StageMark): void {
 }
 
 /** Time a turn spent waiting for its event appends (ctx.emit…), summed. */
-export function addEventsTime(taskId: string, ms: number): void {
+/**
+ * Counts an event append from `startedAt` (timeNow()) to now as time the adapter waited for, up to
+ * when the adapter returned: an append still unanswered then (the adapter did not await it) goes
+ * on beside the turn's finish, whose stage that part is.
+ */
+export function addEventsTime(taskId: string, startedAt: number): void {
   const marks = file === undefined ? undefined : open.get(taskId);
-  if (marks !== undefined) marks.eventsMs += ms;
+  if (marks === undefined) return;
+  const end = Math.min(now(), marks.at.adapted ?? Number.POSITIVE_INFINITY);
+  if (end > startedAt) marks.eventsMs += end - startedAt;
 }
 
 export function timeNow(): number {
