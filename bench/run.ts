@@ -89,7 +89,8 @@
  *      Replay: BENCH_REPLAY_EVENTS (100000), BENCH_REPLAY_CHECKPOINTS (10).
  *      BENCH_BASELINE: another checkout of this repository (its dependencies installed), e.g. a
  *      `git worktree` of the commit before a change. A third server started from it joins the
- *      blocking, returnImmediately and streams rounds (gateway, baseline, sdk, every round), and a
+ *      blocking, returnImmediately, streams and single rounds (gateway, baseline, sdk, every round;
+ *      every other round in reverse order, so neither checkout always goes first), and a
  *      second table compares this checkout with it (with CPU and Redis calls per task, and, with
  *      idle-redis, a baseline gateway's idle commands/s): "before and after" measured side by side,
  *      on the same machine in the same minutes, instead of two runs an hour apart.
@@ -795,6 +796,9 @@ async function main(): Promise<void> {
     await runSendMessageLoad({ url: (servers.telemetry as BenchServer).jsonRpcUrl, connections: config.connections, seconds: config.warmupSeconds, returnImmediately: false });
   }
 
+  // With a baseline, every other round runs the servers in reverse order: the gateway and the
+  // baseline come first equally often, so neither gains from the machine's drift within a round.
+  const sideBySide = config.baseline !== undefined;
   // 1. Blocking SendMessage.
   const blocking: PerServer<Costed<SendMessageLoadResult>> = !runs('blocking')
     ? {}
@@ -814,6 +818,7 @@ async function main(): Promise<void> {
           ),
         (r) => r.requestsPerSec,
         (r) => `${describeSend(r)}${r.cost ? `; ${describeCost(r.cost)}` : ''}`,
+        sideBySide,
       );
   // 2. returnImmediately SendMessage.
   const immediate: PerServer<SendMessageLoadResult> = !runs('immediate')
@@ -824,6 +829,7 @@ async function main(): Promise<void> {
         (s) => runSendMessageLoad({ url: s.jsonRpcUrl, connections: config.connections, seconds: config.seconds, returnImmediately: true }),
         (r) => r.requestsPerSec,
         describeSend,
+        sideBySide,
       );
   // 3. Streaming.
   const streams: PerServer<Costed<StreamLoadResult>> = !runs('streams')
@@ -834,6 +840,7 @@ async function main(): Promise<void> {
         (s) => withCost(costSources(s), (begin) => runStreamLoad({ url: s.jsonRpcUrl, concurrency: config.streams, seconds: config.seconds, onStart: begin }), (r) => r.completed + r.incomplete),
         (r) => r.streamsPerSec,
         (r) => `${describeStreams(r)}${r.cost ? `; ${describeCost(r.cost)}` : ''}`,
+        sideBySide,
       );
 
   // 4. One connection, side by side: a latency cut shows against the baseline in the same rounds.
