@@ -9,7 +9,7 @@ import type { TaskStatus } from '../src/protocol/types.ts';
 import type { TurnRecord } from '../src/store/task-store.ts';
 import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { OutputLimitError } from '../src/limits/output-limits.ts';
-import { createStoredTask, rpc, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
+import { createStoredTask, deletePrefix, rpc, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 
 const MAX_ARTIFACT_BYTES = 2_000;
 
@@ -99,6 +99,10 @@ describe('the final write that follows an event', () => {
 
   beforeAll(() => {
     store = new TaskStore(gw.redis, `${gw.prefix}-store`, 600);
+  });
+
+  afterAll(async () => {
+    await deletePrefix(gw.redis, `${gw.prefix}-store`);
   });
 
   async function leased(): Promise<{ taskId: string; contextId: string; generation: number }> {

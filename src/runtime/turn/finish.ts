@@ -71,7 +71,8 @@ export async function finishTurn(runner: TurnRunnerSetup, ending: EndingTurn): P
     finished = await storeEnd(runner, ending, outcome, undefined);
   }
   markStage(data.taskId, 'finished');
-  if (finished.kind === 'stale' || finished.kind === 'unstored') {
+  if (finished.kind === 'unstored') throw new Error(`finishTurn of task ${data.taskId} answered UNSTORED to a call that named no event: a store script out of step with this worker`);
+  if (finished.kind === 'stale') {
     logger.warn('turn result discarded: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
     return undefined;
   }
