@@ -7,7 +7,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { isCluster, type RedisClient } from '../src/redis/connection.ts';
 import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
-import { IDLE_DRAIN_DELAY_SECONDS, startWokenJobsAtOnce } from './idle-fetch.ts';
+import { IDLE_DRAIN_DELAY_SECONDS } from './idle-fetch.ts';
 import { traceCarrier, withActive, type TraceContext } from '../src/telemetry/spans.ts';
 import { ownerFromKey } from '../src/store/task-store.ts';
 import { TenantShare } from './tenant-share.ts';
@@ -142,7 +142,7 @@ export function createTurnWorker(options: {
   maxStalledCount: number;
   process: (job: Job<TurnJobData>, token?: string) => Promise<void>;
 }): Worker<TurnJobData> {
-  const worker = new Worker<TurnJobData>(turnQueueName(options.agent), options.process, {
+  return new Worker<TurnJobData>(turnQueueName(options.agent), options.process, {
     connection: options.connection,
     telemetry: bullmqTelemetry(),
     prefix: turnQueuePrefix(options.prefix, options.agent, options.connection),
@@ -153,6 +153,4 @@ export function createTurnWorker(options: {
     maxStalledCount: options.maxStalledCount,
     removeOnComplete: { count: 0 },
   });
-  startWokenJobsAtOnce(worker);
-  return worker;
 }
