@@ -9,13 +9,8 @@ import type { Message } from '../protocol/types.ts';
 /** From this many bytes (about: see approximateBytes) a message is large. */
 export const LARGE_MESSAGE_BYTES = 65_536;
 
-/** Sizes already weighed: a blocking send weighs its message, then the intake's gate does (a data part's JSON is built each time). */
-const weighed = new WeakMap<Message, number>();
-
 /** A message's size without serialising it: its parts' strings and, for data parts, their JSON. */
 export function approximateBytes(message: Message): number {
-  const known = weighed.get(message);
-  if (known !== undefined) return known;
   let bytes = 0;
   for (const part of message.parts) {
     bytes += (part.text?.length ?? 0) + (part.raw?.length ?? 0) + (part.url?.length ?? 0);
@@ -23,7 +18,6 @@ export function approximateBytes(message: Message): number {
     if (part.metadata !== undefined) bytes += JSON.stringify(part.metadata).length;
   }
   if (message.metadata !== undefined) bytes += JSON.stringify(message.metadata).length;
-  weighed.set(message, bytes);
   return bytes;
 }
 
