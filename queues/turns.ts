@@ -27,6 +27,29 @@ export interface TurnJobData {
   trace?: Record<string, string>;
 }
 
+/** A new task's first turn, as the gateway hands it over. */
+export interface LocalTurn {
+  data: TurnJobData;
+  /** The accepting request's trace context: the turn's span continues it. */
+  trace: TraceContext;
+  /** The owner's tasks queued or running: the priority of the job, should the turn go to the queue after all. */
+  ownerActiveTasks: number;
+}
+
+/** A place on a worker of the accepting process, held for one new task's first turn. */
+export interface LocalTurnSlot {
+  /** Runs the turn here; the place is the turn's until it ends. */
+  start(turn: LocalTurn): void;
+  /** Gives the place back when no turn was started on it (the task was not created); a no-op after start. */
+  release(): void;
+}
+
+/** Where a gateway starts a new task's first turn at once, in its own process (src/runtime/local-turns.ts). */
+export interface LocalTurnStarter {
+  /** A free place for one of the agent's turns, if this process runs them and has one now; never waits. */
+  take(agent: string): LocalTurnSlot | undefined;
+}
+
 /** BullMQ queue name of an agent's turns. */
 export const turnQueueName = (agent: string): string => `turns-${agent}`;
 

@@ -3,10 +3,8 @@
 // turn over after a crash continues from it, a turn over budget fails naming the limit, and a
 // new turn starts from 0. The demo's `long` skill charges one unit per step.
 import { Agents } from '../src/agents/agents.ts';
-import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAdapter } from '../adapters/module-loader.ts';
-import type { TurnJobData } from '../queues/turns.ts';
 import { formatInspection, inspectTask } from '../src/cli/inspect.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import type { StreamResponse, Task } from '../src/protocol/types.ts';
@@ -192,7 +190,7 @@ describe('a turn already past its budget', () => {
       maxTurnAttempts: 3,
       leaseTtlMs: 2_000,
     });
-    await runner.process({ id: `${taskId}-t1`, data: { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId } } as Job<TurnJobData>);
+    await runner.process({ jobId: `${taskId}-t1`, data: { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId }, waitedMs: undefined });
 
     const hash = await gw.redis.hgetall(store.keys.task(taskId).task);
     expect(hash.state).toBe('TASK_STATE_FAILED');

@@ -8,114 +8,121 @@
 // trip, however many commands it carries. MONITOR cannot tell a pipeline from back-to-back calls.
 // Run with ROUND_TRIPS_LIST=1 to print both listings.
 import { Socket } from 'node:net';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpc, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 import { startOwnRedis, type OwnRedis } from './support/redis-server.ts';
 import { openMonitor } from './support/monitor.ts';
 
+/** What one task may cost, by how its first turn reaches a worker. */
+interface Bounds {
+  roundTrips: number;
+  commands: number;
+  scriptCommands: number;
+}
+
 /**
- * Round trips today, about 8.1 (issue 12 asks for 6): the commands below, less two, since a
- * new task's job add goes out in the same write as its create script (GatewayOperations.createTask),
- * and the echo's finish in the same write as its artifact's append (it returns without awaiting
- * the emit, so the final write goes out behind it: turn/adapter-run.ts). The fractions are the
- * queue's admission read (about one per 200 ms) and, on a busy machine, shares of the
- * owner-index, recent-tasks and tenant-share batches: hence one of slack.
+ * The default: a new task's first turn starts on the accepting process's own worker
+ * (src/runtime/local-turns.ts), so no job is added, fetched or completed. Round trips today about
+ * 4.1: the owner's claim, the task's create, the lease, and the echo's artifact append with the
+ * finish in one write (it returns without awaiting the emit: turn/adapter-run.ts); the fraction is
+ * the queue's admission read (about one per 200 ms) and, on a busy machine, shares of the
+ * owner-index and recent-tasks batches: hence one of slack. Commands about 5.1 (the same, the
+ * append and finish counted apart); commands inside scripts about 117 (the queue's 55 gone).
  */
-const ROUND_TRIPS_PER_TASK = 9;
+const LOCAL: Bounds = { roundTrips: 5, commands: 6, scriptCommands: 125 };
 /**
- * Commands today, about 10.2: the gateway's owner claim and task create (two slots,
- * docs/redis-slots.md) and job add (and, now and then, the queue counts its admission reads);
- * no final read, since the finish script publishes the task to the waiting call with the final
- * event; the worker's lease, one event append and finish, and BullMQ's job fetch and completion
- * plus two more looks for the next job that its wake-up marker causes; a share of the
- * owner-index and recent-tasks batches (one command each per flush).
+ * Through the queue (localTurns off, or a gateway without workers of its own; issue 12 asked
+ * for 6 round trips): about 8.1 round trips, the path above plus BullMQ's job fetch and its
+ * completion and the look for a next job that its wake-up marker causes (the job add rides in the
+ * create's write: GatewayOperations.createTask); about 10.2 commands; about 173 commands inside
+ * scripts (213 before the cuts below). Each costs Redis about a microsecond (docs/performance.md,
+ * "CPU profile"): the replay bound counts what a script appends instead of reading the stream
+ * back, and acquireLease, finishTurn and the output bound read the task hash's fields in one
+ * HMGET each instead of one HGET per field.
  */
-const COMMANDS_PER_TASK = 11;
-/**
- * Commands the scripts of one task run inside Redis (MONITOR's source "lua"), BullMQ's included:
- * about 173 (213 before the cuts below), plus slack for the queue's and indexes' batches. Each
- * costs Redis about a microsecond (docs/performance.md, "CPU profile"): the replay bound counts what a
- * script appends instead of reading the stream back, and acquireLease, finishTurn and the output
- * bound read the task hash's fields in one HMGET each instead of one HGET per field.
- */
-const SCRIPT_COMMANDS_PER_TASK = 180;
+const QUEUED: Bounds = { roundTrips: 9, commands: 11, scriptCommands: 180 };
 const TASKS = 10;
 
-let own: OwnRedis;
-let gw: TestGateway;
+describe.each([
+  { path: 'its first turn started where it was accepted', localTurns: true, bounds: LOCAL },
+  { path: 'its first turn through the queue', localTurns: false, bounds: QUEUED },
+])('a blocking echo task, $path', ({ localTurns, bounds }) => {
+  let own: OwnRedis;
+  let gw: TestGateway;
 
-beforeAll(async () => {
-  own = await startOwnRedis();
-  gw = await startTestGateway({ name: 'round-trips', config: { redisUrl: own.url, schedules: { enabled: false } } });
-  // Scripts loaded, connections open, queues initialised: what is counted is the steady state.
-  for (let i = 0; i < 3; i++) await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo warm-up') });
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await own?.stop();
-});
-
-const isTimer = (args: string[]): boolean => {
-  const text = args.join(' ');
-  return args[0]?.toLowerCase() === 'bzpopmin' || text.includes('stalled-check') || text.includes('sweeplock') || /\{push(:\d+)?\}:outbox/.test(text) || /\{control\}:seq$/.test(text);
-};
-
-it(`a blocking echo task costs at most ${ROUND_TRIPS_PER_TASK} Redis round trips (${COMMANDS_PER_TASK} commands, ${SCRIPT_COMMANDS_PER_TASK} inside scripts), gateway and worker together`, async () => {
-  const monitor = await openMonitor(own.url);
-  const commands: string[][] = [];
-  const scriptCommands: string[][] = [];
-  const trace: string[] = [];
-  monitor.on('monitor', (time: string, args: string[], source: string) => {
-    if (source !== 'lua') commands.push(args);
-    else scriptCommands.push(args);
-    if (process.env.ROUND_TRIPS_LIST) trace.push(`${time} ${source} ${args.slice(0, 6).map((a) => a.slice(0, 60)).join(' ')}`);
+  beforeAll(async () => {
+    own = await startOwnRedis();
+    gw = await startTestGateway({ name: 'round-trips', config: { redisUrl: own.url, schedules: { enabled: false }, localTurns } });
+    // Scripts loaded, connections open, queues initialised: what is counted is the steady state.
+    for (let i = 0; i < 3; i++) await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo warm-up') });
   });
-  // Every write to this Redis from this process (the gateway and its worker are in it).
-  const writes: string[] = [];
-  const port = Number(new URL(own.url).port);
-  const write = Socket.prototype.write;
-  Socket.prototype.write = function (this: Socket, chunk: unknown, ...rest: unknown[]): boolean {
-    if (this.remotePort === port) writes.push(Buffer.isBuffer(chunk) ? chunk.toString('latin1') : String(chunk));
-    return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
-  } as typeof Socket.prototype.write;
-  // MONITOR replies before it streams; a ping through it marks where counting starts.
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  commands.length = 0;
-  scriptCommands.length = 0;
-  writes.length = 0;
-  for (let i = 0; i < TASKS; i++) {
-    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage(`echo counted ${i}`) });
-    expect((body.result as { task: { status: { state: string } } }).task.status.state).toBe('TASK_STATE_COMPLETED');
-  }
-  // The worker's job completion and look for the next job may land just after the reply.
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  Socket.prototype.write = write;
-  monitor.disconnect();
-  // A write's commands, by name: RESP arrays of bulk strings (`*n`, `$len`, name, …).
-  const namesIn = (payload: string): string[] => {
-    const lines = payload.split('\r\n');
-    return lines.flatMap((line, i) => (line.startsWith('*') && lines[i + 1]?.startsWith('$') ? [[lines[i + 2] ?? '', lines[i + 4] ?? ''].join(' ')] : []));
+
+  afterAll(async () => {
+    await gw?.close();
+    await own?.stop();
+  });
+
+  const isTimer = (args: string[]): boolean => {
+    const text = args.join(' ');
+    return args[0]?.toLowerCase() === 'bzpopmin' || text.includes('stalled-check') || text.includes('sweeplock') || /\{push(:\d+)?\}:outbox/.test(text) || /\{control\}:seq$/.test(text);
   };
-  const roundTrips = writes.map(namesIn).filter((names) => !names.every((name) => isTimer(name.split(' ')) || /stalled-check|sweeplock|outbox|\{control\}:seq/.test(name)));
-  const tripsPerTask = roundTrips.length / TASKS;
-  const counted = commands.filter((args) => !isTimer(args));
-  const perTask = counted.length / TASKS;
-  const byCommand = new Map<string, number>();
-  for (const args of counted) {
-    const name = args.slice(0, 2).join(' ');
-    byCommand.set(name, (byCommand.get(name) ?? 0) + 1);
-  }
-  const breakdown = [...byCommand].map(([name, count]) => `${count / TASKS} × ${name}`).join('\n');
-  const trips = roundTrips.map((names) => names.join(' + ')).join('\n');
-  const inScripts = scriptCommands.filter((args) => !isTimer(args));
-  const inScriptsPerTask = inScripts.length / TASKS;
-  const byScriptCommand = new Map<string, number>();
-  for (const args of inScripts) byScriptCommand.set(args[0] ?? '', (byScriptCommand.get(args[0] ?? '') ?? 0) + 1);
-  const scriptBreakdown = [...byScriptCommand].sort((a, b) => b[1] - a[1]).map(([name, count]) => `${count / TASKS} × ${name}`).join('\n');
-  if (process.env.ROUND_TRIPS_LIST) console.log(`commands inside scripts per task ${inScriptsPerTask}:\n${scriptBreakdown}`);
-  if (process.env.ROUND_TRIPS_LIST) console.log(`commands per task ${perTask}:\n${breakdown}\n${trace.join('\n')}\n\nround trips per task ${tripsPerTask}:\n${trips}`);
-  expect(perTask, `per task:\n${breakdown}`).toBeLessThanOrEqual(COMMANDS_PER_TASK);
-  expect(tripsPerTask, `round trips:\n${trips}`).toBeLessThanOrEqual(ROUND_TRIPS_PER_TASK);
-  expect(inScriptsPerTask, `inside scripts, per task:\n${scriptBreakdown}`).toBeLessThanOrEqual(SCRIPT_COMMANDS_PER_TASK);
+
+  it(`costs at most ${bounds.roundTrips} Redis round trips (${bounds.commands} commands, ${bounds.scriptCommands} inside scripts), gateway and worker together`, async () => {
+    const monitor = await openMonitor(own.url);
+    const commands: string[][] = [];
+    const scriptCommands: string[][] = [];
+    const trace: string[] = [];
+    monitor.on('monitor', (time: string, args: string[], source: string) => {
+      if (source !== 'lua') commands.push(args);
+      else scriptCommands.push(args);
+      if (process.env.ROUND_TRIPS_LIST) trace.push(`${time} ${source} ${args.slice(0, 6).map((a) => a.slice(0, 60)).join(' ')}`);
+    });
+    // Every write to this Redis from this process (the gateway and its worker are in it).
+    const writes: string[] = [];
+    const port = Number(new URL(own.url).port);
+    const write = Socket.prototype.write;
+    Socket.prototype.write = function (this: Socket, chunk: unknown, ...rest: unknown[]): boolean {
+      if (this.remotePort === port) writes.push(Buffer.isBuffer(chunk) ? chunk.toString('latin1') : String(chunk));
+      return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as typeof Socket.prototype.write;
+    // MONITOR replies before it streams; a ping through it marks where counting starts.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    commands.length = 0;
+    scriptCommands.length = 0;
+    writes.length = 0;
+    for (let i = 0; i < TASKS; i++) {
+      const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage(`echo counted ${i}`) });
+      expect((body.result as { task: { status: { state: string } } }).task.status.state).toBe('TASK_STATE_COMPLETED');
+    }
+    // The worker's job completion and look for the next job may land just after the reply.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    Socket.prototype.write = write;
+    monitor.disconnect();
+    // A write's commands, by name: RESP arrays of bulk strings (`*n`, `$len`, name, …).
+    const namesIn = (payload: string): string[] => {
+      const lines = payload.split('\r\n');
+      return lines.flatMap((line, i) => (line.startsWith('*') && lines[i + 1]?.startsWith('$') ? [[lines[i + 2] ?? '', lines[i + 4] ?? ''].join(' ')] : []));
+    };
+    const roundTrips = writes.map(namesIn).filter((names) => !names.every((name) => isTimer(name.split(' ')) || /stalled-check|sweeplock|outbox|\{control\}:seq/.test(name)));
+    const tripsPerTask = roundTrips.length / TASKS;
+    const counted = commands.filter((args) => !isTimer(args));
+    const perTask = counted.length / TASKS;
+    const byCommand = new Map<string, number>();
+    for (const args of counted) {
+      const name = args.slice(0, 2).join(' ');
+      byCommand.set(name, (byCommand.get(name) ?? 0) + 1);
+    }
+    const breakdown = [...byCommand].map(([name, count]) => `${count / TASKS} × ${name}`).join('\n');
+    const trips = roundTrips.map((names) => names.join(' + ')).join('\n');
+    const inScripts = scriptCommands.filter((args) => !isTimer(args));
+    const inScriptsPerTask = inScripts.length / TASKS;
+    const byScriptCommand = new Map<string, number>();
+    for (const args of inScripts) byScriptCommand.set(args[0] ?? '', (byScriptCommand.get(args[0] ?? '') ?? 0) + 1);
+    const scriptBreakdown = [...byScriptCommand].sort((a, b) => b[1] - a[1]).map(([name, count]) => `${count / TASKS} × ${name}`).join('\n');
+    if (process.env.ROUND_TRIPS_LIST) console.log(`commands inside scripts per task ${inScriptsPerTask}:\n${scriptBreakdown}`);
+    if (process.env.ROUND_TRIPS_LIST) console.log(`commands per task ${perTask}:\n${breakdown}\n${trace.join('\n')}\n\nround trips per task ${tripsPerTask}:\n${trips}`);
+    expect(perTask, `per task:\n${breakdown}`).toBeLessThanOrEqual(bounds.commands);
+    expect(tripsPerTask, `round trips:\n${trips}`).toBeLessThanOrEqual(bounds.roundTrips);
+    expect(inScriptsPerTask, `inside scripts, per task:\n${scriptBreakdown}`).toBeLessThanOrEqual(bounds.scriptCommands);
+  });
 });

@@ -4,10 +4,8 @@
 // resume from, and exits cleanly.
 import { Agents } from '../src/agents/agents.ts';
 import { spawn } from 'node:child_process';
-import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { loadAdapter } from '../adapters/module-loader.ts';
-import type { TurnJobData } from '../queues/turns.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { TurnHandedBackError, TurnRunner } from '../src/runtime/turn-runner.ts';
 import { ownerKeyOf, TaskStore, type Owner, type TurnRecord } from '../src/store/task-store.ts';
@@ -125,8 +123,7 @@ describe('worker shutdown', () => {
       maxTurnAttempts: 2,
       leaseTtlMs: 2_000,
     });
-    const job = { id: `${taskId}-t1`, data: { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId } } as Job<TurnJobData>;
-    const running = runner.process(job);
+    const running = runner.process({ jobId: `${taskId}-t1`, data: { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId }, waitedMs: undefined });
     // The turn is registered before its lease is taken; shutdown reaches it in that window.
     expect(runner.handBackAll()).toBe(1);
     await expect(running).rejects.toBeInstanceOf(TurnHandedBackError);

@@ -45,7 +45,7 @@ export async function composeProcess(setup: ProcessSetup): Promise<ComposedProce
     // ready before it holds them, and it outlives the roles at shutdown.
     const control = await startControlPlane(lifecycle, config, logger);
     const worker = roles.worker ? await buildWorkerRole(lifecycle, config, agents, logger, { baseDir, control }) : undefined;
-    const gateway = roles.gateway ? await buildGatewayRole(lifecycle, config, agents, logger, { baseDir, control }) : undefined;
+    const gateway = roles.gateway ? await buildGatewayRole(lifecycle, config, agents, logger, { baseDir, control, localTurns: worker?.localTurns }) : undefined;
     return { gateway, worker, health, metricsUrl };
   });
   return { lifecycle, ...parts };

@@ -28,6 +28,7 @@ export const ENV_KEYS: Record<string, string> = {
   A2A_LOCK_DURATION_MS: 'lockDurationMs',
   A2A_STALLED_INTERVAL_MS: 'stalledIntervalMs',
   A2A_RECONCILE_INTERVAL_MS: 'reconcileIntervalMs',
+  A2A_LOCAL_TURNS: 'localTurns',
   A2A_MAX_BODY_BYTES: 'maxBodyBytes',
   A2A_STRICT_REQUEST_FIELDS: 'protocol.strictRequestFields',
   A2A_JSON_MAX_DEPTH: 'jsonLimits.maxDepth',

@@ -7,6 +7,7 @@ import { connectLiveAgents } from '../control/live-agents.ts';
 import { keepEndpointsLive } from './live-endpoints.ts';
 import { keepCardSecurityLive } from './live-card-security.ts';
 import { DashboardQueues } from './dashboard-queues.ts';
+import type { LocalTurnStarter } from '../../queues/turns.ts';
 import type { ServedCard } from '../../agent-card/card.ts';
 import { Lifecycle } from '../app/lifecycle.ts';
 import type { AgentEndpoint } from '../agents/agent-endpoint.ts';
@@ -78,6 +79,8 @@ export interface GatewayRoleOptions {
   pushResolver?: PushResolver;
   /** The process's control plane (src/app/process.ts starts one for all its roles); none: the role starts its own. */
   control?: ControlPlane;
+  /** The process's own workers (its worker role), when it runs them: new tasks' first turns start there when a place is free. */
+  localTurns?: LocalTurnStarter;
 }
 
 /** Starts the gateway role in a lifecycle of its own. */
@@ -101,7 +104,7 @@ export async function buildGatewayRole(lifecycle: Lifecycle, config: GatewayConf
   const control = options.control ?? (await startControlPlane(lifecycle, config, logger));
   const redis = openGatewayRedis(lifecycle, config, logger);
   const { commands } = redis;
-  const tasks = await buildTaskService(lifecycle, { config, agents, redis, logger, pushResolver: options.pushResolver });
+  const tasks = await buildTaskService(lifecycle, { config, agents, redis, logger, pushResolver: options.pushResolver, localTurns: options.localTurns });
   const { service, queues, pushQueue, scheduleQueue, byteRates } = tasks;
   const streams = new SseStreams(config.heartbeatMs, config.sseMaxBufferedBytes);
   const dashboardQueues = new DashboardQueues((agent) => queues.of(agent), [...(pushQueue === undefined ? [] : [pushQueue]), ...(scheduleQueue === undefined ? [] : [scheduleQueue])], agents.list().map((agent) => agent.name));

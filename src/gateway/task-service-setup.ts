@@ -3,7 +3,7 @@
 import type { Queue } from 'bullmq';
 import { createPushQueue } from '../../queues/push.ts';
 import { createScheduleQueue } from '../../queues/schedules.ts';
-import { TurnQueues } from '../../queues/turns.ts';
+import { TurnQueues, type LocalTurnStarter } from '../../queues/turns.ts';
 import type { Lifecycle } from '../app/lifecycle.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -51,6 +51,8 @@ export interface TaskServiceSetup {
   logger: Logger;
   /** How webhook receivers' host names are resolved when a config is registered (tests inject one). */
   pushResolver?: PushResolver;
+  /** The process's own workers (src/app/process.ts), when it runs them: new tasks' first turns start there. */
+  localTurns?: LocalTurnStarter;
 }
 
 export async function buildTaskService(lifecycle: Lifecycle, setup: TaskServiceSetup): Promise<GatewayTasks> {
@@ -118,6 +120,7 @@ export async function buildTaskService(lifecycle: Lifecycle, setup: TaskServiceS
     taskGenerationMaxWaitMs: config.taskGenerationMaxWaitMs,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     maxQueuedTurns: config.maxQueuedTurns,
+    localTurns: setup.localTurns,
     listBounds: {
       maxPageBytes: config.limits.maxListPageBytes,
       maxScannedEntries: config.limits.maxListScannedEntries,

@@ -3,7 +3,6 @@
 // turn are in ./turn/: the lease, the checks before the adapter runs, the adapter's run and its
 // deadline, attempts after a lost worker, finishing, delegation, and the cancel watch.
 import { hostname } from 'node:os';
-import type { Job } from 'bullmq';
 import type { Attributes, Span } from '@opentelemetry/api';
 import { newId } from '../ids.ts';
 import { turnQueueName, type TurnJobData } from '../../queues/turns.ts';
@@ -31,6 +30,15 @@ import { OneRunPerKey } from './one-run-per-key.ts';
 
 export { LeaseHeldError, TurnDeferredError, TurnHandedBackError } from './turn/errors.ts';
 export type { TurnRunnerOptions } from './turn/options.ts';
+
+/** A turn to run: a job the queue delivered, or a new task's first turn started where it was accepted (local-turns.ts). */
+export interface TurnDelivery {
+  data: TurnJobData;
+  /** The job's id; for a turn started where it was accepted, the id its job would have had. */
+  jobId: string;
+  /** How long it waited to start (from being queued, or due when delayed); undefined for a retry, whose wait is its backoff. */
+  waitedMs: number | undefined;
+}
 
 export class TurnRunner {
   readonly workerId = `${hostname()}:${process.pid}:${newId().slice(-6)}`;
@@ -69,38 +77,34 @@ export class TurnRunner {
     return this.running.handBackAll();
   }
 
-  /** BullMQ processor: advance the job's task until no turn is open or the lease is lost. */
-  async process(job: Job<TurnJobData>): Promise<void> {
+  /** Advances the delivered turn's task until no turn is open or the lease is lost. */
+  async process(delivery: TurnDelivery): Promise<void> {
     // A coordinator's wake job can arrive while its parking run still finishes in this same
     // process (same worker id, so the lease would not stop it): one run per task at a time.
-    const { taskId } = job.data;
+    const { taskId } = delivery.data;
     markStage(taskId, 'picked');
-    await this.runs.run(taskId, () => this.processAlone(job));
+    await this.runs.run(taskId, () => this.processAlone(delivery));
   }
 
-  private async processAlone(job: Job<TurnJobData>): Promise<void> {
-    const { taskId } = job.data;
-    const turn = this.running.register(taskId, ownerFromKey(job.data.ownerKey).agent);
+  private async processAlone(delivery: TurnDelivery): Promise<void> {
+    const { data, jobId } = delivery;
+    const { taskId } = data;
+    const turn = this.running.register(taskId, ownerFromKey(data.ownerKey).agent);
     let slot: RunningSlot | undefined;
     // A slot this task already held belongs to a live worker when that worker still holds the
     // lease (a duplicate delivery): that one gives it back, not this run.
     let keepSlot = false;
     try {
-      const taken = this.options.runningShare === undefined ? undefined : await this.options.runningShare.take(job.data.ownerKey, taskId);
+      const taken = this.options.runningShare === undefined ? undefined : await this.options.runningShare.take(data.ownerKey, taskId);
       if (taken !== undefined && isShareFull(taken)) throw new TurnDeferredError(taskId, taken);
       slot = taken;
-      if (job.attemptsMade === 0) {
-        // From being added (or due, when delayed) to being run, deferrals for the owner's share
-        // included; a retried job's wait is its backoff, not the queue's.
-        const waitedMs = (job.processedOn ?? Date.now()) - job.timestamp - (job.opts.delay ?? 0);
-        queueWait.observe({ agent: turn.agent }, Math.max(0, waitedMs) / 1000);
-      }
+      if (delivery.waitedMs !== undefined) queueWait.observe({ agent: turn.agent }, Math.max(0, delivery.waitedMs) / 1000);
       await this.running.watchCancels(taskId, turn);
       // The job's first turn continues the trace the job carries; each follow-up turn, the trace
       // of the request whose message opened it (finishTurn hands it over).
-      let next: FollowUp | undefined = { trace: job.data.trace, first: true };
+      let next: FollowUp | undefined = { trace: data.trace, first: true };
       for (;;) {
-        next = await this.tracedOpenTurn(job.data, next, turn, job.id ?? '');
+        next = await this.tracedOpenTurn(data, next, turn, jobId);
         if (next === undefined) return;
         this.running.nextTurn(turn);
       }

@@ -3,7 +3,7 @@
 // running turns have shutdownGraceMs to finish; what still runs then is handed back to the
 // queue for another worker to continue.
 import { DelayedError, type Job, type Worker } from 'bullmq';
-import { createTurnWorker, type TurnJobData } from '../../queues/turns.ts';
+import { createTurnWorker, type TurnJobData, type TurnQueues } from '../../queues/turns.ts';
 import type { Lifecycle } from '../app/lifecycle.ts';
 import type { Agent } from '../agents/agents.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -11,6 +11,9 @@ import type { Logger } from '../logging/logger.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import { TurnDeferredError, type TurnRunner } from './turn-runner.ts';
 import { OneRunPerKey } from './one-run-per-key.ts';
+import { LocalTurns } from './local-turns.ts';
+import { ownerFromKey } from '../store/task-store.ts';
+import { TurnSlots } from './turn-slots.ts';
 
 export interface TurnWorkersSetup {
   /** The agents whose turns this process runs. */
@@ -18,6 +21,8 @@ export interface TurnWorkersSetup {
   /** The BullMQ workers' blocking connection. */
   connection: RedisClient;
   runner: TurnRunner;
+  /** Where a turn started here goes when its run stops short (local-turns.ts). */
+  queues: TurnQueues;
   logger: Logger;
 }
 
@@ -25,14 +30,19 @@ export interface TurnWorkersSetup {
 export interface TurnWorkers {
   /** Starts taking turns of `agent` (an added agent), or applies a replaced agent's concurrency. */
   serve(agent: Agent): Promise<void>;
+  /** New tasks' first turns, started here when a place is free (config.localTurns). */
+  local: LocalTurns;
 }
 
 export async function startTurnWorkers(lifecycle: Lifecycle, config: GatewayConfig, setup: TurnWorkersSetup): Promise<TurnWorkers> {
   const { runner, logger } = setup;
-  const processJob = turnJobProcessor(runner, logger);
+  const slots = new Map<string, TurnSlots>();
+  const processJob = turnJobProcessor(runner, logger, (agent) => slots.get(agent));
+  const local = new LocalTurns(runner, (agent) => (config.localTurns ? slots.get(agent) : undefined), setup.queues, logger);
   const workers = new Map<string, Worker<TurnJobData>>();
   let stopping = false;
   const workerOf = (agent: Agent): Worker<TurnJobData> => {
+    slots.set(agent.name, new TurnSlots(agent.settings.limits.workerConcurrency));
     const worker = createTurnWorker({
       connection: setup.connection,
       prefix: config.keyPrefix,
@@ -56,7 +66,7 @@ export async function startTurnWorkers(lifecycle: Lifecycle, config: GatewayConf
       stopping = true;
       // Their grace period starts now; the deliveries and firings stopped after them still send
       // what the last turns produce.
-      const workersClosed = Promise.all([...workers.values()].map((worker) => worker.close()));
+      const workersClosed = Promise.all([local.stop(), ...[...workers.values()].map((worker) => worker.close())]);
       const graceOver = new Promise<'grace-over'>((resolve) => setTimeout(() => resolve('grace-over'), config.shutdownGraceMs).unref());
       if ((await Promise.race([workersClosed.then(() => 'closed' as const), graceOver])) === 'grace-over') {
         const handedBack = runner.handBackAll();
@@ -73,10 +83,12 @@ export async function startTurnWorkers(lifecycle: Lifecycle, config: GatewayConf
       // A removed agent's worker is kept: it takes the turns still queued, which fail naming the removal.
       if (running !== undefined) {
         running.concurrency = agent.settings.limits.workerConcurrency;
+        slots.get(agent.name)?.setLimit(agent.settings.limits.workerConcurrency);
         return;
       }
       await workerOf(agent).waitUntilReady();
     },
+    local,
   };
 }
 
@@ -89,11 +101,11 @@ export async function startTurnWorkers(lifecycle: Lifecycle, config: GatewayConf
  * for the first run (whose lease generation is still current) and then finds the turn done,
  * or continues it if the first run stopped short.
  */
-function turnJobProcessor(runner: TurnRunner, logger: Logger): (job: Job<TurnJobData>, token?: string) => Promise<void> {
+function turnJobProcessor(runner: TurnRunner, logger: Logger, slotsOf: (agent: string) => TurnSlots | undefined): (job: Job<TurnJobData>, token?: string) => Promise<void> {
   const runningJobs = new OneRunPerKey();
   const processOnce = (job: Job<TurnJobData>): Promise<void> => {
     const jobId = job.id ?? '';
-    return runningJobs.run(jobId, () => runner.process(job), () =>
+    return runningJobs.run(jobId, () => runInSlot(runner, job, slotsOf(ownerFromKey(job.data.ownerKey).agent)), () =>
       logger.warn('turn job delivered again while this worker still runs it (its lock lapsed, e.g. during a Redis outage); waiting for that run', { jobId }),
     );
   };
@@ -107,6 +119,23 @@ function turnJobProcessor(runner: TurnRunner, logger: Logger): (job: Job<TurnJob
       throw new DelayedError();
     }
   };
+}
+
+/**
+ * Runs a job's turn in one of the agent's places in this process. BullMQ takes no more jobs than
+ * there are places, but turns started where they were accepted hold some: a job that finds none
+ * free waits here for one, its lock renewed meanwhile.
+ */
+async function runInSlot(runner: TurnRunner, job: Job<TurnJobData>, slots: TurnSlots | undefined): Promise<void> {
+  await slots?.take();
+  try {
+    // From being added (or due, when delayed) to being run, deferrals for the owner's share
+    // included; a retried job's wait is its backoff, not the queue's.
+    const waitedMs = job.attemptsMade === 0 ? (job.processedOn ?? Date.now()) - job.timestamp - (job.opts.delay ?? 0) : undefined;
+    await runner.process({ data: job.data, jobId: job.id ?? '', waitedMs });
+  } finally {
+    slots?.release();
+  }
 }
 
 /**

@@ -19,6 +19,7 @@ import { AssignmentStore } from '../store/assignments/assignment-store.ts';
 import { Delegator } from '../coordination/delegator.ts';
 import { TurnRunner } from './turn-runner.ts';
 import { startTurnWorkers } from './turn-workers.ts';
+import type { LocalTurns } from './local-turns.ts';
 import { RunningShare } from '../../queues/running-share.ts';
 import { startPushRole, type PushRole } from '../push/push-role.ts';
 import type { PushResolver } from '../push/receiver-policy.ts';
@@ -36,6 +37,8 @@ export interface WorkerRole {
   agents: string[];
   /** Re-queues open tasks whose turn job is gone (every reconcileIntervalMs; reconcileOnce() on demand). */
   reconciler: Reconciler;
+  /** New tasks' first turns, started in this process when a gateway in it accepted them (config.localTurns). */
+  localTurns: LocalTurns;
   /** Webhook deliveries (undefined when push.enabled is false). */
   push: PushRole | undefined;
   /** Schedule firing (undefined when schedules.enabled is false). */
@@ -116,7 +119,7 @@ export async function buildWorkerRole(lifecycle: Lifecycle, config: GatewayConfi
   const schedules = config.schedules.enabled ? await startScheduleRole(lifecycle, config, agents, logger, plans?.gate) : undefined;
   // One BullMQ worker per agent this process serves, each with the agent's own concurrency.
   const served = agents.list().filter((agent) => config.workerAgents === undefined || config.workerAgents.includes(agent.name));
-  const turnWorkers = await startTurnWorkers(lifecycle, config, { served, connection: workerConnection, runner, logger });
+  const turnWorkers = await startTurnWorkers(lifecycle, config, { served, connection: workerConnection, runner, queues: turnQueues, logger });
   // Agents written through the admin API run on every worker that serves all agents (no workerAgents).
   if (options.control !== undefined && config.workerAgents === undefined) {
     const live = connectLiveAgents({ view: options.control.view, agents, configuredNames: Object.keys(configuredAgentsOf(config)), logger });
@@ -137,7 +140,7 @@ export async function buildWorkerRole(lifecycle: Lifecycle, config: GatewayConfi
   const checkReady = (): Promise<Readiness> =>
     checkReadiness({ redis: commands, queue: served[0] === undefined ? undefined : turnQueues.of(served[0].name), draining: () => lifecycle.draining, logger });
   lifecycle.register({ name: 'worker readiness', ready: checkReady });
-  return { runner, agents: served.map((agent) => agent.name), reconciler, push, schedules, checkReady };
+  return { runner, agents: served.map((agent) => agent.name), reconciler, localTurns: turnWorkers.local, push, schedules, checkReady };
 }
 
 /** This process's own metrics (a worker's metrics port serves them): its running turns, Redis latency. */

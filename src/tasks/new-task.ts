@@ -1,5 +1,6 @@
-// A message without taskId: a new task is stored and its first turn queued, or, for a message
-// sent before, the task it made is answered again without a second turn.
+// A message without taskId: a new task is stored and its first turn queued (or started at once on
+// this process's own worker, local-turns.ts), or, for a message sent before, the task it made is
+// answered again without a second turn.
 import { newId } from '../ids.ts';
 import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
 import { taskNotFound } from '../protocol/errors.ts';
@@ -10,6 +11,7 @@ import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { tasksCreated } from '../telemetry/metrics.ts';
 import { markStage } from '../telemetry/stage-marks.ts';
 import { yieldToOthers } from './large-messages.ts';
+import type { LocalTurnSlot } from '../../queues/turns.ts';
 import {
   agentOf,
   messageIdReused,
@@ -34,6 +36,17 @@ export interface NewTaskInput {
 }
 
 export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promise<Submission> {
+  // Taken before the task is stored: a turn that starts here needs no job added with the create.
+  const slot = deps.turns.localSlot(input.owner.agent);
+  try {
+    return await storeWithFirstTurn(deps, input, slot);
+  } finally {
+    // A task not created (a re-sent message, a limit, an error) started no turn on it.
+    slot?.release();
+  }
+}
+
+async function storeWithFirstTurn(deps: IntakeDeps, input: NewTaskInput, slot: LocalTurnSlot | undefined): Promise<Submission> {
   const { owner, request, sender, taskId, digest, answerHistoryLength, large } = input;
   const { message } = request;
   const agent = agentOf(deps.agents, owner);
@@ -66,7 +79,7 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
       ...(storedTake === undefined ? {} : { storedBytes: storedTake }),
       ...(charged === undefined ? {} : { messageJson: charged.json }),
       // A push config is attached between storing and queueing (it must see every event).
-      ...(pushConfig === undefined ? { queueFirstTurn: deps.turns.firstTurnOf(owner, taskId, contextId, sender.trace) } : {}),
+      ...(pushConfig === undefined && slot === undefined ? { queueFirstTurn: deps.turns.firstTurnOf(owner, taskId, contextId, sender.trace) } : {}),
       now: new Date(),
     });
   // The consumer's plan first: a task it has no place for is refused before anything is stored.
@@ -109,7 +122,8 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
   markStage(taskId, 'accepted');
   // Stored before the task id is returned and before its turn can run: the config gets every event.
   if (pushConfig !== undefined) await deps.push?.attach(owner, pushConfig, 'begin');
-  if (!created.enqueued) await deps.turns.enqueue(owner, taskId, contextId, 1, sender.trace, created.active);
+  if (slot !== undefined) slot.start({ data: { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId }, trace: sender.trace, ownerActiveTasks: created.active });
+  else if (!created.enqueued) await deps.turns.enqueue(owner, taskId, contextId, 1, sender.trace, created.active);
   // Their configs start at the task's first event, so they get every event even when put on
   // after its turn was queued; an owner without subscriptions costs no round trip here.
   await deps.subscriptions?.applyToNewTask(owner, taskId, contextId);

@@ -28,7 +28,7 @@ import type { ScheduleService } from '../schedules/schedule-service.ts';
 import type { SubscriptionService } from '../push/subscriptions.ts';
 import type { ListBounds } from '../store/task-listing.ts';
 import type { Owner, TaskStore } from '../store/task-store.ts';
-import type { TurnQueues } from '../../queues/turns.ts';
+import type { LocalTurnStarter, TurnQueues } from '../../queues/turns.ts';
 import type { Caller, CreatePushConfigRequest, ListPushConfigsRequest, PushConfigRequest, TaskFollower } from './a2a-handler.ts';
 import { listAssignments, type AssignmentView } from './assignment-views.ts';
 import { cancelTask, type CancelDeps } from './cancel-task.ts';
@@ -59,6 +59,8 @@ export interface TaskServiceOptions {
   idempotencyTtlSeconds: number;
   /** New turns of an agent are refused (503, Retry-After) while this many wait in its queue; 0 = no bound. */
   maxQueuedTurns: number;
+  /** This process's own workers, when it runs them: a new task's first turn starts there when a place is free. */
+  localTurns?: LocalTurnStarter;
   /** Coordinators' assignments: cancel propagation, answers forwarded to children, listing. */
   delegator: Delegator;
   assignments: AssignmentStore;
@@ -103,7 +105,7 @@ export class TaskService implements GatewayHandler {
     this.events = new TaskEvents(options.hub, store);
     const intake = new MessageIntake({
       store,
-      turns: new TurnQueue(options.queues, options.maxQueuedTurns),
+      turns: new TurnQueue(options.queues, options.maxQueuedTurns, options.localTurns),
       agents: options.agents,
       delegator: options.delegator,
       idempotencyTtlSeconds: options.idempotencyTtlSeconds,

@@ -2,7 +2,7 @@
 // a stored message's turn is queued. Also the port the store is handed to queue a new task's
 // first turn in the same write as its creation (GatewayOperations.createTask, queueFirstTurn).
 import type { TraceContext } from '../telemetry/spans.ts';
-import { enqueueTurn, type TurnQueues } from '../../queues/turns.ts';
+import { enqueueTurn, type LocalTurnSlot, type LocalTurnStarter, type TurnQueues } from '../../queues/turns.ts';
 import { A2AError } from '../protocol/errors.ts';
 import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
@@ -13,11 +13,24 @@ const QUEUE_DEPTH_TTL_MS = 200;
 export class TurnQueue {
   private readonly depths = new Map<string, { readAtMs: number; depth: Promise<number> }>();
 
-  /** `maxQueuedTurns`: new turns of an agent are refused while this many wait in its queue; 0 = no bound. */
+  /**
+   * `maxQueuedTurns`: new turns of an agent are refused while this many wait in its queue; 0 = no bound.
+   * `local`: this process's own workers, when it runs them (src/runtime/local-turns.ts).
+   */
   constructor(
     private readonly queues: TurnQueues,
     private readonly maxQueuedTurns: number,
+    private readonly local?: LocalTurnStarter,
   ) {}
+
+  /**
+   * A place on this process's worker for a new task's first turn, taken before the task is
+   * stored (a task whose turn starts here adds no job with its create); given back unless a turn
+   * is started on it.
+   */
+  localSlot(agent: string): LocalTurnSlot | undefined {
+    return this.local?.take(agent);
+  }
 
   /**
    * Refuses new work while the agent's queue is over its bound, before anything is stored: an

@@ -104,7 +104,8 @@ export async function startTestGateway(
   const logger = options.logger ?? createLogger(config.logLevel);
   const agents = await Agents.load(config, ROOT);
   const worker = options.inProcessWorker === false ? undefined : await startWorkerRole(config, agents, logger, { baseDir: ROOT, pushResolver: options.pushResolver });
-  const gateway = await startGatewayRole(config, agents, logger, { baseDir: ROOT, pushResolver: options.pushResolver });
+  // As one process running both roles (src/app/process.ts): new tasks' first turns start on its own worker.
+  const gateway = await startGatewayRole(config, agents, logger, { baseDir: ROOT, pushResolver: options.pushResolver, localTurns: worker?.localTurns });
   const redis = openTestRedis();
   return {
     prefix,

@@ -1,0 +1,88 @@
+// A new task's first turn, started in the process that accepted the task when that process also
+// runs the agent's turns and has a free place for one (localTurns, on by default). The queue is
+// for turns that have to wait, or that another process has to take over; a turn that can start
+// at once where it arrived skips the job's add, its fetch, the worker's next look and its
+// completion: two round trips off the caller's path and four queue scripts off Redis.
+//
+// What the job would have given, this keeps. The task and its message are stored before the turn
+// starts (the gateway starts it only after the create script answered). The turn runs under the
+// task's lease like any other, so a job for the same turn (a re-sent message, the reconciler)
+// finds the lease held or the turn over and changes nothing. A run that stops without ending the
+// turn's handling (shutdown's hand-back, a lease still held, the owner's running share full,
+// Redis trouble) puts the turn in the queue, where the job retries as any other. And if the
+// process dies mid-turn, the task is open with neither lease nor job: the reconciler queues it
+// again (reconcileIntervalMs, once it has been quiet for 2 × lockDurationMs).
+import { enqueueTurn, turnJobId, withTrace, type LocalTurn, type LocalTurnSlot, type LocalTurnStarter, type TurnQueues } from '../../queues/turns.ts';
+import type { Logger } from '../logging/logger.ts';
+import { LeaseHeldError, TurnDeferredError, TurnHandedBackError, type TurnRunner } from './turn-runner.ts';
+import type { TurnSlots } from './turn-slots.ts';
+
+export class LocalTurns implements LocalTurnStarter {
+  private stopped = false;
+  private readonly runs = new Set<Promise<void>>();
+
+  constructor(
+    private readonly runner: TurnRunner,
+    /** The places of an agent whose turns this process runs; undefined for any other agent. */
+    private readonly slotsOf: (agent: string) => TurnSlots | undefined,
+    private readonly queues: TurnQueues,
+    private readonly logger: Logger,
+  ) {}
+
+  /** A free place for one of the agent's turns, if this process runs them and has one now; never waits. */
+  take(agent: string): LocalTurnSlot | undefined {
+    if (this.stopped) return undefined;
+    const slots = this.slotsOf(agent);
+    if (slots === undefined || !slots.tryTake()) return undefined;
+    let held = true;
+    return {
+      start: (turn) => {
+        if (!held) throw new Error('a local turn slot was used twice');
+        held = false;
+        this.track(this.run(turn).finally(() => slots.release()));
+      },
+      release: () => {
+        if (!held) return;
+        held = false;
+        slots.release();
+      },
+    };
+  }
+
+  /** Takes no more turns; waits for those running (the shutdown's grace, then hand-back, ends them). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    while (this.runs.size > 0) await Promise.all([...this.runs]);
+  }
+
+  private track(run: Promise<void>): void {
+    this.runs.add(run);
+    void run.finally(() => this.runs.delete(run));
+  }
+
+  private async run(turn: LocalTurn): Promise<void> {
+    const data = withTrace(turn.data, turn.trace);
+    try {
+      await this.runner.process({ data, jobId: turnJobId(data.taskId, data.turn), waitedMs: 0 });
+    } catch (error) {
+      await this.queueAfter(turn, error as Error);
+    }
+  }
+
+  /** The turn goes to the queue: its job carries it from here as it carries any other. */
+  private async queueAfter(turn: LocalTurn, error: Error): Promise<void> {
+    const { taskId, turn: turnNumber } = turn.data;
+    const fields = { taskId, turn: turnNumber, reason: error.message };
+    // Shutdown, a duplicate run or the owner's share are everyday reasons; anything else is trouble.
+    if (error instanceof TurnHandedBackError || error instanceof TurnDeferredError || error instanceof LeaseHeldError) this.logger.debug('a turn started where it was accepted goes to the queue', fields);
+    else this.logger.warn('a turn started where it was accepted stopped short; it goes to the queue', fields);
+    try {
+      await enqueueTurn(this.queues, turn.data, turn.trace, turn.ownerActiveTasks);
+    } catch (queueError) {
+      this.logger.warn(`turn ${turnNumber} of task ${taskId} could not be queued after its run here stopped; the reconciler will queue it once the task has been quiet`, {
+        taskId,
+        error: (queueError as Error).message,
+      });
+    }
+  }
+}
