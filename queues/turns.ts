@@ -3,7 +3,9 @@
 // agent has its own worker concurrency, and a worker process may serve only some agents
 // (workerAgents). A job names a task whose turn is open; the worker that takes it advances the
 // task until no turn is open. BullMQ's stall detection hands a job whose worker died to another
-// worker; the task's lease and turn record (not the job) carry attempts and progress.
+// worker; the task's lease and turn record (not the job) carry attempts and progress. A new task's
+// first turn that starts in the process that accepted it has no job (LocalTurnStarter below,
+// src/runtime/local-turns.ts): it goes to the queue only if that run stops short.
 import { Queue, Worker, type Job } from 'bullmq';
 import { isCluster, type RedisClient } from '../src/redis/connection.ts';
 import { bullmqTelemetry } from '../src/telemetry/tracing.ts';

@@ -184,6 +184,28 @@ describe('reconciler', () => {
     expect(await h.queue.getJobCounts('waiting', 'prioritized')).toEqual({ waiting: 0, prioritized: 1 });
   });
 
+  it('suspects a task whose last run no job carried (a turn started where it was accepted) once its lease lapsed, before one a job carries', async () => {
+    const h = await harness('reconcile-without-job');
+    const local = await send(h, 'long 2');
+    const queued = await send(h, 'long 2');
+    for (const task of [local, queued]) {
+      await removeJob(h, task.id);
+      const taskKey = `${h.gw.prefix}:{${task.id}}:task`;
+      const ownerKey = (await h.gw.redis.hget(taskKey, 'owner')) as string;
+      // A run takes the lease (the local one without a job), then its process dies: the lease lapses.
+      const lease = await h.store.turns.acquireLease({ taskId: task.id, ownerKey, contextId: task.contextId, workerId: 'host:1:gone', leaseTtlMs: 60_000, withoutJob: task === local, now: new Date() });
+      expect(lease.kind).toBe('acquired');
+      await h.gw.redis.del(`${h.gw.prefix}:{${task.id}}:lease`);
+      // Quiet for longer than a run without a job must be, not as long as one with a job.
+      await h.gw.redis.hset(taskKey, 'updatedAtMs', String(Date.now() - 3_000));
+    }
+    const sweep = new Reconciler({ store: h.store, queues: h.queues, logger: recordingLogger(), intervalMs: 0, quietForMs: 60_000, withoutJobQuietForMs: 1_000 });
+    const report = await sweep.reconcileOnce();
+    expect(report.requeued).toEqual([{ taskId: local.id, turn: 1, job: 'missing' }]);
+    expect(await h.queue.getJob(turnJobId(local.id, 1))).toBeDefined();
+    expect(await h.queue.getJob(turnJobId(queued.id, 1))).toBeUndefined();
+  });
+
   it('removes active-set entries of deleted and finished tasks, which frees the owner\'s active-task cap', async () => {
     const h = await harness('reconcile-prune', { limits: { requestsPerSecond: 0, maxActiveTasks: 3 } });
     const live = await send(h, 'echo live');

@@ -3,7 +3,8 @@
 // in one lifecycle. Telemetry and the probe ports come first, so they outlast the roles at
 // shutdown: the spans of the last turns are exported and the probes answer (503 "shutting
 // down") until the roles are done; the workers come before the gateway, so in one process the
-// gateway drains and stops before the running turns are given their grace.
+// gateway drains and stops before the running turns are given their grace. With both roles, the
+// gateway starts new tasks' first turns on this process's workers (localTurns).
 import type { Agents } from '../agents/agents.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { buildGatewayRole, type GatewayRole } from '../gateway/server.ts';

@@ -131,8 +131,9 @@ export const configSchema = z.object({
   /**
    * How often one worker (whichever takes a Redis lock) re-queues open tasks whose turn job is
    * gone (removed, lost, failed for good) and that have had no lease and no update for
-   * 2 × lockDurationMs, logging a warning for each, and drops owners' active-task entries of
-   * tasks that are gone or finished (0 = off).
+   * 2 × lockDurationMs (lockDurationMs / 2 for a turn that had no job: started where it was
+   * accepted, localTurns, in a process that died), logging a warning for each, and drops owners'
+   * active-task entries of tasks that are gone or finished (0 = off).
    */
   reconcileIntervalMs: z.coerce.number().int().min(0).default(30_000),
   /** Largest accepted request body; larger get 413, judged from Content-Length before the body is read, else as it arrives. */

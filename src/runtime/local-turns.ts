@@ -63,7 +63,7 @@ export class LocalTurns implements LocalTurnStarter {
   private async run(turn: LocalTurn): Promise<void> {
     const data = withTrace(turn.data, turn.trace);
     try {
-      await this.runner.process({ data, jobId: turnJobId(data.taskId, data.turn), waitedMs: 0 });
+      await this.runner.process({ data, jobId: turnJobId(data.taskId, data.turn), waitedMs: 0, withoutJob: true });
     } catch (error) {
       await this.queueAfter(turn, error as Error);
     }

@@ -1,7 +1,8 @@
 // Finds open tasks whose turn job is gone and queues the turn again. A job can vanish while its
 // task stays open: removed by hand, lost when Redis crashed between a write and its fsync,
 // failed after its retries, or never added because a gateway died between storing a message
-// and enqueueing its turn. Nothing else would ever run such a task, and it would count against
+// and enqueueing its turn; and a new task's first turn started where it was accepted
+// (local-turns.ts) never had one, so if that process dies mid-run only this sweep finds it. Nothing else would ever run such a task, and it would count against
 // its owner's active-task cap forever, so every worker process runs this sweep periodically;
 // a Redis lock lets only one of them sweep at a time.
 //
@@ -39,6 +40,12 @@ export interface ReconcilerOptions {
    * between enqueue and pickup, or between a lost worker and stall recovery, is left alone.
    */
   quietForMs: number;
+  /**
+   * The same for a task whose last run no queue job carried (a turn started where it was
+   * accepted, local-turns.ts): no stall detection will recover it, so it need not wait as long.
+   * Its lease has lapsed when it is looked at (a task with a lease is never suspected). Default: quietForMs.
+   */
+  withoutJobQuietForMs?: number;
   /** How long the sweep lock outlives a sweeper that dies mid-sweep. */
   lockTtlMs?: number;
   /**
@@ -108,8 +115,9 @@ export class Reconciler {
     const { store } = this.options;
     for await (const entries of store.maintenance.activeEntries(ownerKey, SCAN_COUNT)) {
       for (const { taskId, score } of entries) {
-        const parkedQuietForMs = this.options.parkedQuietForMs ?? this.options.quietForMs * 10;
-        const entry = await store.maintenance.reconcileActiveEntry(ownerKey, taskId, score, new Date(), this.options.quietForMs, parkedQuietForMs);
+        const { quietForMs } = this.options;
+        const quiet = { quietForMs, parkedQuietForMs: this.options.parkedQuietForMs ?? quietForMs * 10, withoutJobQuietForMs: this.options.withoutJobQuietForMs ?? quietForMs };
+        const entry = await store.maintenance.reconcileActiveEntry(ownerKey, taskId, score, new Date(), quiet);
         if (entry.kind === 'removed') report.pruned.push({ taskId, ownerKey, state: entry.state });
         if (entry.kind === 'wake') {
           await this.options.queues.forOwner(entry.ownerKey).add('turn', { taskId, turn: entry.turn, ownerKey: entry.ownerKey, contextId: entry.contextId }, { jobId: `${turnJobId(taskId, entry.turn)}-w-r${Date.now()}` });

@@ -38,6 +38,8 @@ export interface TurnDelivery {
   jobId: string;
   /** How long it waited to start (from being queued, or due when delayed); undefined for a retry, whose wait is its backoff. */
   waitedMs: number | undefined;
+  /** No queue job carries it (a turn started where it was accepted): its leases say so, for the reconciler. */
+  withoutJob?: boolean;
 }
 
 export class TurnRunner {
@@ -87,7 +89,7 @@ export class TurnRunner {
   }
 
   private async processAlone(delivery: TurnDelivery): Promise<void> {
-    const { data, jobId } = delivery;
+    const { data } = delivery;
     const { taskId } = data;
     const turn = this.running.register(taskId, ownerFromKey(data.ownerKey).agent);
     let slot: RunningSlot | undefined;
@@ -104,7 +106,7 @@ export class TurnRunner {
       // of the request whose message opened it (finishTurn hands it over).
       let next: FollowUp | undefined = { trace: data.trace, first: true };
       for (;;) {
-        next = await this.tracedOpenTurn(data, next, turn, jobId);
+        next = await this.tracedOpenTurn(delivery, next, turn);
         if (next === undefined) return;
         this.running.nextTurn(turn);
       }
@@ -122,27 +124,29 @@ export class TurnRunner {
    * job's data, and for a follow-up in the task's hash): its context is passed on explicitly to
    * the adapter, its downstream calls and the sub-agent turns it starts.
    */
-  private tracedOpenTurn(data: TurnJobData, opened: FollowUp, turn: RunningTurn, jobId: string): Promise<FollowUp | undefined> {
-    if (!tracingEnabled()) return this.runOpenTurn(data, turn, jobId, undefined, undefined);
+  private tracedOpenTurn(delivery: TurnDelivery, opened: FollowUp, turn: RunningTurn): Promise<FollowUp | undefined> {
+    const { data, jobId } = delivery;
+    if (!tracingEnabled()) return this.runOpenTurn(delivery, turn, undefined, undefined);
     const attributes: Attributes = { [A2A.taskId]: data.taskId, [A2A.contextId]: data.contextId, [A2A.agent]: turn.agent, [A2A.workerId]: this.workerId };
     // Under BullMQ's consumer span (telemetry.queueSpans registers the context manager its hook
     // needs) the job's first turn is its child; otherwise the turn span is the consumer span.
     const consumer = opened.first ? activeContext() : undefined;
-    if (spanOf(consumer) !== undefined) return inSpan(`turn ${turn.agent}`, { attributes, parent: consumer }, (span, own) => this.runOpenTurn(data, turn, jobId, span, own));
+    if (spanOf(consumer) !== undefined) return inSpan(`turn ${turn.agent}`, { attributes, parent: consumer }, (span, own) => this.runOpenTurn(delivery, turn, span, own));
     const messaging = { 'messaging.system': 'bullmq', 'messaging.operation.type': 'process', 'messaging.destination.name': turnQueueName(turn.agent), 'messaging.message.id': jobId };
     return inSpan(`turn ${turn.agent}`, { kind: SpanKind.CONSUMER, attributes: { ...attributes, ...messaging }, parent: contextOfCarrier(opened.trace) }, (span, own) =>
-      this.runOpenTurn(data, turn, jobId, span, own),
+      this.runOpenTurn(delivery, turn, span, own),
     );
   }
 
   /** Runs the open turn once; what opened the next turn when a queued follow-up did. */
-  private async runOpenTurn(data: TurnJobData, turn: RunningTurn, jobId: string, span: Span | undefined, traceContext: TraceContext): Promise<FollowUp | undefined> {
+  private async runOpenTurn(delivery: TurnDelivery, turn: RunningTurn, span: Span | undefined, traceContext: TraceContext): Promise<FollowUp | undefined> {
+    const { data, jobId } = delivery;
     // Every line about this turn names its task, agent and owner (the adapter's ctx.log too) and, tracing on, its span.
     const logger = withFields(this.options.logger, { taskId: data.taskId, contextId: data.contextId, agent: turn.agent, owner: data.ownerKey, ...traceIdsOf(span) });
     const agent = this.agentOf(data.ownerKey);
     const { limits } = agent.settings;
     const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
-    const lease = await acquireTurnLease(this.setup, data, limits);
+    const lease = await acquireTurnLease(this.setup, data, limits, delivery.withoutJob === true);
     if (lease.kind === 'gone' || lease.kind === 'closed') return undefined;
     if (lease.kind === 'held') throw new LeaseHeldError(data.taskId, lease.holder);
     if (lease.kind === 'exhausted') return failExhausted(this.setup, data, lease, traceContext, logger, agent.name);

@@ -134,6 +134,9 @@ export async function buildWorkerRole(lifecycle: Lifecycle, config: GatewayConfi
     // Longer than a lost worker's turn takes to be recovered by stall detection (one lock
     // period), so the reconciler does not race BullMQ for turns it is about to recover.
     quietForMs: config.lockDurationMs * 2,
+    // A turn no job carries has no stall detection to wait for: once its lease lapsed (0.8 of a
+    // lock period), a little quiet is enough.
+    withoutJobQuietForMs: Math.floor(config.lockDurationMs / 2),
     waitsForSlot: async (coordinatorId, taskId) => (await assignments.readAssignment(coordinatorId, taskId))?.state === 'queued',
   });
   await lifecycle.start({ name: 'reconciler', start: () => reconciler.start(), stop: () => reconciler.close() });

@@ -14,6 +14,16 @@ export type ActiveEntry =
   | { kind: 'wake'; turn: number; ownerKey: string; contextId: string }
   | { kind: 'candidate'; turn: number; ownerKey: string; contextId: string; parentTaskId: string | undefined };
 
+/** How long an open task without a lease must have been quiet before the reconciler suspects its turn is lost (ms). */
+export interface EntryQuiet {
+  /** A turn a queue job carries: long enough for stall detection to recover it first. */
+  quietForMs: number;
+  /** A parked coordinator, before it is woken to re-check its assignments. */
+  parkedQuietForMs: number;
+  /** A turn whose last run no job carried (started where it was accepted): no stall detection will. */
+  withoutJobQuietForMs: number;
+}
+
 const OPEN_STATES = new Set(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']);
 /**
  * An active-set entry whose task does not exist may be a claim whose task is being created
@@ -44,8 +54,8 @@ export class MaintenanceOperations extends StoreRole {
    * read in its slot, then the entry dropped in the owner's, only while its score is still
    * `score` (the one the reconciler read): a task resumed between the two keeps its entry.
    */
-  async reconcileActiveEntry(ownerKey: string, taskId: string, score: number, now: Date, quietForMs: number, parkedQuietForMs: number): Promise<ActiveEntry> {
-    const verdict = await this.call(reconcileEntryScript, this.keys.task(taskId), { nowMs: now.getTime(), quietForMs, parkedQuietForMs });
+  async reconcileActiveEntry(ownerKey: string, taskId: string, score: number, now: Date, quiet: EntryQuiet): Promise<ActiveEntry> {
+    const verdict = await this.call(reconcileEntryScript, this.keys.task(taskId), { nowMs: now.getTime(), ...quiet });
     switch (verdict.outcome) {
       case 'GONE':
       case 'CLOSED': {

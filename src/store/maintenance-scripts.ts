@@ -37,7 +37,7 @@ export type EntryVerdict =
 export const reconcileEntryScript = defineScript({
   name: 'reconcileEntry',
   keys: ['task', 'lease'],
-  args: { nowMs: arg.int, quietForMs: arg.int, parkedQuietForMs: arg.int },
+  args: { nowMs: arg.int, quietForMs: arg.int, parkedQuietForMs: arg.int, withoutJobQuietForMs: arg.int },
   reply: (reply): EntryVerdict => {
     switch (reply[0]) {
       case 'GONE':

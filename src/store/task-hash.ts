@@ -56,6 +56,7 @@ export const TASK_HASH_FIELDS = {
   turnBudgetSpent: { type: 'number', holds: 'units the current turn spent (ctx.budget), across attempts' },
   turnWorker: { type: 'string', holds: 'the worker that last took the lease' },
   turnLeasedAtMs: { type: 'ms', holds: 'when the lease was last taken' },
+  turnWithoutJob: { type: 'flag', holds: 'the lease was last taken by a turn no queue job carries (started where it was accepted): the reconciler is its recovery' },
   turnDeadlineFor: { type: 'number', holds: 'the turn turnDeadlineAtMs was fixed for' },
   turnDeadlineAtMs: { type: 'ms', holds: 'when the current turn must end (fixed at its first start)' },
   leaseGeneration: { type: 'number', holds: 'the lease generation every fenced write must carry' },

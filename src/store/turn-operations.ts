@@ -71,6 +71,8 @@ export class TurnOperations extends StoreRole {
     turnDeadlineMs?: number;
     /** Past this many attempts the turn is not run again: the answer is `exhausted` (0 or undefined = no limit). */
     maxTurnAttempts?: number;
+    /** No queue job carries the run (a turn started where it was accepted): recorded for the reconciler. */
+    withoutJob?: boolean;
     now: Date;
   }): Promise<LeaseResult> {
     const result = await this.call(acquireLeaseScript, this.keys.task(input.taskId), {
@@ -82,6 +84,7 @@ export class TurnOperations extends StoreRole {
       turnDeadlineMs: input.turnDeadlineMs,
       maxTurnAttempts: input.maxTurnAttempts,
       artifactsInlineBytes: SEGMENT_BYTES,
+      withoutJob: input.withoutJob,
     });
     if (result.kind !== 'acquired') return result;
     if (result.artifactSlices !== undefined) {

@@ -30,6 +30,8 @@ export const acquireLeaseScript = defineScript({
     maxTurnAttempts: arg.intOrZero,
     /** Artifacts weighing more are not in the reply: the caller reads them in slices (artifact-segments.ts). */
     artifactsInlineBytes: arg.intOrZero,
+    /** No queue job carries this run (local-turns.ts): should its worker die, the reconciler is the turn's recovery. */
+    withoutJob: arg.flag,
   },
   reply: leaseResultOf,
 });

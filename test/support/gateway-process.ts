@@ -1,5 +1,6 @@
 // A real `a2a-gateway serve` process on a free port (for tests that need the gateway in a
-// process of its own: tracing across processes, SIGTERM drains). Stopped by its pid only.
+// process of its own: tracing across processes, SIGTERM drains), or `start` (gateway and workers
+// in one process). Stopped by its pid only.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { whenChildReady } from './child-ready.ts';
 import { REDIS_URL, ROOT } from './harness.ts';
@@ -18,8 +19,8 @@ export interface GatewayProcess {
   kill(signal?: NodeJS.Signals): void;
 }
 
-export async function spawnGatewayProcess(prefix: string, env: Record<string, string> = {}): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, [...nodeEntryArgs('src/cli/main.ts'), 'serve'], {
+export async function spawnGatewayProcess(prefix: string, env: Record<string, string> = {}, command: 'serve' | 'start' = 'serve'): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, [...nodeEntryArgs('src/cli/main.ts'), command], {
     cwd: ROOT,
     env: { ...process.env, A2A_PORT: '0', A2A_KEY_PREFIX: prefix, A2A_REDIS_URL: REDIS_URL, A2A_LOG_LEVEL: 'warn', A2A_AUTH_ENABLED: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -12,8 +12,8 @@ export type AcquiredLease = Extract<LeaseResult, { kind: 'acquired' }>;
 /** No lease: the turn's attempts are used up by workers lost while running it. */
 export type ExhaustedLease = Extract<LeaseResult, { kind: 'exhausted' }>;
 
-/** Takes the lease of the job's task for this worker, the open turn's deadline and attempts counted. */
-export function acquireTurnLease(runner: TurnRunnerSetup, data: TurnJobData, limits: AgentLimits): Promise<LeaseResult> {
+/** Takes the lease of the job's task for this worker, the open turn's deadline and attempts counted; `withoutJob`: no queue job carries the run. */
+export function acquireTurnLease(runner: TurnRunnerSetup, data: TurnJobData, limits: AgentLimits, withoutJob: boolean): Promise<LeaseResult> {
   return runner.options.store.turns.acquireLease({
     taskId: data.taskId,
     ownerKey: data.ownerKey,
@@ -22,6 +22,7 @@ export function acquireTurnLease(runner: TurnRunnerSetup, data: TurnJobData, lim
     leaseTtlMs: runner.options.leaseTtlMs,
     turnDeadlineMs: limits.turnDeadlineMs,
     maxTurnAttempts: runner.options.maxTurnAttempts,
+    withoutJob,
     now: new Date(),
   });
 }

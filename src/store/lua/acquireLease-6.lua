@@ -10,6 +10,8 @@
   ARGV[8] the most artifact bytes the reply carries (0 = no bound): larger artifacts are answered as
     '#slices <generation> <segments> <segment bytes> <chunks> <chunk bytes>' (generation 0: the 'artifacts'
     field), and the store reads them in slices of bounded size (src/store/artifact-segments.ts)
+  ARGV[9] '1' when no queue job carries the run (a turn started where it was accepted), '' otherwise:
+    kept as turnWithoutJob, so the reconciler queues the turn soon once the lease has lapsed
   A run that takes over from a worker whose lease lapsed (attempt 2 or later, no holder) records
   that worker in the task's lostWorkers (the latest LOST_WORKERS_KEPT). Past maxTurnAttempts the
   lease is taken but nothing big is read (the artifacts and history a lost run may have grown are
@@ -43,7 +45,7 @@ local generation = redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 local attempts = redis.call('HINCRBY', KEYS[1], 'turnAttempts', 1)
 local previousWorker = before[2]
-redis.call('HSET', KEYS[1], 'turnWorker', ARGV[1], 'turnLeasedAtMs', ARGV[3])
+redis.call('HSET', KEYS[1], 'turnWorker', ARGV[1], 'turnLeasedAtMs', ARGV[3], 'turnWithoutJob', ARGV[9])
 local turn = before[3]
 if attempts > 1 and not holder and previousWorker then
   local LOST_WORKERS_KEPT = 10

@@ -1,0 +1,149 @@
+// A new task's first turn starts on the accepting process's own worker when a place is free
+// (src/runtime/local-turns.ts): no queue job carries it. What the job gave must still hold: the
+// process never runs more of an agent's turns than its workerConcurrency, however they arrived;
+// a turn handed back at shutdown goes to the queue and another worker continues it; and a turn
+// whose process dies mid-run is queued again by the reconciler (invariant 3: attempts carried).
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { turnJobId } from '../queues/turns.ts';
+import type { Task } from '../src/protocol/types.ts';
+import type { TurnRecord } from '../src/store/task-store.ts';
+import { spawnGatewayProcess, type GatewayProcess } from './support/gateway-process.ts';
+import { openTestRedis, rpc, spawnWorkerProcess, startTestGateway, stopWorkerProcesses, textMessage, uniquePrefix, waitFor, deletePrefix, type TestGateway, type WorkerProcess } from './support/harness.ts';
+
+const redis = openTestRedis();
+const gateways: TestGateway[] = [];
+const processes: GatewayProcess[] = [];
+const workers: WorkerProcess[] = [];
+
+afterEach(async () => {
+  for (const child of processes.splice(0)) {
+    child.kill('SIGKILL');
+    await child.exited;
+  }
+  await stopWorkerProcesses(workers.splice(0));
+  for (const gw of gateways.splice(0)) await gw.close();
+}, 60_000);
+
+afterAll(async () => {
+  await redis.quit();
+});
+
+async function send(url: string, text: string): Promise<string> {
+  const { body } = await rpc(`${url}/a2a/jsonrpc`, 'SendMessage', { message: textMessage(text), configuration: { returnImmediately: true } });
+  expect(body.error).toBeUndefined();
+  return (body.result as { task: Task }).task.id;
+}
+
+async function stateOf(prefix: string, taskId: string): Promise<string | null> {
+  return redis.hget(`${prefix}:{${taskId}}:task`, 'state');
+}
+
+const turnRecord = async (prefix: string, taskId: string): Promise<TurnRecord> => JSON.parse((await redis.hget(`${prefix}:{${taskId}}:turns`, '1')) as string) as TurnRecord;
+
+/** The job ids the turn queue's event stream saw added (BullMQ writes an "added" event for each job). */
+async function addedJobs(prefix: string): Promise<string[]> {
+  const entries = await redis.xrange(`${prefix}:turns-default:events`, '-', '+');
+  return entries.flatMap(([, fields]) => {
+    const at = (name: string): string | undefined => fields[fields.indexOf(name) + 1];
+    return at('event') === 'added' ? [at('jobId') ?? ''] : [];
+  });
+}
+
+describe('a new task whose agent this process runs', () => {
+  it('runs its first turn here, without a queue job', async () => {
+    const gw = await startTestGateway({ name: 'local-turns' });
+    gateways.push(gw);
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo here') });
+    const task = (body.result as { task: Task }).task;
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(await addedJobs(gw.prefix)).toEqual([]);
+    expect((await turnRecord(gw.prefix, task.id)).workerId).toBe(gw.worker?.runner.workerId);
+  });
+
+  it('goes through the queue with localTurns off', async () => {
+    const gw = await startTestGateway({ name: 'local-turns-off', config: { localTurns: false } });
+    gateways.push(gw);
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo queued') });
+    const task = (body.result as { task: Task }).task;
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(await addedJobs(gw.prefix)).toEqual([turnJobId(task.id, 1)]);
+  });
+
+  it('shares the agent\'s places with queued jobs: never more turns at once than workerConcurrency', async () => {
+    const gw = await startTestGateway({ name: 'local-turns-places', config: { workerConcurrency: 2 }, adapterOptions: { stepMs: 30 } });
+    gateways.push(gw);
+    const runner = gw.worker?.runner;
+    let most = 0;
+    const sample = setInterval(() => {
+      most = Math.max(most, runner?.runningTurns() ?? 0);
+    }, 2);
+    try {
+      // Two take the places here; the third finds none and is queued, and the worker, with no job
+      // active, takes it at once: it must wait for a place, not run beside the two.
+      const ids = [await send(gw.url, 'long 10'), await send(gw.url, 'long 10'), await send(gw.url, 'long 10')];
+      expect(await addedJobs(gw.prefix)).toEqual([turnJobId(ids[2] as string, 1)]);
+      for (const id of ids) await waitFor(async () => ((await stateOf(gw.prefix, id)) === 'TASK_STATE_COMPLETED' ? true : undefined), 30_000, `task ${id} to complete`);
+    } finally {
+      clearInterval(sample);
+    }
+    expect(most).toBe(2);
+  });
+});
+
+describe('a turn started where it was accepted, when that process stops', () => {
+  // Stall detection would take a minute; only the hand-back or the reconciler can be quicker.
+  const slow = { A2A_LOCK_DURATION_MS: '60000', A2A_STALLED_INTERVAL_MS: '30000', A2A_ADAPTER_OPTIONS: '{"stepMs":50}' };
+
+  it('goes to the queue when handed back at shutdown, and another worker finishes it at once', async () => {
+    const prefix = uniquePrefix('local-turns-sigterm');
+    try {
+      const started = await spawnGatewayProcess(prefix, { ...slow, A2A_SHUTDOWN_GRACE_MS: '200', A2A_RECONCILE_INTERVAL_MS: '0' }, 'start');
+      processes.push(started);
+      const other = await spawnWorkerProcess(prefix, { ...slow, A2A_RECONCILE_INTERVAL_MS: '0' });
+      workers.push(other);
+      const taskId = await send(started.url, 'long 60');
+      const holder = await waitFor(async () => (await redis.get(`${prefix}:{${taskId}}:lease`)) ?? undefined, 20_000, 'the lease');
+      expect(holder).toContain(`:${started.child.pid}:`);
+      await waitFor(async () => ((await redis.xlen(`${prefix}:{${taskId}}:events`)) >= 5 ? true : undefined), 20_000, 'progress');
+      expect(await addedJobs(prefix)).toEqual([]);
+      started.kill('SIGTERM');
+      expect(await started.exited).toBe('0');
+      await waitFor(async () => ((await stateOf(prefix, taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 30_000, 'the other worker to finish the turn');
+      const record = await turnRecord(prefix, taskId);
+      expect(record).toMatchObject({ attempts: 1, handBacks: 1, outcome: 'TASK_STATE_COMPLETED' });
+      expect(record.workerId).toContain(`:${other.pid}:`);
+      expect(await addedJobs(prefix)).toEqual([turnJobId(taskId, 1)]);
+    } finally {
+      await deletePrefix(redis, prefix);
+    }
+  }, 120_000);
+
+  it('is queued again by the reconciler when its process dies mid-turn; attempts are carried', async () => {
+    const prefix = uniquePrefix('local-turns-sigkill');
+    const quick = { ...slow, A2A_LOCK_DURATION_MS: '2000', A2A_RECONCILE_INTERVAL_MS: '300' };
+    try {
+      // Its own stall detection is off the table: the turn never had a job.
+      const started = await spawnGatewayProcess(prefix, { ...quick, A2A_RECONCILE_INTERVAL_MS: '0' }, 'start');
+      processes.push(started);
+      const taskId = await send(started.url, 'long 60');
+      const holder = await waitFor(async () => (await redis.get(`${prefix}:{${taskId}}:lease`)) ?? undefined, 20_000, 'the lease');
+      expect(holder).toContain(`:${started.child.pid}:`);
+      await waitFor(async () => ((await redis.xlen(`${prefix}:{${taskId}}:events`)) >= 5 ? true : undefined), 20_000, 'progress');
+      started.kill('SIGKILL');
+      await started.exited;
+      expect(await addedJobs(prefix)).toEqual([]);
+      // What tells the reconciler that no stall detection will recover this turn.
+      expect(await redis.hget(`${prefix}:{${taskId}}:task`, 'turnWithoutJob')).toBe('1');
+      const other = await spawnWorkerProcess(prefix, quick);
+      workers.push(other);
+      await waitFor(async () => ((await stateOf(prefix, taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 60_000, 'the reconciler to queue the turn and a worker to finish it');
+      const record = await turnRecord(prefix, taskId);
+      expect(record).toMatchObject({ attempts: 2, outcome: 'TASK_STATE_COMPLETED' });
+      expect(record.workerId).toContain(`:${other.pid}:`);
+      expect(await addedJobs(prefix)).toEqual([turnJobId(taskId, 1)]);
+      expect(await redis.hget(`${prefix}:{${taskId}}:task`, 'turnWithoutJob')).toBe('');
+    } finally {
+      await deletePrefix(redis, prefix);
+    }
+  }, 120_000);
+});
