@@ -4,7 +4,8 @@
 // a turn handed back at shutdown goes to the queue and another worker continues it; and a turn
 // whose process dies mid-run is queued again by the reconciler (invariant 3: attempts carried).
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { turnJobId } from '../queues/turns.ts';
+import { TurnQueues, turnJobId, type LocalTurnStarter } from '../queues/turns.ts';
+import { TurnQueue } from '../src/tasks/turn-queue.ts';
 import type { Task } from '../src/protocol/types.ts';
 import type { TurnRecord } from '../src/store/task-store.ts';
 import { spawnGatewayProcess, type GatewayProcess } from './support/gateway-process.ts';
@@ -87,6 +88,26 @@ describe('a new task whose agent this process runs', () => {
       clearInterval(sample);
     }
     expect(most).toBe(2);
+  });
+});
+
+describe('whether a new task\'s turn starts here', () => {
+  it('not while turns of the agent wait in the queue: a new one does not go ahead of them', async () => {
+    const prefix = uniquePrefix('local-turns-fair');
+    const queues = new TurnQueues(redis, prefix);
+    const placeFree: LocalTurnStarter = { hasPlace: () => true, start: () => true };
+    try {
+      expect(await new TurnQueue(queues, 10_000, placeFree).mayStartHere('default')).toBe(true);
+      // A turn waiting for a worker (no worker runs here), as every turn job is: with a priority.
+      await queues.of('default').add('turn', { taskId: 'waiting', turn: 1, ownerKey: 'default//x', contextId: 'c' }, { jobId: turnJobId('waiting', 1), priority: 1 });
+      expect(await new TurnQueue(queues, 10_000, placeFree).mayStartHere('default')).toBe(false);
+      // Without a bound on the queue the reading is taken all the same.
+      expect(await new TurnQueue(queues, 0, placeFree).mayStartHere('default')).toBe(false);
+      expect(await new TurnQueue(queues, 10_000, { ...placeFree, hasPlace: () => false }).mayStartHere('default')).toBe(false);
+    } finally {
+      await queues.close();
+      await deletePrefix(redis, prefix);
+    }
   });
 });
 

@@ -10,9 +10,11 @@
 // finds the lease held or the turn over and changes nothing. A run that stops without ending the
 // turn's handling (shutdown's hand-back, a lease still held, the owner's running share full,
 // Redis trouble) puts the turn in the queue, where the job retries as any other. And if the
-// process dies mid-turn, the task is open with neither lease nor job: the reconciler queues it
-// again (reconcileIntervalMs, once it has been quiet for 2 × lockDurationMs).
-import { enqueueTurn, turnJobId, withTrace, type LocalTurn, type LocalTurnSlot, type LocalTurnStarter, type TurnQueues } from '../../queues/turns.ts';
+// process dies mid-turn, no stall detection will notice: the lease records that no job carries
+// the run (turnWithoutJob), and once it has lapsed the reconciler queues the turn again
+// (reconcileIntervalMs, once the task has been quiet for lockDurationMs / 2).
+import { enqueueTurn, turnJobId, withTrace, type LocalTurn, type LocalTurnStarter, type TurnQueues } from '../../queues/turns.ts';
+import { ownerFromKey } from '../store/task-store.ts';
 import type { Logger } from '../logging/logger.ts';
 import { LeaseHeldError, TurnDeferredError, TurnHandedBackError, type TurnRunner } from './turn-runner.ts';
 import type { TurnSlots } from './turn-slots.ts';
@@ -29,24 +31,15 @@ export class LocalTurns implements LocalTurnStarter {
     private readonly logger: Logger,
   ) {}
 
-  /** A free place for one of the agent's turns, if this process runs them and has one now; never waits. */
-  take(agent: string): LocalTurnSlot | undefined {
-    if (this.stopped) return undefined;
-    const slots = this.slotsOf(agent);
-    if (slots === undefined || !slots.tryTake()) return undefined;
-    let held = true;
-    return {
-      start: (turn) => {
-        if (!held) throw new Error('a local turn slot was used twice');
-        held = false;
-        this.track(this.run(turn).finally(() => slots.release()));
-      },
-      release: () => {
-        if (!held) return;
-        held = false;
-        slots.release();
-      },
-    };
+  hasPlace(agent: string): boolean {
+    return !this.stopped && (this.slotsOf(agent)?.hasFree() ?? false);
+  }
+
+  start(turn: LocalTurn): boolean {
+    const slots = this.stopped ? undefined : this.slotsOf(ownerFromKey(turn.data.ownerKey).agent);
+    if (slots === undefined || !slots.tryTake()) return false;
+    this.track(this.run(turn).finally(() => slots.release()));
+    return true;
   }
 
   /** Takes no more turns; waits for those running (the shutdown's grace, then hand-back, ends them). */

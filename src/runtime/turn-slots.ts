@@ -10,9 +10,14 @@ export class TurnSlots {
 
   constructor(private limit: number) {}
 
+  /** Whether tryTake would give a place now. */
+  hasFree(): boolean {
+    return this.waiting.length === 0 && this.used < this.limit;
+  }
+
   /** A place at once, or none: never waits, and never goes ahead of a job that is waiting. */
   tryTake(): boolean {
-    if (this.waiting.length > 0 || this.used >= this.limit) return false;
+    if (!this.hasFree()) return false;
     this.used += 1;
     return true;
   }

@@ -2,7 +2,7 @@
 // a stored message's turn is queued. Also the port the store is handed to queue a new task's
 // first turn in the same write as its creation (GatewayOperations.createTask, queueFirstTurn).
 import type { TraceContext } from '../telemetry/spans.ts';
-import { enqueueTurn, type LocalTurnSlot, type LocalTurnStarter, type TurnQueues } from '../../queues/turns.ts';
+import { enqueueTurn, type LocalTurnStarter, type TurnQueues } from '../../queues/turns.ts';
 import { A2AError } from '../protocol/errors.ts';
 import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
@@ -10,8 +10,16 @@ import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 /** How long one queue-depth reading is trusted; bounds the cost to one count per interval. */
 const QUEUE_DEPTH_TTL_MS = 200;
 
+/** One reading of an agent's queue. */
+interface QueueDepth {
+  /** Turns waiting to be taken now. */
+  ready: number;
+  /** Those, plus turns not due yet (deferred, retrying) and coordinators waiting for children: maxQueuedTurns counts these. */
+  all: number;
+}
+
 export class TurnQueue {
-  private readonly depths = new Map<string, { readAtMs: number; depth: Promise<number> }>();
+  private readonly depths = new Map<string, { readAtMs: number; depth: Promise<QueueDepth> }>();
 
   /**
    * `maxQueuedTurns`: new turns of an agent are refused while this many wait in its queue; 0 = no bound.
@@ -24,12 +32,24 @@ export class TurnQueue {
   ) {}
 
   /**
-   * A place on this process's worker for a new task's first turn, taken before the task is
-   * stored (a task whose turn starts here adds no job with its create); given back unless a turn
-   * is started on it.
+   * Whether a new task's first turn should start on this process's own worker (see
+   * startOrEnqueueFirst): it runs the agent's turns and has a free place, and no turn of the agent
+   * waits in the queue, which a new one must not go ahead of. Asked before the task is stored.
    */
-  localSlot(agent: string): LocalTurnSlot | undefined {
-    return this.local?.take(agent);
+  async mayStartHere(agent: string): Promise<boolean> {
+    if (this.local?.hasPlace(agent) !== true) return false;
+    // Unread (Redis trouble): the queue, whose job add goes out with the create and fails with it.
+    return this.depthOf(agent).then((depth) => depth.ready === 0, () => false);
+  }
+
+  /**
+   * A new task's first turn, once the task is stored: started on this process's own worker if a
+   * place is still free, else queued (`ownerActiveTasks`: its priority, see turnPriority).
+   */
+  async startOrEnqueueFirst(owner: Owner, taskId: string, contextId: string, trace: TraceContext, ownerActiveTasks: number): Promise<void> {
+    const data = { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId };
+    if (this.local?.start({ data, trace, ownerActiveTasks }) === true) return;
+    await this.enqueue(owner, taskId, contextId, 1, trace, ownerActiveTasks);
   }
 
   /**
@@ -39,13 +59,7 @@ export class TurnQueue {
   async checkDepth(agent: string): Promise<void> {
     const limit = this.maxQueuedTurns;
     if (limit <= 0) return;
-    const now = Date.now();
-    let reading = this.depths.get(agent);
-    if (reading === undefined || now - reading.readAtMs > QUEUE_DEPTH_TTL_MS) {
-      reading = { readAtMs: now, depth: this.queues.of(agent).count() };
-      this.depths.set(agent, reading);
-    }
-    const depth = await reading.depth;
+    const depth = (await this.depthOf(agent)).all;
     if (depth >= limit) {
       throw new LimitExceededError(
         'maxQueuedTurns',
@@ -54,6 +68,26 @@ export class TurnQueue {
         { retryAfterSeconds: 1, httpStatus: 503, metadata: { queuedTurns: String(depth), limit: String(limit) } },
       );
     }
+  }
+
+  /** The agent's queue as last read, read again when older than QUEUE_DEPTH_TTL_MS (one script call). */
+  private depthOf(agent: string): Promise<QueueDepth> {
+    const now = Date.now();
+    let reading = this.depths.get(agent);
+    if (reading === undefined || now - reading.readAtMs > QUEUE_DEPTH_TTL_MS) {
+      const counts = this.queues.of(agent).getJobCounts('waiting', 'prioritized', 'delayed', 'waiting-children');
+      const depth = counts.then((c) => {
+        const ready = (c['waiting'] ?? 0) + (c['prioritized'] ?? 0);
+        return { ready, all: ready + (c['delayed'] ?? 0) + (c['waiting-children'] ?? 0) };
+      });
+      reading = { readAtMs: now, depth };
+      this.depths.set(agent, reading);
+      // A failed reading is not kept: the next call reads again.
+      depth.catch(() => {
+        if (this.depths.get(agent) === reading) this.depths.delete(agent);
+      });
+    }
+    return reading.depth;
   }
 
   /** `ownerActiveTasks`: the owner's tasks queued or running, the turn's priority (see turnPriority). */
