@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskStatus } from '../src/protocol/types.ts';
 import type { TurnRecord } from '../src/store/task-store.ts';
-import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
+import { ownerKeyOf, StaleLeaseError, TaskStore, type Owner } from '../src/store/task-store.ts';
 import { OutputLimitError } from '../src/limits/output-limits.ts';
 import { createStoredTask, deletePrefix, rpc, startTestGateway, textMessage, type TestGateway } from './support/harness.ts';
 
@@ -162,6 +162,23 @@ describe('the final write that follows an event', () => {
     await append(task, 1, 10);
     expect(await finish(task, 2)).toEqual({ kind: 'unstored' });
     expect(await state(task.taskId)).toBe('TASK_STATE_WORKING');
+  });
+
+  it('changes nothing when a newer lease holds the task: the append and the final write behind it are both stale', async () => {
+    const task = await leased();
+    // The first worker's lease lapsed and another took the task over (a newer generation).
+    await gw.redis.del(`${gw.prefix}-store:{${task.taskId}}:lease`);
+    const newer = await store.turns.acquireLease({ taskId: task.taskId, ownerKey, contextId: task.contextId, workerId: 'w2', leaseTtlMs: 60_000, now: new Date() });
+    expect(newer.kind).toBe('acquired');
+    const events = await eventCount(task.taskId);
+    // Sent one behind the other, as the late worker's runtime sends them, without waiting in between.
+    const appended = append(task, 1, 10);
+    const finished = finish(task, 1);
+    await expect(appended).rejects.toBeInstanceOf(StaleLeaseError);
+    expect(await finished).toEqual({ kind: 'stale' });
+    expect(await state(task.taskId)).toBe('TASK_STATE_WORKING');
+    expect(await eventCount(task.taskId)).toBe(events);
+    expect(await gw.redis.hget(`${gw.prefix}-store:{${task.taskId}}:emitted`, '1')).toBeNull();
   });
 
   it('ends the turn when that event was stored', async () => {

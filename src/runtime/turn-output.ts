@@ -12,10 +12,10 @@ import type { OutputLimits } from '../limits/output-limits.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { Artifact, JsonObject, Part, StreamResponse, TaskStatus } from '../protocol/types.ts';
 import { ArtifactMerge, type PendingArtifactChunk } from '../store/stored-artifacts.ts';
-import type { TaskStore } from '../store/task-store.ts';
+import type { EventPlace, TaskStore } from '../store/task-store.ts';
 import { addEventsTime, timeNow } from '../telemetry/stage-marks.ts';
 import { ArtifactCompaction } from './artifact-compaction.ts';
-import type { AppendPlace, TurnWriteQueue } from './turn-write-queue.ts';
+import type { TurnWriteQueue } from './turn-write-queue.ts';
 
 /** The parts a run put in an artifact before a chunk, and with it. */
 interface OwnParts {
@@ -201,7 +201,7 @@ export class TurnOutput {
   }
 
   /** Where an event of this run goes, as the write queue tells a turn's final write. */
-  private appendPlace(place: Place): AppendPlace {
+  private appendPlace(place: Place): EventPlace {
     return { scope: this.init.emitScope, sequence: place.sequence, digest: place.digest };
   }
 

@@ -2,10 +2,7 @@
 // each call. The first failure (a stale lease, an output bound) stops every later write: each
 // one queued after it fails with the same error, so a run cannot store past the point where the
 // store refused it.
-import type { EmitPlace } from '../store/task-store.ts';
-
-/** Where an adapter's event goes in its turn run: what the final write can check was stored before it. */
-export type AppendPlace = Omit<EmitPlace, 'pastPrefix'>;
+import type { EventPlace } from '../store/task-store.ts';
 
 /**
  * The writes still pending when all of them are appends of the adapter's events: the last one's
@@ -13,7 +10,7 @@ export type AppendPlace = Omit<EmitPlace, 'pastPrefix'>;
  * settling, which resolves when every write is stored and rejects with the first failure.
  */
 export interface PendingAppends {
-  last: AppendPlace;
+  last: EventPlace;
   sent: Promise<void>;
   settled: Promise<void>;
 }
@@ -25,7 +22,7 @@ export class TurnWriteQueue {
   private pending = 0;
   private pendingOthers = 0;
   /** The last append queued: its place and when its command was sent (or it settled without one). */
-  private lastAppend: { place: AppendPlace; sent: Promise<void> } | undefined;
+  private lastAppend: { place: EventPlace; sent: Promise<void> } | undefined;
 
   /** Queues `write`; its promise settles with this write's own outcome. */
   enqueue(write: () => Promise<void>): Promise<void> {
@@ -40,7 +37,7 @@ export class TurnWriteQueue {
    * command is on its way, so a write sent after it on the same connection reaches the store after
    * it; an append that sends more than one command in a row (a snapshot in segments) does not call it.
    */
-  enqueueAppend(place: AppendPlace, write: (sent: () => void) => Promise<void>): Promise<void> {
+  enqueueAppend(place: EventPlace, write: (sent: () => void) => Promise<void>): Promise<void> {
     let markSent = (): void => undefined;
     const sent = new Promise<void>((resolve) => {
       markSent = resolve;

@@ -38,14 +38,18 @@ export type FinishResult =
   /** `trace`: the W3C trace context of the request whose message waited first; the next turn continues it. */
   | { kind: 'next'; turn: number; turnInputStart: number; input: Message[]; trace?: Record<string, string> };
 
-/** Where an adapter's event stands in its turn run (see appendEvents-4.lua). */
-export interface EmitPlace {
+/** Which event of its turn run an adapter's event is, and what it says: enough to tell whether it was stored. */
+export interface EventPlace {
   /** "<turn>.<resumption>": runs of one scope repeat each other; a new scope starts afresh. */
   scope: string;
   /** 1 for the run's first event, 2 for the next, … */
   sequence: number;
   /** Digest of what the event says (without its timestamps and message ids). */
   digest: string;
+}
+
+/** Where an adapter's event stands in its turn run (see appendEvents-4.lua). */
+export interface EmitPlace extends EventPlace {
   /** This run already appended an event: it has left the earlier run's prefix, so append always. */
   pastPrefix: boolean;
 }
@@ -201,7 +205,7 @@ export class TurnOperations extends StoreRole {
    * sending it. Only the lease holder writes the digests, so the answer holds until it writes;
    * appendEvents checks again either way.
    */
-  async wasEmitted(taskId: string, emit: Omit<EmitPlace, 'pastPrefix'>): Promise<boolean> {
+  async wasEmitted(taskId: string, emit: EventPlace): Promise<boolean> {
     const [scope, digest] = await this.redis.hmget(this.keys.task(taskId).emitted, EMITTED_SCOPE_FIELD, String(emit.sequence));
     return scope === emit.scope && digest === emit.digest;
   }
@@ -231,7 +235,7 @@ export class TurnOperations extends StoreRole {
      * The run's last event, when this call goes out before that event's append has answered (on
      * the same connection, so behind it): the turn ends only if that event was stored.
      */
-    follows?: Omit<EmitPlace, 'pastPrefix'>;
+    follows?: EventPlace;
     now: Date;
   }): Promise<FinishResult> {
     const k = this.keys.task(input.taskId);

@@ -157,10 +157,11 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
   // Decided whatever the adapter did with the error: the spending is recorded and final.
   if (budget.exceeded !== undefined && budgetLimit !== undefined) return following(pendingAppends, failedWith(fence, budgetReason(lease.turn, budget.spent(), budgetLimit, budget.exceeded)));
   if (meter?.exceeded !== undefined && !controller.signal.aborted) return following(pendingAppends, failedWith(fence, meter.exceeded.message));
+  // An adapter that failed or was stopped has no appends pending here (pendingAppends is undefined).
   if (failure !== undefined) {
     if (controller.signal.reason === WORKER_SHUTDOWN) await handBack(runner, fence, record);
-    if (controller.signal.reason === TURN_INTERRUPTED) return following(pendingAppends, { ...finalStatus(fence, 'TASK_STATE_CANCELED', INTERRUPTED_TEXT), interrupted: true });
-    if (controller.signal.aborted) return following(pendingAppends, finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled while running.'));
+    if (controller.signal.reason === TURN_INTERRUPTED) return { ...finalStatus(fence, 'TASK_STATE_CANCELED', INTERRUPTED_TEXT), interrupted: true };
+    if (controller.signal.aborted) return finalStatus(fence, 'TASK_STATE_CANCELED', 'Canceled while running.');
   }
   // A broken contract fails the turn once, whatever the adapter did with the error it got:
   // retrying would break it again, and a task must never be left without a valid state.
@@ -174,7 +175,7 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
     logger.debug('adapter broke its contract; the turn fails', { taskId: fence.taskId, turn: lease.turn, adapter: `${adapter.name}@${adapter.version}`, reason: error.message });
     return following(pendingAppends, failedWith(fence, error.message));
   }
-  if (outcome === undefined) return following(pendingAppends, failedWith(fence, `The ${adapter.name} adapter failed: ${(failure as Error).message}`));
+  if (outcome === undefined) return failedWith(fence, `The ${adapter.name} adapter failed: ${(failure as Error).message}`);
   const final = finalStatus(fence, OUTCOME_STATES[outcome.state], outcome.message);
   if (outcome.state === 'message' && final.message !== undefined && lease.links === undefined && lease.turn === 1) {
     // A sub-agent's and a later turn's client holds the task already: for them it just completes.

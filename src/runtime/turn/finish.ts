@@ -7,7 +7,7 @@ import { VERIFICATION_EXTENSION_URI } from '../../extensions/verification.ts';
 import type { Logger } from '../../logging/logger.ts';
 import { logFailure } from '../../logging/operator-failures.ts';
 import type { JsonObject } from '../../protocol/types.ts';
-import type { FinishResult, TurnRecord } from '../../store/task-store.ts';
+import type { EventPlace, FinishResult, TurnRecord } from '../../store/task-store.ts';
 import { cancelStages, turnDuration, turnsFinished } from '../../telemetry/metrics.ts';
 import { A2A, markError } from '../../telemetry/spans.ts';
 import { markStage } from '../../telemetry/stage-marks.ts';
@@ -17,7 +17,6 @@ import type { TurnLease } from '../turn-context.ts';
 import { afterTurnEnded } from './delegation.ts';
 import type { AcquiredLease } from './lease.ts';
 import type { TurnRunnerSetup } from './options.ts';
-import type { AppendPlace } from '../turn-write-queue.ts';
 import { refusalOf } from './adapter-run.ts';
 import { failedWith, type TurnEnd } from './status.ts';
 
@@ -94,7 +93,7 @@ export async function finishTurn(runner: TurnRunnerSetup, ending: EndingTurn): P
 }
 
 /** The turn's record and final status stored (fenced); `follows`: the run's last event, which must have been stored first. */
-function storeEnd(runner: TurnRunnerSetup, ending: EndingTurn, outcome: TurnEnd, follows: AppendPlace | undefined): Promise<FinishResult> {
+function storeEnd(runner: TurnRunnerSetup, ending: EndingTurn, outcome: TurnEnd, follows: EventPlace | undefined): Promise<FinishResult> {
   const { data, lease, record } = ending;
   record.finishedAtMs = Date.now();
   record.outcome = outcome.status.state;
