@@ -38,16 +38,20 @@ export interface LocalTurn {
   ownerActiveTasks: number;
 }
 
+/** A place on a worker of the accepting process, held for one new task's first turn. */
+export interface LocalTurnSlot {
+  /** Runs the turn here; the place is the turn's until it ends. */
+  start(turn: LocalTurn): void;
+  /** Gives the place back when no turn was started on it (the task was not created); a no-op after start. */
+  release(): void;
+}
+
 /** Where a gateway starts a new task's first turn at once, in its own process (src/runtime/local-turns.ts). */
 export interface LocalTurnStarter {
-  /**
-   * Whether a turn of the agent could start here now (this process runs the agent's turns, a place
-   * is free and no job waits for one). Asked before the task is stored, so its job is not added
-   * with the create; nothing is held, since a place held through the create would sit idle.
-   */
+  /** Whether this process runs the agent's turns and has a free place for one now (no job waiting for one). */
   hasPlace(agent: string): boolean;
-  /** Starts the turn here if a place is still free; false: none is, and the caller queues it. Never waits. */
-  start(turn: LocalTurn): boolean;
+  /** Takes a free place for one of the agent's turns, if there is one now; never waits. */
+  take(agent: string): LocalTurnSlot | undefined;
 }
 
 /** BullMQ queue name of an agent's turns. */

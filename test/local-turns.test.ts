@@ -95,15 +95,16 @@ describe('whether a new task\'s turn starts here', () => {
   it('not while turns of the agent wait in the queue: a new one does not go ahead of them', async () => {
     const prefix = uniquePrefix('local-turns-fair');
     const queues = new TurnQueues(redis, prefix);
-    const placeFree: LocalTurnStarter = { hasPlace: () => true, start: () => true };
+    const placeFree: LocalTurnStarter = { hasPlace: () => true, take: () => ({ start: () => undefined, release: () => undefined }) };
+    const startsHere = async (queue: TurnQueue): Promise<boolean> => (await queue.localSlot('default')) !== undefined;
     try {
-      expect(await new TurnQueue(queues, 10_000, placeFree).mayStartHere('default')).toBe(true);
+      expect(await startsHere(new TurnQueue(queues, 10_000, placeFree))).toBe(true);
       // A turn waiting for a worker (no worker runs here), as every turn job is: with a priority.
       await queues.of('default').add('turn', { taskId: 'waiting', turn: 1, ownerKey: 'default//x', contextId: 'c' }, { jobId: turnJobId('waiting', 1), priority: 1 });
-      expect(await new TurnQueue(queues, 10_000, placeFree).mayStartHere('default')).toBe(false);
+      expect(await startsHere(new TurnQueue(queues, 10_000, placeFree))).toBe(false);
       // Without a bound on the queue the reading is taken all the same.
-      expect(await new TurnQueue(queues, 0, placeFree).mayStartHere('default')).toBe(false);
-      expect(await new TurnQueue(queues, 10_000, { ...placeFree, hasPlace: () => false }).mayStartHere('default')).toBe(false);
+      expect(await startsHere(new TurnQueue(queues, 0, placeFree))).toBe(false);
+      expect(await startsHere(new TurnQueue(queues, 10_000, { ...placeFree, hasPlace: () => false }))).toBe(false);
     } finally {
       await queues.close();
       await deletePrefix(redis, prefix);

@@ -13,8 +13,7 @@
 // process dies mid-turn, no stall detection will notice: the lease records that no job carries
 // the run (turnWithoutJob), and once it has lapsed the reconciler queues the turn again
 // (reconcileIntervalMs, once the task has been quiet for lockDurationMs / 2).
-import { enqueueTurn, turnJobId, withTrace, type LocalTurn, type LocalTurnStarter, type TurnQueues } from '../../queues/turns.ts';
-import { ownerFromKey } from '../store/task-store.ts';
+import { enqueueTurn, turnJobId, withTrace, type LocalTurn, type LocalTurnSlot, type LocalTurnStarter, type TurnQueues } from '../../queues/turns.ts';
 import type { Logger } from '../logging/logger.ts';
 import { LeaseHeldError, TurnDeferredError, TurnHandedBackError, type TurnRunner } from './turn-runner.ts';
 import type { TurnSlots } from './turn-slots.ts';
@@ -35,11 +34,22 @@ export class LocalTurns implements LocalTurnStarter {
     return !this.stopped && (this.slotsOf(agent)?.hasFree() ?? false);
   }
 
-  start(turn: LocalTurn): boolean {
-    const slots = this.stopped ? undefined : this.slotsOf(ownerFromKey(turn.data.ownerKey).agent);
-    if (slots === undefined || !slots.tryTake()) return false;
-    this.track(this.run(turn).finally(() => slots.release()));
-    return true;
+  take(agent: string): LocalTurnSlot | undefined {
+    const slots = this.stopped ? undefined : this.slotsOf(agent);
+    if (slots === undefined || !slots.tryTake()) return undefined;
+    let held = true;
+    return {
+      start: (turn) => {
+        if (!held) throw new Error('a place for a local turn was used twice');
+        held = false;
+        this.track(this.run(turn).finally(() => slots.release()));
+      },
+      release: () => {
+        if (!held) return;
+        held = false;
+        slots.release();
+      },
+    };
   }
 
   /** Takes no more turns; waits for those running (the shutdown's grace, then hand-back, ends them). */

@@ -11,6 +11,7 @@ import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { tasksCreated } from '../telemetry/metrics.ts';
 import { markStage } from '../telemetry/stage-marks.ts';
 import { yieldToOthers } from './large-messages.ts';
+import type { LocalTurnSlot } from '../../queues/turns.ts';
 import {
   agentOf,
   messageIdReused,
@@ -35,11 +36,20 @@ export interface NewTaskInput {
 }
 
 export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promise<Submission> {
+  // Taken before the task is stored: a turn that starts here needs no job added with the create.
+  const slot = await deps.turns.localSlot(input.owner.agent);
+  try {
+    return await storeWithFirstTurn(deps, input, slot);
+  } finally {
+    // A task not created (a re-sent message, a limit, an error) started no turn on it.
+    slot?.release();
+  }
+}
+
+async function storeWithFirstTurn(deps: IntakeDeps, input: NewTaskInput, slot: LocalTurnSlot | undefined): Promise<Submission> {
   const { owner, request, sender, taskId, digest, answerHistoryLength, large } = input;
   const { message } = request;
   const agent = agentOf(deps.agents, owner);
-  // Asked before the task is stored: a turn that will start here needs no job added with the create.
-  const startsHere = await deps.turns.mayStartHere(agent.name);
   const contextId = message.contextId ?? newId();
   const pushConfig = await preparePushConfig(deps.push, request, taskId);
   // An owner this gateway has not read lately: their subscriptions are read beside the task's creation, not after it.
@@ -69,7 +79,7 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
       ...(storedTake === undefined ? {} : { storedBytes: storedTake }),
       ...(charged === undefined ? {} : { messageJson: charged.json }),
       // A push config is attached between storing and queueing (it must see every event).
-      ...(pushConfig === undefined && !startsHere ? { queueFirstTurn: deps.turns.firstTurnOf(owner, taskId, contextId, sender.trace) } : {}),
+      ...(pushConfig === undefined && slot === undefined ? { queueFirstTurn: deps.turns.firstTurnOf(owner, taskId, contextId, sender.trace) } : {}),
       now: new Date(),
     });
   // The consumer's plan first: a task it has no place for is refused before anything is stored.
@@ -112,7 +122,8 @@ export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promi
   markStage(taskId, 'accepted');
   // Stored before the task id is returned and before its turn can run: the config gets every event.
   if (pushConfig !== undefined) await deps.push?.attach(owner, pushConfig, 'begin');
-  if (!created.enqueued) await deps.turns.startOrEnqueueFirst(owner, taskId, contextId, sender.trace, created.active);
+  if (slot !== undefined) slot.start({ data: { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId }, trace: sender.trace, ownerActiveTasks: created.active });
+  else if (!created.enqueued) await deps.turns.enqueue(owner, taskId, contextId, 1, sender.trace, created.active);
   // Their configs start at the task's first event, so they get every event even when put on
   // after its turn was queued; an owner without subscriptions costs no round trip here.
   await deps.subscriptions?.applyToNewTask(owner, taskId, contextId);

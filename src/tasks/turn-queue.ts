@@ -2,7 +2,7 @@
 // a stored message's turn is queued. Also the port the store is handed to queue a new task's
 // first turn in the same write as its creation (GatewayOperations.createTask, queueFirstTurn).
 import type { TraceContext } from '../telemetry/spans.ts';
-import { enqueueTurn, type LocalTurnStarter, type TurnQueues } from '../../queues/turns.ts';
+import { enqueueTurn, type LocalTurnSlot, type LocalTurnStarter, type TurnQueues } from '../../queues/turns.ts';
 import { A2AError } from '../protocol/errors.ts';
 import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
@@ -32,24 +32,17 @@ export class TurnQueue {
   ) {}
 
   /**
-   * Whether a new task's first turn should start on this process's own worker (see
-   * startOrEnqueueFirst): it runs the agent's turns and has a free place, and no turn of the agent
-   * waits in the queue, which a new one must not go ahead of. Asked before the task is stored.
+   * A place on this process's own worker for a new task's first turn, when it runs the agent's
+   * turns and has one free, and no turn of the agent waits in the queue (a new one must not go
+   * ahead of them; under such a backlog the places are all in use anyway). Taken before the task
+   * is stored, so its job is not added with the create; the caller starts the turn on it once the
+   * task is stored, or releases it.
    */
-  async mayStartHere(agent: string): Promise<boolean> {
-    if (this.local?.hasPlace(agent) !== true) return false;
+  async localSlot(agent: string): Promise<LocalTurnSlot | undefined> {
+    if (this.local?.hasPlace(agent) !== true) return undefined;
     // Unread (Redis trouble): the queue, whose job add goes out with the create and fails with it.
-    return this.depthOf(agent).then((depth) => depth.ready === 0, () => false);
-  }
-
-  /**
-   * A new task's first turn, once the task is stored: started on this process's own worker if a
-   * place is still free, else queued (`ownerActiveTasks`: its priority, see turnPriority).
-   */
-  async startOrEnqueueFirst(owner: Owner, taskId: string, contextId: string, trace: TraceContext, ownerActiveTasks: number): Promise<void> {
-    const data = { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId };
-    if (this.local?.start({ data, trace, ownerActiveTasks }) === true) return;
-    await this.enqueue(owner, taskId, contextId, 1, trace, ownerActiveTasks);
+    const queueEmpty = await this.depthOf(agent).then((depth) => depth.ready === 0, () => false);
+    return queueEmpty ? this.local.take(agent) : undefined;
   }
 
   /**
