@@ -48,9 +48,4 @@ export class TurnSlots {
       this.waiting.shift()?.();
     }
   }
-
-  /** Places in use now. */
-  get inUse(): number {
-    return this.used;
-  }
 }

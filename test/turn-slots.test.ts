@@ -1,0 +1,59 @@
+// The places one worker process has for an agent's turns, shared by queued jobs and turns started
+// where they were accepted (src/runtime/turn-slots.ts): never more in use than the limit, a waiting
+// job goes ahead of a new task, and a changed limit applies to the places as they come back.
+import { describe, expect, it } from 'vitest';
+import { TurnSlots } from '../src/runtime/turn-slots.ts';
+
+/** Whether the promise has settled by the time the microtasks queued before this call have run. */
+async function settled(promise: Promise<void>): Promise<boolean> {
+  let done = false;
+  void promise.then(() => {
+    done = true;
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+describe('TurnSlots', () => {
+  it('gives no more places than its limit; a job waits for one, and a new task does not go ahead of it', async () => {
+    const slots = new TurnSlots(2);
+    expect(slots.tryTake()).toBe(true);
+    expect(slots.tryTake()).toBe(true);
+    expect(slots.tryTake()).toBe(false);
+    const job = slots.take();
+    expect(await settled(job)).toBe(false);
+    slots.release();
+    expect(await settled(job)).toBe(true);
+    // The place went to the job: none is free for a new task.
+    expect(slots.hasFree()).toBe(false);
+    slots.release();
+    expect(slots.tryTake()).toBe(true);
+  });
+
+  it('serves waiting jobs in order', async () => {
+    const slots = new TurnSlots(1);
+    expect(slots.tryTake()).toBe(true);
+    const order: string[] = [];
+    const first = slots.take().then(() => order.push('first'));
+    const second = slots.take().then(() => order.push('second'));
+    slots.release();
+    await first;
+    slots.release();
+    await second;
+    expect(order).toEqual(['first', 'second']);
+  });
+
+  it('applies a lowered limit as places come back, and a raised one to waiting jobs at once', async () => {
+    const slots = new TurnSlots(3);
+    for (let i = 0; i < 3; i++) expect(slots.tryTake()).toBe(true);
+    slots.setLimit(1);
+    const job = slots.take();
+    slots.release();
+    slots.release();
+    // Two places came back, but one is still in use and the limit is now one.
+    expect(await settled(job)).toBe(false);
+    slots.setLimit(2);
+    expect(await settled(job)).toBe(true);
+    expect(slots.hasFree()).toBe(false);
+  });
+});
