@@ -11,7 +11,7 @@ import { isCluster, type RedisClient } from '../src/redis/connection.ts';
 import { bullmqTelemetry } from '../src/telemetry/tracing.ts';
 import { IDLE_DRAIN_DELAY_SECONDS } from './idle-fetch.ts';
 import { traceCarrier, withActive, type TraceContext } from '../src/telemetry/spans.ts';
-import { ownerFromKey } from '../src/store/task-store.ts';
+import { ownerFromKey, type LeaseResult, type LeaseTerms } from '../src/store/task-store.ts';
 import { TenantShare } from './tenant-share.ts';
 
 export interface TurnJobData {
@@ -36,10 +36,18 @@ export interface LocalTurn {
   trace: TraceContext;
   /** The owner's tasks queued or running: the priority of the job, should the turn go to the queue after all. */
   ownerActiveTasks: number;
+  /** The lease the task's create took on the slot's `leaseTerms`; undefined: the run takes it. */
+  lease?: LeaseResult;
 }
 
 /** A place on a worker of the accepting process, held for one new task's first turn. */
 export interface LocalTurnSlot {
+  /**
+   * The terms on which the task's create takes the turn's lease for this process's worker
+   * (createTask's takeLease), saving the run a script and a round trip; undefined: the run takes
+   * it. The turn is registered for cancels already, so one published once the create ran is seen.
+   */
+  readonly leaseTerms: LeaseTerms | undefined;
   /** Runs the turn here; the place is the turn's until it ends. */
   start(turn: LocalTurn): void;
   /** Gives the place back when no turn was started on it (the task was not created); a no-op after start. */
@@ -50,8 +58,8 @@ export interface LocalTurnSlot {
 export interface LocalTurnStarter {
   /** Whether this process runs the agent's turns and has a free place for one now (no job waiting for one). */
   hasPlace(agent: string): boolean;
-  /** Takes a free place for one of the agent's turns, if there is one now; never waits. */
-  take(agent: string): LocalTurnSlot | undefined;
+  /** Takes a free place for the first turn of the owner's new task `taskId`, if there is one now; never waits. */
+  take(ownerKey: string, taskId: string): LocalTurnSlot | undefined;
 }
 
 /** BullMQ queue name of an agent's turns. */

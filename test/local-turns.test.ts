@@ -95,8 +95,8 @@ describe('whether a new task\'s turn starts here', () => {
   it('not while turns of the agent wait in the queue: a new one does not go ahead of them', async () => {
     const prefix = uniquePrefix('local-turns-fair');
     const queues = new TurnQueues(redis, prefix);
-    const placeFree: LocalTurnStarter = { hasPlace: () => true, take: () => ({ start: () => undefined, release: () => undefined }) };
-    const startsHere = async (queue: TurnQueue): Promise<boolean> => (await queue.localSlot('default')) !== undefined;
+    const placeFree: LocalTurnStarter = { hasPlace: () => true, take: () => ({ leaseTerms: undefined, start: () => undefined, release: () => undefined }) };
+    const startsHere = async (queue: TurnQueue): Promise<boolean> => (await queue.localSlot({ agent: 'default', tenant: '', subject: 'x' }, 'task')) !== undefined;
     try {
       expect(await startsHere(new TurnQueue(queues, 10_000, placeFree))).toBe(true);
       // A turn waiting for a worker (no worker runs here), as every turn job is: with a priority.

@@ -130,7 +130,7 @@ describe('the message stored once', () => {
     expect(event.published).toBeUndefined();
     expect(event.stored.length).toBeLessThan(JSON.stringify({ task: big }).length - INLINE_MESSAGE_BYTES);
     expect(inflate(event.stored, messageJson)).toBe(JSON.stringify({ task: big }));
-    // What createTask-5.lua publishes: the bytes after the mark's ':' up to messageAtByte, the message, the rest.
+    // What createTask-7.lua publishes: the bytes after the mark's ':' up to messageAtByte, the message, the rest.
     const bytes = Buffer.from(event.stored);
     const spliced = Buffer.concat([bytes.subarray(bytes.indexOf(':') + 1, event.messageAtByte), Buffer.from(messageJson), bytes.subarray(event.messageAtByte)]);
     expect(spliced.toString()).toBe(JSON.stringify({ task: big }));

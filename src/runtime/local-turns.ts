@@ -15,7 +15,8 @@
 // (reconcileIntervalMs, once the task has been quiet for lockDurationMs / 2).
 import { enqueueTurn, turnJobId, withTrace, type LocalTurn, type LocalTurnSlot, type LocalTurnStarter, type TurnQueues } from '../../queues/turns.ts';
 import type { Logger } from '../logging/logger.ts';
-import { LeaseHeldError, TurnDeferredError, TurnHandedBackError, type TurnRunner } from './turn-runner.ts';
+import { ownerFromKey } from '../store/task-store.ts';
+import { LeaseHeldError, TurnDeferredError, TurnHandedBackError, type ReservedTurn, type TurnRunner } from './turn-runner.ts';
 import type { TurnSlots } from './turn-slots.ts';
 
 export class LocalTurns implements LocalTurnStarter {
@@ -34,19 +35,23 @@ export class LocalTurns implements LocalTurnStarter {
     return !this.stopped && (this.slotsOf(agent)?.hasFree() ?? false);
   }
 
-  take(agent: string): LocalTurnSlot | undefined {
-    const slots = this.stopped ? undefined : this.slotsOf(agent);
+  take(ownerKey: string, taskId: string): LocalTurnSlot | undefined {
+    const slots = this.stopped ? undefined : this.slotsOf(ownerFromKey(ownerKey).agent);
     if (slots === undefined || !slots.tryTake()) return undefined;
+    // Registered before the create, which takes the lease on these terms (undefined on a Cluster).
+    const reserved = this.runner.reserve(taskId, ownerKey);
     let held = true;
     return {
+      leaseTerms: reserved?.terms,
       start: (turn) => {
         if (!held) throw new Error('a place for a local turn was used twice');
         held = false;
-        this.track(this.run(turn).finally(() => slots.release()));
+        this.track(this.run(turn, reserved).finally(() => slots.release()));
       },
       release: () => {
         if (!held) return;
         held = false;
+        reserved?.cancel();
         slots.release();
       },
     };
@@ -63,10 +68,16 @@ export class LocalTurns implements LocalTurnStarter {
     void run.finally(() => this.runs.delete(run));
   }
 
-  private async run(turn: LocalTurn): Promise<void> {
+  private async run(turn: LocalTurn, reserved: ReservedTurn | undefined): Promise<void> {
     const data = withTrace(turn.data, turn.trace);
     try {
-      await this.runner.process({ data, jobId: turnJobId(data.taskId, data.turn), waitedMs: 0, withoutJob: true });
+      await this.runner.process({
+        data,
+        jobId: turnJobId(data.taskId, data.turn),
+        waitedMs: 0,
+        withoutJob: true,
+        ...(reserved === undefined ? {} : { reserved: { turn: reserved.turn, lease: turn.lease } }),
+      });
     } catch (error) {
       await this.queueAfter(turn, error as Error);
     }

@@ -8,7 +8,7 @@ import { newId } from '../ids.ts';
 import { turnQueueName, type TurnJobData } from '../../queues/turns.ts';
 import { withFields } from '../logging/logger.ts';
 import type { RedisClient } from '../redis/connection.ts';
-import { ownerFromKey, StaleLeaseError, type TurnRecord } from '../store/task-store.ts';
+import { ownerFromKey, StaleLeaseError, type LeaseResult, type LeaseTerms, type TurnRecord } from '../store/task-store.ts';
 import type { TurnLease } from './turn-context.ts';
 import type { Agent } from '../agents/agents.ts';
 import { leaseTakeovers, queueWait } from '../telemetry/metrics.ts';
@@ -21,7 +21,7 @@ import { announceResumption, failExhausted, reportWorkerLost } from './turn/atte
 import { park } from './turn/delegation.ts';
 import { LeaseHeldError, TurnDeferredError } from './turn/errors.ts';
 import { finishTurn, type FollowUp } from './turn/finish.ts';
-import { acquireTurnLease, keepLeaseRenewed } from './turn/lease.ts';
+import { acquireTurnLease, giveBackUnstarted, keepLeaseRenewed } from './turn/lease.ts';
 import type { TurnRunnerOptions, TurnRunnerSetup } from './turn/options.ts';
 import { RunningTurns, type RunningTurn } from './turn/running-turns.ts';
 import { checkBeforeStart } from './turn/start-checks.ts';
@@ -40,6 +40,16 @@ export interface TurnDelivery {
   waitedMs: number | undefined;
   /** No queue job carries it (a turn started where it was accepted): its leases say so, for the reconciler. */
   withoutJob?: boolean;
+  /** A turn started where it was accepted, registered before the task's create (reserve()), with the lease that create took, if it did. */
+  reserved?: { turn: RunningTurn; lease: LeaseResult | undefined };
+}
+
+/** A new task's first turn registered here before its create, which takes its lease on these terms (reserve()). */
+export interface ReservedTurn {
+  readonly turn: RunningTurn;
+  readonly terms: LeaseTerms;
+  /** The task was not created (a re-sent message, a limit, an error): the registration goes. */
+  cancel(): void;
 }
 
 export class TurnRunner {
@@ -79,6 +89,24 @@ export class TurnRunner {
     return this.running.handBackAll();
   }
 
+  /**
+   * Registers a new task's first turn before the create that takes its lease (createTask's
+   * takeLease), so a cancel published once the create has run finds the turn here, as one
+   * published after acquireLease would. Undefined on a Cluster, where a task's cancels are
+   * subscribed per task (one more round trip before the create): the run takes the lease there.
+   */
+  reserve(taskId: string, ownerKey: string): ReservedTurn | undefined {
+    if (this.running.sharded) return undefined;
+    const agent = this.agentOf(ownerKey);
+    const turn = this.running.register(taskId, agent.name);
+    const { leaseTtlMs, maxTurnAttempts } = this.options;
+    return {
+      turn,
+      terms: { workerId: this.workerId, leaseTtlMs, turnDeadlineMs: agent.settings.limits.turnDeadlineMs, maxTurnAttempts },
+      cancel: () => this.running.unregister(taskId, turn),
+    };
+  }
+
   /** Advances the delivered turn's task until no turn is open or the lease is lost. */
   async process(delivery: TurnDelivery): Promise<void> {
     // A coordinator's wake job can arrive while its parking run still finishes in this same
@@ -91,7 +119,9 @@ export class TurnRunner {
   private async processAlone(delivery: TurnDelivery): Promise<void> {
     const { data } = delivery;
     const { taskId } = data;
-    const turn = this.running.register(taskId, ownerFromKey(data.ownerKey).agent);
+    const turn = delivery.reserved?.turn ?? this.running.register(taskId, ownerFromKey(data.ownerKey).agent);
+    // A lease the create took and no run used yet: given back should the run stop before its turn starts.
+    let unusedLease = delivery.reserved?.lease;
     let slot: RunningSlot | undefined;
     // A slot this task already held belongs to a live worker when that worker still holds the
     // lease (a duplicate delivery): that one gives it back, not this run.
@@ -106,12 +136,15 @@ export class TurnRunner {
       // of the request whose message opened it (finishTurn hands it over).
       let next: FollowUp | undefined = { trace: data.trace, first: true };
       for (;;) {
-        next = await this.tracedOpenTurn(delivery, next, turn);
+        const leased = unusedLease;
+        unusedLease = undefined;
+        next = await this.tracedOpenTurn(delivery, next, turn, leased);
         if (next === undefined) return;
         this.running.nextTurn(turn);
       }
     } catch (error) {
       if (error instanceof LeaseHeldError && slot?.fresh === false) keepSlot = true;
+      if (unusedLease?.kind === 'acquired') await giveBackUnstarted(this.setup, taskId, unusedLease);
       throw error;
     } finally {
       if (!keepSlot) slot?.release();
@@ -124,29 +157,29 @@ export class TurnRunner {
    * job's data, and for a follow-up in the task's hash): its context is passed on explicitly to
    * the adapter, its downstream calls and the sub-agent turns it starts.
    */
-  private tracedOpenTurn(delivery: TurnDelivery, opened: FollowUp, turn: RunningTurn): Promise<FollowUp | undefined> {
+  private tracedOpenTurn(delivery: TurnDelivery, opened: FollowUp, turn: RunningTurn, leased: LeaseResult | undefined): Promise<FollowUp | undefined> {
     const { data, jobId } = delivery;
-    if (!tracingEnabled()) return this.runOpenTurn(delivery, turn, undefined, undefined);
+    if (!tracingEnabled()) return this.runOpenTurn(delivery, turn, undefined, undefined, leased);
     const attributes: Attributes = { [A2A.taskId]: data.taskId, [A2A.contextId]: data.contextId, [A2A.agent]: turn.agent, [A2A.workerId]: this.workerId };
     // Under BullMQ's consumer span (telemetry.queueSpans registers the context manager its hook
     // needs) the job's first turn is its child; otherwise the turn span is the consumer span.
     const consumer = opened.first ? activeContext() : undefined;
-    if (spanOf(consumer) !== undefined) return inSpan(`turn ${turn.agent}`, { attributes, parent: consumer }, (span, own) => this.runOpenTurn(delivery, turn, span, own));
+    if (spanOf(consumer) !== undefined) return inSpan(`turn ${turn.agent}`, { attributes, parent: consumer }, (span, own) => this.runOpenTurn(delivery, turn, span, own, leased));
     const messaging = { 'messaging.system': 'bullmq', 'messaging.operation.type': 'process', 'messaging.destination.name': turnQueueName(turn.agent), 'messaging.message.id': jobId };
     return inSpan(`turn ${turn.agent}`, { kind: SpanKind.CONSUMER, attributes: { ...attributes, ...messaging }, parent: contextOfCarrier(opened.trace) }, (span, own) =>
-      this.runOpenTurn(delivery, turn, span, own),
+      this.runOpenTurn(delivery, turn, span, own, leased),
     );
   }
 
-  /** Runs the open turn once; what opened the next turn when a queued follow-up did. */
-  private async runOpenTurn(delivery: TurnDelivery, turn: RunningTurn, span: Span | undefined, traceContext: TraceContext): Promise<FollowUp | undefined> {
+  /** Runs the open turn once (under `leased` when its lease is taken already); what opened the next turn when a queued follow-up did. */
+  private async runOpenTurn(delivery: TurnDelivery, turn: RunningTurn, span: Span | undefined, traceContext: TraceContext, leased: LeaseResult | undefined): Promise<FollowUp | undefined> {
     const { data, jobId } = delivery;
     // Every line about this turn names its task, agent and owner (the adapter's ctx.log too) and, tracing on, its span.
     const logger = withFields(this.options.logger, { taskId: data.taskId, contextId: data.contextId, agent: turn.agent, owner: data.ownerKey, ...traceIdsOf(span) });
     const agent = this.agentOf(data.ownerKey);
     const { limits } = agent.settings;
     const budgetLimit = limits.turnBudget > 0 ? limits.turnBudget : undefined;
-    const lease = await acquireTurnLease(this.setup, data, limits, delivery.withoutJob === true);
+    const lease = leased ?? (await acquireTurnLease(this.setup, data, limits, delivery.withoutJob === true));
     if (lease.kind === 'gone' || lease.kind === 'closed') return undefined;
     if (lease.kind === 'held') throw new LeaseHeldError(data.taskId, lease.holder);
     if (lease.kind === 'exhausted') return failExhausted(this.setup, data, lease, traceContext, logger, agent.name);

@@ -4,7 +4,7 @@
 // (`~<offset>:<json>`, which no JSON parser takes, so a reader that forgets to inflate fails
 // loudly), and every reader puts the history's first message back in before the event leaves
 // the store. The event published live is put together the same way, by the script that stores
-// it (createTask-5.lua; a large one is announced by its id and read back like any other), so
+// it (createTask-7.lua; a large one is announced by its id and read back like any other), so
 // live and replayed events are the same bytes, and JSON.stringify writes a nested value exactly
 // as it writes it alone, so those are the bytes of JSON.stringify({task}). A message of at most
 // INLINE_MESSAGE_BYTES stays in the event: keeping it twice costs less than the read that would

@@ -10,6 +10,7 @@ import type { TurnRecord } from './task-records.ts';
 import { LARGE_TASK_BYTES, type LargeTask, type TaskRead } from './task-read.ts';
 import { readLargeTask, readRawLargeTask, readTaskHead, type HeldLargeTask, type LargeTaskReader, type RawLargeTask, type TaskHead } from './task-large-read.ts';
 import { storedEvent, type StoredEvent } from './stored-event.ts';
+import { SEGMENT_BYTES } from './artifact-segments.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import {
   acceptMessageScript,
@@ -121,6 +122,7 @@ export class GatewayOperations extends StoreRole {
     // Step 2, the task's slot: idempotent on the task id.
     const messageJson = stored === message && input.messageJson !== undefined ? input.messageJson : JSON.stringify(stored);
     const event = creationEvent(task, messageJson);
+    const lease = claimed.outcome === 'CLAIMED' ? input.takeLease : undefined;
     const pending = this.call(createTaskScript, k, {
       taskId: id,
       ownerKey,
@@ -142,6 +144,9 @@ export class GatewayOperations extends StoreRole {
       storedEvent: event.stored,
       answerHistoryLength: input.answerHistoryLength,
       messageAtByte: event.messageAtByte,
+      nowIso: now.toISOString(),
+      // A task created on a fresh claim only: a re-send's task (CLAIMED_BEFORE) is answered as a duplicate, its turn queued.
+      ...(lease === undefined ? {} : { leaseWorkerId: lease.workerId, leaseTtlMs: lease.leaseTtlMs, turnDeadlineMs: lease.turnDeadlineMs, maxTurnAttempts: lease.maxTurnAttempts, artifactsInlineBytes: SEGMENT_BYTES }),
     });
     const queued = claimed.outcome === 'CLAIMED' && !isCluster(this.redis) ? input.queueFirstTurn?.(claimed.active) : undefined;
     // Awaited below; a failed script must not leave it unhandled meanwhile.
@@ -158,7 +163,8 @@ export class GatewayOperations extends StoreRole {
     // An existing task's first turn has the same job id: a job queued alongside is the same job.
     await queued;
     if (reply.outcome === 'EXISTS') return { kind: 'duplicate', taskId: id };
-    return { kind: 'created', task, eventId: reply.eventId, active: claimed.active, quotaChecksDue: claimed.quotaChecksDue, enqueued: queued !== undefined };
+    // The lease's WORKING status carries the create's time, the index score the claim gave the task: nothing for the owner's index to learn.
+    return { kind: 'created', task, eventId: reply.eventId, active: claimed.active, quotaChecksDue: claimed.quotaChecksDue, enqueued: queued !== undefined, lease: reply.lease };
   }
 
   async acceptMessage(input: {

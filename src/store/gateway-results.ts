@@ -1,6 +1,7 @@
 // What the gateway's task operations take and answer (gateway-operations.ts).
 import type { JsonObject, Message, Task, TaskState } from '../protocol/types.ts';
 import type { AcceptOutcome, OverQuota } from './gateway-scripts.ts';
+import type { LeaseResult, LeaseTerms } from './lease-reply.ts';
 import type { Owner } from './owner.ts';
 import type { TaskLinks, TaskVersions } from './task-records.ts';
 
@@ -10,7 +11,8 @@ export type CreateResult =
   /** `active`: the owner's tasks queued or running now, this one included (its turn's queue priority). */
   /** `quotaChecksDue`: the owner's quota checks that are due (a sweep may release expired tasks' charges). */
   /** `enqueued`: `queueFirstTurn` went out with the task's script (see createTask). */
-  | { kind: 'created'; task: Task; eventId: string; active: number; quotaChecksDue: number; enqueued: boolean }
+  /** `lease`: the first turn's lease, when `takeLease` asked for it (see CreateTaskInput). */
+  | { kind: 'created'; task: Task; eventId: string; active: number; quotaChecksDue: number; enqueued: boolean; lease: LeaseResult | undefined }
   | { kind: 'duplicate'; taskId: string }
   | { kind: 'too-many-active'; active: number }
   /** The owner's stored-bytes rate cannot pay for the message yet (CreateTaskInput.storedBytes): nothing changed. */
@@ -129,6 +131,13 @@ export interface CreateTaskInput {
    * so there it is left to the caller, after the task is stored.
    */
   queueFirstTurn?: (active: number) => Promise<void>;
+  /**
+   * Takes the first turn's lease in the create's own call, for a turn that starts in this process
+   * (src/runtime/local-turns.ts): what acquireLease would do next, without a round trip or a
+   * script of its own. Only for a task this call creates on a fresh claim; the lease is in the
+   * result. Not with `queueFirstTurn`: a job would find the lease held.
+   */
+  takeLease?: LeaseTerms;
   /**
    * The caller waits for the task's turn to end, reading this much history (-1 = all): the
    * turn's final event then carries the task (LiveEvent.answer), so the wait ends without a read.

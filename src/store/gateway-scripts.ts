@@ -7,6 +7,7 @@ import type { ScriptReply } from './scripts.ts';
 import { str } from './script-reply.ts';
 import type { TaskVersions, TurnRecord } from './task-records.ts';
 import { boundedTaskReadOf } from './task-read.ts';
+import { leaseResultOf, type LeaseResult } from './lease-reply.ts';
 
 /** The owner's storage quota would be passed; nothing changed. */
 export interface OverQuota {
@@ -75,7 +76,7 @@ export interface StoredLinks {
 
 export const createTaskScript = defineScript({
   name: 'createTask',
-  keys: ['task', 'history', 'events', 'messageIds', 'turns', 'pushCursors'],
+  keys: ['task', 'history', 'events', 'messageIds', 'turns', 'lease', 'artifactChunks', 'pushCursors'],
   args: {
     taskId: arg.text,
     ownerKey: arg.text,
@@ -97,9 +98,16 @@ export const createTaskScript = defineScript({
     storedEvent: arg.text,
     answerHistoryLength: arg.optionalInt,
     messageAtByte: arg.optionalInt,
+    /** The worker that takes the first turn's lease in the same call (a turn started where it was accepted); none: no lease taken. */
+    leaseWorkerId: arg.optionalText,
+    leaseTtlMs: arg.intOrZero,
+    nowIso: arg.text,
+    turnDeadlineMs: arg.intOrZero,
+    maxTurnAttempts: arg.intOrZero,
+    artifactsInlineBytes: arg.intOrZero,
   },
-  reply: (reply): { outcome: 'CREATED'; eventId: string } | { outcome: 'EXISTS' } =>
-    reply[0] === 'EXISTS' ? { outcome: 'EXISTS' } : { outcome: 'CREATED', eventId: str(reply[1]) },
+  reply: (reply): { outcome: 'CREATED'; eventId: string; lease: LeaseResult | undefined } | { outcome: 'EXISTS' } =>
+    reply[0] === 'EXISTS' ? { outcome: 'EXISTS' } : { outcome: 'CREATED', eventId: str(reply[1]), lease: reply.length > 2 ? leaseResultOf(reply.slice(2)) : undefined },
 });
 
 export type TurnClaim =

@@ -62,6 +62,19 @@ export type LeaseResult =
       history: Message[];
     };
 
+/** A lease taken: the turn, its attempt and everything its adapter reads. */
+export type AcquiredLease = Extract<LeaseResult, { kind: 'acquired' }>;
+
+/** What a lease is taken with: the worker taking it, for how long, and the turn's bounds. */
+export interface LeaseTerms {
+  workerId: string;
+  leaseTtlMs: number;
+  /** Deadline of a turn, from its first start (0 = none). */
+  turnDeadlineMs: number;
+  /** Past this many attempts the turn is not run again (0 = no limit). */
+  maxTurnAttempts: number;
+}
+
 /** A worker that stopped renewing a turn's lease (killed, hung, cut off) before the turn ended. */
 export interface LostWorker {
   workerId: string;

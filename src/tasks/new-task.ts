@@ -37,7 +37,7 @@ export interface NewTaskInput {
 
 export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promise<Submission> {
   // Taken before the task is stored: a turn that starts here needs no job added with the create.
-  const slot = await deps.turns.localSlot(input.owner.agent);
+  const slot = await deps.turns.localSlot(input.owner, input.taskId);
   try {
     return await storeWithFirstTurn(deps, input, slot);
   } finally {
@@ -80,6 +80,8 @@ async function storeWithFirstTurn(deps: IntakeDeps, input: NewTaskInput, slot: L
       ...(charged === undefined ? {} : { messageJson: charged.json }),
       // A push config is attached between storing and queueing (it must see every event).
       ...(pushConfig === undefined && slot === undefined ? { queueFirstTurn: deps.turns.firstTurnOf(owner, taskId, contextId, sender.trace) } : {}),
+      // The turn starts here: the create takes its lease too (not with a push config, attached between the two).
+      ...(pushConfig === undefined && slot?.leaseTerms !== undefined ? { takeLease: slot.leaseTerms } : {}),
       now: new Date(),
     });
   // The consumer's plan first: a task it has no place for is refused before anything is stored.
@@ -122,7 +124,7 @@ async function storeWithFirstTurn(deps: IntakeDeps, input: NewTaskInput, slot: L
   markStage(taskId, 'accepted');
   // Stored before the task id is returned and before its turn can run: the config gets every event.
   if (pushConfig !== undefined) await deps.push?.attach(owner, pushConfig, 'begin');
-  if (slot !== undefined) slot.start({ data: { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId }, trace: sender.trace, ownerActiveTasks: created.active });
+  if (slot !== undefined) slot.start({ data: { taskId, turn: 1, ownerKey: ownerKeyOf(owner), contextId }, trace: sender.trace, ownerActiveTasks: created.active, ...(created.lease === undefined ? {} : { lease: created.lease }) });
   else if (!created.enqueued) await deps.turns.enqueue(owner, taskId, contextId, 1, sender.trace, created.active);
   // Their configs start at the task's first event, so they get every event even when put on
   // after its turn was queued; an owner without subscriptions costs no round trip here.

@@ -38,11 +38,12 @@ export class TurnQueue {
    * is stored, so its job is not added with the create; the caller starts the turn on it once the
    * task is stored, or releases it.
    */
-  async localSlot(agent: string): Promise<LocalTurnSlot | undefined> {
+  async localSlot(owner: Owner, taskId: string): Promise<LocalTurnSlot | undefined> {
+    const { agent } = owner;
     if (this.local?.hasPlace(agent) !== true) return undefined;
     // Unread (Redis trouble): the queue, whose job add goes out with the create and fails with it.
     const queueEmpty = await this.depthOf(agent).then((depth) => depth.ready === 0, () => false);
-    return queueEmpty ? this.local.take(agent) : undefined;
+    return queueEmpty ? this.local.take(ownerKeyOf(owner), taskId) : undefined;
   }
 
   /**

@@ -1,14 +1,13 @@
 // The task's lease on the worker side: taken before a turn runs (the store's acquireLease script
 // checks and fences it), renewed while the turn runs, given back at shutdown.
 import type { AgentLimits } from '../../agents/agent-settings.ts';
-import { StaleLeaseError, type LeaseResult, type TurnRecord } from '../../store/task-store.ts';
+import { StaleLeaseError, type AcquiredLease, type LeaseResult, type TurnRecord } from '../../store/task-store.ts';
 import type { TurnJobData } from '../../../queues/turns.ts';
 import type { TurnLease } from '../turn-context.ts';
 import { TurnHandedBackError } from './errors.ts';
 import type { TurnRunnerSetup } from './options.ts';
 
-/** A lease taken: the turn, its attempt and everything its adapter reads. */
-export type AcquiredLease = Extract<LeaseResult, { kind: 'acquired' }>;
+export type { AcquiredLease };
 /** No lease: the turn's attempts are used up by workers lost while running it. */
 export type ExhaustedLease = Extract<LeaseResult, { kind: 'exhausted' }>;
 
@@ -45,4 +44,14 @@ export async function handBack(runner: TurnRunnerSetup, fence: TurnLease, record
   const handedBack: TurnRecord = { ...record, attempts: Math.max(0, (record.attempts ?? 1) - 1), handBacks: (record.handBacks ?? 0) + 1 };
   if (!(await runner.options.store.turns.handBackTurn(fence.taskId, runner.workerId, fence.generation, handedBack))) throw new StaleLeaseError(fence.taskId);
   throw new TurnHandedBackError(fence.taskId);
+}
+
+/**
+ * Gives back a lease a task's create took for a run that stopped before its turn started (the
+ * owner's running share full, shutdown, Redis trouble): as a hand-back, so the attempt is undone
+ * and the job that takes the turn over finds the lease free. Fenced: a newer lease is left alone.
+ */
+export async function giveBackUnstarted(runner: TurnRunnerSetup, taskId: string, lease: AcquiredLease): Promise<void> {
+  const record: TurnRecord = { ...(lease.turnRecord ?? { turn: lease.turn, inputMessageIds: [], acceptedAtMs: Date.now() }), attempts: 0, handBacks: lease.handBacks + 1 };
+  await runner.options.store.turns.handBackTurn(taskId, runner.workerId, lease.generation, record).catch(() => false);
 }

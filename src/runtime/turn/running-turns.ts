@@ -59,6 +59,11 @@ export class RunningTurns {
     await subscriber.subscribe(channels.cancelChannel());
   }
 
+  /** On a Cluster: each running task's cancel channel is subscribed of its own (watchCancels). */
+  get sharded(): boolean {
+    return this.cancelSubscriber !== undefined;
+  }
+
   /**
    * Registers a job's turn before its lease is taken, so a cancel published right after is not
    * missed (one published before is in the lease's reply), and before its running slot is

@@ -5,6 +5,7 @@
   Idempotent on the task id: a task that exists (the step re-run for a re-sent message, or a
   sub-agent's derived id) is never overwritten.
   KEYS[1] task hash   KEYS[2] history list   KEYS[3] events stream   KEYS[4] messageIds set   KEYS[5] turns hash
+  KEYS[6] lease   KEYS[7] pending artifact chunks (the lease's keys, see acquireLease-6.lua)
   ARGV[1] taskId   ARGV[2] ownerKey   ARGV[3] tenant   ARGV[4] contextId
   ARGV[5] status JSON   ARGV[6] message JSON   ARGV[7] messageId   ARGV[8] now (ms)
   ARGV[9] task event JSON (StreamResponse {task}); '' when ARGV[18] refers to the history   ARGV[10] turn record JSON
@@ -19,10 +20,18 @@
   ARGV[19] the history length the SendMessage that creates the task waits with, '-1' = all ('' = none
            waits): finishTurn publishes the task with the final event of the turn that ends the wait
   ARGV[20] when ARGV[18] refers to the history: the byte of it after which the message goes back in
-  Returns {'EXISTS'} (nothing changed) | {'CREATED', eventId}
-  Emits: XADD + PUBLISH of the task snapshot event.
+  ARGV[21] the worker that takes the lease of the first turn at once ('' = none: a job or a worker takes
+    it later), in the process that accepted the task (src/runtime/local-turns.ts): what acquireLease
+    would do next, without a call of its own   ARGV[22] its lease TTL (ms)   ARGV[23] now (ISO)
+    ARGV[24] the turn's deadline (ms, 0 = none)   ARGV[25] maxTurnAttempts (0 = no limit)
+    ARGV[26] the most artifact bytes the lease's reply carries (acquireLease's ARGV[8])
+  Returns {'EXISTS'} (nothing changed) | {'CREATED', eventId} | {'CREATED', eventId, <acquireLease's reply>...}
+  Emits: XADD + PUBLISH of the task snapshot event; with the lease, the TASK_STATE_WORKING status
+  update acquireLease emits.
   @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include appendEvent
+  @include storedArtifacts
+  @include takeLease
 ]]
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'EXISTS'} end
 redis.call('HSET', KEYS[1],
@@ -55,4 +64,11 @@ if published == '' then
   end
 end
 local id = __appendEvent(KEYS[1], KEYS[3], ARGV[11], stored, published)
-return {'CREATED', id}
+if ARGV[21] == '' then return {'CREATED', id} end
+local reply = {'CREATED', id}
+local lease = __takeLease(
+  { task = KEYS[1], lease = KEYS[6], history = KEYS[2], events = KEYS[3], turns = KEYS[5], chunks = KEYS[7] },
+  { workerId = ARGV[21], ttlMs = ARGV[22], nowMs = ARGV[8], nowIso = ARGV[23], channel = ARGV[11], deadlineMs = ARGV[24],
+    maxAttempts = ARGV[25], inlineBytes = ARGV[26], withoutJob = '1' })
+for _, value in ipairs(lease) do table.insert(reply, value) end
+return reply
