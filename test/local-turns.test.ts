@@ -91,6 +91,69 @@ describe('a new task whose agent this process runs', () => {
   });
 });
 
+describe('a new task\'s first turn whose lease its create took', () => {
+  it('is leased by the create: one attempt, this worker, no job; the run takes no lease of its own', async () => {
+    const gw = await startTestGateway({ name: 'local-turns-leased' });
+    gateways.push(gw);
+    const local = gw.worker?.localTurns;
+    if (local === undefined) throw new Error('the test gateway runs a worker');
+    const take = local.take.bind(local);
+    const handed: (string | undefined)[] = [];
+    local.take = (ownerKey, taskId) => {
+      const slot = take(ownerKey, taskId);
+      return slot === undefined ? undefined : { ...slot, leaseTerms: slot.leaseTerms, start: (turn) => (handed.push(turn.lease?.kind), slot.start(turn)) };
+    };
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo leased') });
+    const task = (body.result as { task: Task }).task;
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    const fields = await redis.hmget(`${gw.prefix}:{${task.id}}:task`, 'turnAttempts', 'turnWorker', 'turnWithoutJob', 'leaseGeneration');
+    // A second take (the run's own acquireLease) would count attempt 2 and bump the generation once more.
+    expect(fields).toEqual(['1', gw.worker?.runner.workerId, '1', '2']);
+    expect(handed).toEqual(['acquired']);
+    expect(await addedJobs(gw.prefix)).toEqual([]);
+  });
+
+  it('sees a cancel that came after the create and before its run started: the turn is canceled, not run to its end', async () => {
+    const gw = await startTestGateway({ name: 'local-turns-cancel-window', adapterOptions: { stepMs: 30 } });
+    gateways.push(gw);
+    const local = gw.worker?.localTurns;
+    if (local === undefined) throw new Error('the test gateway runs a worker');
+    // Between the create (which took the lease) and the start of the run, a CancelTask is answered
+    // by Redis: its PUBLISH reaches this process before the run begins.
+    const take = local.take.bind(local);
+    let canceled: Promise<unknown> | undefined;
+    local.take = (ownerKey, taskId) => {
+      const slot = take(ownerKey, taskId);
+      if (slot === undefined) return undefined;
+      let started = false;
+      return {
+        leaseTerms: slot.leaseTerms,
+        release: () => {
+          if (!started) slot.release();
+        },
+        start: (turn) => {
+          started = true;
+          expect(turn.lease?.kind).toBe('acquired');
+          canceled = rpc(gw.jsonRpcUrl, 'CancelTask', { id: taskId });
+          void waitFor(async () => ((await redis.hget(`${gw.prefix}:{${taskId}}:task`, 'cancelRequestedAtMs')) === null ? undefined : true), 10_000, 'the cancel to be stored')
+            .then(() => new Promise((resolve) => setTimeout(resolve, 100)))
+            .then(() => slot.start(turn));
+        },
+      };
+    };
+    // 300 steps of 30 ms: run to its end, the turn would complete after about 9 s.
+    const id = await send(gw.url, 'long 300');
+    const end = await waitFor(async () => {
+      const state = await stateOf(gw.prefix, id);
+      return state === 'TASK_STATE_CANCELED' || state === 'TASK_STATE_COMPLETED' ? state : undefined;
+    }, 30_000, `task ${id} to end`);
+    await canceled;
+    expect(end).toBe('TASK_STATE_CANCELED');
+    // Stopped by this run (attempt 1), not by a later one after the lease lapsed.
+    expect(await redis.hmget(`${gw.prefix}:{${id}}:task`, 'turnAttempts', 'cancelOutcome')).toEqual(['1', 'TASK_STATE_CANCELED']);
+  });
+});
+
 describe('whether a new task\'s turn starts here', () => {
   it('not while turns of the agent wait in the queue: a new one does not go ahead of them', async () => {
     const prefix = uniquePrefix('local-turns-fair');

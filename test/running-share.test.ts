@@ -148,5 +148,9 @@ describe('running-turn caps on the workers', () => {
     for (let i = 1; i < byStart.length; i++) expect(byStart[i]?.start).toBeGreaterThanOrEqual(byStart[i - 1]?.end as number);
     // The victim's turn did not wait for the flooder's backlog.
     expect(finished[3]?.startedAtMs).toBeLessThan(byStart[1]?.start as number);
+    // A deferral is no attempt: a turn whose lease its create took (started where it was accepted)
+    // and that found its owner's share full gave the lease back, its attempt undone.
+    const attempts = await Promise.all(flood.map((id) => gw.redis.hget(`${gw.prefix}:{${id}}:task`, 'turnAttempts')));
+    expect(attempts).toEqual(['1', '1', '1']);
   });
 });
