@@ -11,6 +11,13 @@ const scripts = readdirSync(LUA_DIR)
   .map((file) => ({ file, lua: readFileSync(join(LUA_DIR, file), 'utf8') }));
 /** The script's header (its leading --[[ ]] comment), where @include lines go. */
 const headerOf = (lua: string): string => lua.slice(0, lua.indexOf(']]'));
+/** The functions of fragments that append through appendEvent.lua (include/takeLease.lua): a script calling one appends too. */
+const appendingFunctions = readdirSync(join(LUA_DIR, 'include'))
+  .filter((file) => file !== 'appendEvent.lua')
+  .map((file) => readFileSync(join(LUA_DIR, 'include', file), 'utf8'))
+  .filter((lua) => lua.includes('__appendEvent('))
+  .flatMap((lua) => [...lua.matchAll(/local function (__[A-Za-z]+)\(/g)].map((match) => match[1] as string));
+const appends = (lua: string): boolean => ['__appendEvent', ...appendingFunctions].some((name) => lua.includes(`${name}(`));
 
 describe('Lua fragments', () => {
   it('no script appends to a stream itself: appendEvent.lua does', () => {
@@ -21,14 +28,15 @@ describe('Lua fragments', () => {
   });
 
   it('every script that appends an event includes the fragment, and only those do', () => {
-    const appending = scripts.filter(({ lua }) => lua.includes('__appendEvent(')).map(({ file }) => file);
+    expect(appendingFunctions).toContain('__takeLease');
+    const appending = scripts.filter(({ lua }) => appends(lua)).map(({ file }) => file);
     const including = scripts.filter(({ lua }) => /@include appendEvent\b/.test(headerOf(lua))).map(({ file }) => file);
     expect(appending.length).toBeGreaterThanOrEqual(9);
     expect(including).toEqual(appending);
   });
 
   it('every script that appends an event bounds the replay buffer (@bounds-events)', () => {
-    const unbounded = scripts.filter(({ lua }) => lua.includes('__appendEvent(') && !/@bounds-events KEYS\[\d+\]/.test(headerOf(lua)));
+    const unbounded = scripts.filter(({ lua }) => appends(lua) && !/@bounds-events KEYS\[\d+\]/.test(headerOf(lua)));
     expect(unbounded.map(({ file }) => file)).toEqual([]);
   });
 });
