@@ -2,7 +2,7 @@
 // and the SDK echo server as separate processes, wait for readiness, read their memory/CPU from
 // /proc, and tear everything down by PID — including the Redis keys the gateway wrote.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -326,6 +326,12 @@ export interface GatewayStartOptions extends StartOptions {
   env?: Record<string, string>;
 }
 
+/** `npm start`'s first step in `repoRoot`: builds dist/ when a source changed since the last build. */
+function buildDist(repoRoot: string): void {
+  const built = spawnSync(process.execPath, ['tools/build/build.mjs', '--if-stale'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] });
+  if (built.status !== 0) throw new Error(`the gateway in ${repoRoot} did not build: ${built.stderr.toString().trim()}`);
+}
+
 /** Starts the gateway like `npm start`, on a free port with its own Redis key prefix. */
 export async function startGateway(opts: GatewayStartOptions): Promise<ServerChild> {
   const port = await freePort();
@@ -360,13 +366,16 @@ export async function startGateway(opts: GatewayStartOptions): Promise<ServerChi
   if (env.A2A_ADAPTER_OPTIONS === undefined || env.A2A_ADAPTER_OPTIONS === '') {
     env.A2A_ADAPTER_OPTIONS = JSON.stringify({ stepMs: GATEWAY_LONG_STEP_MS });
   }
+  // What `npm start` runs: the compiled dist/ (built first when stale), not the sources through tsx,
+  // whose transform wraps every function it creates in a name-keeping helper call.
+  buildDist(opts.repoRoot);
   pendingPrefixes.set(keyPrefix, redisUrl);
   let started: Awaited<ReturnType<typeof spawnServer>> | undefined;
   try {
     started = await spawnServer({
       name: opts.name ?? 'gateway',
       cwd: opts.repoRoot,
-      args: ['--import', 'tsx', 'src/cli/main.ts', 'start'],
+      args: ['bin/a2a-gateway.js', 'start'],
       env,
       port,
       logDir: opts.logDir,
