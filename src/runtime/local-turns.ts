@@ -4,6 +4,11 @@
 // at once where it arrived skips the job's add, its fetch, the worker's next look and its
 // completion: two round trips off the caller's path and four queue scripts off Redis.
 //
+// On a single Redis the create takes the turn's lease too (createTask's takeLease): the run starts
+// under it, one script and one round trip fewer. The turn is registered for cancels before that
+// create (TurnRunner.reserve), so a cancel that follows the create reaches the run; a run that
+// cannot start after all (the owner's running share full) gives the lease back, its attempt undone.
+//
 // What the job would have given, this keeps. The task and its message are stored before the turn
 // starts (the gateway starts it only after the create script answered). The turn runs under the
 // task's lease like any other, so a job for the same turn (a re-sent message, the reconciler)
