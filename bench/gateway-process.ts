@@ -2,12 +2,13 @@
 // and the SDK echo server as separate processes, wait for readiness, read their memory/CPU from
 // /proc, and tear everything down by PID — including the Redis keys the gateway wrote.
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
 
@@ -326,10 +327,20 @@ export interface GatewayStartOptions extends StartOptions {
   env?: Record<string, string>;
 }
 
-/** `npm start`'s first step in `repoRoot`: builds dist/ when a source changed since the last build. */
-function buildDist(repoRoot: string): void {
-  const built = spawnSync(process.execPath, ['tools/build/build.mjs', '--if-stale'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] });
-  if (built.status !== 0) throw new Error(`the gateway in ${repoRoot} did not build: ${built.stderr.toString().trim()}`);
+const execFileAsync = promisify(execFile);
+
+/**
+ * `npm start`'s first step in `repoRoot`: builds dist/ when a source changed since the last build.
+ * Not spawnSync: a build of a minute would stall this process's own Redis connections past their
+ * connect timeout.
+ */
+async function buildDist(repoRoot: string): Promise<void> {
+  try {
+    await execFileAsync(process.execPath, ['tools/build/build.mjs', '--if-stale'], { cwd: repoRoot });
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr ?? (error as Error).message;
+    throw new Error(`the gateway in ${repoRoot} did not build: ${stderr.trim()}`);
+  }
 }
 
 /** Starts the gateway like `npm start`, on a free port with its own Redis key prefix. */
@@ -368,7 +379,7 @@ export async function startGateway(opts: GatewayStartOptions): Promise<ServerChi
   }
   // What `npm start` runs: the compiled dist/ (built first when stale), not the sources through tsx,
   // whose transform wraps every function it creates in a name-keeping helper call.
-  buildDist(opts.repoRoot);
+  await buildDist(opts.repoRoot);
   pendingPrefixes.set(keyPrefix, redisUrl);
   let started: Awaited<ReturnType<typeof spawnServer>> | undefined;
   try {

@@ -141,7 +141,8 @@ export class GatewayOperations extends StoreRole {
       callerScopes: input.callerScopes,
       messageDigest: input.messageDigest,
       callerExtensions: input.callerExtensions,
-      storedEvent: event.stored,
+      // The same bytes twice (a first message small enough to stay in the event) go once: '' is "as published".
+      storedEvent: event.stored === event.published ? '' : event.stored,
       answerHistoryLength: input.answerHistoryLength,
       messageAtByte: event.messageAtByte,
       nowIso: now.toISOString(),
