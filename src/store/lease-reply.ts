@@ -1,5 +1,6 @@
-// What acquireLease-6.lua answers, decoded: the lease taken (with what the turn needs to run),
-// or why not.
+// What a lease's take answers (include/takeLease.lua: acquireLease-6.lua, and createTask-7.lua
+// after its first two values when it takes the first turn's lease), decoded: the lease taken
+// (with what the turn needs to run), or why not. LeaseTerms: what it is taken with.
 import type { Artifact, JsonObject, Message, TaskState, TaskStatus } from '../protocol/types.ts';
 import type { ScriptReply } from './scripts.ts';
 import { str } from './script-reply.ts';
