@@ -23,14 +23,15 @@ interface Bounds {
 /**
  * The default: a new task's first turn starts on the accepting process's own worker
  * (src/runtime/local-turns.ts), so no job is added, fetched or completed, and the task's create
- * takes the turn's lease in its own call (createTask's takeLease). Round trips today about 3.1:
- * the owner's claim, the task's create with the lease, and the echo's artifact append with the
+ * takes the turn's lease in its own call (createTask's takeLease), and on a single Redis the
+ * owner's claim and the create are one call (createClaimedTask). Round trips today about 2.1:
+ * the claim and create with the lease, and the echo's artifact append with the
  * finish in one write (it returns without awaiting the emit: turn/adapter-run.ts); the fraction is
  * the queue's admission read (about one per 200 ms) and, on a busy machine, shares of the
- * owner-index and recent-tasks batches: hence one of slack. Commands about 4.1 (the same, the
+ * owner-index and recent-tasks batches: hence one of slack. Commands about 3.1 (the same, the
  * append and finish counted apart); commands inside scripts about 113 (the queue's 55 gone).
  */
-const LOCAL: Bounds = { roundTrips: 4, commands: 5, scriptCommands: 120 };
+const LOCAL: Bounds = { roundTrips: 3, commands: 4, scriptCommands: 120 };
 /**
  * Through the queue (localTurns off, or a gateway without workers of its own; issue 12 asked
  * for 6 round trips): about 8.1 round trips, the path above plus BullMQ's job fetch and its

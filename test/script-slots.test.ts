@@ -2,7 +2,7 @@
 // CLUSTER KEYSLOT, and the guard every script call of the suite runs under (vitest.config.ts sets
 // A2A_CHECK_SCRIPT_SLOTS for this process and the workers it spawns) refuses a call naming keys
 // of two slots before anything reaches Redis.
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashTagOf, keySlot } from '../src/redis/key-slot.ts';
 import { CrossSlotError, SLOT_CHECK_ENV } from '../src/store/script-slots.ts';
@@ -70,6 +70,35 @@ describe('the script guard', () => {
       await redis.del(one);
     } finally {
       redis.disconnect();
+    }
+  });
+
+  it('lets a single-Redis script join two slots on a single Redis, and refuses it on a Cluster before anything is sent', async () => {
+    const prefix = uniquePrefix('slots-single');
+    const redis = new Redis(REDIS_URL);
+    const cluster = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true });
+    try {
+      const keys = new RedisKeys(prefix);
+      const task = keys.task('01JSLOTS');
+      const owner = 'agent/tenant/subject';
+      const names = [task.task, task.history, task.events, task.messageIds, task.turns, task.lease, task.artifactChunks];
+      const ownerKeys = [keys.idempotency(owner, 'm1'), keys.ownerActiveTasks(owner), keys.ownerQuota(owner), keys.ownerQuotaChecks(owner), keys.ownerTasks(owner), keys.ownerContextTasks(owner, 'c1'), keys.byteBucket(owner, 'stored')];
+      const all = [...names, ...ownerKeys, task.pushCursors];
+      // Past the one-slot check, Redis runs it: a claim at a cap of one active task, which another task holds, is refused there.
+      const claimTerms = ['3600', '1', '0', '0', '0', '0', '0', '0', '0'];
+      const createArgs = Array.from({ length: 26 }, () => '');
+      createArgs[0] = '01JSLOTS';
+      createArgs[7] = '1';
+      await redis.zadd(ownerKeys[1] as string, 1, 'other');
+      const onSingle = defineScripts(redis);
+      const reply = await onSingle('createClaimedTask', all, [...createArgs, ...claimTerms]);
+      expect(reply).toEqual(['TOO_MANY_ACTIVE', 1]);
+      await expect(defineScripts(cluster)('createClaimedTask', all, [...createArgs, ...claimTerms])).rejects.toThrow(/single Redis only/);
+      expect(cluster.status).toBe('wait');
+      await redis.del(...all);
+    } finally {
+      redis.disconnect();
+      cluster.disconnect();
     }
   });
 });

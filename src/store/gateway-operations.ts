@@ -17,11 +17,16 @@ import {
   cancelTaskScript,
   claimTaskScript,
   claimTurnScript,
+  createClaimedTaskScript,
   createTaskScript,
   quotaRefundScript,
   readTaskScript,
+  type TaskClaim,
+  type TaskCreation,
   type TurnClaim,
 } from './gateway-scripts.ts';
+import type { ScriptArgs } from './script-call.ts';
+import type { LeaseTerms } from './lease-reply.ts';
 import { acceptResultOf, type AcceptResult, type CancelResult, type CreateResult, type CreateTaskInput, type QuotaCharge } from './gateway-results.ts';
 import { StoreRole } from './store-role.ts';
 import { taskField, taskItemField } from './task-hash.ts';
@@ -81,51 +86,95 @@ export class GatewayOperations extends StoreRole {
   async createTask(input: CreateTaskInput): Promise<CreateResult> {
     const { taskId, owner, contextId, message, now } = input;
     const ownerKey = ownerKeyOf(owner);
-    const turnRecord: TurnRecord = { turn: 1, inputMessageIds: [message.messageId], acceptedAtMs: now.getTime() };
     // Step 1, the owner's slot: the message's idempotency key, an active slot, the quota, the index.
-    const claimed = await this.claim(ownerKey, now.getTime(), () =>
-      this.call(
-        claimTaskScript,
-        {
-          idempotency: input.links === undefined ? this.keys.idempotency(ownerKey, message.messageId) : this.keys.childCreated(ownerKey, taskId),
-          ...this.ownerSlotKeys(ownerKey),
-          ownerTasks: this.keys.ownerTasks(ownerKey),
-          ownerContextTasks: this.keys.ownerContextTasks(ownerKey, contextId),
-          ownerStoredBytes: this.keys.byteBucket(ownerKey, 'stored'),
-        },
-        {
-          taskId,
-          nowMs: now.getTime(),
-          idempotencyTtlSeconds: input.idempotencyTtlSeconds,
-          maxActiveTasks: input.maxActiveTasks,
-          chargeBytes: input.quota?.bytes,
-          maxBytes: input.quota?.maxBytes,
-          maxTasks: input.quota?.maxTasks,
-          checkAtMs: input.quota?.checkAtMs,
-          storedPerSecond: input.storedBytes?.perSecond,
-          storedBurst: input.storedBytes?.burst,
-          storedCost: input.storedBytes?.cost,
-        },
-      ),
-    );
+    const claimKeys = {
+      idempotency: input.links === undefined ? this.keys.idempotency(ownerKey, message.messageId) : this.keys.childCreated(ownerKey, taskId),
+      ...this.ownerSlotKeys(ownerKey),
+      ownerTasks: this.keys.ownerTasks(ownerKey),
+      ownerContextTasks: this.keys.ownerContextTasks(ownerKey, contextId),
+      ownerStoredBytes: this.keys.byteBucket(ownerKey, 'stored'),
+    };
+    const claimTerms = {
+      idempotencyTtlSeconds: input.idempotencyTtlSeconds,
+      maxActiveTasks: input.maxActiveTasks,
+      chargeBytes: input.quota?.bytes,
+      maxBytes: input.quota?.maxBytes,
+      maxTasks: input.quota?.maxTasks,
+      checkAtMs: input.quota?.checkAtMs,
+      storedPerSecond: input.storedBytes?.perSecond,
+      storedBurst: input.storedBytes?.burst,
+      storedCost: input.storedBytes?.cost,
+    };
+    // On a single Redis, with no job to add beside the create, both steps go in one call
+    // (createClaimedTask-14.lua): one round trip and one script call fewer.
+    if (input.queueFirstTurn === undefined && !isCluster(this.redis)) {
+      const creation = this.creationOf(input, taskId, input.takeLease);
+      const claimed = await this.claim(ownerKey, now.getTime(), () =>
+        this.call(createClaimedTaskScript, { ...this.keys.task(taskId), ...claimKeys }, { ...creation.args, ...claimTerms }),
+      );
+      return claimed.outcome === 'CLAIMED' ? this.created(input, claimed, creation.task, claimed.created, undefined) : this.afterClaim(input, claimed);
+    }
+    return this.afterClaim(input, await this.claim(ownerKey, now.getTime(), () => this.call(claimTaskScript, claimKeys, { taskId, nowMs: now.getTime(), ...claimTerms })));
+  }
+
+  /**
+   * Step 2, the task's slot, after a claim (idempotent on the task id). Claimed before: the
+   * message's task. A process that died between the steps left the claim without its task; this
+   * re-send completes it, under the claimed id.
+   */
+  private async afterClaim(input: CreateTaskInput, claimed: TaskClaim): Promise<CreateResult> {
     if (claimed.outcome === 'OVER_QUOTA') return claimed.overQuota;
     if (claimed.outcome === 'BYTE_RATE') return { kind: 'byte-rate', waitMs: claimed.waitMs };
     if (claimed.outcome === 'TOO_MANY_ACTIVE') return { kind: 'too-many-active', active: claimed.active };
-    // Claimed before: the message's task. A process that died between the steps left the claim
-    // without its task; this re-send completes it, under the claimed id.
-    const id = claimed.outcome === 'CLAIMED_BEFORE' ? claimed.taskId : taskId;
-    const k = this.keys.task(id);
+    const id = claimed.outcome === 'CLAIMED_BEFORE' ? claimed.taskId : input.taskId;
+    // A task created on a fresh claim only: a re-send's task (CLAIMED_BEFORE) is answered as a duplicate, its turn queued.
+    const creation = this.creationOf(input, id, claimed.outcome === 'CLAIMED' ? input.takeLease : undefined);
+    const pending = this.call(createTaskScript, this.keys.task(id), creation.args);
+    // After the create, in the same write on a single Redis: no worker can fetch the job before the task exists.
+    const queued = claimed.outcome === 'CLAIMED' && !isCluster(this.redis) ? input.queueFirstTurn?.(claimed.active) : undefined;
+    // Awaited below; a failed script must not leave it unhandled meanwhile.
+    queued?.catch(() => undefined);
+    const reply = await pending;
+    if (claimed.outcome === 'CLAIMED_BEFORE') {
+      // A re-send may follow a process that died before its note was written.
+      this.recentTasks.note(id, input.now.getTime());
+      // Created now, the claim that held this id had no task: indexed under this context. For
+      // the caller it is the message's task as for any re-send (it enqueues a turn not yet run).
+      if (reply.outcome === 'CREATED') this.ownerIndex.note(ownerKeyOf(input.owner), id, input.contextId, input.now.getTime());
+      return { kind: 'duplicate', taskId: id };
+    }
+    return this.created(input, claimed, creation.task, reply, queued);
+  }
+
+  /** The answer to a create whose claim claimed (`queued`: the first turn's job, added beside the create). */
+  private async created(
+    input: CreateTaskInput,
+    claimed: { active: number; quotaChecksDue: number },
+    task: Task,
+    reply: TaskCreation,
+    queued: Promise<unknown> | undefined,
+  ): Promise<CreateResult> {
+    this.recentTasks.note(task.id, input.now.getTime());
+    // An existing task's first turn has the same job id: a job queued alongside is the same job.
+    await queued;
+    if (reply.outcome === 'EXISTS') return { kind: 'duplicate', taskId: task.id };
+    // The lease's WORKING status carries the create's time, the index score the claim gave the task: nothing for the owner's index to learn.
+    return { kind: 'created', task, eventId: reply.eventId, active: claimed.active, quotaChecksDue: claimed.quotaChecksDue, enqueued: queued !== undefined, lease: reply.lease };
+  }
+
+  /** The task createTask stores under `id`, and createTask's arguments for it (with the first turn's lease, when `lease` is given). */
+  private creationOf(input: CreateTaskInput, id: string, lease: LeaseTerms | undefined): { task: Task; args: ScriptArgs<typeof createTaskScript.args> } {
+    const { taskId, owner, contextId, message, now } = input;
     const stored = id === taskId || message.taskId === undefined ? message : { ...message, taskId: id };
     const status: TaskStatus = { state: 'TASK_STATE_SUBMITTED', timestamp: now.toISOString() };
     const task: Task = { id, contextId, status, history: [stored] };
     if (Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
-    // Step 2, the task's slot: idempotent on the task id.
     const messageJson = stored === message && input.messageJson !== undefined ? input.messageJson : JSON.stringify(stored);
     const event = creationEvent(task, messageJson);
-    const lease = claimed.outcome === 'CLAIMED' ? input.takeLease : undefined;
-    const pending = this.call(createTaskScript, k, {
+    const turnRecord: TurnRecord = { turn: 1, inputMessageIds: [message.messageId], acceptedAtMs: now.getTime() };
+    const args: ScriptArgs<typeof createTaskScript.args> = {
       taskId: id,
-      ownerKey,
+      ownerKey: ownerKeyOf(owner),
       tenant: owner.tenant,
       contextId,
       status,
@@ -146,26 +195,9 @@ export class GatewayOperations extends StoreRole {
       answerHistoryLength: input.answerHistoryLength,
       messageAtByte: event.messageAtByte,
       nowIso: now.toISOString(),
-      // A task created on a fresh claim only: a re-send's task (CLAIMED_BEFORE) is answered as a duplicate, its turn queued.
       ...(lease === undefined ? {} : { leaseWorkerId: lease.workerId, leaseTtlMs: lease.leaseTtlMs, turnDeadlineMs: lease.turnDeadlineMs, maxTurnAttempts: lease.maxTurnAttempts, artifactsInlineBytes: SEGMENT_BYTES }),
-    });
-    const queued = claimed.outcome === 'CLAIMED' && !isCluster(this.redis) ? input.queueFirstTurn?.(claimed.active) : undefined;
-    // Awaited below; a failed script must not leave it unhandled meanwhile.
-    queued?.catch(() => undefined);
-    const reply = await pending;
-    // A re-send may follow a process that died before its note was written.
-    this.recentTasks.note(id, now.getTime());
-    if (claimed.outcome === 'CLAIMED_BEFORE') {
-      // Created now, the claim that held this id had no task: indexed under this context. For
-      // the caller it is the message's task as for any re-send (it enqueues a turn not yet run).
-      if (reply.outcome === 'CREATED') this.ownerIndex.note(ownerKey, id, contextId, now.getTime());
-      return { kind: 'duplicate', taskId: id };
-    }
-    // An existing task's first turn has the same job id: a job queued alongside is the same job.
-    await queued;
-    if (reply.outcome === 'EXISTS') return { kind: 'duplicate', taskId: id };
-    // The lease's WORKING status carries the create's time, the index score the claim gave the task: nothing for the owner's index to learn.
-    return { kind: 'created', task, eventId: reply.eventId, active: claimed.active, quotaChecksDue: claimed.quotaChecksDue, enqueued: queued !== undefined, lease: reply.lease };
+    };
+    return { task, args };
   }
 
   async acceptMessage(input: {

@@ -41,30 +41,35 @@ export type TaskClaim =
   | { outcome: 'BYTE_RATE'; waitMs: number }
   | OwnerRefusal;
 
+/** claimTask's arguments after its taskId and now (createClaimedTask takes those from createTask's). */
+const claimTerms = {
+  idempotencyTtlSeconds: arg.int,
+  maxActiveTasks: arg.int,
+  chargeBytes: arg.intOrZero,
+  maxBytes: arg.intOrZero,
+  maxTasks: arg.intOrZero,
+  checkAtMs: arg.intOrZero,
+  /** The owner's stored-bytes rate (limits.storedBytesPerSecond), taken when the task is claimed; 0 = not taken here. */
+  storedPerSecond: arg.intOrZero,
+  storedBurst: arg.intOrZero,
+  storedCost: arg.intOrZero,
+};
+
+const claimKeys = ['idempotency', 'ownerActiveTasks', 'ownerQuota', 'ownerQuotaChecks', 'ownerTasks', 'ownerContextTasks', 'ownerStoredBytes'] as const;
+
+const taskClaimOf = (reply: ScriptReply): TaskClaim =>
+  ownerRefusalOf(reply) ??
+  (reply[0] === 'CLAIMED_BEFORE'
+    ? { outcome: 'CLAIMED_BEFORE', taskId: str(reply[1]) }
+    : reply[0] === 'BYTE_RATE'
+      ? { outcome: 'BYTE_RATE', waitMs: Number(reply[1]) }
+      : { outcome: 'CLAIMED', active: Number(reply[1]), quotaChecksDue: Number(reply[2] ?? 0) });
+
 export const claimTaskScript = defineScript({
   name: 'claimTask',
-  keys: ['idempotency', 'ownerActiveTasks', 'ownerQuota', 'ownerQuotaChecks', 'ownerTasks', 'ownerContextTasks', 'ownerStoredBytes'],
-  args: {
-    taskId: arg.text,
-    nowMs: arg.int,
-    idempotencyTtlSeconds: arg.int,
-    maxActiveTasks: arg.int,
-    chargeBytes: arg.intOrZero,
-    maxBytes: arg.intOrZero,
-    maxTasks: arg.intOrZero,
-    checkAtMs: arg.intOrZero,
-    /** The owner's stored-bytes rate (limits.storedBytesPerSecond), taken when the task is claimed; 0 = not taken here. */
-    storedPerSecond: arg.intOrZero,
-    storedBurst: arg.intOrZero,
-    storedCost: arg.intOrZero,
-  },
-  reply: (reply): TaskClaim =>
-    ownerRefusalOf(reply) ??
-    (reply[0] === 'CLAIMED_BEFORE'
-      ? { outcome: 'CLAIMED_BEFORE', taskId: str(reply[1]) }
-      : reply[0] === 'BYTE_RATE'
-        ? { outcome: 'BYTE_RATE', waitMs: Number(reply[1]) }
-        : { outcome: 'CLAIMED', active: Number(reply[1]), quotaChecksDue: Number(reply[2] ?? 0) }),
+  keys: claimKeys,
+  args: { taskId: arg.text, nowMs: arg.int, ...claimTerms },
+  reply: taskClaimOf,
 });
 
 /** A sub-agent's links as the task hash keeps them. */
@@ -73,6 +78,12 @@ export interface StoredLinks {
   role: string;
   readOnly: '1' | '0';
 }
+
+/** What createTask did: nothing (the task exists), or created the task (and took its first turn's lease, when asked). */
+export type TaskCreation = { outcome: 'CREATED'; eventId: string; lease: LeaseResult | undefined } | { outcome: 'EXISTS' };
+
+const createdOf = (reply: ScriptReply): TaskCreation =>
+  reply[0] === 'EXISTS' ? { outcome: 'EXISTS' } : { outcome: 'CREATED', eventId: str(reply[1]), lease: reply.length > 2 ? leaseResultOf(reply.slice(2)) : undefined };
 
 export const createTaskScript = defineScript({
   name: 'createTask',
@@ -106,8 +117,21 @@ export const createTaskScript = defineScript({
     maxTurnAttempts: arg.intOrZero,
     artifactsInlineBytes: arg.intOrZero,
   },
-  reply: (reply): { outcome: 'CREATED'; eventId: string; lease: LeaseResult | undefined } | { outcome: 'EXISTS' } =>
-    reply[0] === 'EXISTS' ? { outcome: 'EXISTS' } : { outcome: 'CREATED', eventId: str(reply[1]), lease: reply.length > 2 ? leaseResultOf(reply.slice(2)) : undefined },
+  reply: createdOf,
+});
+
+/**
+ * The claim and the create in one call on a single Redis (createClaimedTask-14.lua): claimTask's
+ * reply, and createTask's beside a claim that claimed.
+ */
+export const createClaimedTaskScript = defineScript({
+  name: 'createClaimedTask',
+  keys: [...createTaskScript.keys.filter((key) => key !== 'pushCursors'), ...claimKeys, 'pushCursors'],
+  args: { ...createTaskScript.args, ...claimTerms },
+  reply: (reply): Exclude<TaskClaim, { outcome: 'CLAIMED' }> | (Extract<TaskClaim, { outcome: 'CLAIMED' }> & { created: TaskCreation }) => {
+    const claim = taskClaimOf(reply);
+    return claim.outcome === 'CLAIMED' ? { ...claim, created: createdOf(reply.slice(3)) } : claim;
+  },
 });
 
 export type TurnClaim =

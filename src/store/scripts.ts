@@ -17,6 +17,7 @@ const CONSUMERS_LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), 'consume
 export type ScriptName =
   | 'claimTask'
   | 'createTask'
+  | 'createClaimedTask'
   | 'claimTurn'
   | 'acceptMessage'
   | 'quotaRefund'
@@ -87,6 +88,8 @@ interface ScriptSource {
   once: boolean;
   /** Appends to the replay buffer, which it then bounds (see BOUNDS_EVENTS_MARKER). */
   boundsEvents: boolean;
+  /** Names keys of several slots, so runs on a single Redis only (see SINGLE_REDIS_MARKER). */
+  singleRedis: boolean;
 }
 
 /**
@@ -149,6 +152,13 @@ return __reply
  * the runner adds them. A call that appended nothing (refused, stale, a repeat) trims nothing.
  */
 const BOUNDS_EVENTS_MARKER = /@bounds-events KEYS\[(\d+)\]/;
+
+/**
+ * Marks a script that joins steps a Cluster keeps apart (their keys live in different slots) into
+ * one call on a single Redis, where any keys go together: one round trip and one script call
+ * fewer. The runner refuses it on a Cluster, and the suite's one-slot check lets it through.
+ */
+const SINGLE_REDIS_MARKER = '@single-redis';
 
 const fragmentOf = (name: string): string => readFileSync(join(LUA_DIR, 'include', `${name}.lua`), 'utf8');
 
@@ -221,6 +231,7 @@ function scriptSources(mode: 'plain' | 'sharded' = 'plain'): Map<string, ScriptS
       sha: createHash('sha1').update(wrapped).digest('hex'),
       once: wrap !== undefined,
       boundsEvents: eventsKey !== null,
+      singleRedis: lua.includes(SINGLE_REDIS_MARKER),
     });
   }
   cachedSources.set(mode, sources);
@@ -263,10 +274,13 @@ export function defineScripts(redis: RedisClient, replay: ReplayBound = DEFAULT_
   const sources = scriptSources(modeOf(redis));
   for (const [name, source] of sources) labelScript(source.sha, name);
   const checkSlots = process.env[SLOT_CHECK_ENV] === '1';
+  const cluster = isCluster(redis);
   return async (name, keys, args) => {
-    if (checkSlots) assertOneSlot(name, keys);
     const source = sources.get(name);
     if (source === undefined) throw new Error(`No Lua script named ${name} in ${LUA_DIR}`);
+    if (source.singleRedis) {
+      if (cluster) throw new Error(`Script ${name} joins steps of several slots and runs on a single Redis only; on a Cluster call its steps apart (docs/redis-slots.md).`);
+    } else if (checkSlots) assertOneSlot(name, keys);
     if (source.numberOfKeys !== undefined && keys.length !== source.numberOfKeys) {
       throw new Error(`Script ${name} takes ${source.numberOfKeys} keys, got ${keys.length}`);
     }

@@ -21,35 +21,6 @@
         | {'CLAIMED', the owner's tasks queued or running now (this one included), quota checks due}
   @include ownerQuota
   @include tokenBucket
+  @include claimTask
 ]]
-local existing = redis.call('GET', KEYS[1])
-if existing then return {'CLAIMED_BEFORE', existing} end
-local rate = tonumber(ARGV[9])
-local bucketNow, bucketTokens, storedCost
-if rate > 0 then
-  local burst = tonumber(ARGV[10])
-  storedCost = math.min(burst, tonumber(ARGV[11]))
-  bucketNow = __bucketNow()
-  bucketTokens = __bucketTokens(KEYS[7], rate, burst, bucketNow)
-  if bucketTokens < storedCost then return {'BYTE_RATE', __bucketWaitMs(bucketTokens, storedCost, rate)} end
-end
-local cap = tonumber(ARGV[4])
-if cap > 0 and not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
-  local active = redis.call('ZCARD', KEYS[2])
-  if active >= cap then return {'TOO_MANY_ACTIVE', active} end
-end
-local charge = tonumber(ARGV[5])
--- A task charged before (a sub-agent's derived id, claimed again once its key expired) is not charged twice.
-if charge > 0 and redis.call('HEXISTS', KEYS[3], 't:' .. ARGV[1]) == 0 then
-  local refusal = __quotaRefusal(KEYS[3], KEYS[4], charge, tonumber(ARGV[6]), tonumber(ARGV[7]), true)
-  if refusal then return refusal end
-  __quotaCharge(KEYS[3], KEYS[4], ARGV[1], charge, ARGV[8])
-end
-if rate > 0 then __bucketStore(KEYS[7], bucketTokens - storedCost, rate, tonumber(ARGV[10]), bucketNow) end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
-redis.call('ZADD', KEYS[5], 'GT', ARGV[2], ARGV[1])
-redis.call('ZADD', KEYS[6], 'GT', ARGV[2], ARGV[1])
-local due = 0
-if charge > 0 then due = redis.call('ZCOUNT', KEYS[4], '-inf', ARGV[2]) end
-return {'CLAIMED', redis.call('ZCARD', KEYS[2]), due}
+return __claimTask(KEYS, ARGV)

@@ -1,0 +1,47 @@
+--[[
+  The body of createTask-7.lua as a function, for that script and for createClaimedTask-14.lua (the claim
+  and the create in one call, on a single Redis). Its parameters are named KEYS and ARGV so the
+  body reads them exactly as createTask-7.lua's header lists them; each caller passes its own.
+  Needs appendEvent, storedArtifacts and takeLease before it.
+]]
+local function __createTask(KEYS, ARGV)
+  if redis.call('EXISTS', KEYS[1]) == 1 then return {'EXISTS'} end
+  redis.call('HSET', KEYS[1],
+    'id', ARGV[1], 'owner', ARGV[2], 'tenant', ARGV[3], 'contextId', ARGV[4],
+    'status', ARGV[5], 'state', 'TASK_STATE_SUBMITTED', 'artifacts', '[]', 'metadata', ARGV[12],
+    'turn', 1, 'turnInputStart', 0, 'turnAttempts', 0, 'leaseGeneration', 0,
+    'createdAtMs', ARGV[8], 'updatedAtMs', ARGV[8], 'versions', ARGV[13], 'callerScopes', ARGV[15],
+    'callerExtensions', ARGV[17])
+  if ARGV[19] ~= '' then redis.call('HSET', KEYS[1], 'answerHistory', ARGV[19]) end
+  if ARGV[16] ~= '' then redis.call('HSET', KEYS[1], 'digest:' .. ARGV[7], ARGV[16]) end
+  if ARGV[14] ~= '' then
+    local links = cjson.decode(ARGV[14])
+    redis.call('HSET', KEYS[1], 'parentTaskId', links.parentTaskId, 'role', links.role, 'readOnly', links.readOnly)
+  end
+  redis.call('RPUSH', KEYS[2], ARGV[6])
+  redis.call('SADD', KEYS[4], ARGV[7])
+  redis.call('HSET', KEYS[5], 1, ARGV[10])
+  local stored, published = ARGV[18], ARGV[9]
+  if stored == '' then stored = published end
+  if published == '' then
+    -- Put together here rather than sent whole: the gateway would send the message twice, and
+    -- write the event it is in. Past the announcement bound subscribers get the id alone and read
+    -- the event from the buffer, put together there (every gateway would receive it otherwise).
+    local from = string.find(stored, ':', 1, true)
+    local at = tonumber(ARGV[20])
+    if #stored - from + #ARGV[6] > __ANNOUNCE_WHOLE_MAX then
+      published = false
+    else
+      published = string.sub(stored, from + 1, at) .. ARGV[6] .. string.sub(stored, at + 1)
+    end
+  end
+  local id = __appendEvent(KEYS[1], KEYS[3], ARGV[11], stored, published)
+  if ARGV[21] == '' then return {'CREATED', id} end
+  local reply = {'CREATED', id}
+  local lease = __takeLease(
+    { task = KEYS[1], lease = KEYS[6], history = KEYS[2], events = KEYS[3], turns = KEYS[5], chunks = KEYS[7] },
+    { workerId = ARGV[21], ttlMs = ARGV[22], nowMs = ARGV[8], nowIso = ARGV[23], channel = ARGV[11], deadlineMs = ARGV[24],
+      maxAttempts = ARGV[25], inlineBytes = ARGV[26], withoutJob = '1' })
+  for _, value in ipairs(lease) do table.insert(reply, value) end
+  return reply
+end
