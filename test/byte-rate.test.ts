@@ -63,8 +63,10 @@ describe('byte-weighted request rate', () => {
       expect(beforeSmall - afterSmall).toBeLessThan(1.5);
       const listed = await rpc(other.jsonRpcUrl, 'ListTasks', { historyLength: 10 });
       expect((listed.body.result as { tasks: unknown[] }).tasks).toHaveLength(2);
-      // About 100 kB of tasks: 1 token for the request, 10 for the page.
-      expect(afterSmall - (await tokens())).toBeGreaterThan(10);
+      // About 100 kB of tasks: 10 tokens for the page (the request's own token may come from
+      // what this gateway holds of the bucket, src/store/limits/token-reserve.ts; the bucket
+      // refills 0.1 a second meanwhile).
+      expect(afterSmall - (await tokens())).toBeGreaterThan(9.5);
     } finally {
       await other.close();
     }
@@ -85,8 +87,9 @@ describe('byte-weighted request rate', () => {
       };
       const before = await tokens();
       expect((await rpc(other.jsonRpcUrl, 'GetTask', { id, historyLength: 10 })).status).toBe(200);
-      // About 50 kB of history: 1 token for the request, 5 for the answer.
-      expect(before - (await tokens())).toBeGreaterThan(5);
+      // About 50 kB of history: 5 tokens for the answer (and the request's token, unless the
+      // gateway's reserve paid it).
+      expect(before - (await tokens())).toBeGreaterThan(4.5);
       // Without the history the answer is small again: only the request's token.
       const beforeSmall = await tokens();
       expect((await rpc(other.jsonRpcUrl, 'GetTask', { id, historyLength: 0 })).status).toBe(200);

@@ -4,6 +4,7 @@ import type { ConsumerGate } from '../consumers/consumer-gate.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 import { TokenBuckets, type OwedTake } from '../store/limits/token-buckets.ts';
+import { TokenReserve } from '../store/limits/token-reserve.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 
 export interface RateLimit {
@@ -26,7 +27,8 @@ export class RateLimiter {
     prefix: string,
     private readonly requestBytesPerToken = 0,
   ) {
-    this.buckets = new TokenBuckets(redis, prefix);
+    // A request's tokens and body bytes: taken ahead in small batches (token-reserve.ts), so most requests cost no round trip for them.
+    this.buckets = new TokenBuckets(redis, prefix, new TokenReserve());
   }
 
   /** Tokens a request with a body of `requestBytes` costs: 1, and 1 more per requestBytesPerToken, at most the burst. */

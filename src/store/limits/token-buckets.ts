@@ -8,6 +8,7 @@ import type { RedisClient } from '../../redis/connection.ts';
 import { RedisKeys } from '../keys.ts';
 import { takeTokenPairScript, takeTokenScript, type TokenTake } from '../limit-scripts.ts';
 import { scriptCaller, type ScriptCaller } from '../script-call.ts';
+import type { TokenReserve } from './token-reserve.ts';
 
 export type { TokenTake };
 
@@ -37,7 +38,15 @@ export class TokenBuckets {
   private readonly call: ScriptCaller;
   private readonly keys: RedisKeys;
 
-  constructor(redis: RedisClient, prefix: string) {
+  /**
+   * @param reserve where takeAll keeps tokens taken ahead of this process's next requests
+   *   (token-reserve.ts); none: every take goes to Redis.
+   */
+  constructor(
+    redis: RedisClient,
+    prefix: string,
+    private readonly reserve?: TokenReserve,
+  ) {
     this.keys = new RedisKeys(prefix);
     this.call = scriptCaller(redis);
   }
@@ -49,30 +58,63 @@ export class TokenBuckets {
 
   /**
    * Takes every owed take or none, in one script call (one or two takes, each bucket in the
-   * owner's slot), and throws the refusal of the bucket that waits longest.
+   * owner's slot), and throws the refusal of the bucket that waits longest. With a reserve, takes
+   * it can pay cost no call, and a call tops it up (token-reserve.ts).
    */
   async takeAll(takes: readonly OwedTake[]): Promise<void> {
-    const [first, second] = takes;
-    if (first === undefined) return;
-    if (second === undefined) {
-      const take = await this.take(first.bucket, { perSecond: first.perSecond, burst: first.burst, cost: first.cost });
-      if (!take.taken) throw first.refusal(take.waitMs);
-      return;
-    }
     if (takes.length > 2) throw new Error('takeAll takes at most two buckets at once');
+    if (takes.length === 0) return;
+    const reserve = this.reserve;
+    if (reserve === undefined) return throwIf(await this.takeFromRedis(takes, undefined));
+    const keys = takes.map((take) => this.keyOf(take.bucket));
+    // What the reserve holds pays those takes now; the others go to Redis (a refusal there gives them back: both or neither).
+    const paidHere = takes.map((take, i) => reserve.available(keys[i] as string) >= take.cost);
+    takes.forEach((take, i) => {
+      if (paidHere[i] === true) reserve.spend(keys[i] as string, take.cost);
+    });
+    const rest = takes.filter((_, i) => paidHere[i] !== true);
+    if (rest.length === 0) return;
+    const restKeys = keys.filter((_, i) => paidHere[i] !== true);
+    const topUps = rest.map((take, i) => reserve.startTopUp(restKeys[i] as string, take.cost, take.burst));
+    let topped = false;
+    try {
+      if (topUps.some((topUp) => topUp > 0)) topped = (await this.takeFromRedis(rest, topUps)) === undefined;
+      // Near the limit the top-up is refused: the request's own cost alone may still be there.
+      const refusal = topped ? undefined : await this.takeFromRedis(rest, undefined);
+      if (refusal !== undefined) {
+        takes.forEach((take, i) => {
+          if (paidHere[i] === true) reserve.giveBack(keys[i] as string, take.cost);
+        });
+        throw refusal;
+      }
+    } finally {
+      topUps.forEach((topUp, i) => {
+        if (topUp > 0) reserve.finishTopUp(restKeys[i] as string, topped ? topUp : 0);
+      });
+    }
+  }
+
+  /** The takes (each with its `extra` tokens, if any) in one script call: undefined when taken, else the refusal of the bucket that waits longest. */
+  private async takeFromRedis(takes: readonly OwedTake[], extra: readonly number[] | undefined): Promise<Error | undefined> {
+    const [first, second] = takes as [OwedTake, OwedTake | undefined];
+    const firstCost = first.cost + (extra?.[0] ?? 0);
+    if (second === undefined) {
+      const take = await this.take(first.bucket, { perSecond: first.perSecond, burst: first.burst, cost: firstCost });
+      return take.taken ? undefined : first.refusal(take.waitMs);
+    }
     const take = await this.call(
       takeTokenPairScript,
       { first: this.keyOf(first.bucket), second: this.keyOf(second.bucket) },
       {
         firstPerSecond: first.perSecond,
         firstBurst: first.burst,
-        firstCost: first.cost,
+        firstCost,
         secondPerSecond: second.perSecond,
         secondBurst: second.burst,
-        secondCost: second.cost,
+        secondCost: second.cost + (extra?.[1] ?? 0),
       },
     );
-    if (!take.taken) throw (take.waiting === 0 ? first : second).refusal(take.waitMs);
+    return take.taken ? undefined : (take.waiting === 0 ? first : second).refusal(take.waitMs);
   }
 
   private keyOf(bucket: TokenBucket): string {
@@ -80,4 +122,8 @@ export class TokenBuckets {
     if ('bytes' in bucket) return this.keys.byteBucket(bucket.bytes, bucket.kind);
     return this.keys.unauthenticatedBucket(bucket.unauthenticated);
   }
+}
+
+function throwIf(refusal: Error | undefined): void {
+  if (refusal !== undefined) throw refusal;
 }
