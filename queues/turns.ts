@@ -58,8 +58,8 @@ export interface LocalTurnSlot {
 export interface LocalTurnStarter {
   /** Whether this process runs the agent's turns and has a free place for one now (no job waiting for one). */
   hasPlace(agent: string): boolean;
-  /** Takes a free place for the first turn of the owner's new task `taskId`, if there is one now; never waits. */
-  take(ownerKey: string, taskId: string): LocalTurnSlot | undefined;
+  /** Takes a place for the first turn of the owner's new task `taskId`: a free one, or one freed within `waitMs` (0: never waits). */
+  take(ownerKey: string, taskId: string, waitMs: number): Promise<LocalTurnSlot | undefined>;
 }
 
 /** BullMQ queue name of an agent's turns. */

@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { TurnQueues, turnJobId, type LocalTurnStarter } from '../queues/turns.ts';
 import { TurnQueue } from '../src/tasks/turn-queue.ts';
 import type { Task } from '../src/protocol/types.ts';
-import type { TurnRecord } from '../src/store/task-store.ts';
+import { ownerKeyOf, type TurnRecord } from '../src/store/task-store.ts';
 import { spawnGatewayProcess, type GatewayProcess } from './support/gateway-process.ts';
 import { openTestRedis, rpc, spawnWorkerProcess, startTestGateway, stopWorkerProcesses, textMessage, uniquePrefix, waitFor, deletePrefix, type TestGateway, type WorkerProcess } from './support/harness.ts';
 
@@ -91,6 +91,49 @@ describe('a new task whose agent this process runs', () => {
   });
 });
 
+describe('a new task that finds every place of this process in use', () => {
+  it('waits a little for one when its caller waits for the turn (a blocking SendMessage), and runs here', async () => {
+    const gw = await startTestGateway({ name: 'local-turns-wait', config: { workerConcurrency: 1 } });
+    gateways.push(gw);
+    const local = gw.worker?.localTurns;
+    if (local === undefined) throw new Error('the test gateway runs a worker');
+    // The one place is held, as by a run winding up after its caller was answered.
+    const held = await local.take(ownerKeyOf({ agent: 'default', tenant: '', subject: 'holder' }), 'held-task', 0);
+    expect(held).toBeDefined();
+    // Freed 10 ms after the new task asked for a place: well within its wait.
+    let freed: NodeJS.Timeout | undefined;
+    const take = local.take.bind(local);
+    local.take = (ownerKey, taskId, waitMs) => {
+      const slot = take(ownerKey, taskId, waitMs);
+      freed = setTimeout(() => held?.release(), 10);
+      return slot;
+    };
+    try {
+      const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo waited') });
+      const task = (body.result as { task: Task }).task;
+      expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(await addedJobs(gw.prefix)).toEqual([]);
+    } finally {
+      clearTimeout(freed);
+      held?.release();
+    }
+  });
+
+  it('goes to the queue at once when its caller does not wait (returnImmediately)', async () => {
+    const gw = await startTestGateway({ name: 'local-turns-nowait', config: { workerConcurrency: 1 } });
+    gateways.push(gw);
+    const local = gw.worker?.localTurns;
+    if (local === undefined) throw new Error('the test gateway runs a worker');
+    const held = await local.take(ownerKeyOf({ agent: 'default', tenant: '', subject: 'holder' }), 'held-task', 0);
+    try {
+      const id = await send(gw.url, 'echo queued');
+      expect(await addedJobs(gw.prefix)).toEqual([turnJobId(id, 1)]);
+    } finally {
+      held?.release();
+    }
+  });
+});
+
 describe('a new task\'s first turn whose lease its create took', () => {
   it('is leased by the create: one attempt, this worker, no job; the run takes no lease of its own', async () => {
     const gw = await startTestGateway({ name: 'local-turns-leased' });
@@ -99,8 +142,8 @@ describe('a new task\'s first turn whose lease its create took', () => {
     if (local === undefined) throw new Error('the test gateway runs a worker');
     const take = local.take.bind(local);
     const handed: (string | undefined)[] = [];
-    local.take = (ownerKey, taskId) => {
-      const slot = take(ownerKey, taskId);
+    local.take = async (ownerKey, taskId, waitMs) => {
+      const slot = await take(ownerKey, taskId, waitMs);
       return slot === undefined ? undefined : { ...slot, leaseTerms: slot.leaseTerms, start: (turn) => (handed.push(turn.lease?.kind), slot.start(turn)) };
     };
     const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo leased') });
@@ -122,8 +165,8 @@ describe('a new task\'s first turn whose lease its create took', () => {
     // by Redis: its PUBLISH reaches this process before the run begins.
     const take = local.take.bind(local);
     let canceled: Promise<unknown> | undefined;
-    local.take = (ownerKey, taskId) => {
-      const slot = take(ownerKey, taskId);
+    local.take = async (ownerKey, taskId, waitMs) => {
+      const slot = await take(ownerKey, taskId, waitMs);
       if (slot === undefined) return undefined;
       let started = false;
       return {
@@ -158,7 +201,7 @@ describe('whether a new task\'s turn starts here', () => {
   it('not while turns of the agent wait in the queue: a new one does not go ahead of them', async () => {
     const prefix = uniquePrefix('local-turns-fair');
     const queues = new TurnQueues(redis, prefix);
-    const placeFree: LocalTurnStarter = { hasPlace: () => true, take: () => ({ leaseTerms: undefined, start: () => undefined, release: () => undefined }) };
+    const placeFree: LocalTurnStarter = { hasPlace: () => true, take: () => Promise.resolve({ leaseTerms: undefined, start: () => undefined, release: () => undefined }) };
     const startsHere = async (queue: TurnQueue): Promise<boolean> => (await queue.localSlot({ agent: 'default', tenant: '', subject: 'x' }, 'task')) !== undefined;
     try {
       expect(await startsHere(new TurnQueue(queues, 10_000, placeFree))).toBe(true);

@@ -56,4 +56,29 @@ describe('TurnSlots', () => {
     expect(await settled(job)).toBe(true);
     expect(slots.hasFree()).toBe(false);
   });
+
+  it('lets a new task wait a bounded time for a place, in line behind a waiting job', async () => {
+    const slots = new TurnSlots(1);
+    expect(slots.tryTake()).toBe(true);
+    const job = slots.take();
+    const task = slots.takeWithin(5_000);
+    slots.release();
+    // The job was first in line.
+    expect(await settled(job)).toBe(true);
+    expect(await settled(task.then(() => undefined))).toBe(false);
+    slots.release();
+    expect(await task).toBe(true);
+    expect(slots.hasFree()).toBe(false);
+  });
+
+  it('gives a new task that waited in vain no place, and takes it out of the line', async () => {
+    const slots = new TurnSlots(1);
+    expect(slots.tryTake()).toBe(true);
+    expect(await slots.takeWithin(20)).toBe(false);
+    // The place freed later is free, not handed to the task that left.
+    slots.release();
+    expect(slots.hasFree()).toBe(true);
+    expect(await slots.takeWithin(0)).toBe(true);
+    expect(await slots.takeWithin(0)).toBe(false);
+  });
 });

@@ -40,9 +40,14 @@ export class LocalTurns implements LocalTurnStarter {
     return !this.stopped && (this.slotsOf(agent)?.hasFree() ?? false);
   }
 
-  take(ownerKey: string, taskId: string): LocalTurnSlot | undefined {
+  async take(ownerKey: string, taskId: string, waitMs: number): Promise<LocalTurnSlot | undefined> {
     const slots = this.stopped ? undefined : this.slotsOf(ownerFromKey(ownerKey).agent);
-    if (slots === undefined || !slots.tryTake()) return undefined;
+    if (slots === undefined || !(await slots.takeWithin(waitMs))) return undefined;
+    // Stopping while it waited: the place goes back, and the turn to the queue.
+    if (this.stopped) {
+      slots.release();
+      return undefined;
+    }
     // Registered before the create, which takes the lease on these terms (undefined on a Cluster).
     const reserved = this.runner.reserve(taskId, ownerKey);
     let held = true;

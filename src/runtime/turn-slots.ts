@@ -2,7 +2,8 @@
 // turns started where they were accepted (local-turns.ts) share them, so the process never runs
 // more of the agent's turns at once than its limit, however they arrived. A job that finds every
 // place taken waits for one while BullMQ keeps renewing its lock; a new task finds none free and
-// goes to the queue instead. Places freed go to waiting jobs first, in order, so a steady stream
+// goes to the queue instead, after a short wait in the same line when its caller waits for the
+// turn anyway (TurnQueue.localSlot). Places freed go to waiting jobs first, in order, so a steady stream
 // of new tasks never starves the queue.
 export class TurnSlots {
   private used = 0;
@@ -20,6 +21,27 @@ export class TurnSlots {
     if (!this.hasFree()) return false;
     this.used += 1;
     return true;
+  }
+
+  /**
+   * A place now, or the next one freed within `ms`, in line with the jobs waiting (never ahead of
+   * them); false when none came in time, and the line is left.
+   */
+  takeWithin(ms: number): Promise<boolean> {
+    if (this.tryTake()) return Promise.resolve(true);
+    if (ms <= 0) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const granted = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        const at = this.waiting.indexOf(granted);
+        if (at >= 0) this.waiting.splice(at, 1);
+        resolve(false);
+      }, ms);
+      this.waiting.push(granted);
+    });
   }
 
   /** A place, waiting in line for one when all are taken. */

@@ -12,6 +12,7 @@ import { tasksCreated } from '../telemetry/metrics.ts';
 import { markStage } from '../telemetry/stage-marks.ts';
 import { yieldToOthers } from './large-messages.ts';
 import type { LocalTurnSlot } from '../../queues/turns.ts';
+import { LOCAL_PLACE_WAIT_MS } from './turn-queue.ts';
 import {
   agentOf,
   messageIdReused,
@@ -37,7 +38,7 @@ export interface NewTaskInput {
 
 export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promise<Submission> {
   // Taken before the task is stored: a turn that starts here needs no job added with the create.
-  const slot = await deps.turns.localSlot(input.owner, input.taskId);
+  const slot = await deps.turns.localSlot(input.owner, input.taskId, input.answerHistoryLength === undefined ? 0 : LOCAL_PLACE_WAIT_MS);
   try {
     return await storeWithFirstTurn(deps, input, slot);
   } finally {

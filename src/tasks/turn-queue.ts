@@ -7,6 +7,15 @@ import { A2AError } from '../protocol/errors.ts';
 import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 
+/**
+ * How long a new task whose caller waits for its turn's end (a blocking SendMessage) waits for a
+ * place on this process's worker when all are in use, before its turn goes to the queue. A place
+ * is held until its run has wound up, a little after its caller was answered, so a caller's next
+ * task often arrives while every place is still held. Nothing is stored while it waits (a process
+ * that dies then loses nothing but the request); the wait is far shorter than a queued turn's.
+ */
+export const LOCAL_PLACE_WAIT_MS = 50;
+
 /** How long one queue-depth reading is trusted; bounds the cost to one count per interval. */
 const QUEUE_DEPTH_TTL_MS = 200;
 
@@ -36,14 +45,15 @@ export class TurnQueue {
    * turns and has one free, and no turn of the agent waits in the queue (a new one must not go
    * ahead of them; under such a backlog the places are all in use anyway). Taken before the task
    * is stored, so its job is not added with the create; the caller starts the turn on it once the
-   * task is stored, or releases it.
+   * task is stored, or releases it. `waitMs`: how long to wait in line for a place when all are
+   * in use (LOCAL_PLACE_WAIT_MS for a caller that waits for the turn's end), before the queue.
    */
-  async localSlot(owner: Owner, taskId: string): Promise<LocalTurnSlot | undefined> {
+  async localSlot(owner: Owner, taskId: string, waitMs = 0): Promise<LocalTurnSlot | undefined> {
     const { agent } = owner;
-    if (this.local?.hasPlace(agent) !== true) return undefined;
+    if (this.local === undefined || (waitMs <= 0 && !this.local.hasPlace(agent))) return undefined;
     // Unread (Redis trouble): the queue, whose job add goes out with the create and fails with it.
     const queueEmpty = await this.depthOf(agent).then((depth) => depth.ready === 0, () => false);
-    return queueEmpty ? this.local.take(ownerKeyOf(owner), taskId) : undefined;
+    return queueEmpty ? this.local.take(ownerKeyOf(owner), taskId, waitMs) : undefined;
   }
 
   /**
