@@ -9,6 +9,7 @@ import { TurnQueue } from '../src/tasks/turn-queue.ts';
 import type { Task } from '../src/protocol/types.ts';
 import { ownerKeyOf, type TurnRecord } from '../src/store/task-store.ts';
 import { spawnGatewayProcess, type GatewayProcess } from './support/gateway-process.ts';
+import { openSse } from './support/sse.ts';
 import { openTestRedis, rpc, spawnWorkerProcess, startTestGateway, stopWorkerProcesses, textMessage, uniquePrefix, waitFor, deletePrefix, type TestGateway, type WorkerProcess } from './support/harness.ts';
 
 const redis = openTestRedis();
@@ -112,6 +113,37 @@ describe('a new task that finds every place of this process in use', () => {
       const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo waited') });
       const task = (body.result as { task: Task }).task;
       expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(await addedJobs(gw.prefix)).toEqual([]);
+    } finally {
+      clearTimeout(freed);
+      held?.release();
+    }
+  });
+
+  it('so does a streaming SendStreamingMessage', async () => {
+    const gw = await startTestGateway({ name: 'local-turns-wait-stream', config: { workerConcurrency: 1 } });
+    gateways.push(gw);
+    const local = gw.worker?.localTurns;
+    if (local === undefined) throw new Error('the test gateway runs a worker');
+    const held = await local.take(ownerKeyOf({ agent: 'default', tenant: '', subject: 'holder' }), 'held-task', 0);
+    let freed: NodeJS.Timeout | undefined;
+    const take = local.take.bind(local);
+    local.take = (ownerKey, taskId, waitMs) => {
+      const slot = take(ownerKey, taskId, waitMs);
+      freed = setTimeout(() => held?.release(), 10);
+      return slot;
+    };
+    try {
+      const { response, reader } = await openSse(gw.jsonRpcUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', Accept: 'text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: textMessage('echo streamed') } }),
+      });
+      expect(response.status).toBe(200);
+      const events = await reader.waitForEvents(1, 30_000);
+      const taskId = (JSON.parse(events[0]?.data as string) as { result: { task: Task } }).result.task.id;
+      await waitFor(async () => ((await stateOf(gw.prefix, taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 30_000, 'the streamed task to complete');
+      reader.abort();
       expect(await addedJobs(gw.prefix)).toEqual([]);
     } finally {
       clearTimeout(freed);

@@ -19,6 +19,16 @@ export interface MessageIntakeDeps extends IntakeDeps {
   replicaAck: TaskWriteAck | undefined;
 }
 
+/** How a message is submitted (MessageIntake.submit). */
+export interface SubmitOptions {
+  /** A new task's id (a fresh one when left out). */
+  taskId?: string;
+  /** The caller waits for a new task's turn to end, reading this much history (createTask's answerHistoryLength). */
+  answerHistoryLength?: number;
+  /** The caller follows the turn (a blocking or streaming send): a new task may wait briefly for a place on this process's worker. */
+  waitsForTurn?: boolean;
+}
+
 export class MessageIntake {
   /** One owner's large messages are stored one at a time here (see large-messages.ts). */
   private readonly largeMessages = new LargeMessageGate();
@@ -29,13 +39,14 @@ export class MessageIntake {
    * Stores the message (a new task, or the next input of an existing one), enqueues its turn and,
    * with redisWaitReplicas, has replicas confirm the task's and the owner's writes before the
    * message counts as accepted. A re-sent message is confirmed again: its first send may have
-   * failed exactly there. `answerHistoryLength`: the caller waits for a new task's turn to end,
-   * reading this much history (createTask's).
+   * failed exactly there. `how.answerHistoryLength`: the caller waits for a new task's turn to
+   * end, reading this much history (createTask's); `how.waitsForTurn`: the caller follows the
+   * turn (a blocking or streaming send), so a new task may wait briefly for a place here.
    */
-  async submit(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string = newId(), answerHistoryLength?: number): Promise<Submission> {
+  async submit(owner: Owner, request: SendMessageRequest, sender: SenderContext, how: SubmitOptions = {}): Promise<Submission> {
     const turn = await this.largeMessages.enter(ownerKeyOf(owner), request.message);
     try {
-      const submission = await this.store(owner, request, sender, taskId, answerHistoryLength, turn.large);
+      const submission = await this.store(owner, request, sender, how, turn.large);
       await this.confirmReplicated(owner, submission.taskId);
       return submission;
     } finally {
@@ -43,13 +54,13 @@ export class MessageIntake {
     }
   }
 
-  private async store(owner: Owner, request: SendMessageRequest, sender: SenderContext, taskId: string, answerHistoryLength: number | undefined, large: boolean): Promise<Submission> {
+  private async store(owner: Owner, request: SendMessageRequest, sender: SenderContext, how: SubmitOptions, large: boolean): Promise<Submission> {
     const { message } = request;
     await this.deps.turns.checkDepth(owner.agent);
     // A large message's digest is computed on the assembly thread; here if the thread failed (the next job starts another).
     const digest = large ? await artifactAssembly.digest(message).catch(() => messageDigestOf(message)) : messageDigestOf(message);
     if (message.taskId !== undefined) return submitFollowUp(this.deps, owner, request, message.taskId, sender, digest);
-    return storeNewTask(this.deps, { owner, request, sender, taskId, digest, answerHistoryLength, large });
+    return storeNewTask(this.deps, { owner, request, sender, taskId: how.taskId ?? newId(), digest, answerHistoryLength: how.answerHistoryLength, waitsForTurn: how.waitsForTurn === true, large });
   }
 
   private async confirmReplicated(owner: Owner, taskId: string): Promise<void> {

@@ -32,13 +32,15 @@ export interface NewTaskInput {
   digest: string;
   /** The caller waits for the turn to end, reading this much history (createTask's answerHistoryLength). */
   answerHistoryLength: number | undefined;
+  /** The caller follows the turn (a blocking or streaming send): when every place here is in use, it waits briefly for one (LOCAL_PLACE_WAIT_MS). */
+  waitsForTurn: boolean;
   /** A large message: the event loop is yielded between the costly steps. */
   large: boolean;
 }
 
 export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promise<Submission> {
   // Taken before the task is stored: a turn that starts here needs no job added with the create.
-  const slot = await deps.turns.localSlot(input.owner, input.taskId, input.answerHistoryLength === undefined ? 0 : LOCAL_PLACE_WAIT_MS);
+  const slot = await deps.turns.localSlot(input.owner, input.taskId, input.waitsForTurn ? LOCAL_PLACE_WAIT_MS : 0);
   try {
     return await storeWithFirstTurn(deps, input, slot);
   } finally {

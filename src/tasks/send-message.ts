@@ -71,7 +71,11 @@ export class SendMessages {
     const historyLength = request.configuration?.historyLength;
     let submission: Submission;
     try {
-      submission = await this.deps.intake.submit(owner, request, senderOf(caller), newTaskId, early === undefined ? undefined : (historyLength ?? -1));
+      submission = await this.deps.intake.submit(owner, request, senderOf(caller), {
+        ...(newTaskId === undefined ? {} : { taskId: newTaskId }),
+        ...(early === undefined ? {} : { answerHistoryLength: historyLength ?? -1 }),
+        waitsForTurn: blocking,
+      });
     } catch (error) {
       early?.cancel();
       throw error;
@@ -106,7 +110,7 @@ export class SendMessages {
   async sendStreamingMessage(caller: Caller, request: SendMessageRequest): Promise<StreamPlan> {
     await checkSendRequest(caller, request);
     const { owner } = caller;
-    const { taskId, snapshot, afterId } = await this.deps.intake.submit(owner, request, senderOf(caller));
+    const { taskId, snapshot, afterId } = await this.deps.intake.submit(owner, request, senderOf(caller), { waitsForTurn: true });
     return {
       taskId,
       snapshot,
