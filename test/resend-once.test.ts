@@ -1,12 +1,14 @@
 // A reconnect re-sends a command whose reply was lost, although Redis may already have applied
 // (and persisted) it. Writes that must not happen twice carry a call id and run once per call:
 // here every such call reaches Redis twice with the same arguments, exactly as a re-send does.
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AssignmentRecord, DelegationSettings } from '../src/coordination/assignment-records.ts';
 import { AssignmentStore } from '../src/store/assignments/assignment-store.ts';
 import { ownerKeyOf, TaskStore, type Owner, type StepRecord } from '../src/store/task-store.ts';
-import { createStoredTask, deletePrefix, REDIS_URL, uniquePrefix } from './support/harness.ts';
+import { scriptSource, type ScriptName } from '../src/store/scripts.ts';
+import { createStoredTask, deletePrefix, REDIS_URL, storedTaskInput, uniquePrefix } from './support/harness.ts';
 
 const owner: Owner = { agent: 'default', tenant: '', subject: 'resend-tester' };
 const ownerKey = ownerKeyOf(owner);
@@ -18,16 +20,39 @@ let counter = 0;
 
 type Command = (...args: (string | number)[]) => Promise<unknown>;
 
-/** Makes every call of a script reach Redis twice, the second with the same arguments (a re-send). */
-function sendTwice(name: string): () => void {
+/**
+ * Wraps the calls of one store script on the test's connection. The store runs its scripts by
+ * EVALSHA (src/store/scripts.ts), so that is the command intercepted, for the script's SHA only.
+ * `around` gets the call's send and returns its reply; the wrapper counts the calls it saw, so a
+ * test can check it intercepted anything at all. Returns the undo.
+ */
+function aroundScript(name: ScriptName, around: (send: () => Promise<unknown>, restore: () => void) => Promise<unknown>): { restore: () => void; calls: () => number } {
+  const sha = createHash('sha1').update(scriptSource(name, redis) as string).digest('hex');
   const commands = redis as unknown as Record<string, Command>;
-  const original = commands[name] as Command;
-  commands[name] = async (...args) => {
-    await original.apply(redis, args);
-    return original.apply(redis, args);
+  const original = commands['evalsha'] as Command;
+  let calls = 0;
+  const restore = (): void => {
+    commands['evalsha'] = original;
   };
+  commands['evalsha'] = async (...args) => {
+    const send = (): Promise<unknown> => original.apply(redis, args);
+    if (args[0] !== sha) return send();
+    calls += 1;
+    return around(send, restore);
+  };
+  return { restore, calls: () => calls };
+}
+
+/** Makes every call of a script reach Redis twice, the second with the same arguments (a re-send). */
+function sendTwice(name: ScriptName): () => void {
+  const intercepted = aroundScript(name, async (send) => {
+    await send();
+    return send();
+  });
   return () => {
-    commands[name] = original;
+    intercepted.restore();
+    // A test whose script was never called would prove nothing.
+    expect(intercepted.calls()).toBeGreaterThan(0);
   };
 }
 
@@ -123,6 +148,30 @@ describe('a write re-sent after a lost reply is applied once', () => {
   });
 });
 
+describe('a new task whose create is re-sent after a lost reply', () => {
+  it('createClaimedTask: answered as created, not as a re-sent message, and its worker can start the turn at once', async () => {
+    counter += 1;
+    const taskId = `task-${counter}`;
+    const contextId = `ctx-${counter}`;
+    const takeLease = { workerId: 'w', leaseTtlMs: 60_000, turnDeadlineMs: 0, maxTurnAttempts: 0 };
+    const restore = sendTwice('createClaimedTask');
+    let created: Awaited<ReturnType<TaskStore['gateway']['createTask']>>;
+    try {
+      created = await store.gateway.createTask({ ...storedTaskInput({ taskId, contextId, owner }), takeLease });
+    } finally {
+      restore();
+    }
+    // As a re-sent message's, the request would wait for the reconciler to queue the turn (about a minute).
+    expect(created.kind).toBe('created');
+    const [first] = await redis.xrange(store.keys.task(taskId).events, '-', '+', 'COUNT', 1);
+    expect(created.kind === 'created' && created.eventId).toBe(first?.[0]);
+    expect(created.kind === 'created' && created.lease).toBeUndefined();
+    // The first send's lease is this worker's: its run takes it now, not once it has lapsed.
+    const lease = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w', leaseTtlMs: 60_000, now: new Date() });
+    expect(lease.kind).toBe('acquired');
+  });
+});
+
 describe("a coordinator's scripts, called by several processes at once, answer a re-send with its first reply", () => {
   const settings = (name: string, count: number, maxParallel: number): DelegationSettings => ({ name, count, maxParallel, roleLimits: {}, onFailure: 'continue' });
   const queued = (taskId: string, delegation: string, index: number): AssignmentRecord => ({ taskId, delegation, index, role: 'worker', kind: 'work', state: 'queued', queuedAtMs: Date.now() });
@@ -131,15 +180,14 @@ describe("a coordinator's scripts, called by several processes at once, answer a
    * The next call of a script is applied and its reply lost; before its re-send arrives,
    * `meanwhile` runs (another process's call for the same coordinator).
    */
-  function loseReplyAround(name: string, meanwhile: () => Promise<unknown>): void {
-    const commands = redis as unknown as Record<string, Command>;
-    const original = commands[name] as Command;
-    commands[name] = async (...args) => {
-      await original.apply(redis, args);
-      commands[name] = original;
+  /** Returns how many calls it intercepted (one, once the script ran). */
+  function loseReplyAround(name: ScriptName, meanwhile: () => Promise<unknown>): () => number {
+    return aroundScript(name, async (send, restore) => {
+      await send();
+      restore();
       await meanwhile();
-      return original.apply(redis, args);
-    };
+      return send();
+    }).calls;
   }
 
   async function coordinatorWith(count: number, maxParallel: number): Promise<{ coordinatorId: string; children: string[] }> {
@@ -154,13 +202,15 @@ describe("a coordinator's scripts, called by several processes at once, answer a
     expect(await assignments.grant(coordinatorId)).toEqual(children);
     expect((await assignments.settle(coordinatorId, children[0] as string, 'completed', 'one')).kind).toBe('settled');
     // The last child's settle is applied, its reply lost; its task's recovered run settles again.
-    loseReplyAround('settleAssignment', () => assignments.settle(coordinatorId, children[1] as string, 'completed', 'two'));
+    const intercepted = loseReplyAround('settleAssignment', () => assignments.settle(coordinatorId, children[1] as string, 'completed', 'two'));
     expect((await assignments.settle(coordinatorId, children[1] as string, 'completed', 'two')).kind).toBe('wake');
+    expect(intercepted()).toBe(1);
   });
 
   it('grantSlots: a grant re-sent after another grant still names the children it started', async () => {
     const { coordinatorId, children } = await coordinatorWith(2, 1);
-    loseReplyAround('grantSlots', () => assignments.grant(coordinatorId));
+    const intercepted = loseReplyAround('grantSlots', () => assignments.grant(coordinatorId));
     expect(await assignments.grant(coordinatorId)).toEqual([children[0]]);
+    expect(intercepted()).toBe(1);
   });
 });

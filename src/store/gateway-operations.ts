@@ -113,7 +113,12 @@ export class GatewayOperations extends StoreRole {
         pushCursors: k.pushCursors,
       };
       const claimed = await this.claim(ownerKey, now.getTime(), () => this.call(createClaimedTaskScript, keys, creation.args));
-      return claimed.outcome === 'CLAIMED' ? this.created(input, claimed, creation.task, claimed.created, undefined) : this.afterClaim(input, claimed);
+      if (claimed.outcome === 'CLAIMED') return this.created(input, claimed, creation.task, claimed.created, undefined);
+      // The message's key names this call's own fresh id: ioredis re-sent the call after its reply
+      // was lost, and the first send made the task (and took the turn's lease: one script). Answered
+      // as created, so the turn starts now; its run takes the lease again, as this worker holds it.
+      if (claimed.outcome === 'CLAIMED_BEFORE' && claimed.taskId === taskId && input.takeLease !== undefined) return this.createdByLostReply(input, creation.task);
+      return this.afterClaim(input, claimed);
     }
     const claimKeys = {
       idempotency,
@@ -183,6 +188,17 @@ export class GatewayOperations extends StoreRole {
     if (reply.outcome === 'EXISTS') return { kind: 'duplicate', taskId: task.id };
     // The lease's WORKING status carries the create's time, the index score the claim gave the task: nothing for the owner's index to learn.
     return { kind: 'created', task, eventId: reply.eventId, active: claimed.active, quotaChecksDue: claimed.quotaChecksDue, enqueued: queued !== undefined, lease: reply.lease };
+  }
+
+  /** The answer createClaimedTask's lost reply would have given, read back (its lease aside: the run takes it again). */
+  private async createdByLostReply(input: CreateTaskInput, task: Task): Promise<CreateResult> {
+    const ownerKey = ownerKeyOf(input.owner);
+    const [first, active] = await Promise.all([this.redis.xrange(this.keys.task(task.id).events, '-', '+', 'COUNT', 1), this.redis.zcard(this.keys.ownerActiveTasks(ownerKey))]);
+    const eventId = first[0]?.[0];
+    // Trimmed away already: the task has moved on, and is answered as a re-sent message's.
+    if (eventId === undefined) return { kind: 'duplicate', taskId: task.id };
+    this.recentTasks.note(task.id, input.now.getTime());
+    return { kind: 'created', task, eventId, active, quotaChecksDue: 0, enqueued: false, lease: undefined };
   }
 
   /**
