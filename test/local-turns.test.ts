@@ -9,7 +9,7 @@ import { TurnQueue } from '../src/tasks/turn-queue.ts';
 import type { Task } from '../src/protocol/types.ts';
 import { ownerKeyOf, type TurnRecord } from '../src/store/task-store.ts';
 import { spawnGatewayProcess, type GatewayProcess } from './support/gateway-process.ts';
-import { openSse } from './support/sse.ts';
+import { openSse, sendStreamingRequest } from './support/sse.ts';
 import { openTestRedis, rpc, spawnWorkerProcess, startTestGateway, stopWorkerProcesses, textMessage, uniquePrefix, waitFor, deletePrefix, type TestGateway, type WorkerProcess } from './support/harness.ts';
 
 const redis = openTestRedis();
@@ -93,52 +93,51 @@ describe('a new task whose agent this process runs', () => {
 });
 
 describe('a new task that finds every place of this process in use', () => {
-  it('waits a little for one when its caller waits for the turn (a blocking SendMessage), and runs here', async () => {
-    const gw = await startTestGateway({ name: 'local-turns-wait', config: { workerConcurrency: 1 } });
+  /**
+   * A gateway of one place, held as by a run winding up after its caller was answered. With
+   * `freeOnAsk`, it is freed 10 ms after the next new task asks for a place: well within its wait.
+   */
+  async function onePlaceHeld(name: string, freeOnAsk: boolean): Promise<{ gw: TestGateway; release: () => void }> {
+    const gw = await startTestGateway({ name, config: { workerConcurrency: 1 } });
     gateways.push(gw);
     const local = gw.worker?.localTurns;
     if (local === undefined) throw new Error('the test gateway runs a worker');
-    // The one place is held, as by a run winding up after its caller was answered.
     const held = await local.take(ownerKeyOf({ agent: 'default', tenant: '', subject: 'holder' }), 'held-task', 0);
-    expect(held).toBeDefined();
-    // Freed 10 ms after the new task asked for a place: well within its wait.
+    if (held === undefined) throw new Error('the one place was not free');
     let freed: NodeJS.Timeout | undefined;
-    const take = local.take.bind(local);
-    local.take = (ownerKey, taskId, waitMs) => {
-      const slot = take(ownerKey, taskId, waitMs);
-      freed = setTimeout(() => held?.release(), 10);
-      return slot;
+    if (freeOnAsk) {
+      const take = local.take.bind(local);
+      local.take = (ownerKey, taskId, waitMs) => {
+        const slot = take(ownerKey, taskId, waitMs);
+        freed = setTimeout(() => held.release(), 10);
+        return slot;
+      };
+    }
+    return {
+      gw,
+      release: () => {
+        clearTimeout(freed);
+        held.release();
+      },
     };
+  }
+
+  it('waits a little for one when its caller waits for the turn (a blocking SendMessage), and runs here', async () => {
+    const { gw, release } = await onePlaceHeld('local-turns-wait', true);
     try {
       const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo waited') });
       const task = (body.result as { task: Task }).task;
       expect(task.status.state).toBe('TASK_STATE_COMPLETED');
       expect(await addedJobs(gw.prefix)).toEqual([]);
     } finally {
-      clearTimeout(freed);
-      held?.release();
+      release();
     }
   });
 
   it('so does a streaming SendStreamingMessage', async () => {
-    const gw = await startTestGateway({ name: 'local-turns-wait-stream', config: { workerConcurrency: 1 } });
-    gateways.push(gw);
-    const local = gw.worker?.localTurns;
-    if (local === undefined) throw new Error('the test gateway runs a worker');
-    const held = await local.take(ownerKeyOf({ agent: 'default', tenant: '', subject: 'holder' }), 'held-task', 0);
-    let freed: NodeJS.Timeout | undefined;
-    const take = local.take.bind(local);
-    local.take = (ownerKey, taskId, waitMs) => {
-      const slot = take(ownerKey, taskId, waitMs);
-      freed = setTimeout(() => held?.release(), 10);
-      return slot;
-    };
+    const { gw, release } = await onePlaceHeld('local-turns-wait-stream', true);
     try {
-      const { response, reader } = await openSse(gw.jsonRpcUrl, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', Accept: 'text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: textMessage('echo streamed') } }),
-      });
+      const { response, reader } = await openSse(gw.jsonRpcUrl, sendStreamingRequest(textMessage('echo streamed')));
       expect(response.status).toBe(200);
       const events = await reader.waitForEvents(1, 30_000);
       const taskId = (JSON.parse(events[0]?.data as string) as { result: { task: Task } }).result.task.id;
@@ -146,22 +145,17 @@ describe('a new task that finds every place of this process in use', () => {
       reader.abort();
       expect(await addedJobs(gw.prefix)).toEqual([]);
     } finally {
-      clearTimeout(freed);
-      held?.release();
+      release();
     }
   });
 
   it('goes to the queue at once when its caller does not wait (returnImmediately)', async () => {
-    const gw = await startTestGateway({ name: 'local-turns-nowait', config: { workerConcurrency: 1 } });
-    gateways.push(gw);
-    const local = gw.worker?.localTurns;
-    if (local === undefined) throw new Error('the test gateway runs a worker');
-    const held = await local.take(ownerKeyOf({ agent: 'default', tenant: '', subject: 'holder' }), 'held-task', 0);
+    const { gw, release } = await onePlaceHeld('local-turns-nowait', false);
     try {
       const id = await send(gw.url, 'echo queued');
       expect(await addedJobs(gw.prefix)).toEqual([turnJobId(id, 1)]);
     } finally {
-      held?.release();
+      release();
     }
   });
 });

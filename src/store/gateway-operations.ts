@@ -40,6 +40,12 @@ export type { AcceptResult, CancelResult, CreateResult, CreateTaskInput, OverQuo
 
 const RESUMING_STATES = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
 
+/** A task to create and the arguments of its create and its claim (createClaimedTask's take both). */
+interface Creation {
+  task: Task;
+  args: ScriptArgs<typeof createClaimedTaskScript.args>;
+}
+
 export class GatewayOperations extends StoreRole {
   /** Where large tasks are read for answers when not here: the gateway's assembly thread (set by the gateway's setup). */
   largeReader: LargeTaskReader | undefined;
@@ -89,10 +95,11 @@ export class GatewayOperations extends StoreRole {
     // Step 1, the owner's slot: the message's idempotency key, an active slot, the quota, the index.
     const idempotency = input.links === undefined ? this.keys.idempotency(ownerKey, message.messageId) : this.keys.childCreated(ownerKey, taskId);
     const ownerContextTasks = this.keys.ownerContextTasks(ownerKey, contextId);
+    // The task, and the arguments of its create and claim (one object for both steps).
+    const creation = this.creationOf(input, taskId, input.takeLease);
     // On a single Redis, with no job to add beside the create, both steps go in one call
     // (createClaimedTask-14.lua): one round trip and one script call fewer.
     if (input.queueFirstTurn === undefined && !isCluster(this.redis)) {
-      const creation = this.creationOf(input, taskId, input.takeLease);
       const k = this.keys.task(taskId);
       // Named one by one: an object spread from two others has too many properties added one at a time, and V8 makes it a slow dictionary.
       const keys = {
@@ -118,7 +125,7 @@ export class GatewayOperations extends StoreRole {
       // was lost, and the first send made the task (and took the turn's lease: one script). Answered
       // as created, so the turn starts now; its run takes the lease again, as this worker holds it.
       if (claimed.outcome === 'CLAIMED_BEFORE' && claimed.taskId === taskId && input.takeLease !== undefined) return this.createdByLostReply(input, creation.task);
-      return this.afterClaim(input, claimed);
+      return this.afterClaim(input, claimed, creation);
     }
     const claimKeys = {
       idempotency,
@@ -127,22 +134,8 @@ export class GatewayOperations extends StoreRole {
       ownerContextTasks,
       ownerStoredBytes: this.keys.byteBucket(ownerKey, 'stored'),
     };
-    const claimed = await this.claim(ownerKey, now.getTime(), () =>
-      this.call(claimTaskScript, claimKeys, {
-        taskId,
-        nowMs: now.getTime(),
-        idempotencyTtlSeconds: input.idempotencyTtlSeconds,
-        maxActiveTasks: input.maxActiveTasks,
-        chargeBytes: input.quota?.bytes,
-        maxBytes: input.quota?.maxBytes,
-        maxTasks: input.quota?.maxTasks,
-        checkAtMs: input.quota?.checkAtMs,
-        storedPerSecond: input.storedBytes?.perSecond,
-        storedBurst: input.storedBytes?.burst,
-        storedCost: input.storedBytes?.cost,
-      }),
-    );
-    return this.afterClaim(input, claimed);
+    const claimed = await this.claim(ownerKey, now.getTime(), () => this.call(claimTaskScript, claimKeys, creation.args));
+    return this.afterClaim(input, claimed, creation);
   }
 
   /**
@@ -150,13 +143,13 @@ export class GatewayOperations extends StoreRole {
    * message's task. A process that died between the steps left the claim without its task; this
    * re-send completes it, under the claimed id.
    */
-  private async afterClaim(input: CreateTaskInput, claimed: TaskClaim): Promise<CreateResult> {
+  private async afterClaim(input: CreateTaskInput, claimed: TaskClaim, claimedFresh: Creation): Promise<CreateResult> {
     if (claimed.outcome === 'OVER_QUOTA') return claimed.overQuota;
     if (claimed.outcome === 'BYTE_RATE') return { kind: 'byte-rate', waitMs: claimed.waitMs };
     if (claimed.outcome === 'TOO_MANY_ACTIVE') return { kind: 'too-many-active', active: claimed.active };
     const id = claimed.outcome === 'CLAIMED_BEFORE' ? claimed.taskId : input.taskId;
-    // A task created on a fresh claim only: a re-send's task (CLAIMED_BEFORE) is answered as a duplicate, its turn queued.
-    const creation = this.creationOf(input, id, claimed.outcome === 'CLAIMED' ? input.takeLease : undefined);
+    // A task created on a fresh claim only: a re-send's task (CLAIMED_BEFORE) is answered as a duplicate, its turn queued, and takes no lease.
+    const creation = claimed.outcome === 'CLAIMED' ? claimedFresh : this.creationOf(input, id, undefined);
     const pending = this.call(createTaskScript, this.keys.task(id), creation.args);
     // After the create, in the same write on a single Redis: no worker can fetch the job before the task exists.
     const queued = claimed.outcome === 'CLAIMED' && !isCluster(this.redis) ? input.queueFirstTurn?.(claimed.active) : undefined;
@@ -206,7 +199,7 @@ export class GatewayOperations extends StoreRole {
    * turn's lease, when `lease` is given), the claim's terms beside them for createClaimedTask.
    * One literal, every property named: V8 keeps it a fast object (see createTask).
    */
-  private creationOf(input: CreateTaskInput, id: string, lease: LeaseTerms | undefined): { task: Task; args: ScriptArgs<typeof createClaimedTaskScript.args> } {
+  private creationOf(input: CreateTaskInput, id: string, lease: LeaseTerms | undefined): Creation {
     const { taskId, owner, contextId, message, now } = input;
     const stored = id === taskId || message.taskId === undefined ? message : { ...message, taskId: id };
     const status: TaskStatus = { state: 'TASK_STATE_SUBMITTED', timestamp: now.toISOString() };

@@ -65,3 +65,12 @@ export async function openSse(url: string, init: RequestInit & { headers?: Recor
     },
   };
 }
+
+/** A JSON-RPC SendStreamingMessage request for openSse (A2A 1.0, no credentials). */
+export function sendStreamingRequest(message: unknown): RequestInit & { headers: Record<string, string> } {
+  return {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', Accept: 'text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message } }),
+  };
+}
