@@ -8,7 +8,7 @@ import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 
 /**
- * How long a new task whose caller waits for its turn's end (a blocking SendMessage) waits for a
+ * How long a new task whose caller follows its turn (a blocking or streaming send) waits for a
  * place on this process's worker when all are in use, before its turn goes to the queue. A place
  * is held until its run has wound up, a little after its caller was answered, so a caller's next
  * task often arrives while every place is still held. Nothing is stored while it waits (a process
@@ -46,7 +46,7 @@ export class TurnQueue {
    * ahead of them; under such a backlog the places are all in use anyway). Taken before the task
    * is stored, so its job is not added with the create; the caller starts the turn on it once the
    * task is stored, or releases it. `waitMs`: how long to wait in line for a place when all are
-   * in use (LOCAL_PLACE_WAIT_MS for a caller that waits for the turn's end), before the queue.
+   * in use (LOCAL_PLACE_WAIT_MS for a caller that follows the turn), before the queue.
    */
   async localSlot(owner: Owner, taskId: string, waitMs = 0): Promise<LocalTurnSlot | undefined> {
     const { agent } = owner;
