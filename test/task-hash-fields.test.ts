@@ -78,7 +78,7 @@ redis.call('HINCRBY', KEYS[1], 'turnAttempts', -1)`;
 
   it('reads the scripts (the fence, the creation, the replay bound among them)', () => {
     expect(namedByScript.get('include/fence.lua')).toEqual(new Set(['leaseGeneration']));
-    expect(namedByScript.get('createTask-7.lua')).toContain('callerExtensions');
+    expect(namedByScript.get('include/createTask.lua')).toContain('callerExtensions');
     expect(namedByScript.get('include/boundReplay.lua')).toContain('eventsTrimmedThrough');
     expect(allNamed.size).toBeGreaterThan(40);
   });

@@ -2,6 +2,7 @@
   The body of createTask-7.lua as a function, for that script and for createClaimedTask-14.lua (the claim
   and the create in one call, on a single Redis). Its parameters are named KEYS and ARGV so the
   body reads them exactly as createTask-7.lua's header lists them; each caller passes its own.
+  KEYS[1] task hash (the keys and arguments: createTask-7.lua's header)
   Needs appendEvent, storedArtifacts and takeLease before it.
 ]]
 local function __createTask(KEYS, ARGV)
