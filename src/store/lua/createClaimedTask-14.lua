@@ -4,9 +4,9 @@
   two script calls. Its keys span two slots, so a Cluster never runs it (src/store/scripts.ts
   refuses it there, and exempts it from the suite's one-slot check): there the steps stay apart.
   @single-redis
-  KEYS[1..7] createTask's keys, in its order   KEYS[8..14] claimTask's keys, in its order
-  ARGV[1..26] createTask's arguments, in its order
-  ARGV[27..35] claimTask's ARGV[3..11] (its taskId and now are createTask's ARGV[1] and ARGV[8])
+  KEYS[1] to KEYS[7] createTask's keys, in its order   KEYS[8] to KEYS[14] claimTask's keys, in its order
+  ARGV[1] to ARGV[26] createTask's arguments, in its order
+  ARGV[27] to ARGV[35] claimTask's ARGV[3] to ARGV[11] (its taskId and now are createTask's ARGV[1] and ARGV[8])
   Returns claimTask's reply when it claimed nothing (nothing changed: the caller acts on it as on
   claimTask's; CLAIMED_BEFORE names the task a re-sent message made, which createTask alone
   completes), else {'CLAIMED', active, quota checks due, <createTask's reply>...}.
