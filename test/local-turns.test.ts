@@ -149,6 +149,15 @@ describe('a new task that finds every place of this process in use', () => {
     }
   });
 
+  it('under a burst of short turns larger than its places, waits its turn in line here rather than in the queue', async () => {
+    // Two places, twelve turns of about 25 ms each: the last ones are due well after a first look (50 ms).
+    const gw = await startTestGateway({ name: 'local-turns-burst', config: { workerConcurrency: 2 }, adapterOptions: { stepMs: 25 } });
+    gateways.push(gw);
+    const sends = Array.from({ length: 12 }, () => rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 1') }));
+    for (const { body } of await Promise.all(sends)) expect((body.result as { task: Task }).task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(await addedJobs(gw.prefix)).toEqual([]);
+  });
+
   it('goes to the queue at once when its caller does not wait (returnImmediately)', async () => {
     const { gw, release } = await onePlaceHeld('local-turns-nowait', false);
     try {

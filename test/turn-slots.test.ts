@@ -1,8 +1,9 @@
 // The places one worker process has for an agent's turns, shared by queued jobs and turns started
 // where they were accepted (src/runtime/turn-slots.ts): never more in use than the limit, a waiting
-// job goes ahead of a new task, and a changed limit applies to the places as they come back.
+// job goes ahead of a new task, a new task waits while the line moves, and a changed limit
+// applies to the places as they come back.
 import { describe, expect, it } from 'vitest';
-import { TurnSlots } from '../src/runtime/turn-slots.ts';
+import { LOOK_EVERY_MS, STILL_LOOKS_TO_LEAVE, TurnSlots } from '../src/runtime/turn-slots.ts';
 
 /** Whether the promise has settled by the time the microtasks queued before this call have run. */
 async function settled(promise: Promise<void>): Promise<boolean> {
@@ -81,4 +82,42 @@ describe('TurnSlots', () => {
     expect(await slots.takeWithin(0)).toBe(true);
     expect(await slots.takeWithin(0)).toBe(false);
   });
+
+  it('keeps a new task in line past its first look while the line moves', async () => {
+    const slots = new TurnSlots(1);
+    expect(slots.tryTake()).toBe(true);
+    const jobs = [slots.take(), slots.take(), slots.take()];
+    const task = slots.takeWithin(1_000);
+    // A place freed every 30 ms: the task, fourth in line, gets one after about 120 ms, past its first look.
+    for (let i = 0; i < 4; i++) {
+      await sleep(30);
+      slots.release();
+    }
+    await Promise.all(jobs);
+    expect(await task).toBe(true);
+  });
+
+  it('does not read an event-loop stall as a line standing still', async () => {
+    const slots = new TurnSlots(1);
+    expect(slots.tryTake()).toBe(true);
+    const task = slots.takeWithin(1_000);
+    // The loop is held past two looks: the late look comes before the place could be given back.
+    const until = performance.now() + 3 * LOOK_EVERY_MS;
+    while (performance.now() < until);
+    setTimeout(() => slots.release(), 10);
+    expect(await task).toBe(true);
+  });
+
+  it('sends a new task to the queue once the line stands still, long before its bound', async () => {
+    const slots = new TurnSlots(1);
+    expect(slots.tryTake()).toBe(true);
+    const startedAt = performance.now();
+    expect(await slots.takeWithin(2_000)).toBe(false);
+    expect(performance.now() - startedAt).toBeLessThan(LOOK_EVERY_MS * STILL_LOOKS_TO_LEAVE + 400);
+    // It left the line: the place freed is free.
+    slots.release();
+    expect(slots.hasFree()).toBe(true);
+  });
 });
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -3,10 +3,11 @@
 // for turns that have to wait, or that another process has to take over; a turn that can start
 // at once where it arrived skips the job's add, its fetch, the worker's next look and its
 // completion: two round trips off the caller's path and four queue scripts off Redis.
-// A caller that follows its turn (a blocking or streaming send) waits a little for a place when
-// all are in use (TurnQueue.localSlot, LOCAL_PLACE_WAIT_MS): a place is held until its run has
-// wound up, a little after its caller was answered, and the caller's next task would otherwise
-// go to the queue, which costs far more than the wait.
+// A caller that follows its turn (a blocking or streaming send) waits for a place when all are in
+// use, while the line's pace says one is due soon (TurnQueue.localSlot, LOCAL_PLACE_WAIT_MS,
+// TurnSlots.takeWithin): a place is held until its run has wound up, a little after its caller
+// was answered, and the caller's next task would otherwise go to the queue, which costs far more
+// than the wait and, with this process's worker alone, waits in the same line.
 //
 // On a single Redis the create takes the turn's lease too (createTask's takeLease): the run starts
 // under it, one script and one round trip fewer. The turn is registered for cancels before that

@@ -2,12 +2,23 @@
 // turns started where they were accepted (local-turns.ts) share them, so the process never runs
 // more of the agent's turns at once than its limit, however they arrived. A job that finds every
 // place taken waits for one while BullMQ keeps renewing its lock; a new task finds none free and
-// goes to the queue instead, after a short wait in the same line when its caller waits for the
-// turn anyway (TurnQueue.localSlot). Places freed go to waiting jobs first, in order, so a steady stream
+// goes to the queue instead, after a wait in the same line when its caller waits for the turn
+// anyway (TurnQueue.localSlot). Places freed go to waiting jobs first, in order, so a steady stream
 // of new tasks never starves the queue.
+// How long such a wait lasts follows the line: a newcomer stays in it while places keep freeing,
+// up to its bound. Places held by long turns (none freed in two looks) send it to the queue;
+// a burst of short turns larger than the places waits its turn here instead of paying for the queue.
+
+/** How often a newcomer waiting in line looks whether the line still moves. */
+export const LOOK_EVERY_MS = 50;
+/** Looks in a row with no place freed since the one before: the line is held by long turns, a newcomer leaves it. */
+export const STILL_LOOKS_TO_LEAVE = 2;
+
 export class TurnSlots {
   private used = 0;
   private readonly waiting: (() => void)[] = [];
+  /** Places given back so far: whether the line moved between two looks. */
+  private freed = 0;
 
   constructor(private limit: number) {}
 
@@ -24,23 +35,39 @@ export class TurnSlots {
   }
 
   /**
-   * A place now, or the next one freed within `ms`, in line with the jobs waiting (never ahead of
-   * them); false when none came in time, and the line is left.
+   * A place now, or one freed while it waits in line with the jobs (never ahead of them), for at
+   * most `atMostMs` and only while the line moves (a place freed between its looks, LOOK_EVERY_MS
+   * apart; STILL_LOOKS_TO_LEAVE looks without one and it leaves). False
+   * when it gave up; it has then left the line.
    */
-  takeWithin(ms: number): Promise<boolean> {
+  takeWithin(atMostMs: number): Promise<boolean> {
     if (this.tryTake()) return Promise.resolve(true);
-    if (ms <= 0) return Promise.resolve(false);
+    if (atMostMs <= 0) return Promise.resolve(false);
+    const deadline = performance.now() + atMostMs;
+    // Looks count, not the clock: after an event-loop stall every waiter's look comes late, before
+    // any place could be given back, and must not read that as a line standing still.
+    let seen = this.freed;
+    let stillLooks = 0;
     return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
       const granted = (): void => {
         clearTimeout(timer);
         resolve(true);
       };
-      const timer = setTimeout(() => {
+      const look = (): void => {
+        stillLooks = this.freed === seen ? stillLooks + 1 : 0;
+        seen = this.freed;
+        const left = deadline - performance.now();
+        if (left >= 1 && stillLooks < STILL_LOOKS_TO_LEAVE) {
+          timer = setTimeout(look, Math.min(LOOK_EVERY_MS, left));
+          return;
+        }
         const at = this.waiting.indexOf(granted);
         if (at >= 0) this.waiting.splice(at, 1);
         resolve(false);
-      }, ms);
+      };
       this.waiting.push(granted);
+      timer = setTimeout(look, Math.min(LOOK_EVERY_MS, atMostMs));
     });
   }
 
@@ -52,6 +79,7 @@ export class TurnSlots {
 
   /** Gives a place back: to the first job waiting, unless the limit was lowered below the places in use. */
   release(): void {
+    this.freed += 1;
     if (this.used <= this.limit) {
       const next = this.waiting.shift();
       if (next !== undefined) {

@@ -8,13 +8,16 @@ import { LimitExceededError } from '../limits/limit-refusal.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 
 /**
- * How long a new task whose caller follows its turn (a blocking or streaming send) waits for a
- * place on this process's worker when all are in use, before its turn goes to the queue. A place
- * is held until its run has wound up, a little after its caller was answered, so a caller's next
- * task often arrives while every place is still held. Nothing is stored while it waits (a process
- * that dies then loses nothing but the request); the wait is far shorter than a queued turn's.
+ * The longest a new task whose caller follows its turn (a blocking or streaming send) waits for a
+ * place on this process's worker when all are in use, before its turn goes to the queue: after a
+ * first look of 50 ms, only as long as the line's pace says its place is due in time
+ * (TurnSlots.takeWithin). A place is held until its run has wound up, a little after its caller
+ * was answered, so a caller's next task often arrives while every place is still held; and under
+ * a burst larger than the places, the queue costs each turn far more than its wait in line (with
+ * this process's worker alone, a queued turn waits in the same line). Nothing is stored while it
+ * waits: a process that dies then loses nothing but the request.
  */
-export const LOCAL_PLACE_WAIT_MS = 50;
+export const LOCAL_PLACE_WAIT_MS = 1_000;
 
 /** How long one queue-depth reading is trusted; bounds the cost to one count per interval. */
 const QUEUE_DEPTH_TTL_MS = 200;
@@ -45,7 +48,7 @@ export class TurnQueue {
    * turns and has one free, and no turn of the agent waits in the queue (a new one must not go
    * ahead of them; under such a backlog the places are all in use anyway). Taken before the task
    * is stored, so its job is not added with the create; the caller starts the turn on it once the
-   * task is stored, or releases it. `waitMs`: how long to wait in line for a place when all are
+   * task is stored, or releases it. `waitMs`: the longest it may wait in line for a place when all are
    * in use (LOCAL_PLACE_WAIT_MS for a caller that follows the turn), before the queue.
    */
   async localSlot(owner: Owner, taskId: string, waitMs = 0): Promise<LocalTurnSlot | undefined> {

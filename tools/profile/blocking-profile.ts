@@ -4,7 +4,8 @@
 // autocannon load, then prints per task: the gateway process's CPU, Redis's CPU, and each Lua
 // script's calls and microseconds (SLOWLOG with a threshold of 0 records every command).
 // Usage: node --import tsx tools/profile/blocking-profile.ts [seconds=10] [connections=32] [outDir]
-// Env: PROFILE_CPU=0 (no CPU profile, counts only), PROFILE_GATEWAY_DIR (another checkout's gateway).
+// Env: PROFILE_CPU=0 (no CPU profile, counts only), PROFILE_GATEWAY_DIR (another checkout's gateway),
+// PROFILE_LOAD=streams (SendStreamingMessage streams instead; connections = streams at once).
 // The .cpuprofile (of the measured window only, tools/profile/cpu-prof-hook.mjs) lands in outDir; read it with tools/profile/cpuprofile-summary.ts --per <tasks>.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -14,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { cpuTicks, killAllChildrenSync, startGateway } from '../../bench/gateway-process.ts';
 import { runSendMessageLoad } from '../../bench/load/send-message.ts';
+import { runStreamLoad } from '../../bench/load/streams.ts';
 import { freePort, whenRedisReady } from '../../test/support/redis-server.ts';
 import { scriptSource, type ScriptName } from '../../src/store/scripts.ts';
 
@@ -21,6 +23,8 @@ const seconds = Number(process.argv[2] ?? 10);
 const connections = Number(process.argv[3] ?? 32);
 const outDir = resolve(process.argv[4] ?? mkdtempSync(join(tmpdir(), 'a2a-profile-')));
 const withProfile = process.env.PROFILE_CPU !== '0';
+// PROFILE_LOAD=streams: SendStreamingMessage streams read to the end (connections = concurrent streams).
+const streams = process.env.PROFILE_LOAD === 'streams';
 mkdirSync(outDir, { recursive: true });
 const repoRoot = resolve(import.meta.dirname, '..', '..');
 // PROFILE_GATEWAY_DIR: run the gateway of another checkout (a baseline) under the same load and counts.
@@ -55,7 +59,9 @@ try {
   if (withProfile) process.kill(gateway.pid, 'SIGUSR2');
   const gwBefore = cpuTicks(gateway.pid);
   const redisBefore = cpuTicks(redisChild.pid as number);
-  const result = await runSendMessageLoad({ url: gateway.jsonRpcUrl, connections, seconds, returnImmediately: false });
+  const result = streams
+    ? await runStreamLoad({ url: gateway.jsonRpcUrl, concurrency: connections, seconds }).then((r) => ({ ok: r.completed, p50Ms: r.lastEventP50Ms, p99Ms: r.lastEventP99Ms }))
+    : await runSendMessageLoad({ url: gateway.jsonRpcUrl, connections, seconds, returnImmediately: false });
   const gwTicks = cpuTicks(gateway.pid) - gwBefore;
   const redisTicks = cpuTicks(redisChild.pid as number) - redisBefore;
   if (withProfile) {
