@@ -11,6 +11,13 @@ import type { ScriptRunner } from './scripts.ts';
 import { callScript } from './script-call.ts';
 import { ownerIndexScript, type ActiveDrop, type OwnerIndexEntry } from './maintenance-scripts.ts';
 
+/**
+ * Notes one ownerIndex call writes at most. A busy owner's flush holds thousands (one per task
+ * that changed in the interval); one call for all of them held Redis for 10–20 ms, every other
+ * caller waiting behind it.
+ */
+export const NOTES_PER_CALL = 256;
+
 interface OwnerNote {
   contextId: string;
   /** Newest index score (ms) noted; 0 = only an active-set drop. */
@@ -155,12 +162,25 @@ export class OwnerIndex {
     return { ownerTasks: this.keys.ownerTasks(ownerKey), ownerActiveTasks: this.keys.ownerActiveTasks(ownerKey) };
   }
 
-  /** One ownerIndex call for an owner's notes: each context index once, after the two named keys. */
+  /**
+   * The owner's notes in ownerIndex calls of at most NOTES_PER_CALL notes each: each context index
+   * once per call, after the two named keys.
+   */
   private async writeNotes(run: ScriptRunner, ownerKey: string, notes: Map<string, OwnerNote>): Promise<void> {
-    const contextTasks: string[] = [];
-    const contextAt = new Map<string, number>();
-    const entries: OwnerIndexEntry[] = [];
-    const drops: ActiveDrop[] = [];
+    const calls: Promise<unknown>[] = [];
+    let contextTasks: string[] = [];
+    let contextAt = new Map<string, number>();
+    let entries: OwnerIndexEntry[] = [];
+    let drops: ActiveDrop[] = [];
+    let inCall = 0;
+    const send = (): void => {
+      calls.push(callScript(run, ownerIndexScript, { ...this.ownerKeys(ownerKey), contextTasks }, { entries, drops }));
+      contextTasks = [];
+      contextAt = new Map();
+      entries = [];
+      drops = [];
+      inCall = 0;
+    };
     for (const [taskId, note] of notes) {
       if (note.atMs > 0) {
         let at = contextAt.get(note.contextId);
@@ -172,7 +192,9 @@ export class OwnerIndex {
         entries.push({ taskId, atMs: note.atMs, contextKey: at });
       }
       if (note.leftActiveAtMs !== undefined) drops.push({ taskId, maxScore: note.leftActiveAtMs });
+      if (++inCall === NOTES_PER_CALL) send();
     }
-    await callScript(run, ownerIndexScript, { ...this.ownerKeys(ownerKey), contextTasks }, { entries, drops });
+    if (inCall > 0) send();
+    await Promise.all(calls);
   }
 }
