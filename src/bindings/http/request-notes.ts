@@ -22,16 +22,36 @@ export interface RequestNotes {
   trace?: TraceContext;
 }
 
-const notes = new WeakMap<ServerResponse, RequestNotes>();
+// Kept on the response itself, not in a WeakMap: a WeakMap of every response in flight cost a
+// few microseconds a note and more of the collector's time (its ephemeron table), several notes
+// a request; and in one shape, not one grown field by field in whatever order they were noted.
+const NOTES = Symbol('a2a-gateway.requestNotes');
+type Noted = ServerResponse & { [NOTES]?: RequestNotes };
+
+/** Every field there from the start, so the notes keep one shape however they are filled in. */
+function blankNotes(): RequestNotes {
+  return {
+    principal: undefined,
+    tenant: undefined,
+    operation: undefined,
+    taskId: undefined,
+    contextId: undefined,
+    state: undefined,
+    errorCode: undefined,
+    errorReason: undefined,
+    arrivedAtNs: undefined,
+    traceId: undefined,
+    trace: undefined,
+  };
+}
 
 export function noteRequest(response: ServerResponse, fields: RequestNotes): void {
-  const known = notes.get(response);
-  if (known === undefined) notes.set(response, { ...fields });
-  else Object.assign(known, fields);
+  const noted = response as Noted;
+  Object.assign((noted[NOTES] ??= blankNotes()), fields);
 }
 
 export function notesOf(response: ServerResponse): RequestNotes {
-  return notes.get(response) ?? {};
+  return (response as Noted)[NOTES] ?? {};
 }
 
 /** Notes what a unary answer says about its task (a Task, or SendMessage's `{ task }`). */
