@@ -1,7 +1,8 @@
 // A gateway's reserve of request tokens (src/store/limits/token-reserve.ts): most takes are paid
 // from what the process took ahead, and the shared bucket still bounds the owner: no process
 // gets a token the bucket did not give, a take the bucket could pay alone is never refused for
-// the reserve's sake, and a refused pair spends neither bucket.
+// the reserve's sake, and a refused pair spends neither bucket. Output charged after the fact is
+// paid from a reserve too, topped up only while the bucket holds it beside the charge.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisKeys } from '../src/store/keys.ts';
@@ -129,5 +130,37 @@ describe('the token reserve', () => {
     expect(reserve.available('k')).toBe(1_000);
     now += 2;
     expect(reserve.available('k')).toBe(0);
+  });
+});
+
+describe('the token reserve of output charges (after the fact)', () => {
+  const output = { perSecond: 1, burst: 16_000 };
+
+  it('takes a top-up beside a charge when the bucket still holds one after it; the next charges cost no call', async () => {
+    const buckets = new TokenBuckets(redis, prefix, new TokenReserve());
+    const bucket = { bytes: 'o-charge', kind: 'output' } as const;
+    const key = keys.byteBucket('o-charge', 'output');
+    expect(await buckets.charge(bucket, { ...output, cost: 100 })).toBe(0);
+    expect(await inRedis(key, 16_000)).toBe(14_900);
+    for (let i = 0; i < 10; i++) expect(await buckets.charge(bucket, { ...output, cost: 100 })).toBe(0);
+    expect(await inRedis(key, 16_000)).toBe(14_900);
+    await buckets.charge(bucket, { ...output, cost: 100 });
+    expect(await inRedis(key, 16_000)).toBe(13_800);
+  });
+
+  it('near the limit charges the exact bytes alone, and the debt they leave is answered as without a reserve', async () => {
+    const buckets = new TokenBuckets(redis, prefix, new TokenReserve());
+    const bucket = { bytes: 'o-charge-near', kind: 'output' } as const;
+    const key = keys.byteBucket('o-charge-near', 'output');
+    // Over the burst with a top-up: charged exactly, 50 left.
+    expect(await buckets.charge(bucket, { ...output, cost: 15_950 })).toBe(0);
+    expect(await inRedis(key, 16_000)).toBe(50);
+    // 40 leaves 10: no room for a top-up of 1,000 beside it.
+    expect(await buckets.charge(bucket, { ...output, cost: 40 })).toBe(0);
+    expect(await inRedis(key, 16_000)).toBe(10);
+    // 40 more leaves the bucket 30 in debt: 30 s at a byte a second.
+    const debtMs = await buckets.charge(bucket, { ...output, cost: 40 });
+    expect(debtMs).toBeGreaterThan(29_000);
+    expect(await inRedis(key, 16_000)).toBe(-30);
   });
 });

@@ -9,6 +9,7 @@
 // output allowance as fast as it can waits for it instead of loading Redis for everyone.
 import type { RedisClient } from '../redis/connection.ts';
 import { TokenBuckets, type OwedTake } from '../store/limits/token-buckets.ts';
+import { TokenReserve } from '../store/limits/token-reserve.ts';
 import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 import { LimitExceededError } from './limit-refusal.ts';
 
@@ -41,6 +42,8 @@ const OUTPUT_CHARGED_AFTER_BYTES = 16 * 1024;
  * output waits until the bucket holds its bytes (`take`). A small one is charged after the fact
  * (`charge`, sent beside its append, so storing it costs no round trip of its own): the bucket
  * may go below zero, and the turn's next output first waits out the debt the charge reports.
+ * Most small charges cost no call at all: they are paid from bytes this process took from the
+ * bucket ahead, beside an earlier charge, while the bucket held them (TokenBuckets.charge).
  * A backend emitting faster than the rate is slowed either way, not failed.
  */
 export interface OutputPacer {
@@ -54,6 +57,8 @@ export interface OutputPacer {
 
 export class ByteRates {
   private readonly buckets: TokenBuckets;
+  /** The output rate's: small charges are paid from tokens this process took ahead (token-reserve.ts). */
+  private readonly outputBuckets: TokenBuckets;
 
   constructor(
     redis: RedisClient,
@@ -61,6 +66,7 @@ export class ByteRates {
     readonly limits: ByteRateLimits,
   ) {
     this.buckets = new TokenBuckets(redis, prefix);
+    this.outputBuckets = new TokenBuckets(redis, prefix, new TokenReserve());
   }
 
   /** True when request bodies are charged here (and so not to the request rate, limits.requestBytesPerToken). */
@@ -91,7 +97,7 @@ export class ByteRates {
     const { outputBytesPerSecond: perSecond, outputBurstBytes: burst } = this.limits;
     if (perSecond <= 0) return undefined;
     const bucket = { bytes: ownerKey, kind: 'output' } as const;
-    const buckets = this.buckets;
+    const { buckets, outputBuckets } = this;
     return {
       chargedAfter: (bytes) => bytes <= Math.min(OUTPUT_CHARGED_AFTER_BYTES, burst / 8),
       async take(bytes) {
@@ -101,8 +107,7 @@ export class ByteRates {
       },
       async charge(bytes) {
         if (bytes <= 0) return 0;
-        const take = await buckets.take(bucket, { perSecond, burst, cost: bytes, mode: 'afterTheFact' });
-        return take.taken ? take.debtMs : take.waitMs;
+        return outputBuckets.charge(bucket, { perSecond, burst, cost: bytes });
       },
     };
   }

@@ -4,9 +4,10 @@ import { arg, defineScript, type ArgValue } from './script-call.ts';
 
 /**
  * A token bucket's answer: taken (with, for a charge after the fact, the ms until the bucket is
- * out of the debt it left, else 0), or the ms until the tokens would be there.
+ * out of the debt it left, else 0, and the top-up taken beside it), or the ms until the tokens
+ * would be there.
  */
-export type TokenTake = { taken: true; debtMs: number } | { taken: false; waitMs: number };
+export type TokenTake = { taken: true; debtMs: number; toppedUp: number } | { taken: false; waitMs: number };
 
 export const takeTokenScript = defineScript({
   name: 'takeToken',
@@ -22,8 +23,11 @@ export const takeTokenScript = defineScript({
      * bucket is full and left that much below zero. Left out: refused until the tokens are there.
      */
     mode: (value: 'afterTheFact' | 'payFirst' | undefined): ArgValue | readonly ArgValue[] => (value === 'afterTheFact' ? '1' : value === 'payFirst' ? '2' : []),
+    /** With 'afterTheFact': tokens for the caller's reserve, taken too when the bucket still holds them after the charge. */
+    topUp: (value: number | undefined): ArgValue | readonly ArgValue[] => (value === undefined ? [] : value),
   },
-  reply: (reply): TokenTake => (Number(reply[0]) === 1 ? { taken: true, debtMs: Number(reply[1]) } : { taken: false, waitMs: Number(reply[1]) }),
+  reply: (reply): TokenTake =>
+    Number(reply[0]) === 1 ? { taken: true, debtMs: Number(reply[1]), toppedUp: Number(reply[2] ?? 0) } : { taken: false, waitMs: Number(reply[1]) },
 });
 
 /** Two buckets' answer: both taken, or the ms until both could pay and which one (0 or 1) waits longer. */

@@ -57,6 +57,31 @@ export class TokenBuckets {
   }
 
   /**
+   * Charges `cost` after the fact (always taken; the bucket may go into debt) and answers the ms
+   * until the bucket is out of debt (0: it is not). With a reserve, a charge it can pay costs no
+   * call, and a charge that goes to Redis takes a top-up beside it when the bucket still holds
+   * one after the charge (near the limit it takes the exact charge alone, as without a reserve).
+   */
+  async charge(bucket: TokenBucket, { perSecond, burst, cost }: { perSecond: number; burst: number; cost: number }): Promise<number> {
+    const key = this.keyOf(bucket);
+    const reserve = this.reserve;
+    if (reserve !== undefined && reserve.available(key) >= cost) {
+      reserve.spend(key, cost);
+      return 0;
+    }
+    const topUp = reserve?.startTopUp(key, cost, burst) ?? 0;
+    let held = 0;
+    try {
+      const take = await this.call(takeTokenScript, { bucket: key }, { perSecond, burst, cost, mode: 'afterTheFact', topUp: topUp > 0 ? topUp : undefined });
+      if (!take.taken) return take.waitMs;
+      held = take.toppedUp;
+      return take.debtMs;
+    } finally {
+      if (topUp > 0) reserve?.finishTopUp(key, held);
+    }
+  }
+
+  /**
    * Takes every owed take or none, in one script call (one or two takes, each bucket in the
    * owner's slot), and throws the refusal of the bucket that waits longest. With a reserve, takes
    * it can pay cost no call, and a call tops it up (token-reserve.ts).

@@ -12,8 +12,10 @@
     token the request asking for the answer took; the whole
     cost is taken (not capped), so the bucket may go below zero by as much as the answer costs more
     than the bucket holds, and the principal's reads take their bytes' worth of time
-  Returns {1, 0} when the tokens were taken ({1, ms until the bucket is out of debt} for a charge
-  after the fact), {0, ms until they are available} otherwise.
+  ARGV[5] with '1': a top-up for the caller's reserve (src/store/limits/token-reserve.ts), taken
+    beside the charge only when the bucket still holds it once the charge is taken
+  Returns {1, 0} when the tokens were taken ({1, ms until the bucket is out of debt, top-up taken}
+  for a charge after the fact), {0, ms until they are available} otherwise.
   @include tokenBucket
 ]]
 local now = __bucketNow()
@@ -22,8 +24,14 @@ local capacity = tonumber(ARGV[2])
 local tokens = __bucketTokens(KEYS[1], rate, capacity, now)
 local cost = tonumber(ARGV[3] or '1') or 1
 local taken, waitMs = 0, 0
+local toppedUp = 0
 if ARGV[4] == '1' then
   tokens = math.max(-capacity, tokens - math.min(capacity, cost))
+  local topUp = tonumber(ARGV[5] or '0') or 0
+  if topUp > 0 and tokens >= topUp then
+    tokens = tokens - topUp
+    toppedUp = topUp
+  end
   taken = 1
   waitMs = __bucketWaitMs(tokens, 0, rate)
 else
@@ -39,4 +47,4 @@ else
   end
 end
 __bucketStore(KEYS[1], tokens, rate, capacity, now)
-return {taken, waitMs}
+return {taken, waitMs, toppedUp}
