@@ -21,6 +21,7 @@ import {
   createTaskScript,
   quotaRefundScript,
   readTaskScript,
+  readEventsAfterScript,
   type TaskClaim,
   type TaskCreation,
   type TurnClaim,
@@ -448,13 +449,8 @@ export class GatewayOperations extends StoreRole {
    * the two agree): a reader whose afterId is older than `trimmed.throughId` missed events.
    */
   async readEventsAfter(taskId: string, afterId: string, count: number): Promise<{ events: StoredEvent[]; trimmed: TrimmedEvents }> {
-    const k = this.keys.task(taskId);
-    const start = afterId === '' ? '-' : `(${afterId}`;
-    const replies = (await this.redis.multi().hmget(k.task, taskField.eventsTrimmedThrough, taskField.eventsTrimmed).xrange(k.events, start, '+', 'COUNT', count).exec()) ?? [];
-    for (const [error] of replies) if (error !== null) throw error;
-    const [throughId, trimmedCount] = (replies[0]?.[1] ?? []) as (string | null)[];
-    const entries = (replies[1]?.[1] ?? []) as [string, string[]][];
-    return { events: await this.storedEvents(taskId, entries), trimmed: { throughId: throughId ?? '', count: Number(trimmedCount ?? 0) } };
+    const read = await this.call(readEventsAfterScript, this.keys.task(taskId), { start: afterId === '' ? '-' : `(${afterId}`, count });
+    return { events: await this.storedEvents(taskId, read.entries), trimmed: { throughId: read.trimmedThroughId, count: read.trimmedCount } };
   }
 
   /** One event by its id, or undefined when the replay buffer no longer holds it. */

@@ -220,6 +220,25 @@ export const readTaskScript = defineScript({
   reply: boundedTaskReadOf,
 });
 
+/** A task's stream entries after an id, and what the replay bound had dropped when they were read. */
+export interface EventsAfterRead {
+  entries: [string, string[]][];
+  trimmedThroughId: string;
+  trimmedCount: number;
+}
+
+export const readEventsAfterScript = defineScript({
+  name: 'readEventsAfter',
+  keys: ['task', 'events'],
+  /** start: XRANGE's ('-', or '(' and the id read after); count: the most entries read. */
+  args: { start: arg.text, count: arg.int },
+  reply: (reply): EventsAfterRead => ({
+    trimmedThroughId: typeof reply[0] === 'string' ? reply[0] : '',
+    trimmedCount: Number(reply[1] ?? 0),
+    entries: (reply[2] ?? []) as unknown as [string, string[]][],
+  }),
+});
+
 export type CancelOutcome =
   | { outcome: 'NOT_FOUND' | 'CANCELED' | 'REQUESTED' }
   | { outcome: 'NOT_CANCELABLE'; state: TaskState }

@@ -27,6 +27,7 @@ export type ScriptName =
   | 'finishTurn'
   | 'cancelTask'
   | 'readTask'
+  | 'readEventsAfter'
   | 'quotaRelease'
   | 'acknowledgeCancel'
   | 'startStep'
