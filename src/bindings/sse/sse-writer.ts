@@ -46,6 +46,9 @@ export interface SseStreamOptions {
   slowReaderFrame?: () => { data: string; event?: string };
 }
 
+/** How long a stream's response head waits to go out with its first event. */
+const HEAD_ALONE_AFTER_MS = 25;
+
 /** How long a stream ended for a slow reader may take to flush its last bytes before its socket is closed. */
 const SLOW_READER_FLUSH_MS = 5_000;
 
@@ -80,7 +83,11 @@ export class SseStreams {
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
     });
-    response.flushHeaders();
+    // The head goes out with the first event, in one write where flushing it first took two
+    // (each a system call); a stream whose first event is slow to come gets its head alone.
+    setTimeout(() => {
+      if (!response.headersSent && !response.writableEnded) response.flushHeaders();
+    }, HEAD_ALONE_AFTER_MS).unref();
     const stream = new NodeSseWriter(response, this.maxBufferedBytes, options.slowReaderFrame, (writer) => {
       this.streams.delete(writer);
       if (this.streams.size === 0 && this.timer !== undefined) {
