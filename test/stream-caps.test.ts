@@ -161,6 +161,66 @@ describe('StreamSlots (counted in Redis)', () => {
   });
 });
 
+describe('StreamSlots: every gateway\'s set taken a block at a time', () => {
+  it('takes a block of slots for its next streams, keeps what ends for the next one, and gives the spare back once idle', async () => {
+    const redis = new Redis(REDIS_URL);
+    const keys = new RedisKeys(uniquePrefix('stream-blocks'));
+    // 1,024 / 64: blocks of 16.
+    const slots = new StreamSlots(redis, keys.prefix, { maxStreamsPerOwner: 0, maxStreams: 1_024, streamSlotTtlMs: 1_000 });
+    try {
+      const open = [await slots.take('a')];
+      expect(await redis.zcard(keys.openStreams())).toBe(16);
+      // The spare slots are renewed with the open one, well past their expiry (1 s).
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(await redis.zcard(keys.openStreams())).toBe(16);
+      for (let i = 0; i < 15; i++) open.push(await slots.take('a'));
+      expect(await redis.zcard(keys.openStreams())).toBe(16);
+      open.push(await slots.take('a'));
+      expect(await redis.zcard(keys.openStreams())).toBe(32);
+      // 15 spare, 17 open: 16 releases fill the spare up to 31, the 17th is given back.
+      for (const slot of open) slot.release();
+      await waitFor(async () => ((await redis.zcard(keys.openStreams())) === 31 ? true : undefined), 5_000, 'the one slot past the spare to go back');
+      // The spare goes back at the first renewal that finds no stream open.
+      await waitFor(async () => ((await redis.zcard(keys.openStreams())) === 0 ? true : undefined), 5_000, 'the spare slots to go back');
+      expect(slots.heldHere).toBe(0);
+    } finally {
+      await slots.close();
+      await deletePrefix(redis, keys.prefix);
+      await redis.quit();
+    }
+  });
+
+  it('near the cap takes what is left of a block, and refuses only a full set', async () => {
+    const redis = new Redis(REDIS_URL);
+    const keys = new RedisKeys(uniquePrefix('stream-blocks-cap'));
+    // 128 / 64: blocks of 2.
+    const caps = { maxStreamsPerOwner: 0, maxStreams: 128, streamSlotTtlMs: 1_000 };
+    const one = new StreamSlots(redis, keys.prefix, caps);
+    const two = new StreamSlots(redis, keys.prefix, caps);
+    try {
+      const held = [];
+      for (let i = 0; i < 127; i++) held.push(await two.take('a'));
+      // Two's 127 streams took 64 blocks: one slot of the last is spare, the set is full.
+      expect(await redis.zcard(keys.openStreams())).toBe(128);
+      await expect(one.take('b')).rejects.toThrow(/maxStreams\b/);
+      // Of three releases, two fill two's spare up to three slots (under two blocks); the third goes back, and
+      // the next take gets that one slot alone, not a block.
+      for (let i = 0; i < 3; i++) held.pop()?.release();
+      await waitFor(async () => ((await redis.zcard(keys.openStreams())) === 127 ? true : undefined), 5_000, 'a slot to go back');
+      const last = await one.take('b');
+      expect(await redis.zcard(keys.openStreams())).toBe(128);
+      await expect(one.take('b')).rejects.toThrow(/maxStreams\b/);
+      last.release();
+      for (const slot of held) slot.release();
+    } finally {
+      await one.close();
+      await two.close();
+      await deletePrefix(redis, keys.prefix);
+      await redis.quit();
+    }
+  });
+});
+
 describe('stream caps across gateway processes', () => {
   const prefix = uniquePrefix('stream-caps-procs');
   const TTL_MS = 2_000;

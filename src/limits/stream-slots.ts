@@ -5,6 +5,12 @@
 // (no release, no renewal) fall out within streamSlotTtlMs. Taking a slot is one round trip
 // (both slots' scripts pipelined), releasing one is one, renewing is one per process per
 // third of the expiry, however many streams it holds.
+// The global set is taken a block at a time (up to MAX_BLOCK slots, a sixty-fourth of
+// limits.maxStreams): a process hands the block's slots to its next streams, and keeps a slot a
+// stream gave back for the next one while it holds fewer than two blocks' worth spare. So with
+// only the global cap on, most streams cost no call for their slot at all; the slots a process
+// holds spare count as open (the cap errs on the strict side, by at most two blocks per
+// process), and go back once it has held no stream for a renewal interval.
 import type { RedisClient } from '../redis/connection.ts';
 import { newId } from '../ids.ts';
 import { StreamSlotSets } from '../store/limits/stream-slot-sets.ts';
@@ -24,13 +30,20 @@ export interface StreamSlot {
   release(): void;
 }
 
+/** Most slots of every gateway's set one take asks for at once (a sixty-fourth of limits.maxStreams, when that is more than one). */
+const MAX_BLOCK = 16;
+
 export class StreamSlots {
   /** This process's open streams: stream id → owner key. */
   private readonly held = new Map<string, string>();
+  /** Slots of every gateway's set this process holds for its next streams (their stream ids). */
+  private readonly spare: string[] = [];
   private readonly process = newId();
   private seq = 0;
   private renewer: NodeJS.Timeout | undefined;
   private readonly sets: StreamSlotSets;
+  /** Slots of every gateway's set taken at once; 1 = each stream takes its own. */
+  private readonly block: number;
 
   constructor(
     redis: RedisClient,
@@ -38,6 +51,7 @@ export class StreamSlots {
     private readonly caps: StreamCaps,
   ) {
     this.sets = new StreamSlotSets(redis, prefix);
+    this.block = Math.max(1, Math.min(MAX_BLOCK, Math.floor(caps.maxStreams / 64)));
   }
 
   /** Streams this process holds a slot for. */
@@ -47,29 +61,40 @@ export class StreamSlots {
 
   /**
    * Takes a slot for a stream of `ownerKey`, or refuses (429 for the owner's cap, 503 for the
-   * gateways' together). Nothing is written to Redis when neither cap is set.
+   * gateways' together). Nothing is written to Redis when neither cap is set. A slot of every
+   * gateway's set comes from the spare ones this process holds when it has one: those are taken
+   * a block at a time, and a stream that ends leaves its slot here for the next one.
    */
   async take(ownerKey: string): Promise<StreamSlot> {
     const { maxStreamsPerOwner, maxStreams, streamSlotTtlMs } = this.caps;
     if (maxStreamsPerOwner <= 0 && maxStreams <= 0) return { release: () => undefined };
-    const streamId = `${this.process}:${(this.seq += 1)}`;
+    const spare = maxStreams > 0 ? this.spare.pop() : undefined;
+    const streamId = spare ?? this.nextStreamId();
     // Sent in the same tick, so auto-pipelining writes them together on a single Redis; on a
     // Cluster the two sets live in different slots (one explicit pipeline may not hold both) and
     // each goes out at once on its node's connection, neither waiting for the other.
-    const calls: Promise<unknown>[] = [];
-    if (maxStreams > 0) calls.push(this.sets.take('all', streamId, maxStreams, streamSlotTtlMs));
-    if (maxStreamsPerOwner > 0) calls.push(this.sets.take({ owner: ownerKey }, streamId, maxStreamsPerOwner, streamSlotTtlMs));
-    const replies = await settle(calls);
-    const failed = replies.find(([error]) => error !== null);
-    const taken = replies.map(([, reply]) => reply as { taken: boolean; open: number } | null);
-    const all = maxStreams > 0 ? taken[0] : undefined;
-    const mine = maxStreamsPerOwner > 0 ? taken[maxStreams > 0 ? 1 : 0] : undefined;
-    if (failed !== undefined || all?.taken === false || mine?.taken === false) {
+    const block = maxStreams > 0 && spare === undefined ? [streamId, ...Array.from({ length: this.block - 1 }, () => this.nextStreamId())] : [];
+    const [allTake, mineTake] = await Promise.all([
+      block.length > 0 ? outcome(this.sets.take('all', block, maxStreams, streamSlotTtlMs)) : undefined,
+      maxStreamsPerOwner > 0 ? outcome(this.sets.take({ owner: ownerKey }, [streamId], maxStreamsPerOwner, streamSlotTtlMs)) : undefined,
+    ]);
+    // The block's slots past this stream's own, when taken, are spare from now on; a take that
+    // failed may have taken them all, so they go back (else they lapse unrenewed).
+    if (allTake?.taken !== undefined) this.spare.push(...block.slice(1, allTake.taken));
+    if (allTake?.error !== undefined) await this.sets.remove('all', ...block).catch(() => undefined);
+    const allHeld = maxStreams <= 0 || spare !== undefined || (allTake?.taken ?? 0) > 0;
+    const mineHeld = maxStreamsPerOwner <= 0 || mineTake?.taken === 1;
+    if (!allHeld || !mineHeld) {
       // Whatever one set took while the other refused is given back before the refusal.
-      await this.remove(ownerKey, streamId).catch(() => undefined);
-      if (failed !== undefined) throw failed[0] as Error;
-      if (all?.taken === false) throw gatewaysFull(all.open, maxStreams);
-      throw ownerFull(mine?.open ?? 0, maxStreamsPerOwner);
+      if (allHeld && maxStreams > 0) {
+        this.spare.push(streamId);
+        this.startRenewing();
+      }
+      if (mineHeld || mineTake?.error !== undefined) await this.sets.remove({ owner: ownerKey }, streamId).catch(() => undefined);
+      const error = allTake?.error ?? mineTake?.error;
+      if (error !== undefined) throw error;
+      if (!allHeld) throw gatewaysFull(allTake?.open ?? maxStreams, maxStreams);
+      throw ownerFull(mineTake?.open ?? 0, maxStreamsPerOwner);
     }
     this.held.set(streamId, ownerKey);
     this.startRenewing();
@@ -79,16 +104,25 @@ export class StreamSlots {
         if (released) return;
         released = true;
         this.held.delete(streamId);
-        if (this.held.size === 0) this.stopRenewing();
-        // A release that does not reach Redis leaves the slot to expire (streamSlotTtlMs).
-        this.remove(ownerKey, streamId).catch(() => undefined);
+        // Kept for this process's next stream while few are spare; else given back. A release
+        // that does not reach Redis leaves the slot to expire (streamSlotTtlMs).
+        const keep = maxStreams > 0 && this.spare.length < 2 * this.block - 1;
+        if (keep) this.spare.push(streamId);
+        this.remove(ownerKey, streamId, { all: !keep }).catch(() => undefined);
       },
     };
   }
 
-  /** Renews the expiry of every slot this process holds: one pipelined round trip, one script per set. */
+  /**
+   * Renews the expiry of every slot this process holds, spare ones included: one pipelined round
+   * trip, one script per set. With no stream open, the spare slots go back and renewal stops.
+   */
   async renew(): Promise<void> {
-    if (this.held.size === 0) return;
+    if (this.held.size === 0) {
+      this.stopRenewing();
+      await this.giveBackSpare();
+      return;
+    }
     const byOwner = new Map<string, string[]>();
     for (const [streamId, ownerKey] of this.held) {
       const ids = byOwner.get(ownerKey);
@@ -97,7 +131,7 @@ export class StreamSlots {
     }
     const { maxStreamsPerOwner, maxStreams, streamSlotTtlMs } = this.caps;
     const calls: Promise<unknown>[] = [];
-    if (maxStreams > 0) calls.push(this.sets.renew('all', [...this.held.keys()], streamSlotTtlMs));
+    if (maxStreams > 0) calls.push(this.sets.renew('all', [...this.held.keys(), ...this.spare], streamSlotTtlMs));
     if (maxStreamsPerOwner > 0) {
       for (const [ownerKey, ids] of byOwner) calls.push(this.sets.renew({ owner: ownerKey }, ids, streamSlotTtlMs));
     }
@@ -109,13 +143,22 @@ export class StreamSlots {
     this.stopRenewing();
     const held = [...this.held];
     this.held.clear();
-    if (held.length === 0) return;
-    await Promise.all(held.map(([streamId, ownerKey]) => this.remove(ownerKey, streamId))).catch(() => undefined);
+    await Promise.all([this.giveBackSpare(), ...held.map(([streamId, ownerKey]) => this.remove(ownerKey, streamId, { all: true }))]).catch(() => undefined);
   }
 
-  private async remove(ownerKey: string, streamId: string): Promise<void> {
+  private nextStreamId(): string {
+    return `${this.process}:${(this.seq += 1)}`;
+  }
+
+  private async giveBackSpare(): Promise<void> {
+    const spare = this.spare.splice(0);
+    if (spare.length > 0) await this.sets.remove('all', ...spare);
+  }
+
+  /** Gives a stream's slot back: its owner's, and every gateway's unless that one stays here as a spare (`all` false). */
+  private async remove(ownerKey: string, streamId: string, { all }: { all: boolean }): Promise<void> {
     const calls: Promise<void>[] = [];
-    if (this.caps.maxStreams > 0) calls.push(this.sets.remove('all', streamId));
+    if (all && this.caps.maxStreams > 0) calls.push(this.sets.remove('all', streamId));
     if (this.caps.maxStreamsPerOwner > 0) calls.push(this.sets.remove({ owner: ownerKey }, streamId));
     await Promise.all(calls);
   }
@@ -152,7 +195,11 @@ function ownerFull(open: number, maxStreamsPerOwner: number): LimitExceededError
 }
 
 /** Each call's [error, reply], as a pipeline answers: every call is waited for, failed or not. */
-async function settle(calls: readonly Promise<unknown>[]): Promise<[Error | null, unknown][]> {
-  const results = await Promise.allSettled(calls);
-  return results.map((result) => (result.status === 'fulfilled' ? [null, result.value] : [result.reason instanceof Error ? result.reason : new Error(String(result.reason)), null]));
+/** A take's answer, or the error it failed with (never rejects, so both sets' answers are seen). */
+async function outcome(take: Promise<{ taken: number; open: number }>): Promise<{ taken?: number; open?: number; error?: Error }> {
+  try {
+    return await take;
+  } catch (error) {
+    return { error: error instanceof Error ? error : new Error(String(error)) };
+  }
 }

@@ -63,9 +63,9 @@ export const quotaReleaseScript = defineScript({
 export const streamSlotTakeScript = defineScript({
   name: 'streamSlotTake',
   keys: ['openStreams'],
-  args: { streamId: arg.text, cap: arg.int, ttlMs: arg.int },
-  /** Whether the slot was taken, and the streams the set holds open (with it, when taken). */
-  reply: (reply): { taken: boolean; open: number } => ({ taken: Number(reply[0]) === 1, open: Number(reply[1]) }),
+  args: { cap: arg.int, ttlMs: arg.int, streamIds: arg.each },
+  /** How many slots were taken (for the first ids given), and the streams the set holds open after. */
+  reply: (reply): { taken: number; open: number } => ({ taken: Number(reply[0]), open: Number(reply[1]) }),
 });
 
 export const streamSlotRenewScript = defineScript({

@@ -7,6 +7,9 @@ import { join } from 'node:path';
 
 const dir = process.env.A2A_CPU_PROF_DIR ?? '.';
 const intervalUs = Number(process.env.A2A_CPU_PROF_INTERVAL_US ?? 250);
+// A2A_HEAP_PROF=1: V8's sampling heap profiler runs over the same window (<pid>-<n>.heapprofile:
+// where the bytes the collector then has to reclaim were allocated).
+const heap = process.env.A2A_HEAP_PROF === '1';
 const session = new Session();
 session.connect();
 let running = false;
@@ -17,9 +20,16 @@ process.on('SIGUSR2', () => {
     session.post('Profiler.enable', () =>
       session.post('Profiler.setSamplingInterval', { interval: intervalUs }, () => session.post('Profiler.start')),
     );
+    if (heap) session.post('HeapProfiler.enable', () => session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }));
     return;
   }
   running = false;
+  if (heap) {
+    const at = n;
+    session.post('HeapProfiler.stopSampling', (error, result) => {
+      if (!error) writeFileSync(join(dir, `${process.pid}-${at}.heapprofile`), JSON.stringify(result.profile));
+    });
+  }
   session.post('Profiler.stop', (error, result) => {
     if (error) return;
     const file = join(dir, `${process.pid}-${n++}.cpuprofile`);

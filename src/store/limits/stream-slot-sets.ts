@@ -22,12 +22,13 @@ export class StreamSlotSets {
   }
 
   /**
-   * Takes a slot for `streamId` in the set unless it holds `cap` (0 = no cap) unexpired slots;
-   * the open streams it then holds. Sent at once (no await before the command), so takes in
-   * two sets issued in one tick go out together.
+   * Takes slots for the given stream ids, in order, while the set holds fewer than `cap` (0 = no
+   * cap) unexpired slots: how many were taken (for the first ids), and the open streams it then
+   * holds. Sent at once (no await before the command), so takes in two sets issued in one tick
+   * go out together.
    */
-  take(set: StreamSet, streamId: string, cap: number, ttlMs: number): Promise<{ taken: boolean; open: number }> {
-    return this.call(streamSlotTakeScript, { openStreams: this.keyOf(set) }, { streamId, cap, ttlMs });
+  take(set: StreamSet, streamIds: readonly string[], cap: number, ttlMs: number): Promise<{ taken: number; open: number }> {
+    return this.call(streamSlotTakeScript, { openStreams: this.keyOf(set) }, { cap, ttlMs, streamIds });
   }
 
   /** Moves the expiry of the given streams' slots to now + ttlMs. */
@@ -35,9 +36,9 @@ export class StreamSlotSets {
     await this.call(streamSlotRenewScript, { openStreams: this.keyOf(set) }, { ttlMs, streamIds });
   }
 
-  /** Gives a stream's slot back. */
-  async remove(set: StreamSet, streamId: string): Promise<void> {
-    await this.redis.zrem(this.keyOf(set), streamId);
+  /** Gives streams' slots back. */
+  async remove(set: StreamSet, ...streamIds: string[]): Promise<void> {
+    if (streamIds.length > 0) await this.redis.zrem(this.keyOf(set), ...streamIds);
   }
 
   private keyOf(set: StreamSet): string {
