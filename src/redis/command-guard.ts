@@ -48,6 +48,22 @@ export function commandBytes(args: readonly unknown[], max: number): number {
   return total;
 }
 
+/**
+ * Whether flat arguments (strings, buffers, numbers) certainly fit in `max` bytes, without
+ * measuring a string's UTF-8: a UTF-16 unit is at most three bytes. False when unsure (any other
+ * argument, or a bound past `max`): commandBytes then measures.
+ */
+function surelyFits(args: readonly unknown[], max: number): boolean {
+  let bound = 0;
+  for (const arg of args) {
+    if (typeof arg === 'string') bound += arg.length * 3;
+    else if (typeof arg === 'number') bound += 24;
+    else if (Buffer.isBuffer(arg)) bound += arg.length;
+    else return false;
+  }
+  return bound <= max;
+}
+
 type CommandFunction = (...args: unknown[]) => unknown;
 
 /** Names of the scripts run by EVALSHA, by SHA1 (src/store/scripts.ts): a refusal names the script, not "evalsha". */
@@ -71,7 +87,9 @@ function guardMethod(client: Redis | Cluster, name: string, maxBytes: number): v
   const run = original as CommandFunction;
   target[name] = function guarded(this: unknown, ...args: unknown[]): unknown {
     const callback = typeof args[args.length - 1] === 'function' ? (args[args.length - 1] as (error: Error) => void) : undefined;
-    const bytes = commandBytes(callback === undefined ? args : args.slice(0, -1), maxBytes);
+    const measured = callback === undefined ? args : args.slice(0, -1);
+    if (surelyFits(measured, maxBytes)) return run.apply(this, args);
+    const bytes = commandBytes(measured, maxBytes);
     if (bytes <= maxBytes) return run.apply(this, args);
     const error = new RedisCommandTooLargeError(commandName(name, args), bytes, maxBytes);
     const refused = Promise.reject(error);
