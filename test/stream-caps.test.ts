@@ -162,7 +162,7 @@ describe('StreamSlots (counted in Redis)', () => {
 });
 
 describe('StreamSlots: every gateway\'s set taken a block at a time', () => {
-  it('takes a block of slots for its next streams, keeps what ends for the next one, and gives the spare back once idle', async () => {
+  it('takes a block of slots for its next streams, keeps what ends for the next one, and gives the spare back with its last stream', async () => {
     const redis = new Redis(REDIS_URL);
     const keys = new RedisKeys(uniquePrefix('stream-blocks'));
     // 1,024 / 64: blocks of 16.
@@ -175,12 +175,13 @@ describe('StreamSlots: every gateway\'s set taken a block at a time', () => {
       expect(await redis.zcard(keys.openStreams())).toBe(16);
       for (let i = 0; i < 15; i++) open.push(await slots.take('a'));
       expect(await redis.zcard(keys.openStreams())).toBe(16);
-      open.push(await slots.take('a'));
-      expect(await redis.zcard(keys.openStreams())).toBe(32);
-      // 15 spare, 17 open: 16 releases fill the spare up to 31, the 17th is given back.
-      for (const slot of open) slot.release();
-      await waitFor(async () => ((await redis.zcard(keys.openStreams())) === 31 ? true : undefined), 5_000, 'the one slot past the spare to go back');
-      // The spare goes back at the first renewal that finds no stream open.
+      for (let i = 0; i < 17; i++) open.push(await slots.take('a'));
+      expect(await redis.zcard(keys.openStreams())).toBe(48);
+      // 33 open, 15 spare: of 32 releases, 16 fill the spare up to 31, 16 go back.
+      for (const slot of open.splice(1)) slot.release();
+      await waitFor(async () => ((await redis.zcard(keys.openStreams())) === 32 ? true : undefined), 5_000, 'the slots past the spare to go back');
+      // The last stream here ends: every spare slot goes back with its own.
+      open[0]?.release();
       await waitFor(async () => ((await redis.zcard(keys.openStreams())) === 0 ? true : undefined), 5_000, 'the spare slots to go back');
       expect(slots.heldHere).toBe(0);
     } finally {

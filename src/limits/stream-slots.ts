@@ -10,7 +10,8 @@
 // stream gave back for the next one while it holds fewer than two blocks' worth spare. So with
 // only the global cap on, most streams cost no call for their slot at all; the slots a process
 // holds spare count as open (the cap errs on the strict side, by at most two blocks per
-// process), and go back once it has held no stream for a renewal interval.
+// process), and all go back as soon as it holds no stream: a request refused before its stream
+// opened (an unknown task) leaves nothing behind.
 import type { RedisClient } from '../redis/connection.ts';
 import { newId } from '../ids.ts';
 import { StreamSlotSets } from '../store/limits/stream-slot-sets.ts';
@@ -86,10 +87,8 @@ export class StreamSlots {
     const mineHeld = maxStreamsPerOwner <= 0 || mineTake?.taken === 1;
     if (!allHeld || !mineHeld) {
       // Whatever one set took while the other refused is given back before the refusal.
-      if (allHeld && maxStreams > 0) {
-        this.spare.push(streamId);
-        this.startRenewing();
-      }
+      if (allHeld && maxStreams > 0) this.spare.push(streamId);
+      if (this.held.size === 0) await this.giveBackSpare().catch(() => undefined);
       if (mineHeld || mineTake?.error !== undefined) await this.sets.remove({ owner: ownerKey }, streamId).catch(() => undefined);
       const error = allTake?.error ?? mineTake?.error;
       if (error !== undefined) throw error;
@@ -104,25 +103,24 @@ export class StreamSlots {
         if (released) return;
         released = true;
         this.held.delete(streamId);
-        // Kept for this process's next stream while few are spare; else given back. A release
-        // that does not reach Redis leaves the slot to expire (streamSlotTtlMs).
-        const keep = maxStreams > 0 && this.spare.length < 2 * this.block - 1;
+        // Kept for this process's next stream while it holds others and few are spare; else given
+        // back, and with no stream left here every spare slot goes too (nothing is held for a
+        // process without streams). A release that does not reach Redis leaves the slot to expire
+        // (streamSlotTtlMs).
+        const keep = maxStreams > 0 && (this.held.size === 0 || this.spare.length < 2 * this.block - 1);
         if (keep) this.spare.push(streamId);
+        if (this.held.size === 0) {
+          this.stopRenewing();
+          this.giveBackSpare().catch(() => undefined);
+        }
         this.remove(ownerKey, streamId, { all: !keep }).catch(() => undefined);
       },
     };
   }
 
-  /**
-   * Renews the expiry of every slot this process holds, spare ones included: one pipelined round
-   * trip, one script per set. With no stream open, the spare slots go back and renewal stops.
-   */
+  /** Renews the expiry of every slot this process holds, spare ones included: one pipelined round trip, one script per set. */
   async renew(): Promise<void> {
-    if (this.held.size === 0) {
-      this.stopRenewing();
-      await this.giveBackSpare();
-      return;
-    }
+    if (this.held.size === 0) return;
     const byOwner = new Map<string, string[]>();
     for (const [streamId, ownerKey] of this.held) {
       const ids = byOwner.get(ownerKey);
