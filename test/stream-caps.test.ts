@@ -165,13 +165,10 @@ describe('StreamSlots: every gateway\'s set taken a block at a time', () => {
   it('takes a block of slots for its next streams, keeps what ends for the next one, and gives the spare back with its last stream', async () => {
     const redis = new Redis(REDIS_URL);
     const keys = new RedisKeys(uniquePrefix('stream-blocks'));
-    // 1,024 / 64: blocks of 16.
-    const slots = new StreamSlots(redis, keys.prefix, { maxStreamsPerOwner: 0, maxStreams: 1_024, streamSlotTtlMs: 1_000 });
+    // 1,024 / 64: blocks of 16. Slots that last a minute: only a release takes one out here.
+    const slots = new StreamSlots(redis, keys.prefix, { maxStreamsPerOwner: 0, maxStreams: 1_024, streamSlotTtlMs: 60_000 });
     try {
       const open = [await slots.take('a')];
-      expect(await redis.zcard(keys.openStreams())).toBe(16);
-      // The spare slots are renewed with the open one, well past their expiry (1 s).
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
       expect(await redis.zcard(keys.openStreams())).toBe(16);
       for (let i = 0; i < 15; i++) open.push(await slots.take('a'));
       expect(await redis.zcard(keys.openStreams())).toBe(16);
@@ -186,6 +183,28 @@ describe('StreamSlots: every gateway\'s set taken a block at a time', () => {
       expect(slots.heldHere).toBe(0);
     } finally {
       await slots.close();
+      await deletePrefix(redis, keys.prefix);
+      await redis.quit();
+    }
+  });
+
+  it('renews its spare slots with its open streams, past their expiry', async () => {
+    const redis = new Redis(REDIS_URL);
+    const keys = new RedisKeys(uniquePrefix('stream-blocks-renew'));
+    const caps = { maxStreamsPerOwner: 0, maxStreams: 1_024, streamSlotTtlMs: 1_000 };
+    const slots = new StreamSlots(redis, keys.prefix, caps);
+    const other = new StreamSlots(redis, keys.prefix, caps);
+    try {
+      const open = await slots.take('a');
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      // Another gateway's take drops what expired: nothing of the first one's block had.
+      const theirs = await other.take('b');
+      expect(await redis.zcard(keys.openStreams())).toBe(32);
+      open.release();
+      theirs.release();
+    } finally {
+      await slots.close();
+      await other.close();
       await deletePrefix(redis, keys.prefix);
       await redis.quit();
     }
