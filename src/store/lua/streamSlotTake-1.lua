@@ -5,7 +5,8 @@
   streams itself (src/limits/stream-slots.ts); an owner's set is taken one slot at a time. Uses
   Redis' clock, so gateways with skewed clocks agree on what has expired.
   KEYS[1] open streams (zset: stream id → ms its slot expires unless renewed)
-  ARGV[1] cap (0 = no cap)   ARGV[2] how long a slot lasts unless renewed (ms)   ARGV[3..] stream ids
+  ARGV[1] cap (0 = no cap)   ARGV[2] how long a slot lasts unless renewed (ms)
+  ARGV[3] and on: the stream ids, in the order their slots are taken
   Returns {slots taken (the first ids given), open streams in the set after}: {0, open} when it was full.
 ]]
 local t = redis.call('TIME')
