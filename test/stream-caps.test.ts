@@ -4,7 +4,7 @@
 // frees its slot. Each refusal is a LimitExceededError naming its limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onLimitRefusal, type LimitName } from '../src/limits/limit-refusal.ts';
-import { StreamSlots } from '../src/limits/stream-slots.ts';
+import { StreamSlots, type StreamCaps } from '../src/limits/stream-slots.ts';
 import { Redis } from 'ioredis';
 import { RedisKeys } from '../src/store/keys.ts';
 import { deletePrefix, expectUnchanged, REDIS_URL, rpc, startTestGateway, textMessage, uniquePrefix, waitFor, type TestGateway } from './support/harness.ts';
@@ -161,13 +161,25 @@ describe('StreamSlots (counted in Redis)', () => {
   });
 });
 
+/** `count` StreamSlots (gateways) of `caps` on one fresh prefix: each closed, and the prefix deleted, after `body`. */
+async function withStreamSlots(name: string, caps: StreamCaps, count: number, body: (slots: StreamSlots[], keys: RedisKeys, redis: Redis) => Promise<void>): Promise<void> {
+  const redis = new Redis(REDIS_URL);
+  const keys = new RedisKeys(uniquePrefix(name));
+  const slots = Array.from({ length: count }, () => new StreamSlots(redis, keys.prefix, caps));
+  try {
+    await body(slots, keys, redis);
+  } finally {
+    for (const gateway of slots) await gateway.close();
+    await deletePrefix(redis, keys.prefix);
+    await redis.quit();
+  }
+}
+
 describe('StreamSlots: every gateway\'s set taken a block at a time', () => {
   it('takes a block of slots for its next streams, keeps what ends for the next one, and gives the spare back with its last stream', async () => {
-    const redis = new Redis(REDIS_URL);
-    const keys = new RedisKeys(uniquePrefix('stream-blocks'));
     // 1,024 / 64: blocks of 16. Slots that last a minute: only a release takes one out here.
-    const slots = new StreamSlots(redis, keys.prefix, { maxStreamsPerOwner: 0, maxStreams: 1_024, streamSlotTtlMs: 60_000 });
-    try {
+    await withStreamSlots('stream-blocks', { maxStreamsPerOwner: 0, maxStreams: 1_024, streamSlotTtlMs: 60_000 }, 1, async ([slots], keys, redis) => {
+      if (slots === undefined) throw new Error('one gateway');
       const open = [await slots.take('a')];
       expect(await redis.zcard(keys.openStreams())).toBe(16);
       for (let i = 0; i < 15; i++) open.push(await slots.take('a'));
@@ -181,20 +193,12 @@ describe('StreamSlots: every gateway\'s set taken a block at a time', () => {
       open[0]?.release();
       await waitFor(async () => ((await redis.zcard(keys.openStreams())) === 0 ? true : undefined), 5_000, 'the spare slots to go back');
       expect(slots.heldHere).toBe(0);
-    } finally {
-      await slots.close();
-      await deletePrefix(redis, keys.prefix);
-      await redis.quit();
-    }
+    });
   });
 
   it('renews its spare slots with its open streams, past their expiry', async () => {
-    const redis = new Redis(REDIS_URL);
-    const keys = new RedisKeys(uniquePrefix('stream-blocks-renew'));
-    const caps = { maxStreamsPerOwner: 0, maxStreams: 1_024, streamSlotTtlMs: 1_000 };
-    const slots = new StreamSlots(redis, keys.prefix, caps);
-    const other = new StreamSlots(redis, keys.prefix, caps);
-    try {
+    await withStreamSlots('stream-blocks-renew', { maxStreamsPerOwner: 0, maxStreams: 1_024, streamSlotTtlMs: 1_000 }, 2, async ([slots, other], keys, redis) => {
+      if (slots === undefined || other === undefined) throw new Error('two gateways');
       const open = await slots.take('a');
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       // Another gateway's take drops what expired: nothing of the first one's block had.
@@ -202,29 +206,20 @@ describe('StreamSlots: every gateway\'s set taken a block at a time', () => {
       expect(await redis.zcard(keys.openStreams())).toBe(32);
       open.release();
       theirs.release();
-    } finally {
-      await slots.close();
-      await other.close();
-      await deletePrefix(redis, keys.prefix);
-      await redis.quit();
-    }
+    });
   });
 
   it('near the cap takes what is left of a block, and refuses only a full set', async () => {
-    const redis = new Redis(REDIS_URL);
-    const keys = new RedisKeys(uniquePrefix('stream-blocks-cap'));
     // 128 / 64: blocks of 2.
-    const caps = { maxStreamsPerOwner: 0, maxStreams: 128, streamSlotTtlMs: 1_000 };
-    const one = new StreamSlots(redis, keys.prefix, caps);
-    const two = new StreamSlots(redis, keys.prefix, caps);
-    try {
+    await withStreamSlots('stream-blocks-cap', { maxStreamsPerOwner: 0, maxStreams: 128, streamSlotTtlMs: 1_000 }, 2, async ([one, two], keys, redis) => {
+      if (one === undefined || two === undefined) throw new Error('two gateways');
       const held = [];
       for (let i = 0; i < 127; i++) held.push(await two.take('a'));
       // Two's 127 streams took 64 blocks: one slot of the last is spare, the set is full.
       expect(await redis.zcard(keys.openStreams())).toBe(128);
       await expect(one.take('b')).rejects.toThrow(/maxStreams\b/);
-      // Of three releases, two fill two's spare up to three slots (under two blocks); the third goes back, and
-      // the next take gets that one slot alone, not a block.
+      // Of three releases, two fill two's spare up to three slots (under two blocks); the third
+      // goes back, and the next take gets that one slot alone, not a block.
       for (let i = 0; i < 3; i++) held.pop()?.release();
       await waitFor(async () => ((await redis.zcard(keys.openStreams())) === 127 ? true : undefined), 5_000, 'a slot to go back');
       const last = await one.take('b');
@@ -232,12 +227,7 @@ describe('StreamSlots: every gateway\'s set taken a block at a time', () => {
       await expect(one.take('b')).rejects.toThrow(/maxStreams\b/);
       last.release();
       for (const slot of held) slot.release();
-    } finally {
-      await one.close();
-      await two.close();
-      await deletePrefix(redis, keys.prefix);
-      await redis.quit();
-    }
+    });
   });
 });
 
