@@ -196,6 +196,21 @@ describe('StreamSlots: every gateway\'s set taken a block at a time', () => {
     });
   });
 
+  it('below a cap of 128 takes one slot a stream and keeps none spare', async () => {
+    await withStreamSlots('stream-blocks-small', { maxStreamsPerOwner: 0, maxStreams: 3, streamSlotTtlMs: 60_000 }, 2, async ([one, two], keys, redis) => {
+      if (one === undefined || two === undefined) throw new Error('two gateways');
+      const first = await one.take('a');
+      const second = await one.take('a');
+      expect(await redis.zcard(keys.openStreams())).toBe(2);
+      // One gateway still holds a stream: the slot given back is not kept for it.
+      first.release();
+      await waitFor(async () => ((await redis.zcard(keys.openStreams())) === 1 ? true : undefined), 5_000, 'the slot to go back');
+      const taken = [await two.take('b'), await two.take('b')];
+      await expect(two.take('b')).rejects.toThrow(/maxStreams\b/);
+      for (const slot of [second, ...taken]) slot.release();
+    });
+  });
+
   it('renews its spare slots with its open streams, past their expiry', async () => {
     await withStreamSlots('stream-blocks-renew', { maxStreamsPerOwner: 0, maxStreams: 1_024, streamSlotTtlMs: 1_000 }, 2, async ([slots, other], keys, redis) => {
       if (slots === undefined || other === undefined) throw new Error('two gateways');

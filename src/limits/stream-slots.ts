@@ -43,7 +43,7 @@ export class StreamSlots {
   private seq = 0;
   private renewer: NodeJS.Timeout | undefined;
   private readonly sets: StreamSlotSets;
-  /** Slots of every gateway's set taken at once; 1 = each stream takes its own. */
+  /** Slots of every gateway's set taken at once; 1 = each stream takes its own and gives it back (none spare). */
   private readonly block: number;
 
   constructor(
@@ -88,7 +88,7 @@ export class StreamSlots {
     if (!allHeld || !mineHeld) {
       // Whatever one set took while the other refused is given back before the refusal.
       if (allHeld && maxStreams > 0) this.spare.push(streamId);
-      if (this.held.size === 0) await this.giveBackSpare().catch(() => undefined);
+      if (this.held.size === 0 || this.block === 1) await this.giveBackSpare().catch(() => undefined);
       if (mineHeld || mineTake?.error !== undefined) await this.sets.remove({ owner: ownerKey }, streamId).catch(() => undefined);
       const error = allTake?.error ?? mineTake?.error;
       if (error !== undefined) throw error;
@@ -107,7 +107,7 @@ export class StreamSlots {
         // back, and with no stream left here every spare slot goes too (nothing is held for a
         // process without streams). A release that does not reach Redis leaves the slot to expire
         // (streamSlotTtlMs).
-        const keep = maxStreams > 0 && (this.held.size === 0 || this.spare.length < 2 * this.block - 1);
+        const keep = maxStreams > 0 && this.block > 1 && (this.held.size === 0 || this.spare.length < 2 * this.block - 1);
         if (keep) this.spare.push(streamId);
         if (this.held.size === 0) {
           this.stopRenewing();
@@ -192,7 +192,6 @@ function ownerFull(open: number, maxStreamsPerOwner: number): LimitExceededError
   );
 }
 
-/** Each call's [error, reply], as a pipeline answers: every call is waited for, failed or not. */
 /** A take's answer, or the error it failed with (never rejects, so both sets' answers are seen). */
 async function outcome(take: Promise<{ taken: number; open: number }>): Promise<{ taken?: number; open?: number; error?: Error }> {
   try {
