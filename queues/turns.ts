@@ -58,7 +58,7 @@ export interface LocalTurnSlot {
 export interface LocalTurnStarter {
   /** Whether this process runs the agent's turns and has a free place for one now (no job waiting for one). */
   hasPlace(agent: string): boolean;
-  /** Takes a place for the first turn of the owner's new task `taskId`: a free one, or one freed while it waits in line, at most `waitMs` and while the line's pace makes it worth it (0: never waits). */
+  /** Takes a place for the first turn of the owner's new task `taskId`: a free one, or one freed while it waits in line, at most `waitMs` and as long as the line moves (0: never waits). */
   take(ownerKey: string, taskId: string, waitMs: number): Promise<LocalTurnSlot | undefined>;
 }
 

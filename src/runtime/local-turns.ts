@@ -4,7 +4,7 @@
 // at once where it arrived skips the job's add, its fetch, the worker's next look and its
 // completion: two round trips off the caller's path and four queue scripts off Redis.
 // A caller that follows its turn (a blocking or streaming send) waits for a place when all are in
-// use, while the line's pace says one is due soon (TurnQueue.localSlot, LOCAL_PLACE_WAIT_MS,
+// use, as long as the line moves (TurnQueue.localSlot, LOCAL_PLACE_WAIT_MS,
 // TurnSlots.takeWithin): a place is held until its run has wound up, a little after its caller
 // was answered, and the caller's next task would otherwise go to the queue, which costs far more
 // than the wait and, with this process's worker alone, waits in the same line.

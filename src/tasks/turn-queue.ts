@@ -9,9 +9,9 @@ import { ownerKeyOf, type Owner } from '../store/task-store.ts';
 
 /**
  * The longest a new task whose caller follows its turn (a blocking or streaming send) waits for a
- * place on this process's worker when all are in use, before its turn goes to the queue: after a
- * first look of 50 ms, only as long as the line's pace says its place is due in time
- * (TurnSlots.takeWithin). A place is held until its run has wound up, a little after its caller
+ * place on this process's worker when all are in use, before its turn goes to the queue: only as
+ * long as the line moves (a place given back between two looks 50 ms apart; two looks without one
+ * and it leaves, TurnSlots.takeWithin). A place is held until its run has wound up, a little after its caller
  * was answered, so a caller's next task often arrives while every place is still held; and under
  * a burst larger than the places, the queue costs each turn far more than its wait in line (with
  * this process's worker alone, a queued turn waits in the same line). Nothing is stored while it
