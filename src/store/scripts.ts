@@ -184,13 +184,13 @@ local __maxAgeMs = tonumber(table.remove(ARGV))
 local __maxEvents = tonumber(table.remove(ARGV))
 local __cursorsKey = table.remove(KEYS)
 -- What the script appends, counted by __appendEvent (include/appendEvent.lua) as it appends: the
--- events and their bytes (what the byte bound weighs), without reading the stream back.
-local __appended = { count = 0, bytes = 0 }
+-- events, their bytes (what the byte bound weighs) and the newest one's id, without reading the stream back.
+local __appended = { count = 0, bytes = 0, lastId = '' }
 local __reply = (function()
 ${lua}
 end)()
 if __appended.count > 0 then
-  __boundReplay(KEYS[1], KEYS[${eventsKeyIndex}], __cursorsKey, __maxEvents, __maxAgeMs, __holdMaxEvents, __maxBytes, __holdMaxBytes, __appended.bytes)
+  __boundReplay(KEYS[1], KEYS[${eventsKeyIndex}], __cursorsKey, __maxEvents, __maxAgeMs, __holdMaxEvents, __maxBytes, __holdMaxBytes, __appended)
 end
 return __reply
 `;

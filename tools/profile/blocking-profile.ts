@@ -5,11 +5,12 @@
 // script's calls and microseconds (SLOWLOG with a threshold of 0 records every command).
 // Usage: node --import tsx tools/profile/blocking-profile.ts [seconds=10] [connections=32] [outDir]
 // Env: PROFILE_CPU=0 (no CPU profile, counts only), PROFILE_GATEWAY_DIR (another checkout's gateway),
-// PROFILE_LOAD=streams (SendStreamingMessage streams instead; connections = streams at once).
+// PROFILE_LOAD=streams (SendStreamingMessage streams instead; connections = streams at once),
+// PROFILE_MONITOR=1 (also count the commands clients send, scripts' own calls left out, by MONITOR).
 // The .cpuprofile (of the measured window only, tools/profile/cpu-prof-hook.mjs) lands in outDir; read it with tools/profile/cpuprofile-summary.ts --per <tasks>.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
@@ -52,11 +53,24 @@ try {
   // Warm up (scripts loaded, JIT warm), then count from a clean slate.
   await runSendMessageLoad({ url: gateway.jsonRpcUrl, connections, seconds: 2, returnImmediately: false });
   await new Promise((r) => setTimeout(r, 500));
-  await admin.config('SET', 'slowlog-log-slower-than', '0');
+  // PROFILE_SLOWLOG=0: no per-command log (it costs Redis CPU of its own); INFO commandstats only.
+  const withSlowlog = process.env.PROFILE_SLOWLOG !== '0';
+  if (withSlowlog) await admin.config('SET', 'slowlog-log-slower-than', '0');
   await admin.config('SET', 'slowlog-max-len', '1000000');
   await admin.slowlog('RESET');
   await admin.config('RESETSTAT');
   if (withProfile) process.kill(gateway.pid, 'SIGUSR2');
+  // MONITOR tells a client's command from a script's (source "lua"); it slows Redis, so only on demand.
+  const sent = new Map<string, number>();
+  const monitor = process.env.PROFILE_MONITOR === '1' ? await admin.monitor() : undefined;
+  // The first commands of the window, scripts' own calls included, in order: what one task runs.
+  const firstCommands: string[] = [];
+  monitor?.on('monitor', (_time: string, args: string[], source: string) => {
+    if (firstCommands.length < 2_000) firstCommands.push(`${source === 'lua' ? '    ' : ''}${args.map((a) => (a.length > 60 ? `${a.slice(0, 57)}...` : a)).join(' ')}`);
+    if (source === 'lua') return;
+    const name = (args[0] ?? '').toLowerCase();
+    sent.set(name, (sent.get(name) ?? 0) + 1);
+  });
   const gwBefore = cpuTicks(gateway.pid);
   const redisBefore = cpuTicks(redisChild.pid as number);
   const result = streams
@@ -64,6 +78,8 @@ try {
     : await runSendMessageLoad({ url: gateway.jsonRpcUrl, connections, seconds, returnImmediately: false });
   const gwTicks = cpuTicks(gateway.pid) - gwBefore;
   const redisTicks = cpuTicks(redisChild.pid as number) - redisBefore;
+  monitor?.disconnect();
+  if (monitor) writeFileSync(join(outDir, 'monitor.txt'), `${firstCommands.join('\n')}\n`);
   if (withProfile) {
     process.kill(gateway.pid, 'SIGUSR2');
     for (let i = 0; i < 100 && !readdirSync(outDir).some((f) => f.endsWith('.done')); i++) await new Promise((r) => setTimeout(r, 100));
@@ -129,6 +145,15 @@ try {
     console.log(`${(p!.calls / tasks).toFixed(2).padStart(8)} calls ${(p!.usec / tasks).toFixed(1).padStart(8)} µs  ${p!.name}`);
   }
   console.log(`${(inner / tasks).toFixed(1).padStart(8)} commands per task in all`);
+  if (monitor) {
+    console.log('\nCommands sent by clients per task (MONITOR; a script call counts once):');
+    let all = 0;
+    for (const [name, n] of [...sent].sort((a, b) => b[1] - a[1])) {
+      all += n;
+      console.log(`${(n / tasks).toFixed(2).padStart(8)}  ${name}`);
+    }
+    console.log(`${(all / tasks).toFixed(2).padStart(8)}  in all`);
+  }
 } finally {
   await gateway.stop();
   admin.disconnect();

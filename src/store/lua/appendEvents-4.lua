@@ -35,10 +35,12 @@ __takeOutputBounds()
 if __leaseIsStale() then return {'STALE'} end
 local scope = ARGV[9]
 local seq = tonumber(ARGV[10])
-local sameScope = scope ~= '' and redis.call('HGET', KEYS[3], 'scope') == scope
+-- The run's digests as they stand, in one read: its scope, the highest sequence, this place's.
+local digests = scope ~= '' and redis.call('HMGET', KEYS[3], 'scope', 'high', ARGV[10]) or {}
+local sameScope = scope ~= '' and digests[1] == scope
 local diverged = false
 if sameScope and ARGV[12] ~= '1' then
-  local earlier = redis.call('HGET', KEYS[3], ARGV[10])
+  local earlier = digests[3]
   if earlier == ARGV[11] then return {'REPEATED'} end
   diverged = earlier ~= false
 end
@@ -49,17 +51,20 @@ if refused then return refused end
 -- Recorded only for an event that is stored: the digest at a place says the event there was
 -- stored (a turn's final write checks it, finishTurn's ARGV[18]).
 if scope ~= '' then
+  local high = tonumber(digests[2] or '0')
   if not sameScope then
     -- Digests of another turn or resumption say nothing about this run.
-    redis.call('DEL', KEYS[3])
-    redis.call('HSET', KEYS[3], 'scope', scope)
+    if digests[1] or digests[2] then redis.call('DEL', KEYS[3]) end
+    high = 0
   elseif diverged then
     -- The re-run diverges here: what the earlier run emitted after this point is no guide.
-    local high = tonumber(redis.call('HGET', KEYS[3], 'high') or '0')
     for later = seq + 1, high do redis.call('HDEL', KEYS[3], tostring(later)) end
   end
-  redis.call('HSET', KEYS[3], ARGV[10], ARGV[11])
-  if seq > tonumber(redis.call('HGET', KEYS[3], 'high') or '0') then redis.call('HSET', KEYS[3], 'high', seq) end
+  if seq > high then
+    redis.call('HSET', KEYS[3], 'scope', scope, ARGV[10], ARGV[11], 'high', seq)
+  else
+    redis.call('HSET', KEYS[3], 'scope', scope, ARGV[10], ARGV[11])
+  end
 end
 if ARGV[5] ~= '' then
   __dropSegments(KEYS[1])

@@ -53,16 +53,22 @@ local cancelRequested = read[3]
 local inboxLength = redis.call('LLEN', KEYS[4])
 -- Decided before the inbox is drained: a message waiting means the client holds the task.
 -- Events the replay bound dropped were announced all the same: they count.
-local announced = redis.call('XLEN', KEYS[2]) + tonumber(read[2] or '0')
-local direct = ARGV[16] ~= '' and turn == '1' and announced <= 2 and inboxLength == 0
-  and not cancelRequested
+local direct = ARGV[16] ~= '' and turn == '1' and inboxLength == 0 and not cancelRequested
+  and redis.call('XLEN', KEYS[2]) + tonumber(read[2] or '0') <= 2
 redis.call('HSET', KEYS[6], turn, ARGV[9])
 redis.call('DEL', KEYS[9])
-if ARGV[10] ~= '' then
+-- The task hash's fields are set by one HSET and cleared by one HDEL, each where the script's path
+-- ends: every call a script makes costs Redis about as much as a small write does.
+local sets = {}
+local clears = {'interruptTurn', 'interruptRequestedAtMs', 'inboxTrace'}
+local function set(field, value) sets[#sets + 1] = field; sets[#sets + 1] = value end
+-- The artifacts are the whole snapshot given here: no segment and no pending chunk is left.
+local artifactsWhole = ARGV[10] ~= ''
+if artifactsWhole then
   __dropSegments(KEYS[1])
-  redis.call('HSET', KEYS[1], 'artifacts', ARGV[10])
+  set('artifacts', ARGV[10])
   redis.call('DEL', KEYS[10])
-  redis.call('HDEL', KEYS[1], 'artifactChunkBytes')
+  clears[#clears + 1] = 'artifactChunkBytes'
 end
 if ARGV[14] ~= '' then
   local inputTokens, outputTokens = string.match(ARGV[14], '^(%d+) (%d+)$')
@@ -75,21 +81,23 @@ local interrupted = ARGV[15] == '1'
 local continues = (state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_INPUT_REQUIRED'
   or state == 'TASK_STATE_AUTH_REQUIRED' or interrupted) and inboxLength > 0
   and not cancelRequested
-redis.call('HDEL', KEYS[1], 'interruptTurn', 'interruptRequestedAtMs', 'inboxTrace')
 local queued = {}
+-- Where the queued messages start in the history (the next turn's input, when one follows).
+local start = 0
 if inboxLength > 0 then
   queued = redis.call('LRANGE', KEYS[4], 0, -1)
   redis.call('DEL', KEYS[4])
+  start = redis.call('LLEN', KEYS[3])
 end
 local inboxTrace = read[4] or ''
-local start = redis.call('LLEN', KEYS[3])
 for _, message in ipairs(queued) do redis.call('RPUSH', KEYS[3], message) end
 local contextId = read[5]
 if continues then
   local nextTurn = redis.call('HINCRBY', KEYS[1], 'turn', 1)
   local status = '{"state":"TASK_STATE_WORKING","timestamp":' .. cjson.encode(ARGV[4]) .. '}'
   redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[3],
-    'turnInputStart', start, 'turnAttempts', 0, 'turnHandBacks', 0, 'turnBudgetSpent', 0)
+    'turnInputStart', start, 'turnAttempts', 0, 'turnHandBacks', 0, 'turnBudgetSpent', 0, unpack(sets))
+  redis.call('HDEL', KEYS[1], unpack(clears))
   local stopped = ''
   if interrupted then
     stopped = ',"metadata":{"cancellation":{"stage":"stopped","scope":"turn","turn":' .. turn
@@ -102,26 +110,28 @@ if continues then
   for _, message in ipairs(queued) do table.insert(result, message) end
   return result
 end
-redis.call('HSET', KEYS[1], 'status', ARGV[7], 'state', state, 'updatedAtMs', ARGV[3])
+set('status', ARGV[7])
+set('state', state)
+set('updatedAtMs', ARGV[3])
 if cancelRequested and state ~= 'TASK_STATE_INPUT_REQUIRED'
   and state ~= 'TASK_STATE_AUTH_REQUIRED' then
   -- A cancel was asked for: record which terminal state won (the cancel, or the turn's own end).
-  redis.call('HSET', KEYS[1], 'cancelOutcome', state)
-  if state == 'TASK_STATE_CANCELED' then redis.call('HSET', KEYS[1], 'cancelStoppedAtMs', ARGV[3]) end
+  set('cancelOutcome', state)
+  if state == 'TASK_STATE_CANCELED' then set('cancelStoppedAtMs', ARGV[3]) end
 end
-if __isTerminal(state) then
-  redis.call('HSET', KEYS[1], 'finishedAtMs', ARGV[3])
-  if ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'outcome', ARGV[13]) end
-  -- A finished task and its replay buffer live for the retention period, then go together.
-  for _, key in ipairs({KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[7], KEYS[8], KEYS[10]}) do redis.call('EXPIRE', key, ARGV[12]) end
+local terminal = __isTerminal(state)
+if terminal then
+  set('finishedAtMs', ARGV[3])
+  if ARGV[13] ~= '' then set('outcome', ARGV[13]) end
 end
 redis.call('DEL', KEYS[5])
 -- The turn is over: an adapter still running (one that ignored its abort signal past the
--- deadline) must not be able to write after the final status.
-redis.call('HINCRBY', KEYS[1], 'leaseGeneration', 1)
+-- deadline) must not be able to write after the final status. (The fence above found the
+-- generation at ARGV[1].)
+set('leaseGeneration', tonumber(ARGV[1]) + 1)
 local final = ARGV[11]
 if direct then
-  redis.call('HSET', KEYS[1], 'directReply', ARGV[16])
+  set('directReply', ARGV[16])
   final = ARGV[17]
 end
 -- The SendMessage that created the task may be waiting for this (createTask's answerHistory):
@@ -129,13 +139,23 @@ end
 -- left to that read: the message goes to every gateway that subscribes to the pattern.
 local waiting = read[6]
 local answer = nil
-if waiting then
-  redis.call('HDEL', KEYS[1], 'answerHistory')
+if waiting then clears[#clears + 1] = 'answerHistory' end
+redis.call('HSET', KEYS[1], unpack(sets))
+redis.call('HDEL', KEYS[1], unpack(clears))
+if terminal then
+  -- A finished task and its replay buffer live for the retention period, then go together (the
+  -- pending chunks too, unless they went above).
+  local kept = {KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[7], KEYS[8]}
+  if not artifactsWhole then kept[#kept + 1] = KEYS[10] end
+  for _, key in ipairs(kept) do redis.call('EXPIRE', key, ARGV[12]) end
 end
--- Artifacts already past the bound are weighed, not built and encoded only to be dropped.
-if waiting and __artifactsWeight(KEYS[1]) <= 65536 then
+-- Artifacts already past the bound are weighed, not built and encoded only to be dropped (a
+-- whole snapshot given here weighs what it is: nothing else is left of them).
+local chunksKey = KEYS[10]
+if artifactsWhole then chunksKey = false end
+if waiting and (artifactsWhole and #ARGV[10] or __artifactsWeight(KEYS[1])) <= 65536 then
   answer = function(eventId)
-    local snapshot = cjson.encode(__taskSnapshot(KEYS[1], KEYS[3], KEYS[2], KEYS[10], nil, tonumber(waiting), eventId))
+    local snapshot = cjson.encode(__taskSnapshot(KEYS[1], KEYS[3], KEYS[2], chunksKey, nil, tonumber(waiting), eventId))
     if #snapshot <= 65536 then return snapshot end
     return nil
   end

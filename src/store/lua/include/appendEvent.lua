@@ -14,7 +14,7 @@
   (`taskKey`'s 'generation', docs/task-generations.md) in the same script call: a reader never
   sees a new state under an old generation.
   Every script that appends is wrapped in the replay bound (@bounds-events, src/store/scripts.ts),
-  whose `__appended` counts what this appends: the events and their bytes, for the bound.
+  whose `__appended` counts what this appends: the events, their bytes and the newest id, for the bound.
   An event stored whole as more than __ANNOUNCE_WHOLE_MAX bytes (a large artifact update) is
   announced by its entry id alone, no newline: a gateway that watches the task reads it from
   the buffer (src/events/hub.ts), the others receive a few bytes instead of a megabyte each.
@@ -28,6 +28,7 @@ local function __appendEvent(taskKey, eventsKey, channel, stored, published, tra
   local id = redis.call('XADD', eventsKey, '*', 'r', stored)
   __appended.count = __appended.count + 1
   __appended.bytes = __appended.bytes + #stored
+  __appended.lastId = id
   if published == false or (published == nil and trailer == nil and #stored > __ANNOUNCE_WHOLE_MAX) then
     redis.call('PUBLISH', channel, id)
     return id

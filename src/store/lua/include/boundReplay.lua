@@ -89,9 +89,11 @@ local function __bytesThrough(eventsKey, through)
   return bytes
 end
 
--- `added`: the bytes the script just appended (the wrapper counts them, src/store/scripts.ts).
-local function __boundReplay(taskKey, eventsKey, cursorsKey, maxEvents, maxAgeMs, holdMaxEvents, maxBytes, holdMaxBytes, added)
+-- `appended`: what the script just appended, counted by the wrapper (src/store/scripts.ts): its
+-- events, their bytes and the newest one's id.
+local function __boundReplay(taskKey, eventsKey, cursorsKey, maxEvents, maxAgeMs, holdMaxEvents, maxBytes, holdMaxBytes, appended)
   __bytesThroughRead = {}
+  local added = appended.bytes
   local length = redis.call('XLEN', eventsKey)
   local bytes = redis.call('HINCRBY', taskKey, 'eventsBytes', added)
   local through = nil
@@ -100,10 +102,11 @@ local function __boundReplay(taskKey, eventsKey, cursorsKey, maxEvents, maxAgeMs
     local byBytes = __cutByBytes(eventsKey, bytes - maxBytes, length)
     if byBytes ~= nil and (through == nil or __eventIdLess(through, byBytes)) then through = byBytes end
   end
-  if maxAgeMs > 0 then
-    -- Stream ids come from the Redis clock, so the age cut does too.
-    local now = redis.call('TIME')
-    local cutoffMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - maxAgeMs
+  -- A stream that holds only what this script appended (a new task's) has nothing old enough.
+  if maxAgeMs > 0 and length > appended.count then
+    -- Stream ids come from the Redis clock, so the age cut does too: the id just appended is its
+    -- time now (a script sees one clock: TIME would answer the same).
+    local cutoffMs = tonumber(string.match(appended.lastId, '^(%d+)-')) - maxAgeMs
     -- Read forward from the oldest: XREVRANGE from the cutoff would walk the whole stream.
     if cutoffMs > 0 then
       local aged = redis.call('XRANGE', eventsKey, '-', '(' .. string.format('%d', cutoffMs) .. '-0', 'COUNT', __TRIM_READ_MAX)

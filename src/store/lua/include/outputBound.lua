@@ -34,7 +34,11 @@ local function __chargeOutput(taskKey, bytes)
   end
   if b.maxTurn > 0 and turnBytes + bytes > b.maxTurn then return {'LIMIT', 'limits.maxTurnOutputBytes', b.maxTurn, turnBytes + bytes} end
   if b.maxTask > 0 and taskBytes + bytes > b.maxTask then return {'LIMIT', 'limits.maxTaskOutputBytes', b.maxTask, taskBytes + bytes} end
-  redis.call('HSET', taskKey, 'outputTurn', turn, 'turnOutputBytes', turnBytes + bytes, 'taskOutputBytes', taskBytes + bytes)
-  if b.artifactId ~= '' then redis.call('HSET', taskKey, artifactField, artifactBytes + bytes) end
+  if b.artifactId ~= '' then
+    redis.call('HSET', taskKey, 'outputTurn', turn, 'turnOutputBytes', turnBytes + bytes, 'taskOutputBytes', taskBytes + bytes,
+      artifactField, artifactBytes + bytes)
+  else
+    redis.call('HSET', taskKey, 'outputTurn', turn, 'turnOutputBytes', turnBytes + bytes, 'taskOutputBytes', taskBytes + bytes)
+  end
   return nil
 end

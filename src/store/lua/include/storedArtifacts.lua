@@ -25,18 +25,24 @@ local function __snapshotJson(snapshot, taskKey)
   return table.concat(redis.call('HMGET', taskKey, unpack(fields)))
 end
 
+-- `chunksKey`: false when the caller knows there is no pending chunk (it deleted the list).
 local function __storedArtifacts(snapshot, chunksKey, taskKey)
   snapshot = __snapshotJson(snapshot, taskKey)
-  local chunks = redis.call('LRANGE', chunksKey, 0, -1)
+  local chunks = chunksKey and redis.call('LRANGE', chunksKey, 0, -1) or {}
   if #chunks == 0 then return snapshot end
   snapshot = snapshot or '[]'
   return '{"snapshotBytes":' .. #snapshot .. ',"snapshot":' .. snapshot .. ',"chunks":[' .. table.concat(chunks, ',') .. ']}'
 end
 
 -- What the stored artifacts weigh (snapshot and pending chunks), from counts kept in the hash: O(1).
+-- `segmentBytes` and `chunkBytes`: the hash's 'artifactsSegmentBytes' and 'artifactChunkBytes', read by the caller.
+local function __artifactsWeightWith(taskKey, segmentBytes, chunkBytes)
+  return redis.call('HSTRLEN', taskKey, 'artifacts') + tonumber(segmentBytes or '0') + tonumber(chunkBytes or '0')
+end
+
 local function __artifactsWeight(taskKey)
   local counts = redis.call('HMGET', taskKey, 'artifactsSegmentBytes', 'artifactChunkBytes')
-  return redis.call('HSTRLEN', taskKey, 'artifacts') + tonumber(counts[1] or '0') + tonumber(counts[2] or '0')
+  return __artifactsWeightWith(taskKey, counts[1], counts[2])
 end
 
 local function __dropSegmentsOf(taskKey, generation, count)
@@ -53,9 +59,10 @@ local function __dropDraft(taskKey)
 end
 
 -- The live segmented snapshot (and any draft) go: the caller writes the snapshot whole in 'artifacts'.
+-- One read when there are none (the usual case: a snapshot that fits one segment).
 local function __dropSegments(taskKey)
-  __dropDraft(taskKey)
-  local live = redis.call('HMGET', taskKey, 'artifactsGen', 'artifactsSegments')
+  local live = redis.call('HMGET', taskKey, 'artifactsGen', 'artifactsSegments', 'artifactsDraft', 'artifactsSegmentBytes')
+  if live[3] then __dropDraft(taskKey) end
   if live[1] then __dropSegmentsOf(taskKey, live[1], tonumber(live[2] or '0')) end
-  redis.call('HDEL', taskKey, 'artifactsGen', 'artifactsSegments', 'artifactsSegmentBytes')
+  if live[1] or live[2] or live[4] then redis.call('HDEL', taskKey, 'artifactsGen', 'artifactsSegments', 'artifactsSegmentBytes') end
 end

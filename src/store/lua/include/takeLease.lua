@@ -23,7 +23,11 @@ local function __takeLease(k, a)
   redis.call('SET', k.lease, a.workerId, 'PX', a.ttlMs)
   local attempts = redis.call('HINCRBY', taskKey, 'turnAttempts', 1)
   local previousWorker = before[2]
-  redis.call('HSET', taskKey, 'turnWorker', a.workerId, 'turnLeasedAtMs', a.nowMs, 'turnWithoutJob', a.withoutJob)
+  -- The hash's fields are set by one HSET (and cleared by one HDEL) before anything reads them
+  -- back: every call a script makes costs Redis about as much as a small write does.
+  local sets = {'turnWorker', a.workerId, 'turnLeasedAtMs', a.nowMs, 'turnWithoutJob', a.withoutJob}
+  local clears = {}
+  local function set(field, value) sets[#sets + 1] = field; sets[#sets + 1] = value end
   local turn = before[3]
   if attempts > 1 and not holder and previousWorker then
     local LOST_WORKERS_KEPT = 10
@@ -31,9 +35,10 @@ local function __takeLease(k, a)
     local lost = raw and cjson.decode(raw) or {}
     table.insert(lost, { workerId = previousWorker, turn = tonumber(turn), attempt = attempts - 1, atMs = tonumber(a.nowMs) })
     while #lost > LOST_WORKERS_KEPT do table.remove(lost, 1) end
-    redis.call('HSET', taskKey, 'lostWorkers', cjson.encode(lost))
+    set('lostWorkers', cjson.encode(lost))
   end
   if tonumber(a.maxAttempts) > 0 and attempts > tonumber(a.maxAttempts) then
+    redis.call('HSET', taskKey, unpack(sets))
     local exhausted = redis.call('HMGET', taskKey, 'lostWorkers', 'role', 'parentTaskId')
     return {'EXHAUSTED', generation, turn, attempts, before[10], exhausted[1] or '[]',
       redis.call('HGET', k.turns, turn) or '', exhausted[2] or '', exhausted[3] or ''}
@@ -42,11 +47,11 @@ local function __takeLease(k, a)
   -- by turn, not by attempt 1: a run that is not counted as an attempt (a hand-back at shutdown)
   -- gives its attempt back, so attempt 1 can start more than once.
   if before[4] ~= turn then
-    redis.call('HSET', taskKey, 'turnDeadlineFor', turn)
+    set('turnDeadlineFor', turn)
     if tonumber(a.deadlineMs) > 0 then
-      redis.call('HSET', taskKey, 'turnDeadlineAtMs', tonumber(a.nowMs) + tonumber(a.deadlineMs))
+      set('turnDeadlineAtMs', tonumber(a.nowMs) + tonumber(a.deadlineMs))
     else
-      redis.call('HDEL', taskKey, 'turnDeadlineAtMs')
+      clears[#clears + 1] = 'turnDeadlineAtMs'
     end
   end
   local resumption = 0
@@ -57,26 +62,36 @@ local function __takeLease(k, a)
   end
   if before[6] == '1' then
     resumption = resumption + 1
-    redis.call('HSET', taskKey, 'resumptions', turn .. '.' .. resumption)
-    redis.call('HDEL', taskKey, 'suspended')
+    set('resumptions', turn .. '.' .. resumption)
+    clears[#clears + 1] = 'suspended'
   end
   local cancelRequested = before[7] or ''
   local handBacks = before[8] or '0'
   local taskId = before[9]
   local contextId = before[10]
-  if state == 'TASK_STATE_SUBMITTED' and cancelRequested == '' then
-    local status = '{"state":"TASK_STATE_WORKING","timestamp":' .. cjson.encode(a.nowIso) .. '}'
-    redis.call('HSET', taskKey, 'status', status, 'state', 'TASK_STATE_WORKING', 'updatedAtMs', a.nowMs)
+  local working = state == 'TASK_STATE_SUBMITTED' and cancelRequested == ''
+  local status
+  if working then
+    status = '{"state":"TASK_STATE_WORKING","timestamp":' .. cjson.encode(a.nowIso) .. '}'
+    set('status', status)
+    set('state', 'TASK_STATE_WORKING')
+    set('updatedAtMs', a.nowMs)
+  end
+  redis.call('HSET', taskKey, unpack(sets))
+  if #clears > 0 then redis.call('HDEL', taskKey, unpack(clears)) end
+  if working then
     local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(contextId)
       .. ',"status":' .. status .. '}}'
-    local id = __appendEvent(taskKey, k.events, a.channel, event)
+    __appendEvent(taskKey, k.events, a.channel, event)
   end
-  -- Read after the writes above (status, turnDeadlineAtMs may have changed).
+  -- Read after the writes above (status, turnDeadlineAtMs may have changed), with the counts
+  -- that weigh the artifacts (__artifactsWeight's).
   local fields = redis.call('HMGET', taskKey, 'status', 'metadata', 'turnInputStart', 'versions', 'turnDeadlineAtMs',
-    'turnBudgetSpent', 'role', 'parentTaskId', 'readOnly', 'interruptTurn', 'callerScopes', 'callerExtensions')
+    'turnBudgetSpent', 'role', 'parentTaskId', 'readOnly', 'interruptTurn', 'callerScopes', 'callerExtensions',
+    'artifactsSegmentBytes', 'artifactChunkBytes')
   local artifacts
   local inlineBytes = tonumber(a.inlineBytes) or 0
-  if inlineBytes > 0 and __artifactsWeight(taskKey) > inlineBytes then
+  if inlineBytes > 0 and __artifactsWeightWith(taskKey, fields[13], fields[14]) > inlineBytes then
     -- Too large for one reply: the run reads them in slices (src/store/artifact-segments.ts); it
     -- holds the lease now, so nothing changes them under it.
     local live = redis.call('HMGET', taskKey, 'artifactsGen', 'artifactsSegments', 'artifactsSegmentBytes', 'artifactChunkBytes')
