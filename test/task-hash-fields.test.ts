@@ -51,6 +51,8 @@ export function taskFieldsNamedIn(lua: string): Set<string> {
       if (literal !== null) named.add(`${literal[1]}${literal[2] === undefined ? '' : '*'}`);
     }
   }
+  // Writes gathered for one HSET and one HDEL of the task hash (include/fieldWrites.lua).
+  for (const write of lua.matchAll(/taskWrites\.(?:set|clear)\('([^']*)'(\s*\.\.)?/g)) named.add(`${write[1]}${write[2] === undefined ? '' : '*'}`);
   return named;
 }
 
@@ -72,8 +74,10 @@ redis.call('HSET', KEYS[1], 'state', ARGV[1], 'bogusField', 'TASK_STATE_WORKING'
 redis.call('HSET', KEYS[2], 'notTheTaskHash', 1)
 if redis.call('HMGET', KEYS[1], 'owner',
   'contextId')[1] then redis.call('HSET', KEYS[1], 'digest:' .. ARGV[2], ARGV[3]) end
-redis.call('HINCRBY', KEYS[1], 'turnAttempts', -1)`;
-    expect([...taskFieldsNamedIn(lua)].sort()).toEqual(['bogusField', 'contextId', 'digest:*', 'owner', 'state', 'turnAttempts']);
+redis.call('HINCRBY', KEYS[1], 'turnAttempts', -1)
+taskWrites.set('gathered', 1)
+taskWrites.clear('lease:' .. ARGV[4])`;
+    expect([...taskFieldsNamedIn(lua)].sort()).toEqual(['bogusField', 'contextId', 'digest:*', 'gathered', 'lease:*', 'owner', 'state', 'turnAttempts']);
   });
 
   it('reads the scripts (the fence, the creation, the replay bound among them)', () => {

@@ -27,6 +27,7 @@
         of a turn are keyed by (turn, resumption, sequence) and a re-run's repeats are recognized.
   Emits: a TASK_STATE_WORKING status update when the turn starts from SUBMITTED.
   @bounds-events KEYS[4]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include fieldWrites
   @include appendEvent
   @include storedArtifacts
   @include takeLease

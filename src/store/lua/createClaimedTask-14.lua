@@ -14,6 +14,7 @@
   @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include ownerQuota
   @include tokenBucket
+  @include fieldWrites
   @include appendEvent
   @include storedArtifacts
   @include takeLease

@@ -29,6 +29,7 @@
   Emits: XADD + PUBLISH of the task snapshot event; with the lease, the TASK_STATE_WORKING status
   update acquireLease emits.
   @bounds-events KEYS[3]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
+  @include fieldWrites
   @include appendEvent
   @include storedArtifacts
   @include takeLease

@@ -34,6 +34,7 @@
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include fence
+  @include fieldWrites
   @include terminal
   @include appendEvent
   @include storedArtifacts
@@ -57,18 +58,18 @@ local direct = ARGV[16] ~= '' and turn == '1' and inboxLength == 0 and not cance
   and redis.call('XLEN', KEYS[2]) + tonumber(read[2] or '0') <= 2
 redis.call('HSET', KEYS[6], turn, ARGV[9])
 redis.call('DEL', KEYS[9])
--- The task hash's fields are set by one HSET and cleared by one HDEL, each where the script's path
--- ends: every call a script makes costs Redis about as much as a small write does.
-local sets = {}
-local clears = {'interruptTurn', 'interruptRequestedAtMs', 'inboxTrace'}
-local function set(field, value) sets[#sets + 1] = field; sets[#sets + 1] = value end
+-- The task hash's fields go in one HSET and one HDEL where the script's path ends (include/fieldWrites.lua).
+local taskWrites = __fieldWrites()
+taskWrites.clear('interruptTurn')
+taskWrites.clear('interruptRequestedAtMs')
+taskWrites.clear('inboxTrace')
 -- The artifacts are the whole snapshot given here: no segment and no pending chunk is left.
 local artifactsWhole = ARGV[10] ~= ''
 if artifactsWhole then
   __dropSegments(KEYS[1])
-  set('artifacts', ARGV[10])
+  taskWrites.set('artifacts', ARGV[10])
   redis.call('DEL', KEYS[10])
-  clears[#clears + 1] = 'artifactChunkBytes'
+  taskWrites.clear('artifactChunkBytes')
 end
 if ARGV[14] ~= '' then
   local inputTokens, outputTokens = string.match(ARGV[14], '^(%d+) (%d+)$')
@@ -96,8 +97,8 @@ if continues then
   local nextTurn = redis.call('HINCRBY', KEYS[1], 'turn', 1)
   local status = '{"state":"TASK_STATE_WORKING","timestamp":' .. cjson.encode(ARGV[4]) .. '}'
   redis.call('HSET', KEYS[1], 'status', status, 'state', 'TASK_STATE_WORKING', 'updatedAtMs', ARGV[3],
-    'turnInputStart', start, 'turnAttempts', 0, 'turnHandBacks', 0, 'turnBudgetSpent', 0, unpack(sets))
-  redis.call('HDEL', KEYS[1], unpack(clears))
+    'turnInputStart', start, 'turnAttempts', 0, 'turnHandBacks', 0, 'turnBudgetSpent', 0, unpack(taskWrites.sets))
+  redis.call('HDEL', KEYS[1], unpack(taskWrites.clears))
   local stopped = ''
   if interrupted then
     stopped = ',"metadata":{"cancellation":{"stage":"stopped","scope":"turn","turn":' .. turn
@@ -110,28 +111,28 @@ if continues then
   for _, message in ipairs(queued) do table.insert(result, message) end
   return result
 end
-set('status', ARGV[7])
-set('state', state)
-set('updatedAtMs', ARGV[3])
+taskWrites.set('status', ARGV[7])
+taskWrites.set('state', state)
+taskWrites.set('updatedAtMs', ARGV[3])
 if cancelRequested and state ~= 'TASK_STATE_INPUT_REQUIRED'
   and state ~= 'TASK_STATE_AUTH_REQUIRED' then
   -- A cancel was asked for: record which terminal state won (the cancel, or the turn's own end).
-  set('cancelOutcome', state)
-  if state == 'TASK_STATE_CANCELED' then set('cancelStoppedAtMs', ARGV[3]) end
+  taskWrites.set('cancelOutcome', state)
+  if state == 'TASK_STATE_CANCELED' then taskWrites.set('cancelStoppedAtMs', ARGV[3]) end
 end
 local terminal = __isTerminal(state)
 if terminal then
-  set('finishedAtMs', ARGV[3])
-  if ARGV[13] ~= '' then set('outcome', ARGV[13]) end
+  taskWrites.set('finishedAtMs', ARGV[3])
+  if ARGV[13] ~= '' then taskWrites.set('outcome', ARGV[13]) end
 end
 redis.call('DEL', KEYS[5])
 -- The turn is over: an adapter still running (one that ignored its abort signal past the
 -- deadline) must not be able to write after the final status. (The fence above found the
 -- generation at ARGV[1].)
-set('leaseGeneration', tonumber(ARGV[1]) + 1)
+taskWrites.set('leaseGeneration', tonumber(ARGV[1]) + 1)
 local final = ARGV[11]
 if direct then
-  set('directReply', ARGV[16])
+  taskWrites.set('directReply', ARGV[16])
   final = ARGV[17]
 end
 -- The SendMessage that created the task may be waiting for this (createTask's answerHistory):
@@ -139,9 +140,8 @@ end
 -- left to that read: the message goes to every gateway that subscribes to the pattern.
 local waiting = read[6]
 local answer = nil
-if waiting then clears[#clears + 1] = 'answerHistory' end
-redis.call('HSET', KEYS[1], unpack(sets))
-redis.call('HDEL', KEYS[1], unpack(clears))
+if waiting then taskWrites.clear('answerHistory') end
+taskWrites.flush(KEYS[1])
 if terminal then
   -- A finished task and its replay buffer live for the retention period, then go together (the
   -- pending chunks too, unless they went above).

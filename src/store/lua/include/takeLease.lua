@@ -1,7 +1,7 @@
 --[[
   A task's lease taken to run its open turn, for acquireLease (a worker's take) and createTask (a
   new task whose first turn starts in the process that accepted it, src/runtime/local-turns.ts).
-  Needs `@include appendEvent` and `@include storedArtifacts` before it.
+  Needs `@include fieldWrites`, `@include appendEvent` and `@include storedArtifacts` before it.
   k: {task, lease, history, events, turns, chunks} (keys, see acquireLease-6.lua)
   a: {workerId, ttlMs, nowMs, nowIso, channel, deadlineMs, maxAttempts, inlineBytes, withoutJob}
   Returns acquireLease's reply (its header says what each value is).
@@ -23,11 +23,11 @@ local function __takeLease(k, a)
   redis.call('SET', k.lease, a.workerId, 'PX', a.ttlMs)
   local attempts = redis.call('HINCRBY', taskKey, 'turnAttempts', 1)
   local previousWorker = before[2]
-  -- The hash's fields are set by one HSET (and cleared by one HDEL) before anything reads them
-  -- back: every call a script makes costs Redis about as much as a small write does.
-  local sets = {'turnWorker', a.workerId, 'turnLeasedAtMs', a.nowMs, 'turnWithoutJob', a.withoutJob}
-  local clears = {}
-  local function set(field, value) sets[#sets + 1] = field; sets[#sets + 1] = value end
+  -- The hash's fields go in one HSET and one HDEL (include/fieldWrites.lua), before anything reads them back.
+  local taskWrites = __fieldWrites()
+  taskWrites.set('turnWorker', a.workerId)
+  taskWrites.set('turnLeasedAtMs', a.nowMs)
+  taskWrites.set('turnWithoutJob', a.withoutJob)
   local turn = before[3]
   if attempts > 1 and not holder and previousWorker then
     local LOST_WORKERS_KEPT = 10
@@ -35,10 +35,10 @@ local function __takeLease(k, a)
     local lost = raw and cjson.decode(raw) or {}
     table.insert(lost, { workerId = previousWorker, turn = tonumber(turn), attempt = attempts - 1, atMs = tonumber(a.nowMs) })
     while #lost > LOST_WORKERS_KEPT do table.remove(lost, 1) end
-    set('lostWorkers', cjson.encode(lost))
+    taskWrites.set('lostWorkers', cjson.encode(lost))
   end
   if tonumber(a.maxAttempts) > 0 and attempts > tonumber(a.maxAttempts) then
-    redis.call('HSET', taskKey, unpack(sets))
+    taskWrites.flush(taskKey)
     local exhausted = redis.call('HMGET', taskKey, 'lostWorkers', 'role', 'parentTaskId')
     return {'EXHAUSTED', generation, turn, attempts, before[10], exhausted[1] or '[]',
       redis.call('HGET', k.turns, turn) or '', exhausted[2] or '', exhausted[3] or ''}
@@ -47,11 +47,11 @@ local function __takeLease(k, a)
   -- by turn, not by attempt 1: a run that is not counted as an attempt (a hand-back at shutdown)
   -- gives its attempt back, so attempt 1 can start more than once.
   if before[4] ~= turn then
-    set('turnDeadlineFor', turn)
+    taskWrites.set('turnDeadlineFor', turn)
     if tonumber(a.deadlineMs) > 0 then
-      set('turnDeadlineAtMs', tonumber(a.nowMs) + tonumber(a.deadlineMs))
+      taskWrites.set('turnDeadlineAtMs', tonumber(a.nowMs) + tonumber(a.deadlineMs))
     else
-      clears[#clears + 1] = 'turnDeadlineAtMs'
+      taskWrites.clear('turnDeadlineAtMs')
     end
   end
   local resumption = 0
@@ -62,8 +62,8 @@ local function __takeLease(k, a)
   end
   if before[6] == '1' then
     resumption = resumption + 1
-    set('resumptions', turn .. '.' .. resumption)
-    clears[#clears + 1] = 'suspended'
+    taskWrites.set('resumptions', turn .. '.' .. resumption)
+    taskWrites.clear('suspended')
   end
   local cancelRequested = before[7] or ''
   local handBacks = before[8] or '0'
@@ -73,12 +73,11 @@ local function __takeLease(k, a)
   local status
   if working then
     status = '{"state":"TASK_STATE_WORKING","timestamp":' .. cjson.encode(a.nowIso) .. '}'
-    set('status', status)
-    set('state', 'TASK_STATE_WORKING')
-    set('updatedAtMs', a.nowMs)
+    taskWrites.set('status', status)
+    taskWrites.set('state', 'TASK_STATE_WORKING')
+    taskWrites.set('updatedAtMs', a.nowMs)
   end
-  redis.call('HSET', taskKey, unpack(sets))
-  if #clears > 0 then redis.call('HDEL', taskKey, unpack(clears)) end
+  taskWrites.flush(taskKey)
   if working then
     local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(contextId)
       .. ',"status":' .. status .. '}}'
