@@ -6,11 +6,14 @@
 // Usage: node --import tsx tools/profile/blocking-profile.ts [seconds=10] [connections=32] [outDir]
 // Env: PROFILE_CPU=0 (no CPU profile, counts only), PROFILE_GATEWAY_DIR (another checkout's gateway),
 // PROFILE_LOAD=streams (SendStreamingMessage streams instead; connections = streams at once),
-// PROFILE_MONITOR=1 (also count the commands clients send, scripts' own calls left out, by MONITOR).
+// PROFILE_MONITOR=1 (also count the commands clients send, scripts' own calls left out, by MONITOR),
+// PROFILE_REDIS_COUNT=1 (Redis runs under valgrind's callgrind: the instructions it executes per
+// task, a figure the machine's noise does not move as it moves CPU time; Redis is ~50x slower so
+// use few connections).
 // The .cpuprofile (of the measured window only, tools/profile/cpu-prof-hook.mjs) lands in outDir; read it with tools/profile/cpuprofile-summary.ts --per <tasks>.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
@@ -33,7 +36,16 @@ const gatewayRoot = resolve(process.env.PROFILE_GATEWAY_DIR ?? repoRoot);
 
 const port = await freePort();
 const redisDir = mkdtempSync(join(tmpdir(), 'a2a-profile-redis-'));
-const redisChild = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', redisDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+const redisArgs = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', redisDir];
+const countInstructions = process.env.PROFILE_REDIS_COUNT === '1';
+const callgrindOut = join(outDir, 'redis.callgrind');
+const redisChild = countInstructions
+  ? spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${callgrindOut}`, 'redis-server', ...redisArgs], { stdio: ['ignore', 'pipe', 'pipe'] })
+  : spawn('redis-server', redisArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Turns callgrind's instrumentation of Redis on or off, or dumps what it counted (callgrind_control). */
+const callgrind = (flag: string): void => {
+  execFileSync('callgrind_control', [flag, String(redisChild.pid)], { stdio: 'ignore' });
+};
 // Whatever ends this process (an error, a closed stdout), the Redis it started goes with it.
 process.on('exit', () => {
   killAllChildrenSync();
@@ -71,6 +83,7 @@ try {
     const name = (args[0] ?? '').toLowerCase();
     sent.set(name, (sent.get(name) ?? 0) + 1);
   });
+  if (countInstructions) callgrind('--instr=on');
   const gwBefore = cpuTicks(gateway.pid);
   const redisBefore = cpuTicks(redisChild.pid as number);
   const result = streams
@@ -79,6 +92,10 @@ try {
   const gwTicks = cpuTicks(gateway.pid) - gwBefore;
   const redisTicks = cpuTicks(redisChild.pid as number) - redisBefore;
   monitor?.disconnect();
+  if (countInstructions) {
+    callgrind('--instr=off');
+    callgrind('--dump');
+  }
   if (monitor) writeFileSync(join(outDir, 'monitor.txt'), `${firstCommands.join('\n')}\n`);
   if (withProfile) {
     process.kill(gateway.pid, 'SIGUSR2');
@@ -121,6 +138,13 @@ try {
     keyHints.set(sha, `${n} keys: ${args.slice(3, 3 + Math.min(n, 3)).map((k) => k.replace(/^[^:]*:/, '').replace(/\{[^}]*\}/, '{…}')).join(' ')}`);
   }
   console.log(`tasks ${tasks} in ${seconds}s (${(tasks / seconds).toFixed(0)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${connections} connections)`);
+  if (countInstructions) {
+    // The dump holds what was counted while instrumentation was on: the measured window.
+    const dumps = readdirSync(outDir).filter((f) => f.startsWith('redis.callgrind.'));
+    const totals = dumps.map((f) => Number(/^totals: (\d+)/m.exec(readFileSync(join(outDir, f), 'utf8'))?.[1] ?? 0));
+    const instructions = totals.reduce((a, b) => a + b, 0);
+    console.log(`Redis instructions per task: ${(instructions / tasks / 1000).toFixed(1)} k (callgrind, ${tasks} tasks)`);
+  }
   console.log(`CPU per task: gateway+workers ${((gwTicks * 10) / tasks).toFixed(3)} ms, redis ${((redisTicks * 10) / tasks).toFixed(3)} ms`);
   console.log(`\nRedis commands per task (SLOWLOG: calls and µs spent inside Redis per task):`);
   const rows = [...byScript].sort((a, b) => b[1].usec - a[1].usec);

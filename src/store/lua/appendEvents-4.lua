@@ -61,7 +61,8 @@ if scope ~= '' then
     for later = seq + 1, high do redis.call('HDEL', KEYS[3], tostring(later)) end
   end
   if seq > high then
-    redis.call('HSET', KEYS[3], 'scope', scope, ARGV[10], ARGV[11], 'high', seq)
+    -- ARGV[10] is seq as text: Redis would turn the number into text with snprintf.
+    redis.call('HSET', KEYS[3], 'scope', scope, ARGV[10], ARGV[11], 'high', ARGV[10])
   else
     redis.call('HSET', KEYS[3], 'scope', scope, ARGV[10], ARGV[11])
   end

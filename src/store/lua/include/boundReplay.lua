@@ -29,6 +29,8 @@ end
 -- (or many events aged out at once) the stream comes down by this much per append (bounded
 -- work per call).
 local __TRIM_READ_MAX = 1000
+-- The same as a command argument: Redis turns a Lua number argument into text with snprintf, on every call.
+local __TRIM_READ_MAX_TEXT = '1000'
 
 -- Bytes of the oldest events through each id read while finding the cut, by id: every cut is
 -- found by reading forward from the oldest event, so what the trim drops was read once already.
@@ -109,7 +111,7 @@ local function __boundReplay(taskKey, eventsKey, cursorsKey, maxEvents, maxAgeMs
     local cutoffMs = tonumber(string.match(appended.lastId, '^(%d+)-')) - maxAgeMs
     -- Read forward from the oldest: XREVRANGE from the cutoff would walk the whole stream.
     if cutoffMs > 0 then
-      local aged = redis.call('XRANGE', eventsKey, '-', '(' .. string.format('%d', cutoffMs) .. '-0', 'COUNT', __TRIM_READ_MAX)
+      local aged = redis.call('XRANGE', eventsKey, '-', '(' .. string.format('%d', cutoffMs) .. '-0', 'COUNT', __TRIM_READ_MAX_TEXT)
       __noteRead(aged, 0)
       local newestAged = aged[#aged]
       if newestAged and (through == nil or __eventIdLess(through, newestAged[1])) then through = newestAged[1] end

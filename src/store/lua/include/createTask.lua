@@ -20,12 +20,12 @@ local function __createTask(KEYS, ARGV)
   redis.call('HSET', KEYS[1],
     'id', ARGV[1], 'owner', ARGV[2], 'tenant', ARGV[3], 'contextId', ARGV[4],
     'status', ARGV[5], 'state', 'TASK_STATE_SUBMITTED', 'artifacts', '[]', 'metadata', ARGV[12],
-    'turn', 1, 'turnInputStart', 0, 'turnAttempts', 0, 'leaseGeneration', 0,
+    'turn', '1', 'turnInputStart', '0', 'turnAttempts', '0', 'leaseGeneration', '0',
     'createdAtMs', ARGV[8], 'updatedAtMs', ARGV[8], 'versions', ARGV[13], 'callerScopes', ARGV[15],
     'callerExtensions', ARGV[17], unpack(taskWrites.sets))
   redis.call('RPUSH', KEYS[2], ARGV[6])
   redis.call('SADD', KEYS[4], ARGV[7])
-  redis.call('HSET', KEYS[5], 1, ARGV[10])
+  redis.call('HSET', KEYS[5], '1', ARGV[10])
   local stored, published = ARGV[18], ARGV[9]
   if stored == '' then stored = published end
   if published == '' then

@@ -28,7 +28,7 @@ end
 -- `chunksKey`: false when the caller knows there is no pending chunk (it deleted the list).
 local function __storedArtifacts(snapshot, chunksKey, taskKey)
   snapshot = __snapshotJson(snapshot, taskKey)
-  local chunks = chunksKey and redis.call('LRANGE', chunksKey, 0, -1) or {}
+  local chunks = chunksKey and redis.call('LRANGE', chunksKey, '0', '-1') or {}
   if #chunks == 0 then return snapshot end
   snapshot = snapshot or '[]'
   return '{"snapshotBytes":' .. #snapshot .. ',"snapshot":' .. snapshot .. ',"chunks":[' .. table.concat(chunks, ',') .. ']}'

@@ -19,9 +19,9 @@ local function __takeLease(k, a)
   if state ~= 'TASK_STATE_SUBMITTED' and state ~= 'TASK_STATE_WORKING' then return {'CLOSED', state} end
   local holder = redis.call('GET', k.lease)
   if holder and holder ~= a.workerId then return {'HELD', holder} end
-  local generation = redis.call('HINCRBY', taskKey, 'leaseGeneration', 1)
+  local generation = redis.call('HINCRBY', taskKey, 'leaseGeneration', '1')
   redis.call('SET', k.lease, a.workerId, 'PX', a.ttlMs)
-  local attempts = redis.call('HINCRBY', taskKey, 'turnAttempts', 1)
+  local attempts = redis.call('HINCRBY', taskKey, 'turnAttempts', '1')
   local previousWorker = before[2]
   -- The hash's fields go in one HSET and one HDEL (include/fieldWrites.lua), before anything reads them back.
   local taskWrites = __fieldWrites()
@@ -103,6 +103,6 @@ local function __takeLease(k, a)
     contextId, fields[3], redis.call('HGET', k.turns, turn) or '', fields[4] or '', fields[5] or '', fields[6] or '0', handBacks,
     fields[7] or '', fields[8] or '', fields[9] or '', resumption,
     fields[10] == turn and '1' or '', fields[11] or '[]', fields[12] or '[]'}
-  for _, message in ipairs(redis.call('LRANGE', k.history, 0, -1)) do table.insert(result, message) end
+  for _, message in ipairs(redis.call('LRANGE', k.history, '0', '-1')) do table.insert(result, message) end
   return result
 end

@@ -20,9 +20,10 @@ local function __taskSnapshot(taskKey, historyKey, eventsKey, chunksKey, ownerKe
     fields[7] or '', fields[8] or '', fields[9] or '', fields[10] or '', fields[11] or '', fields[12] or '', fields[13] or '', fields[14] or '',
     fields[15] or '', fields[16] or '0', fields[17] or '0'}
   if historyLength ~= 0 then
-    local from = 0
+    -- Text where it is known: Redis turns a Lua number argument into text with snprintf, on every call.
+    local from = '0'
     if historyLength > 0 then from = -historyLength end
-    for _, message in ipairs(redis.call('LRANGE', historyKey, from, -1)) do table.insert(result, message) end
+    for _, message in ipairs(redis.call('LRANGE', historyKey, from, '-1')) do table.insert(result, message) end
   end
   return result
 end
