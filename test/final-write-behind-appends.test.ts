@@ -3,6 +3,8 @@
 // ends the turn only if the run's last event was stored: an append the store refused (an output
 // bound) leaves the turn unfinished by that write, and the turn then fails naming the limit, as
 // it does when the adapter awaits. Nothing of a refused event is recorded, its digest included.
+// When the run's last event is the one write pending and still held back, the final write
+// carries it instead (one script call less): refused there, nothing of the turn's end is stored.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskStatus } from '../src/protocol/types.ts';
@@ -89,6 +91,36 @@ describe('a turn whose adapter returns without awaiting its emits', () => {
     const task = await send(`artifact 100 await artifact ${MAX_ARTIFACT_BYTES * 2}`);
     expect(task.status.state).toBe('TASK_STATE_FAILED');
     expect(task.artifacts?.map((a) => a.artifactId)).toEqual(['a1']);
+  });
+});
+
+describe('a turn that ends right after its last emit', () => {
+  // The once-wrapper remembers each appendEvents call in the task hash (src/store/scripts.ts):
+  // a task without that field stored its events through its final write alone.
+  const appendedAlone = async (taskId: string): Promise<boolean> => (await gw.redis.hexists(`${gw.prefix}:{${taskId}}:task`, '__call:appendEvents')) === 1;
+
+  it('stores that event with its final status, in one call, in order', async () => {
+    const task = await send('artifact 100');
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(task.artifacts?.map((a) => a.artifactId)).toEqual(['a1']);
+    expect(await storedEvents(task.id)).toEqual(['task', 'status:TASK_STATE_WORKING', 'artifact:a1', 'status:TASK_STATE_COMPLETED']);
+    expect(await appendedAlone(task.id)).toBe(false);
+  });
+
+  it('fails, naming the limit, when the event it carries is past an output bound, and stores nothing of it', async () => {
+    const task = await send(`artifact ${MAX_ARTIFACT_BYTES * 2}`);
+    expect(task.status.state).toBe('TASK_STATE_FAILED');
+    expect(statusText(task)).toMatch(/limits\.maxArtifactBytes/);
+    expect(task.artifacts ?? []).toEqual([]);
+    expect(await storedEvents(task.id)).toEqual(['task', 'status:TASK_STATE_WORKING', 'status:TASK_STATE_FAILED']);
+    expect(await appendedAlone(task.id)).toBe(false);
+  });
+
+  it('sends an event on its own when the run goes on after it (it is held back one turn of the event loop, no more)', async () => {
+    const task = await send('artifact 100 await');
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(await storedEvents(task.id)).toEqual(['task', 'status:TASK_STATE_WORKING', 'artifact:a1', 'status:TASK_STATE_COMPLETED']);
+    expect(await appendedAlone(task.id)).toBe(true);
   });
 });
 
@@ -179,6 +211,59 @@ describe('the final write that follows an event', () => {
     expect(await state(task.taskId)).toBe('TASK_STATE_WORKING');
     expect(await eventCount(task.taskId)).toBe(events);
     expect(await gw.redis.hget(`${gw.prefix}-store:{${task.taskId}}:emitted`, '1')).toBeNull();
+  });
+
+  function finishCarrying(task: { taskId: string; contextId: string; generation: number }, bytes: number) {
+    const artifact = { artifactId: 'carried', parts: [{ text: 'x'.repeat(bytes) }] };
+    const status: TaskStatus = { state: 'TASK_STATE_COMPLETED', timestamp: new Date().toISOString() };
+    return store.turns.finishTurn({
+      ...task,
+      ownerKey,
+      status,
+      agentMessage: undefined,
+      turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), attempts: 1 },
+      artifacts: [artifact],
+      carried: {
+        event: { artifactUpdate: { taskId: task.taskId, contextId: task.contextId, artifact, append: false, lastChunk: true } },
+        outputLimits: { maxArtifactBytes: MAX_ARTIFACT_BYTES, maxTurnOutputBytes: 0, maxTaskOutputBytes: 0 },
+        artifactChunk: { artifactId: artifact.artifactId, append: false },
+      },
+      now: new Date(),
+    });
+  }
+
+  const storedKinds = async (taskId: string): Promise<string[]> =>
+    (await gw.redis.xrange(`${gw.prefix}-store:{${taskId}}:events`, '-', '+')).map(([, fields]) => Object.keys(JSON.parse(fields[1] as string) as object)[0] as string);
+
+  it('carries an event: appended before the final status, counted against the output bounds', async () => {
+    const task = await leased();
+    expect((await finishCarrying(task, 10)).kind).toBe('done');
+    expect(await state(task.taskId)).toBe('TASK_STATE_COMPLETED');
+    expect((await storedKinds(task.taskId)).slice(-2)).toEqual(['artifactUpdate', 'statusUpdate']);
+    expect(await gw.redis.hget(`${gw.prefix}-store:{${task.taskId}}:task`, 'artifactBytes:carried')).not.toBeNull();
+  });
+
+  it('changes nothing when the event it carries is past an output bound, and says which', async () => {
+    const task = await leased();
+    const events = await eventCount(task.taskId);
+    const finished = await finishCarrying(task, MAX_ARTIFACT_BYTES * 2);
+    expect(finished.kind).toBe('refused');
+    if (finished.kind === 'refused') {
+      expect(finished.refusal).toBeInstanceOf(OutputLimitError);
+      expect(finished.refusal.message).toMatch(/limits\.maxArtifactBytes/);
+    }
+    expect(await state(task.taskId)).toBe('TASK_STATE_WORKING');
+    expect(await eventCount(task.taskId)).toBe(events);
+  });
+
+  it('changes nothing when a newer lease holds the task, the event it carries included', async () => {
+    const task = await leased();
+    await gw.redis.del(`${gw.prefix}-store:{${task.taskId}}:lease`);
+    const newer = await store.turns.acquireLease({ taskId: task.taskId, ownerKey, contextId: task.contextId, workerId: 'w2', leaseTtlMs: 60_000, now: new Date() });
+    expect(newer.kind).toBe('acquired');
+    const events = await eventCount(task.taskId);
+    expect(await finishCarrying(task, 10)).toEqual({ kind: 'stale' });
+    expect(await eventCount(task.taskId)).toBe(events);
   });
 
   it('ends the turn when that event was stored', async () => {

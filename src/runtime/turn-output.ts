@@ -17,6 +17,9 @@ import { addEventsTime, timeNow } from '../telemetry/stage-marks.ts';
 import { ArtifactCompaction } from './artifact-compaction.ts';
 import type { TurnWriteQueue } from './turn-write-queue.ts';
 
+/** A run's events up to this one are offered to its final write (TurnWriteQueue.offerToFinal); later ones go at once. */
+const OFFERED_EVENTS_MAX = 2;
+
 /** The parts a run put in an artifact before a chunk, and with it. */
 interface OwnParts {
   before: Part[];
@@ -221,6 +224,18 @@ export class TurnOutput {
   ): Promise<boolean> {
     const { init } = this;
     const startedAt = timeNow();
+    // A first run's event without a compaction may ride on the turn's final write (offerToFinal):
+    // a re-run's must be checked against the earlier run's, which only appendEvents does. Only
+    // the run's first few are offered: each offer waits a turn of the event loop, which a run that
+    // streams many events would pay on every one of them for one saved call at its end.
+    if (artifacts === undefined && place.sequence <= OFFERED_EVENTS_MAX && !(init.mayRepeatEarlierRun && !this.pastPrefix)) {
+      const carried = { event, ...(init.outputLimits === undefined ? {} : { outputLimits: init.outputLimits }), ...(artifactChunk === undefined ? {} : { artifactChunk }) };
+      if ((await init.queue.offerToFinal(carried)) === 'carried') {
+        if (startedAt !== 0) addEventsTime(init.taskId, startedAt);
+        this.pastPrefix = true;
+        return true;
+      }
+    }
     const appending = init.store.turns.appendEvents({
       taskId: init.taskId,
       ownerKey: init.ownerKey,

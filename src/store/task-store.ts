@@ -21,7 +21,7 @@ export type { StepRecord, TaskLinks, TaskVersions, TurnRecord } from './task-rec
 export type { StoredEvent } from './stored-event.ts';
 export { GATEWAY_METADATA_KEY, taskReadOf, type TaskRead } from './task-read.ts';
 export type { AcceptResult, CancelResult, CreateResult, OverQuota, QuotaCharge } from './gateway-operations.ts';
-export { StaleLeaseError, type EmitPlace, type EventPlace, type FinishResult, type LeaseResult, type LostWorker } from './turn-operations.ts';
+export { StaleLeaseError, type CarriedEvent, type EmitPlace, type EventPlace, type FinishResult, type LeaseResult, type LostWorker } from './turn-operations.ts';
 export type { AcquiredLease, LeaseTerms } from './lease-reply.ts';
 export { isStaleActive, type ActiveEntry } from './maintenance-operations.ts';
 export { GatewayOperations, TurnOperations, MaintenanceOperations };

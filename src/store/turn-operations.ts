@@ -33,6 +33,8 @@ export type FinishResult =
   | { kind: 'stale' }
   /** The event the call said it follows (`follows`) was not stored: nothing changed. */
   | { kind: 'unstored' }
+  /** The event the call carried (`carried`) would go past an output bound: nothing changed. */
+  | { kind: 'refused'; refusal: OutputLimitError }
   /** `directReply`: the turn's message was kept as the task's direct reply. */
   | { kind: 'done'; eventId: string; directReply: boolean }
   /** `trace`: the W3C trace context of the request whose message waited first; the next turn continues it. */
@@ -48,10 +50,30 @@ export interface EventPlace {
   digest: string;
 }
 
+/**
+ * An adapter's event a turn's final write carries instead of an append of its own (the run's last,
+ * still unsent when the turn ended: src/runtime/turn-write-queue.ts). Stored as appendEvents
+ * stores an event, less what a finished turn drops anyway: its place's digest, a pending
+ * artifact chunk (the final write stores the artifacts whole), its status (the final one wins).
+ */
+export interface CarriedEvent {
+  event: StreamResponse;
+  /** What the turn may store (default: the settings' defaults), as appendEvents takes it. */
+  outputLimits?: OutputLimits;
+  /** The artifact chunk the event carries, for limits.maxArtifactBytes. */
+  artifactChunk?: { artifactId: string; append: boolean };
+}
+
 /** Where an adapter's event stands in its turn run (see appendEvents-4.lua). */
 export interface EmitPlace extends EventPlace {
   /** This run already appended an event: it has left the earlier run's prefix, so append always. */
   pastPrefix: boolean;
+}
+
+/** A script's refusal of an event past an output bound, as the error the turn fails with. */
+function outputLimitErrorOf(reply: { limit: string; bound: number; bytes: number }, taskId: string): OutputLimitError {
+  if (!isOutputLimitName(reply.limit)) throw new Error(`a turn script refused an event with an unknown limit ${reply.limit}`);
+  return new OutputLimitError(reply.limit, reply.bound, reply.bytes, taskId);
 }
 
 /** The field of the emitted digests hash (TaskKeys.emitted) naming the run scope they belong to (appendEvents-4.lua). */
@@ -185,10 +207,7 @@ export class TurnOperations extends StoreRole {
     });
     if (reply.outcome === 'STALE') throw new StaleLeaseError(input.taskId);
     if (reply.outcome === 'REPEATED') return { kind: 'repeated' };
-    if (reply.outcome === 'LIMIT') {
-      if (!isOutputLimitName(reply.limit)) throw new Error(`appendEvents refused the event with an unknown limit ${reply.limit}`);
-      throw new OutputLimitError(reply.limit, reply.bound, reply.bytes, input.taskId);
-    }
+    if (reply.outcome === 'LIMIT') throw outputLimitErrorOf(reply, input.taskId);
     if (segmented && (await writeSegmented(this.run, this.keys.task(input.taskId), input.generation, compaction.json)) === 'stale') {
       throw new StaleLeaseError(input.taskId);
     }
@@ -236,6 +255,8 @@ export class TurnOperations extends StoreRole {
      * the same connection, so behind it): the turn ends only if that event was stored.
      */
     follows?: EventPlace;
+    /** The run's last event, stored by this call before its final status (see CarriedEvent). */
+    carried?: CarriedEvent;
     now: Date;
   }): Promise<FinishResult> {
     const k = this.keys.task(input.taskId);
@@ -268,9 +289,12 @@ export class TurnOperations extends StoreRole {
       directReply: input.directReply,
       directEvent: input.directReply === undefined ? undefined : directEvent,
       expectEmitted: input.follows === undefined ? undefined : `${input.follows.scope} ${input.follows.sequence} ${input.follows.digest}`,
+      carriedEvent: input.carried === undefined ? undefined : JSON.stringify(input.carried.event),
+      outputBounds: outputBoundArgs(input.carried?.outputLimits ?? DEFAULT_OUTPUT_LIMITS, input.carried?.artifactChunk),
     });
     if (reply.outcome === 'STALE') return { kind: 'stale' };
     if (reply.outcome === 'UNSTORED') return { kind: 'unstored' };
+    if (reply.outcome === 'LIMIT') return { kind: 'refused', refusal: outputLimitErrorOf(reply, input.taskId) };
     this.recentTasks.note(input.taskId, input.now.getTime());
     // Step 3: the owner's indexes move forward; with no turn following, the task leaves the active set.
     this.ownerIndex.note(input.ownerKey, input.taskId, input.contextId, input.now.getTime(), reply.outcome === 'DONE' ? input.now.getTime() : undefined);

@@ -108,6 +108,8 @@ export type FinishReply = Fenced<
   | { outcome: 'DONE'; eventId: string; directReply: boolean }
   /** The run's last event, which the call said it follows, was not stored: nothing changed. */
   | { outcome: 'UNSTORED' }
+  /** The event the call carried would go past an output bound: nothing changed. */
+  | { outcome: 'LIMIT'; limit: string; bound: number; bytes: number }
   /** `trace`: '' or JSON; `messages`: the next turn's input, JSON each. */
   | { outcome: 'NEXT'; turn: number; turnInputStart: number; trace: string; messages: string[] }
 >;
@@ -137,9 +139,14 @@ export const finishTurnScript = defineScript({
     directEvent: arg.optionalJson<StreamResponse>(),
     /** "<emit scope> <sequence> <digest>" of the run's last event, when the call goes out before its append answered. */
     expectEmitted: arg.optionalText,
+    /** The run's last event JSON, carried by this call instead of an append of its own. */
+    carriedEvent: arg.optionalText,
+    /** The carried event's output bounds (outputBoundArgs), as appendEvents takes them. */
+    outputBounds: (value: OutputBoundArgs) => value,
   },
   reply: (reply): FinishReply => {
     if (reply[0] === 'STALE' || reply[0] === 'UNSTORED') return { outcome: reply[0] };
+    if (reply[0] === 'LIMIT') return { outcome: 'LIMIT', limit: str(reply[1]), bound: Number(reply[2]), bytes: Number(reply[3]) };
     if (reply[0] === 'DONE') return { outcome: 'DONE', eventId: str(reply[1]), directReply: reply[2] === 'DIRECT' };
     const [, turn, start, trace, ...messages] = reply.map(str);
     return { outcome: 'NEXT', turn: Number(turn), turnInputStart: Number(start), trace: trace ?? '', messages };

@@ -138,15 +138,15 @@ export async function runAdapter(runner: TurnRunnerSetup, { adapter, limits, fen
   // running it again would be refused again. When the writes still pending are all appends of
   // the adapter's events (an adapter that returns right after emitting its result without
   // awaiting it), the final write goes out behind them without waiting for their answers (one
-  // round trip less) and ends the turn only if the last of them was stored; finishTurn waits for
-  // them and decides again when it was not (turn/finish.ts).
+  // round trip less), or carries the last of them when it is the only one and still held back,
+  // and ends the turn only if that event was stored; finishTurn waits for them and decides again
+  // when it was not (turn/finish.ts).
   const pendingAppends = failure === undefined && !controller.signal.aborted && context.parkedAs === undefined ? context.pendingAppends() : undefined;
   let refused: Error | undefined;
   if (pendingAppends === undefined) {
     refused = await refusalOf(context.settle());
   } else {
     pendingAppends.settled.catch(() => undefined);
-    await pendingAppends.sent;
   }
   if (refused !== undefined && !controller.signal.aborted) {
     logger.warn('turn failed: it tried to store more than a limit allows', { taskId: fence.taskId, turn: lease.turn, reason: refused.message });

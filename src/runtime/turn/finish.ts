@@ -7,13 +7,14 @@ import { VERIFICATION_EXTENSION_URI } from '../../extensions/verification.ts';
 import type { Logger } from '../../logging/logger.ts';
 import { logFailure } from '../../logging/operator-failures.ts';
 import type { JsonObject } from '../../protocol/types.ts';
-import type { EventPlace, FinishResult, TurnRecord } from '../../store/task-store.ts';
+import { StaleLeaseError, type CarriedEvent, type EventPlace, type FinishResult, type TurnRecord } from '../../store/task-store.ts';
 import { cancelStages, turnDuration, turnsFinished } from '../../telemetry/metrics.ts';
 import { A2A, markError } from '../../telemetry/spans.ts';
 import { markStage } from '../../telemetry/stage-marks.ts';
 import type { Span } from '@opentelemetry/api';
 import type { TurnJobData } from '../../../queues/turns.ts';
 import type { TurnLease } from '../turn-context.ts';
+import type { PendingAppends } from '../turn-write-queue.ts';
 import { afterTurnEnded } from './delegation.ts';
 import type { AcquiredLease } from './lease.ts';
 import type { TurnRunnerSetup } from './options.ts';
@@ -58,10 +59,11 @@ export interface EndingTurn {
 export async function finishTurn(runner: TurnRunnerSetup, ending: EndingTurn): Promise<FollowUp | undefined> {
   const { data, fence, lease, agentName, adapterVersion, leasedAt, span, logger } = ending;
   let { outcome } = ending;
-  let finished = await storeEnd(runner, ending, outcome, outcome.pendingAppends?.last);
-  if (finished.kind === 'unstored' && outcome.pendingAppends !== undefined) {
-    // It went out behind the adapter's last appends, and they were not all stored: decided again
-    // once they have answered, as runAdapter decides when it waits for them (a stale lease throws).
+  let finished = await storeEnd(runner, ending, outcome, outcome.pendingAppends);
+  if ((finished.kind === 'unstored' || finished.kind === 'refused') && outcome.pendingAppends !== undefined) {
+    // It went out behind the adapter's last appends (or carried the last), and they were not all
+    // stored: decided again once they have answered, as runAdapter decides when it waits for them
+    // (a stale lease throws).
     const refused = await refusalOf(outcome.pendingAppends.settled);
     if (refused !== undefined) {
       logger.warn('turn failed: it tried to store more than a limit allows', { taskId: fence.taskId, turn: lease.turn, reason: refused.message });
@@ -70,7 +72,9 @@ export async function finishTurn(runner: TurnRunnerSetup, ending: EndingTurn): P
     finished = await storeEnd(runner, ending, outcome, undefined);
   }
   markStage(data.taskId, 'finished');
-  if (finished.kind === 'unstored') throw new Error(`finishTurn of task ${data.taskId} answered UNSTORED to a call that named no event: a store script out of step with this worker`);
+  if (finished.kind === 'unstored' || finished.kind === 'refused') {
+    throw new Error(`finishTurn of task ${data.taskId} answered ${finished.kind} to a call that named and carried no event: a store script out of step with this worker`);
+  }
   if (finished.kind === 'stale') {
     logger.warn('turn result discarded: a newer lease holds the task', { taskId: data.taskId, turn: lease.turn });
     return undefined;
@@ -92,8 +96,27 @@ export async function finishTurn(runner: TurnRunnerSetup, ending: EndingTurn): P
   return finished.kind === 'next' ? { trace: finished.trace, first: false } : undefined;
 }
 
-/** The turn's record and final status stored (fenced); `follows`: the run's last event, which must have been stored first. */
-function storeEnd(runner: TurnRunnerSetup, ending: EndingTurn, outcome: TurnEnd, follows: EventPlace | undefined): Promise<FinishResult> {
+/**
+ * The turn's record and final status stored (fenced). `pending`: the adapter's appends still
+ * pending; the final write carries the last one when it can take it (TurnWriteQueue.offerToFinal),
+ * else goes out behind them and names the last, which must have been stored first.
+ */
+async function storeEnd(runner: TurnRunnerSetup, ending: EndingTurn, outcome: TurnEnd, pending: PendingAppends | undefined): Promise<FinishResult> {
+  const carried = pending?.takeHeld();
+  // Sent after the last append's command, on the same connection: it reaches the store behind it.
+  if (pending !== undefined && carried === undefined) await pending.sent;
+  let finished: FinishResult;
+  try {
+    finished = await writeEnd(runner, ending, outcome, carried === undefined ? pending?.last : undefined, carried?.event);
+  } catch (error) {
+    carried?.settle(error as Error);
+    throw error;
+  }
+  carried?.settle(finished.kind === 'refused' ? finished.refusal : finished.kind === 'stale' ? new StaleLeaseError(ending.data.taskId) : undefined);
+  return finished;
+}
+
+function writeEnd(runner: TurnRunnerSetup, ending: EndingTurn, outcome: TurnEnd, follows: EventPlace | undefined, carried: CarriedEvent | undefined): Promise<FinishResult> {
   const { data, lease, record } = ending;
   record.finishedAtMs = Date.now();
   record.outcome = outcome.status.state;
@@ -115,6 +138,7 @@ function storeEnd(runner: TurnRunnerSetup, ending: EndingTurn, outcome: TurnEnd,
     interrupted: outcome.interrupted === true,
     ...(outcome.directReply === undefined ? {} : { directReply: outcome.directReply }),
     ...(follows === undefined ? {} : { follows }),
+    ...(carried === undefined ? {} : { carried }),
     now: new Date(),
   });
 }

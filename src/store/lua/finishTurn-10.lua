@@ -26,7 +26,12 @@
     event's append had answered, this ends the turn only if that event was stored (appendEvents records
     a digest only then, and a refused append stops every later one); otherwise it changes nothing and
     returns {'UNSTORED'}
-  Returns {'STALE'} | {'UNSTORED'} | {'DONE', eventId, 'DIRECT' | ''} | {'NEXT', turn, turnInputStart, trace JSON | '', message JSON...}
+  ARGV[19] the run's last event JSON, carried by this call instead of an append of its own ('' = none;
+    src/runtime/turn-write-queue.ts): counted against the output bounds as appendEvents counts it, and
+    appended before anything else this call appends. Its status, if any, is not stored: the final one is.
+  then, last, the output bounds of that event (include/outputBound.lua: artifact id, append flag, three bounds)
+  Returns {'STALE'} | {'UNSTORED'} | {'LIMIT', setting, bound, would-be bytes} (the carried event past an
+    output bound: nothing changed) | {'DONE', eventId, 'DIRECT' | ''} | {'NEXT', turn, turnInputStart, trace JSON | '', message JSON...}
     (the trace: the context of the request whose message waited first, see acceptMessage's inboxTrace)
   Emits: the final status update (with the task after it when a SendMessage waits for it, see
   include/appendEvent.lua's trailer), or a TASK_STATE_WORKING status update for the next turn (for an
@@ -34,17 +39,25 @@
   @once: a call re-sent after a lost connection returns the first reply (src/store/scripts.ts).
   @bounds-events KEYS[2]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include fence
+  @include outputBound
   @include fieldWrites
   @include terminal
   @include appendEvent
   @include storedArtifacts
   @include taskSnapshot
 ]]
+__takeOutputBounds()
 if __leaseIsStale() then return {'STALE'} end
 if ARGV[18] ~= '' then
   local scope, seq, digest = string.match(ARGV[18], '^(%S+) (%d+) (%S+)$')
   local emitted = redis.call('HMGET', KEYS[9], 'scope', seq)
   if emitted[1] ~= scope or emitted[2] ~= digest then return {'UNSTORED'} end
+end
+-- The carried event goes first, as its own append would have: the direct-reply check below counts it.
+if ARGV[19] ~= '' then
+  local refused = __chargeOutput(KEYS[1], #ARGV[19])
+  if refused then return refused end
+  __appendEvent(KEYS[1], KEYS[2], ARGV[2], ARGV[19])
 end
 -- Read once, before this script writes any of them (turn is incremented, inboxTrace and
 -- answerHistory deleted, all after this); the inbox is not touched until it is drained below.
