@@ -25,24 +25,27 @@ interface Bounds {
  * (src/runtime/local-turns.ts), so no job is added, fetched or completed, and the task's create
  * takes the turn's lease in its own call (createTask's takeLease), and on a single Redis the
  * owner's claim and the create are one call (createClaimedTask). Round trips today about 2.1:
- * the claim and create with the lease, and the echo's artifact append with the
- * finish in one write (it returns without awaiting the emit: turn/adapter-run.ts); the fraction is
- * the queue's admission read (about one per 200 ms) and, on a busy machine, shares of the
- * owner-index and recent-tasks batches: hence one of slack. Commands about 3.1 (the same, the
- * append and finish counted apart); commands inside scripts about 113 (the queue's 55 gone).
+ * the claim and create with the lease, and the finish carrying the echo's artifact (it returns
+ * without awaiting the emit, and the emit was held back for the finish to take:
+ * TurnWriteQueue.offerToFinal); the fraction is the queue's admission read (about one per 200 ms)
+ * and, on a busy machine, shares of the owner-index and recent-tasks batches: hence one of slack.
+ * Commands about 2.1 (3.1 while the append went on its own); commands inside scripts about 73
+ * (113 before the scripts gathered their writes and the finish carried the append).
  */
-const LOCAL: Bounds = { roundTrips: 3, commands: 4, scriptCommands: 120 };
+const LOCAL: Bounds = { roundTrips: 3, commands: 3, scriptCommands: 80 };
 /**
  * Through the queue (localTurns off, or a gateway without workers of its own; issue 12 asked
  * for 6 round trips): about 8.1 round trips, the path above plus BullMQ's job fetch and its
  * completion and the look for a next job that its wake-up marker causes (the job add rides in the
- * create's write: GatewayOperations.createTask); about 10.2 commands; about 173 commands inside
- * scripts (213 before the cuts below). Each costs Redis about a microsecond (docs/performance.md,
- * "CPU profile"): the replay bound counts what a script appends instead of reading the stream
- * back, and acquireLease, finishTurn and the output bound read the task hash's fields in one
- * HMGET each instead of one HGET per field.
+ * create's write: GatewayOperations.createTask); about 9.2 commands; about 132 commands inside
+ * scripts (213, then 173, before the cuts below). Each costs Redis a few thousand instructions
+ * (docs/performance.md, "CPU profile"): the replay bound counts what a script appends instead of
+ * reading the stream back, acquireLease, finishTurn and the output bound read the task hash's
+ * fields in one HMGET each instead of one HGET per field, the scripts gather their writes of the
+ * task hash into one HSET and one HDEL (include/fieldWrites.lua), and the finish carries the
+ * echo's artifact.
  */
-const QUEUED: Bounds = { roundTrips: 9, commands: 11, scriptCommands: 180 };
+const QUEUED: Bounds = { roundTrips: 9, commands: 10, scriptCommands: 140 };
 const TASKS = 10;
 
 describe.each([
