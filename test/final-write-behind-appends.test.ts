@@ -162,7 +162,8 @@ describe('the final write that follows an event', () => {
     });
   }
 
-  function finish(task: { taskId: string; contextId: string; generation: number }, sequence: number) {
+  /** The turn's final write, completed; `end`: the event it follows, or the one it carries (and the artifacts with it). */
+  function finishWith(task: { taskId: string; contextId: string; generation: number }, end: Pick<Parameters<TaskStore['turns']['finishTurn']>[0], 'follows' | 'carried' | 'artifacts'>) {
     const status: TaskStatus = { state: 'TASK_STATE_COMPLETED', timestamp: new Date().toISOString() };
     return store.turns.finishTurn({
       ...task,
@@ -170,11 +171,13 @@ describe('the final write that follows an event', () => {
       status,
       agentMessage: undefined,
       turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), attempts: 1 },
-      artifacts: undefined,
-      follows: { scope: '1.0', sequence, digest: `d${sequence}` },
+      ...end,
       now: new Date(),
     });
   }
+
+  const finish = (task: { taskId: string; contextId: string; generation: number }, sequence: number) =>
+    finishWith(task, { artifacts: undefined, follows: { scope: '1.0', sequence, digest: `d${sequence}` } });
 
   const state = (taskId: string): Promise<string | null> => gw.redis.hget(`${gw.prefix}-store:{${taskId}}:task`, 'state');
   const eventCount = (taskId: string): Promise<number> => gw.redis.xlen(`${gw.prefix}-store:{${taskId}}:events`);
@@ -215,20 +218,13 @@ describe('the final write that follows an event', () => {
 
   function finishCarrying(task: { taskId: string; contextId: string; generation: number }, bytes: number) {
     const artifact = { artifactId: 'carried', parts: [{ text: 'x'.repeat(bytes) }] };
-    const status: TaskStatus = { state: 'TASK_STATE_COMPLETED', timestamp: new Date().toISOString() };
-    return store.turns.finishTurn({
-      ...task,
-      ownerKey,
-      status,
-      agentMessage: undefined,
-      turnRecord: { turn: 1, inputMessageIds: [], acceptedAtMs: Date.now(), attempts: 1 },
+    return finishWith(task, {
       artifacts: [artifact],
       carried: {
         event: { artifactUpdate: { taskId: task.taskId, contextId: task.contextId, artifact, append: false, lastChunk: true } },
         outputLimits: { maxArtifactBytes: MAX_ARTIFACT_BYTES, maxTurnOutputBytes: 0, maxTaskOutputBytes: 0 },
         artifactChunk: { artifactId: artifact.artifactId, append: false },
       },
-      now: new Date(),
     });
   }
 
