@@ -20,7 +20,9 @@ let gw: TestGateway;
 beforeAll(async () => {
   gw = await startTestGateway({
     name: 'write-behind',
-    config: { adapter: 'test/fixtures/unawaited-emit-adapter.mjs', blockingTimeoutMs: 20_000, limits: { maxArtifactBytes: MAX_ARTIFACT_BYTES } },
+    // Output pacing off: a large output's take would keep its append busy past the turn's end, and the
+    // tests of which events the final write carries would pass for that reason instead of their own.
+    config: { adapter: 'test/fixtures/unawaited-emit-adapter.mjs', blockingTimeoutMs: 20_000, limits: { maxArtifactBytes: MAX_ARTIFACT_BYTES, outputBytesPerSecond: 0 } },
   });
 });
 
@@ -114,6 +116,13 @@ describe('a turn that ends right after its last emit', () => {
     expect(task.artifacts ?? []).toEqual([]);
     expect(await storedEvents(task.id)).toEqual(['task', 'status:TASK_STATE_WORKING', 'status:TASK_STATE_FAILED']);
     expect(await appendedAlone(task.id)).toBe(false);
+  });
+
+  it('sends a large event on its own: carried, it would make the final write as large', async () => {
+    const task = await send('status 70000');
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(await storedEvents(task.id)).toEqual(['task', 'status:TASK_STATE_WORKING', 'status:TASK_STATE_WORKING', 'status:TASK_STATE_COMPLETED']);
+    expect(await appendedAlone(task.id)).toBe(true);
   });
 
   it('sends an event on its own when the run goes on after it (it is held back one turn of the event loop, no more)', async () => {
@@ -221,7 +230,7 @@ describe('the final write that follows an event', () => {
     return finishWith(task, {
       artifacts: [artifact],
       carried: {
-        event: { artifactUpdate: { taskId: task.taskId, contextId: task.contextId, artifact, append: false, lastChunk: true } },
+        json: JSON.stringify({ artifactUpdate: { taskId: task.taskId, contextId: task.contextId, artifact, append: false, lastChunk: true } }),
         outputLimits: { maxArtifactBytes: MAX_ARTIFACT_BYTES, maxTurnOutputBytes: 0, maxTaskOutputBytes: 0 },
         artifactChunk: { artifactId: artifact.artifactId, append: false },
       },

@@ -19,6 +19,12 @@ import type { TurnWriteQueue } from './turn-write-queue.ts';
 
 /** A run's events up to this one are offered to its final write (TurnWriteQueue.offerToFinal); later ones go at once. */
 const OFFERED_EVENTS_MAX = 2;
+/**
+ * Nor is an event of more characters than this offered: carried, it would make the final write a
+ * command as large as the event and the artifacts it also stores, which the command size bound
+ * (redisMaxCommandBytes) may refuse where the two apart pass; carrying saves a call, not bytes.
+ */
+const OFFERED_EVENT_MAX_CHARS = 64 * 1024;
 
 /** The parts a run put in an artifact before a chunk, and with it. */
 interface OwnParts {
@@ -228,8 +234,9 @@ export class TurnOutput {
     // a re-run's must be checked against the earlier run's, which only appendEvents does. Only
     // the run's first few are offered: each offer waits a turn of the event loop, which a run that
     // streams many events would pay on every one of them for one saved call at its end.
-    if (artifacts === undefined && place.sequence <= OFFERED_EVENTS_MAX && !(init.mayRepeatEarlierRun && !this.pastPrefix)) {
-      const carried = { event, ...(init.outputLimits === undefined ? {} : { outputLimits: init.outputLimits }), ...(artifactChunk === undefined ? {} : { artifactChunk }) };
+    const offered = artifacts === undefined && place.sequence <= OFFERED_EVENTS_MAX && !(init.mayRepeatEarlierRun && !this.pastPrefix) ? JSON.stringify(event) : undefined;
+    if (offered !== undefined && offered.length <= OFFERED_EVENT_MAX_CHARS) {
+      const carried = { json: offered, ...(init.outputLimits === undefined ? {} : { outputLimits: init.outputLimits }), ...(artifactChunk === undefined ? {} : { artifactChunk }) };
       if ((await init.queue.offerToFinal(carried)) === 'carried') {
         if (startedAt !== 0) addEventsTime(init.taskId, startedAt);
         this.pastPrefix = true;

@@ -57,7 +57,8 @@ export interface EventPlace {
  * artifact chunk (the final write stores the artifacts whole), its status (the final one wins).
  */
 export interface CarriedEvent {
-  event: StreamResponse;
+  /** The StreamResponse as JSON (what the output bounds weigh). */
+  json: string;
   /** What the turn may store (default: the settings' defaults), as appendEvents takes it. */
   outputLimits?: OutputLimits;
   /** The artifact chunk the event carries, for limits.maxArtifactBytes. */
@@ -289,7 +290,7 @@ export class TurnOperations extends StoreRole {
       directReply: input.directReply,
       directEvent: input.directReply === undefined ? undefined : directEvent,
       expectEmitted: input.follows === undefined ? undefined : `${input.follows.scope} ${input.follows.sequence} ${input.follows.digest}`,
-      carriedEvent: input.carried === undefined ? undefined : JSON.stringify(input.carried.event),
+      carriedEvent: input.carried?.json,
       outputBounds: outputBoundArgs(input.carried?.outputLimits ?? DEFAULT_OUTPUT_LIMITS, input.carried?.artifactChunk),
     });
     if (reply.outcome === 'STALE') return { kind: 'stale' };
