@@ -42,9 +42,9 @@ async function send(text: string): Promise<TaskView> {
   return (reply.body.result as { task: TaskView }).task;
 }
 
-/** The task's stored events, as kinds in order ("status:<state>" or "artifact:<id>"). */
-async function storedEvents(taskId: string): Promise<string[]> {
-  const entries = await gw.redis.xrange(`${gw.prefix}:{${taskId}}:events`, '-', '+');
+/** The task's stored events, as kinds in order ("status:<state>" or "artifact:<id>"); `prefix`: the store's key prefix. */
+async function storedEvents(taskId: string, prefix = gw.prefix): Promise<string[]> {
+  const entries = await gw.redis.xrange(`${prefix}:{${taskId}}:events`, '-', '+');
   return entries.map(([, fields]) => {
     const event = JSON.parse(fields[1] as string) as {
       task?: unknown;
@@ -208,12 +208,16 @@ describe('the final write that follows an event', () => {
     expect(await state(task.taskId)).toBe('TASK_STATE_WORKING');
   });
 
-  it('changes nothing when a newer lease holds the task: the append and the final write behind it are both stale', async () => {
-    const task = await leased();
-    // The first worker's lease lapsed and another took the task over (a newer generation).
+  /** The first worker's lease lapsed and another took the task over (a newer generation). */
+  async function takeOver(task: { taskId: string; contextId: string }): Promise<void> {
     await gw.redis.del(`${gw.prefix}-store:{${task.taskId}}:lease`);
     const newer = await store.turns.acquireLease({ taskId: task.taskId, ownerKey, contextId: task.contextId, workerId: 'w2', leaseTtlMs: 60_000, now: new Date() });
     expect(newer.kind).toBe('acquired');
+  }
+
+  it('changes nothing when a newer lease holds the task: the append and the final write behind it are both stale', async () => {
+    const task = await leased();
+    await takeOver(task);
     const events = await eventCount(task.taskId);
     // Sent one behind the other, as the late worker's runtime sends them, without waiting in between.
     const appended = append(task, 1, 10);
@@ -237,14 +241,11 @@ describe('the final write that follows an event', () => {
     });
   }
 
-  const storedKinds = async (taskId: string): Promise<string[]> =>
-    (await gw.redis.xrange(`${gw.prefix}-store:{${taskId}}:events`, '-', '+')).map(([, fields]) => Object.keys(JSON.parse(fields[1] as string) as object)[0] as string);
-
   it('carries an event: appended before the final status, counted against the output bounds', async () => {
     const task = await leased();
     expect((await finishCarrying(task, 10)).kind).toBe('done');
     expect(await state(task.taskId)).toBe('TASK_STATE_COMPLETED');
-    expect((await storedKinds(task.taskId)).slice(-2)).toEqual(['artifactUpdate', 'statusUpdate']);
+    expect((await storedEvents(task.taskId, `${gw.prefix}-store`)).slice(-2)).toEqual(['artifact:carried', 'status:TASK_STATE_COMPLETED']);
     expect(await gw.redis.hget(`${gw.prefix}-store:{${task.taskId}}:task`, 'artifactBytes:carried')).not.toBeNull();
   });
 
@@ -263,9 +264,7 @@ describe('the final write that follows an event', () => {
 
   it('changes nothing when a newer lease holds the task, the event it carries included', async () => {
     const task = await leased();
-    await gw.redis.del(`${gw.prefix}-store:{${task.taskId}}:lease`);
-    const newer = await store.turns.acquireLease({ taskId: task.taskId, ownerKey, contextId: task.contextId, workerId: 'w2', leaseTtlMs: 60_000, now: new Date() });
-    expect(newer.kind).toBe('acquired');
+    await takeOver(task);
     const events = await eventCount(task.taskId);
     expect(await finishCarrying(task, 10)).toEqual({ kind: 'stale' });
     expect(await eventCount(task.taskId)).toBe(events);
