@@ -210,8 +210,15 @@ export async function turnJobsSettled(gw: Pick<TestGateway, 'redis' | 'prefix'>)
   );
 }
 
+/** How long expectUnchanged lets a just-answered turn's own bookkeeping land before its first snapshot. */
+const SETTLE_BEFORE_SNAPSHOT_MS = 100;
+
 /** Runs a request and proves no key under the gateway's prefix appeared, vanished or changed. */
 export async function expectUnchanged<T>(gw: Pick<TestGateway, 'snapshotKeys'>, request: () => Promise<T>): Promise<T> {
+  // A blocking caller hears its turn's end (pub/sub) a moment before the worker has read the
+  // finish's reply and noted the task for the owner's indexes: a test's previous task may still be
+  // that moment away. Let it land, so the snapshot holds no change this request did not make.
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_BEFORE_SNAPSHOT_MS));
   const before = Object.fromEntries(await gw.snapshotKeys());
   expect(Object.keys(before).length).toBeGreaterThan(0);
   const result = await request();
