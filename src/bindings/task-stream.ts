@@ -47,16 +47,18 @@ export function streamTaskEvents(options: TaskEventsOptions): TaskFeed | undefin
   // hours, and the snapshot (a whole Task with history) must not live with it.
   const { service, sink, frame, fail } = options;
   let onFirstEvent = options.onFirstEvent;
-  const { snapshot, skipNote, closesOn, taskId, afterId, alreadyEnded } = options.plan;
+  const { snapshot, skipNote, closesOn, taskId, afterId, alreadyEnded, held: watched } = options.plan;
   if (snapshot !== undefined) {
     sendSnapshot(sink, frame, snapshot.task, snapshot.eventId);
     if (skipNote !== undefined) sink.send(frame(JSON.stringify(skipNote)));
     if (closesOn(snapshot.task.status.state)) {
+      watched?.close();
       sink.end();
       return undefined;
     }
   }
   if (alreadyEnded === true) {
+    watched?.close();
     sink.end();
     return undefined;
   }
@@ -75,6 +77,7 @@ export function streamTaskEvents(options: TaskEventsOptions): TaskFeed | undefin
   const feed = service.followTask({
     taskId,
     afterId,
+    ...(watched === undefined ? {} : { held: watched }),
     onEvent: (event) => {
       if (held !== undefined && hold !== undefined) {
         const reply = hold.directReplyOf(event.json);

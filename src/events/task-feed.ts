@@ -13,10 +13,8 @@ export interface TaskFeed {
   close(): void;
 }
 
-export function openTaskFeed(options: {
-  hub: EventHub;
-  store: TaskStore;
-  taskId: string;
+/** Who a feed delivers to, and from where. */
+export interface TaskFeedConsumer {
   /** Deliver events strictly after this id ('' = from the first stored event). */
   afterId: string;
   onEvent: (event: LiveEvent) => void;
@@ -27,18 +25,26 @@ export function openTaskFeed(options: {
    */
   onError: (error: Error) => void;
   /**
-   * Skip the initial buffer read: only for a task whose first event cannot have been published
-   * yet (the caller opens the feed before creating the task). Gaps are still read back.
-   */
-  liveOnly?: boolean;
-  /**
    * The replay bound dropped events after the last one delivered before the feed read them (it
    * fell behind by more than the buffer holds): the consumer shows what it must (a snapshot and
    * a skip note) and answers the event id to go on after, or undefined when it stops. Without
    * it the feed fails with an error naming the Last-Event-ID to resume from.
    */
   onBehindBuffer?: (lastDeliveredId: string) => Promise<string | undefined>;
-}): TaskFeed {
+}
+
+export function openTaskFeed(
+  options: TaskFeedConsumer & {
+    hub: EventHub;
+    store: TaskStore;
+    taskId: string;
+    /**
+     * Skip the initial buffer read: only for a task whose first event cannot have been published
+     * yet (the caller opens the feed before creating the task). Gaps are still read back.
+     */
+    liveOnly?: boolean;
+  },
+): TaskFeed {
   const { hub, store, taskId, onEvent, onError } = options;
   let lastDelivered = options.afterId;
   // Live events wait in `buffered` while any replay read is in flight, so nothing newer
@@ -72,7 +78,7 @@ export function openTaskFeed(options: {
         if (lastDelivered !== '' && isBeforeBuffer(lastDelivered, trimmed)) {
           const continueAfter = options.onBehindBuffer === undefined ? undefined : await options.onBehindBuffer(lastDelivered);
           if (continueAfter === undefined) {
-            if (options.onBehindBuffer === undefined) fail(behindBuffer(taskId, lastDelivered));
+            if (options.onBehindBuffer === undefined) fail(behindBufferError(taskId, lastDelivered));
             return;
           }
           if (closed) return;
@@ -130,7 +136,7 @@ export function openTaskFeed(options: {
 }
 
 /** The feed fell behind the replay buffer and its consumer cannot show a snapshot. */
-function behindBuffer(taskId: string, lastDelivered: string): A2AError {
+export function behindBufferError(taskId: string, lastDelivered: string): A2AError {
   return new A2AError(
     'UNAVAILABLE',
     `More events of task ${taskId} arrived than its replay buffer keeps (replay.maxEvents) before this stream read them. Subscribe again with Last-Event-ID: ${lastDelivered} to get the task's snapshot and the events after it.`,

@@ -1,3 +1,4 @@
+import type { HeldTaskFeed } from '../events/held-feed.ts';
 import type { Message, StreamResponse, Task, TaskState } from '../protocol/types.ts';
 
 /** Where a stream starts, what ends it, and how its first frames are decided. */
@@ -18,6 +19,12 @@ export interface StreamPlan {
   snapshotAfterSkip?: (lastEventId: string) => Promise<{ snapshot: { task: Task; eventId: string }; skipNote: StreamResponse }>;
   /** Deliver stored events strictly after this id ('' = from the first). */
   afterId: string;
+  /**
+   * A task this call created, watched since before its creation: its events are delivered from
+   * the watch, with no read of the replay buffer (src/events/held-feed.ts). A consumer that
+   * does not follow the plan closes it.
+   */
+  held?: HeldTaskFeed;
   closesOn: (state: TaskState) => boolean;
   /** Nothing will follow: the client already holds the terminal event. */
   alreadyEnded: boolean;

@@ -5,8 +5,8 @@
 // one per operation group; ./service.ts puts them together.
 import type { TaskReserver } from '../consumers/consumer-gate.ts';
 import type { Principal } from '../auth/principal.ts';
-import type { LiveEvent } from '../events/hub.ts';
-import type { TaskFeed } from '../events/task-feed.ts';
+import type { HeldTaskFeed } from '../events/held-feed.ts';
+import type { TaskFeed, TaskFeedConsumer } from '../events/task-feed.ts';
 import type { StreamPlan } from '../operations/stream-plan.ts';
 import type {
   AgentCard,
@@ -80,13 +80,10 @@ export interface ListPushConfigsRequest {
 }
 
 /** Where a followed task's events go; see openTaskFeed (src/events/task-feed.ts) for each callback. */
-export interface TaskFollower {
+export interface TaskFollower extends TaskFeedConsumer {
   taskId: string;
-  /** Deliver events strictly after this id ('' = from the first). */
-  afterId: string;
-  onEvent: (event: LiveEvent) => void;
-  onError: (error: Error) => void;
-  onBehindBuffer?: (lastDeliveredId: string) => Promise<string | undefined>;
+  /** The task's events watched since before it was created (StreamPlan.held): delivered from there, no buffer read. */
+  held?: HeldTaskFeed;
 }
 
 export interface A2AHandler {

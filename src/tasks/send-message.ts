@@ -110,11 +110,26 @@ export class SendMessages {
   async sendStreamingMessage(caller: Caller, request: SendMessageRequest): Promise<StreamPlan> {
     await checkSendRequest(caller, request);
     const { owner } = caller;
-    const { taskId, snapshot, afterId } = await this.deps.intake.submit(owner, request, senderOf(caller), { waitsForTurn: true });
+    // As the blocking wait above: a new task is watched before it is created, so its stream needs
+    // no read of the replay buffer; not a large first message's, announced by id and read anyway.
+    const newTaskId = request.message.taskId === undefined ? newId() : undefined;
+    const held = newTaskId !== undefined && approximateBytes(request.message) < LARGE_MESSAGE_BYTES ? this.deps.events.holdNewTask(newTaskId) : undefined;
+    let submission: Submission;
+    try {
+      submission = await this.deps.intake.submit(owner, request, senderOf(caller), { ...(newTaskId === undefined ? {} : { taskId: newTaskId }), waitsForTurn: true });
+    } catch (error) {
+      held?.close();
+      throw error;
+    }
+    const { taskId, snapshot, afterId } = submission;
+    // A re-sent message answers with the task it made before: that one's stream reads the buffer.
+    const ownHeld = held !== undefined && taskId === held.taskId && snapshot === undefined && afterId === '' ? held : undefined;
+    if (ownHeld === undefined) held?.close();
     return {
       taskId,
       snapshot,
       afterId,
+      ...(ownHeld === undefined ? {} : { held: ownHeld }),
       // The turn is over at a terminal state or when the agent waits for input (DESIGN.md);
       // AUTH_REQUIRED keeps the stream open: the turn resumes after out-of-band credentials.
       closesOn: (state) => isTerminal(state) || state === 'TASK_STATE_INPUT_REQUIRED',

@@ -4,6 +4,7 @@
 import { A2AError } from '../protocol/errors.ts';
 import type { TaskState } from '../protocol/types.ts';
 import type { EventHub, LiveEvent } from '../events/hub.ts';
+import { holdTaskFeed, type HeldTaskFeed } from '../events/held-feed.ts';
 import { openTaskFeed, type TaskFeed } from '../events/task-feed.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import { taskReadOfAnswer, type TaskRead } from '../store/task-read.ts';
@@ -22,7 +23,18 @@ export class TaskEvents {
   ) {}
 
   follow(follower: TaskFollower): TaskFeed {
-    return openTaskFeed({ hub: this.hub, store: this.store, ...follower });
+    const { held, ...consumer } = follower;
+    if (held !== undefined && held.taskId === follower.taskId) return held.attach(consumer);
+    held?.close();
+    return openTaskFeed({ hub: this.hub, store: this.store, ...consumer });
+  }
+
+  /**
+   * Watches a task about to be created, holding its events until a stream attaches
+   * (src/events/held-feed.ts): that stream needs no read of the replay buffer.
+   */
+  holdNewTask(taskId: string): HeldTaskFeed {
+    return holdTaskFeed(this.hub, this.store, taskId);
   }
 
   /** False where no one subscription hears every task (Redis Cluster, sharded pub/sub). */
