@@ -90,10 +90,11 @@ export async function startPushRole(lifecycle: Lifecycle, config: GatewayConfig,
   const taskKeys = taskChannels(config.keyPrefix);
   const attached = store.attachedChannel();
   // A message is "<event id>\n<StreamResponse JSON>", or the id alone for a large event (include/appendEvent.lua);
-  // only a task's creation event is a `task` snapshot, and it is never announced by id.
-  subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => {
-    const taskId = taskKeys.taskOfEventChannel(channel);
-    if (taskId !== undefined) outbox.notify(taskId, false, message.includes('\n{"task":'));
+  // only a task's creation event is a `task` snapshot, and it is never announced by id. Read as
+  // bytes: every event of every task comes here, and only its channel and first bytes matter.
+  subscriber.on('pmessageBuffer', (_pattern: string, channel: Buffer, message: Buffer) => {
+    const taskId = taskKeys.taskOfEventChannel(channel.toString());
+    if (taskId !== undefined) outbox.notify(taskId, false, isCreationMessage(message));
   });
   subscriber.on('message', (channel: string, taskId: string) => {
     if (channel === attached) outbox.notify(taskId, true);
@@ -112,4 +113,12 @@ export async function startPushRole(lifecycle: Lifecycle, config: GatewayConfig,
   await worker.waitUntilReady();
   await lifecycle.start({ name: 'push outbox', start: () => outbox.start(), stop: () => outbox.close() });
   return { outbox, store, queue };
+}
+
+const CREATION_JSON_START = Buffer.from('{"task":');
+
+/** Whether an event message (`<id>\n<JSON>`) carries a task's creation event: its JSON starts as a Task snapshot. */
+function isCreationMessage(message: Buffer): boolean {
+  const start = message.indexOf(0x0a) + 1;
+  return start > 0 && start + CREATION_JSON_START.length <= message.length && message.compare(CREATION_JSON_START, 0, CREATION_JSON_START.length, start, start + CREATION_JSON_START.length) === 0;
 }
