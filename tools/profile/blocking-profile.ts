@@ -59,7 +59,8 @@ const gateway = await startGateway({
   logDir: outDir,
   redisUrl,
   readyTimeoutMs: 240_000,
-  env: withProfile ? { NODE_OPTIONS: `--import=${join(repoRoot, 'tools', 'profile', 'cpu-prof-hook.mjs')}`, A2A_CPU_PROF_DIR: outDir } : {},
+  // NODE_OPTIONS of this process (a V8 flag under test, say) reach the gateway beside the profiler's hook.
+  env: withProfile ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${join(repoRoot, 'tools', 'profile', 'cpu-prof-hook.mjs')}`.trim(), A2A_CPU_PROF_DIR: outDir } : {},
 });
 try {
   // Warm up (scripts loaded, JIT warm), then count from a clean slate.

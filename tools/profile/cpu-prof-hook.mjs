@@ -10,6 +10,9 @@ const intervalUs = Number(process.env.A2A_CPU_PROF_INTERVAL_US ?? 250);
 // A2A_HEAP_PROF=1: V8's sampling heap profiler runs over the same window (<pid>-<n>.heapprofile:
 // where the bytes the collector then has to reclaim were allocated).
 const heap = process.env.A2A_HEAP_PROF === '1';
+// A2A_HEAP_PROF_SURVIVORS=1: only objects that outlived a young-generation collection, the ones
+// each scavenge copies (what a collector's time per task grows with), not every allocation.
+const survivors = process.env.A2A_HEAP_PROF_SURVIVORS === '1';
 const session = new Session();
 session.connect();
 let running = false;
@@ -20,7 +23,7 @@ process.on('SIGUSR2', () => {
     session.post('Profiler.enable', () =>
       session.post('Profiler.setSamplingInterval', { interval: intervalUs }, () => session.post('Profiler.start')),
     );
-    if (heap) session.post('HeapProfiler.enable', () => session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }));
+    if (heap) session.post('HeapProfiler.enable', () => session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !survivors }));
     return;
   }
   running = false;
