@@ -30,17 +30,18 @@ interface Bounds {
  * without awaiting the emit, and the emit was held back for the finish to take:
  * TurnWriteQueue.offerToFinal); the fraction is the queue's admission read (about one per 200 ms)
  * and, on a busy machine, shares of the owner-index and recent-tasks batches: hence one of slack.
- * Commands about 2.1 (3.1 while the append went on its own); commands inside scripts about 62
+ * Commands about 2.1 (3.1 while the append went on its own); commands inside scripts about 58
  * (113 before the scripts gathered their writes and the finish carried the append, 73 before the
- * create wrote its lease from what it had just written instead of reading it back:
- * include/createTask.lua).
+ * create wrote its lease from what it had just written instead of reading it back,
+ * include/createTask.lua, and the claim read the owner's quota in one HMGET and wrote it in one
+ * HSET, include/ownerQuota.lua).
  */
-const LOCAL: Bounds = { roundTrips: 3, commands: 3, scriptCommands: 68 };
+const LOCAL: Bounds = { roundTrips: 3, commands: 3, scriptCommands: 64 };
 /**
  * Through the queue (localTurns off, or a gateway without workers of its own; issue 12 asked
  * for 6 round trips): about 8.1 round trips, the path above plus BullMQ's job fetch and its
  * completion and the look for a next job that its wake-up marker causes (the job add rides in the
- * create's write: GatewayOperations.createTask); about 9.2 commands; about 132 commands inside
+ * create's write: GatewayOperations.createTask); about 9.2 commands; about 128 commands inside
  * scripts (213, then 173, before the cuts below). Each costs Redis a few thousand instructions
  * (docs/performance.md, "CPU profile"): the replay bound counts what a script appends instead of
  * reading the stream back, acquireLease, finishTurn and the output bound read the task hash's
@@ -55,12 +56,12 @@ const TASKS = 10;
  * A streamed echo task whose turn starts where it was accepted: the blocking one's calls, and the
  * stream's place among every gateway's open streams (limits.maxStreams: a script call takes a
  * batch of places, a ZREM gives back what is left when no stream here is open, as happens
- * between these one-at-a-time streams), about 4.1 commands; inside scripts about 80, of which 16
+ * between these one-at-a-time streams), about 4.1 commands; inside scripts about 76, of which 16
  * are the batch's ZADDs. Its stream watches the task from before its creation
  * (src/events/held-feed.ts), as the blocking wait does, so it reads nothing back from the replay
  * buffer: that read made it 5.1 commands.
  */
-const STREAMED: Bounds = { roundTrips: 5, commands: 5, scriptCommands: 86 };
+const STREAMED: Bounds = { roundTrips: 5, commands: 5, scriptCommands: 82 };
 
 /** Sends one echo task and checks that it completed, blocking or streamed. */
 async function sendEcho(gw: TestGateway, send: 'blocking' | 'stream', text: string): Promise<void> {

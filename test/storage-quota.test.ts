@@ -73,8 +73,20 @@ describe('storage quotas through the bindings', () => {
     const first = await send('bob', { message: textMessage(`echo ${'b'.repeat(10_000)}`) });
     expect(first.status).toBe(200);
     const taskId = (first.body.result as { task: { id: string } }).task.id;
+    // The task's own charge (what goes back when it expires), beside the owner's total.
+    const [quotaKey] = await gw.redis.keys(`${gw.prefix}:{o:*bob}:quota`);
+    const charged = async (): Promise<{ task: number; bytes: number; tasks: number }> => {
+      const [task, bytes, tasks] = await gw.redis.hmget(quotaKey as string, `t:${taskId}`, 'bytes', 'tasks');
+      return { task: Number(task), bytes: Number(bytes), tasks: Number(tasks) };
+    };
+    const before = await charged();
     // A follow-up is stored once too: 20 kB more still fits (about 30 kB of 40 kB).
     expect((await send('bob', { message: textMessage(`echo ${'c'.repeat(20_000)}`, { taskId }) })).status).toBe(200);
+    // Charged to the task as well as to the owner, so it goes back with the task; not a task more.
+    const after = await charged();
+    expect(after.bytes - before.bytes).toBeGreaterThan(20_000);
+    expect(after.task - before.task).toBe(after.bytes - before.bytes);
+    expect(after.tasks).toBe(before.tasks);
     const followUp = await expectUnchanged(gw, () => send('bob', { message: textMessage(`echo ${'d'.repeat(15_000)}`, { taskId }) }));
     expect(followUp.status).toBe(429);
     expect(reasonOf(followUp.body)).toBe('STORAGE_QUOTA_BYTES');

@@ -20,9 +20,10 @@ if resumes and cap > 0 and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
 end
 local charge = tonumber(ARGV[5])
 if charge > 0 then
-  local refusal = __quotaRefusal(KEYS[2], KEYS[3], charge, tonumber(ARGV[6]), 0, false)
+  local held = __quotaHeld(KEYS[2], ARGV[1])
+  local refusal = __quotaRefusal(held, KEYS[3], charge, tonumber(ARGV[6]), 0, false)
   if refusal then return refusal end
-  __quotaCharge(KEYS[2], KEYS[3], ARGV[1], charge, ARGV[7])
+  __quotaCharge(KEYS[2], KEYS[3], ARGV[1], charge, ARGV[7], held)
 end
 local added = 0
 if resumes then added = redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end

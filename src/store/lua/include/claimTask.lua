@@ -23,10 +23,11 @@ local function __claimTask(KEYS, ARGV)
   end
   local charge = tonumber(ARGV[5])
   -- A task charged before (a sub-agent's derived id, claimed again once its key expired) is not charged twice.
-  if charge > 0 and redis.call('HEXISTS', KEYS[3], 't:' .. ARGV[1]) == 0 then
-    local refusal = __quotaRefusal(KEYS[3], KEYS[4], charge, tonumber(ARGV[6]), tonumber(ARGV[7]), true)
+  local held = charge > 0 and __quotaHeld(KEYS[3], ARGV[1])
+  if held and not held.task then
+    local refusal = __quotaRefusal(held, KEYS[4], charge, tonumber(ARGV[6]), tonumber(ARGV[7]), true)
     if refusal then return refusal end
-    __quotaCharge(KEYS[3], KEYS[4], ARGV[1], charge, ARGV[8])
+    __quotaCharge(KEYS[3], KEYS[4], ARGV[1], charge, ARGV[8], held)
   end
   if rate > 0 then __bucketStore(KEYS[7], bucketTokens - storedCost, rate, tonumber(ARGV[10]), bucketNow) end
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
