@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HELD_EVENTS_MAX, holdTaskFeed } from '../src/events/held-feed.ts';
+import { HELD_EVENTS_MAX, holdTaskFeed, type HeldTaskFeed } from '../src/events/held-feed.ts';
 import { EventHub, type LiveEvent } from '../src/events/hub.ts';
 import type { StreamResponse, TaskStatus } from '../src/protocol/types.ts';
 import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
@@ -62,8 +62,13 @@ async function createAndRun(taskId: string, steps: number): Promise<(more: numbe
 
 const bufferIds = async (taskId: string): Promise<string[]> => (await redis.xrange(store.keys.task(taskId).events, '-', '+')).map(([entryId]) => entryId);
 
-/** Attaches a consumer that records what it gets; fails the test on a feed error. */
-function attachRecorder(feed: ReturnType<typeof holdTaskFeed>): { delivered: LiveEvent[]; close: () => void } {
+/**
+ * Attaches a consumer to `feed`, runs `meanwhile` (more events, say), and waits until it holds
+ * exactly what the buffer holds (and nothing trickles in after: no copy from a read and a live
+ * one). Returns what it got, its ids against the buffer's, and the buffer reads it took.
+ */
+async function attachAndDrain(feed: HeldTaskFeed, taskId: string, meanwhile?: () => Promise<void>): Promise<{ delivered: LiveEvent[]; ids: string[]; buffer: string[]; reads: number }> {
+  const readsBefore = reads;
   const delivered: LiveEvent[] = [];
   const attached = feed.attach({
     afterId: '',
@@ -72,16 +77,12 @@ function attachRecorder(feed: ReturnType<typeof holdTaskFeed>): { delivered: Liv
       throw error;
     },
   });
-  return { delivered, close: () => attached.close() };
-}
-
-/** Waits until the consumer holds exactly what the buffer holds, and returns the ids it got. */
-async function deliveredAll(taskId: string, delivered: LiveEvent[]): Promise<string[]> {
-  const expected = await bufferIds(taskId);
-  await waitFor(() => (delivered.length >= expected.length ? true : undefined), 10_000, `${expected.length} events`);
-  // Nothing more trickles in after the last one (no duplicate from a read and a live copy).
+  await meanwhile?.();
+  const buffer = await bufferIds(taskId);
+  await waitFor(() => (delivered.length >= buffer.length ? true : undefined), 10_000, `${buffer.length} events`);
   await new Promise((resolve) => setTimeout(resolve, 100));
-  return delivered.map((event) => event.id);
+  attached.close();
+  return { delivered, ids: delivered.map((event) => event.id), buffer, reads: reads - readsBefore };
 }
 
 describe('a feed held from before its task is created', () => {
@@ -92,15 +93,11 @@ describe('a feed held from before its task is created', () => {
     // Published and heard before the stream attaches: held.
     await waitFor(async () => ((await bufferIds(taskId)).length === 5 ? true : undefined), 5_000, 'the events stored');
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const readsBefore = reads;
-    const { delivered, close } = attachRecorder(feed);
-    await append(2);
-    const got = await deliveredAll(taskId, delivered);
-    close();
-    expect(got).toEqual(await bufferIds(taskId));
-    expect(got).toHaveLength(7);
-    expect(delivered[0]?.json.startsWith('{"task":')).toBe(true);
-    expect(reads - readsBefore).toBe(0);
+    const got = await attachAndDrain(feed, taskId, () => append(2));
+    expect(got.ids).toEqual(got.buffer);
+    expect(got.ids).toHaveLength(7);
+    expect(got.delivered[0]?.json.startsWith('{"task":')).toBe(true);
+    expect(got.reads).toBe(0);
     expect(hub.listenerCount(taskId)).toBe(0);
   });
 
@@ -109,12 +106,9 @@ describe('a feed held from before its task is created', () => {
     const feed = holdTaskFeed(hub, store, taskId);
     await createAndRun(taskId, HELD_EVENTS_MAX + 4);
     await waitFor(() => (hub.listenerCount(taskId) === 0 ? true : undefined), 5_000, 'the watch to let go');
-    const readsBefore = reads;
-    const { delivered, close } = attachRecorder(feed);
-    const got = await deliveredAll(taskId, delivered);
-    close();
-    expect(got).toEqual(await bufferIds(taskId));
-    expect(reads - readsBefore).toBeGreaterThan(0);
+    const got = await attachAndDrain(feed, taskId);
+    expect(got.ids).toEqual(got.buffer);
+    expect(got.reads).toBeGreaterThan(0);
   });
 
   it('not attached in time, lets go of its listener; attached later, it reads the buffer', async () => {
@@ -123,13 +117,9 @@ describe('a feed held from before its task is created', () => {
     const append = await createAndRun(taskId, 2);
     expect(hub.listenerCount(taskId)).toBe(1);
     await waitFor(() => (hub.listenerCount(taskId) === 0 ? true : undefined), 5_000, 'the watch to time out');
-    const readsBefore = reads;
-    const { delivered, close } = attachRecorder(feed);
-    await append(1);
-    const got = await deliveredAll(taskId, delivered);
-    close();
-    expect(got).toEqual(await bufferIds(taskId));
-    expect(reads - readsBefore).toBeGreaterThan(0);
+    const got = await attachAndDrain(feed, taskId, () => append(1));
+    expect(got.ids).toEqual(got.buffer);
+    expect(got.reads).toBeGreaterThan(0);
   });
 
   it('closed unattached (the call made no task of its own), frees its listener at once', async () => {
