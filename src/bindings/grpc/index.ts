@@ -171,6 +171,7 @@ function streamHandler(method: GrpcMethod, options: GrpcBindingOptions) {
         const { deps, context, params } = await admit(call, method, options, notes, log.trace);
         const plan = await openStream(method.operation, params, context, deps);
         if (call.cancelled) {
+          plan.held?.close();
           plan.onStreamEnd?.();
           log(GrpcStatus.CANCELLED);
           return;
