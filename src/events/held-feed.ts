@@ -94,7 +94,8 @@ export function holdTaskFeed(hub: EventHub, store: TaskStore, taskId: string, ho
       if (gaveUp) return openTaskFeed({ hub, store, taskId, ...attached });
       consumer = attached;
       // One sample per stream opened, as a feed's first read gives: this one read nothing back.
-      replayedEvents.observe(0);
+      // (With per-task subscriptions, a Cluster's, the watch's own first read gave it.)
+      if (!hub.subscribesPerTask) replayedEvents.observe(0);
       // Delivered after this call returns, as a feed's first events always are (a buffer read
       // first): a consumer's callbacks may rely on holding the returned feed by then.
       queueMicrotask(() => {
