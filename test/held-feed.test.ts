@@ -96,6 +96,8 @@ describe('a feed held from before its task is created', () => {
     const got = await attachAndDrain(feed, taskId, () => append(2));
     expect(got.ids).toEqual(got.buffer);
     expect(got.ids).toHaveLength(7);
+    // The same events, byte for byte, as a stream reading the buffer gets (invariant 7).
+    expect(got.delivered.map((event) => event.json)).toEqual((await store.gateway.readEvents(taskId, '')).map((event) => event.json));
     expect(got.delivered[0]?.json.startsWith('{"task":')).toBe(true);
     expect(got.reads).toBe(0);
     expect(hub.listenerCount(taskId)).toBe(0);

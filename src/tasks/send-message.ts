@@ -33,6 +33,19 @@ const senderOf = (caller: Caller): SenderContext => ({
   answersSpliced: caller.answersSpliced === true,
 });
 
+/**
+ * The id of the task a message without taskId creates, chosen before the create so the call can
+ * watch the task from its start: it publishes nothing before it exists, so a blocking wait or a
+ * stream watching first needs no read of the replay buffer (one round trip less on the busiest
+ * paths). `watchable` is false for a large first message: its creation event is announced by id
+ * alone (creation-event.ts), and a watch already open would read that megabyte back only to
+ * skip it (a stream that reads it anyway reads the buffer as before).
+ */
+function newTaskOf(request: SendMessageRequest): { newTaskId: string | undefined; watchable: boolean } {
+  if (request.message.taskId !== undefined) return { newTaskId: undefined, watchable: false };
+  return { newTaskId: newId(), watchable: approximateBytes(request.message) < LARGE_MESSAGE_BYTES };
+}
+
 /** A turn is over for a blocking SendMessage at a terminal state or when the agent needs something (input, auth). */
 const turnOver = (state: TaskState): boolean => isTerminal(state) || isInterrupted(state);
 
@@ -59,15 +72,10 @@ export class SendMessages {
     const { owner } = caller;
     const { events, blockingTimeoutMs } = this.deps;
     const blocking = request.configuration?.returnImmediately !== true;
-    // A new task publishes nothing before it is created, so watching its id first means the
-    // wait needs no read of the replay buffer (one round trip less on the busiest path). Not for
-    // a large first message: its creation event is announced by id alone (creation-event.ts), so
-    // a watch already open would read that megabyte back only to skip it; such a wait starts
-    // after the creation event instead, reading what followed it.
-    const newTaskId = request.message.taskId === undefined ? newId() : undefined;
+    const { newTaskId, watchable } = newTaskOf(request);
     if (blocking && newTaskId !== undefined) markStage(newTaskId, 'received');
-    const watchFirst = blocking && newTaskId !== undefined && approximateBytes(request.message) < LARGE_MESSAGE_BYTES;
-    const early = watchFirst ? events.watchTurnEnd(newTaskId, '', blockingTimeoutMs, turnOver, true) : undefined;
+    // A large first message's wait starts after its creation event instead, reading what followed it.
+    const early = blocking && watchable && newTaskId !== undefined ? events.watchTurnEnd(newTaskId, '', blockingTimeoutMs, turnOver, true) : undefined;
     const historyLength = request.configuration?.historyLength;
     let submission: Submission;
     try {
@@ -110,10 +118,8 @@ export class SendMessages {
   async sendStreamingMessage(caller: Caller, request: SendMessageRequest): Promise<StreamPlan> {
     await checkSendRequest(caller, request);
     const { owner } = caller;
-    // As the blocking wait above: a new task is watched before it is created, so its stream needs
-    // no read of the replay buffer; not a large first message's, announced by id and read anyway.
-    const newTaskId = request.message.taskId === undefined ? newId() : undefined;
-    const held = newTaskId !== undefined && approximateBytes(request.message) < LARGE_MESSAGE_BYTES ? this.deps.events.holdNewTask(newTaskId) : undefined;
+    const { newTaskId, watchable } = newTaskOf(request);
+    const held = watchable && newTaskId !== undefined ? this.deps.events.holdNewTask(newTaskId) : undefined;
     let submission: Submission;
     try {
       submission = await this.deps.intake.submit(owner, request, senderOf(caller), { ...(newTaskId === undefined ? {} : { taskId: newTaskId }), waitsForTurn: true });
