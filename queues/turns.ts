@@ -40,7 +40,10 @@ export interface LocalTurn {
   lease?: LeaseResult;
 }
 
-/** A place on a worker of the accepting process, held for one new task's first turn. */
+/**
+ * A place on a worker of the accepting process for one new task's first turn: held from the
+ * take, or, for a caller that follows its turn, waited for in line once the task is stored.
+ */
 export interface LocalTurnSlot {
   /**
    * The terms on which the task's create takes the turn's lease for this process's worker
@@ -48,7 +51,7 @@ export interface LocalTurnSlot {
    * it. The turn is registered for cancels already, so one published once the create ran is seen.
    */
   readonly leaseTerms: LeaseTerms | undefined;
-  /** Runs the turn here; the place is the turn's until it ends. */
+  /** Runs the turn here (once a place is its own); the place is the turn's until it ends. Without one in time, the turn goes to the queue. */
   start(turn: LocalTurn): void;
   /** Gives the place back when no turn was started on it (the task was not created); a no-op after start. */
   release(): void;
@@ -58,7 +61,12 @@ export interface LocalTurnSlot {
 export interface LocalTurnStarter {
   /** Whether this process runs the agent's turns and has a free place for one now (no job waiting for one). */
   hasPlace(agent: string): boolean;
-  /** Takes a place for the first turn of the owner's new task `taskId`: a free one, or one freed while it waits in line, at most `waitMs` and as long as the line moves (0: never waits). */
+  /**
+   * A place for the first turn of the owner's new task `taskId`; undefined: the turn goes to the
+   * queue with the create. `waitMs` 0: a place free now, taken at once. Otherwise, when the line
+   * moves (TurnSlots.moving), one waited for once the task is stored (start()), at most `waitMs`
+   * and as long as the line keeps moving.
+   */
   take(ownerKey: string, taskId: string, waitMs: number): Promise<LocalTurnSlot | undefined>;
 }
 

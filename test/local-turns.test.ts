@@ -4,7 +4,7 @@
 // a turn handed back at shutdown goes to the queue and another worker continues it; and a turn
 // whose process dies mid-run is queued again by the reconciler (invariant 3: attempts carried).
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { TurnQueues, turnJobId, type LocalTurnStarter } from '../queues/turns.ts';
+import { TurnQueues, turnJobId, type LocalTurnSlot, type LocalTurnStarter } from '../queues/turns.ts';
 import { TurnQueue } from '../src/tasks/turn-queue.ts';
 import type { Task } from '../src/protocol/types.ts';
 import { ownerKeyOf, type TurnRecord } from '../src/store/task-store.ts';
@@ -93,23 +93,34 @@ describe('a new task whose agent this process runs', () => {
 });
 
 describe('a new task that finds every place of this process in use', () => {
+  const holder = ownerKeyOf({ agent: 'default', tenant: '', subject: 'holder' });
+
   /**
    * A gateway of one place, held as by a run winding up after its caller was answered. With
-   * `freeOnAsk`, it is freed 10 ms after the next new task asks for a place: well within its wait.
+   * `freeOnAsk`, the line has just moved when the next new task asks (the place given back and
+   * taken again, as by one run ending and the next starting), and the place is freed 10 ms later:
+   * well within the wait that new task has once its create answered.
    */
-  async function onePlaceHeld(name: string, freeOnAsk: boolean): Promise<{ gw: TestGateway; release: () => void }> {
-    const gw = await startTestGateway({ name, config: { workerConcurrency: 1 } });
+  async function onePlaceHeld(name: string, freeOnAsk: boolean, config: Record<string, unknown> = {}, adapterOptions?: Record<string, unknown>): Promise<{ gw: TestGateway; release: () => void }> {
+    const gw = await startTestGateway({ name, config: { workerConcurrency: 1, ...config }, ...(adapterOptions === undefined ? {} : { adapterOptions }) });
     gateways.push(gw);
     const local = gw.worker?.localTurns;
     if (local === undefined) throw new Error('the test gateway runs a worker');
-    const held = await local.take(ownerKeyOf({ agent: 'default', tenant: '', subject: 'holder' }), 'held-task', 0);
-    if (held === undefined) throw new Error('the one place was not free');
+    const take = local.take.bind(local);
+    const takeHeld = async (): Promise<LocalTurnSlot> => {
+      const slot = await take(holder, 'held-task', 0);
+      if (slot === undefined) throw new Error('the one place was not free');
+      return slot;
+    };
+    let held = await takeHeld();
     let freed: NodeJS.Timeout | undefined;
     if (freeOnAsk) {
-      const take = local.take.bind(local);
-      local.take = (ownerKey, taskId, waitMs) => {
-        const slot = take(ownerKey, taskId, waitMs);
-        freed = setTimeout(() => held.release(), 10);
+      local.take = async (ownerKey, taskId, waitMs) => {
+        held.release();
+        held = await takeHeld();
+        const slot = await take(ownerKey, taskId, waitMs);
+        const place = held;
+        freed = setTimeout(() => place.release(), 10);
         return slot;
       };
     }
@@ -156,6 +167,86 @@ describe('a new task that finds every place of this process in use', () => {
     const sends = Array.from({ length: 12 }, () => rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 1') }));
     for (const { body } of await Promise.all(sends)) expect((body.result as { task: Task }).task.status.state).toBe('TASK_STATE_COMPLETED');
     expect(await addedJobs(gw.prefix)).toEqual([]);
+  });
+
+  it('goes to the queue at once when every place has stayed held a while (long turns): no wait, no lease taken and given back', async () => {
+    const { gw, release } = await onePlaceHeld('local-turns-still', false);
+    // Held past two looks of a line (100 ms) with nothing given back: the line stands still.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const freeing = setTimeout(release, 300);
+    try {
+      const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo behind long turns') });
+      const task = (body.result as { task: Task }).task;
+      expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(await addedJobs(gw.prefix)).toEqual([turnJobId(task.id, 1)]);
+      expect(await turnRecord(gw.prefix, task.id)).toMatchObject({ attempts: 1, outcome: 'TASK_STATE_COMPLETED' });
+      expect((await turnRecord(gw.prefix, task.id)).handBacks ?? 0).toBe(0);
+    } finally {
+      clearTimeout(freeing);
+      release();
+    }
+  });
+
+  it('stored and leased, then finding the line standing still, gives its lease back and goes to the queue: one run, one attempt', async () => {
+    const { gw, release } = await onePlaceHeld('local-turns-give-back', false);
+    const local = gw.worker?.localTurns;
+    if (local === undefined) throw new Error('the test gateway runs a worker');
+    // The line moved just before the ask (a place given back and taken again), then stands still for 600 ms.
+    let freeing: NodeJS.Timeout | undefined;
+    const take = local.take.bind(local);
+    local.take = async (ownerKey, taskId, waitMs) => {
+      release();
+      const again = await take(holder, 'held-task', 0);
+      freeing = setTimeout(() => again?.release(), 600);
+      return take(ownerKey, taskId, waitMs);
+    };
+    try {
+      const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo given back') });
+      const task = (body.result as { task: Task }).task;
+      expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(await addedJobs(gw.prefix)).toEqual([turnJobId(task.id, 1)]);
+      // The create's lease was given back as an undone attempt: the job's run is attempt 1, not 2.
+      expect(await turnRecord(gw.prefix, task.id)).toMatchObject({ attempts: 1, handBacks: 1, outcome: 'TASK_STATE_COMPLETED' });
+      expect((await redis.lrange(`${gw.prefix}:{${task.id}}:history`, 0, -1)).filter((entry) => entry.includes('"ROLE_AGENT"'))).toHaveLength(1);
+    } finally {
+      clearTimeout(freeing);
+    }
+  });
+
+  it('sees a cancel that came while it waited for a place after its create: canceled, never run to its end, no job', async () => {
+    const { gw, release } = await onePlaceHeld('local-turns-cancel-in-line', false, {}, { stepMs: 30 });
+    const local = gw.worker?.localTurns;
+    if (local === undefined) throw new Error('the test gateway runs a worker');
+    const take = local.take.bind(local);
+    let canceled: Promise<unknown> | undefined;
+    local.take = async (ownerKey, taskId, waitMs) => {
+      // The line moves at the ask, so the new task's turn waits in it once its create answered.
+      release();
+      const again = await take(holder, 'held-task', 0);
+      const slot = await take(ownerKey, taskId, waitMs);
+      if (slot === undefined || again === undefined) return undefined;
+      return {
+        leaseTerms: slot.leaseTerms,
+        release: () => slot.release(),
+        start: (turn) => {
+          slot.start(turn);
+          // In line now: the cancel is stored, then the place is freed (before the waiter's second look).
+          canceled = rpc(gw.jsonRpcUrl, 'CancelTask', { id: taskId });
+          void (async () => {
+            while ((await redis.hget(`${gw.prefix}:{${taskId}}:task`, 'cancelRequestedAtMs')) === null) await new Promise((resolve) => setTimeout(resolve, 2));
+            again.release();
+          })();
+        },
+      };
+    };
+    // A blocking send: its caller follows the turn, so it waits in line. 300 steps of 30 ms: run
+    // to its end, the turn would complete after about 9 s.
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 300') });
+    const { id, status } = (body.result as { task: Task }).task;
+    await canceled;
+    expect(status.state).toBe('TASK_STATE_CANCELED');
+    expect(await addedJobs(gw.prefix)).toEqual([]);
+    expect(await redis.hmget(`${gw.prefix}:{${id}}:task`, 'turnAttempts', 'cancelOutcome')).toEqual(['1', 'TASK_STATE_CANCELED']);
   });
 
   it('goes to the queue at once when its caller does not wait (returnImmediately)', async () => {

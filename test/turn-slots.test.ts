@@ -1,6 +1,7 @@
 // The places one worker process has for an agent's turns, shared by queued jobs and turns started
 // where they were accepted (src/runtime/turn-slots.ts): never more in use than the limit, a waiting
-// job goes ahead of a new task, a new task waits while the line moves, and a changed limit
+// job goes ahead of a new task, a new task waits while the line moves (and reads whether it does
+// before it joins), and a changed limit
 // applies to the places as they come back.
 import { describe, expect, it } from 'vitest';
 import { LOOK_EVERY_MS, STILL_LOOKS_TO_LEAVE, TurnSlots } from '../src/runtime/turn-slots.ts';
@@ -117,6 +118,26 @@ describe('TurnSlots', () => {
     // It left the line: the place freed is free.
     slots.release();
     expect(slots.hasFree()).toBe(true);
+  });
+
+  it('reads the line as moving while a place is free, or moved within two looks (given back, or the last one taken); not once it has stood still longer', async () => {
+    const still = LOOK_EVERY_MS * STILL_LOOKS_TO_LEAVE;
+    const slots = new TurnSlots(2);
+    expect(slots.moving()).toBe(true);
+    expect(slots.tryTake()).toBe(true);
+    await sleep(still + 20);
+    // One place is still free: a newcomer gets it, however long the other has been held.
+    expect(slots.moving()).toBe(true);
+    expect(slots.tryTake()).toBe(true);
+    // The last place taken just now: a burst's turns are only starting, not stuck.
+    expect(slots.moving()).toBe(true);
+    await sleep(still + 20);
+    expect(slots.moving()).toBe(false);
+    slots.release();
+    expect(slots.tryTake()).toBe(true);
+    expect(slots.moving()).toBe(true);
+    await sleep(still + 20);
+    expect(slots.moving()).toBe(false);
   });
 });
 

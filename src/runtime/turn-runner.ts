@@ -98,13 +98,18 @@ export class TurnRunner {
   reserve(taskId: string, ownerKey: string): ReservedTurn | undefined {
     if (this.running.sharded) return undefined;
     const agent = this.agentOf(ownerKey);
-    const turn = this.running.register(taskId, agent.name);
+    const turn = this.running.register(taskId, agent.name, false);
     const { leaseTtlMs, maxTurnAttempts } = this.options;
     return {
       turn,
       terms: { workerId: this.workerId, leaseTtlMs, turnDeadlineMs: agent.settings.limits.turnDeadlineMs, maxTurnAttempts },
       cancel: () => this.running.unregister(taskId, turn),
     };
+  }
+
+  /** Gives back the lease a new task's create took (createTask's takeLease) for a run here that will not start: its turn goes to the queue. */
+  giveBackUnstartedLease(taskId: string, lease: LeaseResult | undefined): Promise<void> {
+    return lease?.kind === 'acquired' ? giveBackUnstarted(this.setup, taskId, lease) : Promise.resolve();
   }
 
   /** Advances the delivered turn's task until no turn is open or the lease is lost. */
@@ -120,6 +125,7 @@ export class TurnRunner {
     const { data } = delivery;
     const { taskId } = data;
     const turn = delivery.reserved?.turn ?? this.running.register(taskId, ownerFromKey(data.ownerKey).agent);
+    turn.inPlace = true;
     // A lease the create took and no run used yet: given back should the run stop before its turn starts.
     let unusedLease = delivery.reserved?.lease;
     let slot: RunningSlot | undefined;

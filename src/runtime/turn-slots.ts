@@ -19,6 +19,8 @@ export class TurnSlots {
   private readonly waiting: (() => void)[] = [];
   /** Places given back so far: whether the line moved between two looks. */
   private freed = 0;
+  /** When the line last moved (performance.now()): a place given back, or the last free one taken. */
+  private movedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private limit: number) {}
 
@@ -27,10 +29,20 @@ export class TurnSlots {
     return this.waiting.length === 0 && this.used < this.limit;
   }
 
+  /**
+   * Whether a newcomer joining the line now would likely get a place: one is free, or the line
+   * moved within the time a waiter gives it before leaving (STILL_LOOKS_TO_LEAVE looks). Places
+   * all held for longer than that with none given back are held by long turns.
+   */
+  moving(): boolean {
+    return this.hasFree() || performance.now() - this.movedAt < LOOK_EVERY_MS * STILL_LOOKS_TO_LEAVE;
+  }
+
   /** A place at once, or none: never waits, and never goes ahead of a job that is waiting. */
   tryTake(): boolean {
     if (!this.hasFree()) return false;
     this.used += 1;
+    if (this.used === this.limit) this.movedAt = performance.now();
     return true;
   }
 
@@ -80,6 +92,7 @@ export class TurnSlots {
   /** Gives a place back: to the first job waiting, unless the limit was lowered below the places in use. */
   release(): void {
     this.freed += 1;
+    this.movedAt = performance.now();
     if (this.used <= this.limit) {
       const next = this.waiting.shift();
       if (next !== undefined) {

@@ -39,7 +39,7 @@ export interface NewTaskInput {
 }
 
 export async function storeNewTask(deps: IntakeDeps, input: NewTaskInput): Promise<Submission> {
-  // Taken before the task is stored: a turn that starts here needs no job added with the create.
+  // Decided before the task is stored: a turn that starts here needs no job added with the create.
   const slot = await deps.turns.localSlot(input.owner, input.taskId, input.waitsForTurn ? LOCAL_PLACE_WAIT_MS : 0);
   try {
     return await storeWithFirstTurn(deps, input, slot);

@@ -11,11 +11,12 @@ import { ownerKeyOf, type Owner } from '../store/task-store.ts';
  * The longest a new task whose caller follows its turn (a blocking or streaming send) waits for a
  * place on this process's worker when all are in use, before its turn goes to the queue: only as
  * long as the line moves (a place given back between two looks 50 ms apart; two looks without one
- * and it leaves, TurnSlots.takeWithin). A place is held until its run has wound up, a little after its caller
- * was answered, so a caller's next task often arrives while every place is still held; and under
- * a burst larger than the places, the queue costs each turn far more than its wait in line (with
- * this process's worker alone, a queued turn waits in the same line). Nothing is stored while it
- * waits: a process that dies then loses nothing but the request.
+ * and it leaves, TurnSlots.takeWithin). A place is held until its run has wound up, a little after
+ * its caller was answered, so a caller's next task often arrives while every place is still held;
+ * and under a burst larger than the places, the queue costs each turn far more than its wait in
+ * line (with this process's worker alone, a queued turn waits in the same line). It waits once
+ * the task is stored and leased (local-turns.ts): a process that dies meanwhile leaves a lease
+ * without a job, which the reconciler queues again once it lapses, as for a turn that died running.
  */
 export const LOCAL_PLACE_WAIT_MS = 1_000;
 
@@ -46,10 +47,11 @@ export class TurnQueue {
   /**
    * A place on this process's own worker for a new task's first turn, when it runs the agent's
    * turns and has one free, and no turn of the agent waits in the queue (a new one must not go
-   * ahead of them; under such a backlog the places are all in use anyway). Taken before the task
+   * ahead of them; under such a backlog the places are all in use anyway). Decided before the task
    * is stored, so its job is not added with the create; the caller starts the turn on it once the
-   * task is stored, or releases it. `waitMs`: the longest it may wait in line for a place when all are
-   * in use (LOCAL_PLACE_WAIT_MS for a caller that follows the turn), before the queue.
+   * task is stored, or releases it. `waitMs`: the longest the turn may wait in line for a place
+   * once its task is stored, when all are in use and the line moves (LOCAL_PLACE_WAIT_MS for a
+   * caller that follows the turn); 0: a place free now, taken before the create.
    */
   async localSlot(owner: Owner, taskId: string, waitMs = 0): Promise<LocalTurnSlot | undefined> {
     const { agent } = owner;

@@ -15,6 +15,8 @@ export interface RunningTurn {
   acknowledge: ((interruptedTurn?: number) => void) | undefined;
   /** On a Cluster, the connection this task's cancel channel is SSUBSCRIBEd on while it runs. */
   readonly cancels: RedisClient | undefined;
+  /** False while a new task's first turn, registered before its create, still waits for a place (LocalTurns): not counted as running. */
+  inPlace: boolean;
 }
 
 export class RunningTurns {
@@ -69,8 +71,8 @@ export class RunningTurns {
    * missed (one published before is in the lease's reply), and before its running slot is
    * taken, so a shutdown meanwhile hands it back.
    */
-  register(taskId: string, agent: string): RunningTurn {
-    const turn: RunningTurn = { agent, controller: new AbortController(), turn: undefined, acknowledge: undefined, cancels: this.cancelSubscriber };
+  register(taskId: string, agent: string, inPlace = true): RunningTurn {
+    const turn: RunningTurn = { agent, controller: new AbortController(), turn: undefined, acknowledge: undefined, cancels: this.cancelSubscriber, inPlace };
     this.turns.set(taskId, turn);
     return turn;
   }
@@ -101,7 +103,7 @@ export class RunningTurns {
   /** The turns running now, by agent. */
   byAgent(): Map<string, number> {
     const counts = new Map<string, number>();
-    for (const turn of this.turns.values()) counts.set(turn.agent, (counts.get(turn.agent) ?? 0) + 1);
+    for (const turn of this.turns.values()) if (turn.inPlace) counts.set(turn.agent, (counts.get(turn.agent) ?? 0) + 1);
     return counts;
   }
 
