@@ -219,6 +219,7 @@ describe('a new task that finds every place of this process in use', () => {
     if (local === undefined) throw new Error('the test gateway runs a worker');
     const take = local.take.bind(local);
     let canceled: Promise<unknown> | undefined;
+    let inLine: number | undefined;
     local.take = async (ownerKey, taskId, waitMs) => {
       // The line moves at the ask, so the new task's turn waits in it once its create answered.
       release();
@@ -230,6 +231,8 @@ describe('a new task that finds every place of this process in use', () => {
         release: () => slot.release(),
         start: (turn) => {
           slot.start(turn);
+          // Waiting in line is not running: the gauge of running turns does not count it (nor the test's held place, which runs nothing).
+          inLine = gw.worker?.runner.runningTurns();
           // In line now: the cancel is stored, then the place is freed (before the waiter's second look).
           canceled = rpc(gw.jsonRpcUrl, 'CancelTask', { id: taskId });
           void (async () => {
@@ -245,6 +248,7 @@ describe('a new task that finds every place of this process in use', () => {
     const { id, status } = (body.result as { task: Task }).task;
     await canceled;
     expect(status.state).toBe('TASK_STATE_CANCELED');
+    expect(inLine).toBe(0);
     expect(await addedJobs(gw.prefix)).toEqual([]);
     expect(await redis.hmget(`${gw.prefix}:{${id}}:task`, 'turnAttempts', 'cancelOutcome')).toEqual(['1', 'TASK_STATE_CANCELED']);
   });

@@ -96,8 +96,11 @@ export class RunningTurns {
     turn.cancels?.sunsubscribe(this.channels.taskCancelChannel(taskId)).catch(() => undefined);
   }
 
+  /** Turns running now: not those still waiting for a place. */
   get size(): number {
-    return this.turns.size;
+    let running = 0;
+    for (const turn of this.turns.values()) if (turn.inPlace) running += 1;
+    return running;
   }
 
   /** The turns running now, by agent. */
