@@ -62,6 +62,32 @@ describe('a new task whose agent this process runs', () => {
     expect((await turnRecord(gw.prefix, task.id)).workerId).toBe(gw.worker?.runner.workerId);
   });
 
+  it('runs the turn a follow-up opens here too (an answer to its question), without a queue job; the run takes the lease, carried by no job', async () => {
+    const gw = await startTestGateway({ name: 'local-turns-follow-up' });
+    gateways.push(gw);
+    const asked = (await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('dialogue') })).body.result as { task: Task };
+    expect(asked.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const answer = { ...textMessage('Ada'), taskId: asked.task.id, contextId: asked.task.contextId };
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: answer });
+    const task = (body.result as { task: Task }).task;
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(await addedJobs(gw.prefix)).toEqual([]);
+    const second = JSON.parse((await redis.hget(`${gw.prefix}:{${task.id}}:turns`, '2')) as string) as TurnRecord;
+    expect(second).toMatchObject({ attempts: 1, workerId: gw.worker?.runner.workerId, outcome: 'TASK_STATE_COMPLETED' });
+    // Its lease said no job carried it: had this process died, the reconciler would have queued it.
+    expect(await redis.hget(`${gw.prefix}:{${task.id}}:task`, 'turnWithoutJob')).toBe('1');
+  });
+
+  it('queues the turn a follow-up opens with localTurns off', async () => {
+    const gw = await startTestGateway({ name: 'local-turns-follow-up-off', config: { localTurns: false } });
+    gateways.push(gw);
+    const asked = (await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('dialogue') })).body.result as { task: Task };
+    const answer = { ...textMessage('Ada'), taskId: asked.task.id, contextId: asked.task.contextId };
+    const task = ((await rpc(gw.jsonRpcUrl, 'SendMessage', { message: answer })).body.result as { task: Task }).task;
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(await addedJobs(gw.prefix)).toEqual([turnJobId(task.id, 1), turnJobId(task.id, 2)]);
+  });
+
   it('goes through the queue with localTurns off', async () => {
     const gw = await startTestGateway({ name: 'local-turns-off', config: { localTurns: false } });
     gateways.push(gw);
@@ -400,6 +426,38 @@ describe('a turn started where it was accepted, when that process stops', () => 
       expect(record.workerId).toContain(`:${other.pid}:`);
       expect(await addedJobs(prefix)).toEqual([turnJobId(taskId, 1)]);
       expect(await redis.hget(`${prefix}:{${taskId}}:task`, 'turnWithoutJob')).toBe('');
+    } finally {
+      await deletePrefix(redis, prefix);
+    }
+  }, 120_000);
+
+  it('a follow-up\'s turn too: queued again by the reconciler when its process dies mid-turn; attempts are carried', async () => {
+    const prefix = uniquePrefix('local-turns-follow-up-sigkill');
+    const quick = { ...slow, A2A_LOCK_DURATION_MS: '2000', A2A_RECONCILE_INTERVAL_MS: '300' };
+    try {
+      const started = await spawnGatewayProcess(prefix, { ...quick, A2A_RECONCILE_INTERVAL_MS: '0' }, 'start');
+      processes.push(started);
+      const asked = (await rpc(`${started.url}/a2a/jsonrpc`, 'SendMessage', { message: textMessage('dialogue') })).body.result as { task: Task };
+      expect(asked.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+      const taskId = asked.task.id;
+      // The answer asks for the long skill by name: a second turn that runs long enough to die in.
+      const answer = { ...textMessage('long 60'), taskId, contextId: asked.task.contextId, metadata: { skill: 'long' } };
+      const { body } = await rpc(`${started.url}/a2a/jsonrpc`, 'SendMessage', { message: answer, configuration: { returnImmediately: true } });
+      expect(body.error).toBeUndefined();
+      await waitFor(async () => ((await redis.hget(`${prefix}:{${taskId}}:task`, 'turn')) === '2' && (await redis.get(`${prefix}:{${taskId}}:lease`))?.includes(`:${started.child.pid}:`) ? true : undefined), 20_000, 'the second turn\'s lease');
+      const before = await redis.xlen(`${prefix}:{${taskId}}:events`);
+      await waitFor(async () => ((await redis.xlen(`${prefix}:{${taskId}}:events`)) >= before + 3 ? true : undefined), 20_000, 'progress');
+      started.kill('SIGKILL');
+      await started.exited;
+      expect(await addedJobs(prefix)).toEqual([]);
+      expect(await redis.hget(`${prefix}:{${taskId}}:task`, 'turnWithoutJob')).toBe('1');
+      const other = await spawnWorkerProcess(prefix, quick);
+      workers.push(other);
+      await waitFor(async () => ((await stateOf(prefix, taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 60_000, 'the reconciler to queue the turn and a worker to finish it');
+      const record = JSON.parse((await redis.hget(`${prefix}:{${taskId}}:turns`, '2')) as string) as TurnRecord;
+      expect(record).toMatchObject({ attempts: 2, outcome: 'TASK_STATE_COMPLETED' });
+      expect(record.workerId).toContain(`:${other.pid}:`);
+      expect(await addedJobs(prefix)).toEqual([turnJobId(taskId, 2)]);
     } finally {
       await deletePrefix(redis, prefix);
     }

@@ -112,9 +112,10 @@ export const configSchema = z.object({
   /** Turns one worker process runs at once. */
   workerConcurrency: z.coerce.number().int().min(1).max(1000).default(32),
   /**
-   * A new task's first turn starts at once in the process that accepted it, when that process
-   * also runs the agent's turns and has a free place among its workerConcurrency: no queue job,
-   * two Redis round trips less on the caller's path. Off: every turn goes through the queue.
+   * A new task's first turn, and the turn a follow-up message opens, start at once in the process
+   * that accepted the message, when that process also runs the agent's turns and has a free place
+   * among its workerConcurrency: no queue job, two Redis round trips less on the caller's path.
+   * Off: every turn goes through the queue.
    * Should the process die mid-turn, the reconciler queues the turn again (reconcileIntervalMs).
    */
   localTurns: booleanish.default(true),

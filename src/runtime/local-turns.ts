@@ -1,5 +1,6 @@
-// A new task's first turn, started in the process that accepted the task when that process also
-// runs the agent's turns and has a free place for one (localTurns, on by default). The queue is
+// A new task's first turn, or the turn a follow-up message opened (TurnQueue.startOrEnqueue),
+// started in the process that accepted the message when that process also runs the agent's turns
+// and has a free place for one (localTurns, on by default). The queue is
 // for turns that have to wait, or that another process has to take over; a turn that can start
 // at once where it arrived skips the job's add, its fetch, the worker's next look and its
 // completion: two round trips off the caller's path and four queue scripts off Redis.

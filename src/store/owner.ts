@@ -17,10 +17,21 @@ export interface Owner {
 export const ownerKeyOf = (owner: Owner): string =>
   `${encodeURIComponent(owner.agent)}/${encodeURIComponent(owner.tenant)}/${encodeURIComponent(owner.subject)}`;
 
-/** The owner a key was made from (ownerKeyOf's inverse). */
+/** Owners read from keys lately: a turn reads its owner from its key several times on its path. */
+const ownersByKey = new Map<string, Readonly<Owner>>();
+/** Past this many, the remembered owners are forgotten at once (a bound, not an LRU: a miss costs a split). */
+const OWNERS_REMEMBERED = 4096;
+
+/** The owner a key was made from (ownerKeyOf's inverse); frozen, as it may be shared with other callers. */
 export function ownerFromKey(ownerKey: string): Owner {
-  const [agent = '', tenant = '', subject = ''] = ownerKey.split('/');
-  return { agent: decodeURIComponent(agent), tenant: decodeURIComponent(tenant), subject: decodeURIComponent(subject) };
+  let owner = ownersByKey.get(ownerKey);
+  if (owner === undefined) {
+    const [agent = '', tenant = '', subject = ''] = ownerKey.split('/');
+    owner = Object.freeze({ agent: decodeURIComponent(agent), tenant: decodeURIComponent(tenant), subject: decodeURIComponent(subject) });
+    if (ownersByKey.size >= OWNERS_REMEMBERED) ownersByKey.clear();
+    ownersByKey.set(ownerKey, owner);
+  }
+  return owner;
 }
 
 /** The tenant part of an owner key (`<agent>/<tenant>`, each part URI-encoded): one agent's tenant, whose turns share a fair share. */

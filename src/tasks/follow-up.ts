@@ -10,6 +10,7 @@ import type { Message, SendMessageRequest } from '../protocol/types.ts';
 import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
 import { messageDigestOf } from './message-digest.ts';
 import { readTaskAnswer } from './task-answer.ts';
+import { LOCAL_PLACE_WAIT_MS } from './turn-queue.ts';
 import {
   agentOf,
   chargeStoredBytes,
@@ -21,7 +22,8 @@ import {
   type Submission,
 } from './intake-steps.ts';
 
-export async function submitFollowUp(deps: IntakeDeps, owner: Owner, request: SendMessageRequest, taskId: string, sender: SenderContext, digest: string): Promise<Submission> {
+/** `waitsForTurn`: the caller follows the turn (a blocking or streaming send), so its turn may wait briefly for a place here. */
+export async function submitFollowUp(deps: IntakeDeps, owner: Owner, request: SendMessageRequest, taskId: string, sender: SenderContext, digest: string, waitsForTurn = false): Promise<Submission> {
   const { message } = request;
   const { store, quota } = deps;
   const { settings } = agentOf(deps.agents, owner);
@@ -92,8 +94,13 @@ export async function submitFollowUp(deps: IntakeDeps, owner: Owner, request: Se
   // The stream's opening snapshot: a large task's artifacts are assembled off the event loop.
   const read = await readTaskAnswer(store, owner, taskId, undefined, sender.answersSpliced === true);
   if (read === undefined) throw taskNotFound(taskId);
-  if (result.kind === 'resumed' || (result.kind === 'duplicate' && read.task.status.state === 'TASK_STATE_SUBMITTED')) {
-    await deps.turns.enqueue(owner, taskId, read.task.contextId, result.turn, sender.trace, result.kind === 'resumed' ? result.active : 1);
+  // The turn this message opened starts here when this process runs the agent's turns and has a
+  // place, as a new task's first turn does. A re-sent message's turn still waiting goes to the
+  // queue: its first send may be starting it here right now, and the job's id makes it one.
+  if (result.kind === 'resumed') {
+    await deps.turns.startOrEnqueue(owner, taskId, read.task.contextId, result.turn, sender.trace, result.active, waitsForTurn ? LOCAL_PLACE_WAIT_MS : 0);
+  } else if (result.kind === 'duplicate' && read.task.status.state === 'TASK_STATE_SUBMITTED') {
+    await deps.turns.enqueue(owner, taskId, read.task.contextId, result.turn, sender.trace, 1);
   }
   return {
     taskId,

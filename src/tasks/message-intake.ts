@@ -25,7 +25,7 @@ export interface SubmitOptions {
   taskId?: string;
   /** The caller waits for a new task's turn to end, reading this much history (createTask's answerHistoryLength). */
   answerHistoryLength?: number;
-  /** The caller follows the turn (a blocking or streaming send): a new task may wait briefly for a place on this process's worker. */
+  /** The caller follows the turn (a blocking or streaming send): its turn may wait briefly for a place on this process's worker. */
   waitsForTurn?: boolean;
 }
 
@@ -59,7 +59,7 @@ export class MessageIntake {
     await this.deps.turns.checkDepth(owner.agent);
     // A large message's digest is computed on the assembly thread; here if the thread failed (the next job starts another).
     const digest = large ? await artifactAssembly.digest(message).catch(() => messageDigestOf(message)) : messageDigestOf(message);
-    if (message.taskId !== undefined) return submitFollowUp(this.deps, owner, request, message.taskId, sender, digest);
+    if (message.taskId !== undefined) return submitFollowUp(this.deps, owner, request, message.taskId, sender, digest, how.waitsForTurn === true);
     return storeNewTask(this.deps, { owner, request, sender, taskId: how.taskId ?? newId(), digest, answerHistoryLength: how.answerHistoryLength, waitsForTurn: how.waitsForTurn === true, large });
   }
 

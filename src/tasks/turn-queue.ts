@@ -113,6 +113,19 @@ export class TurnQueue {
   }
 
   /**
+   * A stored message's turn (a follow-up that opened the task's next turn): started on this
+   * process's own worker when localSlot gives a place, as a new task's first turn is, else
+   * queued. The run takes the task's lease itself, recorded as carried by no job, so the
+   * reconciler queues the turn again should this process die before or during it. `waitMs`: as
+   * localSlot's.
+   */
+  async startOrEnqueue(owner: Owner, taskId: string, contextId: string, turn: number, trace: TraceContext, ownerActiveTasks: number, waitMs: number): Promise<void> {
+    const slot = await this.localSlot(owner, taskId, waitMs);
+    if (slot === undefined) return this.enqueue(owner, taskId, contextId, turn, trace, ownerActiveTasks);
+    slot.start({ data: { taskId, turn, ownerKey: ownerKeyOf(owner), contextId }, trace, ownerActiveTasks });
+  }
+
+  /**
    * The store's port for a new task's first turn, given the owner's active tasks. The store calls
    * it right behind the task's create script, on the same connection, so both go out in one
    * write and Redis runs them in that order: the task exists before its job does.
