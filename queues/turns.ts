@@ -41,8 +41,9 @@ export interface LocalTurn {
 }
 
 /**
- * A place on a worker of the accepting process for one new task's first turn: held from the
- * take, or, for a caller that follows its turn, waited for in line once the task is stored.
+ * A place on a worker of the accepting process for one turn (a new task's first, or the one a
+ * follow-up opened): held from the take, or, for a caller that follows its turn, waited for in
+ * line once the message is stored.
  */
 export interface LocalTurnSlot {
   /**
@@ -53,7 +54,7 @@ export interface LocalTurnSlot {
   readonly leaseTerms: LeaseTerms | undefined;
   /** Runs the turn here (once a place is its own); the place is the turn's until it ends. Without one in time, the turn goes to the queue. */
   start(turn: LocalTurn): void;
-  /** Gives the place back when no turn was started on it (the task was not created); a no-op after start. */
+  /** Gives the place back (or leaves the line) when no turn was started on it (the task was not created); a no-op after start. */
   release(): void;
 }
 
@@ -62,10 +63,10 @@ export interface LocalTurnStarter {
   /** Whether this process runs the agent's turns and has a free place for one now (no job waiting for one). */
   hasPlace(agent: string): boolean;
   /**
-   * A place for the first turn of the owner's new task `taskId`; undefined: the turn goes to the
-   * queue with the create. `waitMs` 0: a place free now, taken at once. Otherwise, when the line
-   * moves (TurnSlots.moving), one waited for once the task is stored (start()), at most `waitMs`
-   * and as long as the line keeps moving.
+   * A place for the turn of the owner's task `taskId` (a new task's first: taken before its
+   * create; a follow-up's: after its accept); undefined: the turn goes to the queue. `waitMs` 0: a
+   * place free now, taken at once. Otherwise, when the line moves (TurnSlots.moving), one waited
+   * for once the message is stored (start()), at most `waitMs` and as long as the line keeps moving.
    */
   take(ownerKey: string, taskId: string, waitMs: number): Promise<LocalTurnSlot | undefined>;
 }

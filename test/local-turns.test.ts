@@ -377,6 +377,28 @@ describe('whether a new task\'s turn starts here', () => {
 describe('a turn started where it was accepted, when that process stops', () => {
   // Stall detection would take a minute; only the hand-back or the reconciler can be quicker.
   const slow = { A2A_LOCK_DURATION_MS: '60000', A2A_STALLED_INTERVAL_MS: '30000', A2A_ADAPTER_OPTIONS: '{"stepMs":50}' };
+  // A lease that lapses in 2 s and a reconciler that looks every 300 ms: a dead process's turn is found quickly.
+  const quick = { ...slow, A2A_LOCK_DURATION_MS: '2000', A2A_RECONCILE_INTERVAL_MS: '300' };
+
+  /**
+   * SIGKILLs the process running turn `turn` of the task here, then checks what recovers it: no
+   * job ever carried the turn, its lease says so, and a worker started now (its reconciler on
+   * `env`'s terms) has its reconciler queue the turn and finishes it as attempt 2.
+   */
+  async function killedMidTurnThenRecovered(prefix: string, taskId: string, turn: number, started: GatewayProcess, env: Record<string, string>): Promise<void> {
+    started.kill('SIGKILL');
+    await started.exited;
+    expect(await addedJobs(prefix)).toEqual([]);
+    // What tells the reconciler that no stall detection will recover this turn.
+    expect(await redis.hget(`${prefix}:{${taskId}}:task`, 'turnWithoutJob')).toBe('1');
+    const other = await spawnWorkerProcess(prefix, env);
+    workers.push(other);
+    await waitFor(async () => ((await stateOf(prefix, taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 60_000, 'the reconciler to queue the turn and a worker to finish it');
+    const record = JSON.parse((await redis.hget(`${prefix}:{${taskId}}:turns`, String(turn))) as string) as TurnRecord;
+    expect(record).toMatchObject({ attempts: 2, outcome: 'TASK_STATE_COMPLETED' });
+    expect(record.workerId).toContain(`:${other.pid}:`);
+    expect(await addedJobs(prefix)).toEqual([turnJobId(taskId, turn)]);
+  }
 
   it('goes to the queue when handed back at shutdown, and another worker finishes it at once', async () => {
     const prefix = uniquePrefix('local-turns-sigterm');
@@ -404,7 +426,6 @@ describe('a turn started where it was accepted, when that process stops', () => 
 
   it('is queued again by the reconciler when its process dies mid-turn; attempts are carried', async () => {
     const prefix = uniquePrefix('local-turns-sigkill');
-    const quick = { ...slow, A2A_LOCK_DURATION_MS: '2000', A2A_RECONCILE_INTERVAL_MS: '300' };
     try {
       // Its own stall detection is off the table: the turn never had a job.
       const started = await spawnGatewayProcess(prefix, { ...quick, A2A_RECONCILE_INTERVAL_MS: '0' }, 'start');
@@ -413,18 +434,7 @@ describe('a turn started where it was accepted, when that process stops', () => 
       const holder = await waitFor(async () => (await redis.get(`${prefix}:{${taskId}}:lease`)) ?? undefined, 20_000, 'the lease');
       expect(holder).toContain(`:${started.child.pid}:`);
       await waitFor(async () => ((await redis.xlen(`${prefix}:{${taskId}}:events`)) >= 5 ? true : undefined), 20_000, 'progress');
-      started.kill('SIGKILL');
-      await started.exited;
-      expect(await addedJobs(prefix)).toEqual([]);
-      // What tells the reconciler that no stall detection will recover this turn.
-      expect(await redis.hget(`${prefix}:{${taskId}}:task`, 'turnWithoutJob')).toBe('1');
-      const other = await spawnWorkerProcess(prefix, quick);
-      workers.push(other);
-      await waitFor(async () => ((await stateOf(prefix, taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 60_000, 'the reconciler to queue the turn and a worker to finish it');
-      const record = await turnRecord(prefix, taskId);
-      expect(record).toMatchObject({ attempts: 2, outcome: 'TASK_STATE_COMPLETED' });
-      expect(record.workerId).toContain(`:${other.pid}:`);
-      expect(await addedJobs(prefix)).toEqual([turnJobId(taskId, 1)]);
+      await killedMidTurnThenRecovered(prefix, taskId, 1, started, quick);
       expect(await redis.hget(`${prefix}:{${taskId}}:task`, 'turnWithoutJob')).toBe('');
     } finally {
       await deletePrefix(redis, prefix);
@@ -433,7 +443,6 @@ describe('a turn started where it was accepted, when that process stops', () => 
 
   it('a follow-up\'s turn too: queued again by the reconciler when its process dies mid-turn; attempts are carried', async () => {
     const prefix = uniquePrefix('local-turns-follow-up-sigkill');
-    const quick = { ...slow, A2A_LOCK_DURATION_MS: '2000', A2A_RECONCILE_INTERVAL_MS: '300' };
     try {
       const started = await spawnGatewayProcess(prefix, { ...quick, A2A_RECONCILE_INTERVAL_MS: '0' }, 'start');
       processes.push(started);
@@ -447,17 +456,7 @@ describe('a turn started where it was accepted, when that process stops', () => 
       await waitFor(async () => ((await redis.hget(`${prefix}:{${taskId}}:task`, 'turn')) === '2' && (await redis.get(`${prefix}:{${taskId}}:lease`))?.includes(`:${started.child.pid}:`) ? true : undefined), 20_000, 'the second turn\'s lease');
       const before = await redis.xlen(`${prefix}:{${taskId}}:events`);
       await waitFor(async () => ((await redis.xlen(`${prefix}:{${taskId}}:events`)) >= before + 3 ? true : undefined), 20_000, 'progress');
-      started.kill('SIGKILL');
-      await started.exited;
-      expect(await addedJobs(prefix)).toEqual([]);
-      expect(await redis.hget(`${prefix}:{${taskId}}:task`, 'turnWithoutJob')).toBe('1');
-      const other = await spawnWorkerProcess(prefix, quick);
-      workers.push(other);
-      await waitFor(async () => ((await stateOf(prefix, taskId)) === 'TASK_STATE_COMPLETED' ? true : undefined), 60_000, 'the reconciler to queue the turn and a worker to finish it');
-      const record = JSON.parse((await redis.hget(`${prefix}:{${taskId}}:turns`, '2')) as string) as TurnRecord;
-      expect(record).toMatchObject({ attempts: 2, outcome: 'TASK_STATE_COMPLETED' });
-      expect(record.workerId).toContain(`:${other.pid}:`);
-      expect(await addedJobs(prefix)).toEqual([turnJobId(taskId, 2)]);
+      await killedMidTurnThenRecovered(prefix, taskId, 2, started, quick);
     } finally {
       await deletePrefix(redis, prefix);
     }

@@ -15,7 +15,7 @@ export interface RunningTurn {
   acknowledge: ((interruptedTurn?: number) => void) | undefined;
   /** On a Cluster, the connection this task's cancel channel is SSUBSCRIBEd on while it runs. */
   readonly cancels: RedisClient | undefined;
-  /** False while a new task's first turn, registered before its create, still waits for a place (LocalTurns): not counted as running. */
+  /** False while a turn registered ahead of its run (a new task's first, before its create: LocalTurns) still waits for a place: not counted as running. */
   inPlace: boolean;
 }
 
