@@ -159,6 +159,31 @@ describe('a new task that finds every place of this process in use', () => {
     };
   }
 
+  /**
+   * Has the next new task's turn wait in line once its create answered: the line moves at its ask
+   * (the one place given back and taken again, as by one run ending and the next starting), and
+   * `inLine` runs once the turn has joined the line, with that place, to free when it likes.
+   */
+  function waitInLineNext(gw: TestGateway, release: () => void, inLine: (taskId: string, place: LocalTurnSlot) => void): void {
+    const local = gw.worker?.localTurns;
+    if (local === undefined) throw new Error('the test gateway runs a worker');
+    const take = local.take.bind(local);
+    local.take = async (ownerKey, taskId, waitMs) => {
+      release();
+      const again = await take(holder, 'held-task', 0);
+      const slot = await take(ownerKey, taskId, waitMs);
+      if (slot === undefined || again === undefined) return undefined;
+      return {
+        leaseTerms: slot.leaseTerms,
+        release: () => slot.release(),
+        start: (turn) => {
+          slot.start(turn);
+          inLine(taskId, again);
+        },
+      };
+    };
+  }
+
   it('waits a little for one when its caller waits for the turn (a blocking SendMessage), and runs here', async () => {
     const { gw, release } = await onePlaceHeld('local-turns-wait', true);
     try {
@@ -215,17 +240,11 @@ describe('a new task that finds every place of this process in use', () => {
 
   it('stored and leased, then finding the line standing still, gives its lease back and goes to the queue: one run, one attempt', async () => {
     const { gw, release } = await onePlaceHeld('local-turns-give-back', false);
-    const local = gw.worker?.localTurns;
-    if (local === undefined) throw new Error('the test gateway runs a worker');
-    // The line moved just before the ask (a place given back and taken again), then stands still for 600 ms.
+    // Once the turn is in line, the line stands still for 600 ms.
     let freeing: NodeJS.Timeout | undefined;
-    const take = local.take.bind(local);
-    local.take = async (ownerKey, taskId, waitMs) => {
-      release();
-      const again = await take(holder, 'held-task', 0);
-      freeing = setTimeout(() => again?.release(), 600);
-      return take(ownerKey, taskId, waitMs);
-    };
+    waitInLineNext(gw, release, (_, place) => {
+      freeing = setTimeout(() => place.release(), 600);
+    });
     try {
       const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo given back') });
       const task = (body.result as { task: Task }).task;
@@ -241,33 +260,18 @@ describe('a new task that finds every place of this process in use', () => {
 
   it('sees a cancel that came while it waited for a place after its create: canceled, never run to its end, no job', async () => {
     const { gw, release } = await onePlaceHeld('local-turns-cancel-in-line', false, {}, { stepMs: 30 });
-    const local = gw.worker?.localTurns;
-    if (local === undefined) throw new Error('the test gateway runs a worker');
-    const take = local.take.bind(local);
     let canceled: Promise<unknown> | undefined;
     let inLine: number | undefined;
-    local.take = async (ownerKey, taskId, waitMs) => {
-      // The line moves at the ask, so the new task's turn waits in it once its create answered.
-      release();
-      const again = await take(holder, 'held-task', 0);
-      const slot = await take(ownerKey, taskId, waitMs);
-      if (slot === undefined || again === undefined) return undefined;
-      return {
-        leaseTerms: slot.leaseTerms,
-        release: () => slot.release(),
-        start: (turn) => {
-          slot.start(turn);
-          // Waiting in line is not running: the gauge of running turns does not count it (nor the test's held place, which runs nothing).
-          inLine = gw.worker?.runner.runningTurns();
-          // In line now: the cancel is stored, then the place is freed (before the waiter's second look).
-          canceled = rpc(gw.jsonRpcUrl, 'CancelTask', { id: taskId });
-          void (async () => {
-            while ((await redis.hget(`${gw.prefix}:{${taskId}}:task`, 'cancelRequestedAtMs')) === null) await new Promise((resolve) => setTimeout(resolve, 2));
-            again.release();
-          })();
-        },
-      };
-    };
+    waitInLineNext(gw, release, (taskId, place) => {
+      // Waiting in line is not running: the gauge of running turns does not count it (nor the test's held place, which runs nothing).
+      inLine = gw.worker?.runner.runningTurns();
+      // The cancel is stored, then the place is freed (before the waiter's second look).
+      canceled = rpc(gw.jsonRpcUrl, 'CancelTask', { id: taskId });
+      void (async () => {
+        while ((await redis.hget(`${gw.prefix}:{${taskId}}:task`, 'cancelRequestedAtMs')) === null) await new Promise((resolve) => setTimeout(resolve, 2));
+        place.release();
+      })();
+    });
     // A blocking send: its caller follows the turn, so it waits in line. 300 steps of 30 ms: run
     // to its end, the turn would complete after about 9 s.
     const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 300') });
@@ -277,6 +281,23 @@ describe('a new task that finds every place of this process in use', () => {
     expect(inLine).toBe(0);
     expect(await addedJobs(gw.prefix)).toEqual([]);
     expect(await redis.hmget(`${gw.prefix}:{${id}}:task`, 'turnAttempts', 'cancelOutcome')).toEqual(['1', 'TASK_STATE_CANCELED']);
+  });
+
+  it('stored and leased, then finding its process stopping once a place frees, gives its lease back and goes to the queue', async () => {
+    const { gw, release } = await onePlaceHeld('local-turns-stop-in-line', false);
+    let stopping: Promise<void> | undefined;
+    waitInLineNext(gw, release, (_, place) => {
+      // This process stops taking turns here, then the place frees.
+      stopping = gw.worker?.localTurns.stop();
+      place.release();
+    });
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo while stopping') });
+    const task = (body.result as { task: Task }).task;
+    await stopping;
+    // The queue's worker (still running here) took it over: one run, attempt 1, the create's lease handed back.
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(await addedJobs(gw.prefix)).toEqual([turnJobId(task.id, 1)]);
+    expect(await turnRecord(gw.prefix, task.id)).toMatchObject({ attempts: 1, handBacks: 1, outcome: 'TASK_STATE_COMPLETED' });
   });
 
   it('goes to the queue at once when its caller does not wait (returnImmediately)', async () => {
