@@ -8,6 +8,7 @@ import { TurnQueues, turnJobId, type LocalTurnSlot, type LocalTurnStarter } from
 import { TurnQueue } from '../src/tasks/turn-queue.ts';
 import type { Task } from '../src/protocol/types.ts';
 import { ownerKeyOf, type TurnRecord } from '../src/store/task-store.ts';
+import { queueWait } from '../src/telemetry/metrics.ts';
 import { spawnGatewayProcess, type GatewayProcess } from './support/gateway-process.ts';
 import { openSse, sendStreamingRequest } from './support/sse.ts';
 import { openTestRedis, rpc, spawnWorkerProcess, startTestGateway, stopWorkerProcesses, textMessage, uniquePrefix, waitFor, deletePrefix, type TestGateway, type WorkerProcess } from './support/harness.ts';
@@ -38,6 +39,12 @@ async function send(url: string, text: string): Promise<string> {
 
 async function stateOf(prefix: string, taskId: string): Promise<string | null> {
   return redis.hget(`${prefix}:{${taskId}}:task`, 'state');
+}
+
+/** The seconds a2a_queue_wait_seconds has summed in this process so far (every gateway of this file shares it). */
+async function queueWaitSeconds(): Promise<number> {
+  const { values } = await queueWait.get();
+  return values.filter((sample) => sample.metricName === 'a2a_queue_wait_seconds_sum').reduce((total, sample) => total + sample.value, 0);
 }
 
 const turnRecord = async (prefix: string, taskId: string): Promise<TurnRecord> => JSON.parse((await redis.hget(`${prefix}:{${taskId}}:turns`, '1')) as string) as TurnRecord;
@@ -76,6 +83,21 @@ describe('a new task whose agent this process runs', () => {
     expect(second).toMatchObject({ attempts: 1, workerId: gw.worker?.runner.workerId, outcome: 'TASK_STATE_COMPLETED' });
     // Its lease said no job carried it: had this process died, the reconciler would have queued it.
     expect(await redis.hget(`${gw.prefix}:{${task.id}}:task`, 'turnWithoutJob')).toBe('1');
+  });
+
+  it('runs a follow-up sent twice at once (same messageId) one time: one turn, one attempt, one answer', async () => {
+    const gw = await startTestGateway({ name: 'local-turns-follow-up-twice' });
+    gateways.push(gw);
+    const asked = (await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('dialogue') })).body.result as { task: Task };
+    const answer = { ...textMessage('Ada'), taskId: asked.task.id, contextId: asked.task.contextId };
+    const both = await Promise.all([rpc(gw.jsonRpcUrl, 'SendMessage', { message: answer }), rpc(gw.jsonRpcUrl, 'SendMessage', { message: answer })]);
+    for (const { body } of both) expect((body.result as { task: Task }).task).toMatchObject({ id: asked.task.id, status: { state: 'TASK_STATE_COMPLETED' } });
+    const taskKey = `${gw.prefix}:{${asked.task.id}}`;
+    expect(await redis.hget(`${taskKey}:task`, 'turn')).toBe('2');
+    expect(JSON.parse((await redis.hget(`${taskKey}:turns`, '2')) as string)).toMatchObject({ attempts: 1, outcome: 'TASK_STATE_COMPLETED' });
+    // The question, then one greeting: a second run of turn 2 would have answered twice.
+    const agentMessages = (await redis.lrange(`${taskKey}:history`, 0, -1)).filter((entry) => entry.includes('"ROLE_AGENT"'));
+    expect(agentMessages).toHaveLength(2);
   });
 
   it('queues the turn a follow-up opens with localTurns off', async () => {
@@ -272,6 +294,7 @@ describe('a new task that finds every place of this process in use', () => {
         place.release();
       })();
     });
+    const waitedBefore = await queueWaitSeconds();
     // A blocking send: its caller follows the turn, so it waits in line. 300 steps of 30 ms: run
     // to its end, the turn would complete after about 9 s.
     const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('long 300') });
@@ -279,6 +302,8 @@ describe('a new task that finds every place of this process in use', () => {
     await canceled;
     expect(status.state).toBe('TASK_STATE_CANCELED');
     expect(inLine).toBe(0);
+    // Its wait in line (until the cancel was stored and the place freed) is its queue wait.
+    expect(await queueWaitSeconds()).toBeGreaterThan(waitedBefore);
     expect(await addedJobs(gw.prefix)).toEqual([]);
     expect(await redis.hmget(`${gw.prefix}:{${id}}:task`, 'turnAttempts', 'cancelOutcome')).toEqual(['1', 'TASK_STATE_CANCELED']);
   });

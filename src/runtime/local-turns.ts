@@ -67,7 +67,7 @@ export class LocalTurns implements LocalTurnStarter {
       start: (turn) => {
         if (!held) throw new Error('a place for a local turn was used twice');
         held = false;
-        this.track(placeFirst ? this.runIn(slots, turn, reserved) : this.placeThenRun(slots, waitMs, turn, reserved));
+        this.track(placeFirst ? this.runIn(slots, turn, reserved, 0) : this.placeThenRun(slots, waitMs, turn, reserved));
       },
       release: () => {
         if (!held) return;
@@ -95,29 +95,31 @@ export class LocalTurns implements LocalTurnStarter {
    * goes back as an undone attempt and the turn to the queue, where its job carries it.
    */
   private async placeThenRun(slots: TurnSlots, waitMs: number, turn: LocalTurn, reserved: ReservedTurn | undefined): Promise<void> {
+    const joined = performance.now();
     const placed = await slots.takeWithin(waitMs);
-    if (placed && !this.stopped) return this.runIn(slots, turn, reserved);
+    // The wait in line is this turn's queue wait (a2a_queue_wait_seconds), as a job's in the queue is.
+    if (placed && !this.stopped) return this.runIn(slots, turn, reserved, performance.now() - joined);
     if (placed) slots.release();
     reserved?.cancel();
     await this.runner.giveBackUnstartedLease(turn.data.taskId, turn.lease);
     await this.queueAfter(turn, new NoPlaceError(turn.data.taskId, this.stopped));
   }
 
-  private async runIn(slots: TurnSlots, turn: LocalTurn, reserved: ReservedTurn | undefined): Promise<void> {
+  private async runIn(slots: TurnSlots, turn: LocalTurn, reserved: ReservedTurn | undefined, waitedMs: number): Promise<void> {
     try {
-      await this.run(turn, reserved);
+      await this.run(turn, reserved, waitedMs);
     } finally {
       slots.release();
     }
   }
 
-  private async run(turn: LocalTurn, reserved: ReservedTurn | undefined): Promise<void> {
+  private async run(turn: LocalTurn, reserved: ReservedTurn | undefined, waitedMs: number): Promise<void> {
     const data = withTrace(turn.data, turn.trace);
     try {
       await this.runner.process({
         data,
         jobId: turnJobId(data.taskId, data.turn),
-        waitedMs: 0,
+        waitedMs,
         withoutJob: true,
         ...(reserved === undefined ? {} : { reserved: { turn: reserved.turn, lease: turn.lease } }),
       });
@@ -150,7 +152,7 @@ class NoPlaceError extends Error {
     super(
       stopping
         ? `Turn of task ${taskId} queued before it started: this process is shutting down; another worker runs it.`
-        : `Turn of task ${taskId} queued before it started: every place on this worker stayed held by longer turns; the queue's next free worker runs it.`,
+        : `Turn of task ${taskId} queued before it started: no place on this worker came free while it waited in line (LOCAL_PLACE_WAIT_MS, or the line stood still); the queue's next free worker runs it.`,
     );
     this.name = 'NoPlaceError';
   }

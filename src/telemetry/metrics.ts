@@ -72,7 +72,7 @@ export const turnDuration = new Histogram({
 
 export const queueWait = new Histogram({
   name: 'a2a_queue_wait_seconds',
-  help: 'Time a turn job waited in its queue before a worker took it, by agent.',
+  help: 'Time a turn waited before a worker took it (a job in its queue; a turn started where it was accepted, in line for a place), by agent.',
   labelNames: ['agent'] as const,
   buckets: LATENCY_BUCKETS_SECONDS,
   registers: [metricsRegistry],
