@@ -63,9 +63,12 @@ export class ScheduleStore {
   /** The schedule, when it exists and is the owner's (any owner when ownerKey is undefined). */
   async read(scheduleId: string, ownerKey: string | undefined, firings = 20): Promise<ScheduleRecord | undefined> {
     const k = scheduleKeys(this.prefix, scheduleId);
-    const fields = await this.redis.hgetall(k.schedule);
+    // The counts and the firings' index in one transaction: a firing decided between two reads
+    // would be listed without being counted.
+    const read = await this.redis.multi().hgetall(k.schedule).zrevrange(k.firingIndex, 0, Math.max(0, firings - 1)).exec();
+    const fields = (read?.[0]?.[1] ?? {}) as Record<string, string>;
     if (fields.owner === undefined || (ownerKey !== undefined && fields.owner !== ownerKey)) return undefined;
-    const ids = firings > 0 ? await this.redis.zrevrange(k.firingIndex, 0, firings - 1) : [];
+    const ids = firings > 0 ? ((read?.[1]?.[1] ?? []) as string[]) : [];
     const records = ids.length === 0 ? [] : await this.redis.hmget(k.firings, ...ids);
     return {
       id: str(fields.id),
