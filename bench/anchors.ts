@@ -1,7 +1,8 @@
 // The durable anchors: the SDK echo server on the SDK's own DatabaseTaskStore, on PostgreSQL and
 // on SQLite. Each gets a database of its own for the run (a fresh PostgreSQL database, a SQLite
-// file in a temp dir), migrated with the SDK's `a2a-db upgrade` as an operator would, and
-// removed afterwards. An anchor that cannot be set up is skipped with one line; the bench goes on.
+// file in a temp dir), migrated with the SDK's `a2a-db upgrade` as an operator would (on SQLite,
+// its offline SQL applied through the driver built for this Node: the CLI would look for a
+// driver of its own), and removed afterwards. An anchor that cannot be set up is skipped with one line; the bench goes on.
 
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -13,7 +14,7 @@ import pg from 'pg';
 import { startSdkServer } from './gateway-process.ts';
 import type { BenchServer } from './bench-server.ts';
 import { PG_APPLICATION_NAME } from './sdk-store.ts';
-import { ensureSqliteDriver } from './sqlite-driver.ts';
+import { ensureSqliteDriver, loadSqliteDriver } from './sqlite-driver.ts';
 
 export const ANCHORS = ['postgres', 'sqlite'] as const;
 export type Anchor = (typeof ANCHORS)[number];
@@ -34,6 +35,18 @@ const run = promisify(execFile);
 /** `a2a-db upgrade` for the task store only: the tables DatabaseTaskStore expects. */
 async function migrate(repoRoot: string, url: string): Promise<void> {
   await run(join(repoRoot, 'node_modules', '.bin', 'a2a-db'), ['upgrade', '--url', url, '--store', 'tasks'], { cwd: repoRoot, timeout: 60_000 });
+}
+
+/** The same migration as SQL (`a2a-db upgrade --sql`), run on the SQLite file with `driver`. */
+async function migrateSqlite(repoRoot: string, driver: string, file: string): Promise<void> {
+  const { stdout } = await run(join(repoRoot, 'node_modules', '.bin', 'a2a-db'), ['upgrade', '--sql', '--dialect', 'sqlite', '--store', 'tasks'], { cwd: repoRoot, timeout: 60_000 });
+  const Database = loadSqliteDriver(driver);
+  const db = new Database(file);
+  try {
+    db.exec(stdout);
+  } finally {
+    db.close();
+  }
 }
 
 /** The URL without its password, for log lines. */
@@ -100,12 +113,12 @@ async function startPostgres(opts: AnchorOptions): Promise<BenchServer> {
 }
 
 async function startSqlite(opts: AnchorOptions): Promise<BenchServer> {
-  await ensureSqliteDriver(opts.repoRoot, opts.log);
+  const driver = await ensureSqliteDriver(opts.repoRoot, opts.log);
   const dir = mkdtempSync(join(tmpdir(), 'a2a-bench-sqlite-'));
   const file = join(dir, 'tasks.db');
   try {
-    await migrate(opts.repoRoot, `sqlite:${file}`);
-    const server = await startSdkServer({ repoRoot: opts.repoRoot, logDir: opts.logDir, name: 'sdk-sqlite', env: { BENCH_SDK_STORE: 'sqlite', BENCH_SDK_SQLITE_FILE: file } });
+    await migrateSqlite(opts.repoRoot, driver, file);
+    const server = await startSdkServer({ repoRoot: opts.repoRoot, logDir: opts.logDir, name: 'sdk-sqlite', env: { BENCH_SDK_STORE: 'sqlite', BENCH_SDK_SQLITE_FILE: file, BENCH_SQLITE_DRIVER: driver } });
     return {
       ...server,
       async stop() {

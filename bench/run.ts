@@ -1002,7 +1002,9 @@ async function main(): Promise<void> {
     if (runs('streams')) compared.push(`${config.streams} streams`);
   }
   if (runs('idle')) compared.push(`${config.subscribers} idle subscribers`);
-  let title = compared.length > 0 ? `A2A gateway vs @a2a-js/sdk — ${compared.join(', ')}\n` : 'A2A gateway\n';
+  // Every server and the load run on the bench's own Node (child processes take its execPath).
+  const runtime = `Node ${process.version}`;
+  let title = compared.length > 0 ? `A2A gateway vs @a2a-js/sdk — ${[...compared, runtime].join(', ')}\n` : `A2A gateway — ${runtime}\n`;
   if (push) title += `push (gateway only): ${config.pushSenders} senders of "echo" tasks with a webhook config to a local receiver; ${config.pushSeconds} s x ${config.pushRounds} rounds (median round)\n`;
   if (fanout) {
     title +=

@@ -5,9 +5,11 @@
 //
 // Env: BENCH_SDK_STORE (memory | postgres | sqlite; default memory),
 //      BENCH_SDK_DB_URL (postgres: connection string), BENCH_SDK_SQLITE_FILE (sqlite: the file),
+//      BENCH_SQLITE_DRIVER (sqlite: the folder of better-sqlite3 built for this Node, bench/sqlite-driver.ts),
 //      BENCH_SQLITE_SYNCHRONOUS (sqlite: NORMAL unless set; FULL fsyncs every commit).
 
 import { InMemoryTaskStore, type TaskStore } from '@a2a-js/sdk/server';
+import { loadSqliteDriver } from './sqlite-driver.ts';
 
 export const SDK_STORES = ['memory', 'postgres', 'sqlite'] as const;
 export type SdkStoreKind = (typeof SDK_STORES)[number];
@@ -38,7 +40,9 @@ export async function createSdkStore(kind: SdkStoreKind, env: NodeJS.ProcessEnv)
   }
   const file = env.BENCH_SDK_SQLITE_FILE;
   if (!file) throw new Error('BENCH_SDK_STORE=sqlite needs BENCH_SDK_SQLITE_FILE');
-  const { default: Database } = await import('better-sqlite3');
+  const driver = env.BENCH_SQLITE_DRIVER;
+  if (!driver) throw new Error('BENCH_SDK_STORE=sqlite needs BENCH_SQLITE_DRIVER');
+  const Database = loadSqliteDriver(driver);
   const sqlite = new Database(file);
   // WAL, as the SQLite and better-sqlite3 docs advise for a server; synchronous NORMAL is the
   // usual companion (a commit survives a crash of the process, the last ones may not survive
