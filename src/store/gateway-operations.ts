@@ -273,6 +273,11 @@ export class GatewayOperations extends StoreRole {
     trace?: Record<string, string>;
     /** The generation the caller expects the task at (the task-generations extension); undefined = any. */
     expectedGeneration?: number;
+    /**
+     * The caller watches the task since before this call and waits for the turn the message
+     * starts, answered with this much history (-1 = all): the turn's final event carries the task.
+     */
+    answerHistoryLength?: number;
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -320,6 +325,7 @@ export class GatewayOperations extends StoreRole {
       callerExtensions: input.callerExtensions,
       trace: input.trace,
       expectedGeneration: input.expectedGeneration,
+      answerHistory: input.answerHistoryLength,
     });
     const { outcome } = reply;
     if (refusal !== undefined && outcome === 'REFUSED') {
@@ -342,7 +348,7 @@ export class GatewayOperations extends StoreRole {
     }
     if (!ACCEPT_REFUSALS.has(outcome)) this.recentTasks.note(taskId, now.getTime());
     if (ACCEPT_ANNOUNCED.has(outcome)) this.ownerIndex.note(ownerKey, taskId, contextId, now.getTime());
-    return acceptResultOf(reply, active);
+    return acceptResultOf(reply, active, contextId);
   }
 
   /**

@@ -37,7 +37,8 @@ export type AcceptResult =
   | { kind: 'context-mismatch' }
   | { kind: 'duplicate'; turn: number }
   | { kind: 'terminal'; state: TaskState }
-  | { kind: 'resumed'; turn: number; active: number }
+  /** `eventId`: the SUBMITTED status update the accept announced; `contextId`: the task's. */
+  | { kind: 'resumed'; turn: number; active: number; eventId: string; contextId: string }
   | { kind: 'queued'; turn: number }
   | { kind: 'too-many-active'; active: number }
   | { kind: 'forwarded'; childId: string }
@@ -62,7 +63,7 @@ export type CancelResult =
   | { kind: 'generation-mismatch'; generation: number };
 
 /** acceptMessage's reply as the caller's answer; `active`: the owner's active tasks after a resume. */
-export function acceptResultOf(reply: AcceptOutcome, active: number): AcceptResult {
+export function acceptResultOf(reply: AcceptOutcome, active: number, contextId: string): AcceptResult {
   switch (reply.outcome) {
     case 'NOT_FOUND':
     case 'REFUSED':
@@ -88,7 +89,7 @@ export function acceptResultOf(reply: AcceptOutcome, active: number): AcceptResu
     case 'DUPLICATE':
       return { kind: 'duplicate', turn: reply.turn };
     case 'RESUMED':
-      return { kind: 'resumed', turn: reply.turn, active };
+      return { kind: 'resumed', turn: reply.turn, active, eventId: reply.eventId, contextId };
     case 'QUEUED':
       return { kind: 'queued', turn: reply.turn };
   }

@@ -149,7 +149,9 @@ export type AcceptOutcome =
   | { outcome: 'NOT_FOUND' | 'REFUSED' | 'CONFLICT' | 'CONTEXT_MISMATCH' }
   | { outcome: 'BUSY' | 'TERMINAL'; state: TaskState }
   | { outcome: 'INBOX_FULL'; waiting: number }
-  | { outcome: 'JOINED' | 'INTERRUPTING' | 'DUPLICATE' | 'RESUMED' | 'QUEUED'; turn: number }
+  | { outcome: 'JOINED' | 'INTERRUPTING' | 'DUPLICATE' | 'QUEUED'; turn: number }
+  /** `eventId`: the id of the SUBMITTED status update it announced (every event of the new turn comes after it). */
+  | { outcome: 'RESUMED'; turn: number; eventId: string }
   | { outcome: 'FORWARDED'; childId: string }
   | { outcome: 'GENERATION_MISMATCH'; generation: number };
 
@@ -172,8 +174,9 @@ const decodeAccept = (reply: ScriptReply): AcceptOutcome => {
     case 'JOINED':
     case 'INTERRUPTING':
     case 'DUPLICATE':
-    case 'RESUMED':
       return { outcome: reply[0], turn: Number(reply[1]) };
+    case 'RESUMED':
+      return { outcome: 'RESUMED', turn: Number(reply[1]), eventId: str(reply[2]) };
     default:
       return { outcome: 'QUEUED', turn: Number(reply[1]) };
   }
@@ -201,6 +204,8 @@ export const acceptMessageScript = defineScript({
     trace: arg.optionalJson<Record<string, string>>(),
     /** The generation the caller expects the task at (undefined = any). */
     expectedGeneration: arg.optionalInt,
+    /** The history length a sender watching since before the call waits to be answered with (-1 = all; undefined: none waits so). */
+    answerHistory: arg.optionalInt,
   },
   reply: decodeAccept,
 });

@@ -41,7 +41,7 @@ export const TASK_HASH_FIELDS = {
   eventsTrimmed: { type: 'number', holds: 'how many events the replay bound dropped in all' },
   eventsBytes: { type: 'number', holds: 'bytes of the events the replay buffer holds (appended less dropped), for replay.maxBytes' },
   generation: { type: 'number', holds: 'grows by one with every observable change of the task (each event appended, each message taken): docs/task-generations.md' },
-  answerHistory: { type: 'number', holds: 'the history length a SendMessage waiting for the task waits with (-1 = all); finishTurn publishes the task to it' },
+  answerHistory: { type: 'number', holds: 'the history length a SendMessage waiting for the task (its creator, or a follow-up that resumed it) waits with (-1 = all); finishTurn publishes the task to it' },
   // cancellation (invariant 6)
   cancelRequestedAtMs: { type: 'ms', holds: 'stage 1: when a cancel was requested' },
   cancelRequestedBy: { type: 'string', holds: "the operator who canceled another owner's task" },

@@ -22,8 +22,23 @@ import {
   type Submission,
 } from './intake-steps.ts';
 
-/** `waitsForTurn`: the caller follows the turn (a blocking or streaming send), so its turn may wait briefly for a place here. */
-export async function submitFollowUp(deps: IntakeDeps, owner: Owner, request: SendMessageRequest, taskId: string, sender: SenderContext, digest: string, waitsForTurn = false): Promise<Submission> {
+/**
+ * `waitsForTurn`: the caller follows the turn (a blocking or streaming send), so its turn may wait
+ * briefly for a place here. `answerHistoryLength`: the caller has watched the task since before
+ * this call (a blocking SendMessage, TaskEvents.watchFollowUpTurnEnd) and waits for the turn the
+ * message starts with this much history: a message that resumes the task is then answered without
+ * the task's snapshot (`watched`), its turn's final event carrying the task to the caller.
+ */
+export async function submitFollowUp(
+  deps: IntakeDeps,
+  owner: Owner,
+  request: SendMessageRequest,
+  taskId: string,
+  sender: SenderContext,
+  digest: string,
+  how: { waitsForTurn: boolean; answerHistoryLength: number | undefined },
+): Promise<Submission> {
+  const { waitsForTurn } = how;
   const { message } = request;
   const { store, quota } = deps;
   const { settings } = agentOf(deps.agents, owner);
@@ -47,6 +62,7 @@ export async function submitFollowUp(deps: IntakeDeps, owner: Owner, request: Se
       trace: traceCarrier(sender.trace),
       expectedGeneration: sender.expectedGeneration,
       quota: quota?.chargeFor(stored, STORED_COPIES.followUp, Date.now(), storedBytes),
+      answerHistoryLength: how.answerHistoryLength,
       now: new Date(),
     });
   let result = await accept();
@@ -91,6 +107,12 @@ export async function submitFollowUp(deps: IntakeDeps, owner: Owner, request: Se
   }
   // Every event from this message's acceptance on (its announcement and the turn it starts included).
   if (pushConfig !== undefined) await deps.push?.attach(owner, pushConfig, pushCursor ?? 'now');
+  // The caller has watched the task since before the accept: the turn's events after the
+  // accept's own reach it live, so it needs no snapshot (one read fewer), only the turn started.
+  if (result.kind === 'resumed' && how.answerHistoryLength !== undefined) {
+    await deps.turns.startOrEnqueue(owner, taskId, result.contextId, result.turn, sender.trace, result.active, waitsForTurn ? LOCAL_PLACE_WAIT_MS : 0);
+    return { taskId, contextId: result.contextId, afterId: result.eventId, snapshot: undefined, watched: true };
+  }
   // The stream's opening snapshot: a large task's artifacts are assembled off the event loop.
   const read = await readTaskAnswer(store, owner, taskId, undefined, sender.answersSpliced === true);
   if (read === undefined) throw taskNotFound(taskId);

@@ -53,6 +53,11 @@ export interface Submission {
   snapshot: { task: Task; eventId: string } | undefined;
   /** Set for a task this message created: the read a returnImmediately answer is (createdTaskRead). */
   created?: TaskRead;
+  /**
+   * A follow-up the caller watched since before its accept, which resumed the task: no snapshot
+   * was read; `afterId` is the accept's own event, after which the turn's events come.
+   */
+  watched?: true;
 }
 
 /** The agent an owner's tasks belong to (owners are made for configured agents only). */

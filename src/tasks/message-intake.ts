@@ -23,7 +23,11 @@ export interface MessageIntakeDeps extends IntakeDeps {
 export interface SubmitOptions {
   /** A new task's id (a fresh one when left out). */
   taskId?: string;
-  /** The caller waits for a new task's turn to end, reading this much history (createTask's answerHistoryLength). */
+  /**
+   * The caller waits for the turn to end, reading this much history: a new task's (createTask's
+   * answerHistoryLength), or a follow-up's when the caller has watched the task since before its
+   * accept (acceptMessage's; submitFollowUp).
+   */
   answerHistoryLength?: number;
   /** The caller follows the turn (a blocking or streaming send): its turn may wait briefly for a place on this process's worker. */
   waitsForTurn?: boolean;
@@ -39,9 +43,7 @@ export class MessageIntake {
    * Stores the message (a new task, or the next input of an existing one), enqueues its turn and,
    * with redisWaitReplicas, has replicas confirm the task's and the owner's writes before the
    * message counts as accepted. A re-sent message is confirmed again: its first send may have
-   * failed exactly there. `how.answerHistoryLength`: the caller waits for a new task's turn to
-   * end, reading this much history (createTask's); `how.waitsForTurn`: the caller follows the
-   * turn (a blocking or streaming send), so a new task may wait briefly for a place here.
+   * failed exactly there. `how` says how the caller follows the turn (SubmitOptions).
    */
   async submit(owner: Owner, request: SendMessageRequest, sender: SenderContext, how: SubmitOptions = {}): Promise<Submission> {
     const turn = await this.largeMessages.enter(ownerKeyOf(owner), request.message);
@@ -59,7 +61,9 @@ export class MessageIntake {
     await this.deps.turns.checkDepth(owner.agent);
     // A large message's digest is computed on the assembly thread; here if the thread failed (the next job starts another).
     const digest = large ? await artifactAssembly.digest(message).catch(() => messageDigestOf(message)) : messageDigestOf(message);
-    if (message.taskId !== undefined) return submitFollowUp(this.deps, owner, request, message.taskId, sender, digest, how.waitsForTurn === true);
+    if (message.taskId !== undefined) {
+      return submitFollowUp(this.deps, owner, request, message.taskId, sender, digest, { waitsForTurn: how.waitsForTurn === true, answerHistoryLength: how.answerHistoryLength });
+    }
     return storeNewTask(this.deps, { owner, request, sender, taskId: how.taskId ?? newId(), digest, answerHistoryLength: how.answerHistoryLength, waitsForTurn: how.waitsForTurn === true, large });
   }
 

@@ -76,16 +76,21 @@ export class SendMessages {
     if (blocking && newTaskId !== undefined) markStage(newTaskId, 'received');
     // A large first message's wait starts after its creation event instead, reading what followed it.
     const early = blocking && watchable && newTaskId !== undefined ? events.watchTurnEnd(newTaskId, '', blockingTimeoutMs, turnOver, true) : undefined;
+    // A follow-up's wait watches the task from before its accept where one subscription hears
+    // every task: a message that resumes the task then needs no snapshot nor buffer read.
+    const followUpTaskId = request.message.taskId;
+    const watched = blocking && followUpTaskId !== undefined && events.watchesEveryTask ? events.watchFollowUpTurnEnd(followUpTaskId, blockingTimeoutMs, turnOver) : undefined;
     const historyLength = request.configuration?.historyLength;
     let submission: Submission;
     try {
       submission = await this.deps.intake.submit(owner, request, senderOf(caller), {
         ...(newTaskId === undefined ? {} : { taskId: newTaskId }),
-        ...(early === undefined ? {} : { answerHistoryLength: historyLength ?? -1 }),
+        ...(early === undefined && watched === undefined ? {} : { answerHistoryLength: historyLength ?? -1 }),
         waitsForTurn: blocking,
       });
     } catch (error) {
       early?.cancel();
+      watched?.cancel();
       throw error;
     }
     // The task as the final event brought it (the store published it for this wait), else read below.
@@ -93,8 +98,12 @@ export class SendMessages {
     if (early !== undefined && submission.taskId === newTaskId) {
       answer = await early.done;
       markStage(submission.taskId, 'notified');
+    } else if (watched !== undefined && submission.watched === true) {
+      watched.from(submission.afterId);
+      answer = await watched.done;
     } else if (blocking) {
       early?.cancel(); // a re-sent message: the task is an earlier one
+      watched?.cancel(); // not a resume (a re-send, a message queued for the running turn): the snapshot says where
       // A follow-up whose snapshot is already terminal or interrupted had its turn end before the
       // snapshot was read (a re-sent message, or a queued turn that ran at once): no event after
       // afterId will end it, so waiting would block until the timeout.

@@ -3,7 +3,7 @@
 // The one holder of the event hub among the use cases.
 import { A2AError } from '../protocol/errors.ts';
 import type { TaskState } from '../protocol/types.ts';
-import type { EventHub, LiveEvent } from '../events/hub.ts';
+import { compareEventIds, type EventHub, type LiveEvent } from '../events/hub.ts';
 import { holdTaskFeed, type HeldTaskFeed } from '../events/held-feed.ts';
 import { openTaskFeed, type TaskFeed } from '../events/task-feed.ts';
 import type { TaskStore } from '../store/task-store.ts';
@@ -114,17 +114,105 @@ export class TaskEvents {
       },
       // Redis has been unreachable past the outage grace period (or a read failed): fail the
       // waiting call with a retryable error rather than block until blockingTimeoutMs.
-      onError: (error) =>
-        finish(
-          new A2AError(
-            'UNAVAILABLE',
-            `Lost the event stream of task ${taskId} while waiting for it: ${(error.cause instanceof Error ? error.cause : error).message} The task is stored and goes on. Retry after the Retry-After delay: GetTask ${taskId}, or send the same message again (same messageId), which does not start a second task.`,
-            { retryAfterSeconds: 1, metadata: { taskId }, cause: error },
-          ),
-        ),
+      onError: (error) => finish(lostStreamError(taskId, error)),
     });
     return { done: promise, cancel: () => finish() };
   }
+
+  /**
+   * Watches an existing task from before a message is accepted into it (a blocking follow-up),
+   * so the call needs neither the task's snapshot nor a read of its replay buffer: what the watch
+   * hears is held until `from` names the accept's own event, then the wait ends at the first
+   * status after it whose state satisfies `done`, resolving with the task when that event carried
+   * it (acceptMessage's answerHistory), as watchTurnEnd does. Only where one subscription hears
+   * every task (watchesEveryTask): a per-task subscription could start after the accept's events.
+   * Held events past FOLLOW_UP_HELD_MAX, or a gap in live delivery before `from`, and the wait
+   * reads the buffer after the accept's event instead (watchTurnEnd).
+   */
+  watchFollowUpTurnEnd(taskId: string, timeoutMs: number, done: (state: TaskState) => boolean): FollowUpTurnWatch {
+    if (!this.hub.watchesEveryTask) throw new Error('watchFollowUpTurnEnd needs a subscription that hears every task (not a Redis Cluster)');
+    const startedAt = Date.now();
+    let held: LiveEvent[] | undefined = [];
+    let afterId: string | undefined;
+    // Set once held events were dropped (too many, or a gap before the accept answered): `from` reads the buffer.
+    let readInstead = false;
+    let settle: (answer: TaskRead | undefined, error?: Error) => void = () => undefined;
+    let next: TurnWatch | undefined;
+    const promise = new Promise<TaskRead | undefined>((resolve, reject) => {
+      settle = (answer, error) => {
+        settle = () => undefined;
+        clearTimeout(timer);
+        feed.close();
+        if (error === undefined) resolve(answer);
+        else reject(error);
+      };
+    });
+    promise.catch(() => undefined);
+    const timer = setTimeout(() => settle(undefined), timeoutMs);
+    const consider = (event: LiveEvent): void => {
+      if (afterId === undefined || compareEventIds(event.id, afterId) <= 0) return;
+      if (event.state !== undefined && done(event.state)) settle(answerOf(event));
+    };
+    const giveUpHolding = (): void => {
+      readInstead = true;
+      held = undefined;
+      feed.close();
+    };
+    const feed = openTaskFeed({
+      hub: this.hub,
+      store: this.store,
+      taskId,
+      afterId: '',
+      liveOnly: true,
+      onEvent: (event) => {
+        if (afterId !== undefined) consider(event);
+        else if (held !== undefined && held.push(event) > FOLLOW_UP_HELD_MAX) giveUpHolding();
+      },
+      onBehindBuffer: async () => {
+        if (afterId === undefined) giveUpHolding();
+        else settle(undefined);
+        return undefined;
+      },
+      onError: (error) => settle(undefined, lostStreamError(taskId, error)),
+    });
+    return {
+      done: promise,
+      cancel: () => {
+        next?.cancel();
+        settle(undefined);
+      },
+      from: (id) => {
+        if (afterId !== undefined) throw new Error(`the follow-up watch of task ${taskId} was told where to start already`);
+        afterId = id;
+        if (readInstead) {
+          next = this.watchTurnEnd(taskId, id, Math.max(0, timeoutMs - (Date.now() - startedAt)), done, false);
+          next.done.then((answer) => settle(answer), (error: Error) => settle(undefined, error));
+          return;
+        }
+        const pending = held ?? [];
+        held = undefined;
+        for (const event of pending) consider(event);
+      },
+    };
+  }
+}
+
+/** A watch opened before the accept of a follow-up: told where the accepted message's turn starts once the accept answered. */
+export interface FollowUpTurnWatch extends TurnWatch {
+  /** The accept's own event: the turn's end is looked for after it. Once only. */
+  from(afterId: string): void;
+}
+
+/** Events a follow-up's watch holds until its accept answers; past this it reads the buffer instead. */
+export const FOLLOW_UP_HELD_MAX = 64;
+
+/** The feed of a waiting call failed: the call fails with a retryable error rather than block until its timeout. */
+function lostStreamError(taskId: string, error: Error): A2AError {
+  return new A2AError(
+    'UNAVAILABLE',
+    `Lost the event stream of task ${taskId} while waiting for it: ${(error.cause instanceof Error ? error.cause : error).message} The task is stored and goes on. Retry after the Retry-After delay: GetTask ${taskId}, or send the same message again (same messageId), which does not start a second task.`,
+    { retryAfterSeconds: 1, metadata: { taskId }, cause: error },
+  );
 }
 
 /** The task an event carried to the waiting call; undefined (the caller reads it) when none or unreadable. */

@@ -20,6 +20,9 @@
     next turn continues (finishTurn)
   ARGV[17] the generation the caller expects the task at ('' = any; docs/task-generations.md): checked
     after the duplicate check (a re-sent message stays idempotent), before anything else changes
+  ARGV[18] the history length the sender waits to be answered with ('' = none; -1 = all): a blocking
+    SendMessage that watches the task since before this call. On RESUMED it is kept as 'answerHistory',
+    so the turn's final event carries the task to it as it does to a new task's (finishTurn)
   Returns {'NOT_FOUND'} | {'REFUSED'} (see ARGV[9]) | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
         | {'CONFLICT'} (the messageId was taken before with other content; nothing changed)
         | {'GENERATION_MISMATCH', current generation} (ARGV[17] is not the task's generation; nothing changed)
@@ -30,7 +33,8 @@
           is the next turn's input, which starts as soon as it stops)
         | {'FORWARDED', child task id} (a coordinator asked on behalf of an assignment: the caller
           forwards the message to that child; the coordinator's turn stays parked)
-        | {'RESUMED', turn} (no turn ran: the message starts the next one; the caller enqueues it)
+        | {'RESUMED', turn, event id} (no turn ran: the message starts the next one; the caller enqueues it.
+          The id is the SUBMITTED status update's: every event of the new turn comes after it)
         | {'QUEUED', turn}  (a turn is running or queued: the message is the next turn's input)
   Emits on RESUMED: a TASK_STATE_SUBMITTED status update. On INTERRUPTING (the first interrupt of a
   turn): a status update with metadata.cancellation {stage "requested", scope "turn", turn}.
@@ -48,7 +52,7 @@ local function announce(state, status)
   redis.call('HSET', KEYS[1], 'status', status, 'state', state, 'updatedAtMs', ARGV[5])
   local event = '{"statusUpdate":{"taskId":' .. cjson.encode(ARGV[8]) .. ',"contextId":' .. cjson.encode(contextId)
     .. ',"status":' .. status .. '}}'
-  local id = __appendEvent(KEYS[1], KEYS[5], ARGV[7], event)
+  return __appendEvent(KEYS[1], KEYS[5], ARGV[7], event)
 end
 
 -- The message is the task's from now on: its id (re-sends are duplicates), its digest, and what
@@ -133,8 +137,9 @@ if resumes then
   local turn = redis.call('HINCRBY', KEYS[1], 'turn', 1)
   redis.call('HSET', KEYS[1], 'turnInputStart', start, 'turnAttempts', 0, 'turnHandBacks', 0, 'turnBudgetSpent', 0)
   redis.call('HSET', KEYS[6], turn, cjson.encode({turn = turn, acceptedAtMs = tonumber(ARGV[5]), inputMessageIds = {ARGV[4]}}))
-  announce('TASK_STATE_SUBMITTED', '{"state":"TASK_STATE_SUBMITTED","timestamp":' .. cjson.encode(ARGV[6]) .. '}')
-  return {'RESUMED', turn}
+  if ARGV[18] ~= '' then redis.call('HSET', KEYS[1], 'answerHistory', ARGV[18]) end
+  local id = announce('TASK_STATE_SUBMITTED', '{"state":"TASK_STATE_SUBMITTED","timestamp":' .. cjson.encode(ARGV[6]) .. '}')
+  return {'RESUMED', turn, id}
 end
 redis.call('RPUSH', KEYS[3], ARGV[3])
 if ARGV[16] ~= '' then redis.call('HSETNX', KEYS[1], 'inboxTrace', ARGV[16]) end
