@@ -13,6 +13,7 @@ import { storedEvent, type StoredEvent } from './stored-event.ts';
 import { SEGMENT_BYTES } from './artifact-segments.ts';
 import { isStaleActive } from './maintenance-operations.ts';
 import {
+  acceptClaimedMessageScript,
   acceptMessageScript,
   cancelTaskScript,
   claimTaskScript,
@@ -22,6 +23,7 @@ import {
   quotaRefundScript,
   readTaskScript,
   readEventsAfterScript,
+  type AcceptOutcome,
   type TaskClaim,
   type TaskCreation,
   type TurnClaim,
@@ -283,14 +285,27 @@ export class GatewayOperations extends StoreRole {
     const { taskId, owner, message, now } = input;
     const ownerKey = ownerKeyOf(owner);
     const k = this.keys.task(taskId);
-    // Read first (one round trip, as for any other owner): whether the message needs the owner's
-    // say. Only the script's own checks count; a state changed meanwhile is handled after it.
-    const [storedOwner, contextId, state, awaiting] = await this.redis.hmget(k.task, taskField.owner, taskField.contextId, taskField.state, taskField.awaitingChild);
-    if (storedOwner !== ownerKey || typeof contextId !== 'string') return { kind: 'not-found' };
-    // Bad input changes nothing, not even the owner's slot (the script checks it again, atomically).
-    if (input.contextId !== undefined && input.contextId !== contextId) return { kind: 'context-mismatch' };
-    const resumes = typeof state === 'string' && RESUMING_STATES.has(state) && awaiting === null;
     const charge = input.quota?.bytes ?? 0;
+    const acceptArgs = {
+      ownerKey,
+      contextId: input.contextId,
+      message,
+      messageId: message.messageId,
+      nowMs: now.getTime(),
+      nowIso: now.toISOString(),
+      eventChannel: this.keys.eventChannel(taskId),
+      taskId,
+      ownerRefused: false,
+      inputPolicy: input.inputPolicy,
+      cancelChannel: this.cancelChannelOf(taskId),
+      callerScopes: input.callerScopes,
+      maxQueuedMessages: input.maxQueuedMessages,
+      messageDigest: input.messageDigest,
+      callerExtensions: input.callerExtensions,
+      trace: input.trace,
+      expectedGeneration: input.expectedGeneration,
+      answerHistory: input.answerHistoryLength,
+    };
     const claimTurn = (maxActiveTasks: number, resuming: boolean, bytes: number): Promise<TurnClaim> =>
       this.call(claimTurnScript, this.ownerSlotKeys(ownerKey), {
         taskId,
@@ -301,32 +316,38 @@ export class GatewayOperations extends StoreRole {
         maxBytes: input.quota?.maxBytes,
         checkAtMs: input.quota?.checkAtMs,
       });
-    // Step 1, the owner's slot: an active slot for a resume, the quota for the message's bytes.
-    const claimed = resumes || charge > 0 ? await this.claim(ownerKey, now.getTime(), () => claimTurn(input.maxActiveTasks, resumes, charge)) : undefined;
+    let claimed: TurnClaim | undefined;
+    let reply: AcceptOutcome;
+    let contextId: string;
+    // Whether a message that resumed the task still needs its active entry (it was not claimed as a resume).
+    let resumedUnclaimed: boolean;
+    if (!isCluster(this.redis)) {
+      // On a single Redis the owner's say, decided from the task as the call finds it, and the
+      // accept go in one call (acceptClaimedMessage-11.lua): no read first, one round trip.
+      const keys = { ...k, ...this.ownerSlotKeys(ownerKey) };
+      const joined = await this.claim(ownerKey, now.getTime(), () =>
+        this.call(acceptClaimedMessageScript, keys, { ...acceptArgs, maxActiveTasks: input.maxActiveTasks, chargeBytes: charge, maxBytes: input.quota?.maxBytes, checkAtMs: input.quota?.checkAtMs }),
+      );
+      ({ claim: claimed, accept: reply, contextId } = joined);
+      resumedUnclaimed = false;
+    } else {
+      // Read first (one round trip, as for any other owner): whether the message needs the owner's
+      // say. Only the script's own checks count; a state changed meanwhile is handled after it.
+      const [storedOwner, storedContextId, state, awaiting] = await this.redis.hmget(k.task, taskField.owner, taskField.contextId, taskField.state, taskField.awaitingChild);
+      if (storedOwner !== ownerKey || typeof storedContextId !== 'string') return { kind: 'not-found' };
+      // Bad input changes nothing, not even the owner's slot (the script checks it again, atomically).
+      if (input.contextId !== undefined && input.contextId !== storedContextId) return { kind: 'context-mismatch' };
+      contextId = storedContextId;
+      const resumes = typeof state === 'string' && RESUMING_STATES.has(state) && awaiting === null;
+      // Step 1, the owner's slot: an active slot for a resume, the quota for the message's bytes.
+      claimed = resumes || charge > 0 ? await this.claim(ownerKey, now.getTime(), () => claimTurn(input.maxActiveTasks, resumes, charge)) : undefined;
+      // Step 2, the task's slot. A refused claim still runs the checks that come first (a re-sent
+      // message is a duplicate even at the quota), and changes nothing.
+      reply = await this.call(acceptMessageScript, k, { ...acceptArgs, ownerRefused: claimed !== undefined && claimed.outcome !== 'CLAIMED' });
+      resumedUnclaimed = claimed === undefined || !resumes;
+    }
     const refusal = claimed?.outcome === 'CLAIMED' ? undefined : claimed;
     const taken = claimed?.outcome === 'CLAIMED' ? claimed : undefined;
-    // Step 2, the task's slot. A refused claim still runs the checks that come first (a re-sent
-    // message is a duplicate even at the quota), and changes nothing.
-    const reply = await this.call(acceptMessageScript, k, {
-      ownerKey,
-      contextId: input.contextId,
-      message,
-      messageId: message.messageId,
-      nowMs: now.getTime(),
-      nowIso: now.toISOString(),
-      eventChannel: this.keys.eventChannel(taskId),
-      taskId,
-      ownerRefused: refusal !== undefined,
-      inputPolicy: input.inputPolicy,
-      cancelChannel: this.cancelChannelOf(taskId),
-      callerScopes: input.callerScopes,
-      maxQueuedMessages: input.maxQueuedMessages,
-      messageDigest: input.messageDigest,
-      callerExtensions: input.callerExtensions,
-      trace: input.trace,
-      expectedGeneration: input.expectedGeneration,
-      answerHistory: input.answerHistoryLength,
-    });
     const { outcome } = reply;
     if (refusal !== undefined && outcome === 'REFUSED') {
       return refusal.outcome === 'OVER_QUOTA' ? refusal.overQuota : { kind: 'too-many-active', active: refusal.active };
@@ -341,7 +362,7 @@ export class GatewayOperations extends StoreRole {
     }
     let active = taken?.active ?? 0;
     // Resumed without a claim (it waited for input only after the read): its active entry follows now.
-    if (outcome === 'RESUMED' && (claimed === undefined || !resumes)) {
+    if (outcome === 'RESUMED' && resumedUnclaimed) {
       // No cap and no charge: this claim is never refused.
       const resumed = await claimTurn(0, true, 0);
       active = resumed.outcome === 'CLAIMED' ? resumed.active : 0;

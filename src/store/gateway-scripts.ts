@@ -138,11 +138,13 @@ export type TurnClaim =
   /** `active`: the owner's tasks queued or running now; `added`: this claim added the task to them. */
   { outcome: 'CLAIMED'; active: number; added: boolean } | OwnerRefusal;
 
+const turnClaimOf = (reply: ScriptReply): TurnClaim => ownerRefusalOf(reply) ?? { outcome: 'CLAIMED', active: Number(reply[1]), added: Number(reply[2]) === 1 };
+
 export const claimTurnScript = defineScript({
   name: 'claimTurn',
   keys: ['ownerActiveTasks', 'ownerQuota', 'ownerQuotaChecks'],
   args: { taskId: arg.text, nowMs: arg.int, maxActiveTasks: arg.int, resumes: arg.flag, chargeBytes: arg.int, maxBytes: arg.intOrZero, checkAtMs: arg.intOrZero },
-  reply: (reply): TurnClaim => ownerRefusalOf(reply) ?? { outcome: 'CLAIMED', active: Number(reply[1]), added: Number(reply[2]) === 1 },
+  reply: turnClaimOf,
 });
 
 export type AcceptOutcome =
@@ -150,8 +152,8 @@ export type AcceptOutcome =
   | { outcome: 'BUSY' | 'TERMINAL'; state: TaskState }
   | { outcome: 'INBOX_FULL'; waiting: number }
   | { outcome: 'JOINED' | 'INTERRUPTING' | 'DUPLICATE' | 'QUEUED'; turn: number }
-  /** `eventId`: the id of the SUBMITTED status update it announced (every event of the new turn comes after it). */
-  | { outcome: 'RESUMED'; turn: number; eventId: string }
+  /** `eventId`: the id of the SUBMITTED status update it announced (every event of the new turn comes after it); `contextId`: the task's. */
+  | { outcome: 'RESUMED'; turn: number; eventId: string; contextId: string }
   | { outcome: 'FORWARDED'; childId: string }
   | { outcome: 'GENERATION_MISMATCH'; generation: number };
 
@@ -176,7 +178,7 @@ const decodeAccept = (reply: ScriptReply): AcceptOutcome => {
     case 'DUPLICATE':
       return { outcome: reply[0], turn: Number(reply[1]) };
     case 'RESUMED':
-      return { outcome: 'RESUMED', turn: Number(reply[1]), eventId: str(reply[2]) };
+      return { outcome: 'RESUMED', turn: Number(reply[1]), eventId: str(reply[2]), contextId: str(reply[3]) };
     default:
       return { outcome: 'QUEUED', turn: Number(reply[1]) };
   }
@@ -208,6 +210,29 @@ export const acceptMessageScript = defineScript({
     answerHistory: arg.optionalInt,
   },
   reply: decodeAccept,
+});
+
+/**
+ * A follow-up's claim and accept in one call on a single Redis (acceptClaimedMessage-11.lua): the
+ * claim it needed, if any (decided from the task as the call found it), the task's contextId ('' for
+ * no task) and acceptMessage's reply. `outcome` is the claim's (UNCLAIMED when none was needed), for
+ * the retry of a claim at the cap.
+ */
+export const acceptClaimedMessageScript = defineScript({
+  name: 'acceptClaimedMessage',
+  keys: [...acceptMessageScript.keys.filter((key) => key !== 'pushCursors'), 'ownerActiveTasks', 'ownerQuota', 'ownerQuotaChecks', 'pushCursors'],
+  args: {
+    ...acceptMessageScript.args,
+    maxActiveTasks: arg.intOrZero,
+    chargeBytes: arg.intOrZero,
+    maxBytes: arg.intOrZero,
+    checkAtMs: arg.intOrZero,
+  },
+  reply: (reply): { outcome: TurnClaim['outcome'] | 'UNCLAIMED'; claim: TurnClaim | undefined; contextId: string; accept: AcceptOutcome } => {
+    const claimed = Number(reply[0]);
+    const claim = claimed === 0 ? undefined : turnClaimOf(reply.slice(2, 2 + claimed));
+    return { outcome: claim?.outcome ?? 'UNCLAIMED', claim, contextId: str(reply[1]), accept: decodeAccept(reply.slice(2 + claimed)) };
+  },
 });
 
 export const quotaRefundScript = defineScript({

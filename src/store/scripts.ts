@@ -20,6 +20,7 @@ export type ScriptName =
   | 'createClaimedTask'
   | 'claimTurn'
   | 'acceptMessage'
+  | 'acceptClaimedMessage'
   | 'quotaRefund'
   | 'ownerIndex'
   | 'acquireLease'

@@ -11,20 +11,6 @@
   Returns {'TOO_MANY_ACTIVE', count} | {'OVER_QUOTA', 'bytes', stored, earliest check (ms) | ''} (nothing changed)
         | {'CLAIMED', the owner's tasks queued or running now, 1 when this call added the task's active entry}
   @include ownerQuota
+  @include claimTurn
 ]]
-local resumes = ARGV[4] == '1'
-local cap = tonumber(ARGV[3])
-if resumes and cap > 0 and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  local active = redis.call('ZCARD', KEYS[1])
-  if active >= cap then return {'TOO_MANY_ACTIVE', active} end
-end
-local charge = tonumber(ARGV[5])
-if charge > 0 then
-  local held = __quotaHeld(KEYS[2], ARGV[1])
-  local refusal = __quotaRefusal(held, KEYS[3], charge, tonumber(ARGV[6]), 0, false)
-  if refusal then return refusal end
-  __quotaCharge(KEYS[2], KEYS[3], ARGV[1], charge, ARGV[7], held)
-end
-local added = 0
-if resumes then added = redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
-return {'CLAIMED', redis.call('ZCARD', KEYS[1]), added}
+return __claimTurn(KEYS, ARGV)
