@@ -94,6 +94,8 @@ describe('the script guard', () => {
       const reply = await onSingle('createClaimedTask', all, [...createArgs, ...claimTerms]);
       expect(reply).toEqual(['TOO_MANY_ACTIVE', 1]);
       await expect(defineScripts(cluster)('createClaimedTask', all, [...createArgs, ...claimTerms])).rejects.toThrow(/single Redis only/);
+      // A follow-up's joined claim and accept likewise (its keys: the task's, then the owner's).
+      await expect(defineScripts(cluster)('acceptClaimedMessage', all.slice(0, 12), [])).rejects.toThrow(/single Redis only/);
       expect(cluster.status).toBe('wait');
       await redis.del(...all);
     } finally {
