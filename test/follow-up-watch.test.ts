@@ -4,66 +4,28 @@
 // And end to end: a dialogue's answer comes with the task its final event carried, cut to the
 // history length asked, as a read of the task gives it. Real scripts on a Redis of this suite's own.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventHub } from '../src/events/hub.ts';
-import type { StreamResponse, TaskStatus } from '../src/protocol/types.ts';
-import { ownerKeyOf, TaskStore, type Owner } from '../src/store/task-store.ts';
+import type { Owner } from '../src/store/task-store.ts';
 import type { TaskRead } from '../src/store/task-read.ts';
 import { FOLLOW_UP_HELD_MAX, TaskEvents } from '../src/tasks/task-events.ts';
-import { createStoredTask, rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
-import { useOwnRedis } from './support/own-redis-suite.ts';
+import { rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
+import { bufferIds as suiteBufferIds, leasedTask, useHubSuite } from './support/hub-suite.ts';
 
 const owner: Owner = { agent: 'default', tenant: '', subject: 'follow-up-watch' };
-const ownerKey = ownerKeyOf(owner);
-const unbounded = { maxEvents: 0, maxAgeMs: 0, pushHoldMaxEvents: 0, maxBytes: 0, pushHoldMaxBytes: 0 };
-
-let redis: Redis;
-let subscriber: Redis;
-let store: TaskStore;
+const suite = useHubSuite('fw');
 let events: TaskEvents;
-let hub: EventHub;
-/** Buffer reads the watches made (TaskStore.gateway.readEventsAfter). */
-let reads = 0;
 
-useOwnRedis((client) => (redis = client));
-
-beforeAll(async () => {
-  store = new TaskStore(redis, 'fw', 600, unbounded);
-  const read = store.gateway.readEventsAfter.bind(store.gateway);
-  store.gateway.readEventsAfter = (...args) => {
-    reads += 1;
-    return read(...args);
-  };
-  subscriber = redis.duplicate();
-  hub = new EventHub(subscriber, store.channels);
-  await hub.start();
-  events = new TaskEvents(hub, store);
+beforeAll(() => {
+  events = new TaskEvents(suite.hub, suite.store);
 });
 
-afterAll(async () => {
-  await subscriber?.quit();
-});
-
-/** A task under a lease, and a way to append WORKING status events to it (each stands for whatever its turn publishes). */
+/** A task under a lease, and a way to append status events to it (each stands for whatever its turn publishes). */
 async function runningTask(): Promise<{ taskId: string; append: (count: number) => Promise<void> }> {
   const taskId = `t-${randomBytes(6).toString('hex')}`;
-  const contextId = `ctx-${taskId}`;
-  await createStoredTask(store, { taskId, contextId, owner });
-  const lease = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w', leaseTtlMs: 60_000, now: new Date() });
-  if (lease.kind !== 'acquired') throw new Error(`no lease: ${JSON.stringify(lease)}`);
-  const append = async (count: number): Promise<void> => {
-    for (let i = 0; i < count; i++) {
-      const status: TaskStatus = { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() };
-      const event: StreamResponse = { statusUpdate: { taskId, contextId, status } };
-      const result = await store.turns.appendEvents({ taskId, ownerKey, contextId, generation: lease.generation, artifacts: undefined, status, events: [event], now: new Date() });
-      expect(result.kind).toBe('appended');
-    }
-  };
-  return { taskId, append };
+  return { taskId, append: await leasedTask(suite.store, owner, taskId) };
 }
 
-const bufferIds = async (taskId: string): Promise<string[]> => (await redis.xrange(store.keys.task(taskId).events, '-', '+')).map(([entryId]) => entryId);
+const bufferIds = (taskId: string): Promise<string[]> => suiteBufferIds(suite, taskId);
 
 /** Whether `done` settled within `ms`. */
 async function settledWithin(done: Promise<TaskRead | undefined>, ms: number): Promise<boolean> {
@@ -73,7 +35,7 @@ async function settledWithin(done: Promise<TaskRead | undefined>, ms: number): P
 describe('a follow-up watched from before its accept', () => {
   it('ends at the first status after the accept’s own event, not at one heard before it, reading no buffer', async () => {
     const { taskId, append } = await runningTask();
-    const readsBefore = reads;
+    const readsBefore = suite.reads;
     // Any status ends this wait: only where it stands against the accept's event decides.
     const watch = events.watchFollowUpTurnEnd(taskId, 10_000, () => true);
     await append(3); // heard before "the accept" answered: held
@@ -83,8 +45,8 @@ describe('a follow-up watched from before its accept', () => {
     expect(await settledWithin(watch.done, 200)).toBe(false);
     await append(1);
     expect(await settledWithin(watch.done, 5_000)).toBe(true);
-    expect(reads - readsBefore).toBe(0);
-    expect(hub.listenerCount(taskId)).toBe(0);
+    expect(suite.reads - readsBefore).toBe(0);
+    expect(suite.hub.listenerCount(taskId)).toBe(0);
   });
 
   it('ends at once on a status it held that came after the accept’s own event', async () => {
@@ -99,15 +61,15 @@ describe('a follow-up watched from before its accept', () => {
 
   it(`holding more than ${FOLLOW_UP_HELD_MAX} events, lets them go and reads the buffer after the accept's event`, async () => {
     const { taskId, append } = await runningTask();
-    const readsBefore = reads;
+    const readsBefore = suite.reads;
     const watch = events.watchFollowUpTurnEnd(taskId, 10_000, () => true);
     await append(FOLLOW_UP_HELD_MAX + 4);
-    await waitFor(() => (hub.listenerCount(taskId) === 0 ? true : undefined), 5_000, 'the watch to let go');
+    await waitFor(() => (suite.hub.listenerCount(taskId) === 0 ? true : undefined), 5_000, 'the watch to let go');
     const ids = await bufferIds(taskId);
     // Nothing after the accept's event yet: the read finds no end, live delivery then brings it.
     watch.from(ids.at(-1) as string);
     expect(await settledWithin(watch.done, 200)).toBe(false);
-    expect(reads - readsBefore).toBeGreaterThan(0);
+    expect(suite.reads - readsBefore).toBeGreaterThan(0);
     await append(1);
     expect(await settledWithin(watch.done, 5_000)).toBe(true);
   });
@@ -115,9 +77,9 @@ describe('a follow-up watched from before its accept', () => {
   it('canceled (the message did not resume the task), frees its listener at once', async () => {
     const { taskId } = await runningTask();
     const watch = events.watchFollowUpTurnEnd(taskId, 10_000, () => true);
-    expect(hub.listenerCount(taskId)).toBe(1);
+    expect(suite.hub.listenerCount(taskId)).toBe(1);
     watch.cancel();
-    expect(hub.listenerCount(taskId)).toBe(0);
+    expect(suite.hub.listenerCount(taskId)).toBe(0);
     expect(await watch.done).toBeUndefined();
   });
 });
