@@ -126,15 +126,16 @@ export class TaskEvents {
    * status after it whose state satisfies `done`, resolving with the task when that event carried
    * it (acceptMessage's answerHistory), as watchTurnEnd does. Only where one subscription hears
    * every task (watchesEveryTask): a per-task subscription could start after the accept's events.
-   * Held events past FOLLOW_UP_HELD_MAX, or a gap in live delivery before `from`, and the wait
-   * reads the buffer after the accept's event instead (watchTurnEnd).
+   * A gap in live delivery is read back as by any feed, and what that read brings is held the same
+   * way; past FOLLOW_UP_HELD_MAX held events, or fallen behind the buffer before `from`, the watch
+   * lets go and `from` reads the buffer after the accept's event instead (watchTurnEnd).
    */
   watchFollowUpTurnEnd(taskId: string, timeoutMs: number, done: (state: TaskState) => boolean): FollowUpTurnWatch {
     if (!this.hub.watchesEveryTask) throw new Error('watchFollowUpTurnEnd needs a subscription that hears every task (not a Redis Cluster)');
     const startedAt = Date.now();
     let held: LiveEvent[] | undefined = [];
     let afterId: string | undefined;
-    // Set once held events were dropped (too many, or a gap before the accept answered): `from` reads the buffer.
+    // Set once held events were dropped (too many, or behind the buffer before the accept answered): `from` reads the buffer.
     let readInstead = false;
     let settle: (answer: TaskRead | undefined, error?: Error) => void = () => undefined;
     let next: TurnWatch | undefined;
