@@ -1,6 +1,8 @@
 // Invariant 10, down to the Redis commands: CancelTask and a follow-up message for another
 // owner's task take exactly the path of a task that does not exist (one read, then
-// TaskNotFound), so neither the answer nor its cost tells the caller that the task exists.
+// TaskNotFound), so neither the answer nor its cost tells the caller that the task exists. On a
+// single Redis a follow-up's read is the first command of its one call (the owner's claim and the
+// accept joined, acceptClaimedMessage), which stops there.
 // Watched with MONITOR on the real Redis, counting the commands that name the task.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,6 +81,8 @@ describe("another owner's task costs what a missing one does", () => {
     const followUp = (taskId: string) => rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('my name is mallory', { taskId }) }, mallory);
     let theirs: Json = {};
     let missing: Json = {};
+    // The script's first call on a Redis whose cache lacks it goes EVALSHA, then EVAL: not counted.
+    await followUp('01JXXXXXXXXXXXXXXXXXXXXXXX');
     const forTheirs = await commandsNaming(aliceTaskId, async () => {
       theirs = (await followUp(aliceTaskId)).body;
     });
@@ -88,6 +92,6 @@ describe("another owner's task costs what a missing one does", () => {
     expect((theirs.error as Json).code).toBe(-32001);
     expect((missing.error as Json).code).toBe(-32001);
     expect(forTheirs).toEqual(forMissing);
-    expect(forTheirs).toEqual(['hmget']);
+    expect(forTheirs).toEqual(['evalsha', 'hmget']);
   });
 });

@@ -23,14 +23,14 @@
   @include acceptMessage
 ]]
 local read = redis.call('HMGET', KEYS[1], 'owner', 'contextId', 'state', 'awaitingChild')
+-- Another owner's task costs what a missing one does: this one read, nothing claimed (invariant 10).
+if read[1] ~= ARGV[1] then return { 0, '', 'NOT_FOUND' } end
+if ARGV[2] ~= '' and ARGV[2] ~= read[2] then return { 0, read[2], 'CONTEXT_MISMATCH' } end
 local claim = {}
--- Not the caller's task, or another context: nothing is claimed, the accept says which.
-if read[1] == ARGV[1] and (ARGV[2] == '' or ARGV[2] == read[2]) then
-  local resumes = (read[3] == 'TASK_STATE_INPUT_REQUIRED' or read[3] == 'TASK_STATE_AUTH_REQUIRED') and not read[4]
-  if resumes or tonumber(ARGV[20]) > 0 then
-    claim = __claimTurn({ KEYS[9], KEYS[10], KEYS[11] },
-      { ARGV[8], ARGV[5], ARGV[19], resumes and '1' or '', ARGV[20], ARGV[21], ARGV[22] })
-  end
+local resumes = (read[3] == 'TASK_STATE_INPUT_REQUIRED' or read[3] == 'TASK_STATE_AUTH_REQUIRED') and not read[4]
+if resumes or tonumber(ARGV[20]) > 0 then
+  claim = __claimTurn({ KEYS[9], KEYS[10], KEYS[11] },
+    { ARGV[8], ARGV[5], ARGV[19], resumes and '1' or '', ARGV[20], ARGV[21], ARGV[22] })
 end
 local acceptArgs = { unpack(ARGV, 1, 18) }
 if claim[1] ~= nil and claim[1] ~= 'CLAIMED' then acceptArgs[9] = '1' end
