@@ -87,6 +87,14 @@ describe('storage quotas through the bindings', () => {
     expect(after.bytes - before.bytes).toBeGreaterThan(20_000);
     expect(after.task - before.task).toBe(after.bytes - before.bytes);
     expect(after.tasks).toBe(before.tasks);
+    // A small follow-up, then the same again (same messageId): the second is charged by the claim,
+    // found a duplicate by the accept (one call on a single Redis), and its charge goes back.
+    const small = textMessage('echo a small one', { taskId });
+    expect((await send('bob', { message: small })).status).toBe(200);
+    const withSmall = await charged();
+    expect(withSmall.bytes).toBeGreaterThan(after.bytes);
+    expect((await send('bob', { message: small })).status).toBe(200);
+    expect(await charged()).toEqual(withSmall);
     const followUp = await expectUnchanged(gw, () => send('bob', { message: textMessage(`echo ${'d'.repeat(15_000)}`, { taskId }) }));
     expect(followUp.status).toBe(429);
     expect(reasonOf(followUp.body)).toBe('STORAGE_QUOTA_BYTES');
