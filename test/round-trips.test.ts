@@ -206,7 +206,7 @@ describe.each([
  * carries the task to it (acceptMessage's answerHistory), so it does not read the task for its
  * answer either; and on a single Redis the owner's claim and the accept are one call that reads
  * the task's state itself (acceptClaimedMessage). About 4.5 round trips where it took 9.6 (6.3
- * with the reads cut, before the joined accept); inside scripts about 93 (109 before). What is
+ * with the reads cut, before the joined accept); inside scripts about 90 (109 before). What is
  * left: the accept, the lease, the greeting's append and the finish.
  */
 const FOLLOW_UP: Bounds = { roundTrips: 5, commands: 5, scriptCommands: 105 };

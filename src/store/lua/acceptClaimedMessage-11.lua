@@ -22,7 +22,8 @@
   @include claimTurn
   @include acceptMessage
 ]]
-local read = redis.call('HMGET', KEYS[1], 'owner', 'contextId', 'state', 'awaitingChild')
+-- The accept's own reads (include/acceptMessage.lua), made once: the claim writes none of them.
+local read = redis.call('HMGET', KEYS[1], unpack(__ACCEPT_READS))
 -- Another owner's task costs what a missing one does: this one read, nothing claimed (invariant 10).
 if read[1] ~= ARGV[1] then return { 0, '', 'NOT_FOUND' } end
 if ARGV[2] ~= '' and ARGV[2] ~= read[2] then return { 0, read[2], 'CONTEXT_MISMATCH' } end
@@ -34,7 +35,7 @@ if resumes or tonumber(ARGV[20]) > 0 then
 end
 local acceptArgs = { unpack(ARGV, 1, 18) }
 if claim[1] ~= nil and claim[1] ~= 'CLAIMED' then acceptArgs[9] = '1' end
-local accepted = __acceptMessage({ unpack(KEYS, 1, 8) }, acceptArgs)
+local accepted = __acceptMessage({ unpack(KEYS, 1, 8) }, acceptArgs, read)
 local reply = { #claim, read[2] or '' }
 for _, value in ipairs(claim) do table.insert(reply, value) end
 for _, value in ipairs(accepted) do table.insert(reply, value) end

@@ -3,11 +3,15 @@
   (the owner's claim and the accept in one call, on a single Redis). Its parameters are named KEYS
   and ARGV so the body reads them exactly as acceptMessage-8.lua's header lists them; each caller
   passes its own. Needs terminal and appendEvent before it.
+  `found`: the task hash's fields __ACCEPT_READS names, as HMGET gives them, when the caller has
+  read them already in this call (and written none of them since); nil: read here.
 ]]
-local function __acceptMessage(KEYS, ARGV)
-  local owner = redis.call('HGET', KEYS[1], 'owner')
+local __ACCEPT_READS = { 'owner', 'contextId', 'state', 'awaitingChild', 'generation' }
+local function __acceptMessage(KEYS, ARGV, found)
+  found = found or redis.call('HMGET', KEYS[1], unpack(__ACCEPT_READS))
+  local owner = found[1]
   if (not owner) or owner ~= ARGV[1] then return {'NOT_FOUND'} end
-  local contextId = redis.call('HGET', KEYS[1], 'contextId')
+  local contextId = found[2]
   if ARGV[2] ~= '' and ARGV[2] ~= contextId then return {'CONTEXT_MISMATCH'} end
 
   -- The task's new status, stored and announced as one status update (indexed afterwards).
@@ -36,15 +40,15 @@ local function __acceptMessage(KEYS, ARGV)
     return {'DUPLICATE', redis.call('HGET', KEYS[1], 'turn')}
   end
   if ARGV[17] ~= '' then
-    local current = redis.call('HGET', KEYS[1], 'generation') or '0'
+    local current = found[5] or '0'
     if current ~= ARGV[17] then return {'GENERATION_MISMATCH', current} end
   end
-  local state = redis.call('HGET', KEYS[1], 'state')
+  local state = found[3]
   if __isTerminal(state) then
     return {'TERMINAL', state}
   end
   if ARGV[9] == '1' then return {'REFUSED'} end
-  local awaiting = redis.call('HGET', KEYS[1], 'awaitingChild')
+  local awaiting = found[4]
   if awaiting and state == 'TASK_STATE_INPUT_REQUIRED' then
     take()
     redis.call('RPUSH', KEYS[2], ARGV[3])
