@@ -85,18 +85,7 @@ export class TaskEvents {
    * it (LiveEvent.answer). `liveOnly`: the task has published nothing yet (see openTaskFeed).
    */
   watchTurnEnd(taskId: string, afterId: string, timeoutMs: number, done: (state: TaskState) => boolean, liveOnly: boolean): TurnWatch {
-    let finish: (error?: Error, answer?: TaskRead) => void = () => undefined;
-    const promise = new Promise<TaskRead | undefined>((resolve, reject) => {
-      finish = (error?: Error, answer?: TaskRead): void => {
-        clearTimeout(timer);
-        feed.close();
-        if (error === undefined) resolve(answer);
-        else reject(error);
-      };
-    });
-    // A watch canceled after it failed (its submit failed too) is never awaited: not an unhandled rejection.
-    promise.catch(() => undefined);
-    const timer = setTimeout(() => finish(), timeoutMs);
+    const wait = settlingWait(timeoutMs, () => feed.close());
     const feed = openTaskFeed({
       hub: this.hub,
       store: this.store,
@@ -104,19 +93,19 @@ export class TaskEvents {
       afterId,
       liveOnly,
       onEvent: (event: LiveEvent) => {
-        if (event.state !== undefined && done(event.state)) finish(undefined, answerOf(event));
+        if (event.state !== undefined && done(event.state)) wait.settle(answerOf(event));
       },
       // More events came than the buffer keeps while this watch caught up: the turn may have
       // ended among them, so the watch ends and its caller reads the task as it is.
       onBehindBuffer: async () => {
-        finish();
+        wait.settle(undefined);
         return undefined;
       },
       // Redis has been unreachable past the outage grace period (or a read failed): fail the
       // waiting call with a retryable error rather than block until blockingTimeoutMs.
-      onError: (error) => finish(lostStreamError(taskId, error)),
+      onError: (error) => wait.settle(undefined, lostStreamError(taskId, error)),
     });
-    return { done: promise, cancel: () => finish() };
+    return { done: wait.done, cancel: () => wait.settle(undefined) };
   }
 
   /**
@@ -137,19 +126,9 @@ export class TaskEvents {
     let afterId: string | undefined;
     // Set once held events were dropped (too many, or behind the buffer before the accept answered): `from` reads the buffer.
     let readInstead = false;
-    let settle: (answer: TaskRead | undefined, error?: Error) => void = () => undefined;
     let next: TurnWatch | undefined;
-    const promise = new Promise<TaskRead | undefined>((resolve, reject) => {
-      settle = (answer, error) => {
-        settle = () => undefined;
-        clearTimeout(timer);
-        feed.close();
-        if (error === undefined) resolve(answer);
-        else reject(error);
-      };
-    });
-    promise.catch(() => undefined);
-    const timer = setTimeout(() => settle(undefined), timeoutMs);
+    const wait = settlingWait(timeoutMs, () => feed.close());
+    const settle = wait.settle;
     const consider = (event: LiveEvent): void => {
       if (afterId === undefined || compareEventIds(event.id, afterId) <= 0) return;
       if (event.state !== undefined && done(event.state)) settle(answerOf(event));
@@ -177,7 +156,7 @@ export class TaskEvents {
       onError: (error) => settle(undefined, lostStreamError(taskId, error)),
     });
     return {
-      done: promise,
+      done: wait.done,
       cancel: () => {
         next?.cancel();
         settle(undefined);
@@ -206,6 +185,32 @@ export interface FollowUpTurnWatch extends TurnWatch {
 
 /** Events a follow-up's watch holds until its accept answers; past this it reads the buffer instead. */
 export const FOLLOW_UP_HELD_MAX = 64;
+
+/**
+ * A turn's wait: settles once, with the task an event carried (undefined: the caller reads it) or
+ * an error, and with undefined at its timeout; `close` frees what it listened on.
+ */
+function settlingWait(timeoutMs: number, close: () => void): { done: Promise<TaskRead | undefined>; settle: (answer: TaskRead | undefined, error?: Error) => void } {
+  let resolve: (answer: TaskRead | undefined) => void = () => undefined;
+  let reject: (error: Error) => void = () => undefined;
+  const done = new Promise<TaskRead | undefined>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A watch canceled after it failed (its submit failed too) is never awaited: not an unhandled rejection.
+  done.catch(() => undefined);
+  let settled = false;
+  const settle = (answer: TaskRead | undefined, error?: Error): void => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    close();
+    if (error === undefined) resolve(answer);
+    else reject(error);
+  };
+  const timer = setTimeout(() => settle(undefined), timeoutMs);
+  return { done, settle };
+}
 
 /** The feed of a waiting call failed: the call fails with a retryable error rather than block until its timeout. */
 function lostStreamError(taskId: string, error: Error): A2AError {
