@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Owner } from '../src/store/task-store.ts';
 import type { TaskRead } from '../src/store/task-read.ts';
-import { FOLLOW_UP_HELD_MAX, TaskEvents } from '../src/tasks/task-events.ts';
+import { HELD_CHARS_MAX, HELD_EVENTS_MAX } from '../src/events/held-feed.ts';
+import { TaskEvents } from '../src/tasks/task-events.ts';
 import { rpc, startTestGateway, textMessage, waitFor, type TestGateway } from './support/harness.ts';
 import { bufferIds as suiteBufferIds, leasedTask, useHubSuite } from './support/hub-suite.ts';
 
@@ -20,7 +21,7 @@ beforeAll(() => {
 });
 
 /** A task under a lease, and a way to append status events to it (each stands for whatever its turn publishes). */
-async function runningTask(): Promise<{ taskId: string; append: (count: number) => Promise<void> }> {
+async function runningTask(): Promise<{ taskId: string; append: (count: number, textChars?: number) => Promise<void> }> {
   const taskId = `t-${randomBytes(6).toString('hex')}`;
   return { taskId, append: await leasedTask(suite.store, owner, taskId) };
 }
@@ -59,17 +60,30 @@ describe('a follow-up watched from before its accept', () => {
     expect(await settledWithin(watch.done, 1_000)).toBe(true);
   });
 
-  it(`holding more than ${FOLLOW_UP_HELD_MAX} events, lets them go and reads the buffer after the accept's event`, async () => {
+  it(`holding more than ${HELD_EVENTS_MAX} events, lets them go and reads the buffer after the accept's event`, async () => {
     const { taskId, append } = await runningTask();
     const readsBefore = suite.reads;
     const watch = events.watchFollowUpTurnEnd(taskId, 10_000, () => true);
-    await append(FOLLOW_UP_HELD_MAX + 4);
+    await append(HELD_EVENTS_MAX + 4);
     await waitFor(() => (suite.hub.listenerCount(taskId) === 0 ? true : undefined), 5_000, 'the watch to let go');
     const ids = await bufferIds(taskId);
     // Nothing after the accept's event yet: the read finds no end, live delivery then brings it.
     watch.from(ids.at(-1) as string);
     expect(await settledWithin(watch.done, 200)).toBe(false);
     expect(suite.reads - readsBefore).toBeGreaterThan(0);
+    await append(1);
+    expect(await settledWithin(watch.done, 5_000)).toBe(true);
+  });
+
+  it(`holding more than ${HELD_CHARS_MAX} characters in fewer events, lets them go too`, async () => {
+    const { taskId, append } = await runningTask();
+    const watch = events.watchFollowUpTurnEnd(taskId, 10_000, () => true);
+    const eventChars = 60_000;
+    const count = Math.ceil(HELD_CHARS_MAX / eventChars) + 1;
+    expect(count).toBeLessThan(HELD_EVENTS_MAX);
+    await append(count, eventChars);
+    await waitFor(() => (suite.hub.listenerCount(taskId) === 0 ? true : undefined), 5_000, 'the watch to let go');
+    watch.from((await bufferIds(taskId)).at(-1) as string);
     await append(1);
     expect(await settledWithin(watch.done, 5_000)).toBe(true);
   });

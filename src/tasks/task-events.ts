@@ -4,7 +4,7 @@
 import { A2AError } from '../protocol/errors.ts';
 import type { TaskState } from '../protocol/types.ts';
 import { compareEventIds, type EventHub, type LiveEvent } from '../events/hub.ts';
-import { holdTaskFeed, type HeldTaskFeed } from '../events/held-feed.ts';
+import { HELD_CHARS_MAX, HELD_EVENTS_MAX, holdTaskFeed, type HeldTaskFeed } from '../events/held-feed.ts';
 import { openTaskFeed, type TaskFeed } from '../events/task-feed.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import { taskReadOfAnswer, type TaskRead } from '../store/task-read.ts';
@@ -116,13 +116,15 @@ export class TaskEvents {
    * it (acceptMessage's answerHistory), as watchTurnEnd does. Only where one subscription hears
    * every task (watchesEveryTask): a per-task subscription could start after the accept's events.
    * A gap in live delivery is read back as by any feed, and what that read brings is held the same
-   * way; past FOLLOW_UP_HELD_MAX held events, or fallen behind the buffer before `from`, the watch
-   * lets go and `from` reads the buffer after the accept's event instead (watchTurnEnd).
+   * way; past a held feed's bounds (HELD_EVENTS_MAX events, HELD_CHARS_MAX characters), or fallen
+   * behind the buffer before `from`, the watch lets go and `from` reads the buffer after the
+   * accept's event instead (watchTurnEnd).
    */
   watchFollowUpTurnEnd(taskId: string, timeoutMs: number, done: (state: TaskState) => boolean): FollowUpTurnWatch {
     if (!this.hub.watchesEveryTask) throw new Error('watchFollowUpTurnEnd needs a subscription that hears every task (not a Redis Cluster)');
     const startedAt = Date.now();
     let held: LiveEvent[] | undefined = [];
+    let heldChars = 0;
     let afterId: string | undefined;
     // Set once held events were dropped (too many, or behind the buffer before the accept answered): `from` reads the buffer.
     let readInstead = false;
@@ -146,7 +148,11 @@ export class TaskEvents {
       liveOnly: true,
       onEvent: (event) => {
         if (afterId !== undefined) consider(event);
-        else if (held !== undefined && held.push(event) > FOLLOW_UP_HELD_MAX) giveUpHolding();
+        else if (held !== undefined) {
+          held.push(event);
+          heldChars += event.json.length;
+          if (held.length > HELD_EVENTS_MAX || heldChars > HELD_CHARS_MAX) giveUpHolding();
+        }
       },
       onBehindBuffer: async () => {
         if (afterId === undefined) giveUpHolding();
@@ -182,9 +188,6 @@ export interface FollowUpTurnWatch extends TurnWatch {
   /** The accept's own event: the turn's end is looked for after it. Once only. */
   from(afterId: string): void;
 }
-
-/** Events a follow-up's watch holds until its accept answers; past this it reads the buffer instead. */
-export const FOLLOW_UP_HELD_MAX = 64;
 
 /**
  * A turn's wait: settles once, with the task an event carried (undefined: the caller reads it) or

@@ -66,17 +66,19 @@ export function useHubSuite(prefix: string): HubSuite {
 
 /**
  * Creates the task (its creation event) under `owner`, takes its lease, and returns a function
- * that appends WORKING status updates to it, one call each (what a running turn publishes).
+ * that appends WORKING status updates to it, one call each (what a running turn publishes), each
+ * with a message of `textChars` characters when given.
  */
-export async function leasedTask(store: TaskStore, owner: Owner, taskId: string): Promise<(count: number) => Promise<void>> {
+export async function leasedTask(store: TaskStore, owner: Owner, taskId: string): Promise<(count: number, textChars?: number) => Promise<void>> {
   const contextId = `ctx-${taskId}`;
   const ownerKey = ownerKeyOf(owner);
   await createStoredTask(store, { taskId, contextId, owner });
   const lease = await store.turns.acquireLease({ taskId, ownerKey, contextId, workerId: 'w', leaseTtlMs: 60_000, now: new Date() });
   if (lease.kind !== 'acquired') throw new Error(`no lease: ${JSON.stringify(lease)}`);
-  return async (count) => {
+  return async (count, textChars) => {
     for (let i = 0; i < count; i++) {
-      const status: TaskStatus = { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString(), message: { messageId: `a-${randomBytes(4).toString('hex')}`, role: 'ROLE_AGENT', parts: [{ text: `step ${i}` }] } };
+      const text = textChars === undefined ? `step ${i}` : 's'.repeat(textChars);
+      const status: TaskStatus = { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString(), message: { messageId: `a-${randomBytes(4).toString('hex')}`, role: 'ROLE_AGENT', parts: [{ text }] } };
       const event: StreamResponse = { statusUpdate: { taskId, contextId, status } };
       const result = await store.turns.appendEvents({ taskId, ownerKey, contextId, generation: lease.generation, artifacts: undefined, status, events: [event], now: new Date() });
       expect(result.kind).toBe('appended');
