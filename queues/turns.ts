@@ -47,9 +47,9 @@ export interface LocalTurn {
  */
 export interface LocalTurnSlot {
   /**
-   * The terms on which the task's create takes the turn's lease for this process's worker
-   * (createTask's takeLease), saving the run a script and a round trip; undefined: the run takes
-   * it. The turn is registered for cancels already, so one published once the create ran is seen.
+   * The terms on which the task's create (createTask's takeLease), or the accept of the message
+   * that resumes it (acceptMessage's), takes the turn's lease for this process's worker, saving the
+   * run a script and a round trip; undefined: the run takes it. The turn is registered for cancels already, so one published once the create ran is seen.
    */
   readonly leaseTerms: LeaseTerms | undefined;
   /** Runs the turn here (once a place is its own); the place is the turn's until it ends. Without one in time, the turn goes to the queue. */
@@ -64,7 +64,7 @@ export interface LocalTurnStarter {
   hasPlace(agent: string): boolean;
   /**
    * A place for the turn of the owner's task `taskId` (a new task's first: taken before its
-   * create; a follow-up's: after its accept); undefined: the turn goes to the queue. `waitMs` 0: a
+   * create; a follow-up's: before its accept); undefined: the turn goes to the queue. `waitMs` 0: a
    * place free now, taken at once. Otherwise, when the line moves (TurnSlots.moving), one waited
    * for once the message is stored (start()), at most `waitMs` and as long as the line keeps moving.
    */

@@ -14,9 +14,10 @@
 // to the queue with the create; one that stops moving while the turn waits sends it there after,
 // the create's lease given back as an undone attempt.
 //
-// On a single Redis the create takes the turn's lease too (createTask's takeLease): the run starts
-// under it, one script and one round trip fewer. The turn is registered for cancels before that
-// create (TurnRunner.reserve), so a cancel that follows the create reaches the run; a run that
+// On a single Redis the create takes the turn's lease too (createTask's takeLease), and so does the
+// accept of a follow-up that resumes its task (acceptMessage's): the run starts under it, one
+// script and one round trip fewer. The turn is registered for cancels before that call
+// (TurnRunner.reserve), so a cancel that follows it reaches the run; a run that
 // cannot start after all (the owner's running share full) gives the lease back, its attempt undone.
 //
 // What the job would have given, this keeps. The task and its message are stored before the turn

@@ -90,13 +90,16 @@ export class TurnRunner {
   }
 
   /**
-   * Registers a new task's first turn before the create that takes its lease (createTask's
-   * takeLease), so a cancel published once the create has run finds the turn here, as one
-   * published after acquireLease would. Undefined on a Cluster, where a task's cancels are
-   * subscribed per task (one more round trip before the create): the run takes the lease there.
+   * Registers a turn before the call that takes its lease (a new task's create, createTask's
+   * takeLease; a follow-up's accept, acceptMessage's), so a cancel published once that call has
+   * run finds the turn here, as one published after acquireLease would. Undefined on a Cluster,
+   * where a task's cancels are subscribed per task (one more round trip before the call): the run
+   * takes the lease there. Undefined too while a turn of the task is registered here already: a
+   * follow-up sent while its task's turn runs here must not take that turn's place in the
+   * registry (its cancels would stop reaching it); the run then registers and takes the lease itself.
    */
   reserve(taskId: string, ownerKey: string): ReservedTurn | undefined {
-    if (this.running.sharded) return undefined;
+    if (this.running.sharded || this.running.has(taskId)) return undefined;
     const agent = this.agentOf(ownerKey);
     const turn = this.running.register(taskId, agent.name, false);
     const { leaseTtlMs, maxTurnAttempts } = this.options;

@@ -29,7 +29,7 @@ import {
   type TurnClaim,
 } from './gateway-scripts.ts';
 import type { ScriptArgs } from './script-call.ts';
-import type { LeaseTerms } from './lease-reply.ts';
+import { withArtifactSlicesRead, type LeaseTerms } from './lease-reply.ts';
 import { acceptResultOf, type AcceptResult, type CancelResult, type CreateResult, type CreateTaskInput, type QuotaCharge } from './gateway-results.ts';
 import { StoreRole } from './store-role.ts';
 import { taskField, taskItemField } from './task-hash.ts';
@@ -280,6 +280,12 @@ export class GatewayOperations extends StoreRole {
      * starts, answered with this much history (-1 = all): the turn's final event carries the task.
      */
     answerHistoryLength?: number;
+    /**
+     * Takes the lease of the turn the message resumes in the accept's own call, for a turn that
+     * starts in this process (src/runtime/local-turns.ts): what acquireLease would do next, without
+     * a round trip of its own. The lease is in a `resumed` result; any other outcome takes none.
+     */
+    takeLease?: LeaseTerms;
     now: Date;
   }): Promise<AcceptResult> {
     const { taskId, owner, message, now } = input;
@@ -305,6 +311,11 @@ export class GatewayOperations extends StoreRole {
       trace: input.trace,
       expectedGeneration: input.expectedGeneration,
       answerHistory: input.answerHistoryLength,
+      leaseWorkerId: input.takeLease?.workerId,
+      leaseTtlMs: input.takeLease?.leaseTtlMs,
+      turnDeadlineMs: input.takeLease?.turnDeadlineMs,
+      maxTurnAttempts: input.takeLease?.maxTurnAttempts,
+      artifactsInlineBytes: input.takeLease === undefined ? undefined : SEGMENT_BYTES,
     };
     const claimTurn = (maxActiveTasks: number, resuming: boolean, bytes: number): Promise<TurnClaim> =>
       this.call(claimTurnScript, this.ownerSlotKeys(ownerKey), {
@@ -323,7 +334,7 @@ export class GatewayOperations extends StoreRole {
     let resumedUnclaimed: boolean;
     if (!isCluster(this.redis)) {
       // On a single Redis the owner's say, decided from the task as the call finds it, and the
-      // accept go in one call (acceptClaimedMessage-11.lua): no read first, one round trip.
+      // accept go in one call (acceptClaimedMessage-13.lua): no read first, one round trip.
       const keys = { ...k, ...this.ownerSlotKeys(ownerKey) };
       const joined = await this.claim(ownerKey, now.getTime(), () =>
         this.call(acceptClaimedMessageScript, keys, { ...acceptArgs, maxActiveTasks: input.maxActiveTasks, chargeBytes: charge, maxBytes: input.quota?.maxBytes, checkAtMs: input.quota?.checkAtMs }),
@@ -369,6 +380,8 @@ export class GatewayOperations extends StoreRole {
     }
     if (!ACCEPT_REFUSALS.has(outcome)) this.recentTasks.note(taskId, now.getTime());
     if (ACCEPT_ANNOUNCED.has(outcome)) this.ownerIndex.note(ownerKey, taskId, contextId, now.getTime());
+    // Artifacts too large for the lease's reply are read in slices, as a worker's acquireLease reads them.
+    if (reply.outcome === 'RESUMED' && reply.lease?.kind === 'acquired') reply = { ...reply, lease: await withArtifactSlicesRead(this.redis, k, reply.lease) };
     return acceptResultOf(reply, active, contextId);
   }
 

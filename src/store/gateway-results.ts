@@ -37,8 +37,11 @@ export type AcceptResult =
   | { kind: 'context-mismatch' }
   | { kind: 'duplicate'; turn: number }
   | { kind: 'terminal'; state: TaskState }
-  /** `eventId`: the SUBMITTED status update the accept announced; `contextId`: the task's. */
-  | { kind: 'resumed'; turn: number; active: number; eventId: string; contextId: string }
+  /**
+   * `eventId`: the SUBMITTED status update the accept announced; `contextId`: the task's; `lease`:
+   * the new turn's, when the accept was asked to take it (takeLease).
+   */
+  | { kind: 'resumed'; turn: number; active: number; eventId: string; contextId: string; lease?: LeaseResult }
   | { kind: 'queued'; turn: number }
   | { kind: 'too-many-active'; active: number }
   | { kind: 'forwarded'; childId: string }
@@ -89,7 +92,7 @@ export function acceptResultOf(reply: AcceptOutcome, active: number, contextId: 
     case 'DUPLICATE':
       return { kind: 'duplicate', turn: reply.turn };
     case 'RESUMED':
-      return { kind: 'resumed', turn: reply.turn, active, eventId: reply.eventId, contextId };
+      return { kind: 'resumed', turn: reply.turn, active, eventId: reply.eventId, contextId, ...(reply.lease === undefined ? {} : { lease: reply.lease }) };
     case 'QUEUED':
       return { kind: 'queued', turn: reply.turn };
   }

@@ -152,8 +152,11 @@ export type AcceptOutcome =
   | { outcome: 'BUSY' | 'TERMINAL'; state: TaskState }
   | { outcome: 'INBOX_FULL'; waiting: number }
   | { outcome: 'JOINED' | 'INTERRUPTING' | 'DUPLICATE' | 'QUEUED'; turn: number }
-  /** `eventId`: the id of the SUBMITTED status update it announced (every event of the new turn comes after it); `contextId`: the task's. */
-  | { outcome: 'RESUMED'; turn: number; eventId: string; contextId: string }
+  /**
+   * `eventId`: the id of the SUBMITTED status update it announced (every event of the new turn
+   * comes after it); `contextId`: the task's; `lease`: the new turn's, when the call took it (leaseWorkerId).
+   */
+  | { outcome: 'RESUMED'; turn: number; eventId: string; contextId: string; lease: LeaseResult | undefined }
   | { outcome: 'FORWARDED'; childId: string }
   | { outcome: 'GENERATION_MISMATCH'; generation: number };
 
@@ -178,7 +181,7 @@ const decodeAccept = (reply: ScriptReply): AcceptOutcome => {
     case 'DUPLICATE':
       return { outcome: reply[0], turn: Number(reply[1]) };
     case 'RESUMED':
-      return { outcome: 'RESUMED', turn: Number(reply[1]), eventId: str(reply[2]), contextId: str(reply[3]) };
+      return { outcome: 'RESUMED', turn: Number(reply[1]), eventId: str(reply[2]), contextId: str(reply[3]), lease: reply.length > 4 ? leaseResultOf(reply.slice(4)) : undefined };
     default:
       return { outcome: 'QUEUED', turn: Number(reply[1]) };
   }
@@ -186,7 +189,7 @@ const decodeAccept = (reply: ScriptReply): AcceptOutcome => {
 
 export const acceptMessageScript = defineScript({
   name: 'acceptMessage',
-  keys: ['task', 'history', 'inbox', 'messageIds', 'events', 'turns', 'assignments', 'questions', 'pushCursors'],
+  keys: ['task', 'history', 'inbox', 'messageIds', 'events', 'turns', 'assignments', 'questions', 'lease', 'artifactChunks', 'pushCursors'],
   args: {
     ownerKey: arg.text,
     contextId: arg.optionalText,
@@ -208,12 +211,18 @@ export const acceptMessageScript = defineScript({
     expectedGeneration: arg.optionalInt,
     /** The history length a sender watching since before the call waits to be answered with (-1 = all; undefined: none waits so). */
     answerHistory: arg.optionalInt,
+    /** The worker that takes the lease of the turn the message resumes, in the same call (a turn started where it was accepted); none: the run takes it. */
+    leaseWorkerId: arg.optionalText,
+    leaseTtlMs: arg.intOrZero,
+    turnDeadlineMs: arg.intOrZero,
+    maxTurnAttempts: arg.intOrZero,
+    artifactsInlineBytes: arg.intOrZero,
   },
   reply: decodeAccept,
 });
 
 /**
- * A follow-up's claim and accept in one call on a single Redis (acceptClaimedMessage-11.lua): the
+ * A follow-up's claim and accept in one call on a single Redis (acceptClaimedMessage-13.lua): the
  * claim it needed, if any (decided from the task as the call found it), the task's contextId ('' for
  * no task) and acceptMessage's reply. `outcome` is the claim's (UNCLAIMED when none was needed), for
  * the retry of a claim at the cap.

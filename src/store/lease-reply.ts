@@ -4,7 +4,9 @@
 import type { Artifact, JsonObject, Message, TaskState, TaskStatus } from '../protocol/types.ts';
 import type { ScriptReply } from './scripts.ts';
 import { str } from './script-reply.ts';
-import { artifactSlicesOf, type ArtifactSlices } from './artifact-segments.ts';
+import type { RedisClient } from '../redis/connection.ts';
+import { artifactSlicesOf, readArtifactSlices, type ArtifactSlices } from './artifact-segments.ts';
+import type { TaskKeys } from './keys.ts';
 import { parseStoredArtifacts } from './stored-artifacts.ts';
 import type { TaskLinks, TaskVersions, TurnRecord } from './task-records.ts';
 
@@ -140,4 +142,15 @@ export function leaseResultOf(reply: ScriptReply): LeaseResult {
       };
     }
   }
+}
+
+/**
+ * A lease whose artifacts were too large for the take's reply, with them read in bounded slices
+ * (readArtifactSlices: the taker holds the lease, so they stay put); otherwise as it is.
+ */
+export async function withArtifactSlicesRead(redis: RedisClient, keys: TaskKeys, result: AcquiredLease): Promise<AcquiredLease> {
+  if (result.artifactSlices === undefined) return result;
+  const { artifactSlices, ...acquired } = result;
+  const stored = await readArtifactSlices(redis, keys, artifactSlices);
+  return { ...acquired, artifacts: stored.artifacts, artifactBytes: { snapshot: stored.snapshotBytes, pending: stored.pendingBytes } };
 }

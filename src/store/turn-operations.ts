@@ -5,11 +5,11 @@ import { DIRECT_REPLY_EVENT_METADATA } from '../tasks/direct-reply.ts';
 import { cancelStages } from '../telemetry/metrics.ts';
 import { pipelineAcrossSlots } from '../redis/cross-slot.ts';
 import type { StepRecord, TurnRecord } from './task-records.ts';
-import type { LeaseResult } from './lease-reply.ts';
+import { withArtifactSlicesRead, type LeaseResult } from './lease-reply.ts';
 import { StoreRole } from './store-role.ts';
 import { taskField, taskItemField } from './task-hash.ts';
 import type { PendingArtifactChunk } from './stored-artifacts.ts';
-import { artifactsJson, readArtifactSlices, SEGMENT_BYTES } from './artifact-segments.ts';
+import { artifactsJson, SEGMENT_BYTES } from './artifact-segments.ts';
 import { writeSegmented } from './turn-segments.ts';
 import {
   acknowledgeCancelScript,
@@ -114,13 +114,7 @@ export class TurnOperations extends StoreRole {
       withoutJob: input.withoutJob,
     });
     if (result.kind !== 'acquired') return result;
-    if (result.artifactSlices !== undefined) {
-      // Too large for one reply: read in bounded slices (this run holds the lease: they stay put).
-      const { artifactSlices, ...acquired } = result;
-      const stored = await readArtifactSlices(this.redis, this.keys.task(input.taskId), artifactSlices);
-      return this.acquired({ ...acquired, artifacts: stored.artifacts, artifactBytes: { snapshot: stored.snapshotBytes, pending: stored.pendingBytes } }, input);
-    }
-    return this.acquired(result, input);
+    return this.acquired(await withArtifactSlicesRead(this.redis, this.keys.task(input.taskId), result), input);
   }
 
   private acquired(result: Extract<LeaseResult, { kind: 'acquired' }>, input: { taskId: string; ownerKey: string; contextId: string; now: Date }): LeaseResult {

@@ -7,7 +7,9 @@ import { STORED_COPIES, type StorageQuota } from '../limits/storage-quota.ts';
 import { A2AError, invalidParams, taskNotFound } from '../protocol/errors.ts';
 import { generationConflict } from '../extensions/task-generations.ts';
 import type { Message, SendMessageRequest } from '../protocol/types.ts';
-import { ownerKeyOf, type Owner, type TaskStore } from '../store/task-store.ts';
+import { ownerKeyOf, type AcceptResult, type Owner, type TaskStore } from '../store/task-store.ts';
+import type { StoredPushConfig } from '../push/push-config.ts';
+import type { LocalTurnSlot } from '../../queues/turns.ts';
 import { messageDigestOf } from './message-digest.ts';
 import { readTaskAnswer } from './task-answer.ts';
 import { LOCAL_PLACE_WAIT_MS } from './turn-queue.ts';
@@ -38,12 +40,36 @@ export async function submitFollowUp(
   digest: string,
   how: { waitsForTurn: boolean; answerHistoryLength: number | undefined },
 ): Promise<Submission> {
-  const { waitsForTurn } = how;
+  const pushConfig = await preparePushConfig(deps.push, request, taskId);
+  // A place here for the turn the message may resume, decided before the accept so the accept can
+  // take the turn's lease, as a new task's create does (not with a push config, attached between the two).
+  const slot = pushConfig === undefined ? await deps.turns.localSlot(owner, taskId, how.waitsForTurn ? LOCAL_PLACE_WAIT_MS : 0) : undefined;
+  try {
+    return await acceptFollowUp(deps, { owner, request, taskId, sender, digest, how, pushConfig, slot });
+  } finally {
+    // No turn started on it (a message that did not resume the task, a refusal, an error).
+    slot?.release();
+  }
+}
+
+async function acceptFollowUp(
+  deps: IntakeDeps,
+  input: {
+    owner: Owner;
+    request: SendMessageRequest;
+    taskId: string;
+    sender: SenderContext;
+    digest: string;
+    how: { waitsForTurn: boolean; answerHistoryLength: number | undefined };
+    pushConfig: StoredPushConfig | undefined;
+    slot: LocalTurnSlot | undefined;
+  },
+): Promise<Submission> {
+  const { owner, request, taskId, sender, digest, how, pushConfig, slot } = input;
   const { message } = request;
   const { store, quota } = deps;
   const { settings } = agentOf(deps.agents, owner);
   const { maxActiveTasks } = settings.limits;
-  const pushConfig = await preparePushConfig(deps.push, request, taskId);
   const pushCursor = pushConfig === undefined ? undefined : await deps.push?.cursorBefore(taskId);
   const stored: Message = { ...message, taskId };
   const storedBytes = (await chargeStoredBytes(deps.byteRates, owner, stored, STORED_COPIES.followUp))?.bytes;
@@ -63,6 +89,7 @@ export async function submitFollowUp(
       expectedGeneration: sender.expectedGeneration,
       quota: quota?.chargeFor(stored, STORED_COPIES.followUp, Date.now(), storedBytes),
       answerHistoryLength: how.answerHistoryLength,
+      ...(slot?.leaseTerms === undefined ? {} : { takeLease: slot.leaseTerms }),
       now: new Date(),
     });
   let result = await accept();
@@ -110,7 +137,7 @@ export async function submitFollowUp(
   // The caller has watched the task since before the accept: the turn's events after the
   // accept's own reach it live, so it needs no snapshot (one read fewer), only the turn started.
   if (result.kind === 'resumed' && how.answerHistoryLength !== undefined) {
-    await deps.turns.startOrEnqueue(owner, taskId, result.contextId, result.turn, sender.trace, result.active, waitsForTurn ? LOCAL_PLACE_WAIT_MS : 0);
+    await startResumedTurn(deps, input, result);
     return { taskId, contextId: result.contextId, afterId: result.eventId, snapshot: undefined, watched: true };
   }
   // The stream's opening snapshot: a large task's artifacts are assembled off the event loop.
@@ -120,7 +147,7 @@ export async function submitFollowUp(
   // place, as a new task's first turn does. A re-sent message's turn still waiting goes to the
   // queue: its first send may be starting it here right now, and the job's id makes it one.
   if (result.kind === 'resumed') {
-    await deps.turns.startOrEnqueue(owner, taskId, read.task.contextId, result.turn, sender.trace, result.active, waitsForTurn ? LOCAL_PLACE_WAIT_MS : 0);
+    await startResumedTurn(deps, input, result);
   } else if (result.kind === 'duplicate' && read.task.status.state === 'TASK_STATE_SUBMITTED') {
     await deps.turns.enqueue(owner, taskId, read.task.contextId, result.turn, sender.trace, 1);
   }
@@ -130,6 +157,25 @@ export async function submitFollowUp(
     afterId: read.lastEventId,
     snapshot: { task: read.task, eventId: read.lastEventId },
   };
+}
+
+/**
+ * The turn a message resumed: on the place taken before the accept, under the lease the accept
+ * took if it took one. Without a place then (none free, or a push config came with the message),
+ * one is looked for now, as for any stored message's turn, or the turn is queued.
+ */
+async function startResumedTurn(
+  deps: IntakeDeps,
+  input: { owner: Owner; taskId: string; sender: SenderContext; how: { waitsForTurn: boolean }; slot: LocalTurnSlot | undefined },
+  resumed: Extract<AcceptResult, { kind: 'resumed' }>,
+): Promise<void> {
+  const { owner, taskId, sender, slot } = input;
+  const { turn, contextId, active, lease } = resumed;
+  if (slot !== undefined) {
+    slot.start({ data: { taskId, turn, ownerKey: ownerKeyOf(owner), contextId }, trace: sender.trace, ownerActiveTasks: active, ...(lease === undefined ? {} : { lease }) });
+    return;
+  }
+  await deps.turns.startOrEnqueue(owner, taskId, contextId, turn, sender.trace, active, input.how.waitsForTurn ? LOCAL_PLACE_WAIT_MS : 0);
 }
 
 /**

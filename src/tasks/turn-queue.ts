@@ -48,8 +48,9 @@ export class TurnQueue {
    * A place on this process's own worker for a new task's first turn (or a follow-up's turn,
    * startOrEnqueue), when it runs the agent's turns and has one free, and no turn of the agent
    * waits in the queue (a new one must not go ahead of them; under such a backlog the places are
-   * all in use anyway). For a new task decided before it is stored, so its job is not added with
-   * the create; the caller starts the turn on it once the task is stored, or releases it. `waitMs`: the longest the turn may wait in line for a place
+   * all in use anyway). Decided before a new task is stored, so its job is not added with the
+   * create, and before a follow-up is accepted, so the accept can take the turn's lease; the
+   * caller starts the turn on it once the message is stored, or releases it. `waitMs`: the longest the turn may wait in line for a place
    * once its task is stored, when all are in use and the line moves (LOCAL_PLACE_WAIT_MS for a
    * caller that follows the turn); 0: a place free now, taken before the create.
    */

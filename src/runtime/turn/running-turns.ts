@@ -77,6 +77,11 @@ export class RunningTurns {
     return turn;
   }
 
+  /** Whether a turn of the task is registered here (running, or reserved for a run about to start). */
+  has(taskId: string): boolean {
+    return this.turns.has(taskId);
+  }
+
   /** On a Cluster, subscribes the task's own cancel channel for as long as its turn is registered. */
   async watchCancels(taskId: string, turn: RunningTurn): Promise<void> {
     await turn.cancels?.ssubscribe(this.channels.taskCancelChannel(taskId));

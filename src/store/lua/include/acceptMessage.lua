@@ -1,8 +1,8 @@
 --[[
-  The body of acceptMessage-8.lua as a function, for that script and for acceptClaimedMessage-11.lua
+  The body of acceptMessage-10.lua as a function, for that script and for acceptClaimedMessage-11.lua
   (the owner's claim and the accept in one call, on a single Redis). Its parameters are named KEYS
-  and ARGV so the body reads them exactly as acceptMessage-8.lua's header lists them; each caller
-  passes its own. Needs terminal and appendEvent before it.
+  and ARGV so the body reads them exactly as acceptMessage-10.lua's header lists them; each caller
+  passes its own. Needs terminal, fieldWrites, appendEvent, storedArtifacts and takeLease before it.
   `found`: the task hash's fields __ACCEPT_READS names, as HMGET gives them, when the caller has
   read them already in this call (and written none of them since); nil: read here.
 ]]
@@ -106,7 +106,16 @@ local function __acceptMessage(KEYS, ARGV, found)
     redis.call('HSET', KEYS[6], turn, cjson.encode({turn = turn, acceptedAtMs = tonumber(ARGV[5]), inputMessageIds = {ARGV[4]}}))
     if ARGV[18] ~= '' then redis.call('HSET', KEYS[1], 'answerHistory', ARGV[18]) end
     local id = announce('TASK_STATE_SUBMITTED', '{"state":"TASK_STATE_SUBMITTED","timestamp":' .. cjson.encode(ARGV[6]) .. '}')
-    return {'RESUMED', turn, id, contextId}
+    local reply = {'RESUMED', turn, id, contextId}
+    if ARGV[19] == '' then return reply end
+    -- The turn starts where the message was accepted: its lease is taken here, as a worker's
+    -- acquireLease would take it, one round trip before the run would.
+    local lease = __takeLease(
+      { task = KEYS[1], lease = KEYS[9], history = KEYS[2], events = KEYS[5], turns = KEYS[6], chunks = KEYS[10] },
+      { workerId = ARGV[19], ttlMs = ARGV[20], nowMs = ARGV[5], nowIso = ARGV[6], channel = ARGV[7], deadlineMs = ARGV[21],
+        maxAttempts = ARGV[22], inlineBytes = ARGV[23], withoutJob = '1' })
+    for _, value in ipairs(lease) do table.insert(reply, value) end
+    return reply
   end
   redis.call('RPUSH', KEYS[3], ARGV[3])
   if ARGV[16] ~= '' then redis.call('HSETNX', KEYS[1], 'inboxTrace', ARGV[16]) end

@@ -1,5 +1,5 @@
 --[[
-  The body of claimTurn-3.lua as a function, for that script and for acceptClaimedMessage-11.lua
+  The body of claimTurn-3.lua as a function, for that script and for acceptClaimedMessage-13.lua
   (the owner's claim and the accept in one call, on a single Redis). Its parameters are named KEYS
   and ARGV so the body reads them exactly as claimTurn-3.lua's header lists them; each caller
   passes its own. Needs ownerQuota before it.

@@ -4,6 +4,7 @@
   owner's active slot or quota, and the owner's indexes follow (src/store/owner-index.ts).
   KEYS[1] task hash   KEYS[2] history   KEYS[3] inbox   KEYS[4] messageIds
   KEYS[5] events      KEYS[6] turns     KEYS[7] assignments (a coordinator's)   KEYS[8] questions
+  KEYS[9] lease       KEYS[10] pending artifact chunks (acquireLease-6.lua's: the lease ARGV[19] takes)
   ARGV[1] ownerKey   ARGV[2] contextId sent by the caller ('' if none)   ARGV[3] message JSON
   ARGV[4] messageId  ARGV[5] now (ms)  ARGV[6] now (ISO)  ARGV[7] event channel  ARGV[8] taskId
   ARGV[9] '1' when the owner's claim refused the message (cap or quota): after the checks that come
@@ -23,6 +24,10 @@
   ARGV[18] the history length the sender waits to be answered with ('' = none; -1 = all): a blocking
     SendMessage that watches the task since before this call. On RESUMED it is kept as 'answerHistory',
     so the turn's final event carries the task to it as it does to a new task's (finishTurn)
+  ARGV[19] the worker that takes the resumed turn's lease in this call ('' = none: the run takes it),
+    a turn started in the process that accepted the message (src/runtime/local-turns.ts)
+  ARGV[20] its lease TTL (ms)   ARGV[21] the turn's deadline (ms; 0 = none)   ARGV[22] maxTurnAttempts
+  ARGV[23] the most artifact bytes the lease's reply carries (acquireLease-6.lua's ARGV[8])
   Returns {'NOT_FOUND'} | {'REFUSED'} (see ARGV[9]) | {'CONTEXT_MISMATCH'} | {'DUPLICATE', turn} | {'TERMINAL', state}
         | {'CONFLICT'} (the messageId was taken before with other content; nothing changed)
         | {'GENERATION_MISMATCH', current generation} (ARGV[17] is not the task's generation; nothing changed)
@@ -33,14 +38,18 @@
           is the next turn's input, which starts as soon as it stops)
         | {'FORWARDED', child task id} (a coordinator asked on behalf of an assignment: the caller
           forwards the message to that child; the coordinator's turn stays parked)
-        | {'RESUMED', turn, event id, contextId} (no turn ran: the message starts the next one; the caller
-          enqueues it. The id is the SUBMITTED status update's: every event of the new turn comes after it)
+        | {'RESUMED', turn, event id, contextId, <acquireLease's reply, when ARGV[19] took it>...} (no
+          turn ran: the message starts the next one; the caller starts or enqueues it. The id is the
+          SUBMITTED status update's: every event of the new turn comes after it)
         | {'QUEUED', turn}  (a turn is running or queued: the message is the next turn's input)
-  Emits on RESUMED: a TASK_STATE_SUBMITTED status update. On INTERRUPTING (the first interrupt of a
+  Emits on RESUMED: a TASK_STATE_SUBMITTED status update (and the lease's TASK_STATE_WORKING one). On INTERRUPTING (the first interrupt of a
   turn): a status update with metadata.cancellation {stage "requested", scope "turn", turn}.
   @bounds-events KEYS[5]: the replay buffer is trimmed after the append, in this script (src/store/scripts.ts).
   @include terminal
+  @include fieldWrites
   @include appendEvent
+  @include storedArtifacts
+  @include takeLease
   @include acceptMessage
 ]]
 return __acceptMessage(KEYS, ARGV)
