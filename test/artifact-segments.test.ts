@@ -279,3 +279,32 @@ describe('a compaction stopped between its steps', () => {
     expect(ctx.artifacts.find((a) => a.artifactId === 'log')?.parts).toEqual([{ text: 'short' }]);
   });
 });
+
+describe('a task of large artifacts that waits for input', () => {
+  it('is resumed by an accept that takes the turn\'s lease: its reply stays within a segment, the artifacts are read in slices', async () => {
+    const { taskId, contextId } = await newTask();
+    const first = await lease(taskId, contextId, 'w1');
+    const asked = contextOf(taskId, contextId, first);
+    await emit(asked, 0, 40, 64 * 1024);
+    expect((await finish(taskId, contextId, first.generation, asked.artifacts, 'TASK_STATE_INPUT_REQUIRED')).kind).toBe('done');
+    Object.assign(seen, { counting: true, maxArgs: 0, maxReply: 0, scriptCalls: 0, segmentReads: 0 });
+    const accepted = await store.gateway.acceptMessage({
+      taskId,
+      owner,
+      contextId: undefined,
+      message: { messageId: `answer-${taskId}`, role: 'ROLE_USER', parts: [{ text: 'go on' }], taskId },
+      maxActiveTasks: 0,
+      inputPolicy: 'enqueue',
+      takeLease: { workerId: 'w2', leaseTtlMs: 30_000, turnDeadlineMs: 0, maxTurnAttempts: 0 },
+      now: new Date(),
+    });
+    seen.counting = false;
+    if (accepted.kind !== 'resumed' || accepted.lease?.kind !== 'acquired') throw new Error(`not resumed under a lease: ${JSON.stringify(accepted).slice(0, 200)}`);
+    expect(accepted.lease).toMatchObject({ turn: 2, attempts: 1, status: { state: 'TASK_STATE_WORKING' } });
+    expect(accepted.lease.artifacts).toEqual(asked.artifacts);
+    expect(accepted.lease.artifactBytes.snapshot + accepted.lease.artifactBytes.pending).toBeGreaterThan(SEGMENT_BYTES);
+    expect(seen.segmentReads).toBeGreaterThan(3);
+    expect(seen.maxReply, `largest script reply: ${seen.maxReplyScript}`).toBeLessThanOrEqual(CALL_BOUND);
+    expect(await redis.get(store.keys.task(taskId).lease)).toBe('w2');
+  }, 60_000);
+});

@@ -399,6 +399,52 @@ describe('a new task\'s first turn whose lease its create took', () => {
   });
 });
 
+describe('a follow-up\'s turn whose lease its accept took', () => {
+  it('is leased by the accept that resumed the task: one attempt, this worker, no job; the run takes no lease of its own', async () => {
+    const gw = await startTestGateway({ name: 'local-turns-accept-leased' });
+    gateways.push(gw);
+    const local = gw.worker?.localTurns;
+    if (local === undefined) throw new Error('the test gateway runs a worker');
+    const take = local.take.bind(local);
+    const handed: (string | undefined)[] = [];
+    local.take = async (ownerKey, taskId, waitMs) => {
+      const slot = await take(ownerKey, taskId, waitMs);
+      return slot === undefined ? undefined : { ...slot, leaseTerms: slot.leaseTerms, start: (turn) => (handed.push(`${turn.data.turn} ${turn.lease?.kind}`), slot.start(turn)) };
+    };
+    const asked = (await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('dialogue') })).body.result as { task: Task };
+    expect(asked.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const generationAsked = Number(await redis.hget(`${gw.prefix}:{${asked.task.id}}:task`, 'leaseGeneration'));
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: { ...textMessage('Ada'), taskId: asked.task.id } });
+    const task = (body.result as { task: Task }).task;
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(handed).toEqual(['1 acquired', '2 acquired']);
+    const fields = await redis.hmget(`${gw.prefix}:{${task.id}}:task`, 'turnAttempts', 'turnWorker', 'turnWithoutJob', 'leaseGeneration');
+    // A second take (the run's own acquireLease) would count attempt 2 and move the generation
+    // further than the first turn's own take and finish did.
+    expect(fields).toEqual(['1', gw.worker?.runner.workerId, '1', String(2 * generationAsked)]);
+    expect(await addedJobs(gw.prefix)).toEqual([]);
+  });
+
+  it('leaves a turn of the same task running here reachable by cancels when the message only queues behind it', async () => {
+    const gw = await startTestGateway({ name: 'local-turns-accept-running', adapterOptions: { stepMs: 30 } });
+    gateways.push(gw);
+    // 300 steps of 30 ms: run to its end, the turn would complete after about 9 s.
+    const id = await send(gw.url, 'long 300');
+    await waitFor(async () => ((await stateOf(gw.prefix, id)) === 'TASK_STATE_WORKING' ? true : undefined), 10_000, 'the turn to start');
+    // Waits behind the running turn (QUEUED): the place looked for before its accept must not
+    // take the running turn's entry among this process's turns, where its cancels are found.
+    const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: { ...textMessage('echo next'), taskId: id }, configuration: { returnImmediately: true } });
+    expect(body.error).toBeUndefined();
+    const canceled = await rpc(gw.jsonRpcUrl, 'CancelTask', { id });
+    expect((canceled.body.result as Task | undefined)?.status.state).toBe('TASK_STATE_CANCELED');
+    // Stopped by its own run, told by the cancel's message (attempt 1), not run to its end.
+    expect(await redis.hmget(`${gw.prefix}:{${id}}:task`, 'turnAttempts', 'cancelOutcome')).toEqual(['1', 'TASK_STATE_CANCELED']);
+    expect(await turnRecord(gw.prefix, id)).toMatchObject({ outcome: 'TASK_STATE_CANCELED' });
+    const history = await redis.lrange(`${gw.prefix}:{${id}}:history`, 0, -1);
+    expect(history.some((message) => message.includes('long job finished'))).toBe(false);
+  });
+});
+
 describe('whether a new task\'s turn starts here', () => {
   it('not while turns of the agent wait in the queue: a new one does not go ahead of them', async () => {
     const prefix = uniquePrefix('local-turns-fair');
