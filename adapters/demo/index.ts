@@ -200,12 +200,9 @@ async function runDialogueAnswer(ctx: AdapterContext): Promise<TurnOutcome> {
   const answer = ctx.input.map((m) => messageText(m).trim()).filter((t) => t !== '').join(' ');
   if (answer === '') return { state: 'input-required', message: DIALOGUE_QUESTION };
   throwIfAborted(ctx.signal);
-  await ctx.emitArtifact({
-    artifactId: 'greeting',
-    name: 'greeting',
-    parts: [{ text: `Hello, ${answer}!` }],
-    lastChunk: true,
-  });
+  // Not awaited, as echo's: the greeting is stored before the final status all the same, and
+  // goes out with it in one call.
+  ctx.emitArtifact({ artifactId: 'greeting', name: 'greeting', parts: [{ text: `Hello, ${answer}!` }], lastChunk: true }).catch(() => undefined);
   return { state: 'completed', message: 'greeted' };
 }
 
