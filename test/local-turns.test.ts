@@ -4,7 +4,7 @@
 // a turn handed back at shutdown goes to the queue and another worker continues it; and a turn
 // whose process dies mid-run is queued again by the reconciler (invariant 3: attempts carried).
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { TurnQueues, turnJobId, type LocalTurnSlot, type LocalTurnStarter } from '../queues/turns.ts';
+import { TurnQueues, turnJobId, type LocalTurn, type LocalTurnSlot, type LocalTurnStarter } from '../queues/turns.ts';
 import { TurnQueue } from '../src/tasks/turn-queue.ts';
 import type { Task } from '../src/protocol/types.ts';
 import { ownerKeyOf, type TurnRecord } from '../src/store/task-store.ts';
@@ -336,18 +336,24 @@ describe('a new task that finds every place of this process in use', () => {
   });
 });
 
+/** What each turn started on this gateway's places was handed (its lease, as `label` tells it), in order. */
+function recordLeasesHanded(gw: TestGateway, label: (turn: LocalTurn) => string | undefined): (string | undefined)[] {
+  const local = gw.worker?.localTurns;
+  if (local === undefined) throw new Error('the test gateway runs a worker');
+  const take = local.take.bind(local);
+  const handed: (string | undefined)[] = [];
+  local.take = async (ownerKey, taskId, waitMs) => {
+    const slot = await take(ownerKey, taskId, waitMs);
+    return slot === undefined ? undefined : { ...slot, leaseTerms: slot.leaseTerms, start: (turn) => (handed.push(label(turn)), slot.start(turn)) };
+  };
+  return handed;
+}
+
 describe('a new task\'s first turn whose lease its create took', () => {
   it('is leased by the create: one attempt, this worker, no job; the run takes no lease of its own', async () => {
     const gw = await startTestGateway({ name: 'local-turns-leased' });
     gateways.push(gw);
-    const local = gw.worker?.localTurns;
-    if (local === undefined) throw new Error('the test gateway runs a worker');
-    const take = local.take.bind(local);
-    const handed: (string | undefined)[] = [];
-    local.take = async (ownerKey, taskId, waitMs) => {
-      const slot = await take(ownerKey, taskId, waitMs);
-      return slot === undefined ? undefined : { ...slot, leaseTerms: slot.leaseTerms, start: (turn) => (handed.push(turn.lease?.kind), slot.start(turn)) };
-    };
+    const handed = recordLeasesHanded(gw, (turn) => turn.lease?.kind);
     const { body } = await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo leased') });
     const task = (body.result as { task: Task }).task;
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
@@ -403,14 +409,7 @@ describe('a follow-up\'s turn whose lease its accept took', () => {
   it('is leased by the accept that resumed the task: one attempt, this worker, no job; the run takes no lease of its own', async () => {
     const gw = await startTestGateway({ name: 'local-turns-accept-leased' });
     gateways.push(gw);
-    const local = gw.worker?.localTurns;
-    if (local === undefined) throw new Error('the test gateway runs a worker');
-    const take = local.take.bind(local);
-    const handed: (string | undefined)[] = [];
-    local.take = async (ownerKey, taskId, waitMs) => {
-      const slot = await take(ownerKey, taskId, waitMs);
-      return slot === undefined ? undefined : { ...slot, leaseTerms: slot.leaseTerms, start: (turn) => (handed.push(`${turn.data.turn} ${turn.lease?.kind}`), slot.start(turn)) };
-    };
+    const handed = recordLeasesHanded(gw, (turn) => `${turn.data.turn} ${turn.lease?.kind}`);
     const asked = (await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('dialogue') })).body.result as { task: Task };
     expect(asked.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
     const generationAsked = Number(await redis.hget(`${gw.prefix}:{${asked.task.id}}:task`, 'leaseGeneration'));
