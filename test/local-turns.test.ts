@@ -69,7 +69,7 @@ describe('a new task whose agent this process runs', () => {
     expect((await turnRecord(gw.prefix, task.id)).workerId).toBe(gw.worker?.runner.workerId);
   });
 
-  it('runs the turn a follow-up opens here too (an answer to its question), without a queue job; the run takes the lease, carried by no job', async () => {
+  it('runs the turn a follow-up opens here too (an answer to its question), without a queue job; its lease carried by no job', async () => {
     const gw = await startTestGateway({ name: 'local-turns-follow-up' });
     gateways.push(gw);
     const asked = (await rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('dialogue') })).body.result as { task: Task };
