@@ -343,6 +343,13 @@ async function buildDist(repoRoot: string): Promise<void> {
   }
 }
 
+/**
+ * BENCH_GATEWAY_NODE_FLAGS: Node options for the gateway process alone (space-separated, e.g.
+ * `--max-semi-space-size=64 --trace-gc`), to weigh a runtime setting side by side with the same
+ * load; the SDK's servers and the load keep theirs. Unset: the gateway runs as `npm start` runs it.
+ */
+const gatewayNodeFlags = (): string[] => (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+
 /** Starts the gateway like `npm start`, on a free port with its own Redis key prefix. */
 export async function startGateway(opts: GatewayStartOptions): Promise<ServerChild> {
   const port = await freePort();
@@ -386,7 +393,7 @@ export async function startGateway(opts: GatewayStartOptions): Promise<ServerChi
     started = await spawnServer({
       name: opts.name ?? 'gateway',
       cwd: opts.repoRoot,
-      args: ['bin/a2a-gateway.js', 'start'],
+      args: [...gatewayNodeFlags(), 'bin/a2a-gateway.js', 'start'],
       env,
       port,
       logDir: opts.logDir,

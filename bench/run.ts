@@ -94,6 +94,8 @@
  *      second table compares this checkout with it (with CPU and Redis calls per task, and, with
  *      idle-redis, a baseline gateway's idle commands/s): "before and after" measured side by side,
  *      on the same machine in the same minutes, instead of two runs an hour apart.
+ *      BENCH_GATEWAY_NODE_FLAGS: Node options for the gateway processes only (and the baseline's),
+ *      e.g. `--max-semi-space-size=64` (bench/gateway-process.ts).
  * Output: a table on stdout, full data in bench/results/latest.json, server logs in
  * bench/results/{gateway,sdk}.log.
  */

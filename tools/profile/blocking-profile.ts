@@ -6,6 +6,8 @@
 // Usage: node --import tsx tools/profile/blocking-profile.ts [seconds=10] [connections=32] [outDir]
 // Env: PROFILE_CPU=0 (no CPU profile, counts only), PROFILE_GATEWAY_DIR (another checkout's gateway),
 // PROFILE_LOAD=streams (SendStreamingMessage streams instead; connections = streams at once),
+// BENCH_GATEWAY_NODE_FLAGS (Node options of the gateway alone: `--trace-gc` writes its collections to
+// <outDir>/gateway.log, which tools/profile/gc-trace-summary.ts sums per task),
 // PROFILE_MONITOR=1 (also count the commands clients send, scripts' own calls left out, by MONITOR),
 // PROFILE_REDIS_COUNT=1 (Redis runs under valgrind's callgrind: the instructions it executes per
 // task, a figure the machine's noise does not move as it moves CPU time; Redis is ~50x slower so
