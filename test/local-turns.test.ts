@@ -5,7 +5,7 @@
 // whose process dies mid-run is queued again by the reconciler (invariant 3: attempts carried).
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { TurnQueues, turnJobId, type LocalTurn, type LocalTurnSlot, type LocalTurnStarter } from '../queues/turns.ts';
-import { TurnQueue } from '../src/tasks/turn-queue.ts';
+import { LOCAL_PLACE_WAIT_MS, TurnQueue } from '../src/tasks/turn-queue.ts';
 import type { Task } from '../src/protocol/types.ts';
 import { ownerKeyOf, type TurnRecord } from '../src/store/task-store.ts';
 import { queueWait } from '../src/telemetry/metrics.ts';
@@ -246,6 +246,26 @@ describe('a new task that finds every place of this process in use', () => {
     expect(await addedJobs(gw.prefix)).toEqual([]);
   });
 
+  // Retried for the reason the burst test above is: its turns are judged short on the clock.
+  it('while turns nobody waits for fill the queue, a caller that follows its turn still waits here, behind them', { retry: 2 }, async () => {
+    // Four places, turns of about 80 ms (a place given back every 20 ms or so: the line moves),
+    // and forty turns sent without waiting: four start here, the rest are queued, a backlog
+    // that takes the places most of a second to drain.
+    const gw = await startTestGateway({ name: 'local-turns-backlog', config: { workerConcurrency: 4 }, adapterOptions: { stepMs: 20 } });
+    gateways.push(gw);
+    await Promise.all(Array.from({ length: 40 }, () => send(gw.url, 'long 4')));
+    // Past the queue depth's reading interval (200 ms), so the backlog is what a new task reads.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const queued = (await addedJobs(gw.prefix)).length;
+    expect(queued).toBeGreaterThan(20);
+    const sends = Array.from({ length: 4 }, () => rpc(gw.jsonRpcUrl, 'SendMessage', { message: textMessage('echo behind the backlog') }));
+    const tasks = (await Promise.all(sends)).map(({ body }) => (body.result as { task: Task }).task);
+    for (const task of tasks) expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    // Their turns ran here: no job was added for them (queued, each would have joined the backlog).
+    const added = await addedJobs(gw.prefix);
+    for (const task of tasks) expect(added).not.toContain(turnJobId(task.id, 1));
+  });
+
   it('goes to the queue at once when every place has stayed held a while (long turns): no wait, no lease taken and given back', async () => {
     const { gw, release } = await onePlaceHeld('local-turns-still', false);
     // Held past two looks of a line (100 ms) with nothing given back: the line stands still.
@@ -449,11 +469,11 @@ describe('a follow-up\'s turn whose lease its accept took', () => {
 });
 
 describe('whether a new task\'s turn starts here', () => {
-  it('not while turns of the agent wait in the queue: a new one does not go ahead of them', async () => {
+  it('not while turns of the agent wait in the queue, when nobody waits for it: it does not go ahead of them', async () => {
     const prefix = uniquePrefix('local-turns-fair');
     const queues = new TurnQueues(redis, prefix);
     const placeFree: LocalTurnStarter = { hasPlace: () => true, take: () => Promise.resolve({ leaseTerms: undefined, start: () => undefined, release: () => undefined }) };
-    const startsHere = async (queue: TurnQueue): Promise<boolean> => (await queue.localSlot({ agent: 'default', tenant: '', subject: 'x' }, 'task')) !== undefined;
+    const startsHere = async (queue: TurnQueue, waitMs = 0): Promise<boolean> => (await queue.localSlot({ agent: 'default', tenant: '', subject: 'x' }, 'task', waitMs)) !== undefined;
     try {
       expect(await startsHere(new TurnQueue(queues, 10_000, placeFree))).toBe(true);
       // A turn waiting for a worker (no worker runs here), as every turn job is: with a priority.
@@ -462,6 +482,11 @@ describe('whether a new task\'s turn starts here', () => {
       // Without a bound on the queue the reading is taken all the same.
       expect(await startsHere(new TurnQueue(queues, 0, placeFree))).toBe(false);
       expect(await startsHere(new TurnQueue(queues, 10_000, { ...placeFree, hasPlace: () => false }))).toBe(false);
+      // A caller that follows its turn waits in this process's line all the same, behind the
+      // queued turns its worker took: queued behind the backlog, every new task would join it,
+      // and under a load larger than the places the backlog would never drain.
+      expect(await startsHere(new TurnQueue(queues, 10_000, placeFree), LOCAL_PLACE_WAIT_MS)).toBe(true);
+      expect(await startsHere(new TurnQueue(queues, 10_000, { ...placeFree, hasPlace: () => false }), LOCAL_PLACE_WAIT_MS)).toBe(true);
     } finally {
       await queues.close();
       await deletePrefix(redis, prefix);

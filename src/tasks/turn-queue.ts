@@ -46,20 +46,31 @@ export class TurnQueue {
 
   /**
    * A place on this process's own worker for a new task's first turn (or a follow-up's turn,
-   * startOrEnqueue), when it runs the agent's turns and has one free, and no turn of the agent
-   * waits in the queue (a new one must not go ahead of them; under such a backlog the places are
-   * all in use anyway). Decided before a new task is stored, so its job is not added with the
-   * create, and before a follow-up is accepted, so the accept can take the turn's lease; the
-   * caller starts the turn on it once the message is stored, or releases it. `waitMs`: the longest the turn may wait in line for a place
-   * once its task is stored, when all are in use and the line moves (LOCAL_PLACE_WAIT_MS for a
-   * caller that follows the turn); 0: a place free now, taken before the create.
+   * startOrEnqueue), when it runs the agent's turns. Decided before a new task is stored, so its
+   * job is not added with the create, and before a follow-up is accepted, so the accept can take
+   * the turn's lease; the caller starts the turn on it once the message is stored, or releases it.
+   * `waitMs`: the longest the turn may wait in line for a place once its task is stored, when all
+   * are in use and the line moves (LOCAL_PLACE_WAIT_MS for a caller that follows the turn); 0: a
+   * place free now, taken before the create.
+   *
+   * A turn nobody waits for (0) starts here only while no turn of the agent waits in the queue: it
+   * must not go ahead of them, and the queue orders them by their owners' share. A caller that
+   * follows its turn waits in this process's line whatever the queue holds, behind the queued
+   * turns this process's worker has taken (they wait in the same line, first): sending it to
+   * the queue behind a backlog would keep the backlog from ever draining under a load larger
+   * than the places (each new task joining it), and every turn would pay the queue's scripts
+   * for a wait in the same line. One stall long enough to send a few turns to the queue used to
+   * leave 200 streams there for good (docs/performance.md, "A backlog no longer keeps new turns
+   * in the queue").
    */
   async localSlot(owner: Owner, taskId: string, waitMs = 0): Promise<LocalTurnSlot | undefined> {
     const { agent } = owner;
-    if (this.local === undefined || (waitMs <= 0 && !this.local.hasPlace(agent))) return undefined;
+    if (this.local === undefined) return undefined;
+    if (waitMs > 0) return this.local.take(ownerKeyOf(owner), taskId, waitMs);
+    if (!this.local.hasPlace(agent)) return undefined;
     // Unread (Redis trouble): the queue, whose job add goes out with the create and fails with it.
     const queueEmpty = await this.depthOf(agent).then((depth) => depth.ready === 0, () => false);
-    return queueEmpty ? this.local.take(ownerKeyOf(owner), taskId, waitMs) : undefined;
+    return queueEmpty ? this.local.take(ownerKeyOf(owner), taskId, 0) : undefined;
   }
 
   /**
