@@ -114,7 +114,9 @@ export const configSchema = z.object({
   /**
    * A new task's first turn, and the turn a follow-up message opens, start at once in the process
    * that accepted the message, when that process also runs the agent's turns and has a free place
-   * among its workerConcurrency: no queue job, two Redis round trips less on the caller's path.
+   * among its workerConcurrency (a caller that follows its turn, a blocking or streaming send,
+   * waits up to a second for one while places keep being given back, whatever the queue holds):
+   * no queue job, two Redis round trips less on the caller's path.
    * Off: every turn goes through the queue.
    * Should the process die mid-turn, the reconciler queues the turn again (reconcileIntervalMs).
    */
