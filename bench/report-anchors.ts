@@ -15,7 +15,7 @@ type Rounds<T> = Partial<Record<ServerName, { rounds: Array<Costed<T>>; median?:
 export interface AnchorInputs {
   blocking: Rounds<SendMessageLoadResult>;
   streams: Rounds<StreamLoadResult>;
-  /** One-connection blocking runs; the gateway's is the stages gateway's. */
+  /** One-connection blocking runs: the side-by-side scenario's median rounds when it ran, else the stages scenario's (the gateway's is then the stages gateway's). */
   single: Partial<Record<ServerName, Costed<SendMessageLoadResult>>>;
   idleRedis: Partial<Record<ServerName, IdleRedisResult>>;
 }

@@ -382,8 +382,26 @@ interface Results {
   oneConnection: PerServer<Costed<SendMessageLoadResult>>;
 }
 
+/**
+ * The one-connection runs the headline compares: the side-by-side scenario's median rounds (single:
+ * the gateway and the SDK in alternating rounds, in the same minutes, the gateway marking nothing)
+ * when it ran; else the stages scenario's one run of each. Undefined when neither ran.
+ */
+function oneConnectionPair({ single, oneConnection }: Pick<Results, 'single' | 'oneConnection'>): { gateway?: SendMessageLoadResult; sdk?: SendMessageLoadResult; anchors?: Partial<Record<ServerName, SendMessageLoadResult>>; source: 'single' | 'stages' } | undefined {
+  if (oneConnection.gateway?.median !== undefined) {
+    const anchors: Partial<Record<ServerName, SendMessageLoadResult>> = {};
+    for (const name of Object.values(ANCHOR_SERVER)) {
+      const median = oneConnection[name]?.median;
+      if (median !== undefined) anchors[name] = median;
+    }
+    return { gateway: oneConnection.gateway.median, sdk: oneConnection.sdk?.median, anchors, source: 'single' };
+  }
+  if (single.stages === undefined && single.sdk === undefined) return undefined;
+  return { gateway: single.stages?.load, sdk: single.sdk, anchors: single.anchors, source: 'stages' };
+}
+
 /** Rows for the scenarios that ran (see BENCH_ONLY). */
-function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, replay, telemetry, single, wait }: Results): Row[] {
+function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, replay, telemetry, single, oneConnection, wait }: Results): Row[] {
   const g = (v: number | undefined): number => v ?? Number.NaN;
   const bg = blocking.gateway?.median;
   const bs = blocking.sdk?.median;
@@ -424,11 +442,11 @@ function buildRows({ blocking, immediate, streams, idle, fanout, remote, push, r
     add('stream last event p50 ms', g(sg?.lastEventP50Ms), g(ss?.lastEventP50Ms), 1);
     add('stream last event p99 ms', g(sg?.lastEventP99Ms), g(ss?.lastEventP99Ms), 1);
   }
-  if (runs('stages')) {
-    const gs = single.stages?.load;
-    add('one connection blocking p50 ms', g(gs?.p50Ms), g(single.sdk?.p50Ms), 2, 'ratio <= 2.0', (r) => r <= 2.0);
-    add('one connection blocking p99 ms', g(gs?.p99Ms), g(single.sdk?.p99Ms), 2);
-    add('one connection blocking req/s', g(gs?.requestsPerSec), g(single.sdk?.requestsPerSec), 0);
+  const one = oneConnectionPair({ single, oneConnection });
+  if (one !== undefined) {
+    add('one connection blocking p50 ms', g(one.gateway?.p50Ms), g(one.sdk?.p50Ms), 2, 'ratio <= 2.0', (r) => r <= 2.0);
+    add('one connection blocking p99 ms', g(one.gateway?.p99Ms), g(one.sdk?.p99Ms), 2);
+    add('one connection blocking req/s', g(one.gateway?.requestsPerSec), g(one.sdk?.requestsPerSec), 0);
   }
   if (runs('idle')) {
     add('idle subscriber KB (RSS)', g(idle.gateway?.kbPerSubscriber), g(idle.sdk?.kbPerSubscriber), 2, 'gateway < 12 KB', (_r, gv) => gv < 12);
@@ -1020,12 +1038,14 @@ async function main(): Promise<void> {
   if (config.baseline !== undefined && baselineRows.length > 0) {
     process.stdout.write(`\nthis checkout vs baseline (${config.baseline.commit}), same rounds\n\n${renderBaselineTable(baselineRows)}\n`);
   }
-  const anchorInputs = { blocking, streams, single: { gateway: single.stages?.load, sdk: single.sdk, ...single.anchors }, idleRedis };
+  const one = oneConnectionPair(results);
+  const anchorInputs = { blocking, streams, single: { gateway: one?.gateway, sdk: one?.sdk, ...one?.anchors }, idleRedis };
   const anchorRows = (['sdk', ...anchors] as ServerName[]).filter((n) => servers[n] !== undefined);
-  if (anchorRows.length > 0 && (runs('blocking') || runs('streams') || runs('stages')) && (servers.gateway ?? servers.stages) !== undefined) {
-    process.stdout.write(`\nDurable anchors: the gateway against the SDK server on each task store (gw/x = gateway / that server; 1-conn p50 of the gateway is the stages gateway's)\n\n${renderAnchorTable(anchorInputs, anchorRows, config.ownRedis)}\n`);
+  const oneSource = one?.source === 'single' ? 'the median rounds of the side-by-side one-connection scenario' : "the stages gateway's run";
+  if (anchorRows.length > 0 && (runs('blocking') || runs('streams') || runs('stages') || runs('single')) && (servers.gateway ?? servers.stages) !== undefined) {
+    process.stdout.write(`\nDurable anchors: the gateway against the SDK server on each task store (gw/x = gateway / that server; 1-conn figures: ${oneSource})\n\n${renderAnchorTable(anchorInputs, anchorRows, config.ownRedis)}\n`);
   }
-  // The stages gateway's one-connection run is reported as the gateway's.
+  // The one-connection run reported as the gateway's: oneConnectionPair's.
   const costed = [...new Set<ServerName>(['gateway', ...(Object.keys(servers) as ServerName[])])];
   if (runs('blocking') || runs('streams') || runs('stages') || runs('idle-redis')) process.stdout.write('\n' + renderCostLines(anchorInputs, costed) + '\n');
   if (single.stages !== undefined) process.stdout.write('\n' + renderStages(single.stages) + '\n');
