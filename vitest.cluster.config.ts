@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import base from './vitest.config.ts';
+import base, { SHARED_MODULES } from './vitest.config.ts';
 
 /**
  * `npm run test:cluster`: the protocol, recovery and coordination suites with every gateway and
@@ -28,6 +28,9 @@ export const CLUSTER_SUITES = [
 export default defineConfig({
   test: {
     ...base.test,
+    // One project: none of these suites needs a module graph of its own (vitest.config.ts).
+    projects: undefined,
+    ...SHARED_MODULES,
     include: CLUSTER_SUITES,
     // The base config's build of plain-JS sources for spawned processes, then the cluster.
     globalSetup: ['test/support/compiled-sources-global-setup.ts', 'test/support/cluster-global-setup.ts'],
