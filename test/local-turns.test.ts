@@ -248,12 +248,15 @@ describe('a new task that finds every place of this process in use', () => {
 
   // Retried for the reason the burst test above is: its turns are judged short on the clock.
   it('while turns nobody waits for fill the queue, a caller that follows its turn still waits here, behind them', { retry: 2 }, async () => {
-    // Four places, turns of about 80 ms (a place given back every 20 ms or so: the line moves),
-    // and forty turns sent without waiting: four start here, the rest are queued, a backlog
-    // that takes the places most of a second to drain.
-    const gw = await startTestGateway({ name: 'local-turns-backlog', config: { workerConcurrency: 4 }, adapterOptions: { stepMs: 20 } });
+    // Four places and short turns (one step of 20 ms): the line moves. The places take the
+    // backlog's turns four at a time, so they are given back in bursts a turn's length apart, and
+    // a waiter leaves a line that gave nothing back for two looks (100 ms): turns of 80 ms left no
+    // margin on a loaded machine (a CI run queued the four callers in all three tries).
+    // A hundred and sixty turns sent without waiting: four start here, the rest are queued, a
+    // backlog that takes the places about a second to drain.
+    const gw = await startTestGateway({ name: 'local-turns-backlog', config: { workerConcurrency: 4, limits: { maxActiveTasks: 1000, burst: 1000 } }, adapterOptions: { stepMs: 20 } });
     gateways.push(gw);
-    await Promise.all(Array.from({ length: 40 }, () => send(gw.url, 'long 4')));
+    await Promise.all(Array.from({ length: 160 }, () => send(gw.url, 'long 1')));
     // Past the queue depth's reading interval (200 ms), so the backlog is what a new task reads.
     await new Promise((resolve) => setTimeout(resolve, 250));
     const queued = (await addedJobs(gw.prefix)).length;
