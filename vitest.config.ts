@@ -19,8 +19,8 @@ export const OWN_MODULE_SUITES = [
 /**
  * Every other suite shares its worker's loaded modules with the suites that ran there before
  * (isolate: false). Loading the gateway's few hundred modules through vite's module runner took
- * about 2 s of CPU per suite, most of a full run's time on these 2 cores (13 minutes isolated, 8.5
- * shared). Safe because the suites already keep to themselves: each its own key prefix and its own
+ * about 2 s of CPU per suite, a third of a full run's time on these 2 cores (13 minutes isolated,
+ * 9 with these projects). Safe because the suites already keep to themselves: each its own key prefix and its own
  * gateways, metrics read as differences, no configuration read from the environment at import.
  */
 export const SHARED_MODULES = { isolate: false } as const;
