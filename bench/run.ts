@@ -122,7 +122,7 @@ import { costSources, startGatewayOn, type BenchServer } from './bench-server.ts
 import { describeCost, withCost, type Cost } from './load/cost.ts';
 import { describeIdleRedis, runIdleRedis, type IdleRedisResult } from './load/idle-redis.ts';
 import { killAllOwnRedisSync, stopAllOwnRedis } from './own-redis.ts';
-import { medianCost, renderAnchorTable, renderCostLines } from './report-anchors.ts';
+import { medianCost, renderAnchorTable, renderCostLines, renderSpeedTargets } from './report-anchors.ts';
 import { FANOUT_MAX_PARTS } from '../adapters/demo/fanout.ts';
 import { runFanoutLoad, type FanoutLoadResult } from './load/fanout.ts';
 import { runPushLoad, type PushLoadResult } from './load/push.ts';
@@ -1048,6 +1048,7 @@ async function main(): Promise<void> {
   // The one-connection run reported as the gateway's: oneConnectionPair's.
   const costed = [...new Set<ServerName>(['gateway', ...(Object.keys(servers) as ServerName[])])];
   if (runs('blocking') || runs('streams') || runs('stages') || runs('idle-redis')) process.stdout.write('\n' + renderCostLines(anchorInputs, costed) + '\n');
+  if (runs('blocking') || runs('streams') || runs('single') || runs('idle-redis')) process.stdout.write('\n' + renderSpeedTargets(anchorInputs, cores) + '\n');
   if (single.stages !== undefined) process.stdout.write('\n' + renderStages(single.stages) + '\n');
   if (notes.length > 0) process.stdout.write('\nNotes:\n' + notes.map((n) => `  - ${n}`).join('\n') + '\n');
   if (fanout) {

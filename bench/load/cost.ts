@@ -1,7 +1,9 @@
 // What a round of tasks cost a server, all of it: CPU of the server's process tree (the gateway
 // and its worker processes; an SDK server), of the gateway's own redis-server, and of the
 // PostgreSQL processes an SDK anchor works through; and, on a gateway's own Redis, the commands
-// and socket reads/writes it served. Divided by the tasks the round finished.
+// and socket reads/writes it served. Divided by the tasks the round finished. Beside it, what the
+// load generator (this process) spent driving the round: it shares the machine's cores, so it
+// bounds what a server can reach there (report-anchors.ts, the targets' budget).
 
 import { readFileSync } from 'node:fs';
 import { cpuTicks, waitForQuiet } from '../gateway-process.ts';
@@ -21,7 +23,10 @@ export interface Cost {
   tasks: number;
   /** redis / db are NaN when the server has none measured (an SDK server; a gateway on a shared Redis). */
   cpuMs: { server: number; redis: number; db: number };
+  /** The server's cost per task: server + redis + db, the client left out. */
   cpuMsPerTask: number;
+  /** CPU the load generator spent from the round's start to the end of its load (not counted in cpuMsPerTask). */
+  clientCpuMs: number;
   /** Only on a gateway's own Redis: counters per task. */
   redis?: RedisPerTask;
 }
@@ -69,13 +74,22 @@ export interface CostMeter {
   finish(tasks: number): Promise<Cost>;
 }
 
+/** This process's CPU, every thread, in ms. */
+function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
 export async function startCost(src: CostSources): Promise<CostMeter> {
+  const client0 = ownCpuMs();
   const server0 = cpuTicks(src.pid);
   const redis0 = src.redis?.cpuTicks() ?? 0;
   const db0 = await dbTicks(src);
   const counters0 = await src.redis?.snapshot();
   return {
     async finish(tasks) {
+      // Read before the wait for the server's quiet: the load has ended, the waiting is not the load's.
+      const clientCpuMs = ownCpuMs() - client0;
       await waitForQuiet(src.pid, 300, 0.05, 15_000);
       const server = (cpuTicks(src.pid) - server0) * TICK_MS;
       const redis = src.redis ? (src.redis.cpuTicks() - redis0) * TICK_MS : Number.NaN;
@@ -83,7 +97,7 @@ export async function startCost(src: CostSources): Promise<CostMeter> {
       let db = src.dbPids ? 0 : Number.NaN;
       for (const [pid, ticks] of await dbTicks(src)) db += (ticks - (db0.get(pid) ?? 0)) * TICK_MS;
       const total = [server, redis, db].filter((v) => Number.isFinite(v)).reduce((a, b) => a + b, 0);
-      const cost: Cost = { tasks, cpuMs: { server, redis, db }, cpuMsPerTask: total / Math.max(1, tasks) };
+      const cost: Cost = { tasks, cpuMs: { server, redis, db }, cpuMsPerTask: total / Math.max(1, tasks), clientCpuMs };
       if (src.redis && counters0) cost.redis = perTask(diffCounters(counters0, await src.redis.snapshot()), tasks);
       return cost;
     },
@@ -94,7 +108,7 @@ export const describeCost = (c: Cost): string =>
   `${c.cpuMsPerTask.toFixed(2)} CPU ms/task (server ${c.cpuMs.server} ms` +
   (Number.isFinite(c.cpuMs.redis) ? `, Redis ${c.cpuMs.redis} ms` : '') +
   (Number.isFinite(c.cpuMs.db) ? `, database ${c.cpuMs.db} ms` : '') +
-  `, ${c.tasks} tasks)` +
+  `, ${c.tasks} tasks; load generator ${(c.clientCpuMs / Math.max(1, c.tasks)).toFixed(2)} ms/task)` +
   (c.redis ? `, Redis ${c.redis.calls.toFixed(1)} calls/task (${c.redis.scripts.toFixed(1)} scripts), ${c.redis.reads.toFixed(1)} reads ${c.redis.writes.toFixed(1)} writes/task` : '');
 
 /**
