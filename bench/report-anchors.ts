@@ -131,7 +131,7 @@ interface SpeedTarget {
  * A throughput target also gets its budget. Server, Redis and load generator share the machine's
  * cores, so a rate R costs (server + Redis + load generator) CPU per task × R, which the cores
  * bound: at the asked rate, gateway and Redis may spend at most cores × 1000 / R − the load
- * generator's ms a task (its figure from the gateway's own median round). A gateway over that
+ * generator's ms a task (its figure from the gateway's round of median CPU per task). A gateway over that
  * budget cannot reach the rate on this machine whatever its latency. The gateway's requests are
  * served by one process, one event loop: at the rate, it has 1000 / R ms of its main thread a
  * task, against which its process's CPU (all threads: the collector's helpers too) is shown. Under
@@ -182,5 +182,5 @@ export function renderSpeedTargets(inputs: AnchorInputs, cores: number): string 
   }
   const verdict = (met: boolean | undefined): string => (met === undefined ? '-' : met ? 'met' : 'MISSED');
   const lines = rows.map((row) => `  ${verdict(row.met).padEnd(6)} ${row.target}: ${row.measured}${row.budget === undefined ? '' : `\n         ${row.budget}`}`);
-  return ['Speed targets (median rounds; a throughput target\'s budget: what the cores leave gateway + Redis per task at the asked rate):', ...lines].join('\n');
+  return ['Speed targets (median rounds; under a throughput target, what the cores leave gateway + Redis, and one event loop the gateway, per task at the asked rate):', ...lines].join('\n');
 }
