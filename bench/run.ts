@@ -48,9 +48,12 @@
  *      process tree (gateway + workers; an SDK server) plus the gateway's own Redis plus, for the
  *      PostgreSQL anchor, its backends and the cluster's WAL writer, checkpointer and background
  *      writer, over the tasks the round finished. On the gateway's own Redis, INFO commandstats
- *      and socket reads/writes per task.
+ *      and socket reads/writes per task. Beside it, the load generator's (this process's) CPU.
  *  14. Idle cost (`idle-redis`, gateway only; bench/load/idle-redis.ts): a fresh gateway (gateway +
  *      workers) on its own Redis settles, then Redis commands/s over a window with nothing sent.
+ *  15. Speed targets (bench/report-anchors.ts renderSpeedTargets): issue 29's targets judged on the
+ *      median rounds, each throughput target with what the cores and one event loop leave the
+ *      gateway at the asked rate.
  * Each gateway runs on a redis-server of its own (bench/own-redis.ts: a free port, AOF with fsync
  * every second, data in a temp dir removed afterwards), so Redis's CPU and commands are its.
  * Throughput tests run in alternating rounds (gateway, sdk, gateway, sdk, ...) and report the
