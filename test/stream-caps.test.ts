@@ -34,9 +34,22 @@ async function openTask(who: string): Promise<string> {
  * keeps the Response: fetch cancels the unread body of a Response that is garbage-collected,
  * which would close the stream (and free its slot) whenever the collector happens to run.
  */
-async function subscribe(who: string, taskId: string, on: TestGateway = gw): Promise<{ status: number; body: string; headers: Headers; response: Response; close: () => void }> {
+async function subscribe(who: string, taskId: string, on: TestGateway = gw): Promise<Subscription> {
+  return subscribeAt(on.restUrl, taskId, auth(who));
+}
+
+interface Subscription {
+  status: number;
+  body: string;
+  headers: Headers;
+  response: Response;
+  close: () => void;
+}
+
+/** SubscribeToTask at an HTTP+JSON base URL (see subscribe for why the Response is kept). */
+async function subscribeAt(restUrl: string, taskId: string, headers: Record<string, string> = {}): Promise<Subscription> {
   const controller = new AbortController();
-  const response = await fetch(`${on.restUrl}/tasks/${taskId}:subscribe`, { headers: { 'A2A-Version': '1.0', ...auth(who) }, signal: controller.signal });
+  const response = await fetch(`${restUrl}/tasks/${taskId}:subscribe`, { headers: { 'A2A-Version': '1.0', ...headers }, signal: controller.signal });
   const body = response.status === 200 ? '' : await response.text();
   return { status: response.status, body, headers: response.headers, response, close: () => controller.abort() };
 }
@@ -267,11 +280,8 @@ describe('stream caps across gateway processes', () => {
   });
 
   /** SubscribeToTask over HTTP+JSON on one gateway process, without credentials (one anonymous owner on both). */
-  async function subscribeOn(gateway: GatewayProcess, taskId: string): Promise<{ status: number; body: string; close: () => void }> {
-    const controller = new AbortController();
-    const response = await fetch(`${gateway.url}/a2a/rest/tasks/${taskId}:subscribe`, { headers: { 'A2A-Version': '1.0' }, signal: controller.signal });
-    const body = response.status === 200 ? '' : await response.text();
-    return { status: response.status, body, close: () => controller.abort() };
+  async function subscribeOn(gateway: GatewayProcess, taskId: string): Promise<Subscription> {
+    return subscribeAt(`${gateway.url}/a2a/rest`, taskId);
   }
 
   it("one owner's streams are counted across gateways; a killed gateway's slots are freed within the slot expiry", async () => {
@@ -280,6 +290,8 @@ describe('stream caps across gateway processes', () => {
     const onFirst = await subscribeOn(first, taskId);
     const onSecond = await subscribeOn(second, taskId);
     expect([onFirst.status, onSecond.status]).toEqual([200, 200]);
+    // Both streams stay open whenever the collector runs in this process (see subscribe).
+    await collectGarbage();
     // The owner's third stream is refused on either gateway, though each holds only one.
     for (const gateway of [first, second]) {
       const third = await subscribeOn(gateway, taskId);
