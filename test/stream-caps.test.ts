@@ -29,29 +29,30 @@ async function openTask(who: string): Promise<string> {
   return ((sent.body.result as { task: { id: string } }).task).id;
 }
 
-/**
- * Opens SubscribeToTask over HTTP+JSON; an open stream is left open until `close`. The handle
- * keeps the Response: fetch cancels the unread body of a Response that is garbage-collected,
- * which would close the stream (and free its slot) whenever the collector happens to run.
- */
-async function subscribe(who: string, taskId: string, on: TestGateway = gw): Promise<Subscription> {
-  return subscribeAt(on.restUrl, taskId, auth(who));
-}
-
+/** An open (or refused) SubscribeToTask; an open stream stays open until `close`. */
 interface Subscription {
   status: number;
   body: string;
   headers: Headers;
+  /**
+   * Kept, not read: fetch cancels the unread body of a Response that is garbage-collected, which
+   * would close the stream (and free its slot) whenever the collector happens to run.
+   */
   response: Response;
   close: () => void;
 }
 
-/** SubscribeToTask at an HTTP+JSON base URL (see subscribe for why the Response is kept). */
+/** SubscribeToTask at an HTTP+JSON base URL, with `headers` (credentials) beside the A2A version. */
 async function subscribeAt(restUrl: string, taskId: string, headers: Record<string, string> = {}): Promise<Subscription> {
   const controller = new AbortController();
   const response = await fetch(`${restUrl}/tasks/${taskId}:subscribe`, { headers: { 'A2A-Version': '1.0', ...headers }, signal: controller.signal });
   const body = response.status === 200 ? '' : await response.text();
   return { status: response.status, body, headers: response.headers, response, close: () => controller.abort() };
+}
+
+/** SubscribeToTask on an in-process gateway as `who`. */
+async function subscribe(who: string, taskId: string, on: TestGateway = gw): Promise<Subscription> {
+  return subscribeAt(on.restUrl, taskId, auth(who));
 }
 
 /** Runs the collector (the suite's processes start with --expose-gc) and lets finalizers act. */
@@ -91,7 +92,7 @@ describe('stream caps', () => {
     const first = await subscribe('alice', aliceTask);
     const second = await subscribe('alice', aliceTask);
     expect([first.status, second.status]).toEqual([200, 200]);
-    // A stream the test still holds stays open whenever the collector runs (see subscribe).
+    // A stream the test still holds stays open whenever the collector runs (see Subscription.response).
     await collectGarbage();
 
     const third = await subscribe('alice', aliceTask);
@@ -290,7 +291,7 @@ describe('stream caps across gateway processes', () => {
     const onFirst = await subscribeOn(first, taskId);
     const onSecond = await subscribeOn(second, taskId);
     expect([onFirst.status, onSecond.status]).toEqual([200, 200]);
-    // Both streams stay open whenever the collector runs in this process (see subscribe).
+    // Both streams stay open whenever the collector runs in this process (see Subscription.response).
     await collectGarbage();
     // The owner's third stream is refused on either gateway, though each holds only one.
     for (const gateway of [first, second]) {
